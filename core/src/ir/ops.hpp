@@ -1,0 +1,61 @@
+// The op list: the IR's table of contents, shared by tensor graphs and kernel graphs.
+#pragma once
+
+#include <cstdint>
+
+namespace tg::ir {
+
+enum class Op : uint8_t {
+  // tensor graph: sources of data
+  BUFFER,      // arg: Payload (rt::Buffer); a realized tensor
+  CONST,       // arg: int64_t or double; a scalar (tensor level: shape () then reshaped/expanded)
+  COPY,        // arg: target device name; src[0] realized on another device
+  CONTIGUOUS,  // forces src[0] to be realized into its own buffer
+  // tensor graph: movement (arg: vector<int64_t>)
+  RESHAPE,     // new shape
+  PERMUTE,     // axis order
+  EXPAND,      // new shape (broadcast size-1 dims)
+  PAD,         // [before0, after0, before1, after1, ...]
+  SHRINK,      // [start0, end0, start1, end1, ...]
+  FLIP,        // 0/1 per axis
+  // tensor graph: reduction
+  REDUCE_AXIS, // arg: [reduce op, axis...]; keeps reduced dims as size 1
+  // kernel graph
+  SINK,        // groups the stores of a kernel
+  PARAM,       // arg: parameter index; dtype: element dtype (buffers) or value dtype (vars)
+  DEFINE_VAR,  // arg: VarInfo (name, min, max); a symbolic integer bound at launch
+  RANGE,       // arg: RangeInfo (id, axis type); src[0]: end; loop index in [0, end)
+  REDUCE,      // arg: reduce op; src[0]: value, src[1..]: the RANGEs it reduces over
+  LOAD,        // src[0]: PARAM, src[1]: element index, src[2] (optional): gate
+  STORE,       // src[0]: PARAM, src[1]: element index, src[2]: value
+  VECTORIZE,   // lanes -> vector
+  GEP,         // arg: lane
+  // ALU: unary
+  NEG, EXP2, LOG2, SIN, SQRT, RECIP, TRUNC, CAST, BITCAST,
+  // ALU: binary
+  ADD, SUB, MUL, IDIV, MOD, FDIV, MAX, CMPLT, CMPNE, CMPEQ, AND, OR, XOR, SHL, SHR,
+  // ALU: ternary
+  WHERE, MULACC,
+  COUNT_,
+};
+
+inline constexpr bool is_unary(Op op) { return op >= Op::NEG && op <= Op::BITCAST; }
+inline constexpr bool is_binary(Op op) { return op >= Op::ADD && op <= Op::SHR; }
+inline constexpr bool is_ternary(Op op) { return op == Op::WHERE || op == Op::MULACC; }
+inline constexpr bool is_alu(Op op) { return op >= Op::NEG && op <= Op::MULACC; }
+inline constexpr bool is_movement(Op op) { return op >= Op::RESHAPE && op <= Op::FLIP; }
+inline constexpr bool is_comparison(Op op) { return op == Op::CMPLT || op == Op::CMPNE || op == Op::CMPEQ; }
+inline constexpr bool is_commutative(Op op) {
+  return op == Op::ADD || op == Op::MUL || op == Op::MAX || op == Op::CMPNE || op == Op::CMPEQ || op == Op::AND ||
+         op == Op::OR || op == Op::XOR;
+}
+
+const char* op_name(Op op);
+
+// What a REDUCE_AXIS / REDUCE combines with (stored as int64 in arg).
+enum class ReduceOp : int64_t { SUM = 0, MAX = 1, MIN = 2 };
+
+// Axis types of a RANGE in a kernel (what the optimizer decided for it).
+enum class AxisType : uint8_t { GLOBAL, LOOP, REDUCE, UPCAST, UNROLL };
+
+}  // namespace tg::ir

@@ -1,0 +1,111 @@
+// UOp: the immutable, hash-consed node of every tg graph. Equal nodes are the same object.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/ops.hpp"
+#include "tg/dtype.hpp"
+
+namespace tg::ir {
+
+class UOp;
+using UOpPtr = std::shared_ptr<const UOp>;
+
+// Opaque run-time object carried by a node (a device buffer); compared by identity.
+struct Payload {
+  virtual ~Payload() = default;
+};
+
+struct VarInfo {
+  std::string name;
+  int64_t min, max;
+  bool operator==(const VarInfo&) const = default;
+};
+
+struct RangeInfo {
+  int64_t id;
+  AxisType type;
+  bool operator==(const RangeInfo&) const = default;
+};
+
+using Arg = std::variant<std::monostate, int64_t, double, std::string, std::vector<int64_t>, VarInfo, RangeInfo,
+                         std::shared_ptr<Payload>>;
+using Shape = std::vector<int64_t>;
+
+class UOp : public std::enable_shared_from_this<UOp> {
+ public:
+  const Op op;
+  const DType dtype;
+  const std::vector<UOpPtr> src;
+  const Arg arg;
+  const Shape shape;  // tensor-level nodes only; derived from op/src/arg by the tensor front end
+  const size_t hash;
+
+  // The only way to make a node: returns the existing one when an equal node is alive.
+  static UOpPtr make(Op op, DType dtype, std::vector<UOpPtr> src = {}, Arg arg = {}, Shape shape = {});
+
+  UOpPtr ptr() const { return shared_from_this(); }
+  UOpPtr replace_src(std::vector<UOpPtr> new_src) const;
+
+  // arg accessors (assert on the wrong alternative: that is a bug in tg, never user input)
+  int64_t arg_int() const;
+  double arg_float() const;
+  const std::vector<int64_t>& arg_ints() const;
+  const std::string& arg_str() const;
+  const VarInfo& var() const;
+  const RangeInfo& range() const;
+  std::shared_ptr<Payload> payload() const;
+  bool is_const() const { return op == Op::CONST; }
+  // the value of a CONST as double (int consts converted)
+  double const_value() const;
+
+  // Value bounds of integer/bool nodes (vmin <= value <= vmax); floats get -inf..inf.
+  int64_t vmin() const { return vmin_; }
+  int64_t vmax() const { return vmax_; }
+
+  std::string str(int depth = 6) const;  // short printable form for debugging and DEBUG output
+
+  UOp(Op op, DType dtype, std::vector<UOpPtr> src, Arg arg, Shape shape, size_t hash);
+  ~UOp();
+
+ private:
+  int64_t vmin_ = 0, vmax_ = 0;
+  void compute_bounds();
+};
+
+// --- construction helpers -------------------------------------------------------------------------------------
+
+UOpPtr const_int(DType dtype, int64_t v);
+UOpPtr const_float(DType dtype, double v);
+UOpPtr const_like(const UOpPtr& like, double v);  // same dtype as `like`
+UOpPtr alu(Op op, const UOpPtr& a);
+UOpPtr alu(Op op, const UOpPtr& a, const UOpPtr& b);
+UOpPtr alu(Op op, const UOpPtr& a, const UOpPtr& b, const UOpPtr& c);
+UOpPtr cast(const UOpPtr& x, DType to);
+
+// Index arithmetic sugar (int nodes); folds constants on construction.
+UOpPtr operator+(const UOpPtr& a, const UOpPtr& b);
+UOpPtr operator+(const UOpPtr& a, int64_t b);
+UOpPtr operator*(const UOpPtr& a, const UOpPtr& b);
+UOpPtr operator*(const UOpPtr& a, int64_t b);
+UOpPtr operator/(const UOpPtr& a, int64_t b);
+UOpPtr operator%(const UOpPtr& a, int64_t b);
+UOpPtr operator<(const UOpPtr& a, int64_t b);
+UOpPtr operator&(const UOpPtr& a, const UOpPtr& b);
+
+// Evaluate an integer graph of CONST/DEFINE_VAR/ALU at given variable values (by name); nullopt if not closed.
+std::optional<int64_t> eval_int(const UOpPtr& u, const std::vector<std::pair<std::string, int64_t>>& vars = {});
+
+// Post-order list of all nodes reachable from roots (each once).
+std::vector<const UOp*> toposort(std::span<const UOpPtr> roots);
+
+// The number of live interned nodes (for tests of the intern table).
+size_t live_uop_count();
+
+}  // namespace tg::ir

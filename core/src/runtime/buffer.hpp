@@ -1,0 +1,37 @@
+// Device memory owned by tg: allocated lazily through the device's plugin allocator.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "ir/uop.hpp"
+#include "runtime/device.hpp"
+
+namespace tg::rt {
+
+class Buffer : public ir::Payload {
+ public:
+  Buffer(Device& device, DType dtype, int64_t numel) : device_(&device), dtype_(dtype), numel_(numel) {}
+  ~Buffer() override;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  Device& device() const { return *device_; }
+  DType dtype() const { return dtype_; }
+  int64_t numel() const { return numel_; }
+  uint64_t nbytes() const { return static_cast<uint64_t>(numel_) * dtype_.itemsize(); }
+
+  // Allocates on first use.
+  const tg_buffer_desc& desc();
+  void copy_in(const void* src, uint64_t nbytes);
+  void copy_out(void* dst, uint64_t nbytes);
+
+ private:
+  Device* device_;
+  DType dtype_;
+  int64_t numel_;
+  tg_buffer_desc desc_{};
+  bool allocated_ = false;
+};
+
+}  // namespace tg::rt

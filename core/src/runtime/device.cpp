@@ -1,0 +1,163 @@
+// Device instances: open through the plugin table, render/compile/load programs, launch on the queue.
+#include "runtime/device.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+
+#include "runtime/env.hpp"
+#include "tg/device.hpp"
+#include "tg/error.hpp"
+
+namespace tg::rt {
+
+namespace {
+
+// Splits "NV:1" into ("NV", 1); "CPU" -> ("CPU", 0).
+std::pair<std::string, uint32_t> parse_instance(const std::string& name) {
+  auto colon = name.find(':');
+  std::string dev = name.substr(0, colon);
+  for (auto& c : dev) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (colon == std::string::npos) return {dev, 0};
+  std::string rest = name.substr(colon + 1);
+  if (!rest.empty() && std::all_of(rest.begin(), rest.end(), ::isdigit)) return {dev, static_cast<uint32_t>(std::stoul(rest))};
+  return {dev, 0};  // "AMD:LLVM": a renderer choice, not an index
+}
+
+}  // namespace
+
+Program::~Program() {
+  if (handle) device->api()->program_destroy(handle);
+}
+
+Device& Device::get(const std::string& name) {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<Device>> open;
+  auto [dev, index] = parse_instance(name);
+  std::string key = dev + ":" + std::to_string(index);
+  std::lock_guard lock(mu);
+  if (auto it = open.find(key); it != open.end()) return *it->second;
+  const auto& reg = PluginRegistry::get();
+  const LoadedPlugin* p = reg.find(dev);
+  if (!p) {
+    std::string known;
+    for (const auto& d : reg.device_names()) known += (known.empty() ? "" : ", ") + d;
+    throw Error("tg: unknown device '" + name + "' (available: " + (known.empty() ? "none" : known) + "); plugins:" +
+                reg.summary());
+  }
+  uint32_t count = 0;
+  check_status(p->api, p->api->device_count(&count), "device_count");
+  if (index >= count)
+    throw Error("tg: device " + name + " does not exist: plugin " + p->path + " has " + std::to_string(count) +
+                " device(s)");
+  auto d = std::unique_ptr<Device>(new Device(*p, dev + (index ? ":" + std::to_string(index) : ""), index));
+  if (debug_level() >= 1) std::fprintf(stderr, "opened device %s: %s\n", d->name_.c_str(), d->description_.c_str());
+  return *open.emplace(key, std::move(d)).first->second;
+}
+
+Device::Device(const LoadedPlugin& plugin, const std::string& name, uint32_t index) : name_(name), api_(plugin.api) {
+  check(api_->device_open(index, &dev_), "device_open");
+  tg_device_info info{};
+  info.struct_size = sizeof(info);
+  check(api_->device_get_info(dev_, &info), "device_get_info");
+  description_ = info.description ? info.description : "";
+  arch_ = info.arch ? info.arch : "";
+  is_host_ = info.is_host;
+  check(api_->renderer_create(dev_, nullptr, &renderer_), "renderer_create");
+  caps_.struct_size = sizeof(caps_);
+  check(api_->renderer_get_caps(renderer_, &caps_), "renderer_get_caps");
+  check(api_->compiler_create(dev_, &compiler_), "compiler_create");
+  check(api_->hwqueue_create(dev_, &queue_), "hwqueue_create");
+}
+
+Device::~Device() {
+  if (queue_) api_->hwqueue_destroy(queue_);
+  if (compiler_) api_->compiler_destroy(compiler_);
+  if (renderer_) api_->renderer_destroy(renderer_);
+  if (dev_) api_->device_close(dev_);
+}
+
+std::string Device::render(const tg_kir_kernel& k) {
+  std::lock_guard lock(render_mu_);
+  const char* src = nullptr;
+  check(api_->renderer_render(renderer_, &k, &src), std::string("render ") + k.name);
+  return src ? src : "";
+}
+
+std::vector<uint8_t> Device::compile(const std::string& source, const std::string& name) {
+  void* blob = nullptr;
+  size_t size = 0;
+  check(api_->compiler_compile(compiler_, source.c_str(), name.c_str(), &blob, &size), "compile " + name);
+  std::vector<uint8_t> out(static_cast<uint8_t*>(blob), static_cast<uint8_t*>(blob) + size);
+  api_->blob_free(blob);
+  return out;
+}
+
+std::shared_ptr<Program> Device::load(const std::vector<uint8_t>& blob, const tg_kir_kernel& k) {
+  auto p = std::make_shared<Program>();
+  p->device = this;
+  p->name = k.name;
+  p->params.assign(k.params, k.params + k.nparams);
+  for (auto& prm : p->params) p->param_names.emplace_back(prm.name ? prm.name : "");
+  for (size_t i = 0; i < p->params.size(); ++i) p->params[i].name = p->param_names[i].c_str();
+  p->offsets.resize(p->params.size());
+  p->args_size = tg_param_layout(p->params.data(), static_cast<uint32_t>(p->params.size()), p->offsets.data());
+  check(api_->program_create(dev_, blob.data(), blob.size(), k.name, p->params.data(),
+                             static_cast<uint32_t>(p->params.size()), &p->handle),
+        std::string("load program ") + k.name);
+  return p;
+}
+
+uint64_t Device::launch(const Program& p, const std::vector<uint8_t>& args, const tg_launch_dims& dims, bool sync) {
+  std::lock_guard lock(queue_mu_);
+  auto t0 = std::chrono::steady_clock::now();
+  check(api_->hwqueue_exec(queue_, p.handle, args.data(), args.size(), &dims), "exec " + p.name);
+  check(api_->hwqueue_signal(queue_, ++signal_), "signal");
+  check(api_->hwqueue_submit(queue_), "submit");
+  if (!sync) return 0;
+  check(api_->hwqueue_wait(queue_, signal_, 0), "wait for " + p.name);
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+}
+
+void Device::synchronize() {
+  std::lock_guard lock(queue_mu_);
+  if (signal_) check(api_->hwqueue_wait(queue_, signal_, 0), "synchronize");
+}
+
+}  // namespace tg::rt
+
+// --- public device API ------------------------------------------------------------------------------------------
+
+namespace tg {
+
+std::vector<PluginInfo> plugin_reports() {
+  auto reports = rt::PluginRegistry::get().reports();
+  for (auto& r : reports) {
+    if (!r.loaded || r.shadowed) continue;
+    try {
+      rt::Device& d = rt::Device::get(r.device_name);
+      r.devices.push_back(d.name() + ": " + d.description());
+    } catch (const Error& e) {
+      r.error = e.what();
+    }
+  }
+  return reports;
+}
+
+std::vector<std::string> available_devices() { return rt::PluginRegistry::get().device_names(); }
+
+std::string default_device() {
+  std::string dev = rt::getenv_str("DEV");
+  if (!dev.empty()) return canonical_device(dev);
+  static const char* preference[] = {"NV", "AMD", "METAL", "QCOM", "DSP", "CPU"};
+  auto names = available_devices();
+  for (const char* p : preference)
+    if (std::find(names.begin(), names.end(), p) != names.end()) return p;
+  if (!names.empty()) return names.front();
+  throw Error("tg: no device available; plugins:" + rt::PluginRegistry::get().summary());
+}
+
+std::string canonical_device(const std::string& name) { return rt::Device::get(name).name(); }
+
+}  // namespace tg

@@ -1,0 +1,140 @@
+// Schedule execution: codegen per kernel, the in-memory program cache, parallel compile with oneTBB, launches.
+#include "runtime/executor.hpp"
+
+#include <tbb/parallel_for.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "codegen/lower.hpp"
+#include "runtime/env.hpp"
+#include "tg/error.hpp"
+#include "tg/profile.hpp"
+
+namespace tg {
+
+namespace {
+std::atomic<bool> g_profiling{false};
+std::mutex g_profile_mu;
+std::vector<KernelRun> g_profile;
+ScheduleStats g_stats;
+}  // namespace
+
+void set_profiling(bool on) { g_profiling = on; }
+std::vector<KernelRun> take_profile() {
+  std::lock_guard lock(g_profile_mu);
+  return std::exchange(g_profile, {});
+}
+const ScheduleStats& schedule_stats() { return g_stats; }
+
+}  // namespace tg
+
+namespace tg::rt {
+
+namespace {
+
+struct CacheKey {
+  uint64_t hash;
+  std::string device;
+  auto operator<=>(const CacheKey&) const = default;
+};
+
+std::mutex g_cache_mu;
+std::map<CacheKey, std::shared_ptr<Program>> g_programs;
+
+struct Prepared {
+  sched::ScheduleItem* item;
+  Device* device;
+  codegen::KirProgram kir;
+  std::shared_ptr<Program> program;
+  std::string source;
+  std::vector<uint8_t> blob;
+};
+
+std::vector<uint8_t> pack_args(const Program& p, const std::vector<std::shared_ptr<Buffer>>& bufs) {
+  std::vector<uint8_t> args(p.args_size);
+  for (size_t i = 0; i < bufs.size(); ++i) {
+    uint64_t addr = bufs[i]->desc().addr;
+    std::memcpy(args.data() + p.offsets[i], &addr, sizeof(addr));
+  }
+  return args;
+}
+
+}  // namespace
+
+void run_schedule(std::vector<sched::ScheduleItem>& items) {
+  // 1. codegen (serial: cheap) and cache lookup
+  std::vector<Prepared> prepared;
+  for (auto& it : items) {
+    if (it.kind != sched::ScheduleItem::Kind::KERNEL || it.bufs[0]->numel() == 0) continue;
+    Device& dev = it.bufs[0]->device();
+    Prepared p{&it, &dev, codegen::lower_kernel(it.kernel, it.bufs, dev.caps()), nullptr, {}, {}};
+    if (debug_level() >= 3) std::fprintf(stderr, "kernel %s:\n  %s\n", p.kir.name.c_str(), it.kernel.sink->str(12).c_str());
+    if (debug_level() >= 5) std::fprintf(stderr, "%s", p.kir.dump().c_str());
+    {
+      std::lock_guard lock(g_cache_mu);
+      if (auto f = g_programs.find({p.kir.hash(), dev.name()}); f != g_programs.end()) p.program = f->second, ++g_stats.cache_hits;
+    }
+    prepared.push_back(std::move(p));
+  }
+  // 2. render (serial per device) and compile the misses in parallel
+  std::vector<Prepared*> misses;
+  std::map<std::pair<uint64_t, std::string>, Prepared*> unique;
+  for (auto& p : prepared) {
+    if (p.program) continue;
+    auto key = std::make_pair(p.kir.hash(), p.device->name());
+    if (unique.count(key)) continue;
+    unique[key] = &p;
+    p.source = p.device->render(p.kir.view());
+    if (debug_level() >= 4) std::fprintf(stderr, "%s\n", p.source.c_str());
+    misses.push_back(&p);
+  }
+  int par = getenv_int("PARALLEL_COMPILE", 0);
+  auto compile_one = [&](size_t i) { misses[i]->blob = misses[i]->device->compile(misses[i]->source, misses[i]->kir.name); };
+  if (par == 1 || misses.size() <= 1) {
+    for (size_t i = 0; i < misses.size(); ++i) compile_one(i);
+  } else {
+    tbb::parallel_for(size_t{0}, misses.size(), compile_one);
+  }
+  for (auto* m : misses) {
+    m->program = m->device->load(m->blob, m->kir.view());
+    std::lock_guard lock(g_cache_mu);
+    g_programs[{m->kir.hash(), m->device->name()}] = m->program;
+    ++g_stats.programs_compiled;
+  }
+  for (auto& p : prepared)
+    if (!p.program) p.program = unique.at({p.kir.hash(), p.device->name()})->program;
+
+  // 3. launch in order
+  bool timed = g_profiling || debug_level() >= 2;
+  size_t pi = 0;
+  for (auto& it : items) {
+    if (it.kind == sched::ScheduleItem::Kind::COPY) {
+      auto& dst = it.bufs[0];
+      auto& src = it.bufs[1];
+      std::vector<uint8_t> host(src->nbytes());
+      src->copy_out(host.data(), host.size());
+      dst->copy_in(host.data(), host.size());
+      continue;
+    }
+    if (it.bufs[0]->numel() == 0) continue;
+    Prepared& p = prepared[pi++];
+    auto args = pack_args(*p.program, it.bufs);
+    uint64_t ns = p.device->launch(*p.program, args, p.kir.dims, timed);
+    ++g_stats.kernels_run;
+    if (!timed) continue;
+    KernelRun run{p.kir.name, p.device->name(), ns / 1e6, p.kir.flops / std::max<double>(ns, 1), p.kir.bytes / std::max<double>(ns, 1)};
+    if (debug_level() >= 2)
+      std::fprintf(stderr, "*** %-6s %-28s %9.3f ms %8.2f GFLOP/s %8.2f GB/s\n", run.device.c_str(), run.name.c_str(), run.ms,
+                   run.gflops, run.gbps);
+    if (g_profiling) {
+      std::lock_guard lock(g_profile_mu);
+      g_profile.push_back(run);
+    }
+  }
+}
+
+}  // namespace tg::rt

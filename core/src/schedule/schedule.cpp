@@ -1,0 +1,257 @@
+// The scheduler: walks a tensor graph from each realize point, carrying the output index of every node
+// (movement ops rewrite the index, PAD adds a validity mask), and emits one kernel per realized node.
+// A REDUCE_AXIS fuses into its consumer unless it is reached through an EXPAND (then it would be recomputed
+// for every broadcast element) or has several consumers; such reduces are realized into their own kernel.
+#include "schedule/schedule.hpp"
+
+#include <map>
+#include <numeric>
+#include <unordered_map>
+
+#include "ir/symbolic.hpp"
+#include "tg/error.hpp"
+
+namespace tg::sched {
+
+using namespace ir;
+
+UOpPtr buffer_node(const std::shared_ptr<rt::Buffer>& buf, const Shape& shape) {
+  return UOp::make(Op::BUFFER, buf->dtype(), {}, std::static_pointer_cast<Payload>(buf), shape);
+}
+
+namespace {
+
+std::shared_ptr<rt::Buffer> as_buffer(const UOp& u) { return std::static_pointer_cast<rt::Buffer>(u.payload()); }
+
+int64_t prod(const Shape& s) { return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>()); }
+
+// Row-major linear index of idx in shape.
+UOpPtr linear_index(const std::vector<UOpPtr>& idx, const Shape& shape) {
+  UOpPtr out = const_int(dtypes::int64, 0);
+  int64_t stride = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] != 1) out = out + idx[i] * stride;
+    stride *= shape[i];
+  }
+  return out;
+}
+
+class Scheduler {
+ public:
+  Scheduler(const std::vector<UOpPtr>& roots, std::string device) : device_(std::move(device)) {
+    for (const UOp* u : toposort(roots))
+      for (const auto& s : u->src) ++consumers_[s.get()];
+  }
+
+  std::vector<ScheduleItem> items;
+
+  std::shared_ptr<rt::Buffer> realize(const UOpPtr& node) {
+    if (node->op == Op::BUFFER) return as_buffer(*node);
+    if (auto it = done_.find(node.get()); it != done_.end()) return it->second;
+    if (node->op == Op::COPY) return realize_copy(node);
+    UOpPtr body = node->op == Op::CONTIGUOUS ? node->src[0] : node;
+    if (body->op == Op::BUFFER) return as_buffer(*body);  // contiguous of a realized buffer is that buffer
+
+    KernelBuilder kb{*this};
+    auto out = std::make_shared<rt::Buffer>(rt::Device::get(device_), node->dtype, prod(node->shape));
+    kb.bufs.push_back(out);
+    std::vector<UOpPtr> idx;
+    for (int64_t d : node->shape) idx.push_back(kb.new_range(d, AxisType::GLOBAL, true));
+    UOpPtr value = kb.build(body, idx, const_int(dtypes::bool_, 1), false);
+    UOpPtr out_param = UOp::make(Op::PARAM, node->dtype, {}, int64_t{0});
+    UOpPtr store = UOp::make(Op::STORE, node->dtype, {out_param, simplify(linear_index(idx, node->shape)), value});
+    ScheduleItem item;
+    item.kernel.sink = UOp::make(Op::SINK, dtypes::bool_, {store});
+    item.kernel.out_ranges = kb.out_ranges;
+    item.kernel.name = kernel_name(node->shape, kb.has_reduce);
+    item.bufs = std::move(kb.bufs);
+    items.push_back(std::move(item));
+    done_[node.get()] = out;
+    keep_.push_back(node);
+    return out;
+  }
+
+ private:
+  std::string device_;
+  std::unordered_map<const UOp*, int> consumers_;
+  std::unordered_map<const UOp*, std::shared_ptr<rt::Buffer>> done_;
+  std::vector<UOpPtr> keep_;
+
+  std::shared_ptr<rt::Buffer> realize_copy(const UOpPtr& node) {
+    const UOpPtr& src = node->src[0];
+    auto src_buf = Scheduler(std::vector<UOpPtr>{src}, src_device(src)).realize_into(items, src);
+    auto out = std::make_shared<rt::Buffer>(rt::Device::get(node->arg_str()), node->dtype, prod(node->shape));
+    ScheduleItem item;
+    item.kind = ScheduleItem::Kind::COPY;
+    item.bufs = {out, src_buf};
+    items.push_back(std::move(item));
+    done_[node.get()] = out;
+    keep_.push_back(node);
+    return out;
+  }
+
+  std::shared_ptr<rt::Buffer> realize_into(std::vector<ScheduleItem>& sink, const UOpPtr& node) {
+    auto buf = realize(node);
+    for (auto& it : items) sink.push_back(std::move(it));
+    return buf;
+  }
+
+  // The device of a graph: the device of any buffer in it (copies name their source device in src).
+  static std::string src_device(const UOpPtr& node) {
+    for (const UOp* u : toposort(std::vector<UOpPtr>{node})) {
+      if (u->op == Op::BUFFER) return as_buffer(*u)->device().name();
+      if (u->op == Op::COPY) return u->arg_str();
+    }
+    return default_device_name();
+  }
+  static std::string default_device_name();
+
+  static std::string kernel_name(const Shape& shape, bool reduce) {
+    std::string n = reduce ? "r" : "E";
+    for (int64_t d : shape) n += "_" + std::to_string(d);
+    return n;
+  }
+
+  struct KernelBuilder {
+    Scheduler& s;
+    std::vector<std::shared_ptr<rt::Buffer>> bufs;
+    std::vector<UOpPtr> out_ranges;
+    bool has_reduce = false;
+    int64_t next_range = 0;
+    std::map<std::vector<const void*>, UOpPtr> memo;
+
+    UOpPtr new_range(int64_t size, AxisType t, bool output) {
+      UOpPtr r = UOp::make(Op::RANGE, dtypes::int64, {const_int(dtypes::int64, size)}, RangeInfo{next_range++, t});
+      if (output) out_ranges.push_back(r);
+      return size == 1 ? const_int(dtypes::int64, 0) : r;
+    }
+
+    UOpPtr param_for(const std::shared_ptr<rt::Buffer>& b) {
+      for (size_t i = 0; i < bufs.size(); ++i)
+        if (bufs[i] == b) return UOp::make(Op::PARAM, b->dtype(), {}, static_cast<int64_t>(i));
+      bufs.push_back(b);
+      return UOp::make(Op::PARAM, b->dtype(), {}, static_cast<int64_t>(bufs.size() - 1));
+    }
+
+    UOpPtr load(const std::shared_ptr<rt::Buffer>& b, const std::vector<UOpPtr>& idx, const Shape& shape,
+                const UOpPtr& valid) {
+      if (&b->device() != &rt::Device::get(s.device_))
+        throw Error("tg: kernel on " + s.device_ + " reads a tensor on " + b->device().name() + "; copy it first with .to(\"" +
+                    s.device_ + "\")");
+      UOpPtr index = simplify(linear_index(idx, shape));
+      UOpPtr v = simplify(valid);
+      std::vector<UOpPtr> src = {param_for(b), index};
+      if (!(v->op == Op::CONST && v->arg_int() == 1)) src.push_back(v);
+      return UOp::make(Op::LOAD, b->dtype(), std::move(src));
+    }
+
+    UOpPtr build(const UOpPtr& node, const std::vector<UOpPtr>& idx, const UOpPtr& valid, bool expanded) {
+      std::vector<const void*> key{node.get(), valid.get(), reinterpret_cast<const void*>(expanded)};
+      for (auto& i : idx) key.push_back(i.get());
+      if (auto it = memo.find(key); it != memo.end()) return it->second;
+      UOpPtr out = build_uncached(node, idx, valid, expanded);
+      memo.emplace(std::move(key), out);
+      return out;
+    }
+
+    UOpPtr build_uncached(const UOpPtr& node, const std::vector<UOpPtr>& idx, const UOpPtr& valid, bool expanded) {
+      const Shape& shape = node->shape;
+      switch (node->op) {
+        case Op::BUFFER: return load(as_buffer(*node), idx, shape, valid);
+        case Op::CONST: return node->shape.empty() ? node : UOp::make(Op::CONST, node->dtype, {}, node->arg);
+        case Op::COPY:
+        case Op::CONTIGUOUS: return load(s.realize(node), idx, shape, valid);
+        case Op::RESHAPE: {
+          const Shape& in = node->src[0]->shape;
+          UOpPtr flat = simplify(linear_index(idx, shape));
+          std::vector<UOpPtr> nidx(in.size());
+          int64_t stride = 1;
+          for (size_t i = in.size(); i-- > 0;) {
+            nidx[i] = in[i] == 1 ? const_int(dtypes::int64, 0) : simplify((flat / stride) % in[i]);
+            stride *= in[i];
+          }
+          return build(node->src[0], nidx, valid, expanded);
+        }
+        case Op::PERMUTE: {
+          const auto& perm = node->arg_ints();
+          std::vector<UOpPtr> nidx(idx.size());
+          for (size_t i = 0; i < perm.size(); ++i) nidx[perm[i]] = idx[i];
+          return build(node->src[0], nidx, valid, expanded);
+        }
+        case Op::EXPAND: {
+          const Shape& in = node->src[0]->shape;
+          std::vector<UOpPtr> nidx = idx;
+          bool exp = expanded;
+          for (size_t i = 0; i < in.size(); ++i)
+            if (in[i] == 1 && shape[i] != 1) nidx[i] = const_int(dtypes::int64, 0), exp = true;
+          return build(node->src[0], nidx, valid, exp);
+        }
+        case Op::PAD: {
+          const auto& p = node->arg_ints();
+          const Shape& in = node->src[0]->shape;
+          std::vector<UOpPtr> nidx = idx;
+          UOpPtr cond = const_int(dtypes::bool_, 1);
+          for (size_t i = 0; i < in.size(); ++i) {
+            int64_t before = p[2 * i];
+            if (before == 0 && p[2 * i + 1] == 0) continue;
+            nidx[i] = simplify(idx[i] + (-before));
+            if (before > 0) cond = cond & alu(Op::CMPLT, const_int(dtypes::int64, before - 1), idx[i]);
+            cond = cond & (idx[i] < before + in[i]);
+          }
+          cond = simplify(cond);
+          UOpPtr inner = build(node->src[0], nidx, simplify(valid & cond), expanded);
+          return simplify(alu(Op::WHERE, cond, inner, const_float(node->dtype, 0)));
+        }
+        case Op::SHRINK: {
+          const auto& p = node->arg_ints();
+          std::vector<UOpPtr> nidx = idx;
+          for (size_t i = 0; i < idx.size(); ++i) nidx[i] = simplify(idx[i] + p[2 * i]);
+          return build(node->src[0], nidx, valid, expanded);
+        }
+        case Op::FLIP: {
+          const auto& f = node->arg_ints();
+          std::vector<UOpPtr> nidx = idx;
+          for (size_t i = 0; i < idx.size(); ++i)
+            if (f[i]) nidx[i] = simplify(const_int(dtypes::int64, shape[i] - 1) + idx[i] * -1);
+          return build(node->src[0], nidx, valid, expanded);
+        }
+        case Op::REDUCE_AXIS: {
+          if (expanded || s.consumers_[node.get()] > 1) return load(s.realize(node), idx, shape, valid);
+          has_reduce = true;
+          const auto& a = node->arg_ints();
+          const Shape& in = node->src[0]->shape;
+          std::vector<UOpPtr> nidx = idx, ranges;
+          for (size_t k = 1; k < a.size(); ++k) {
+            UOpPtr r = new_range(in[a[k]], AxisType::REDUCE, false);
+            nidx[a[k]] = r;
+            if (r->op == Op::RANGE) ranges.push_back(r);
+          }
+          UOpPtr inner = build(node->src[0], nidx, valid, false);
+          if (ranges.empty()) return inner;
+          std::vector<UOpPtr> src{inner};
+          src.insert(src.end(), ranges.begin(), ranges.end());
+          return UOp::make(Op::REDUCE, node->dtype, std::move(src), a[0]);
+        }
+        default: break;
+      }
+      if (!is_alu(node->op)) throw Error(std::string("tg: scheduler cannot handle ") + op_name(node->op));
+      std::vector<UOpPtr> src;
+      for (const auto& x : node->src) src.push_back(build(x, idx, valid, expanded));
+      return UOp::make(node->op, node->dtype, std::move(src), node->arg);
+    }
+  };
+};
+
+std::string Scheduler::default_device_name() { return tg::default_device(); }
+
+}  // namespace
+
+std::vector<ScheduleItem> create_schedule(const std::vector<UOpPtr>& roots, const std::string& device,
+                                          std::vector<std::shared_ptr<rt::Buffer>>& out) {
+  Scheduler s(roots, device);
+  out.clear();
+  for (const auto& r : roots) out.push_back(s.realize(r));
+  return std::move(s.items);
+}
+
+}  // namespace tg::sched

@@ -1,0 +1,34 @@
+// Scheduling: cut a tensor graph into kernels at realize points; movement ops become index arithmetic.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/uop.hpp"
+#include "runtime/buffer.hpp"
+
+namespace tg::sched {
+
+// One kernel's graph: SINK(STORE(PARAM 0, index, value)) over RANGE nodes for the output dims.
+struct Kernel {
+  ir::UOpPtr sink;
+  std::vector<ir::UOpPtr> out_ranges;  // outermost first
+  std::string name;                    // "E_4_16", "r_64_32" (E: elementwise, r: has a reduction)
+};
+
+struct ScheduleItem {
+  enum class Kind { KERNEL, COPY } kind = Kind::KERNEL;
+  Kernel kernel;                                 // for KERNEL
+  std::vector<std::shared_ptr<rt::Buffer>> bufs; // KERNEL: params in order (output first); COPY: {dst, src}
+};
+
+// Items in execution order that realize every root (roots are tensor-level nodes on `device`).
+// Returns one buffer per root in `out`.
+std::vector<ScheduleItem> create_schedule(const std::vector<ir::UOpPtr>& roots, const std::string& device,
+                                          std::vector<std::shared_ptr<rt::Buffer>>& out);
+
+// A buffer node for a realized tensor of this shape (the front end swaps a realized tensor's graph for it).
+ir::UOpPtr buffer_node(const std::shared_ptr<rt::Buffer>& buf, const ir::Shape& shape);
+
+}  // namespace tg::sched

@@ -1,0 +1,617 @@
+// The Tensor front end: builds tensor-level UOp graphs (broadcasting, dtype promotion, shape checks) and
+// realizes them through the scheduler. Composite ops (softmax, gelu, matmul...) are spelled in primitives here.
+#include "tg/tensor.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+
+#include "ir/uop.hpp"
+#include "runtime/executor.hpp"
+#include "schedule/schedule.hpp"
+#include "tg/device.hpp"
+
+namespace tg {
+
+using namespace ir;
+
+std::string shape_str(const Shape& s) {
+  std::ostringstream os;
+  os << "(";
+  for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
+  os << (s.size() == 1 ? ",)" : ")");
+  return os.str();
+}
+
+struct Tensor::Impl {
+  UOpPtr node;
+  std::string device;
+};
+
+namespace {
+
+int64_t prod(const Shape& s) { return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>()); }
+
+std::string resolve_device(const std::string& d) { return d.empty() ? default_device() : canonical_device(d); }
+
+UOpPtr mk(Op op, DType dtype, std::vector<UOpPtr> src, Arg arg, Shape shape) {
+  return UOp::make(op, dtype, std::move(src), std::move(arg), std::move(shape));
+}
+
+[[noreturn]] void bad(const std::string& msg) { throw std::invalid_argument("tg: " + msg); }
+
+int64_t norm_axis(int64_t axis, int64_t ndim, const Shape& shape) {
+  int64_t a = axis < 0 ? axis + ndim : axis;
+  if (a < 0 || a >= ndim) bad("axis " + std::to_string(axis) + " is out of range for shape " + shape_str(shape));
+  return a;
+}
+
+}  // namespace
+
+Tensor::Tensor(std::shared_ptr<const UOp> node, std::string device)
+    : impl_(std::make_shared<Impl>(Impl{std::move(node), std::move(device)})) {}
+
+std::shared_ptr<const UOp> Tensor::node() const { return impl_->node; }
+const Shape& Tensor::shape() const { return impl_->node->shape; }
+DType Tensor::dtype() const { return impl_->node->dtype; }
+const std::string& Tensor::device() const { return impl_->device; }
+int64_t Tensor::numel() const { return prod(shape()); }
+
+// ---- creation ------------------------------------------------------------------------------------------------
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, const std::string& device) {
+  for (int64_t d : shape)
+    if (d < 0) bad("negative dimension in shape " + shape_str(shape));
+  std::string dev = resolve_device(device);
+  auto buf = std::make_shared<rt::Buffer>(rt::Device::get(dev), dtype, prod(shape));
+  return Tensor(sched::buffer_node(buf, shape), dev);
+}
+
+Tensor Tensor::full(const Shape& shape, double value, DType dtype, const std::string& device) {
+  for (int64_t d : shape)
+    if (d < 0) bad("negative dimension in shape " + shape_str(shape));
+  UOpPtr c = mk(Op::CONST, dtype, {}, dtype.is_float() ? Arg(value) : Arg(static_cast<int64_t>(value)), {});
+  Tensor t(c, resolve_device(device));
+  return t.reshape(Shape(shape.size(), 1)).expand(shape);
+}
+Tensor Tensor::zeros(const Shape& shape, DType dtype, const std::string& device) { return full(shape, 0, dtype, device); }
+Tensor Tensor::ones(const Shape& shape, DType dtype, const std::string& device) { return full(shape, 1, dtype, device); }
+
+Tensor Tensor::arange(double start, double stop, double step, DType dtype, const std::string& device) {
+  if (step == 0) bad("arange step must not be 0");
+  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((stop - start) / step)));
+  // computed on the host in double: exact for every integer range and correctly rounded for float steps
+  std::vector<double> host(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) host[i] = start + static_cast<double>(i) * step;
+  return from_bytes(host.data(), host.size() * sizeof(double), {n}, dtypes::float64, device).cast(dtype);
+}
+
+Tensor Tensor::eye(int64_t n, DType dtype, const std::string& device) {
+  if (n < 0) bad("eye size must be >= 0");
+  // ones (n, 1) padded to (n, n+1), flattened, cut to n*n: the ones land on the diagonal
+  Tensor t = ones({n, 1}, dtype, device).pad({{0, 0}, {0, n}}).reshape({n * (n + 1)});
+  return t.shrink({{0, n * n}}).reshape({n, n});
+}
+
+namespace {
+uint64_t splitmix(uint64_t& s) {
+  uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+}  // namespace
+
+Tensor Tensor::rand(const Shape& shape, uint64_t seed, DType dtype, const std::string& device) {
+  std::vector<double> v(static_cast<size_t>(prod(shape)));
+  uint64_t s = seed;
+  for (auto& x : v) x = static_cast<double>(splitmix(s) >> 11) * 0x1.0p-53;
+  return from_bytes(v.data(), v.size() * sizeof(double), shape, dtypes::float64, device).cast(dtype);
+}
+
+Tensor Tensor::randn(const Shape& shape, uint64_t seed, DType dtype, const std::string& device) {
+  std::vector<double> v(static_cast<size_t>(prod(shape)));
+  uint64_t s = seed;
+  for (auto& x : v) {  // Box-Muller
+    double u1 = (static_cast<double>(splitmix(s) >> 11) + 1) * 0x1.0p-53, u2 = static_cast<double>(splitmix(s) >> 11) * 0x1.0p-53;
+    x = std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
+  }
+  return from_bytes(v.data(), v.size() * sizeof(double), shape, dtypes::float64, device).cast(dtype);
+}
+
+Tensor Tensor::from_bytes(const void* data, size_t nbytes, const Shape& shape, DType dtype, const std::string& device) {
+  Tensor t = empty(shape, dtype, device);
+  size_t need = static_cast<size_t>(t.numel()) * dtype.itemsize();
+  if (nbytes != need)
+    bad("host data has " + std::to_string(nbytes) + " bytes, shape " + shape_str(shape) + " of " + dtype.name() + " needs " +
+        std::to_string(need));
+  std::static_pointer_cast<rt::Buffer>(t.node()->payload())->copy_in(data, nbytes);
+  return t;
+}
+
+// ---- elementwise ---------------------------------------------------------------------------------------------
+
+namespace {
+
+Shape broadcast_shape(const Shape& a, const Shape& b) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())], db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1) bad("shapes " + shape_str(a) + " and " + shape_str(b) + " cannot be broadcast");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Tensor broadcast_to(const Tensor& t, const Shape& s) {
+  if (t.shape() == s) return t;
+  Shape r(s.size() - t.shape().size(), 1);
+  r.insert(r.end(), t.shape().begin(), t.shape().end());
+  return t.reshape(r).expand(s);
+}
+
+Tensor unary(const Tensor& t, Op op) { return Tensor(mk(op, t.dtype(), {t.node()}, {}, t.shape()), t.device()); }
+
+Tensor float_of(const Tensor& t) { return t.dtype().is_float() ? t : t.cast(dtypes::float32); }
+
+}  // namespace
+
+// op: an ir::Op; operands broadcast and promoted; comparisons give bool
+Tensor Tensor::binop(int iop, const Tensor& o) const {
+  Op op = static_cast<Op>(iop);
+  if (device() != o.device()) bad("operands are on different devices: " + device() + " and " + o.device());
+  Shape s = broadcast_shape(shape(), o.shape());
+  DType d = dtypes::promote(dtype(), o.dtype());
+  Tensor a = broadcast_to(cast(d), s), b = broadcast_to(o.cast(d), s);
+  DType out = is_comparison(op) ? dtypes::bool_ : d;
+  return Tensor(mk(op, out, {a.node(), b.node()}, {}, s), device());
+}
+
+Tensor Tensor::scalar_like(double v) const {
+  DType d = dtype();
+  if (!d.is_float() && v != std::trunc(v)) d = dtypes::float32;
+  if (d.is_bool() && v != 0 && v != 1) d = dtypes::int32;
+  return full({}, v, d, device());
+}
+
+Tensor Tensor::operator+(const Tensor& o) const {
+  if (dtype().is_bool() && o.dtype().is_bool()) return binop(static_cast<int>(Op::OR), o);
+  return binop(static_cast<int>(Op::ADD), o);
+}
+Tensor Tensor::operator-(const Tensor& o) const { return binop(static_cast<int>(Op::SUB), o); }
+Tensor Tensor::operator*(const Tensor& o) const {
+  if (dtype().is_bool() && o.dtype().is_bool()) return binop(static_cast<int>(Op::AND), o);
+  return binop(static_cast<int>(Op::MUL), o);
+}
+Tensor Tensor::operator/(const Tensor& o) const { return float_of(*this).binop(static_cast<int>(Op::FDIV), float_of(o)); }
+Tensor Tensor::operator+(double s) const { return *this + scalar_like(s); }
+Tensor Tensor::operator-(double s) const { return *this - scalar_like(s); }
+Tensor Tensor::operator*(double s) const { return *this * scalar_like(s); }
+Tensor Tensor::operator/(double s) const { return *this / scalar_like(s); }
+
+// Integer division and remainder with the two cases C leaves undefined made total: x/0 = 0, x%0 = 0, and
+// INT_MIN / -1 wraps (the hardware instruction would trap).
+Tensor Tensor::idiv(const Tensor& o) const {
+  DType d = dtypes::promote(dtype(), o.dtype());
+  if (d.is_float()) return (*this / o).cast(d).cast(d);  // floats: true division
+  Tensor a = cast(d), b = o.cast(d);
+  Tensor zero = b.eq(b.scalar_like(0)), minus1 = d.is_unsigned() ? b.ne(b) : b.eq(b.scalar_like(-1));
+  Tensor safe = where(zero + minus1, b.scalar_like(1).cast(d), b);
+  Tensor q = a.binop(static_cast<int>(Op::IDIV), safe);
+  return where(zero, a.scalar_like(0).cast(d), where(minus1, -a, q));
+}
+
+Tensor Tensor::mod(const Tensor& o) const {
+  DType d = dtypes::promote(dtype(), o.dtype());
+  if (d.is_float()) bad("mod is defined for integer tensors, got " + d.name());
+  Tensor a = cast(d), b = o.cast(d);
+  Tensor zero = b.eq(b.scalar_like(0)), minus1 = d.is_unsigned() ? b.ne(b) : b.eq(b.scalar_like(-1));
+  Tensor r = a.binop(static_cast<int>(Op::MOD), where(zero + minus1, b.scalar_like(1).cast(d), b));
+  return where(zero + minus1, a.scalar_like(0).cast(d), r);
+}
+
+Tensor Tensor::neg() const {
+  if (dtype().is_bool()) return logical_not();
+  return unary(*this, Op::NEG);
+}
+Tensor Tensor::maximum(const Tensor& o) const { return binop(static_cast<int>(Op::MAX), o); }
+Tensor Tensor::minimum(const Tensor& o) const {
+  DType d = dtypes::promote(dtype(), o.dtype());
+  if (d.is_float()) return -((-cast(d)).maximum(-o.cast(d)));  // keeps NaN propagation of MAX
+  return where(lt(o), cast(d), o.cast(d));
+}
+Tensor Tensor::lt(const Tensor& o) const { return binop(static_cast<int>(Op::CMPLT), o); }
+Tensor Tensor::gt(const Tensor& o) const { return o.lt(*this); }
+Tensor Tensor::le(const Tensor& o) const { return lt(o) + eq(o); }
+Tensor Tensor::ge(const Tensor& o) const { return gt(o) + eq(o); }
+Tensor Tensor::eq(const Tensor& o) const { return binop(static_cast<int>(Op::CMPEQ), o); }
+Tensor Tensor::ne(const Tensor& o) const { return binop(static_cast<int>(Op::CMPNE), o); }
+Tensor Tensor::logical_not() const { return cast(dtypes::bool_).binop(static_cast<int>(Op::XOR), full({}, 1, dtypes::bool_, device())); }
+
+Tensor Tensor::where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  if (cond.device() != a.device() || a.device() != b.device()) bad("where() operands are on different devices");
+  Shape s = broadcast_shape(broadcast_shape(cond.shape(), a.shape()), b.shape());
+  DType d = dtypes::promote(a.dtype(), b.dtype());
+  Tensor c = broadcast_to(cond.cast(dtypes::bool_), s), x = broadcast_to(a.cast(d), s), y = broadcast_to(b.cast(d), s);
+  return Tensor(mk(Op::WHERE, d, {c.node(), x.node(), y.node()}, {}, s), a.device());
+}
+
+Tensor Tensor::exp2() const { return unary(float_of(*this), Op::EXP2); }
+Tensor Tensor::log2() const { return unary(float_of(*this), Op::LOG2); }
+Tensor Tensor::exp() const { return (float_of(*this) * (1.0 / std::numbers::ln2)).exp2(); }
+Tensor Tensor::log() const { return log2() * std::numbers::ln2; }
+Tensor Tensor::sin() const { return unary(float_of(*this), Op::SIN); }
+Tensor Tensor::cos() const { return (float_of(*this).neg() + std::numbers::pi / 2).sin(); }
+Tensor Tensor::sqrt() const { return unary(float_of(*this), Op::SQRT); }
+Tensor Tensor::reciprocal() const { return unary(float_of(*this), Op::RECIP); }
+Tensor Tensor::rsqrt() const { return sqrt().reciprocal(); }
+Tensor Tensor::abs() const {
+  if (dtype().is_unsigned() || dtype().is_bool()) return *this;
+  Tensor r = where(lt(scalar_like(0)), -*this, *this);
+  return dtype().is_float() ? r + 0.0 : r;  // + 0.0 turns -0.0 into +0.0
+}
+Tensor Tensor::relu() const { return maximum(scalar_like(0)); }
+Tensor Tensor::sigmoid() const { return ((-float_of(*this)).exp() + 1.0).reciprocal(); }
+Tensor Tensor::tanh() const { return (float_of(*this) * 2.0).sigmoid() * 2.0 - 1.0; }
+Tensor Tensor::gelu() const {
+  Tensor x = float_of(*this);
+  return x * 0.5 * (((x + x * x * x * 0.044715) * std::sqrt(2.0 / std::numbers::pi)).tanh() + 1.0);
+}
+Tensor Tensor::silu() const { return float_of(*this) * sigmoid(); }
+
+Tensor Tensor::pow(const Tensor& e) const {
+  DType out = dtypes::promote(dtype(), e.dtype());
+  Tensor x = float_of(cast(out)), y = float_of(e.cast(out));
+  Tensor zero = x.scalar_like(0);
+  Tensor r = (y * x.abs().log2()).exp2();
+  Tensor ty = unary(y, Op::TRUNC);
+  Tensor is_int = ty.eq(y), odd = unary(ty * 0.5, Op::TRUNC).ne(ty * 0.5);
+  Tensor neg_base = where(is_int, where(odd, -r, r), x.scalar_like(NAN));
+  r = where(x.lt(zero), neg_base, r);
+  r = where(y.eq(zero), x.scalar_like(1), r);
+  if (out.is_float()) return r.cast(out);
+  Tensor rounded = unary(r + where(r.lt(zero), r.scalar_like(-0.5), r.scalar_like(0.5)), Op::TRUNC);
+  return rounded.cast(out);
+}
+Tensor Tensor::pow(double e) const { return pow(full({}, e, dtype().is_float() ? dtype() : dtypes::float32, device())); }
+
+Tensor Tensor::cast(DType d) const {
+  if (d == dtype()) return *this;
+  return Tensor(mk(Op::CAST, d, {node()}, {}, shape()), device());
+}
+
+Tensor Tensor::bitcast(DType d) const {
+  if (d.itemsize() != dtype().itemsize())
+    bad("bitcast needs equal item sizes: " + dtype().name() + " is " + std::to_string(dtype().itemsize()) + " bytes, " + d.name() +
+        " is " + std::to_string(d.itemsize()));
+  if (d == dtype()) return *this;
+  return Tensor(mk(Op::BITCAST, d, {node()}, {}, shape()), device());
+}
+
+// ---- reductions ----------------------------------------------------------------------------------------------
+
+Tensor Tensor::reduce(int iop, std::vector<int64_t> axes, bool keepdim) const {
+  auto rop = static_cast<ReduceOp>(iop);
+  int64_t n = ndim();
+  if (axes.empty())
+    for (int64_t i = 0; i < n; ++i) axes.push_back(i);
+  for (auto& a : axes) a = norm_axis(a, n, shape());
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) bad("repeated axis in reduction over shape " + shape_str(shape()));
+  Tensor x = *this;
+  DType d = dtype();
+  // accumulate sums of small types in a wider one (bool counts as int32), 16-bit floats in float32
+  if (rop == ReduceOp::SUM) {
+    if (d.is_bool() || (d.is_signed_int() && d.itemsize() < 4)) x = x.cast(dtypes::int32);
+    else if (d.is_unsigned() && d.itemsize() < 4) x = x.cast(dtypes::uint32);
+    else if (d.is_float() && d.itemsize() == 2) x = x.cast(dtypes::float32);
+  }
+  Shape out = shape();
+  std::vector<int64_t> arg{static_cast<int64_t>(rop)};
+  for (int64_t a : axes) out[a] = 1, arg.push_back(a);
+  Tensor r(mk(Op::REDUCE_AXIS, x.dtype(), {x.node()}, arg, out), device());
+  if (rop == ReduceOp::SUM && d.is_float() && d.itemsize() == 2) r = r.cast(d);
+  if (keepdim) return r;
+  Shape squeezed;
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::binary_search(axes.begin(), axes.end(), i)) squeezed.push_back(shape()[i]);
+  return r.reshape(squeezed);
+}
+
+Tensor Tensor::sum(std::vector<int64_t> axes, bool keepdim) const { return reduce(static_cast<int>(ReduceOp::SUM), std::move(axes), keepdim); }
+Tensor Tensor::max(std::vector<int64_t> axes, bool keepdim) const { return reduce(static_cast<int>(ReduceOp::MAX), std::move(axes), keepdim); }
+Tensor Tensor::min(std::vector<int64_t> axes, bool keepdim) const { return reduce(static_cast<int>(ReduceOp::MIN), std::move(axes), keepdim); }
+
+Tensor Tensor::mean(std::vector<int64_t> axes, bool keepdim) const {
+  Tensor x = float_of(*this);
+  Tensor s = x.sum(axes, keepdim);
+  int64_t count = numel() == 0 ? 0 : numel() / s.numel();  // 0/0 gives NaN, as numpy
+  return s / static_cast<double>(count);
+}
+
+Tensor Tensor::argmax(int64_t axis, bool keepdim) const {
+  int64_t a = norm_axis(axis, ndim(), shape());
+  int64_t n = shape()[a];
+  Tensor m = max({a}, true);
+  Shape s(ndim(), 1);
+  s[a] = n;
+  // (n - i) where x is maximal, 0 elsewhere; the largest (n - i) is the first maximal index
+  Tensor rev = arange(static_cast<double>(n), 0, -1, dtypes::int32, device()).reshape(s);
+  Tensor hit = where(eq(m), rev, full({}, 0, dtypes::int32, device()));
+  Tensor idx = full({}, static_cast<double>(n), dtypes::int32, device()) - hit.max({a}, true);
+  return keepdim ? idx : idx.squeeze(a);
+}
+
+Tensor Tensor::softmax(int64_t axis) const {
+  Tensor x = float_of(*this);
+  int64_t a = norm_axis(axis, ndim(), shape());
+  Tensor e = (x - x.max({a}, true)).exp();
+  return e / e.sum({a}, true);
+}
+
+Tensor Tensor::log_softmax(int64_t axis) const {
+  Tensor x = float_of(*this);
+  int64_t a = norm_axis(axis, ndim(), shape());
+  Tensor shifted = x - x.max({a}, true);
+  return shifted - shifted.exp().sum({a}, true).log();
+}
+
+// ---- movement ------------------------------------------------------------------------------------------------
+
+Tensor Tensor::reshape(Shape s) const {
+  int64_t infer = -1, known = 1;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == -1) {
+      if (infer >= 0) bad("reshape to " + shape_str(s) + ": only one dimension can be -1");
+      infer = static_cast<int64_t>(i);
+    } else if (s[i] < 0) {
+      bad("reshape to " + shape_str(s) + ": negative dimension");
+    } else {
+      known *= s[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || numel() % known) bad("cannot reshape " + shape_str(shape()) + " to " + shape_str(s));
+    s[infer] = numel() / known;
+  }
+  if (prod(s) != numel()) bad("cannot reshape " + shape_str(shape()) + " to " + shape_str(s));
+  if (s == shape()) return *this;
+  return Tensor(mk(Op::RESHAPE, dtype(), {node()}, s, s), device());
+}
+
+Tensor Tensor::permute(std::vector<int64_t> order) const {
+  int64_t n = ndim();
+  if (static_cast<int64_t>(order.size()) != n) bad("permute order has " + std::to_string(order.size()) + " axes, shape " + shape_str(shape()) + " has " + std::to_string(n));
+  std::vector<bool> seen(n, false);
+  Shape out(n);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t a = norm_axis(order[i], n, shape());
+    if (seen[a]) bad("permute order repeats axis " + std::to_string(a));
+    seen[a] = true;
+    order[i] = a;
+    out[i] = shape()[a];
+  }
+  bool identity = true;
+  for (int64_t i = 0; i < n; ++i) identity &= order[i] == i;
+  if (identity) return *this;
+  return Tensor(mk(Op::PERMUTE, dtype(), {node()}, order, out), device());
+}
+
+Tensor Tensor::transpose(int64_t a, int64_t b) const {
+  std::vector<int64_t> order(ndim());
+  std::iota(order.begin(), order.end(), 0);
+  std::swap(order[norm_axis(a, ndim(), shape())], order[norm_axis(b, ndim(), shape())]);
+  return permute(order);
+}
+
+Tensor Tensor::expand(Shape s) const {
+  if (s.size() < shape().size()) bad("cannot expand " + shape_str(shape()) + " to fewer dims " + shape_str(s));
+  if (s.size() > shape().size()) {
+    Shape r(s.size() - shape().size(), 1);
+    r.insert(r.end(), shape().begin(), shape().end());
+    return reshape(r).expand(s);
+  }
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == -1) s[i] = shape()[i];
+    if (s[i] != shape()[i] && shape()[i] != 1) bad("cannot expand " + shape_str(shape()) + " to " + shape_str(s));
+    if (s[i] < 0) bad("cannot expand to negative size " + shape_str(s));
+  }
+  if (s == shape()) return *this;
+  return Tensor(mk(Op::EXPAND, dtype(), {node()}, s, s), device());
+}
+
+Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> p) const {
+  if (static_cast<int64_t>(p.size()) != ndim()) bad("pad needs one (before, after) pair per dim of " + shape_str(shape()));
+  std::vector<int64_t> arg;
+  Shape out = shape();
+  bool any = false;
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i].first < 0 || p[i].second < 0) bad("negative padding for shape " + shape_str(shape()) + " (use shrink)");
+    arg.push_back(p[i].first), arg.push_back(p[i].second);
+    out[i] += p[i].first + p[i].second;
+    any |= p[i].first || p[i].second;
+  }
+  if (!any) return *this;
+  return Tensor(mk(Op::PAD, dtype(), {node()}, arg, out), device());
+}
+
+Tensor Tensor::shrink(std::vector<std::pair<int64_t, int64_t>> b) const {
+  if (static_cast<int64_t>(b.size()) != ndim()) bad("shrink needs one [start, end) pair per dim of " + shape_str(shape()));
+  std::vector<int64_t> arg;
+  Shape out;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (b[i].first < 0 || b[i].first > b[i].second || b[i].second > shape()[i])
+      bad("shrink [" + std::to_string(b[i].first) + ", " + std::to_string(b[i].second) + ") is out of range for dim " +
+          std::to_string(i) + " of shape " + shape_str(shape()));
+    arg.push_back(b[i].first), arg.push_back(b[i].second);
+    out.push_back(b[i].second - b[i].first);
+  }
+  if (out == shape()) return *this;
+  return Tensor(mk(Op::SHRINK, dtype(), {node()}, arg, out), device());
+}
+
+Tensor Tensor::slice(int64_t axis, int64_t start, int64_t end) const {
+  int64_t a = norm_axis(axis, ndim(), shape()), n = shape()[a];
+  auto clampi = [n](int64_t v) { return std::clamp(v < 0 ? v + n : v, int64_t{0}, n); };
+  int64_t s = clampi(start), e = std::max(clampi(end), s);
+  std::vector<std::pair<int64_t, int64_t>> b;
+  for (int64_t i = 0; i < ndim(); ++i) b.emplace_back(i == a ? s : 0, i == a ? e : shape()[i]);
+  return shrink(b);
+}
+
+Tensor Tensor::flip(std::vector<int64_t> axes) const {
+  std::vector<int64_t> f(ndim(), 0);
+  for (int64_t a : axes) {
+    int64_t x = norm_axis(a, ndim(), shape());
+    if (f[x]) bad("flip repeats axis " + std::to_string(a));
+    f[x] = 1;
+  }
+  if (std::all_of(f.begin(), f.end(), [](int64_t v) { return v == 0; })) return *this;
+  return Tensor(mk(Op::FLIP, dtype(), {node()}, f, shape()), device());
+}
+
+Tensor Tensor::unsqueeze(int64_t axis) const {
+  int64_t a = axis < 0 ? axis + ndim() + 1 : axis;
+  if (a < 0 || a > ndim()) bad("unsqueeze axis " + std::to_string(axis) + " is out of range for shape " + shape_str(shape()));
+  Shape s = shape();
+  s.insert(s.begin() + a, 1);
+  return reshape(s);
+}
+
+Tensor Tensor::squeeze(int64_t axis) const {
+  int64_t a = norm_axis(axis, ndim(), shape());
+  if (shape()[a] != 1) bad("cannot squeeze dim " + std::to_string(a) + " of shape " + shape_str(shape()) + ": size is not 1");
+  Shape s = shape();
+  s.erase(s.begin() + a);
+  return reshape(s);
+}
+
+Tensor Tensor::cat(const std::vector<Tensor>& ts, int64_t axis) {
+  if (ts.empty()) bad("cat of no tensors");
+  const Tensor& t0 = ts[0];
+  int64_t a = norm_axis(axis, t0.ndim(), t0.shape());
+  DType d = t0.dtype();
+  int64_t total = 0;
+  for (const auto& t : ts) {
+    if (t.ndim() != t0.ndim()) bad("cat: shapes " + shape_str(t0.shape()) + " and " + shape_str(t.shape()) + " differ in rank");
+    for (int64_t i = 0; i < t0.ndim(); ++i)
+      if (i != a && t.shape()[i] != t0.shape()[i])
+        bad("cat along axis " + std::to_string(a) + ": shapes " + shape_str(t0.shape()) + " and " + shape_str(t.shape()) + " differ");
+    if (t.device() != t0.device()) bad("cat: tensors on " + t0.device() + " and " + t.device());
+    d = dtypes::promote(d, t.dtype());
+    total += t.shape()[a];
+  }
+  // each piece padded to the full length lands where it belongs; the others contribute zeros there
+  DType acc = d.is_bool() ? dtypes::uint8 : d;
+  std::optional<Tensor> out;
+  int64_t off = 0;
+  for (const auto& t : ts) {
+    std::vector<std::pair<int64_t, int64_t>> p(t.ndim(), {0, 0});
+    p[a] = {off, total - off - t.shape()[a]};
+    off += t.shape()[a];
+    Tensor piece = t.cast(acc).pad(p);
+    out = out ? *out + piece : piece;
+  }
+  return out->cast(d);
+}
+
+Tensor Tensor::stack(const std::vector<Tensor>& ts, int64_t axis) {
+  if (ts.empty()) bad("stack of no tensors");
+  std::vector<Tensor> u;
+  for (const auto& t : ts) {
+    if (t.shape() != ts[0].shape()) bad("stack: shapes " + shape_str(ts[0].shape()) + " and " + shape_str(t.shape()) + " differ");
+    u.push_back(t.unsqueeze(axis));
+  }
+  return cat(u, axis);
+}
+
+Tensor Tensor::gather(int64_t axis, const Tensor& index) const {
+  int64_t a = norm_axis(axis, ndim(), shape());
+  if (index.ndim() != ndim()) bad("gather: index shape " + shape_str(index.shape()) + " and source shape " + shape_str(shape()) + " differ in rank");
+  if (index.dtype().is_float() || index.dtype().is_bool()) bad("gather: index must be an integer tensor, got " + index.dtype().name());
+  std::vector<std::pair<int64_t, int64_t>> b;
+  for (int64_t i = 0; i < ndim(); ++i) {
+    if (i != a && index.shape()[i] > shape()[i])
+      bad("gather: index shape " + shape_str(index.shape()) + " exceeds source shape " + shape_str(shape()) + " in dim " + std::to_string(i));
+    b.emplace_back(0, i == a ? shape()[i] : index.shape()[i]);
+  }
+  int64_t n = shape()[a];
+  // move the gathered axis last, put a size-1 axis in its place, broadcast against one-hot(index)
+  std::vector<int64_t> order;
+  for (int64_t i = 0; i < ndim(); ++i)
+    if (i != a) order.push_back(i);
+  order.push_back(a);
+  Shape full_shape = index.shape();
+  full_shape.push_back(n);
+  Tensor xs = shrink(b).permute(order).unsqueeze(a).expand(full_shape);
+  Tensor onehot = index.cast(dtypes::int64).unsqueeze(-1).eq(arange(0, static_cast<double>(n), 1, dtypes::int64, device()));
+  Tensor zero = full({}, 0, dtype(), device());
+  return where(onehot, xs, zero).sum({-1}).cast(dtype());
+}
+
+Tensor Tensor::matmul(const Tensor& o) const {
+  if (ndim() == 0 || o.ndim() == 0) bad("matmul of a scalar: shapes " + shape_str(shape()) + " and " + shape_str(o.shape()));
+  if (ndim() == 1) return unsqueeze(0).matmul(o).squeeze(-2);
+  if (o.ndim() == 1) return matmul(o.unsqueeze(-1)).squeeze(-1);
+  int64_t k = shape().back();
+  if (o.shape()[o.ndim() - 2] != k)
+    bad("matmul: shapes " + shape_str(shape()) + " and " + shape_str(o.shape()) + " do not align (" + std::to_string(k) +
+        " != " + std::to_string(o.shape()[o.ndim() - 2]) + ")");
+  // (..., M, 1, K) * (..., 1, N, K) summed over K
+  Tensor a = unsqueeze(-2);
+  Tensor b = o.transpose(-1, -2).unsqueeze(-3);
+  return (a * b).sum({-1});
+}
+
+// ---- execution -----------------------------------------------------------------------------------------------
+
+void Tensor::realize_all(std::vector<Tensor*> ts) {
+  std::vector<Tensor*> todo;
+  for (Tensor* t : ts)
+    if (t->node()->op != Op::BUFFER) todo.push_back(t);
+  if (todo.empty()) return;
+  std::vector<UOpPtr> roots;
+  for (Tensor* t : todo) {
+    if (t->device() != todo[0]->device()) bad("realize_all: tensors on " + todo[0]->device() + " and " + t->device());
+    roots.push_back(t->node());
+  }
+  std::vector<std::shared_ptr<rt::Buffer>> bufs;
+  auto items = sched::create_schedule(roots, todo[0]->device(), bufs);
+  rt::run_schedule(items);
+  for (size_t i = 0; i < todo.size(); ++i) todo[i]->impl_->node = sched::buffer_node(bufs[i], todo[i]->shape());
+}
+
+Tensor& Tensor::realize() {
+  realize_all({this});
+  return *this;
+}
+
+Tensor Tensor::contiguous() const {
+  return Tensor(mk(Op::CONTIGUOUS, dtype(), {node()}, {}, shape()), device());
+}
+
+Tensor Tensor::to(const std::string& dev) const {
+  std::string d = resolve_device(dev);
+  if (d == device()) return *this;
+  Tensor src = *this;
+  return Tensor(mk(Op::COPY, dtype(), {src.node()}, d, shape()), d);
+}
+
+void Tensor::check_host_type(size_t size) const {
+  if (size != static_cast<size_t>(dtype().itemsize()))
+    bad("reading a " + dtype().name() + " tensor into host elements of " + std::to_string(size) + " bytes");
+}
+
+void Tensor::copy_out(void* dst, size_t nbytes) {
+  realize();
+  auto buf = std::static_pointer_cast<rt::Buffer>(node()->payload());
+  if (nbytes != buf->nbytes())
+    bad("copy_out of " + std::to_string(nbytes) + " bytes from a tensor of " + std::to_string(buf->nbytes()) + " bytes");
+  buf->copy_out(dst, nbytes);
+}
+
+}  // namespace tg

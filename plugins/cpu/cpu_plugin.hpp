@@ -1,0 +1,116 @@
+// The CPU plugin's private declarations: the objects behind the ABI's opaque handles that more than one file
+// needs (device, program), and the slot functions each interface file defines for the table in plugin.cpp.
+#pragma once
+
+#include <tg/plugin_abi.h>
+#include <tg/sdk/status.hpp>
+
+#include <oneapi/tbb/task_arena.h>
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace tg::cpu {
+
+// A rendered kernel: runs work-items [gidx0_start, gidx0_end) with parameters unpacked from the packed blob.
+using KernelFn = void (*)(const unsigned char* args, long long gidx0_start, long long gidx0_end);
+
+struct Jit;  // the ORC JIT that holds loaded programs (program.cpp)
+
+// One opened CPU device. Shared (shared_ptr) by its handle and by every queue and program made from it, so
+// closing the device early never leaves them dangling.
+struct Device {
+  std::string name = "CPU";
+  std::string description;     // "znver4, 16 cores (avx2 avx512f ...)"
+  std::string arch;            // llvm::sys::getHostCPUName()
+  uint64_t memory_bytes = 0;   // physical RAM
+  unsigned threads = 1;        // CPU_COUNT, default the hardware concurrency
+  std::unique_ptr<tbb::task_arena> arena;  // `threads` wide; kernel launches split across it
+
+  std::mutex jit_mutex;  // guards the lazy creation of jit
+  std::shared_ptr<Jit> jit;
+};
+
+// A loaded kernel: its entry point, a copy of its signature, and what keeps its code alive. Shared by the
+// program handle and by queues that recorded an exec of it, so the code lives until the last use runs.
+struct Program {
+  std::shared_ptr<Device> device;
+  std::shared_ptr<Jit> jit;
+  void* dylib = nullptr;  // the llvm::orc::JITDylib that owns the code; removed in the destructor
+  KernelFn fn = nullptr;
+  std::string kernel_name;
+  std::vector<std::string> param_names;  // storage for params[].name
+  std::vector<tg_kir_param> params;
+  size_t args_size = 0;  // bytes of the packed argument blob (tg_param_layout)
+
+  ~Program();
+};
+
+// Runs work-items [0, count) of `fn`: inline for one item or one thread, else one contiguous chunk per thread.
+void run_kernel(Device& device, KernelFn fn, const unsigned char* args, uint64_t count);
+
+// LLVM's native target, initialized once per process.
+void init_llvm();
+
+// ---- slot functions (one group per file) ------------------------------------------------------------------------
+// plugin.cpp (devices)
+tg_status_t device_count(uint32_t* out_count);
+tg_status_t device_open(uint32_t index, tg_device* out_device);
+void device_close(tg_device device);
+tg_status_t device_get_info(tg_device device, tg_device_info* out_info);
+std::shared_ptr<Device> device_of(tg_device device);  // throws on NULL
+
+// renderer.cpp
+tg_status_t renderer_create(tg_device device, const char* target, tg_renderer* out_renderer);
+void renderer_destroy(tg_renderer renderer);
+tg_status_t renderer_get_caps(tg_renderer renderer, tg_renderer_caps* out_caps);
+tg_status_t renderer_render(tg_renderer renderer, const tg_kir_kernel* kernel, const char** out_source);
+
+// compiler.cpp
+tg_status_t compiler_create(tg_device device, tg_compiler* out_compiler);
+void compiler_destroy(tg_compiler compiler);
+tg_status_t compiler_compile(tg_compiler compiler, const char* source, const char* kernel_name, void** out_blob,
+                             size_t* out_size);
+void blob_free(void* blob);
+
+// allocator.cpp
+tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer);
+void allocator_free(tg_device device, const tg_buffer_desc* buffer);
+tg_status_t allocator_copy_in(tg_device device, const tg_buffer_desc* dst, uint64_t offset, const void* src,
+                              uint64_t size);
+tg_status_t allocator_copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset,
+                               uint64_t size);
+// Throws TG_ERR_INVALID_ARGUMENT unless [offset, offset+size) lies inside the buffer.
+void check_range(const tg_buffer_desc& buffer, uint64_t offset, uint64_t size, const char* what);
+
+// program.cpp
+tg_status_t program_create(tg_device device, const void* blob, size_t size, const char* kernel_name,
+                           const tg_kir_param* params, uint32_t nparams, tg_program* out_program);
+void program_destroy(tg_program program);
+std::shared_ptr<Program> program_of(tg_program program);  // throws on NULL
+
+// hwqueue.cpp
+tg_status_t hwqueue_create(tg_device device, tg_hwqueue* out_queue);
+void hwqueue_destroy(tg_hwqueue queue);
+tg_status_t hwqueue_exec(tg_hwqueue queue, tg_program program, const void* args, size_t args_size,
+                         const tg_launch_dims* dims);
+tg_status_t hwqueue_copy(tg_hwqueue queue, const tg_buffer_desc* dst, uint64_t dst_offset, const tg_buffer_desc* src,
+                         uint64_t src_offset, uint64_t size);
+tg_status_t hwqueue_signal(tg_hwqueue queue, uint64_t value);
+tg_status_t hwqueue_timestamp(tg_hwqueue queue, uint64_t* out_slot);
+tg_status_t hwqueue_submit(tg_hwqueue queue);
+tg_status_t hwqueue_wait(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns);
+tg_status_t hwqueue_read_timestamp(tg_hwqueue queue, uint64_t slot, uint64_t* out_ns);
+
+}  // namespace tg::cpu
+
+// The opaque handles, as this plugin defines them.
+struct tg_device_s {
+  std::shared_ptr<tg::cpu::Device> device;
+};
+struct tg_program_s {
+  std::shared_ptr<tg::cpu::Program> program;
+};

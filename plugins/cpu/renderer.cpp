@@ -1,0 +1,335 @@
+// The CPU plugin's Renderer: KIR -> freestanding C for clang (ext_vector_type vectors, no headers), one function
+// per kernel that runs a contiguous range of work-items; and the capabilities that tell the core what it takes.
+#include "cpu_plugin.hpp"
+
+#include <tg/sdk/c_renderer.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <utility>
+
+namespace tg::cpu {
+namespace {
+
+using sdk::cat;
+using sdk::Error;
+
+constexpr uint64_t bit(uint32_t op) { return uint64_t{1} << op; }
+
+// The ALU ops taken whole, per kind of dtype; the core lowers everything else (float16/bfloat16 are storage
+// types it computes on in float32, so they only need casts).
+constexpr uint64_t kIntOps = bit(TG_KIR_NEG) | bit(TG_KIR_ADD) | bit(TG_KIR_SUB) | bit(TG_KIR_MUL) | bit(TG_KIR_IDIV) |
+                             bit(TG_KIR_MOD) | bit(TG_KIR_MAX) | bit(TG_KIR_CMPLT) | bit(TG_KIR_CMPNE) |
+                             bit(TG_KIR_CMPEQ) | bit(TG_KIR_AND) | bit(TG_KIR_OR) | bit(TG_KIR_XOR) | bit(TG_KIR_SHL) |
+                             bit(TG_KIR_SHR) | bit(TG_KIR_WHERE) | bit(TG_KIR_MULACC) | bit(TG_KIR_CAST) |
+                             bit(TG_KIR_BITCAST);
+constexpr uint64_t kBoolOps = bit(TG_KIR_AND) | bit(TG_KIR_OR) | bit(TG_KIR_XOR) | bit(TG_KIR_CMPNE) |
+                              bit(TG_KIR_CMPEQ) | bit(TG_KIR_CMPLT) | bit(TG_KIR_WHERE) | bit(TG_KIR_CAST);
+constexpr uint64_t kFloatOps = bit(TG_KIR_NEG) | bit(TG_KIR_ADD) | bit(TG_KIR_SUB) | bit(TG_KIR_MUL) |
+                               bit(TG_KIR_FDIV) | bit(TG_KIR_MAX) | bit(TG_KIR_CMPLT) | bit(TG_KIR_CMPNE) |
+                               bit(TG_KIR_CMPEQ) | bit(TG_KIR_SQRT) | bit(TG_KIR_RECIP) | bit(TG_KIR_TRUNC) |
+                               bit(TG_KIR_WHERE) | bit(TG_KIR_MULACC) | bit(TG_KIR_CAST) | bit(TG_KIR_BITCAST) |
+                               bit(TG_KIR_EXP2) | bit(TG_KIR_LOG2) | bit(TG_KIR_SIN);
+constexpr uint64_t kStorageOps = bit(TG_KIR_CAST) | bit(TG_KIR_BITCAST);
+
+uint64_t ops_of(uint32_t dtype) {
+  if (dtype == TG_DTYPE_BOOL) return kBoolOps;
+  if (dtype == TG_DTYPE_FLOAT16 || dtype == TG_DTYPE_BFLOAT16) return kStorageOps;
+  return sdk::is_float(dtype) ? kFloatOps : kIntOps;
+}
+
+tg_renderer_caps cpu_caps() {
+  tg_renderer_caps caps{};
+  caps.struct_size = sizeof(caps);
+  caps.dtypes = (1u << TG_DTYPE_COUNT) - 1;
+  for (uint32_t d = 0; d < TG_DTYPE_COUNT; ++d) {
+    caps.ops[d] = ops_of(d);
+    caps.vector_widths[d] = d == TG_DTYPE_BOOL ? 1u << 1 : (1u << 1) | (1u << 2) | (1u << 4) | (1u << 8) | (1u << 16);
+  }
+  caps.has_local = 0;
+  caps.has_threads = 1;
+  caps.max_global_dims = 1;
+  caps.max_global[0] = UINT32_MAX;
+  caps.max_global[1] = caps.max_global[2] = 1;
+  caps.max_local[0] = caps.max_local[1] = caps.max_local[2] = 1;
+  caps.max_local_threads = 1;
+  caps.local_mem_bytes = 0;
+  caps.max_params = 256;
+  return caps;
+}
+
+// Helper functions the kernels may call, emitted into the preamble only when used. Dividing by zero gives 0
+// and INT_MIN / -1 wraps, where C would trap: the core guards zero divisors, but a launch must never crash.
+const char* const kHalfHelpers =
+    "/* d rounded to nearest even in a binary float with ebits exponent and mbits mantissa bits: its bits */\n"
+    "static inline unsigned int tg_round_small_float(double d, int ebits, int mbits) {\n"
+    "  unsigned long long b = __builtin_bit_cast(unsigned long long, d), man = b & 0xfffffffffffffULL;\n"
+    "  unsigned int sign = (unsigned int)(b >> 63) << (ebits + mbits), emax = (1u << ebits) - 1u;\n"
+    "  int exp = (int)((b >> 52) & 0x7ff), e = exp - 1023 + (1 << (ebits - 1)) - 1;\n"
+    "  if (exp == 0x7ff) return sign | (emax << mbits) | (man ? (1u << (mbits - 1)) | (unsigned int)(man >> (52 - mbits)) : 0u);\n"
+    "  if (e >= (int)emax) return sign | (emax << mbits);\n"
+    "  unsigned long long m = man | (1ULL << 52);\n"
+    "  int shift = 52 - mbits + (e <= 0 ? 1 - e : 0);\n"
+    "  if (shift > 54) return sign;\n"
+    "  unsigned int q = e <= 0 ? (unsigned int)(m >> shift) : ((unsigned int)e << mbits) | (unsigned int)((m >> shift) & ((1u << mbits) - 1u));\n"
+    "  unsigned long long rem = m & ((1ULL << shift) - 1ULL), half_ulp = 1ULL << (shift - 1);\n"
+    "  if (rem > half_ulp || (rem == half_ulp && (q & 1u))) q += 1u;\n"
+    "  return sign | q;\n"
+    "}\n"
+    "static inline half tg_to_half(double d) { return __builtin_bit_cast(half, (unsigned short)tg_round_small_float(d, 5, 10)); }\n"
+    "static inline bfloat16 tg_to_bf16(double d) { return __builtin_bit_cast(bfloat16, (unsigned short)tg_round_small_float(d, 8, 7)); }\n"
+    "static inline float tg_half_to_float(half h) {\n"
+    "  unsigned int b = __builtin_bit_cast(unsigned short, h), sign = (b & 0x8000u) << 16, exp = (b >> 10) & 0x1fu, man = b & 0x3ffu;\n"
+    "  if (exp == 0) return (sign ? -1.0f : 1.0f) * ((float)man * 0x1p-24f); /* zero or subnormal: exact */\n"
+    "  return __builtin_bit_cast(float, sign | (exp == 0x1fu ? 0x7f800000u : (exp + 112u) << 23) | (man << 13));\n"
+    "}\n"
+    "static inline float tg_bf16_to_float(bfloat16 h) { return __builtin_bit_cast(float, (unsigned int)__builtin_bit_cast(unsigned short, h) << 16); }\n";
+
+std::string division_helpers(const std::string& t, const std::string& name, bool is_signed) {
+  if (!is_signed)
+    return cat("static inline ", t, " tg_idiv_", name, "(", t, " a, ", t, " b) { return b == 0 ? 0 : a / b; }\n",
+               "static inline ", t, " tg_mod_", name, "(", t, " a, ", t, " b) { return b == 0 ? 0 : a % b; }\n");
+  return cat("static inline ", t, " tg_idiv_", name, "(", t, " a, ", t, " b) { return b == 0 ? 0 : b == -1 ? -a : a / b; }\n",
+             "static inline ", t, " tg_mod_", name, "(", t, " a, ", t, " b) { return b == 0 || b == -1 ? 0 : a % b; }\n");
+}
+
+std::string max_helper(const std::string& t, const std::string& name) {
+  // a + b is NaN when either is: float MAX must propagate NaN, which a plain `a > b ? a : b` does not.
+  return cat("static inline ", t, " tg_max_", name, "(", t, " a, ", t, " b) { return (a != a || b != b) ? a + b : (a > b ? a : b); }\n");
+}
+
+class CpuRenderer final : public sdk::CRenderer {
+ public:
+  std::string render_kernel(const tg_kir_kernel& kernel) {
+    vector_types_.clear();
+    helpers_.clear();
+    helper_names_.clear();
+    gidx_loop_open_ = false;
+    return render(kernel);
+  }
+
+ protected:
+  std::string scalar_type(uint32_t dtype) override {
+    static const char* const names[TG_DTYPE_COUNT] = {"bool",     "int8_t",   "int16_t",  "int32_t", "int64_t",
+                                                      "uint8_t",  "uint16_t", "uint32_t", "uint64_t", "half",
+                                                      "bfloat16", "float",    "double"};
+    return names[dtype];
+  }
+  std::string vector_type(uint32_t dtype, uint32_t vcount) override {
+    vector_types_.insert({dtype, vcount});
+    return CRenderer::vector_type(dtype, vcount);
+  }
+
+  std::string preamble() override {
+    std::string out =
+        cat("/* tg CPU kernel ", kernel().name, ": freestanding C for clang; every type and helper is defined here */\n",
+            "typedef _Bool bool;\n"
+            "typedef signed char int8_t;\ntypedef short int16_t;\ntypedef int int32_t;\ntypedef long long int64_t;\n"
+            "typedef unsigned char uint8_t;\ntypedef unsigned short uint16_t;\ntypedef unsigned int uint32_t;\n"
+            "typedef unsigned long long uint64_t;\ntypedef _Float16 half;\ntypedef __bf16 bfloat16;\n");
+    // Each vector type also gets an `_u` twin aligned like its element, for loads/stores at any element index.
+    for (const auto& [dtype, vcount] : vector_types_) {
+      const std::string scalar = scalar_type(dtype), vec = CRenderer::vector_type(dtype, vcount);
+      out += cat("typedef ", scalar, " ", vec, " __attribute__((ext_vector_type(", vcount, ")));\n", "typedef ", scalar,
+                 " ", vec, "_u __attribute__((ext_vector_type(", vcount, "), aligned(", tg_dtype_size(dtype), ")));\n");
+    }
+    for (const std::string& helper : helpers_) out += helper;
+    return out;
+  }
+
+  std::string signature() override {
+    return cat("void ", kernel().name, "(const unsigned char* restrict args, long long gidx0_start, long long gidx0_end)");
+  }
+
+  // Parameters come from the packed blob at their tg_param_layout offsets; the blob is 8-byte aligned and each
+  // offset is naturally aligned, so a typed read is safe.
+  void emit_prologue() override {
+    const tg_kir_kernel& k = kernel();
+    std::vector<size_t> offsets(k.nparams);
+    tg_param_layout(k.params, k.nparams, offsets.data());
+    for (uint32_t p = 0; p < k.nparams; ++p) {
+      const tg_kir_param& param = k.params[p];
+      const std::string t = scalar_type(param.dtype), at = cat("(args + ", offsets[p], ")");
+      if (param.kind == TG_PARAM_BUFFER) {
+        const std::string ptr = cat(param.writable ? "" : "const ", t, "*");
+        line(cat(ptr, " ", param_name(p), " = (", ptr, ")*(const uint64_t*)", at, ";"));
+      } else {
+        line(cat("const ", t, " ", param_name(p), " = *(const ", t, "*)", at, ";"));
+      }
+    }
+    const bool has_work_items =
+        std::any_of(k.insts, k.insts + k.ninsts, [](const tg_kir_inst& in) { return in.op == TG_KIR_SPECIAL; });
+    if (!has_work_items) line("if (gidx0_start != 0) return; /* no work-item id: the body runs once per launch */");
+  }
+
+  // The one work-item id, global dim 0, is a loop over this call's range that encloses the rest of the body.
+  void emit_special(uint32_t i, uint32_t kind, uint32_t dim) override {
+    if (kind != TG_SPECIAL_GLOBAL || dim != 0)
+      throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": the CPU renderer has only global dim 0 (inst ", i, ")"));
+    if (gidx_loop_open_) return;  // a repeated SPECIAL names the same loop variable
+    if (open_blocks() != 0)
+      throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": work-item id inside a loop or if (inst ", i, ")"));
+    open_block("for (long long gidx0 = gidx0_start; gidx0 < gidx0_end; ++gidx0)", i, true);
+    gidx_loop_open_ = true;
+  }
+
+  // Besides C's: the signature's names and every type the preamble may declare (`int32_t`, `float4`, `float4_u`).
+  bool is_reserved_name(const std::string& name) override {
+    if (CRenderer::is_reserved_name(name) || name == "args" || name == "gidx0_start" || name == "gidx0_end") return true;
+    for (uint32_t d = 0; d < TG_DTYPE_COUNT; ++d) {
+      const std::string base = CRenderer::vector_type(d, 1);  // "float1": strip the count to get the base name
+      const std::string stem = base.substr(0, base.size() - 1);
+      if (name == scalar_type(d) || (name.rfind(stem, 0) == 0 && name.size() > stem.size() &&
+                                     std::isdigit(static_cast<unsigned char>(name[stem.size()]))))
+        return true;
+    }
+    return false;
+  }
+
+  std::string op_template(uint32_t op, uint32_t dtype, uint32_t src_dtype) override {
+    const bool f32 = src_dtype == TG_DTYPE_FLOAT32;
+    const std::string type = scalar_type(src_dtype), name = sdk::dtype_name(src_dtype);
+    if (op == TG_KIR_EXP2) return f32 ? "__builtin_exp2f({0})" : "__builtin_exp2({0})";
+    if (op == TG_KIR_LOG2) return f32 ? "__builtin_log2f({0})" : "__builtin_log2({0})";
+    if (op == TG_KIR_SIN) return f32 ? "__builtin_sinf({0})" : "__builtin_sin({0})";
+    if (op == TG_KIR_SQRT) return f32 ? "__builtin_sqrtf({0})" : "__builtin_sqrt({0})";
+    if (op == TG_KIR_TRUNC) return f32 ? "__builtin_truncf({0})" : "__builtin_trunc({0})";
+    if (op == TG_KIR_RECIP) return f32 ? "(1.0f/{0})" : "(1.0/{0})";
+    if (op == TG_KIR_MAX && sdk::is_float(src_dtype)) {
+      use_helper("max_" + name, max_helper(type, name));
+      return cat("tg_max_", name, "({0},{1})");
+    }
+    if (op == TG_KIR_MAX) return "({0}>{1}?{0}:{1})";
+    if (op == TG_KIR_IDIV || op == TG_KIR_MOD) {
+      use_helper("div_" + name, division_helpers(type, name, sdk::is_signed_int(src_dtype)));
+      return cat(op == TG_KIR_IDIV ? "tg_idiv_" : "tg_mod_", name, "({0},{1})");
+    }
+    // Shifts: the count is taken modulo the promoted width (C leaves larger counts undefined), and a left
+    // shift goes through unsigned so that shifting into or out of the sign bit wraps instead of being UB.
+    const bool wide = tg_dtype_size(src_dtype) == 8;
+    if (op == TG_KIR_SHL)
+      return cat("((", type, ")((", wide ? "uint64_t" : "uint32_t", "){0}<<({1}&", wide ? 63 : 31, ")))");
+    if (op == TG_KIR_SHR) return cat("({0}>>({1}&", wide ? 63 : 31, "))");
+    return CRenderer::op_template(op, dtype, src_dtype);
+  }
+
+  // Vectors: ops whose C vector form means the same as per lane stay whole; the rest render lane by lane.
+  std::string alu(uint32_t i, const std::vector<std::string>& srcs) override {
+    const tg_kir_inst& in = inst(i);
+    const uint32_t src_dtype = alu_src_dtype(i);
+    if (!(ops_of(src_dtype) & bit(in.op)))
+      throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": the CPU renderer has no ", sdk::op_name(in.op),
+                                          " on ", sdk::dtype_name(src_dtype), " (inst ", i, ")"));
+    const uint64_t whole = bit(TG_KIR_NEG) | bit(TG_KIR_ADD) | bit(TG_KIR_SUB) | bit(TG_KIR_MUL) | bit(TG_KIR_FDIV) |
+                           bit(TG_KIR_AND) | bit(TG_KIR_OR) | bit(TG_KIR_XOR) | bit(TG_KIR_MULACC);
+    const std::string tmpl = op_template(in.op, in.dtype, src_dtype);
+    if (in.vcount == 1 || (whole & bit(in.op))) return sdk::fill(tmpl, srcs);
+    std::vector<std::string> lanes;
+    for (uint32_t lane = 0; lane < in.vcount; ++lane) {
+      std::vector<std::string> lane_srcs;
+      for (uint32_t j = 0; j < in.nsrc; ++j)
+        lane_srcs.push_back(operand_inst(i, j).vcount == 1 ? srcs[j] : gep(srcs[j], lane));
+      lanes.push_back(sdk::fill(tmpl, lane_srcs));
+    }
+    return vectorize(in.dtype, in.vcount, lanes);
+  }
+
+  // float16/bfloat16 convert through the helpers (exact, no compiler-rt calls); to bool is `!= 0`.
+  std::string cast(uint32_t to, uint32_t vcount, uint32_t from, const std::string& x) override {
+    const auto is_special = [](uint32_t d) { return d == TG_DTYPE_BOOL || d == TG_DTYPE_FLOAT16 || d == TG_DTYPE_BFLOAT16; };
+    if (vcount > 1 && !is_special(to) && !is_special(from))
+      return cat("__builtin_convertvector(", x, ", ", type(to, vcount), ")");
+    if (vcount > 1) {
+      std::vector<std::string> lanes;
+      for (uint32_t lane = 0; lane < vcount; ++lane) lanes.push_back(cast(to, 1, from, gep(x, lane)));
+      return vectorize(to, vcount, lanes);
+    }
+    if (from == to) return x;
+    const std::string wide = from == TG_DTYPE_FLOAT16    ? cat("tg_half_to_float(", x, ")")
+                             : from == TG_DTYPE_BFLOAT16 ? cat("tg_bf16_to_float(", x, ")")
+                                                         : x;
+    if (from == TG_DTYPE_FLOAT16 || from == TG_DTYPE_BFLOAT16 || to == TG_DTYPE_FLOAT16 || to == TG_DTYPE_BFLOAT16)
+      use_helper("half", kHalfHelpers);
+    if (to == TG_DTYPE_BOOL) return cat("(", wide, "!=0)");
+    if (to == TG_DTYPE_FLOAT16) return cat("tg_to_half((double)(", wide, "))");
+    if (to == TG_DTYPE_BFLOAT16) return cat("tg_to_bf16((double)(", wide, "))");
+    return cat("((", scalar_type(to), ")(", wide, "))");
+  }
+
+  std::string inf_literal(uint32_t dtype, bool negative) override {
+    const std::string inf = cat(negative ? "(-" : "(", dtype == TG_DTYPE_FLOAT32 ? "__builtin_inff()" : "__builtin_inf()", ")");
+    return dtype == TG_DTYPE_FLOAT32 || dtype == TG_DTYPE_FLOAT64 ? inf : cast(dtype, 1, TG_DTYPE_FLOAT64, inf);
+  }
+  std::string nan_literal(uint32_t dtype) override {
+    if (dtype == TG_DTYPE_FLOAT32) return "__builtin_nanf(\"\")";
+    return dtype == TG_DTYPE_FLOAT64 ? "__builtin_nan(\"\")" : cast(dtype, 1, TG_DTYPE_FLOAT64, "__builtin_nan(\"\")");
+  }
+
+  // A vector access into scalar memory goes through the element-aligned `_u` type: any element index is fine.
+  std::string lvalue(const Access& a) override {
+    if (a.vcount == a.ptr_vcount) return CRenderer::lvalue(a);
+    return cat("(*(", type(a.dtype, a.vcount), "_u*)(", a.ptr, "+", a.index, "))");
+  }
+
+ private:
+  void use_helper(const std::string& key, const std::string& text) {
+    if (helper_names_.insert(key).second) helpers_.push_back(text);
+  }
+
+  std::set<std::pair<uint32_t, uint32_t>> vector_types_;  // (dtype, vcount) pairs the body used, sorted
+  std::vector<std::string> helpers_;                        // in first-use order: the same kernel, the same text
+  std::set<std::string> helper_names_;
+  bool gidx_loop_open_ = false;
+};
+
+}  // namespace
+}  // namespace tg::cpu
+
+struct tg_renderer_s {
+  std::shared_ptr<tg::cpu::Device> device;
+  tg::cpu::CpuRenderer renderer;
+  std::string source;  // the last render's text, returned borrowed
+};
+
+namespace tg::cpu {
+
+// Targets this renderer answers to: none given, or the C renderer by name.
+static bool is_known_target(const char* target) {
+  std::string t = target ? target : "";
+  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return t.empty() || t == "C" || t == "CLANG";
+}
+
+tg_status_t renderer_create(tg_device device, const char* target, tg_renderer* out_renderer) {
+  return sdk::guard("cpu renderer_create", [&] {
+    sdk::require(out_renderer, "out_renderer");
+    auto dev = device_of(device);
+    if (!is_known_target(target))
+      throw Error(TG_ERR_UNSUPPORTED, cat("no renderer '", target, "' on CPU; it has C (alias CLANG)"));
+    *out_renderer = new tg_renderer_s{std::move(dev), {}, {}};
+  });
+}
+
+void renderer_destroy(tg_renderer renderer) {
+  sdk::guard_void("cpu renderer_destroy", [&] { delete renderer; });
+}
+
+tg_status_t renderer_get_caps(tg_renderer renderer, tg_renderer_caps* out_caps) {
+  return sdk::guard("cpu renderer_get_caps", [&] {
+    sdk::require(renderer, "renderer");
+    sdk::write_versioned(out_caps, cpu_caps(), "out_caps");
+  });
+}
+
+tg_status_t renderer_render(tg_renderer renderer, const tg_kir_kernel* kernel, const char** out_source) {
+  return sdk::guard("cpu renderer_render", [&] {
+    sdk::require(renderer, "renderer");
+    sdk::require(kernel, "kernel");
+    sdk::require(out_source, "out_source");
+    renderer->source = renderer->renderer.render_kernel(*kernel);
+    *out_source = renderer->source.c_str();
+  });
+}
+
+}  // namespace tg::cpu

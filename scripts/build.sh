@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Configures and builds tg with CMake + Ninja (ccache when present) into build/ (or $TG_BUILD_DIR).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${TG_BUILD_DIR:-build}
+jobs=${TG_JOBS:-$(nproc)}
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=${TG_BUILD_TYPE:-RelWithDebInfo} "$@" >/dev/null
+ninja -C "$build" -j "$jobs" ${TG_TARGETS:-}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of tg from Debian packages. Idempotent: a second run changes nothing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  libboost-dev libboost-filesystem-dev libboost-program-options-dev   # Boost.DLL (header-only) + Program_options
+  libtbb-dev                                                          # oneTBB
+  libgtest-dev googletest                                             # GoogleTest
+  llvm-19-dev libclang-19-dev clang-19 lld-19                         # in-process C compiler + ORC JIT
+  libopenblas-dev                                                     # peer for CPU benchmarks
+  zlib1g-dev libzstd-dev libedit-dev libcurl4-openssl-dev libxml2-dev # link deps of LLVM's cmake package
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+echo "setup: all dependencies present" >&2

@@ -1,0 +1,316 @@
+/* tg plugin ABI v1: the plain C contract between the tg core and a device plugin.
+ *
+ * Ownership, once: what a *_create call returns belongs to the caller, who releases it with the matching
+ * *_destroy slot; what an accessor returns is borrowed and lives as long as the object it came from; a callee
+ * may keep what it is given only by copying it.
+ *
+ * Versioning: a major.minor pair. Minor versions only append (new enum values, new struct members at the end,
+ * new table slots at the end); every struct that can grow starts with `struct_size`, so each side reads only
+ * the members the other side knows. A different major is refused.
+ *
+ * Errors: every call returns a tg_status_t. NULL means success; otherwise it points at a status the plugin made
+ * with a code and a message, which the caller reads and then frees with tg_plugin_api.status_free.
+ */
+#ifndef TG_PLUGIN_ABI_H
+#define TG_PLUGIN_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TG_ABI_VERSION_MAJOR 1u
+#define TG_ABI_VERSION_MINOR 0u
+#define TG_ABI_ENTRY_POINT "tg_plugin_get_api"
+
+/* ---- status ------------------------------------------------------------------------------------------------ */
+
+typedef enum tg_status_code {
+  TG_OK = 0,
+  TG_ERR_INVALID_ARGUMENT = 1,
+  TG_ERR_OUT_OF_MEMORY = 2,
+  TG_ERR_COMPILE = 3,      /* message carries the compiler's diagnostics */
+  TG_ERR_UNSUPPORTED = 4,  /* the plugin does not implement what was asked */
+  TG_ERR_UNAVAILABLE = 5,  /* hardware or a vendor library is missing */
+  TG_ERR_ABI = 6,          /* version negotiation failed */
+  TG_ERR_INTERNAL = 7,
+} tg_status_code;
+
+typedef struct tg_status {
+  int32_t code;    /* a tg_status_code */
+  char* message;   /* NUL-terminated, owned by the status */
+} tg_status;
+
+typedef tg_status* tg_status_t; /* NULL = success */
+
+/* ---- dtypes and KIR ---------------------------------------------------------------------------------------- */
+
+/* Stable scalar type numbering; a renderer declares the ones it supports as a bit mask (1u << dtype). */
+typedef enum tg_dtype {
+  TG_DTYPE_BOOL = 0,
+  TG_DTYPE_INT8 = 1,
+  TG_DTYPE_INT16 = 2,
+  TG_DTYPE_INT32 = 3,
+  TG_DTYPE_INT64 = 4,
+  TG_DTYPE_UINT8 = 5,
+  TG_DTYPE_UINT16 = 6,
+  TG_DTYPE_UINT32 = 7,
+  TG_DTYPE_UINT64 = 8,
+  TG_DTYPE_FLOAT16 = 9,
+  TG_DTYPE_BFLOAT16 = 10,
+  TG_DTYPE_FLOAT32 = 11,
+  TG_DTYPE_FLOAT64 = 12,
+  TG_DTYPE_COUNT = 13,
+} tg_dtype;
+
+/* Address spaces of pointers (buffer parameters and DEFINE_* instructions). */
+typedef enum tg_addrspace {
+  TG_ADDR_GLOBAL = 0,
+  TG_ADDR_LOCAL = 1, /* shared by a work-group */
+  TG_ADDR_REG = 2,   /* private to one work-item */
+} tg_addrspace;
+
+/* KIR opcodes. Numbering is stable; new ops are only appended. `src` lists operands by instruction index. */
+typedef enum tg_kir_op {
+  /* definitions */
+  TG_KIR_PARAM = 0,        /* arg.i = parameter index; buffers: pointer to dtype, vars: scalar value */
+  TG_KIR_CONST = 1,        /* scalar constant: arg.i for ints/bool, arg.f for floats */
+  TG_KIR_SPECIAL = 2,      /* work-item id: arg.i = TG_SPECIAL_* kind*4 + dim; src[0] = extent */
+  TG_KIR_DEFINE_REG = 3,   /* private array: arg.i elements of dtype x vcount */
+  TG_KIR_DEFINE_LOCAL = 4, /* work-group shared array: arg.i elements */
+  /* control flow */
+  TG_KIR_RANGE = 5,        /* loop var from 0 to src[0] (exclusive); int dtype; arg.i = loop id */
+  TG_KIR_ENDRANGE = 6,     /* closes src[0] (a RANGE) */
+  TG_KIR_IF = 7,           /* src[0] = bool condition */
+  TG_KIR_ENDIF = 8,        /* closes src[0] (an IF) */
+  TG_KIR_BARRIER = 9,      /* work-group barrier on local memory */
+  /* memory */
+  TG_KIR_LOAD = 10,        /* src[0] = pointer, src[1] = element index, src[2] (optional) = bool gate: 0 if false */
+  TG_KIR_STORE = 11,       /* src[0] = pointer, src[1] = element index, src[2] = value, src[3] (optional) gate */
+  /* vectors */
+  TG_KIR_VECTORIZE = 12,   /* vcount scalar sources -> one vector */
+  TG_KIR_GEP = 13,         /* lane arg.i of vector src[0] */
+  /* unary */
+  TG_KIR_NEG = 14,
+  TG_KIR_EXP2 = 15,
+  TG_KIR_LOG2 = 16,
+  TG_KIR_SIN = 17,
+  TG_KIR_SQRT = 18,
+  TG_KIR_RECIP = 19,
+  TG_KIR_TRUNC = 20,
+  TG_KIR_CAST = 21,        /* value conversion to dtype (float->int truncates toward zero) */
+  TG_KIR_BITCAST = 22,     /* same-size reinterpretation */
+  /* binary */
+  TG_KIR_ADD = 23,
+  TG_KIR_SUB = 24,
+  TG_KIR_MUL = 25,
+  TG_KIR_IDIV = 26,        /* integer division truncating toward zero; callers guard division by zero */
+  TG_KIR_MOD = 27,         /* C remainder (sign of the dividend) */
+  TG_KIR_FDIV = 28,        /* IEEE float division */
+  TG_KIR_MAX = 29,         /* for floats: NaN if either operand is NaN */
+  TG_KIR_CMPLT = 30,       /* result dtype bool */
+  TG_KIR_CMPNE = 31,
+  TG_KIR_CMPEQ = 32,
+  TG_KIR_AND = 33,
+  TG_KIR_OR = 34,
+  TG_KIR_XOR = 35,
+  TG_KIR_SHL = 36,
+  TG_KIR_SHR = 37,         /* arithmetic for signed, logical for unsigned */
+  /* ternary */
+  TG_KIR_WHERE = 38,       /* src[0] bool ? src[1] : src[2] */
+  TG_KIR_MULACC = 39,      /* src[0]*src[1]+src[2] */
+  TG_KIR_OP_COUNT = 40,
+} tg_kir_op;
+
+typedef enum tg_special_kind {
+  TG_SPECIAL_GLOBAL = 0, /* global work-item id along dim */
+  TG_SPECIAL_GROUP = 1,  /* work-group id */
+  TG_SPECIAL_LOCAL = 2,  /* id inside the work-group */
+} tg_special_kind;
+
+typedef union tg_kir_arg {
+  int64_t i;
+  double f;
+} tg_kir_arg;
+
+typedef struct tg_kir_inst {
+  uint16_t op;        /* tg_kir_op */
+  uint8_t dtype;      /* tg_dtype of the result (for pointers: of the element) */
+  uint8_t vcount;     /* lanes: 1 = scalar */
+  uint8_t addrspace;  /* tg_addrspace, for pointer-producing instructions */
+  uint8_t nsrc;
+  uint16_t reserved;
+  uint32_t src_start; /* operands are src_pool[src_start .. src_start+nsrc) */
+  uint32_t reserved2;
+  tg_kir_arg arg;
+} tg_kir_inst;
+
+typedef enum tg_param_kind {
+  TG_PARAM_BUFFER = 0, /* passed as a 64-bit device address */
+  TG_PARAM_VAR = 1,    /* passed by value at its natural size and alignment */
+} tg_param_kind;
+
+typedef struct tg_kir_param {
+  uint32_t kind;     /* tg_param_kind */
+  uint32_t dtype;    /* element dtype of a buffer, or the scalar's dtype */
+  uint32_t writable; /* buffers: the kernel stores to it */
+  uint32_t reserved;
+  const char* name;  /* buffers: "data0"...; vars: the variable's name */
+} tg_kir_param;
+
+typedef struct tg_kir_kernel {
+  size_t struct_size;
+  const char* name; /* a C identifier, unique per kernel body */
+  const tg_kir_inst* insts;
+  uint32_t ninsts;
+  uint32_t nsrc_pool;
+  const int32_t* src_pool;
+  const tg_kir_param* params;
+  uint32_t nparams;
+  uint32_t global_dims; /* SPECIAL global dims used (0..3) */
+} tg_kir_kernel;
+
+/* Kernel arguments at launch: one packed blob, the parameters in signature order, each at its natural
+ * alignment (buffers: 8-byte device addresses; vars: 1/2/4/8 bytes). */
+typedef struct tg_launch_dims {
+  uint32_t global[3];
+  uint32_t local[3];
+} tg_launch_dims;
+
+/* Bytes of one scalar of a dtype. */
+static inline uint32_t tg_dtype_size(uint32_t dtype) {
+  static const uint8_t sizes[TG_DTYPE_COUNT] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8};
+  return dtype < TG_DTYPE_COUNT ? sizes[dtype] : 0;
+}
+
+/* Bytes a parameter takes in the packed argument blob (its alignment is the same number). */
+static inline uint32_t tg_param_size(const tg_kir_param* param) {
+  return param->kind == TG_PARAM_BUFFER ? 8u : tg_dtype_size(param->dtype);
+}
+
+/* Byte offset of every parameter in the packed blob (out_offsets has nparams entries); returns the blob size. */
+static inline size_t tg_param_layout(const tg_kir_param* params, uint32_t nparams, size_t* out_offsets) {
+  size_t off = 0;
+  for (uint32_t i = 0; i < nparams; ++i) {
+    size_t sz = tg_param_size(&params[i]);
+    off = (off + sz - 1) / sz * sz;
+    out_offsets[i] = off;
+    off += sz;
+  }
+  return off;
+}
+
+/* ---- renderer capabilities ----------------------------------------------------------------------------------- */
+
+typedef struct tg_renderer_caps {
+  size_t struct_size;
+  uint32_t dtypes;                           /* bit mask of tg_dtype the renderer can load, store and compute */
+  uint64_t ops[TG_DTYPE_COUNT];              /* per dtype: bit mask of tg_kir_op ALU ops taken whole */
+  uint32_t vector_widths[TG_DTYPE_COUNT];    /* per dtype: bit mask of supported lane counts (bit n = n lanes) */
+  uint32_t has_local;                        /* DEFINE_LOCAL + BARRIER */
+  uint32_t has_threads;                      /* runs global dim 0 across CPU threads */
+  uint32_t max_global_dims;                  /* SPECIAL global dims the launch understands */
+  uint32_t max_global[3];
+  uint32_t max_local[3];
+  uint32_t max_local_threads;
+  uint64_t local_mem_bytes;
+  uint32_t max_params;                       /* most parameters a kernel may have */
+} tg_renderer_caps;
+
+/* ---- opaque handles ------------------------------------------------------------------------------------------ */
+
+typedef struct tg_device_s* tg_device;
+typedef struct tg_renderer_s* tg_renderer;
+typedef struct tg_compiler_s* tg_compiler;
+typedef struct tg_allocator_s* tg_allocator;
+typedef struct tg_program_s* tg_program;
+typedef struct tg_hwqueue_s* tg_hwqueue;
+
+typedef struct tg_buffer_desc {
+  uint64_t addr;  /* device address; on host devices a host pointer */
+  uint64_t size;  /* bytes */
+  void* handle;   /* plugin-private */
+} tg_buffer_desc;
+
+typedef struct tg_device_info {
+  size_t struct_size;
+  const char* name;        /* "CPU", "NV"... the DEV name */
+  const char* description; /* human readable: "x86_64 16 cores (avx512f)" */
+  const char* arch;        /* target the compiler emits for: "x86-64-v4", "sm_90" */
+  uint64_t memory_bytes;
+  uint32_t is_host;        /* buffers are directly addressable by the host */
+} tg_device_info;
+
+/* ---- the plugin table ---------------------------------------------------------------------------------------- */
+
+typedef struct tg_plugin_api {
+  size_t struct_size;
+  uint32_t abi_major;
+  uint32_t abi_minor;
+  const char* plugin_name; /* "cpu" */
+  const char* device_name; /* the DEV name it provides: "CPU" */
+
+  void (*status_free)(tg_status_t status);
+
+  /* devices */
+  tg_status_t (*device_count)(uint32_t* out_count);
+  tg_status_t (*device_open)(uint32_t index, tg_device* out_device);
+  void (*device_close)(tg_device device);
+  tg_status_t (*device_get_info)(tg_device device, tg_device_info* out_info); /* out_info->struct_size preset */
+
+  /* Renderer: KIR -> source text */
+  tg_status_t (*renderer_create)(tg_device device, const char* target, tg_renderer* out_renderer);
+  void (*renderer_destroy)(tg_renderer renderer);
+  tg_status_t (*renderer_get_caps)(tg_renderer renderer, tg_renderer_caps* out_caps);
+  /* *out_source stays valid until the next render call on this renderer or its destruction */
+  tg_status_t (*renderer_render)(tg_renderer renderer, const tg_kir_kernel* kernel, const char** out_source);
+
+  /* Compiler: source -> binary blob */
+  tg_status_t (*compiler_create)(tg_device device, tg_compiler* out_compiler);
+  void (*compiler_destroy)(tg_compiler compiler);
+  /* the blob is the caller's; free it with blob_free */
+  tg_status_t (*compiler_compile)(tg_compiler compiler, const char* source, const char* kernel_name,
+                                  void** out_blob, size_t* out_size);
+  void (*blob_free)(void* blob);
+
+  /* Allocator */
+  tg_status_t (*allocator_alloc)(tg_device device, uint64_t size, tg_buffer_desc* out_buffer);
+  void (*allocator_free)(tg_device device, const tg_buffer_desc* buffer);
+  tg_status_t (*allocator_copy_in)(tg_device device, const tg_buffer_desc* dst, uint64_t offset, const void* src,
+                                   uint64_t size);
+  tg_status_t (*allocator_copy_out)(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset,
+                                    uint64_t size);
+
+  /* Program */
+  tg_status_t (*program_create)(tg_device device, const void* blob, size_t size, const char* kernel_name,
+                                const tg_kir_param* params, uint32_t nparams, tg_program* out_program);
+  void (*program_destroy)(tg_program program);
+
+  /* HWQueue: commands are recorded, then submitted; signals are 64-bit values that only grow */
+  tg_status_t (*hwqueue_create)(tg_device device, tg_hwqueue* out_queue);
+  void (*hwqueue_destroy)(tg_hwqueue queue);
+  tg_status_t (*hwqueue_exec)(tg_hwqueue queue, tg_program program, const void* args, size_t args_size,
+                              const tg_launch_dims* dims);
+  tg_status_t (*hwqueue_copy)(tg_hwqueue queue, const tg_buffer_desc* dst, uint64_t dst_offset,
+                              const tg_buffer_desc* src, uint64_t src_offset, uint64_t size);
+  tg_status_t (*hwqueue_signal)(tg_hwqueue queue, uint64_t value);        /* queue sets its signal to value */
+  tg_status_t (*hwqueue_timestamp)(tg_hwqueue queue, uint64_t* out_slot); /* records a time stamp */
+  tg_status_t (*hwqueue_submit)(tg_hwqueue queue);
+  /* blocks until the queue's signal reaches value; timeout_ns = 0 waits forever */
+  tg_status_t (*hwqueue_wait)(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns);
+  /* nanoseconds of a recorded time stamp, valid once the command ran */
+  tg_status_t (*hwqueue_read_timestamp)(tg_hwqueue queue, uint64_t slot, uint64_t* out_ns);
+} tg_plugin_api;
+
+/* The single exported entry point. The core passes the newest ABI version it speaks; the plugin returns its
+ * table, or NULL with *out_status set when it cannot serve that major. */
+typedef const tg_plugin_api* (*tg_plugin_get_api_fn)(uint32_t core_major, uint32_t core_minor,
+                                                     tg_status_t* out_status);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TG_PLUGIN_ABI_H */

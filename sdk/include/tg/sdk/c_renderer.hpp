@@ -1,0 +1,507 @@
+// tg::sdk::CRenderer: the C-style source renderer base every source-emitting plugin shares. It checks and walks
+// a tg_kir_kernel and emits C-like text, asking virtual hooks for everything a backend spells its own way.
+//
+// Shape of the output: preamble(), then signature() + " {", the prologue, one line per KIR instruction (each value
+// becomes a named local such as `alu12`; CONSTs are inlined; RANGE/IF open a block that ENDRANGE/ENDIF close),
+// and "}". A backend may also open "implicit" blocks (the CPU's work-item loop) that close at the function's end.
+#pragma once
+
+#include <tg/plugin_abi.h>
+#include <tg/sdk/status.hpp>
+
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tg::sdk {
+
+inline const char* dtype_name(uint32_t dtype) noexcept {
+  static const char* const names[TG_DTYPE_COUNT] = {"bool",   "int8",    "int16",    "int32",   "int64",
+                                                    "uint8",  "uint16",  "uint32",   "uint64",  "float16",
+                                                    "bfloat16", "float32", "float64"};
+  return dtype < TG_DTYPE_COUNT ? names[dtype] : "<bad dtype>";
+}
+
+inline const char* op_name(uint32_t op) noexcept {
+  static const char* const names[TG_KIR_OP_COUNT] = {
+      "PARAM", "CONST",  "SPECIAL", "DEFINE_REG", "DEFINE_LOCAL", "RANGE",  "ENDRANGE", "IF",    "ENDIF",
+      "BARRIER", "LOAD", "STORE",   "VECTORIZE",  "GEP",          "NEG",    "EXP2",     "LOG2",  "SIN",
+      "SQRT",  "RECIP",  "TRUNC",   "CAST",       "BITCAST",      "ADD",    "SUB",      "MUL",   "IDIV",
+      "MOD",   "FDIV",   "MAX",     "CMPLT",      "CMPNE",        "CMPEQ",  "AND",      "OR",    "XOR",
+      "SHL",   "SHR",    "WHERE",   "MULACC"};
+  return op < TG_KIR_OP_COUNT ? names[op] : "<bad op>";
+}
+
+inline bool is_float(uint32_t dtype) { return dtype >= TG_DTYPE_FLOAT16 && dtype <= TG_DTYPE_FLOAT64; }
+inline bool is_signed_int(uint32_t dtype) { return dtype >= TG_DTYPE_INT8 && dtype <= TG_DTYPE_INT64; }
+inline bool is_unsigned_int(uint32_t dtype) { return dtype >= TG_DTYPE_UINT8 && dtype <= TG_DTYPE_UINT64; }
+inline bool is_int(uint32_t dtype) { return is_signed_int(dtype) || is_unsigned_int(dtype); }
+inline bool is_cmp(uint32_t op) { return op == TG_KIR_CMPLT || op == TG_KIR_CMPNE || op == TG_KIR_CMPEQ; }
+
+// An op template with its operands substituted: fill("({0}+{1})", {"a", "b"}) == "(a+b)". Other braces are kept.
+inline std::string fill(std::string_view tmpl, const std::vector<std::string>& args) {
+  std::string out;
+  for (size_t i = 0; i < tmpl.size(); ++i) {
+    const bool is_slot = tmpl[i] == '{' && i + 2 < tmpl.size() && tmpl[i + 2] == '}' && tmpl[i + 1] >= '0' &&
+                         tmpl[i + 1] <= '9';
+    if (!is_slot) {
+      out += tmpl[i];
+      continue;
+    }
+    const size_t k = static_cast<size_t>(tmpl[i + 1] - '0');
+    if (k >= args.size()) throw Error(TG_ERR_INTERNAL, cat("op template '", tmpl, "' uses operand ", k));
+    out += args[k];
+    i += 2;
+  }
+  return out;
+}
+
+class CRenderer {
+ public:
+  virtual ~CRenderer() = default;
+
+  // The kernel as source text. Throws Error: TG_ERR_INVALID_ARGUMENT for malformed KIR, TG_ERR_UNSUPPORTED for a
+  // construct this backend cannot express.
+  std::string render(const tg_kir_kernel& kernel) {
+    start(kernel);
+    emit_prologue();
+    for (uint32_t i = 0; i < kernel.ninsts; ++i) emit(i);
+    for (const Block& block : blocks_) {
+      if (!block.implicit)
+        throw invalid(block.inst, cat(op_name(inst(block.inst).op), " is never closed"));
+    }
+    while (!blocks_.empty()) close_block();
+    std::string source = preamble();
+    source += signature() + " {\n" + body_ + "}\n";
+    return source;
+  }
+
+ protected:
+  // One LOAD or STORE: `ptr` holds `ptr_vcount`-lane elements; the access reads `vcount` lanes at `index`.
+  struct Access {
+    std::string ptr, index;
+    uint32_t dtype, vcount, ptr_vcount, addrspace;
+  };
+
+  // ---- hooks: types ------------------------------------------------------------------------------------------
+  virtual std::string scalar_type(uint32_t dtype) {
+    static const char* const names[TG_DTYPE_COUNT] = {
+        "bool",          "signed char",    "short", "int",   "long long", "unsigned char", "unsigned short",
+        "unsigned int",  "unsigned long long", "half", "__bf16", "float", "double"};
+    return names[dtype];
+  }
+  // OpenCL-style names ("float4", "uchar8"); a backend that needs declarations emits them from preamble().
+  virtual std::string vector_type(uint32_t dtype, uint32_t vcount) {
+    static const char* const bases[TG_DTYPE_COUNT] = {"bool",  "char",   "short", "int",  "long",  "uchar", "ushort",
+                                                      "uint",  "ulong",  "half",  "bfloat16", "float", "double"};
+    return cat(bases[dtype], vcount);
+  }
+
+  // ---- hooks: the kernel frame -------------------------------------------------------------------------------
+  virtual std::string preamble() { return ""; }  // called after the body, so it may declare what the body used
+  virtual std::string signature() = 0;            // e.g. `extern "C" __global__ void E_4(float* data0)`
+  virtual void emit_prologue() {}                 // lines before the first instruction (parameter unpacking)
+  // A work-item id. The default declares `T name = special_expr(kind, dim);`.
+  virtual void emit_special(uint32_t i, uint32_t kind, uint32_t dim) {
+    line(cat(type_of(i), " ", names_[i], " = ", special_expr(kind, dim), ";"));
+  }
+  virtual std::string special_expr(uint32_t kind, uint32_t dim) {
+    throw Error(TG_ERR_UNSUPPORTED, cat("this renderer has no work-item id of kind ", kind, " dim ", dim));
+  }
+  virtual std::string special_name(uint32_t kind, uint32_t dim) {
+    static const char* const prefixes[3] = {"gidx", "grp", "lidx"};
+    return cat(prefixes[kind], dim);
+  }
+  virtual std::string barrier() { throw Error(TG_ERR_UNSUPPORTED, "this renderer has no BARRIER"); }
+  virtual std::string local_decl(const std::string& type, const std::string& name, int64_t count) {
+    throw Error(TG_ERR_UNSUPPORTED, cat("this renderer has no local memory (", type, " ", name, "[", count, "])"));
+  }
+  virtual std::string reg_decl(const std::string& type, const std::string& name, int64_t count) {
+    return cat(type, " ", name, "[", count, "];");
+  }
+  virtual std::string range_header(const std::string& type, const std::string& name, const std::string& end) {
+    return cat("for (", type, " ", name, " = 0; ", name, " < ", end, "; ", name, "++)");
+  }
+  virtual std::string if_header(const std::string& cond) { return cat("if (", cond, ")"); }
+
+  // ---- hooks: values -----------------------------------------------------------------------------------------
+  // The op table: an expression template per ALU op, {N} standing for operand N.
+  virtual std::string op_template(uint32_t op, uint32_t dtype, uint32_t src_dtype) {
+    switch (static_cast<tg_kir_op>(op)) {
+      case TG_KIR_NEG: return "(-{0})";
+      case TG_KIR_EXP2: return "exp2({0})";
+      case TG_KIR_LOG2: return "log2({0})";
+      case TG_KIR_SIN: return "sin({0})";
+      case TG_KIR_SQRT: return "sqrt({0})";
+      case TG_KIR_RECIP: return "(1/{0})";
+      case TG_KIR_TRUNC: return "trunc({0})";
+      case TG_KIR_ADD: return "({0}+{1})";
+      case TG_KIR_SUB: return "({0}-{1})";
+      case TG_KIR_MUL: return "({0}*{1})";
+      case TG_KIR_IDIV: return "({0}/{1})";
+      case TG_KIR_MOD: return "({0}%{1})";
+      case TG_KIR_FDIV: return "({0}/{1})";
+      case TG_KIR_MAX: return "max({0},{1})";
+      case TG_KIR_CMPLT: return "({0}<{1})";
+      case TG_KIR_CMPNE: return "({0}!={1})";
+      case TG_KIR_CMPEQ: return "({0}=={1})";
+      case TG_KIR_AND: return "({0}&{1})";
+      case TG_KIR_OR: return "({0}|{1})";
+      case TG_KIR_XOR: return "({0}^{1})";
+      case TG_KIR_SHL: return "({0}<<{1})";
+      case TG_KIR_SHR: return "({0}>>{1})";
+      case TG_KIR_WHERE: return "({0}?{1}:{2})";
+      case TG_KIR_MULACC: return "(({0}*{1})+{2})";
+      case TG_KIR_PARAM: case TG_KIR_CONST: case TG_KIR_SPECIAL: case TG_KIR_DEFINE_REG: case TG_KIR_DEFINE_LOCAL:
+      case TG_KIR_RANGE: case TG_KIR_ENDRANGE: case TG_KIR_IF: case TG_KIR_ENDIF: case TG_KIR_BARRIER:
+      case TG_KIR_LOAD: case TG_KIR_STORE: case TG_KIR_VECTORIZE: case TG_KIR_GEP: case TG_KIR_CAST:
+      case TG_KIR_BITCAST: case TG_KIR_OP_COUNT: break;
+    }
+    throw Error(TG_ERR_INTERNAL, cat(op_name(op), " is not an ALU op"));
+  }
+  // ALU instruction i on its rendered operands (inst(i) and operand_inst(i, j) tell dtypes and lanes).
+  virtual std::string alu(uint32_t i, const std::vector<std::string>& srcs) {
+    return fill(op_template(inst(i).op, inst(i).dtype, alu_src_dtype(i)), srcs);
+  }
+  virtual std::string cast(uint32_t to, uint32_t vcount, uint32_t from, const std::string& x) {
+    return cat("((", type(to, vcount), ")(", x, "))");
+  }
+  virtual std::string bitcast(uint32_t to, uint32_t vcount, uint32_t from, const std::string& x) {
+    return cat("__builtin_bit_cast(", type(to, vcount), ", ", x, ")");
+  }
+  virtual std::string vectorize(uint32_t dtype, uint32_t vcount, const std::vector<std::string>& lanes) {
+    std::string out = cat("((", type(dtype, vcount), "){");
+    for (size_t k = 0; k < lanes.size(); ++k) out += (k ? "," : "") + lanes[k];
+    return out + "})";
+  }
+  virtual std::string gep(const std::string& x, uint32_t lane) { return cat(x, "[", lane, "]"); }
+  virtual std::string zero(uint32_t dtype, uint32_t vcount) {
+    const std::string scalar = constant(dtype, tg_kir_arg{.i = 0});
+    return vcount == 1 ? scalar : vectorize(dtype, vcount, std::vector<std::string>(vcount, scalar));
+  }
+  // The lvalue a LOAD reads and a STORE writes.
+  virtual std::string lvalue(const Access& a) {
+    if (a.vcount == a.ptr_vcount) return cat(a.ptr, "[", a.index, "]");
+    return cat("(*((", type(a.dtype, a.vcount), "*)(", a.ptr, "+", a.index, ")))");
+  }
+
+  // Constants. Integers wrap to their dtype; floats print exactly (%.9g for float32, %.17g for float64).
+  virtual std::string constant(uint32_t dtype, tg_kir_arg arg) {
+    if (!is_float(dtype)) return int_literal(dtype, arg.i);
+    if (std::isnan(arg.f)) return nan_literal(dtype);
+    if (std::isinf(arg.f)) return inf_literal(dtype, arg.f < 0);
+    return float_literal(dtype, arg.f);
+  }
+  virtual std::string inf_literal(uint32_t dtype, bool negative) {
+    const std::string inf = negative ? "(-INFINITY)" : "INFINITY";
+    return dtype == TG_DTYPE_FLOAT32 ? inf : cast(dtype, 1, TG_DTYPE_FLOAT32, inf);
+  }
+  virtual std::string nan_literal(uint32_t dtype) {
+    return dtype == TG_DTYPE_FLOAT32 ? "NAN" : cast(dtype, 1, TG_DTYPE_FLOAT32, "NAN");
+  }
+  virtual std::string float_literal(uint32_t dtype, double value) {
+    char text[64];
+    if (dtype == TG_DTYPE_FLOAT32) std::snprintf(text, sizeof text, "%.9g", static_cast<double>(static_cast<float>(value)));
+    else std::snprintf(text, sizeof text, "%.17g", value);
+    std::string out = text;
+    if (out.find_first_of(".e") == std::string::npos) out += ".0";
+    if (dtype == TG_DTYPE_FLOAT32) out += "f";
+    if (out[0] == '-') out = "(" + out + ")";
+    return dtype == TG_DTYPE_FLOAT32 || dtype == TG_DTYPE_FLOAT64 ? out : cast(dtype, 1, TG_DTYPE_FLOAT64, out);
+  }
+  virtual std::string int_literal(uint32_t dtype, int64_t value) {
+    switch (static_cast<tg_dtype>(dtype)) {
+      case TG_DTYPE_BOOL: return value != 0 ? "1" : "0";
+      case TG_DTYPE_INT8: return signed_literal(static_cast<int8_t>(value), "");
+      case TG_DTYPE_INT16: return signed_literal(static_cast<int16_t>(value), "");
+      case TG_DTYPE_INT32: return signed_literal(static_cast<int32_t>(value), "");
+      case TG_DTYPE_INT64: return signed_literal(value, "LL");
+      case TG_DTYPE_UINT8: return std::to_string(static_cast<uint8_t>(value));
+      case TG_DTYPE_UINT16: return std::to_string(static_cast<uint16_t>(value));
+      case TG_DTYPE_UINT32: return std::to_string(static_cast<uint32_t>(value)) + "u";
+      case TG_DTYPE_UINT64: return std::to_string(static_cast<uint64_t>(value)) + "ULL";
+      case TG_DTYPE_FLOAT16: case TG_DTYPE_BFLOAT16: case TG_DTYPE_FLOAT32: case TG_DTYPE_FLOAT64:
+      case TG_DTYPE_COUNT: break;
+    }
+    throw Error(TG_ERR_INTERNAL, cat("int_literal of ", dtype_name(dtype)));
+  }
+  // The name prefix of each value-producing instruction's local.
+  virtual std::string value_prefix(uint32_t op) {
+    switch (op) {
+      case TG_KIR_LOAD: return "val";
+      case TG_KIR_CAST: case TG_KIR_BITCAST: return "cast";
+      case TG_KIR_VECTORIZE: return "vec";
+      case TG_KIR_GEP: return "lane";
+      case TG_KIR_DEFINE_REG: return "acc";
+      case TG_KIR_DEFINE_LOCAL: return "temp";
+      case TG_KIR_RANGE: return "ridx";
+      default: return "alu";  // a lookup table rather than a switch that must see every op
+    }
+  }
+  // Names a backend's own code uses (helpers, its signature); a parameter with such a name is renamed.
+  virtual bool is_reserved_name(const std::string& name) {
+    static const char* const keywords[] = {"auto", "break", "case", "char", "const", "continue", "default", "do",
+                                           "double", "else", "enum", "extern", "float", "for", "goto", "if", "inline",
+                                           "int", "long", "register", "restrict", "return", "short", "signed",
+                                           "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned",
+                                           "void", "volatile", "while", "bool", "half", "true", "false"};
+    for (const char* keyword : keywords)
+      if (name == keyword) return true;
+    return name.rfind("tg_", 0) == 0 || name.rfind("__", 0) == 0;
+  }
+
+  // ---- for subclasses ----------------------------------------------------------------------------------------
+  const tg_kir_kernel& kernel() const { return *kernel_; }
+  const tg_kir_inst& inst(uint32_t i) const { return kernel_->insts[i]; }
+  uint32_t src(uint32_t i, uint32_t j) const { return static_cast<uint32_t>(kernel_->src_pool[inst(i).src_start + j]); }
+  const std::string& name(uint32_t i) const { return names_[i]; }
+  const std::string& param_name(uint32_t p) const { return param_names_[p]; }
+  const tg_kir_inst& operand_inst(uint32_t i, uint32_t j) const { return inst(src(i, j)); }
+  // The dtype an ALU op computes in: its operands' (a comparison's result is bool; WHERE's operand 0 is too).
+  uint32_t alu_src_dtype(uint32_t i) const { return operand_inst(i, inst(i).op == TG_KIR_WHERE ? 1 : 0).dtype; }
+  std::string type(uint32_t dtype, uint32_t vcount) { return vcount == 1 ? scalar_type(dtype) : vector_type(dtype, vcount); }
+  std::string type_of(uint32_t i) { return type(inst(i).dtype, inst(i).vcount); }
+  size_t open_blocks() const { return blocks_.size(); }
+  void line(const std::string& text) { body_.append(2 * indent_, ' ').append(text).append("\n"); }
+  // `header {`; an implicit block is closed at the end of the function instead of by an END instruction.
+  void open_block(const std::string& header, uint32_t i, bool implicit) {
+    line(header + " {");
+    ++indent_;
+    blocks_.push_back({i, static_cast<uint32_t>(scope_closed_.size()), implicit});
+    scope_closed_.push_back(false);
+  }
+  Error invalid(uint32_t i, const std::string& what) const {
+    return Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel_->name, ": inst ", i, " (", op_name(inst(i).op), "): ", what));
+  }
+
+ private:
+  struct Block {
+    uint32_t inst, scope;
+    bool implicit;
+  };
+
+  static std::string signed_literal(int64_t value, const char* suffix) {
+    if (value == INT64_MIN) return "(-9223372036854775807LL-1)";  // -9223372036854775808 is not a literal in C
+    if (value == INT32_MIN) return cat("(-2147483647", suffix, "-1)");
+    return value < 0 ? cat("(", value, suffix, ")") : cat(value, suffix);
+  }
+  static bool is_identifier(const char* s) {
+    if (s == nullptr || !(std::isalpha(static_cast<unsigned char>(*s)) || *s == '_')) return false;
+    for (; *s; ++s)
+      if (!(std::isalnum(static_cast<unsigned char>(*s)) || *s == '_')) return false;
+    return true;
+  }
+  static bool produces_value(uint32_t op) {
+    return op != TG_KIR_ENDRANGE && op != TG_KIR_IF && op != TG_KIR_ENDIF && op != TG_KIR_BARRIER && op != TG_KIR_STORE;
+  }
+  bool is_pointer(uint32_t i) const {
+    const tg_kir_inst& in = inst(i);
+    if (in.op == TG_KIR_PARAM) return kernel_->params[in.arg.i].kind == TG_PARAM_BUFFER;
+    return in.op == TG_KIR_DEFINE_REG || in.op == TG_KIR_DEFINE_LOCAL;
+  }
+  // A parameter's name in the source: its own when that is a safe identifier, else `param<p>`.
+  bool is_usable_param_name(const std::string& s, uint32_t p) {
+    if (!is_identifier(s.c_str()) || is_reserved_name(s)) return false;
+    for (uint32_t q = 0; q < p; ++q)
+      if (param_names_[q] == s) return false;
+    const size_t digits = s.find_last_not_of("0123456789") + 1;  // generated locals are <prefix><digits>
+    return digits == s.size() || !(s.compare(0, digits, "alu") == 0 || s.compare(0, digits, "val") == 0 ||
+                                   s.compare(0, digits, "cast") == 0 || s.compare(0, digits, "vec") == 0 ||
+                                   s.compare(0, digits, "lane") == 0 || s.compare(0, digits, "acc") == 0 ||
+                                   s.compare(0, digits, "temp") == 0 || s.compare(0, digits, "ridx") == 0 ||
+                                   s.compare(0, digits, "param") == 0 || s.compare(0, digits, "gidx") == 0 ||
+                                   s.compare(0, digits, "grp") == 0 || s.compare(0, digits, "lidx") == 0);
+  }
+
+  void start(const tg_kir_kernel& k) {
+    if (k.struct_size < sizeof(tg_kir_kernel))
+      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel struct_size ", k.struct_size, " < ", sizeof(tg_kir_kernel)));
+    if (!is_identifier(k.name)) throw Error(TG_ERR_INVALID_ARGUMENT, "kernel name is not a C identifier");
+    if ((k.ninsts && !k.insts) || (k.nsrc_pool && !k.src_pool) || (k.nparams && !k.params))
+      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", k.name, ": null insts, src_pool or params array"));
+    kernel_ = &k;
+    names_.assign(k.ninsts, "");
+    scope_of_.assign(k.ninsts, 0);
+    scope_closed_.assign(1, false);  // scope 0: the function body
+    blocks_.clear();
+    body_.clear();
+    indent_ = 1;
+    param_names_.clear();
+    for (uint32_t p = 0; p < k.nparams; ++p) {
+      const tg_kir_param& param = k.params[p];
+      if (param.kind > TG_PARAM_VAR || param.dtype >= TG_DTYPE_COUNT)
+        throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", k.name, ": parameter ", p, " has kind ", param.kind,
+                                                 " and dtype ", param.dtype));
+      const std::string wanted = param.name ? param.name : "";
+      param_names_.push_back(is_usable_param_name(wanted, p) ? wanted : cat("param", p));
+    }
+  }
+
+  // Checks instruction i's fields and operand indices against the op's arity.
+  void check(uint32_t i) {
+    const tg_kir_inst& in = inst(i);
+    if (in.op >= TG_KIR_OP_COUNT) throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel_->name, ": inst ", i, " has op ", in.op));
+    if (in.dtype >= TG_DTYPE_COUNT || in.vcount == 0) throw invalid(i, cat("dtype ", +in.dtype, " x ", +in.vcount));
+    if (uint64_t{in.src_start} + in.nsrc > kernel_->nsrc_pool) throw invalid(i, "operands past the end of src_pool");
+    uint32_t lo = 0, hi = 0;
+    switch (static_cast<tg_kir_op>(in.op)) {
+      case TG_KIR_PARAM: case TG_KIR_CONST: case TG_KIR_DEFINE_REG: case TG_KIR_DEFINE_LOCAL: case TG_KIR_BARRIER:
+        break;
+      case TG_KIR_SPECIAL: hi = 1; break;
+      case TG_KIR_RANGE: case TG_KIR_ENDRANGE: case TG_KIR_IF: case TG_KIR_ENDIF: case TG_KIR_GEP: case TG_KIR_NEG:
+      case TG_KIR_EXP2: case TG_KIR_LOG2: case TG_KIR_SIN: case TG_KIR_SQRT: case TG_KIR_RECIP: case TG_KIR_TRUNC:
+      case TG_KIR_CAST: case TG_KIR_BITCAST: lo = hi = 1; break;
+      case TG_KIR_LOAD: lo = 2, hi = 3; break;
+      case TG_KIR_STORE: lo = 3, hi = 4; break;
+      case TG_KIR_VECTORIZE: lo = hi = in.vcount; break;
+      case TG_KIR_ADD: case TG_KIR_SUB: case TG_KIR_MUL: case TG_KIR_IDIV: case TG_KIR_MOD: case TG_KIR_FDIV:
+      case TG_KIR_MAX: case TG_KIR_CMPLT: case TG_KIR_CMPNE: case TG_KIR_CMPEQ: case TG_KIR_AND: case TG_KIR_OR:
+      case TG_KIR_XOR: case TG_KIR_SHL: case TG_KIR_SHR: lo = hi = 2; break;
+      case TG_KIR_WHERE: case TG_KIR_MULACC: lo = hi = 3; break;
+      case TG_KIR_OP_COUNT: break;
+    }
+    if (in.nsrc < lo || in.nsrc > hi) throw invalid(i, cat(+in.nsrc, " operands, expected ", lo, "..", hi));
+    for (uint32_t j = 0; j < in.nsrc; ++j) {
+      const int32_t s = kernel_->src_pool[in.src_start + j];
+      if (s < 0 || static_cast<uint32_t>(s) >= i) throw invalid(i, cat("operand ", j, " is inst ", s, ", not an earlier one"));
+    }
+  }
+
+  // The rendered operand j of instruction i: a value (or, if `pointer`, a pointer) that is still in scope.
+  const std::string& operand(uint32_t i, uint32_t j, bool pointer = false) {
+    const uint32_t s = src(i, j);
+    if (!produces_value(inst(s).op)) throw invalid(i, cat("operand ", j, " (inst ", s, ") has no value"));
+    if (is_pointer(s) != pointer) throw invalid(i, cat("operand ", j, " (inst ", s, ") is ", pointer ? "not " : "", "a pointer"));
+    if (scope_closed_[scope_of_[s]]) throw invalid(i, cat("operand ", j, " (inst ", s, ") is out of scope"));
+    return names_[s];
+  }
+
+  void close_block() {
+    scope_closed_[blocks_.back().scope] = true;
+    blocks_.pop_back();
+    --indent_;
+    line("}");
+  }
+  // Closes the innermost block, which must be the one instruction i names.
+  void close_block_of(uint32_t i, uint32_t opener_op) {
+    if (blocks_.empty() || blocks_.back().implicit || blocks_.back().inst != src(i, 0) || inst(src(i, 0)).op != opener_op)
+      throw invalid(i, cat("does not close the innermost ", op_name(opener_op)));
+    close_block();
+  }
+  // Declares instruction i's value: `T alu12 = expr;`.
+  void define(uint32_t i, const std::string& expr) {
+    names_[i] = cat(value_prefix(inst(i).op), i);
+    line(cat(type_of(i), " ", names_[i], " = ", expr, ";"));
+  }
+
+  void emit(uint32_t i) {
+    check(i);
+    const tg_kir_inst& in = inst(i);
+    scope_of_[i] = blocks_.empty() ? 0 : blocks_.back().scope;
+    switch (static_cast<tg_kir_op>(in.op)) {
+      case TG_KIR_PARAM: {
+        if (in.arg.i < 0 || static_cast<uint64_t>(in.arg.i) >= kernel_->nparams) throw invalid(i, cat("no parameter ", in.arg.i));
+        if (kernel_->params[in.arg.i].dtype != in.dtype) throw invalid(i, "dtype differs from the parameter's");
+        names_[i] = param_names_[in.arg.i];
+        return;
+      }
+      case TG_KIR_CONST: names_[i] = constant(in.dtype, in.arg); return;
+      case TG_KIR_SPECIAL: {
+        const uint64_t kind = static_cast<uint64_t>(in.arg.i) / 4, dim = static_cast<uint64_t>(in.arg.i) % 4;
+        if (in.arg.i < 0 || kind > TG_SPECIAL_LOCAL || dim > 2) throw invalid(i, cat("bad work-item id ", in.arg.i));
+        if (in.nsrc == 1) operand(i, 0);
+        names_[i] = special_name(static_cast<uint32_t>(kind), static_cast<uint32_t>(dim));
+        emit_special(i, static_cast<uint32_t>(kind), static_cast<uint32_t>(dim));
+        return;
+      }
+      case TG_KIR_DEFINE_REG:
+      case TG_KIR_DEFINE_LOCAL: {
+        if (in.arg.i <= 0) throw invalid(i, cat("array of ", in.arg.i, " elements"));
+        names_[i] = cat(value_prefix(in.op), i);
+        line(in.op == TG_KIR_DEFINE_REG ? reg_decl(type_of(i), names_[i], in.arg.i)
+                                        : local_decl(type_of(i), names_[i], in.arg.i));
+        return;
+      }
+      case TG_KIR_RANGE: {
+        if (!is_int(in.dtype) || in.vcount != 1) throw invalid(i, "loop variable is not a scalar integer");
+        const std::string end = operand(i, 0);
+        names_[i] = cat(value_prefix(in.op), i);
+        open_block(range_header(type_of(i), names_[i], end), i, false);
+        scope_of_[i] = blocks_.back().scope;  // the loop variable lives inside its loop
+        return;
+      }
+      case TG_KIR_ENDRANGE: close_block_of(i, TG_KIR_RANGE); return;
+      case TG_KIR_IF: open_block(if_header(operand(i, 0)), i, false); return;
+      case TG_KIR_ENDIF: close_block_of(i, TG_KIR_IF); return;
+      case TG_KIR_BARRIER: line(barrier()); return;
+      case TG_KIR_LOAD:
+      case TG_KIR_STORE: {
+        const bool is_store = in.op == TG_KIR_STORE;
+        const tg_kir_inst& ptr = operand_inst(i, 0);
+        const tg_kir_inst& elem = is_store ? operand_inst(i, 2) : in;
+        const Access a{operand(i, 0, true), operand(i, 1), ptr.dtype, elem.vcount, ptr.vcount, ptr.addrspace};
+        if (elem.dtype != ptr.dtype) throw invalid(i, cat("accesses ", dtype_name(ptr.dtype), " memory as ", dtype_name(elem.dtype)));
+        if (a.vcount != a.ptr_vcount && a.ptr_vcount != 1) throw invalid(i, cat(a.vcount, " lanes of ", a.ptr_vcount, "-lane elements"));
+        const uint32_t gate = is_store ? 3 : 2;
+        if (in.nsrc > gate && operand_inst(i, gate).dtype != TG_DTYPE_BOOL) throw invalid(i, "gate is not bool");
+        if (!is_store) {
+          const std::string value = lvalue(a);
+          return define(i, in.nsrc > gate ? cat("(", operand(i, gate), "?", value, ":", zero(in.dtype, in.vcount), ")") : value);
+        }
+        if (ptr.op == TG_KIR_PARAM && !kernel_->params[ptr.arg.i].writable) throw invalid(i, cat("stores to read-only ", a.ptr));
+        const std::string store = cat(lvalue(a), " = ", operand(i, 2), ";");
+        line(in.nsrc > gate ? cat(if_header(operand(i, gate)), " ", store) : store);
+        return;
+      }
+      case TG_KIR_VECTORIZE: {
+        std::vector<std::string> lanes;
+        for (uint32_t j = 0; j < in.nsrc; ++j) lanes.push_back(operand(i, j));
+        return define(i, vectorize(in.dtype, in.vcount, lanes));
+      }
+      case TG_KIR_GEP: {
+        if (in.arg.i < 0 || in.arg.i >= operand_inst(i, 0).vcount) throw invalid(i, cat("no lane ", in.arg.i));
+        return define(i, gep(operand(i, 0), static_cast<uint32_t>(in.arg.i)));
+      }
+      case TG_KIR_CAST: return define(i, cast(in.dtype, in.vcount, operand_inst(i, 0).dtype, operand(i, 0)));
+      case TG_KIR_BITCAST: {
+        const tg_kir_inst& from = operand_inst(i, 0);
+        if (tg_dtype_size(from.dtype) * from.vcount != tg_dtype_size(in.dtype) * in.vcount) throw invalid(i, "sizes differ");
+        return define(i, bitcast(in.dtype, in.vcount, from.dtype, operand(i, 0)));
+      }
+      case TG_KIR_NEG: case TG_KIR_EXP2: case TG_KIR_LOG2: case TG_KIR_SIN: case TG_KIR_SQRT: case TG_KIR_RECIP:
+      case TG_KIR_TRUNC: case TG_KIR_ADD: case TG_KIR_SUB: case TG_KIR_MUL: case TG_KIR_IDIV: case TG_KIR_MOD:
+      case TG_KIR_FDIV: case TG_KIR_MAX: case TG_KIR_CMPLT: case TG_KIR_CMPNE: case TG_KIR_CMPEQ: case TG_KIR_AND:
+      case TG_KIR_OR: case TG_KIR_XOR: case TG_KIR_SHL: case TG_KIR_SHR: case TG_KIR_WHERE: case TG_KIR_MULACC: {
+        // Operands share the result's dtype and lanes, except a comparison's (its result is bool) and
+        // WHERE's condition (bool, scalar or as wide as the result).
+        const uint32_t src_dtype = alu_src_dtype(i);
+        std::vector<std::string> srcs;
+        for (uint32_t j = 0; j < in.nsrc; ++j) {
+          const tg_kir_inst& s = operand_inst(i, j);
+          const bool is_cond = in.op == TG_KIR_WHERE && j == 0;
+          if (is_cond ? s.dtype != TG_DTYPE_BOOL : s.dtype != src_dtype) throw invalid(i, cat("operand ", j, " is ", dtype_name(s.dtype)));
+          if (s.vcount != in.vcount && !(is_cond && s.vcount == 1)) throw invalid(i, cat("operand ", j, " has ", +s.vcount, " lanes"));
+          srcs.push_back(operand(i, j));
+        }
+        if ((is_cmp(in.op) ? TG_DTYPE_BOOL : src_dtype) != in.dtype) throw invalid(i, cat("result dtype ", dtype_name(in.dtype)));
+        return define(i, alu(i, srcs));
+      }
+      case TG_KIR_OP_COUNT: break;
+    }
+    throw invalid(i, "unknown op");
+  }
+
+  const tg_kir_kernel* kernel_ = nullptr;
+  std::vector<std::string> names_, param_names_;
+  std::vector<uint32_t> scope_of_;    // per instruction: the scope its value lives in
+  std::vector<bool> scope_closed_;    // per scope: whether its block has ended
+  std::vector<Block> blocks_;         // open blocks, innermost last
+  std::string body_;
+  int indent_ = 1;
+};
+
+}  // namespace tg::sdk

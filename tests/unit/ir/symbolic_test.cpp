@@ -1,0 +1,123 @@
+// Property test of the symbolic simplifier: random integer expressions evaluated at random points before and
+// after simplification must agree (the evaluator here is independent of tg's own).
+#include "ir/symbolic.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+namespace tg::ir {
+namespace {
+
+// Reference evaluator with C semantics on int64 (truncating division); nullopt for division by zero.
+std::optional<int64_t> ref_eval(const UOpPtr& u, const std::map<std::string, int64_t>& env) {
+  if (u->op == Op::CONST) return u->arg_int();
+  if (u->op == Op::DEFINE_VAR) return env.at(u->var().name);
+  std::vector<int64_t> s;
+  for (const auto& x : u->src) {
+    auto v = ref_eval(x, env);
+    if (!v) return std::nullopt;
+    s.push_back(*v);
+  }
+  switch (u->op) {
+    case Op::ADD: return s[0] + s[1];
+    case Op::SUB: return s[0] - s[1];
+    case Op::MUL: return s[0] * s[1];
+    case Op::IDIV: return s[1] ? std::optional(s[0] / s[1]) : std::nullopt;
+    case Op::MOD: return s[1] ? std::optional(s[0] % s[1]) : std::nullopt;
+    case Op::MAX: return std::max(s[0], s[1]);
+    case Op::CMPLT: return int64_t{s[0] < s[1]};
+    case Op::CMPNE: return int64_t{s[0] != s[1]};
+    case Op::CMPEQ: return int64_t{s[0] == s[1]};
+    case Op::AND: return s[0] & s[1];
+    case Op::WHERE: return s[0] ? s[1] : s[2];
+    case Op::CAST: return s[0];
+    default: ADD_FAILURE() << "unexpected op " << op_name(u->op); return std::nullopt;
+  }
+}
+
+struct Gen {
+  std::mt19937_64 rng;
+  std::vector<UOpPtr> vars;
+  int64_t pick(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
+
+  UOpPtr int_expr(int depth) {
+    if (depth == 0 || pick(0, 4) == 0) {
+      if (pick(0, 3) == 0) return const_int(dtypes::int64, pick(-20, 20));
+      return vars[pick(0, static_cast<int64_t>(vars.size()) - 1)];
+    }
+    switch (pick(0, 7)) {
+      case 0: return alu(Op::ADD, int_expr(depth - 1), int_expr(depth - 1));
+      case 1: return alu(Op::MUL, int_expr(depth - 1), const_int(dtypes::int64, pick(-4, 8)));
+      case 2: return alu(Op::IDIV, int_expr(depth - 1), const_int(dtypes::int64, pick(1, 12)));
+      case 3: return alu(Op::MOD, int_expr(depth - 1), const_int(dtypes::int64, pick(1, 12)));
+      case 4: return alu(Op::SUB, int_expr(depth - 1), int_expr(depth - 1));
+      case 5: return alu(Op::MAX, int_expr(depth - 1), int_expr(depth - 1));
+      case 6: return alu(Op::WHERE, bool_expr(depth - 1), int_expr(depth - 1), int_expr(depth - 1));
+      default: return alu(Op::ADD, alu(Op::MUL, int_expr(depth - 1), const_int(dtypes::int64, pick(1, 8))), int_expr(depth - 1));
+    }
+  }
+  UOpPtr bool_expr(int depth) {
+    switch (pick(0, 2)) {
+      case 0: return alu(Op::CMPLT, int_expr(depth), const_int(dtypes::int64, pick(-10, 30)));
+      case 1: return alu(Op::CMPNE, int_expr(depth), int_expr(depth));
+      default: return alu(Op::AND, alu(Op::CMPLT, int_expr(depth), int_expr(depth)), alu(Op::CMPLT, const_int(dtypes::int64, pick(-5, 5)), int_expr(depth)));
+    }
+  }
+};
+
+TEST(Symbolic, RandomExpressionsAgreeAfterSimplify) {
+  uint64_t seed = std::random_device{}();
+  std::cout << "symbolic property seed=" << seed << "\n";
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  Gen g{std::mt19937_64(seed), {}};
+  // non-negative index-like variables and signed ones, so both guarded and unguarded folds are exercised
+  g.vars = {UOp::make(Op::DEFINE_VAR, dtypes::int64, {}, VarInfo{"i", 0, 15}),
+            UOp::make(Op::DEFINE_VAR, dtypes::int64, {}, VarInfo{"j", 0, 5}),
+            UOp::make(Op::DEFINE_VAR, dtypes::int64, {}, VarInfo{"k", -7, 9})};
+  int checked = 0;
+  for (int n = 0; n < 3000; ++n) {
+    UOpPtr e = g.int_expr(4);
+    UOpPtr s = simplify(e);
+    for (int p = 0; p < 8; ++p) {
+      std::map<std::string, int64_t> env{{"i", g.pick(0, 15)}, {"j", g.pick(0, 5)}, {"k", g.pick(-7, 9)}};
+      auto before = ref_eval(e, env);
+      if (!before) continue;
+      auto after = ref_eval(s, env);
+      ASSERT_TRUE(after.has_value()) << "simplified form divides by zero: " << e->str(20) << " -> " << s->str(20);
+      ASSERT_EQ(*before, *after) << "i=" << env["i"] << " j=" << env["j"] << " k=" << env["k"] << "\n  before: " << e->str(20)
+                                 << "\n  after:  " << s->str(20);
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 10000);
+}
+
+TEST(Symbolic, ReshapeIndexFoldsAway) {
+  UOpPtr i = UOp::make(Op::DEFINE_VAR, dtypes::int64, {}, VarInfo{"i", 0, 3});
+  UOpPtr j = UOp::make(Op::DEFINE_VAR, dtypes::int64, {}, VarInfo{"j", 0, 5});
+  UOpPtr flat = alu(Op::ADD, alu(Op::MUL, i, const_int(dtypes::int64, 6)), j);
+  EXPECT_EQ(simplify(alu(Op::IDIV, flat, const_int(dtypes::int64, 6))).get(), i.get());  // (6i+j)/6 -> i
+  EXPECT_EQ(simplify(alu(Op::MOD, flat, const_int(dtypes::int64, 6))).get(), j.get());   // (6i+j)%6 -> j
+  UOpPtr lt = simplify(alu(Op::CMPLT, j, const_int(dtypes::int64, 6)));                   // j < 6 -> true
+  ASSERT_EQ(lt->op, Op::CONST);
+  EXPECT_EQ(lt->arg_int(), 1);
+}
+
+TEST(Symbolic, ConstantFoldingWrapsLikeTheDevice) {
+  UOpPtr a = const_int(dtypes::int8, 127), b = const_int(dtypes::int8, 1);
+  UOpPtr s = simplify(alu(Op::ADD, a, b));
+  ASSERT_EQ(s->op, Op::CONST);
+  EXPECT_EQ(s->arg_int(), -128);
+}
+
+TEST(UOp, HashConsingMakesEqualNodesIdentical) {
+  UOpPtr x = UOp::make(Op::DEFINE_VAR, dtypes::int32, {}, VarInfo{"x", 0, 10});
+  EXPECT_EQ(alu(Op::ADD, x, const_int(dtypes::int32, 1)).get(), alu(Op::ADD, x, const_int(dtypes::int32, 1)).get());
+  EXPECT_NE(alu(Op::ADD, x, const_int(dtypes::int32, 1)).get(), alu(Op::ADD, x, const_int(dtypes::int32, 2)).get());
+  EXPECT_NE(const_float(dtypes::float32, 0.0).get(), const_float(dtypes::float32, -0.0).get());
+}
+
+}  // namespace
+}  // namespace tg::ir

@@ -1,0 +1,60 @@
+// Fusion: how many kernels common graphs become (elementwise chains fuse, movement is free, reductions fuse
+// with their inputs and are realized where they are broadcast).
+#include "schedule/schedule.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tg/tensor.hpp"
+
+namespace tg {
+namespace {
+
+size_t kernel_count(const Tensor& t) {
+  std::vector<std::shared_ptr<rt::Buffer>> out;
+  auto items = sched::create_schedule({t.node()}, t.device(), out);
+  size_t n = 0;
+  for (auto& it : items) n += it.kind == sched::ScheduleItem::Kind::KERNEL;
+  return n;
+}
+
+Tensor input(const Shape& s, uint64_t seed) { return Tensor::rand(s, seed).realize(); }
+
+TEST(Fusion, ElementwiseChainIsOneKernel) {
+  Tensor a = input({64, 64}, 1), b = input({64, 64}, 2);
+  EXPECT_EQ(kernel_count(((a + b) * a - b.exp()).relu().sqrt()), 1u);
+}
+
+TEST(Fusion, MovementOpsAreIndexing) {
+  Tensor a = input({16, 32}, 1);
+  EXPECT_EQ(kernel_count(a.transpose().flip({0}).pad({{1, 1}, {0, 2}}).reshape({-1}) * 2.0), 1u);
+}
+
+TEST(Fusion, MatmulIsOneKernel) {
+  Tensor a = input({33, 17}, 1), b = input({17, 9}, 2);
+  EXPECT_EQ(kernel_count(a.matmul(b)), 1u);
+}
+
+TEST(Fusion, MulAddSumIsOneKernel) {
+  Tensor a = input({8, 100}, 1), b = input({8, 100}, 2), c = input({8, 100}, 3);
+  EXPECT_EQ(kernel_count((a * b + c).sum({1})), 1u);
+}
+
+TEST(Fusion, SoftmaxIsThreeKernels) {
+  Tensor x = input({4, 50}, 1);
+  EXPECT_EQ(kernel_count(x.softmax(-1)), 3u);  // max, sum of exp, normalize
+}
+
+TEST(Fusion, LayernormIsThreeKernels) {
+  Tensor x = input({4, 50}, 1);
+  Tensor xc = x - x.mean({-1}, true);
+  Tensor y = xc * ((xc * xc).mean({-1}, true) + 1e-5).rsqrt();
+  EXPECT_EQ(kernel_count(y), 3u);  // mean, variance, normalize
+}
+
+TEST(Fusion, MlpLayerIsOneKernelPerMatmul) {
+  Tensor x = input({8, 16}, 1), w1 = input({16, 32}, 2), b1 = input({32}, 3), w2 = input({32, 4}, 4);
+  EXPECT_EQ(kernel_count((x.matmul(w1) + b1).relu().matmul(w2)), 2u);  // bias+relu fuse into the 2nd matmul
+}
+
+}  // namespace
+}  // namespace tg
