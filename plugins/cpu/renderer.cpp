@@ -3,6 +3,7 @@
 #include "cpu_plugin.hpp"
 
 #include <tg/sdk/c_renderer.hpp>
+#include <tg/sdk/plugin.hpp>
 
 #include <algorithm>
 #include <cctype>

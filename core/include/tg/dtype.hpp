@@ -22,8 +22,8 @@ struct DType {
   constexpr DType vec(int n) const { return DType(scalar, static_cast<uint8_t>(n)); }
   constexpr DType base() const { return DType(scalar); }
   constexpr int itemsize() const {
-    constexpr uint8_t sizes[] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8};
-    return sizes[static_cast<int>(scalar)];
+    constexpr uint8_t sizes[16] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 0, 0, 0};
+    return sizes[static_cast<int>(scalar) & 15];
   }
   constexpr bool is_bool() const { return scalar == ScalarType::Bool; }
   constexpr bool is_float() const { return scalar >= ScalarType::Float16; }

@@ -39,9 +39,20 @@ UOpPtr linear_index(const std::vector<UOpPtr>& idx, const Shape& shape) {
 class Scheduler {
  public:
   Scheduler(const std::vector<UOpPtr>& roots, std::string device) : device_(std::move(device)) {
-    for (const UOp* u : toposort(roots))
-      for (const auto& s : u->src) ++consumers_[s.get()];
+    auto order = toposort(roots);
+    for (const UOp* u : order)
+      for (const auto& x : u->src) ++consumers_[x.get()];
+    // has_reduce_: a reduction would be fused somewhere below this node. Below an EXPAND, or below a shared
+    // node that is realized on its own, it would not, so those do not make this node expensive.
+    for (const UOp* u : order) {
+      bool r = u->op == Op::REDUCE_AXIS;
+      for (const auto& x : u->src) r |= has_reduce_[x.get()] && !shared_realize(x.get());
+      has_reduce_[u] = r && u->op != Op::BUFFER && u->op != Op::EXPAND;
+    }
   }
+
+  // A shared subgraph that contains a fused reduction is computed once into its own buffer, not per consumer.
+  bool shared_realize(const UOp* u) { return consumers_[u] > 1 && has_reduce_[u] && !is_movement(u->op); }
 
   std::vector<ScheduleItem> items;
 
@@ -52,7 +63,7 @@ class Scheduler {
     UOpPtr body = node->op == Op::CONTIGUOUS ? node->src[0] : node;
     if (body->op == Op::BUFFER) return as_buffer(*body);  // contiguous of a realized buffer is that buffer
 
-    KernelBuilder kb{*this};
+    KernelBuilder kb{*this, body.get()};
     auto out = std::make_shared<rt::Buffer>(rt::Device::get(device_), node->dtype, prod(node->shape));
     kb.bufs.push_back(out);
     std::vector<UOpPtr> idx;
@@ -74,6 +85,7 @@ class Scheduler {
  private:
   std::string device_;
   std::unordered_map<const UOp*, int> consumers_;
+  std::unordered_map<const UOp*, bool> has_reduce_;
   std::unordered_map<const UOp*, std::shared_ptr<rt::Buffer>> done_;
   std::vector<UOpPtr> keep_;
 
@@ -114,6 +126,7 @@ class Scheduler {
 
   struct KernelBuilder {
     Scheduler& s;
+    const UOp* root;
     std::vector<std::shared_ptr<rt::Buffer>> bufs;
     std::vector<UOpPtr> out_ranges;
     bool has_reduce = false;
@@ -156,6 +169,8 @@ class Scheduler {
 
     UOpPtr build_uncached(const UOpPtr& node, const std::vector<UOpPtr>& idx, const UOpPtr& valid, bool expanded) {
       const Shape& shape = node->shape;
+      if (node.get() != root && s.shared_realize(node.get()))
+        return load(s.realize(node), idx, shape, valid);
       switch (node->op) {
         case Op::BUFFER: return load(as_buffer(*node), idx, shape, valid);
         case Op::CONST: return node->shape.empty() ? node : UOp::make(Op::CONST, node->dtype, {}, node->arg);

@@ -487,7 +487,7 @@ class CRenderer {
           if (s.vcount != in.vcount && !(is_cond && s.vcount == 1)) throw invalid(i, cat("operand ", j, " has ", +s.vcount, " lanes"));
           srcs.push_back(operand(i, j));
         }
-        if ((is_cmp(in.op) ? TG_DTYPE_BOOL : src_dtype) != in.dtype) throw invalid(i, cat("result dtype ", dtype_name(in.dtype)));
+        if ((is_cmp(in.op) ? uint32_t{TG_DTYPE_BOOL} : src_dtype) != in.dtype) throw invalid(i, cat("result dtype ", dtype_name(in.dtype)));
         return define(i, alu(i, srcs));
       }
       case TG_KIR_OP_COUNT: break;
