@@ -23,12 +23,17 @@ void check_range(const tg_buffer_desc& buffer, uint64_t offset, uint64_t size, c
 tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer) {
   return sdk::guard("cpu allocator_alloc", [&] {
     sdk::require(out_buffer, "out_buffer");
-    device_of(device);
+    const std::shared_ptr<Device> dev = device_of(device);
+    // More than the machine's RAM cannot be served; refuse before asking (sanitizer allocators abort instead of
+    // returning NULL for absurd sizes).
+    if (dev->memory_bytes != 0 && size > dev->memory_bytes)
+      throw Error(TG_ERR_OUT_OF_MEMORY,
+                  cat("cannot allocate ", size, " bytes: the host has ", dev->memory_bytes, " bytes of memory"));
     // Size 0 still gets a real allocation, so every buffer has a distinct, freeable address.
     void* memory = nullptr;
     if (size <= SIZE_MAX - kAlignment) {
       const size_t bytes = (static_cast<size_t>(size) + kAlignment - 1) / kAlignment * kAlignment;
-      memory = ::operator new(bytes == 0 ? kAlignment : bytes, std::align_val_t{kAlignment}, std::nothrow);
+      memory = ::operator new (bytes == 0 ? kAlignment : bytes, std::align_val_t{kAlignment}, std::nothrow);
     }
     if (memory == nullptr) throw Error(TG_ERR_OUT_OF_MEMORY, cat("cannot allocate ", size, " bytes of host memory"));
     *out_buffer = tg_buffer_desc{reinterpret_cast<uint64_t>(memory), size, memory};
@@ -37,7 +42,8 @@ tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out
 
 void allocator_free(tg_device device, const tg_buffer_desc* buffer) {
   sdk::guard_void("cpu allocator_free", [&] {
-    if (buffer != nullptr && buffer->handle != nullptr) ::operator delete(buffer->handle, std::align_val_t{kAlignment});
+    if (buffer != nullptr && buffer->handle != nullptr)
+      ::operator delete (buffer->handle, std::align_val_t{kAlignment});
   });
 }
 
@@ -51,8 +57,7 @@ tg_status_t allocator_copy_in(tg_device device, const tg_buffer_desc* dst, uint6
   });
 }
 
-tg_status_t allocator_copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset,
-                               uint64_t size) {
+tg_status_t allocator_copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset, uint64_t size) {
   return sdk::guard("cpu allocator_copy_out", [&] {
     device_of(device);
     check_range(*sdk::require(src, "src"), offset, size, "copy_out");

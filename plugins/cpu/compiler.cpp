@@ -66,9 +66,9 @@ std::vector<char> compile_to_object(const std::string& source, const std::string
   init_llvm();
   const std::string file = kernel_name + ".c";
   std::vector<std::string> args = host_target_args();
-  args.insert(args.end(), {"-O2", "-std=gnu17", "-ffreestanding", "-fwrapv", "-ffp-contract=off", "-vectorize-loops",
-                           "-vectorize-slp", "-mrelocation-model", "pic", "-pic-level", "2", "-emit-obj", "-x", "c",
-                           file});
+  args.insert(args.end(),
+              {"-O2", "-std=gnu17", "-ffreestanding", "-fwrapv", "-ffp-contract=off", "-vectorize-loops",
+               "-vectorize-slp", "-mrelocation-model", "pic", "-pic-level", "2", "-emit-obj", "-x", "c", file});
   std::vector<const char*> argv;
   for (const std::string& arg : args) argv.push_back(arg.c_str());
 

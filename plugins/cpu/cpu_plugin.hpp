@@ -24,10 +24,10 @@ struct Jit;  // the ORC JIT that holds loaded programs (program.cpp)
 // closing the device early never leaves them dangling.
 struct Device {
   std::string name = "CPU";
-  std::string description;     // "znver4, 16 cores (avx2 avx512f ...)"
-  std::string arch;            // llvm::sys::getHostCPUName()
-  uint64_t memory_bytes = 0;   // physical RAM
-  unsigned threads = 1;        // CPU_COUNT, default the hardware concurrency
+  std::string description;                 // "znver4, 16 cores (avx2 avx512f ...)"
+  std::string arch;                        // llvm::sys::getHostCPUName()
+  uint64_t memory_bytes = 0;               // physical RAM
+  unsigned threads = 1;                    // CPU_COUNT, default the hardware concurrency
   std::unique_ptr<tbb::task_arena> arena;  // `threads` wide; kernel launches split across it
 
   std::mutex jit_mutex;  // guards the lazy creation of jit
@@ -81,8 +81,7 @@ tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out
 void allocator_free(tg_device device, const tg_buffer_desc* buffer);
 tg_status_t allocator_copy_in(tg_device device, const tg_buffer_desc* dst, uint64_t offset, const void* src,
                               uint64_t size);
-tg_status_t allocator_copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset,
-                               uint64_t size);
+tg_status_t allocator_copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset, uint64_t size);
 // Throws TG_ERR_INVALID_ARGUMENT unless [offset, offset+size) lies inside the buffer.
 void check_range(const tg_buffer_desc& buffer, uint64_t offset, uint64_t size, const char* what);
 

@@ -57,7 +57,8 @@ constexpr uint64_t kNotRun = UINT64_MAX;  // a timestamp slot whose command has 
 
 uint64_t now_ns() {
   return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
 }
 
 }  // namespace
@@ -202,7 +203,8 @@ tg_status_t hwqueue_wait(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns) 
     // Woken by every signal and by the end of the submit; give up if the submit ended short of the value.
     const auto done = [&] { return reached() || queue->running_max < value; };
     const bool forever = timeout_ns == 0 || timeout_ns > uint64_t{INT64_MAX} / 2;  // also: no signed overflow
-    if (forever) queue->signal_changed.wait(lock, done);
+    if (forever)
+      queue->signal_changed.wait(lock, done);
     else if (!queue->signal_changed.wait_for(lock, std::chrono::nanoseconds(timeout_ns), done))
       throw Error(TG_ERR_UNAVAILABLE, cat("timed out after ", timeout_ns, " ns waiting for signal value ", value,
                                           " (it is ", queue->signal, ")"));
@@ -217,7 +219,8 @@ tg_status_t hwqueue_read_timestamp(tg_hwqueue queue, uint64_t slot, uint64_t* ou
     sdk::require(out_ns, "out_ns");
     std::lock_guard lock(queue->mutex);
     if (slot >= queue->timestamps.size())
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("no timestamp slot ", slot, " (", queue->timestamps.size(), " recorded)"));
+      throw Error(TG_ERR_INVALID_ARGUMENT,
+                  cat("no timestamp slot ", slot, " (", queue->timestamps.size(), " recorded)"));
     if (queue->timestamps[slot] == kNotRun)
       throw Error(TG_ERR_INVALID_ARGUMENT, cat("timestamp slot ", slot, " has not run yet; submit the queue first"));
     *out_ns = queue->timestamps[slot];

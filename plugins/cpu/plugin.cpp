@@ -36,9 +36,10 @@ unsigned thread_count() {
 
 // "znver4, 16 cores, using 8 (avx2 avx512f fma ...)": the features that decide which vector code runs.
 std::string describe_host(const std::string& cpu, unsigned threads) {
-  static const char* const notable[] = {"sse4.2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
-                                        "avx512vnni", "avx512bf16", "avx512fp16", "amx-tile", "neon", "fp16",
-                                        "dotprod", "bf16", "i8mm", "sve", "sve2"};
+  static const char* const notable[] = {"sse4.2",     "avx",      "avx2",     "fma",        "f16c",
+                                        "avx512f",    "avx512bw", "avx512vl", "avx512vnni", "avx512bf16",
+                                        "avx512fp16", "amx-tile", "neon",     "fp16",       "dotprod",
+                                        "bf16",       "i8mm",     "sve",      "sve2"};
   const llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
   std::string found;
   for (const char* name : notable) {

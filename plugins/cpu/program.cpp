@@ -77,13 +77,16 @@ tg_status_t program_create(tg_device device, const void* blob, size_t size, cons
     if (!dylib) fail(TG_ERR_INTERNAL, "cannot create a JITDylib", dylib.takeError());
     program->dylib = &*dylib;
     // libm (exp2f, sinf, ...) and libc (memset, memcpy) come from this process.
-    auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(lljit.getDataLayout().getGlobalPrefix());
+    auto process =
+        llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(lljit.getDataLayout().getGlobalPrefix());
     if (!process) fail(TG_ERR_INTERNAL, "cannot search this process for symbols", process.takeError());
     dylib->addGenerator(std::move(*process));
 
-    auto object = llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(static_cast<const char*>(blob), size), kernel_name);
+    auto object =
+        llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(static_cast<const char*>(blob), size), kernel_name);
     if (llvm::Error error = lljit.addObjectFile(*dylib, std::move(object)))
-      fail(TG_ERR_INVALID_ARGUMENT, cat("the blob for kernel ", kernel_name, " is not a loadable object"), std::move(error));
+      fail(TG_ERR_INVALID_ARGUMENT, cat("the blob for kernel ", kernel_name, " is not a loadable object"),
+           std::move(error));
     auto entry = lljit.lookup(*dylib, kernel_name);  // links the object: unresolved symbols fail here
     if (!entry) fail(TG_ERR_INVALID_ARGUMENT, cat("cannot load kernel ", kernel_name), entry.takeError());
     program->fn = entry->toPtr<KernelFn>();

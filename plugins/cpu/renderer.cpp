@@ -60,44 +60,60 @@ tg_renderer_caps cpu_caps() {
   return caps;
 }
 
-// Helper functions the kernels may call, emitted into the preamble only when used. Dividing by zero gives 0
-// and INT_MIN / -1 wraps, where C would trap: the core guards zero divisors, but a launch must never crash.
-const char* const kHalfHelpers =
-    "/* d rounded to nearest even in a binary float with ebits exponent and mbits mantissa bits: its bits */\n"
-    "static inline unsigned int tg_round_small_float(double d, int ebits, int mbits) {\n"
-    "  unsigned long long b = __builtin_bit_cast(unsigned long long, d), man = b & 0xfffffffffffffULL;\n"
-    "  unsigned int sign = (unsigned int)(b >> 63) << (ebits + mbits), emax = (1u << ebits) - 1u;\n"
-    "  int exp = (int)((b >> 52) & 0x7ff), e = exp - 1023 + (1 << (ebits - 1)) - 1;\n"
-    "  if (exp == 0x7ff) return sign | (emax << mbits) | (man ? (1u << (mbits - 1)) | (unsigned int)(man >> (52 - mbits)) : 0u);\n"
-    "  if (e >= (int)emax) return sign | (emax << mbits);\n"
-    "  unsigned long long m = man | (1ULL << 52);\n"
-    "  int shift = 52 - mbits + (e <= 0 ? 1 - e : 0);\n"
-    "  if (shift > 54) return sign;\n"
-    "  unsigned int q = e <= 0 ? (unsigned int)(m >> shift) : ((unsigned int)e << mbits) | (unsigned int)((m >> shift) & ((1u << mbits) - 1u));\n"
-    "  unsigned long long rem = m & ((1ULL << shift) - 1ULL), half_ulp = 1ULL << (shift - 1);\n"
-    "  if (rem > half_ulp || (rem == half_ulp && (q & 1u))) q += 1u;\n"
-    "  return sign | q;\n"
-    "}\n"
-    "static inline half tg_to_half(double d) { return __builtin_bit_cast(half, (unsigned short)tg_round_small_float(d, 5, 10)); }\n"
-    "static inline bfloat16 tg_to_bf16(double d) { return __builtin_bit_cast(bfloat16, (unsigned short)tg_round_small_float(d, 8, 7)); }\n"
-    "static inline float tg_half_to_float(half h) {\n"
-    "  unsigned int b = __builtin_bit_cast(unsigned short, h), sign = (b & 0x8000u) << 16, exp = (b >> 10) & 0x1fu, man = b & 0x3ffu;\n"
-    "  if (exp == 0) return (sign ? -1.0f : 1.0f) * ((float)man * 0x1p-24f); /* zero or subnormal: exact */\n"
-    "  return __builtin_bit_cast(float, sign | (exp == 0x1fu ? 0x7f800000u : (exp + 112u) << 23) | (man << 13));\n"
-    "}\n"
-    "static inline float tg_bf16_to_float(bfloat16 h) { return __builtin_bit_cast(float, (unsigned int)__builtin_bit_cast(unsigned short, h) << 16); }\n";
+// Helper functions the kernels may call, emitted into the preamble only when used.
 
+// float16/bfloat16 conversions done with integer ops: exact round-to-nearest-even from double (so every source
+// type rounds once), NaN stays NaN, and no compiler-rt call is needed (libgcc has no __truncsfbf2 to resolve).
+const char* const kHalfHelpers =
+    R"(/* d rounded to nearest even in a binary float with ebits exponent and mbits mantissa bits: its bits */
+static inline unsigned int tg_round_small_float(double d, int ebits, int mbits) {
+  unsigned long long b = __builtin_bit_cast(unsigned long long, d), man = b & 0xfffffffffffffULL;
+  unsigned int sign = (unsigned int)(b >> 63) << (ebits + mbits), emax = (1u << ebits) - 1u;
+  int exp = (int)((b >> 52) & 0x7ff), e = exp - 1023 + (1 << (ebits - 1)) - 1;
+  if (exp == 0x7ff) /* inf, or a quiet NaN keeping the top of the payload */
+    return sign | (emax << mbits) | (man ? (1u << (mbits - 1)) | (unsigned int)(man >> (52 - mbits)) : 0u);
+  if (e >= (int)emax) return sign | (emax << mbits); /* overflow: inf */
+  unsigned long long m = man | (1ULL << 52);
+  int shift = 52 - mbits + (e <= 0 ? 1 - e : 0); /* bits to drop; subnormal results drop more */
+  if (shift > 54) return sign; /* below half the smallest subnormal */
+  unsigned int q = e <= 0 ? (unsigned int)(m >> shift)
+                          : ((unsigned int)e << mbits) | (unsigned int)((m >> shift) & ((1u << mbits) - 1u));
+  unsigned long long rem = m & ((1ULL << shift) - 1ULL), half_ulp = 1ULL << (shift - 1);
+  if (rem > half_ulp || (rem == half_ulp && (q & 1u))) q += 1u; /* a carry into the exponent is right */
+  return sign | q;
+}
+static inline half tg_to_half(double d) {
+  return __builtin_bit_cast(half, (unsigned short)tg_round_small_float(d, 5, 10));
+}
+static inline bfloat16 tg_to_bf16(double d) {
+  return __builtin_bit_cast(bfloat16, (unsigned short)tg_round_small_float(d, 8, 7));
+}
+static inline float tg_half_to_float(half h) {
+  unsigned int b = __builtin_bit_cast(unsigned short, h), sign = (b & 0x8000u) << 16;
+  unsigned int exp = (b >> 10) & 0x1fu, man = b & 0x3ffu;
+  if (exp == 0) return (sign ? -1.0f : 1.0f) * ((float)man * 0x1p-24f); /* zero or subnormal: exact */
+  return __builtin_bit_cast(float, sign | (exp == 0x1fu ? 0x7f800000u : (exp + 112u) << 23) | (man << 13));
+}
+static inline float tg_bf16_to_float(bfloat16 h) {
+  return __builtin_bit_cast(float, (unsigned int)__builtin_bit_cast(unsigned short, h) << 16);
+}
+)";
+
+// IDIV/MOD: dividing by zero gives 0 and INT_MIN / -1 wraps, where C would trap. The core guards zero divisors,
+// but a launch must never crash.
 std::string division_helpers(const std::string& t, const std::string& name, bool is_signed) {
   if (!is_signed)
     return cat("static inline ", t, " tg_idiv_", name, "(", t, " a, ", t, " b) { return b == 0 ? 0 : a / b; }\n",
                "static inline ", t, " tg_mod_", name, "(", t, " a, ", t, " b) { return b == 0 ? 0 : a % b; }\n");
-  return cat("static inline ", t, " tg_idiv_", name, "(", t, " a, ", t, " b) { return b == 0 ? 0 : b == -1 ? -a : a / b; }\n",
-             "static inline ", t, " tg_mod_", name, "(", t, " a, ", t, " b) { return b == 0 || b == -1 ? 0 : a % b; }\n");
+  return cat("static inline ", t, " tg_idiv_", name, "(", t, " a, ", t,
+             " b) { return b == 0 ? 0 : b == -1 ? -a : a / b; }\n", "static inline ", t, " tg_mod_", name, "(", t,
+             " a, ", t, " b) { return b == 0 || b == -1 ? 0 : a % b; }\n");
 }
 
 std::string max_helper(const std::string& t, const std::string& name) {
   // a + b is NaN when either is: float MAX must propagate NaN, which a plain `a > b ? a : b` does not.
-  return cat("static inline ", t, " tg_max_", name, "(", t, " a, ", t, " b) { return (a != a || b != b) ? a + b : (a > b ? a : b); }\n");
+  return cat("static inline ", t, " tg_max_", name, "(", t, " a, ", t,
+             " b) { return (a != a || b != b) ? a + b : (a > b ? a : b); }\n");
 }
 
 class CpuRenderer final : public sdk::CRenderer {
@@ -112,7 +128,7 @@ class CpuRenderer final : public sdk::CRenderer {
 
  protected:
   std::string scalar_type(uint32_t dtype) override {
-    static const char* const names[TG_DTYPE_COUNT] = {"bool",     "int8_t",   "int16_t",  "int32_t", "int64_t",
+    static const char* const names[TG_DTYPE_COUNT] = {"bool",     "int8_t",   "int16_t",  "int32_t",  "int64_t",
                                                       "uint8_t",  "uint16_t", "uint32_t", "uint64_t", "half",
                                                       "bfloat16", "float",    "double"};
     return names[dtype];
@@ -123,12 +139,12 @@ class CpuRenderer final : public sdk::CRenderer {
   }
 
   std::string preamble() override {
-    std::string out =
-        cat("/* tg CPU kernel ", kernel().name, ": freestanding C for clang; every type and helper is defined here */\n",
-            "typedef _Bool bool;\n"
-            "typedef signed char int8_t;\ntypedef short int16_t;\ntypedef int int32_t;\ntypedef long long int64_t;\n"
-            "typedef unsigned char uint8_t;\ntypedef unsigned short uint16_t;\ntypedef unsigned int uint32_t;\n"
-            "typedef unsigned long long uint64_t;\ntypedef _Float16 half;\ntypedef __bf16 bfloat16;\n");
+    std::string out = cat(
+        "/* tg CPU kernel ", kernel().name, ": freestanding C for clang; every type and helper is defined here */\n",
+        "typedef _Bool bool;\n"
+        "typedef signed char int8_t;\ntypedef short int16_t;\ntypedef int int32_t;\ntypedef long long int64_t;\n"
+        "typedef unsigned char uint8_t;\ntypedef unsigned short uint16_t;\ntypedef unsigned int uint32_t;\n"
+        "typedef unsigned long long uint64_t;\ntypedef _Float16 half;\ntypedef __bf16 bfloat16;\n");
     // Each vector type also gets an `_u` twin aligned like its element, for loads/stores at any element index.
     for (const auto& [dtype, vcount] : vector_types_) {
       const std::string scalar = scalar_type(dtype), vec = CRenderer::vector_type(dtype, vcount);
@@ -140,7 +156,8 @@ class CpuRenderer final : public sdk::CRenderer {
   }
 
   std::string signature() override {
-    return cat("void ", kernel().name, "(const unsigned char* restrict args, long long gidx0_start, long long gidx0_end)");
+    return cat("void ", kernel().name,
+               "(const unsigned char* restrict args, long long gidx0_start, long long gidx0_end)");
   }
 
   // Parameters come from the packed blob at their tg_param_layout offsets; the blob is 8-byte aligned and each
@@ -167,17 +184,20 @@ class CpuRenderer final : public sdk::CRenderer {
   // The one work-item id, global dim 0, is a loop over this call's range that encloses the rest of the body.
   void emit_special(uint32_t i, uint32_t kind, uint32_t dim) override {
     if (kind != TG_SPECIAL_GLOBAL || dim != 0)
-      throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": the CPU renderer has only global dim 0 (inst ", i, ")"));
+      throw Error(TG_ERR_UNSUPPORTED,
+                  cat("kernel ", kernel().name, ": the CPU renderer has only global dim 0 (inst ", i, ")"));
     if (gidx_loop_open_) return;  // a repeated SPECIAL names the same loop variable
     if (open_blocks() != 0)
-      throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": work-item id inside a loop or if (inst ", i, ")"));
+      throw Error(TG_ERR_UNSUPPORTED,
+                  cat("kernel ", kernel().name, ": work-item id inside a loop or if (inst ", i, ")"));
     open_block("for (long long gidx0 = gidx0_start; gidx0 < gidx0_end; ++gidx0)", i, true);
     gidx_loop_open_ = true;
   }
 
   // Besides C's: the signature's names and every type the preamble may declare (`int32_t`, `float4`, `float4_u`).
   bool is_reserved_name(const std::string& name) override {
-    if (CRenderer::is_reserved_name(name) || name == "args" || name == "gidx0_start" || name == "gidx0_end") return true;
+    if (CRenderer::is_reserved_name(name) || name == "args" || name == "gidx0_start" || name == "gidx0_end")
+      return true;
     for (uint32_t d = 0; d < TG_DTYPE_COUNT; ++d) {
       const std::string base = CRenderer::vector_type(d, 1);  // "float1": strip the count to get the base name
       const std::string stem = base.substr(0, base.size() - 1);
@@ -238,7 +258,9 @@ class CpuRenderer final : public sdk::CRenderer {
 
   // float16/bfloat16 convert through the helpers (exact, no compiler-rt calls); to bool is `!= 0`.
   std::string cast(uint32_t to, uint32_t vcount, uint32_t from, const std::string& x) override {
-    const auto is_special = [](uint32_t d) { return d == TG_DTYPE_BOOL || d == TG_DTYPE_FLOAT16 || d == TG_DTYPE_BFLOAT16; };
+    const auto is_special = [](uint32_t d) {
+      return d == TG_DTYPE_BOOL || d == TG_DTYPE_FLOAT16 || d == TG_DTYPE_BFLOAT16;
+    };
     if (vcount > 1 && !is_special(to) && !is_special(from))
       return cat("__builtin_convertvector(", x, ", ", type(to, vcount), ")");
     if (vcount > 1) {
@@ -259,7 +281,8 @@ class CpuRenderer final : public sdk::CRenderer {
   }
 
   std::string inf_literal(uint32_t dtype, bool negative) override {
-    const std::string inf = cat(negative ? "(-" : "(", dtype == TG_DTYPE_FLOAT32 ? "__builtin_inff()" : "__builtin_inf()", ")");
+    const std::string inf =
+        cat(negative ? "(-" : "(", dtype == TG_DTYPE_FLOAT32 ? "__builtin_inff()" : "__builtin_inf()", ")");
     return dtype == TG_DTYPE_FLOAT32 || dtype == TG_DTYPE_FLOAT64 ? inf : cast(dtype, 1, TG_DTYPE_FLOAT64, inf);
   }
   std::string nan_literal(uint32_t dtype) override {
@@ -279,7 +302,7 @@ class CpuRenderer final : public sdk::CRenderer {
   }
 
   std::set<std::pair<uint32_t, uint32_t>> vector_types_;  // (dtype, vcount) pairs the body used, sorted
-  std::vector<std::string> helpers_;                        // in first-use order: the same kernel, the same text
+  std::vector<std::string> helpers_;                      // in first-use order: the same kernel, the same text
   std::set<std::string> helper_names_;
   bool gidx_loop_open_ = false;
 };

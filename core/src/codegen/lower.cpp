@@ -4,6 +4,7 @@
 #include "codegen/lower.hpp"
 
 #include <cassert>
+#include <cmath>
 #include <unordered_map>
 
 #include "codegen/decompositions.hpp"
@@ -115,13 +116,6 @@ class Emitter {
   double mult_ = 1, flops_ = 0;
   int64_t next_acc_ = 0;
 
-  int32_t emit_const(DType d, double v) {
-    tg_kir_arg a{};
-    if (d.is_float()) a.f = v;
-    else a.i = static_cast<int64_t>(v);
-    return k_.add(TG_KIR_CONST, dt(d), 1, {}, a);
-  }
-
   int32_t emit_uncached(const UOpPtr& u) {
     switch (u->op) {
       case Op::CONST: {
@@ -156,11 +150,10 @@ class Emitter {
   int32_t emit_reduce(const UOpPtr& u) {
     auto rop = static_cast<ReduceOp>(u->arg_int());
     DType d = u->dtype;
-    double ident = rop == ReduceOp::SUM ? 0.0 : rop == ReduceOp::MAX ? dtypes::min_value(d) : dtypes::max_value(d);
     int32_t acc = k_.add(TG_KIR_DEFINE_REG, dt(d), 1, {}, {.i = 1}, TG_ADDR_REG);
     int32_t zero = k_.add(TG_KIR_CONST, TG_DTYPE_INT32, 1, {}, {.i = 0});
     ++next_acc_;
-    k_.add(TG_KIR_STORE, dt(d), 1, {acc, zero, emit_const(d, ident)});
+    k_.add(TG_KIR_STORE, dt(d), 1, {acc, zero, emit(reduce_identity(rop, d))});
     std::vector<int32_t> loops;
     for (size_t i = 1; i < u->src.size(); ++i)
       if (u->src[i]->op == Op::RANGE) loops.push_back(open_loop(u->src[i]));

@@ -68,6 +68,7 @@ UOpPtr fold_bounds(const Match&, const UOpPtr& u) {
   if (!is_int(*u) || u->op == Op::CONST || u->vmin() != u->vmax()) return nullptr;
   if (!is_alu(u->op) && u->op != Op::RANGE && u->op != Op::DEFINE_VAR) return nullptr;
   if (u->op == Op::DEFINE_VAR) return nullptr;  // a variable keeps its identity even when min == max
+  if (u->op == Op::RANGE && u->src[0]->vmax() != 1) return nullptr;  // an empty loop is not the index 0
   return const_int(u->dtype, u->vmin());
 }
 

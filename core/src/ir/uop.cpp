@@ -243,6 +243,18 @@ UOpPtr cast(const UOpPtr& x, DType to) {
   return UOp::make(Op::CAST, to, {x});
 }
 
+UOpPtr reduce_identity(ReduceOp op, DType d) {
+  if (op == ReduceOp::SUM) return const_int(d, 0);
+  bool want_max = op == ReduceOp::MIN;  // MIN starts from the highest value
+  if (d.is_float()) return const_float(d, want_max ? INFINITY : -INFINITY);
+  if (d.is_bool()) return const_int(d, want_max ? 1 : 0);
+  int bits = d.itemsize() * 8;
+  uint64_t umax = bits == 64 ? UINT64_MAX : (1ull << bits) - 1;
+  int64_t smax = static_cast<int64_t>(umax >> 1);
+  if (d.is_unsigned()) return const_int(d, want_max ? static_cast<int64_t>(umax) : 0);
+  return const_int(d, want_max ? smax : -smax - 1);
+}
+
 UOpPtr operator+(const UOpPtr& a, const UOpPtr& b) {
   if (a->is_const() && a->arg_int() == 0) return b;
   if (b->is_const() && b->arg_int() == 0) return a;

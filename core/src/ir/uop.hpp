@@ -88,6 +88,8 @@ UOpPtr alu(Op op, const UOpPtr& a);
 UOpPtr alu(Op op, const UOpPtr& a, const UOpPtr& b);
 UOpPtr alu(Op op, const UOpPtr& a, const UOpPtr& b, const UOpPtr& c);
 UOpPtr cast(const UOpPtr& x, DType to);
+// The identity of a reduction (0, or the dtype's lowest / highest value, exact for 64-bit integers).
+UOpPtr reduce_identity(ReduceOp op, DType d);
 
 // Index arithmetic sugar (int nodes); folds constants on construction.
 UOpPtr operator+(const UOpPtr& a, const UOpPtr& b);

@@ -33,7 +33,8 @@ Program::~Program() {
 
 Device& Device::get(const std::string& name) {
   static std::mutex mu;
-  static std::map<std::string, std::unique_ptr<Device>> open;
+  // never destroyed: at exit the plugin libraries may be gone before our statics are
+  static auto& open = *new std::map<std::string, std::unique_ptr<Device>>();
   auto [dev, index] = parse_instance(name);
   std::string key = dev + ":" + std::to_string(index);
   std::lock_guard lock(mu);

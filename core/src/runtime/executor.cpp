@@ -43,7 +43,8 @@ struct CacheKey {
 };
 
 std::mutex g_cache_mu;
-std::map<CacheKey, std::shared_ptr<Program>> g_programs;
+// never destroyed: releasing programs at exit would call into plugins that may already be unloaded
+auto& g_programs = *new std::map<CacheKey, std::shared_ptr<Program>>();
 
 struct Prepared {
   sched::ScheduleItem* item;

@@ -70,8 +70,9 @@ std::unique_ptr<LoadedPlugin> PluginRegistry::load(const std::string& path, std:
 }
 
 PluginRegistry& PluginRegistry::get() {
-  static PluginRegistry reg(search_dirs());
-  return reg;
+  // never destroyed: devices, programs and buffers that outlive main() may still call into plugins
+  static auto* reg = new PluginRegistry(search_dirs());
+  return *reg;
 }
 
 PluginRegistry::PluginRegistry(const std::vector<std::string>& dirs) : dirs_(dirs) {

@@ -4,6 +4,7 @@
 // for every broadcast element) or has several consumers; such reduces are realized into their own kernel.
 #include "schedule/schedule.hpp"
 
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <unordered_map>
@@ -235,6 +236,8 @@ class Scheduler {
           has_reduce = true;
           const auto& a = node->arg_ints();
           const Shape& in = node->src[0]->shape;
+          for (size_t k = 1; k < a.size(); ++k)
+            if (in[a[k]] == 0) return reduce_identity(static_cast<ReduceOp>(a[0]), node->dtype);  // empty reduction
           std::vector<UOpPtr> nidx = idx, ranges;
           for (size_t k = 1; k < a.size(); ++k) {
             UOpPtr r = new_range(in[a[k]], AxisType::REDUCE, false);

@@ -106,9 +106,11 @@ uint64_t splitmix(uint64_t& s) {
 }  // namespace
 
 Tensor Tensor::rand(const Shape& shape, uint64_t seed, DType dtype, const std::string& device) {
+  // as many random bits as the target's mantissa holds, so every value is exact and below 1 after the cast
+  int bits = dtype.scalar == ScalarType::Float16 ? 11 : dtype.scalar == ScalarType::BFloat16 ? 8 : dtype.scalar == ScalarType::Float32 ? 24 : 53;
   std::vector<double> v(static_cast<size_t>(prod(shape)));
   uint64_t s = seed;
-  for (auto& x : v) x = static_cast<double>(splitmix(s) >> 11) * 0x1.0p-53;
+  for (auto& x : v) x = std::ldexp(static_cast<double>(splitmix(s) >> (64 - bits)), -bits);
   return from_bytes(v.data(), v.size() * sizeof(double), shape, dtypes::float64, device).cast(dtype);
 }
 
@@ -157,6 +159,19 @@ Tensor broadcast_to(const Tensor& t, const Shape& s) {
 Tensor unary(const Tensor& t, Op op) { return Tensor(mk(op, t.dtype(), {t.node()}, {}, t.shape()), t.device()); }
 
 Tensor float_of(const Tensor& t) { return t.dtype().is_float() ? t : t.cast(dtypes::float32); }
+
+// The unsigned integer type of the same size: selecting by summing bit patterns (one non-zero term) copies
+// values exactly, -0.0 and NaN payloads included, where a float sum would turn -0.0 into +0.0.
+DType bits_type(DType d) {
+  switch (d.itemsize()) {
+    case 1: return dtypes::uint8;
+    case 2: return dtypes::uint16;
+    case 4: return dtypes::uint32;
+    default: return dtypes::uint64;
+  }
+}
+Tensor to_bits(const Tensor& t) { return t.dtype().is_bool() ? t.cast(dtypes::uint8) : t.bitcast(bits_type(t.dtype())); }
+Tensor from_bits(const Tensor& t, DType d) { return d.is_bool() ? t.cast(d) : t.bitcast(d); }
 
 }  // namespace
 
@@ -505,18 +520,17 @@ Tensor Tensor::cat(const std::vector<Tensor>& ts, int64_t axis) {
     d = dtypes::promote(d, t.dtype());
     total += t.shape()[a];
   }
-  // each piece padded to the full length lands where it belongs; the others contribute zeros there
-  DType acc = d.is_bool() ? dtypes::uint8 : d;
+  // each piece padded to the full length lands where it belongs; the others contribute zero bits there
   std::optional<Tensor> out;
   int64_t off = 0;
   for (const auto& t : ts) {
     std::vector<std::pair<int64_t, int64_t>> p(t.ndim(), {0, 0});
     p[a] = {off, total - off - t.shape()[a]};
     off += t.shape()[a];
-    Tensor piece = t.cast(acc).pad(p);
+    Tensor piece = to_bits(t.cast(d)).pad(p);
     out = out ? *out + piece : piece;
   }
-  return out->cast(d);
+  return from_bits(*out, d);
 }
 
 Tensor Tensor::stack(const std::vector<Tensor>& ts, int64_t axis) {
@@ -549,12 +563,17 @@ Tensor Tensor::gather(int64_t axis, const Tensor& index) const {
   full_shape.push_back(n);
   Tensor xs = shrink(b).permute(order).unsqueeze(a).expand(full_shape);
   Tensor onehot = index.cast(dtypes::int64).unsqueeze(-1).eq(arange(0, static_cast<double>(n), 1, dtypes::int64, device()));
-  Tensor zero = full({}, 0, dtype(), device());
-  return where(onehot, xs, zero).sum({-1}).cast(dtype());
+  Tensor bits = to_bits(xs);
+  Tensor picked = where(onehot, bits, full({}, 0, bits.dtype(), device())).sum({-1}).cast(bits.dtype());
+  return from_bits(picked, dtype());
 }
 
 Tensor Tensor::matmul(const Tensor& o) const {
   if (ndim() == 0 || o.ndim() == 0) bad("matmul of a scalar: shapes " + shape_str(shape()) + " and " + shape_str(o.shape()));
+  if (ndim() == 1 && o.ndim() == 1) {
+    if (numel() != o.numel()) bad("matmul: shapes " + shape_str(shape()) + " and " + shape_str(o.shape()) + " do not align");
+    return (*this * o).sum({0});
+  }
   if (ndim() == 1) return unsqueeze(0).matmul(o).squeeze(-2);
   if (o.ndim() == 1) return matmul(o.unsqueeze(-1)).squeeze(-1);
   int64_t k = shape().back();

@@ -5,18 +5,17 @@
 //   target_compile_definitions(cpu_plugin_test PRIVATE TG_CPU_PLUGIN_PATH="$<TARGET_FILE:tg_plugin_cpu>")
 // The environment variable TG_CPU_PLUGIN_PATH, when set, overrides the compiled-in path. TG_TEST_PRINT_SOURCE=1
 // prints every rendered kernel.
+#include "plugin_fixture.hpp"
+
 #include <tg/plugin_abi.h>
 
 #include <gtest/gtest.h>
-
-#include <dlfcn.h>
 
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <iostream>
 #include <limits>
 #include <random>
@@ -24,186 +23,21 @@
 #include <thread>
 #include <vector>
 
-namespace {
-
-// ---- loading the plugin -----------------------------------------------------------------------------------------
-
-const char* plugin_path() {
+const char* tg::test::plugin_path() {
   const char* env = std::getenv("TG_CPU_PLUGIN_PATH");
   return env != nullptr && *env != '\0' ? env : TG_CPU_PLUGIN_PATH;
 }
 
-tg_plugin_get_api_fn entry_point() {
-  static void* handle = dlopen(plugin_path(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) throw std::runtime_error(std::string("cannot load the CPU plugin: ") + dlerror());
-  return reinterpret_cast<tg_plugin_get_api_fn>(dlsym(handle, TG_ABI_ENTRY_POINT));
-}
+namespace {
 
-const tg_plugin_api* api() {
-  static const tg_plugin_api* table = [] {
-    tg_status_t status = nullptr;
-    const tg_plugin_api* t = entry_point()(TG_ABI_VERSION_MAJOR, TG_ABI_VERSION_MINOR, &status);
-    if (t == nullptr) throw std::runtime_error(std::string("tg_plugin_get_api failed: ") + status->message);
-    return t;
-  }();
-  return table;
-}
+using tg::test::api;
+using tg::test::entry_point;
+using tg::test::Kir;
+using tg::test::pack;
+using tg::test::Status;
+using tg::test::take;
 
-// A status's code and message, taken (and freed).
-struct Status {
-  int code = TG_OK;
-  std::string message;
-};
-Status take(tg_status_t status) {
-  if (status == nullptr) return {};
-  Status out{status->code, status->message};
-  api()->status_free(status);
-  return out;
-}
-
-#define ASSERT_OK(expr)                                                                          \
-  do {                                                                                           \
-    const Status s_ = take(expr);                                                                \
-    ASSERT_EQ(s_.code, TG_OK) << #expr << ": " << s_.message;                                    \
-  } while (0)
-
-// ---- KIR by hand --------------------------------------------------------------------------------------------------
-
-class Kir {
- public:
-  int op(tg_kir_op op, tg_dtype dtype, std::vector<int> srcs = {}, int vcount = 1, int64_t arg = 0) {
-    tg_kir_inst inst{};
-    inst.op = op;
-    inst.dtype = dtype;
-    inst.vcount = static_cast<uint8_t>(vcount);
-    inst.nsrc = static_cast<uint8_t>(srcs.size());
-    inst.src_start = static_cast<uint32_t>(pool_.size());
-    inst.arg.i = arg;
-    pool_.insert(pool_.end(), srcs.begin(), srcs.end());
-    insts_.push_back(inst);
-    return static_cast<int>(insts_.size() - 1);
-  }
-  int buffer(tg_dtype dtype, bool writable = false) {
-    return param(TG_PARAM_BUFFER, dtype, writable, "data" + std::to_string(params_.size()));
-  }
-  int var(tg_dtype dtype, const std::string& name) { return param(TG_PARAM_VAR, dtype, false, name); }
-  int i32(int64_t value) { return op(TG_KIR_CONST, TG_DTYPE_INT32, {}, 1, value); }
-  int constant(tg_dtype dtype, int64_t value) { return op(TG_KIR_CONST, dtype, {}, 1, value); }
-  int constant_f(tg_dtype dtype, double value) {
-    const int i = op(TG_KIR_CONST, dtype);
-    insts_[i].arg.f = value;
-    return i;
-  }
-  int special(int extent) { return op(TG_KIR_SPECIAL, TG_DTYPE_INT32, {i32(extent)}, 1, TG_SPECIAL_GLOBAL * 4 + 0); }
-  int load(tg_dtype dtype, int ptr, int idx, int vcount = 1) { return op(TG_KIR_LOAD, dtype, {ptr, idx}, vcount); }
-  void store(int ptr, int idx, int value) { op(TG_KIR_STORE, TG_DTYPE_FLOAT32, {ptr, idx, value}); }
-
-  tg_kir_kernel kernel(const char* name) const {
-    return tg_kir_kernel{sizeof(tg_kir_kernel), name, insts_.data(), static_cast<uint32_t>(insts_.size()),
-                         static_cast<uint32_t>(pool_.size()), pool_.data(), params_.data(),
-                         static_cast<uint32_t>(params_.size()), 1};
-  }
-  const std::vector<tg_kir_param>& params() const { return params_; }
-
- private:
-  int param(tg_param_kind kind, tg_dtype dtype, bool writable, const std::string& name) {
-    names_.push_back(name);
-    params_.push_back(tg_kir_param{static_cast<uint32_t>(kind), static_cast<uint32_t>(dtype), writable, 0,
-                                   names_.back().c_str()});
-    return op(TG_KIR_PARAM, dtype, {}, 1, static_cast<int64_t>(params_.size() - 1));
-  }
-  std::vector<tg_kir_inst> insts_;
-  std::vector<int32_t> pool_;
-  std::vector<tg_kir_param> params_;
-  std::deque<std::string> names_;  // stable storage for params_[].name
-};
-
-// ---- the device, and running kernels on it ------------------------------------------------------------------------
-
-class CpuPlugin : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    ASSERT_OK(api()->device_open(0, &device_));
-    ASSERT_OK(api()->renderer_create(device_, nullptr, &renderer_));
-    ASSERT_OK(api()->compiler_create(device_, &compiler_));
-    ASSERT_OK(api()->hwqueue_create(device_, &queue_));
-  }
-  static void TearDownTestSuite() {
-    api()->hwqueue_destroy(queue_);
-    api()->compiler_destroy(compiler_);
-    api()->renderer_destroy(renderer_);
-    api()->device_close(device_);
-  }
-  void TearDown() override {
-    for (tg_program p : programs_) api()->program_destroy(p);
-    for (const tg_buffer_desc& b : buffers_) api()->allocator_free(device_, &b);
-  }
-
-  std::string render(const Kir& kir, const char* name) {
-    const tg_kir_kernel kernel = kir.kernel(name);
-    const char* source = nullptr;
-    const Status s = take(api()->renderer_render(renderer_, &kernel, &source));
-    EXPECT_EQ(s.code, TG_OK) << s.message;
-    if (source == nullptr) return "";
-    if (std::getenv("TG_TEST_PRINT_SOURCE") != nullptr) std::cout << source;
-    return source;
-  }
-  // Render, compile and load; the program is destroyed after the test.
-  tg_program build(const Kir& kir, const char* name) {
-    const std::string source = render(kir, name);
-    void* blob = nullptr;
-    size_t size = 0;
-    const Status compiled = take(api()->compiler_compile(compiler_, source.c_str(), name, &blob, &size));
-    EXPECT_EQ(compiled.code, TG_OK) << compiled.message << "\n" << source;
-    if (compiled.code != TG_OK) return nullptr;
-    tg_program program = nullptr;
-    const Status loaded = take(api()->program_create(device_, blob, size, name, kir.params().data(),
-                                                     static_cast<uint32_t>(kir.params().size()), &program));
-    api()->blob_free(blob);
-    EXPECT_EQ(loaded.code, TG_OK) << loaded.message;
-    if (program != nullptr) programs_.push_back(program);
-    return program;
-  }
-  template <class T>
-  tg_buffer_desc buffer(const std::vector<T>& data) {
-    tg_buffer_desc b{};
-    EXPECT_EQ(take(api()->allocator_alloc(device_, data.size() * sizeof(T), &b)).code, TG_OK);
-    buffers_.push_back(b);
-    EXPECT_EQ(take(api()->allocator_copy_in(device_, &b, 0, data.data(), data.size() * sizeof(T))).code, TG_OK);
-    return b;
-  }
-  template <class T>
-  std::vector<T> read(const tg_buffer_desc& b) {
-    std::vector<T> out(b.size / sizeof(T));
-    EXPECT_EQ(take(api()->allocator_copy_out(device_, out.data(), &b, 0, b.size)).code, TG_OK);
-    return out;
-  }
-  // The packed argument blob: buffers as addresses, vars at their own size, at tg_param_layout's offsets.
-  static std::vector<unsigned char> pack(const Kir& kir, const std::vector<uint64_t>& values) {
-    std::vector<size_t> offsets(kir.params().size());
-    std::vector<unsigned char> blob(tg_param_layout(kir.params().data(), kir.params().size(), offsets.data()));
-    for (size_t p = 0; p < values.size(); ++p)
-      std::memcpy(blob.data() + offsets[p], &values[p], tg_param_size(&kir.params()[p]));  // little-endian
-    return blob;
-  }
-  // exec + signal + submit + wait.
-  void launch(tg_program program, const std::vector<unsigned char>& args, uint32_t global) {
-    ASSERT_NE(program, nullptr);
-    const tg_launch_dims dims{{global, 1, 1}, {1, 1, 1}};
-    ASSERT_OK(api()->hwqueue_exec(queue_, program, args.data(), args.size(), &dims));
-    ASSERT_OK(api()->hwqueue_signal(queue_, ++signal_));
-    ASSERT_OK(api()->hwqueue_submit(queue_));
-    ASSERT_OK(api()->hwqueue_wait(queue_, signal_, 0));
-  }
-
-  static inline tg_device device_ = nullptr;
-  static inline tg_renderer renderer_ = nullptr;
-  static inline tg_compiler compiler_ = nullptr;
-  static inline tg_hwqueue queue_ = nullptr;
-  static inline uint64_t signal_ = 0;
-  std::vector<tg_program> programs_;
-  std::vector<tg_buffer_desc> buffers_;
-};
+class CpuPlugin : public tg::test::PluginTest {};
 
 bool sdk_is_float(uint32_t dtype) { return dtype >= TG_DTYPE_FLOAT16 && dtype <= TG_DTYPE_FLOAT64; }
 
@@ -230,13 +64,15 @@ TEST_F(CpuPlugin, MulAddSplitsWorkItemsAcrossThreads) {
   const int out = k.buffer(TG_DTYPE_FLOAT32, true), pa = k.buffer(TG_DTYPE_FLOAT32), pb = k.buffer(TG_DTYPE_FLOAT32),
             pc = k.buffer(TG_DTYPE_FLOAT32);
   const int g = k.special(n);
-  const int prod = k.op(TG_KIR_MUL, TG_DTYPE_FLOAT32, {k.load(TG_DTYPE_FLOAT32, pa, g), k.load(TG_DTYPE_FLOAT32, pb, g)});
+  const int prod =
+      k.op(TG_KIR_MUL, TG_DTYPE_FLOAT32, {k.load(TG_DTYPE_FLOAT32, pa, g), k.load(TG_DTYPE_FLOAT32, pb, g)});
   k.store(out, g, k.op(TG_KIR_ADD, TG_DTYPE_FLOAT32, {prod, k.load(TG_DTYPE_FLOAT32, pc, g)}));
   tg_program program = build(k, "E_1000");
   const tg_buffer_desc bo = buffer(std::vector<float>(n, -1.0f)), ba = buffer(a), bb = buffer(b), bc = buffer(c);
   launch(program, pack(k, {bo.addr, ba.addr, bb.addr, bc.addr}), n);
   const std::vector<float> got = read<float>(bo);
-  for (int i = 0; i < n; ++i) ASSERT_EQ(got[i], expected[i]) << "i=" << i << " a=" << a[i] << " b=" << b[i] << " c=" << c[i];
+  for (int i = 0; i < n; ++i)
+    ASSERT_EQ(got[i], expected[i]) << "i=" << i << " a=" << a[i] << " b=" << b[i] << " c=" << c[i];
 }
 
 // ---- (b) typed scalar arguments: int8, int64, int32 at their natural alignment -----------------------------------
@@ -251,7 +87,8 @@ TEST_F(CpuPlugin, ScalarArgumentsKeepTheirTypes) {
   const int64_t big = (int64_t{1} << 35) + 7;
   tg_program program = build(k, "typed_args");
   const tg_buffer_desc bo = buffer(std::vector<int64_t>(3, 0));
-  const std::vector<unsigned char> args = pack(k, {bo.addr, static_cast<uint64_t>(-5), static_cast<uint64_t>(big), 123456});
+  const std::vector<unsigned char> args =
+      pack(k, {bo.addr, static_cast<uint64_t>(-5), static_cast<uint64_t>(big), 123456});
   ASSERT_EQ(args.size(), 28u);  // data0 @0, a @8, b @16, c @24
   launch(program, args, 1);
   EXPECT_EQ(read<int64_t>(bo), (std::vector<int64_t>{-5, big, 123456}));
@@ -271,7 +108,8 @@ TEST_F(CpuPlugin, RangeReductionIntoRegisterAccumulator) {
   const int acc = k.op(TG_KIR_DEFINE_REG, TG_DTYPE_FLOAT32, {}, 1, 1), zero = k.i32(0);
   k.store(acc, zero, k.constant_f(TG_DTYPE_FLOAT32, 0.0));
   const int r = k.op(TG_KIR_RANGE, TG_DTYPE_INT32, {k.i32(n)}, 1, 0);
-  const int sum = k.op(TG_KIR_ADD, TG_DTYPE_FLOAT32, {k.load(TG_DTYPE_FLOAT32, acc, zero), k.load(TG_DTYPE_FLOAT32, src, r)});
+  const int sum =
+      k.op(TG_KIR_ADD, TG_DTYPE_FLOAT32, {k.load(TG_DTYPE_FLOAT32, acc, zero), k.load(TG_DTYPE_FLOAT32, src, r)});
   k.store(acc, zero, sum);
   k.op(TG_KIR_ENDRANGE, TG_DTYPE_INT32, {r});
   k.store(out, zero, k.load(TG_DTYPE_FLOAT32, acc, zero));
@@ -294,7 +132,8 @@ TEST_F(CpuPlugin, VectorLoadAddStore) {
   const int idx = k.op(TG_KIR_MUL, TG_DTYPE_INT32, {g, k.i32(4)});
   // Loads start one element in: a vector access at any element index must work (no 16-byte alignment).
   const int in_idx = k.op(TG_KIR_ADD, TG_DTYPE_INT32, {idx, k.i32(1)});
-  const int sum = k.op(TG_KIR_ADD, TG_DTYPE_FLOAT32, {k.load(TG_DTYPE_FLOAT32, pa, in_idx, 4), k.load(TG_DTYPE_FLOAT32, pb, in_idx, 4)}, 4);
+  const int sum = k.op(TG_KIR_ADD, TG_DTYPE_FLOAT32,
+                       {k.load(TG_DTYPE_FLOAT32, pa, in_idx, 4), k.load(TG_DTYPE_FLOAT32, pb, in_idx, 4)}, 4);
   k.op(TG_KIR_STORE, TG_DTYPE_FLOAT32, {out, idx, sum});
   tg_program program = build(k, "E_16_4");
   const tg_buffer_desc bo = buffer(std::vector<float>(n, 0.0f)), ba = buffer(a), bb = buffer(b);
@@ -325,7 +164,8 @@ TEST_F(CpuPlugin, FloatMaxPropagatesNanScalarAndVector) {
     Kir k;
     const int out = k.buffer(TG_DTYPE_FLOAT32, true), pa = k.buffer(TG_DTYPE_FLOAT32), pb = k.buffer(TG_DTYPE_FLOAT32);
     const int idx = k.op(TG_KIR_MUL, TG_DTYPE_INT32, {k.special(8 / vcount), k.i32(vcount)});
-    const int m = k.op(TG_KIR_MAX, TG_DTYPE_FLOAT32, {k.load(TG_DTYPE_FLOAT32, pa, idx, vcount), k.load(TG_DTYPE_FLOAT32, pb, idx, vcount)}, vcount);
+    const int m = k.op(TG_KIR_MAX, TG_DTYPE_FLOAT32,
+                       {k.load(TG_DTYPE_FLOAT32, pa, idx, vcount), k.load(TG_DTYPE_FLOAT32, pb, idx, vcount)}, vcount);
     k.op(TG_KIR_STORE, TG_DTYPE_FLOAT32, {out, idx, m});
     tg_program program = build(k, vcount == 1 ? "max_scalar" : "max_vec4");
     const tg_buffer_desc bo = buffer(std::vector<float>(8, 0.0f)), ba = buffer(a), bb = buffer(b);
@@ -346,7 +186,8 @@ TEST_F(CpuPlugin, Int8AddWrapsAround) {
   Kir k;
   const int out = k.buffer(TG_DTYPE_INT8, true), pa = k.buffer(TG_DTYPE_INT8), pb = k.buffer(TG_DTYPE_INT8);
   const int g = k.special(5);
-  k.op(TG_KIR_STORE, TG_DTYPE_INT8, {out, g, k.op(TG_KIR_ADD, TG_DTYPE_INT8, {k.load(TG_DTYPE_INT8, pa, g), k.load(TG_DTYPE_INT8, pb, g)})});
+  k.op(TG_KIR_STORE, TG_DTYPE_INT8,
+       {out, g, k.op(TG_KIR_ADD, TG_DTYPE_INT8, {k.load(TG_DTYPE_INT8, pa, g), k.load(TG_DTYPE_INT8, pb, g)})});
   tg_program program = build(k, "add_i8");
   const tg_buffer_desc bo = buffer(std::vector<int8_t>(5, 0)), ba = buffer(a), bb = buffer(b);
   launch(program, pack(k, {bo.addr, ba.addr, bb.addr}), 5);
@@ -355,10 +196,13 @@ TEST_F(CpuPlugin, Int8AddWrapsAround) {
 
 TEST_F(CpuPlugin, ConstantsRenderExactly) {
   Kir k;
-  const int i64 = k.buffer(TG_DTYPE_INT64, true), f32 = k.buffer(TG_DTYPE_FLOAT32, true), f64 = k.buffer(TG_DTYPE_FLOAT64, true),
-            i32 = k.buffer(TG_DTYPE_INT32, true), u64 = k.buffer(TG_DTYPE_UINT64, true);
+  const int i64 = k.buffer(TG_DTYPE_INT64, true), f32 = k.buffer(TG_DTYPE_FLOAT32, true),
+            f64 = k.buffer(TG_DTYPE_FLOAT64, true), i32 = k.buffer(TG_DTYPE_INT32, true),
+            u64 = k.buffer(TG_DTYPE_UINT64, true);
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
-  auto put = [&](int buf, tg_dtype dtype, int index, int value) { k.op(TG_KIR_STORE, dtype, {buf, k.i32(index), value}); };
+  auto put = [&](int buf, tg_dtype dtype, int index, int value) {
+    k.op(TG_KIR_STORE, dtype, {buf, k.i32(index), value});
+  };
   put(i64, TG_DTYPE_INT64, 0, k.constant(TG_DTYPE_INT64, std::numeric_limits<int64_t>::min()));
   put(i64, TG_DTYPE_INT64, 1, k.constant(TG_DTYPE_INT64, std::numeric_limits<int64_t>::max()));
   put(f32, TG_DTYPE_FLOAT32, 0, k.constant_f(TG_DTYPE_FLOAT32, inf));
@@ -373,7 +217,8 @@ TEST_F(CpuPlugin, ConstantsRenderExactly) {
   put(u64, TG_DTYPE_UINT64, 0, k.constant(TG_DTYPE_UINT64, -1));
   tg_program program = build(k, "constants");
   const tg_buffer_desc b64 = buffer(std::vector<int64_t>(2)), b32 = buffer(std::vector<float>(4)),
-                       bd = buffer(std::vector<double>(4)), bi = buffer(std::vector<int32_t>(1)), bu = buffer(std::vector<uint64_t>(1));
+                       bd = buffer(std::vector<double>(4)), bi = buffer(std::vector<int32_t>(1)),
+                       bu = buffer(std::vector<uint64_t>(1));
   launch(program, pack(k, {b64.addr, b32.addr, bd.addr, bi.addr, bu.addr}), 1);
   EXPECT_EQ(read<int64_t>(b64), (std::vector<int64_t>{INT64_MIN, INT64_MAX}));
   const std::vector<float> f = read<float>(b32);
@@ -424,12 +269,14 @@ TEST_F(CpuPlugin, Int32OpsMatchCxx) {
     Kir k;
     const int out = k.buffer(TG_DTYPE_INT32, true), pa = k.buffer(TG_DTYPE_INT32), pb = k.buffer(TG_DTYPE_INT32);
     const int g = k.special(n);
-    k.op(TG_KIR_STORE, TG_DTYPE_INT32, {out, g, k.op(op, TG_DTYPE_INT32, {k.load(TG_DTYPE_INT32, pa, g), k.load(TG_DTYPE_INT32, pb, g)})});
+    k.op(TG_KIR_STORE, TG_DTYPE_INT32,
+         {out, g, k.op(op, TG_DTYPE_INT32, {k.load(TG_DTYPE_INT32, pa, g), k.load(TG_DTYPE_INT32, pb, g)})});
     tg_program program = build(k, "int_op");  // the same name every time: each program has its own JITDylib
     const tg_buffer_desc bo = buffer(std::vector<int32_t>(n)), ba = buffer(a), bb = buffer(b);
     launch(program, pack(k, {bo.addr, ba.addr, bb.addr}), n);
     const std::vector<int32_t> got = read<int32_t>(bo);
-    for (int i = 0; i < n; ++i) ASSERT_EQ(got[i], reference(op, a[i], b[i])) << "op " << op << " a=" << a[i] << " b=" << b[i];
+    for (int i = 0; i < n; ++i)
+      ASSERT_EQ(got[i], reference(op, a[i], b[i])) << "op " << op << " a=" << a[i] << " b=" << b[i];
   }
 }
 
@@ -438,13 +285,15 @@ float half_to_float(uint16_t h) {
   const int exp = (h >> 10) & 0x1f, man = h & 0x3ff;
   const float sign = (h & 0x8000) ? -1.0f : 1.0f;
   if (exp == 0x1f) return man ? std::numeric_limits<float>::quiet_NaN() : sign * std::numeric_limits<float>::infinity();
-  return sign * (exp == 0 ? std::ldexp(static_cast<float>(man), -24) : std::ldexp(static_cast<float>(1024 + man), exp - 25));
+  return sign *
+         (exp == 0 ? std::ldexp(static_cast<float>(man), -24) : std::ldexp(static_cast<float>(1024 + man), exp - 25));
 }
 
 // float16/bfloat16 are storage types: casts round to nearest even, keep inf/NaN and subnormals.
 TEST_F(CpuPlugin, HalfAndBfloat16CastsRoundToNearestEven) {
-  const std::vector<float> in{1.0f, 65504.0f, 65520.0f, 0x1p-24f, 0x1p-25f, 0x1.8p-25f, -2.5f,
-                              std::numeric_limits<float>::quiet_NaN(), 1.00390625f, 1.01171875f};
+  const std::vector<float> in{1.0f,        65504.0f,   65520.0f, 0x1p-24f,
+                              0x1p-25f,    0x1.8p-25f, -2.5f,    std::numeric_limits<float>::quiet_NaN(),
+                              1.00390625f, 1.01171875f};
   const std::vector<uint16_t> half_bits{0x3C00, 0x7BFF, 0x7C00, 0x0001, 0x0000, 0x0001, 0xC100, 0x7E00, 0x3C04, 0x3C0C};
   const std::vector<uint16_t> bf16_bits{0x3F80, 0x4780, 0x4780, 0x3380, 0x3300, 0x3340, 0xC020, 0x7FC0, 0x3F80, 0x3F82};
   for (tg_dtype small : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16}) {
@@ -464,7 +313,8 @@ TEST_F(CpuPlugin, HalfAndBfloat16CastsRoundToNearestEven) {
     for (size_t i = 0; i < in.size(); ++i) {
       EXPECT_EQ(bits[i], expected[i]) << (small == TG_DTYPE_FLOAT16 ? "half" : "bf16") << " of " << in[i];
       // Widening is exact: the float of the stored bits.
-      const float exact = small == TG_DTYPE_BFLOAT16 ? std::bit_cast<float>(uint32_t{bits[i]} << 16) : half_to_float(bits[i]);
+      const float exact =
+          small == TG_DTYPE_BFLOAT16 ? std::bit_cast<float>(uint32_t{bits[i]} << 16) : half_to_float(bits[i]);
       if (std::isnan(in[i])) {
         EXPECT_TRUE(std::isnan(widened[i]));
       } else {
@@ -490,7 +340,8 @@ TEST_F(CpuPlugin, GatedLoadStoreAndIf) {
   const int even = k.op(TG_KIR_XOR, TG_DTYPE_BOOL, {odd, k.constant(TG_DTYPE_BOOL, 1)});
   k.op(TG_KIR_STORE, TG_DTYPE_INT32, {out, g, v, even});
   const int branch = k.op(TG_KIR_IF, TG_DTYPE_BOOL, {k.op(TG_KIR_CMPEQ, TG_DTYPE_BOOL, {g, k.i32(3)})});
-  k.op(TG_KIR_STORE, TG_DTYPE_INT32, {flags, k.i32(0), k.op(TG_KIR_WHERE, TG_DTYPE_INT32, {odd, k.i32(42), k.i32(-1)})});
+  k.op(TG_KIR_STORE, TG_DTYPE_INT32,
+       {flags, k.i32(0), k.op(TG_KIR_WHERE, TG_DTYPE_INT32, {odd, k.i32(42), k.i32(-1)})});
   k.op(TG_KIR_ENDIF, TG_DTYPE_BOOL, {branch});
   tg_program program = build(k, "gates");
   const tg_buffer_desc bo = buffer(std::vector<int32_t>(n, 7)), bf = buffer(std::vector<int32_t>{0}),
@@ -512,10 +363,11 @@ TEST_F(CpuPlugin, EveryDeclaredOpCompilesAndRuns) {
       if (!(caps.vector_widths[d] & (1u << vcount))) continue;
       const auto dtype = static_cast<tg_dtype>(d);
       Kir k;
-      const int out = k.buffer(dtype, true), outb = k.buffer(TG_DTYPE_BOOL, true), pa = k.buffer(dtype), pb = k.buffer(dtype);
+      const int out = k.buffer(dtype, true), outb = k.buffer(TG_DTYPE_BOOL, true), pa = k.buffer(dtype),
+                pb = k.buffer(dtype);
       const int a = k.load(dtype, pa, k.i32(0), vcount), b = k.load(dtype, pb, k.i32(0), vcount);
       const int cond = k.op(TG_KIR_CMPNE, TG_DTYPE_BOOL, {k.i32(1), k.i32(2)});
-      int slot = 0;
+      int slot = 0, add_slot = -1;
       auto put = [&](int value) { k.op(TG_KIR_STORE, dtype, {out, k.i32(vcount * slot++), value}); };
       for (uint32_t op = TG_KIR_NEG; op < TG_KIR_OP_COUNT; ++op) {
         if (!(caps.ops[d] & (uint64_t{1} << op))) continue;
@@ -523,7 +375,9 @@ TEST_F(CpuPlugin, EveryDeclaredOpCompilesAndRuns) {
         if (o == TG_KIR_CAST || o == TG_KIR_BITCAST) {
           for (uint32_t to = 0; to < TG_DTYPE_COUNT; ++to) {
             const bool same_size = tg_dtype_size(to) == tg_dtype_size(d);
-            if (to == d || (vcount > 1 && (to == TG_DTYPE_BOOL)) || (o == TG_KIR_BITCAST && (!same_size || to == TG_DTYPE_BOOL || d == TG_DTYPE_BOOL))) continue;
+            if (to == d || (vcount > 1 && (to == TG_DTYPE_BOOL)) ||
+                (o == TG_KIR_BITCAST && (!same_size || to == TG_DTYPE_BOOL || d == TG_DTYPE_BOOL)))
+              continue;
             put(k.op(o, dtype, {k.op(o, static_cast<tg_dtype>(to), {a}, vcount)}, vcount));
           }
         } else if (o == TG_KIR_CMPLT || o == TG_KIR_CMPNE || o == TG_KIR_CMPEQ) {
@@ -533,6 +387,7 @@ TEST_F(CpuPlugin, EveryDeclaredOpCompilesAndRuns) {
         } else if (o == TG_KIR_MULACC) {
           put(k.op(o, dtype, {a, b, a}, vcount));
         } else if (o >= TG_KIR_ADD) {
+          if (o == TG_KIR_ADD) add_slot = slot;
           put(k.op(o, dtype, {a, b}, vcount));
         } else {
           put(k.op(o, dtype, {a}, vcount));
@@ -546,21 +401,23 @@ TEST_F(CpuPlugin, EveryDeclaredOpCompilesAndRuns) {
                            ba = buffer(ones), bbb = buffer(ones);
       launch(program, pack(k, {bo.addr, bb.addr, ba.addr, bbb.addr}), 1);
       // ADD is declared for every numeric dtype: check its slot against 1+1 in that dtype (bytes 0x01 repeated).
-      if (!(caps.ops[d] & (uint64_t{1} << TG_KIR_ADD)) || sdk_is_float(d)) continue;
+      if (add_slot < 0 || sdk_is_float(d)) continue;
       const std::vector<uint8_t> bytes = read<uint8_t>(bo);
       const uint32_t size = tg_dtype_size(d);
-      const int add_slot = 1;  // after NEG
-      for (uint32_t byte = 0; byte < size; ++byte) ASSERT_EQ(bytes[add_slot * vcount * size + byte], 2) << "dtype " << d;
+      for (uint32_t byte = 0; byte < size; ++byte)
+        ASSERT_EQ(bytes[add_slot * vcount * size + byte], 2) << "dtype " << d;
     }
   }
 }
 
-// ---- (f)-(i) errors, ABI negotiation, the queue ----------------------------------------------------------------------
+// ---- (f)-(i) errors, ABI negotiation, the queue
+// ----------------------------------------------------------------------
 
 TEST_F(CpuPlugin, CompileErrorReturnsDiagnostics) {
   void* blob = nullptr;
   size_t size = 0;
-  const Status s = take(api()->compiler_compile(compiler_, "void broken(void) { return 1 +; }", "broken", &blob, &size));
+  const Status s =
+      take(api()->compiler_compile(compiler_, "void broken(void) { return 1 +; }", "broken", &blob, &size));
   EXPECT_EQ(s.code, TG_ERR_COMPILE);
   EXPECT_NE(s.message.find("error"), std::string::npos) << s.message;
   EXPECT_NE(s.message.find("broken"), std::string::npos) << s.message;
@@ -621,8 +478,8 @@ TEST_F(CpuPlugin, QueueSignalsWaitsAndTimestamps) {
   ASSERT_OK(api()->hwqueue_signal(q, 5));
   ASSERT_OK(api()->hwqueue_timestamp(q, &t1));
   EXPECT_EQ(take(api()->hwqueue_copy(q, &dst, 8, &src, 0, 12)).code, TG_ERR_INVALID_ARGUMENT);  // past dst's end
-  EXPECT_EQ(take(api()->hwqueue_signal(q, 4)).code, TG_ERR_INVALID_ARGUMENT);  // signals only grow
-  EXPECT_EQ(take(api()->hwqueue_read_timestamp(q, t1, &ns1)).code, TG_ERR_INVALID_ARGUMENT);  // not run yet
+  EXPECT_EQ(take(api()->hwqueue_signal(q, 4)).code, TG_ERR_INVALID_ARGUMENT);                   // signals only grow
+  EXPECT_EQ(take(api()->hwqueue_read_timestamp(q, t1, &ns1)).code, TG_ERR_INVALID_ARGUMENT);    // not run yet
   const Status early = take(api()->hwqueue_wait(q, 5, 0));  // recorded, not submitted: an error, not a hang
   EXPECT_EQ(early.code, TG_ERR_INVALID_ARGUMENT);
   EXPECT_NE(early.message.find("not submitted"), std::string::npos) << early.message;
@@ -674,14 +531,16 @@ TEST_F(CpuPlugin, CompilesConcurrently) {
   std::vector<std::string> sources(threads);
   std::vector<Status> results(threads);
   for (int t = 0; t < threads; ++t)
-    sources[t] = "void k" + std::to_string(t) + "(float* p) { for (int i = 0; i < 64; ++i) p[i] = __builtin_sqrtf(p[i]) * " +
-                 std::to_string(t) + ".0f; }";
+    sources[t] = "void k" + std::to_string(t) +
+                 "(float* p) { for (int i = 0; i < 64; ++i) p[i] = __builtin_sqrtf(p[i]) * " + std::to_string(t) +
+                 ".0f; }";
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
       void* blob = nullptr;
       size_t size = 0;
-      results[t] = take(api()->compiler_compile(compiler_, sources[t].c_str(), ("k" + std::to_string(t)).c_str(), &blob, &size));
+      results[t] =
+          take(api()->compiler_compile(compiler_, sources[t].c_str(), ("k" + std::to_string(t)).c_str(), &blob, &size));
       if (blob != nullptr && size < 64) results[t] = {TG_ERR_INTERNAL, "object too small"};
       api()->blob_free(blob);
     });

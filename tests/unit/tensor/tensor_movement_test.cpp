@@ -93,7 +93,8 @@ TEST(Movement, ReshapeKeepsRowMajorOrder) {
   EXPECT_TRUE(check(T(a, dt::float32).reshape({4, -1, 3}), {4, 2, 3}, dt::float32, a.v));
   EXPECT_TRUE(check(T(a, dt::float32).reshape({1, 24, 1}), {1, 24, 1}, dt::float32, a.v));
   EXPECT_TRUE(check(make({5}, {1}, dt::int8).reshape({}), {}, dt::int8, {5}));
-  EXPECT_TRUE(check(make({}, {0, 3}, dt::float32).reshape({3, 0, -1}), {3, 0, 1}, dt::float32, {}));
+  EXPECT_TRUE(check(make({}, {0, 3}, dt::float32).reshape({3, 0, 1}), {3, 0, 1}, dt::float32, {}));
+  EXPECT_TRUE(check(make({}, {0, 3}, dt::float32).reshape({-1, 3}), {0, 3}, dt::float32, {}));
   EXPECT_TRUE(check(T(a, dt::float32).unsqueeze(1).unsqueeze(-1), {2, 1, 3, 4, 1}, dt::float32, a.v));
   EXPECT_TRUE(check(T(a, dt::float32).reshape({2, 1, 12}).squeeze(1), {2, 12}, dt::float32, a.v));
 }
@@ -185,7 +186,8 @@ TEST(Movement, CatAndStack) {
   EXPECT_TRUE(check(Tensor::cat({make({1, 2}, {2}, dt::int8), make({0.5}, {1}, dt::float32)}), {3}, dt::float32, {1, 2, 0.5}));
 }
 
-// cat/gather copy values: NaN, infinities and the sign of -0.0 survive (as in torch/numpy)
+// cat/gather copy values: NaN, infinities and the sign of -0.0 survive (as in torch/numpy).
+// Regression: both used to turn -0.0 into +0.0 (zero-padded pieces / masked rows summed in float).
 TEST(Movement, CatAndGatherCopySpecialValuesBitExact) {
   const float inf = INFINITY;
   std::vector<float> a = {-0.0f, inf, -inf}, b = {NAN, -0.0f, 1.5f};
@@ -370,8 +372,8 @@ TEST(Creation, EyeArangeFull) {
   }
 }
 
-TEST(Creation, RandIsReproducibleAndInRange) {
-  for (DType d : {dt::float32, dt::float64, dt::float16, dt::bfloat16}) {
+void check_rand(const std::vector<DType>& dts) {
+  for (DType d : dts) {
     SCOPED_TRACE(d.name());
     const int64_t n = 20000;
     Vals a = read(Tensor::rand({n}, 7, d)), b = read(Tensor::rand({n}, 7, d)), c = read(Tensor::rand({n}, 8, d));
@@ -387,8 +389,16 @@ TEST(Creation, RandIsReproducibleAndInRange) {
     EXPECT_EQ(out, 0u) << "values outside [0, 1)";
     EXPECT_NEAR(static_cast<double>(sum / n), 0.5, 0.02);
   }
+}
+
+TEST(Creation, RandIsReproducibleAndInRange) {
+  check_rand({dt::float32, dt::float64});
   EXPECT_TRUE(check(Tensor::rand({0, 3}, 1), {0, 3}, dt::float32, {}));
 }
+
+// Regression: a double in [0, 1) cast to a narrow format could round up to 1.0 (rand({20000}, 7, float16) held
+// 2 exact 1.0s, bfloat16 41).
+TEST(Creation, RandInHalfPrecisionStaysBelowOne) { check_rand({dt::float16, dt::bfloat16}); }
 
 TEST(Creation, RandnMomentsLoosely) {
   const int64_t n = 100000;

@@ -20,19 +20,18 @@
 namespace tg::sdk {
 
 inline const char* dtype_name(uint32_t dtype) noexcept {
-  static const char* const names[TG_DTYPE_COUNT] = {"bool",   "int8",    "int16",    "int32",   "int64",
-                                                    "uint8",  "uint16",  "uint32",   "uint64",  "float16",
+  static const char* const names[TG_DTYPE_COUNT] = {"bool",     "int8",    "int16",  "int32",  "int64",
+                                                    "uint8",    "uint16",  "uint32", "uint64", "float16",
                                                     "bfloat16", "float32", "float64"};
   return dtype < TG_DTYPE_COUNT ? names[dtype] : "<bad dtype>";
 }
 
 inline const char* op_name(uint32_t op) noexcept {
   static const char* const names[TG_KIR_OP_COUNT] = {
-      "PARAM", "CONST",  "SPECIAL", "DEFINE_REG", "DEFINE_LOCAL", "RANGE",  "ENDRANGE", "IF",    "ENDIF",
-      "BARRIER", "LOAD", "STORE",   "VECTORIZE",  "GEP",          "NEG",    "EXP2",     "LOG2",  "SIN",
-      "SQRT",  "RECIP",  "TRUNC",   "CAST",       "BITCAST",      "ADD",    "SUB",      "MUL",   "IDIV",
-      "MOD",   "FDIV",   "MAX",     "CMPLT",      "CMPNE",        "CMPEQ",  "AND",      "OR",    "XOR",
-      "SHL",   "SHR",    "WHERE",   "MULACC"};
+      "PARAM", "CONST", "SPECIAL",   "DEFINE_REG", "DEFINE_LOCAL", "RANGE", "ENDRANGE", "IF",  "ENDIF", "BARRIER",
+      "LOAD",  "STORE", "VECTORIZE", "GEP",        "NEG",          "EXP2",  "LOG2",     "SIN", "SQRT",  "RECIP",
+      "TRUNC", "CAST",  "BITCAST",   "ADD",        "SUB",          "MUL",   "IDIV",     "MOD", "FDIV",  "MAX",
+      "CMPLT", "CMPNE", "CMPEQ",     "AND",        "OR",           "XOR",   "SHL",      "SHR", "WHERE", "MULACC"};
   return op < TG_KIR_OP_COUNT ? names[op] : "<bad op>";
 }
 
@@ -46,8 +45,8 @@ inline bool is_cmp(uint32_t op) { return op == TG_KIR_CMPLT || op == TG_KIR_CMPN
 inline std::string fill(std::string_view tmpl, const std::vector<std::string>& args) {
   std::string out;
   for (size_t i = 0; i < tmpl.size(); ++i) {
-    const bool is_slot = tmpl[i] == '{' && i + 2 < tmpl.size() && tmpl[i + 2] == '}' && tmpl[i + 1] >= '0' &&
-                         tmpl[i + 1] <= '9';
+    const bool is_slot =
+        tmpl[i] == '{' && i + 2 < tmpl.size() && tmpl[i + 2] == '}' && tmpl[i + 1] >= '0' && tmpl[i + 1] <= '9';
     if (!is_slot) {
       out += tmpl[i];
       continue;
@@ -71,8 +70,7 @@ class CRenderer {
     emit_prologue();
     for (uint32_t i = 0; i < kernel.ninsts; ++i) emit(i);
     for (const Block& block : blocks_) {
-      if (!block.implicit)
-        throw invalid(block.inst, cat(op_name(inst(block.inst).op), " is never closed"));
+      if (!block.implicit) throw invalid(block.inst, cat(op_name(inst(block.inst).op), " is never closed"));
     }
     while (!blocks_.empty()) close_block();
     std::string source = preamble();
@@ -90,21 +88,21 @@ class CRenderer {
   // ---- hooks: types ------------------------------------------------------------------------------------------
   virtual std::string scalar_type(uint32_t dtype) {
     static const char* const names[TG_DTYPE_COUNT] = {
-        "bool",          "signed char",    "short", "int",   "long long", "unsigned char", "unsigned short",
-        "unsigned int",  "unsigned long long", "half", "__bf16", "float", "double"};
+        "bool",         "signed char",        "short", "int",    "long long", "unsigned char", "unsigned short",
+        "unsigned int", "unsigned long long", "half",  "__bf16", "float",     "double"};
     return names[dtype];
   }
   // OpenCL-style names ("float4", "uchar8"); a backend that needs declarations emits them from preamble().
   virtual std::string vector_type(uint32_t dtype, uint32_t vcount) {
-    static const char* const bases[TG_DTYPE_COUNT] = {"bool",  "char",   "short", "int",  "long",  "uchar", "ushort",
-                                                      "uint",  "ulong",  "half",  "bfloat16", "float", "double"};
+    static const char* const bases[TG_DTYPE_COUNT] = {"bool", "char",  "short", "int",   "long",  "uchar", "ushort",
+                                                      "uint", "ulong", "half",  "bf16_", "float", "double"};
     return cat(bases[dtype], vcount);
   }
 
   // ---- hooks: the kernel frame -------------------------------------------------------------------------------
   virtual std::string preamble() { return ""; }  // called after the body, so it may declare what the body used
-  virtual std::string signature() = 0;            // e.g. `extern "C" __global__ void E_4(float* data0)`
-  virtual void emit_prologue() {}                 // lines before the first instruction (parameter unpacking)
+  virtual std::string signature() = 0;           // e.g. `extern "C" __global__ void E_4(float* data0)`
+  virtual void emit_prologue() {}                // lines before the first instruction (parameter unpacking)
   // A work-item id. The default declares `T name = special_expr(kind, dim);`.
   virtual void emit_special(uint32_t i, uint32_t kind, uint32_t dim) {
     line(cat(type_of(i), " ", names_[i], " = ", special_expr(kind, dim), ";"));
@@ -156,10 +154,23 @@ class CRenderer {
       case TG_KIR_SHR: return "({0}>>{1})";
       case TG_KIR_WHERE: return "({0}?{1}:{2})";
       case TG_KIR_MULACC: return "(({0}*{1})+{2})";
-      case TG_KIR_PARAM: case TG_KIR_CONST: case TG_KIR_SPECIAL: case TG_KIR_DEFINE_REG: case TG_KIR_DEFINE_LOCAL:
-      case TG_KIR_RANGE: case TG_KIR_ENDRANGE: case TG_KIR_IF: case TG_KIR_ENDIF: case TG_KIR_BARRIER:
-      case TG_KIR_LOAD: case TG_KIR_STORE: case TG_KIR_VECTORIZE: case TG_KIR_GEP: case TG_KIR_CAST:
-      case TG_KIR_BITCAST: case TG_KIR_OP_COUNT: break;
+      case TG_KIR_PARAM:
+      case TG_KIR_CONST:
+      case TG_KIR_SPECIAL:
+      case TG_KIR_DEFINE_REG:
+      case TG_KIR_DEFINE_LOCAL:
+      case TG_KIR_RANGE:
+      case TG_KIR_ENDRANGE:
+      case TG_KIR_IF:
+      case TG_KIR_ENDIF:
+      case TG_KIR_BARRIER:
+      case TG_KIR_LOAD:
+      case TG_KIR_STORE:
+      case TG_KIR_VECTORIZE:
+      case TG_KIR_GEP:
+      case TG_KIR_CAST:
+      case TG_KIR_BITCAST:
+      case TG_KIR_OP_COUNT: break;
     }
     throw Error(TG_ERR_INTERNAL, cat(op_name(op), " is not an ALU op"));
   }
@@ -205,8 +216,10 @@ class CRenderer {
   }
   virtual std::string float_literal(uint32_t dtype, double value) {
     char text[64];
-    if (dtype == TG_DTYPE_FLOAT32) std::snprintf(text, sizeof text, "%.9g", static_cast<double>(static_cast<float>(value)));
-    else std::snprintf(text, sizeof text, "%.17g", value);
+    if (dtype == TG_DTYPE_FLOAT32)
+      std::snprintf(text, sizeof text, "%.9g", static_cast<double>(static_cast<float>(value)));
+    else
+      std::snprintf(text, sizeof text, "%.17g", value);
     std::string out = text;
     if (out.find_first_of(".e") == std::string::npos) out += ".0";
     if (dtype == TG_DTYPE_FLOAT32) out += "f";
@@ -224,7 +237,10 @@ class CRenderer {
       case TG_DTYPE_UINT16: return std::to_string(static_cast<uint16_t>(value));
       case TG_DTYPE_UINT32: return std::to_string(static_cast<uint32_t>(value)) + "u";
       case TG_DTYPE_UINT64: return std::to_string(static_cast<uint64_t>(value)) + "ULL";
-      case TG_DTYPE_FLOAT16: case TG_DTYPE_BFLOAT16: case TG_DTYPE_FLOAT32: case TG_DTYPE_FLOAT64:
+      case TG_DTYPE_FLOAT16:
+      case TG_DTYPE_BFLOAT16:
+      case TG_DTYPE_FLOAT32:
+      case TG_DTYPE_FLOAT64:
       case TG_DTYPE_COUNT: break;
     }
     throw Error(TG_ERR_INTERNAL, cat("int_literal of ", dtype_name(dtype)));
@@ -233,7 +249,8 @@ class CRenderer {
   virtual std::string value_prefix(uint32_t op) {
     switch (op) {
       case TG_KIR_LOAD: return "val";
-      case TG_KIR_CAST: case TG_KIR_BITCAST: return "cast";
+      case TG_KIR_CAST:
+      case TG_KIR_BITCAST: return "cast";
       case TG_KIR_VECTORIZE: return "vec";
       case TG_KIR_GEP: return "lane";
       case TG_KIR_DEFINE_REG: return "acc";
@@ -244,11 +261,11 @@ class CRenderer {
   }
   // Names a backend's own code uses (helpers, its signature); a parameter with such a name is renamed.
   virtual bool is_reserved_name(const std::string& name) {
-    static const char* const keywords[] = {"auto", "break", "case", "char", "const", "continue", "default", "do",
-                                           "double", "else", "enum", "extern", "float", "for", "goto", "if", "inline",
-                                           "int", "long", "register", "restrict", "return", "short", "signed",
-                                           "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned",
-                                           "void", "volatile", "while", "bool", "half", "true", "false"};
+    static const char* const keywords[] = {
+        "auto",     "break",  "case",     "char",   "const",  "continue", "default", "do",     "double",  "else",
+        "enum",     "extern", "float",    "for",    "goto",   "if",       "inline",  "int",    "long",    "register",
+        "restrict", "return", "short",    "signed", "sizeof", "static",   "struct",  "switch", "typedef", "union",
+        "unsigned", "void",   "volatile", "while",  "bool",   "half",     "true",    "false"};
     for (const char* keyword : keywords)
       if (name == keyword) return true;
     return name.rfind("tg_", 0) == 0 || name.rfind("__", 0) == 0;
@@ -263,7 +280,9 @@ class CRenderer {
   const tg_kir_inst& operand_inst(uint32_t i, uint32_t j) const { return inst(src(i, j)); }
   // The dtype an ALU op computes in: its operands' (a comparison's result is bool; WHERE's operand 0 is too).
   uint32_t alu_src_dtype(uint32_t i) const { return operand_inst(i, inst(i).op == TG_KIR_WHERE ? 1 : 0).dtype; }
-  std::string type(uint32_t dtype, uint32_t vcount) { return vcount == 1 ? scalar_type(dtype) : vector_type(dtype, vcount); }
+  std::string type(uint32_t dtype, uint32_t vcount) {
+    return vcount == 1 ? scalar_type(dtype) : vector_type(dtype, vcount);
+  }
   std::string type_of(uint32_t i) { return type(inst(i).dtype, inst(i).vcount); }
   size_t open_blocks() const { return blocks_.size(); }
   void line(const std::string& text) { body_.append(2 * indent_, ' ').append(text).append("\n"); }
@@ -275,7 +294,8 @@ class CRenderer {
     scope_closed_.push_back(false);
   }
   Error invalid(uint32_t i, const std::string& what) const {
-    return Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel_->name, ": inst ", i, " (", op_name(inst(i).op), "): ", what));
+    return Error(TG_ERR_INVALID_ARGUMENT,
+                 cat("kernel ", kernel_->name, ": inst ", i, " (", op_name(inst(i).op), "): ", what));
   }
 
  private:
@@ -334,8 +354,8 @@ class CRenderer {
     for (uint32_t p = 0; p < k.nparams; ++p) {
       const tg_kir_param& param = k.params[p];
       if (param.kind > TG_PARAM_VAR || param.dtype >= TG_DTYPE_COUNT)
-        throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", k.name, ": parameter ", p, " has kind ", param.kind,
-                                                 " and dtype ", param.dtype));
+        throw Error(TG_ERR_INVALID_ARGUMENT,
+                    cat("kernel ", k.name, ": parameter ", p, " has kind ", param.kind, " and dtype ", param.dtype));
       const std::string wanted = param.name ? param.name : "";
       param_names_.push_back(is_usable_param_name(wanted, p) ? wanted : cat("param", p));
     }
@@ -344,30 +364,59 @@ class CRenderer {
   // Checks instruction i's fields and operand indices against the op's arity.
   void check(uint32_t i) {
     const tg_kir_inst& in = inst(i);
-    if (in.op >= TG_KIR_OP_COUNT) throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel_->name, ": inst ", i, " has op ", in.op));
+    if (in.op >= TG_KIR_OP_COUNT)
+      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel_->name, ": inst ", i, " has op ", in.op));
     if (in.dtype >= TG_DTYPE_COUNT || in.vcount == 0) throw invalid(i, cat("dtype ", +in.dtype, " x ", +in.vcount));
     if (uint64_t{in.src_start} + in.nsrc > kernel_->nsrc_pool) throw invalid(i, "operands past the end of src_pool");
     uint32_t lo = 0, hi = 0;
     switch (static_cast<tg_kir_op>(in.op)) {
-      case TG_KIR_PARAM: case TG_KIR_CONST: case TG_KIR_DEFINE_REG: case TG_KIR_DEFINE_LOCAL: case TG_KIR_BARRIER:
-        break;
+      case TG_KIR_PARAM:
+      case TG_KIR_CONST:
+      case TG_KIR_DEFINE_REG:
+      case TG_KIR_DEFINE_LOCAL:
+      case TG_KIR_BARRIER: break;
       case TG_KIR_SPECIAL: hi = 1; break;
-      case TG_KIR_RANGE: case TG_KIR_ENDRANGE: case TG_KIR_IF: case TG_KIR_ENDIF: case TG_KIR_GEP: case TG_KIR_NEG:
-      case TG_KIR_EXP2: case TG_KIR_LOG2: case TG_KIR_SIN: case TG_KIR_SQRT: case TG_KIR_RECIP: case TG_KIR_TRUNC:
-      case TG_KIR_CAST: case TG_KIR_BITCAST: lo = hi = 1; break;
+      case TG_KIR_RANGE:
+      case TG_KIR_ENDRANGE:
+      case TG_KIR_IF:
+      case TG_KIR_ENDIF:
+      case TG_KIR_GEP:
+      case TG_KIR_NEG:
+      case TG_KIR_EXP2:
+      case TG_KIR_LOG2:
+      case TG_KIR_SIN:
+      case TG_KIR_SQRT:
+      case TG_KIR_RECIP:
+      case TG_KIR_TRUNC:
+      case TG_KIR_CAST:
+      case TG_KIR_BITCAST: lo = hi = 1; break;
       case TG_KIR_LOAD: lo = 2, hi = 3; break;
       case TG_KIR_STORE: lo = 3, hi = 4; break;
       case TG_KIR_VECTORIZE: lo = hi = in.vcount; break;
-      case TG_KIR_ADD: case TG_KIR_SUB: case TG_KIR_MUL: case TG_KIR_IDIV: case TG_KIR_MOD: case TG_KIR_FDIV:
-      case TG_KIR_MAX: case TG_KIR_CMPLT: case TG_KIR_CMPNE: case TG_KIR_CMPEQ: case TG_KIR_AND: case TG_KIR_OR:
-      case TG_KIR_XOR: case TG_KIR_SHL: case TG_KIR_SHR: lo = hi = 2; break;
-      case TG_KIR_WHERE: case TG_KIR_MULACC: lo = hi = 3; break;
+      case TG_KIR_ADD:
+      case TG_KIR_SUB:
+      case TG_KIR_MUL:
+      case TG_KIR_IDIV:
+      case TG_KIR_MOD:
+      case TG_KIR_FDIV:
+      case TG_KIR_MAX:
+      case TG_KIR_CMPLT:
+      case TG_KIR_CMPNE:
+      case TG_KIR_CMPEQ:
+      case TG_KIR_AND:
+      case TG_KIR_OR:
+      case TG_KIR_XOR:
+      case TG_KIR_SHL:
+      case TG_KIR_SHR: lo = hi = 2; break;
+      case TG_KIR_WHERE:
+      case TG_KIR_MULACC: lo = hi = 3; break;
       case TG_KIR_OP_COUNT: break;
     }
     if (in.nsrc < lo || in.nsrc > hi) throw invalid(i, cat(+in.nsrc, " operands, expected ", lo, "..", hi));
     for (uint32_t j = 0; j < in.nsrc; ++j) {
       const int32_t s = kernel_->src_pool[in.src_start + j];
-      if (s < 0 || static_cast<uint32_t>(s) >= i) throw invalid(i, cat("operand ", j, " is inst ", s, ", not an earlier one"));
+      if (s < 0 || static_cast<uint32_t>(s) >= i)
+        throw invalid(i, cat("operand ", j, " is inst ", s, ", not an earlier one"));
     }
   }
 
@@ -375,7 +424,8 @@ class CRenderer {
   const std::string& operand(uint32_t i, uint32_t j, bool pointer = false) {
     const uint32_t s = src(i, j);
     if (!produces_value(inst(s).op)) throw invalid(i, cat("operand ", j, " (inst ", s, ") has no value"));
-    if (is_pointer(s) != pointer) throw invalid(i, cat("operand ", j, " (inst ", s, ") is ", pointer ? "not " : "", "a pointer"));
+    if (is_pointer(s) != pointer)
+      throw invalid(i, cat("operand ", j, " (inst ", s, ") is ", pointer ? "not " : "", "a pointer"));
     if (scope_closed_[scope_of_[s]]) throw invalid(i, cat("operand ", j, " (inst ", s, ") is out of scope"));
     return names_[s];
   }
@@ -388,7 +438,8 @@ class CRenderer {
   }
   // Closes the innermost block, which must be the one instruction i names.
   void close_block_of(uint32_t i, uint32_t opener_op) {
-    if (blocks_.empty() || blocks_.back().implicit || blocks_.back().inst != src(i, 0) || inst(src(i, 0)).op != opener_op)
+    if (blocks_.empty() || blocks_.back().implicit || blocks_.back().inst != src(i, 0) ||
+        inst(src(i, 0)).op != opener_op)
       throw invalid(i, cat("does not close the innermost ", op_name(opener_op)));
     close_block();
   }
@@ -404,7 +455,8 @@ class CRenderer {
     scope_of_[i] = blocks_.empty() ? 0 : blocks_.back().scope;
     switch (static_cast<tg_kir_op>(in.op)) {
       case TG_KIR_PARAM: {
-        if (in.arg.i < 0 || static_cast<uint64_t>(in.arg.i) >= kernel_->nparams) throw invalid(i, cat("no parameter ", in.arg.i));
+        if (in.arg.i < 0 || static_cast<uint64_t>(in.arg.i) >= kernel_->nparams)
+          throw invalid(i, cat("no parameter ", in.arg.i));
         if (kernel_->params[in.arg.i].dtype != in.dtype) throw invalid(i, "dtype differs from the parameter's");
         names_[i] = param_names_[in.arg.i];
         return;
@@ -444,15 +496,19 @@ class CRenderer {
         const tg_kir_inst& ptr = operand_inst(i, 0);
         const tg_kir_inst& elem = is_store ? operand_inst(i, 2) : in;
         const Access a{operand(i, 0, true), operand(i, 1), ptr.dtype, elem.vcount, ptr.vcount, ptr.addrspace};
-        if (elem.dtype != ptr.dtype) throw invalid(i, cat("accesses ", dtype_name(ptr.dtype), " memory as ", dtype_name(elem.dtype)));
-        if (a.vcount != a.ptr_vcount && a.ptr_vcount != 1) throw invalid(i, cat(a.vcount, " lanes of ", a.ptr_vcount, "-lane elements"));
+        if (elem.dtype != ptr.dtype)
+          throw invalid(i, cat("accesses ", dtype_name(ptr.dtype), " memory as ", dtype_name(elem.dtype)));
+        if (a.vcount != a.ptr_vcount && a.ptr_vcount != 1)
+          throw invalid(i, cat(a.vcount, " lanes of ", a.ptr_vcount, "-lane elements"));
         const uint32_t gate = is_store ? 3 : 2;
         if (in.nsrc > gate && operand_inst(i, gate).dtype != TG_DTYPE_BOOL) throw invalid(i, "gate is not bool");
         if (!is_store) {
           const std::string value = lvalue(a);
-          return define(i, in.nsrc > gate ? cat("(", operand(i, gate), "?", value, ":", zero(in.dtype, in.vcount), ")") : value);
+          return define(
+              i, in.nsrc > gate ? cat("(", operand(i, gate), "?", value, ":", zero(in.dtype, in.vcount), ")") : value);
         }
-        if (ptr.op == TG_KIR_PARAM && !kernel_->params[ptr.arg.i].writable) throw invalid(i, cat("stores to read-only ", a.ptr));
+        if (ptr.op == TG_KIR_PARAM && !kernel_->params[ptr.arg.i].writable)
+          throw invalid(i, cat("stores to read-only ", a.ptr));
         const std::string store = cat(lvalue(a), " = ", operand(i, 2), ";");
         line(in.nsrc > gate ? cat(if_header(operand(i, gate)), " ", store) : store);
         return;
@@ -469,13 +525,34 @@ class CRenderer {
       case TG_KIR_CAST: return define(i, cast(in.dtype, in.vcount, operand_inst(i, 0).dtype, operand(i, 0)));
       case TG_KIR_BITCAST: {
         const tg_kir_inst& from = operand_inst(i, 0);
-        if (tg_dtype_size(from.dtype) * from.vcount != tg_dtype_size(in.dtype) * in.vcount) throw invalid(i, "sizes differ");
+        if (tg_dtype_size(from.dtype) * from.vcount != tg_dtype_size(in.dtype) * in.vcount)
+          throw invalid(i, "sizes differ");
         return define(i, bitcast(in.dtype, in.vcount, from.dtype, operand(i, 0)));
       }
-      case TG_KIR_NEG: case TG_KIR_EXP2: case TG_KIR_LOG2: case TG_KIR_SIN: case TG_KIR_SQRT: case TG_KIR_RECIP:
-      case TG_KIR_TRUNC: case TG_KIR_ADD: case TG_KIR_SUB: case TG_KIR_MUL: case TG_KIR_IDIV: case TG_KIR_MOD:
-      case TG_KIR_FDIV: case TG_KIR_MAX: case TG_KIR_CMPLT: case TG_KIR_CMPNE: case TG_KIR_CMPEQ: case TG_KIR_AND:
-      case TG_KIR_OR: case TG_KIR_XOR: case TG_KIR_SHL: case TG_KIR_SHR: case TG_KIR_WHERE: case TG_KIR_MULACC: {
+      case TG_KIR_NEG:
+      case TG_KIR_EXP2:
+      case TG_KIR_LOG2:
+      case TG_KIR_SIN:
+      case TG_KIR_SQRT:
+      case TG_KIR_RECIP:
+      case TG_KIR_TRUNC:
+      case TG_KIR_ADD:
+      case TG_KIR_SUB:
+      case TG_KIR_MUL:
+      case TG_KIR_IDIV:
+      case TG_KIR_MOD:
+      case TG_KIR_FDIV:
+      case TG_KIR_MAX:
+      case TG_KIR_CMPLT:
+      case TG_KIR_CMPNE:
+      case TG_KIR_CMPEQ:
+      case TG_KIR_AND:
+      case TG_KIR_OR:
+      case TG_KIR_XOR:
+      case TG_KIR_SHL:
+      case TG_KIR_SHR:
+      case TG_KIR_WHERE:
+      case TG_KIR_MULACC: {
         // Operands share the result's dtype and lanes, except a comparison's (its result is bool) and
         // WHERE's condition (bool, scalar or as wide as the result).
         const uint32_t src_dtype = alu_src_dtype(i);
@@ -483,11 +560,14 @@ class CRenderer {
         for (uint32_t j = 0; j < in.nsrc; ++j) {
           const tg_kir_inst& s = operand_inst(i, j);
           const bool is_cond = in.op == TG_KIR_WHERE && j == 0;
-          if (is_cond ? s.dtype != TG_DTYPE_BOOL : s.dtype != src_dtype) throw invalid(i, cat("operand ", j, " is ", dtype_name(s.dtype)));
-          if (s.vcount != in.vcount && !(is_cond && s.vcount == 1)) throw invalid(i, cat("operand ", j, " has ", +s.vcount, " lanes"));
+          if (is_cond ? s.dtype != TG_DTYPE_BOOL : s.dtype != src_dtype)
+            throw invalid(i, cat("operand ", j, " is ", dtype_name(s.dtype)));
+          if (s.vcount != in.vcount && !(is_cond && s.vcount == 1))
+            throw invalid(i, cat("operand ", j, " has ", +s.vcount, " lanes"));
           srcs.push_back(operand(i, j));
         }
-        if ((is_cmp(in.op) ? uint32_t{TG_DTYPE_BOOL} : src_dtype) != in.dtype) throw invalid(i, cat("result dtype ", dtype_name(in.dtype)));
+        if ((is_cmp(in.op) ? uint32_t{TG_DTYPE_BOOL} : src_dtype) != in.dtype)
+          throw invalid(i, cat("result dtype ", dtype_name(in.dtype)));
         return define(i, alu(i, srcs));
       }
       case TG_KIR_OP_COUNT: break;
@@ -497,9 +577,9 @@ class CRenderer {
 
   const tg_kir_kernel* kernel_ = nullptr;
   std::vector<std::string> names_, param_names_;
-  std::vector<uint32_t> scope_of_;    // per instruction: the scope its value lives in
-  std::vector<bool> scope_closed_;    // per scope: whether its block has ended
-  std::vector<Block> blocks_;         // open blocks, innermost last
+  std::vector<uint32_t> scope_of_;  // per instruction: the scope its value lives in
+  std::vector<bool> scope_closed_;  // per scope: whether its block has ended
+  std::vector<Block> blocks_;       // open blocks, innermost last
   std::string body_;
   int indent_ = 1;
 };

@@ -20,9 +20,9 @@ inline const tg_plugin_api* negotiate_abi(const tg_plugin_api& api, uint32_t cor
   if (core_major == api.abi_major) return &api;
   if (out_status != nullptr) {
     try {
-      *out_status = make_status(TG_ERR_ABI, cat("plugin ", api.plugin_name, " speaks tg plugin ABI ", api.abi_major,
-                                                ".", api.abi_minor, " but the core speaks ", core_major, ".",
-                                                core_minor, "; the major versions must match"));
+      *out_status = make_status(
+          TG_ERR_ABI, cat("plugin ", api.plugin_name, " speaks tg plugin ABI ", api.abi_major, ".", api.abi_minor,
+                          " but the core speaks ", core_major, ".", core_minor, "; the major versions must match"));
     } catch (...) {
       *out_status = out_of_memory_status();
     }
@@ -46,10 +46,10 @@ void write_versioned(T* out, const T& full, const char* what) {
 
 // Exports the plugin's single entry point. `api_expr` is an expression of type `const tg_plugin_api&`.
 //   TG_SDK_PLUGIN_ENTRY(tg::cpu::plugin_api());
-#define TG_SDK_PLUGIN_ENTRY(api_expr)                                                                             \
-  extern "C" __attribute__((visibility("default"))) const tg_plugin_api* tg_plugin_get_api(                      \
-      uint32_t core_major, uint32_t core_minor, tg_status_t* out_status) {                                         \
-    return ::tg::sdk::negotiate_abi((api_expr), core_major, core_minor, out_status);                               \
-  }                                                                                                                \
-  static_assert(std::is_same_v<decltype(&tg_plugin_get_api), tg_plugin_get_api_fn>,                              \
+#define TG_SDK_PLUGIN_ENTRY(api_expr)                                                       \
+  extern "C" __attribute__((visibility("default"))) const tg_plugin_api* tg_plugin_get_api( \
+      uint32_t core_major, uint32_t core_minor, tg_status_t* out_status) {                  \
+    return ::tg::sdk::negotiate_abi((api_expr), core_major, core_minor, out_status);        \
+  }                                                                                         \
+  static_assert(std::is_same_v<decltype(&tg_plugin_get_api), tg_plugin_get_api_fn>,         \
                 "tg_plugin_get_api must match tg_plugin_get_api_fn")
