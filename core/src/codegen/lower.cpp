@@ -5,6 +5,8 @@
 
 #include <cassert>
 #include <cmath>
+#include <algorithm>
+#include <map>
 #include <unordered_map>
 
 #include "codegen/decompositions.hpp"
@@ -57,6 +59,19 @@ DType op_dtype(const UOp& u) {
   return u.dtype;
 }
 
+bool e_vector_ok(const tg_renderer_caps& caps, DType d, int w) {
+  return (caps.dtypes >> dt(d) & 1u) && (caps.vector_widths[dt(d)] >> w & 1u);
+}
+
+// idx[l] == idx[0] + l for every lane
+bool consecutive_index(const std::vector<UOpPtr>& idx) {
+  for (size_t l = 1; l < idx.size(); ++l) {
+    UOpPtr diff = simplify(alu(Op::SUB, idx[l], idx[0]));
+    if (diff->op != Op::CONST || diff->arg_int() != static_cast<int64_t>(l)) return false;
+  }
+  return true;
+}
+
 class Emitter {
  public:
   Emitter(KirProgram& k, const tg_renderer_caps& caps) : k_(k), caps_(caps) { scopes_.emplace_back(); }
@@ -77,11 +92,53 @@ class Emitter {
 
   void set(const UOpPtr& u, int32_t id) { scopes_.back()[u.get()] = id; keep_.push_back(u); }
 
+  // A value computed for several lanes at once: one vector instruction, or a scalar shared by every lane.
+  struct Lanes {
+    int32_t id;
+    int vcount;  // 1: the same scalar in every lane
+  };
+
+  // Emits the lane graphs of an upcast axis (lane l has the axis index replaced by base + l). Isomorphic lanes
+  // become one vector instruction, contiguous loads and stores become vector accesses, and whatever the
+  // renderer cannot take as a vector is computed per lane and gathered with VECTORIZE.
+  Lanes emit_lanes(const std::vector<UOpPtr>& lanes) {
+    if (std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l.get() == lanes[0].get(); }))
+      return {emit(lanes[0]), 1};
+    std::vector<const UOp*> key;
+    for (const auto& l : lanes) key.push_back(l.get());
+    for (auto it = vscopes_.rbegin(); it != vscopes_.rend(); ++it)
+      if (auto f = it->find(key); f != it->end()) return f->second;
+    Lanes out = emit_lanes_uncached(lanes);
+    vscopes_.back().emplace(std::move(key), out);
+    keep_.insert(keep_.end(), lanes.begin(), lanes.end());
+    return out;
+  }
+
+  // STORE of lanes: one vector store when the lanes' indices are consecutive, else one store per lane.
+  void store_lanes(const std::vector<UOpPtr>& stores) {
+    int w = static_cast<int>(stores.size());
+    std::vector<UOpPtr> idx, val;
+    for (const auto& st : stores) idx.push_back(st->src[1]), val.push_back(st->src[2]);
+    DType d = stores[0]->src[2]->dtype;
+    int32_t p = emit(stores[0]->src[0]);
+    if (consecutive(idx) && vector_ok(d, w)) {
+      Lanes v = emit_lanes(val);
+      k_.add(TG_KIR_STORE, dt(d), static_cast<uint8_t>(w), {p, emit(idx[0]), broadcast(v, d, w)});
+      return;
+    }
+    Lanes vi = emit_lanes(idx), vv = emit_lanes(val);
+    for (int l = 0; l < w; ++l)
+      k_.add(TG_KIR_STORE, dt(d), 1, {p, lane(vi, idx[0]->dtype, l), lane(vv, d, l)});
+  }
+
+  bool vector_ok(DType d, int w) const;
+
   int32_t open_loop(const UOpPtr& range) {
     int64_t end = range->src[0]->arg_int();
     int32_t e = k_.add(TG_KIR_CONST, dt(range->dtype), 1, {}, {.i = end});
     int32_t r = k_.add(TG_KIR_RANGE, dt(range->dtype), 1, {e}, {.i = range->range().id});
     scopes_.emplace_back();
+    vscopes_.emplace_back();
     set(range, r);
     mult_ *= static_cast<double>(end);
     ends_.push_back(end);
@@ -91,6 +148,7 @@ class Emitter {
   void close_loop(int32_t r) {
     k_.add(TG_KIR_ENDRANGE, 0, 1, {r});
     scopes_.pop_back();
+    vscopes_.pop_back();
     mult_ /= static_cast<double>(ends_.back());
     ends_.pop_back();
   }
@@ -111,10 +169,138 @@ class Emitter {
   KirProgram& k_;
   const tg_renderer_caps& caps_;
   std::vector<std::unordered_map<const UOp*, int32_t>> scopes_;
+  std::vector<std::map<std::vector<const UOp*>, Lanes>> vscopes_{1};
   std::vector<UOpPtr> keep_;
   std::vector<int64_t> ends_;
+  std::vector<std::vector<int32_t>> bool_lanes_;  // Lanes with id -k-1: per-lane scalars, not one vector
   double mult_ = 1, flops_ = 0;
   int64_t next_acc_ = 0;
+
+  static bool consecutive(const std::vector<UOpPtr>& idx);
+
+  int32_t broadcast(Lanes v, DType d, int w) {
+    if (v.id < 0) return k_.add(TG_KIR_VECTORIZE, dt(d), static_cast<uint8_t>(w), bool_lanes_[-v.id - 1]);
+    if (v.vcount == w) return v.id;
+    return k_.add(TG_KIR_VECTORIZE, dt(d), static_cast<uint8_t>(w), std::vector<int32_t>(w, v.id));
+  }
+
+  int32_t lane(Lanes v, DType d, int l) {
+    if (v.vcount == 1) return v.id;
+    if (v.id < 0) return bool_lanes_[-v.id - 1][l];  // lanes kept as scalars
+    return k_.add(TG_KIR_GEP, dt(d), 1, {v.id}, {.i = l});
+  }
+
+  static bool isomorphic(const std::vector<UOpPtr>& lanes) {
+    const UOp& a = *lanes[0];
+    for (const auto& l : lanes)
+      if (l->op != a.op || l->dtype != a.dtype || l->src.size() != a.src.size() || !(l->arg == a.arg)) return false;
+    return true;
+  }
+
+  std::vector<UOpPtr> src_lanes(const std::vector<UOpPtr>& lanes, size_t i) {
+    std::vector<UOpPtr> out;
+    for (const auto& l : lanes) out.push_back(l->src[i]);
+    return out;
+  }
+
+  Lanes emit_lanes_uncached(const std::vector<UOpPtr>& lanes) {
+    int w = static_cast<int>(lanes.size());
+    const UOpPtr& u0 = lanes[0];
+    DType d = u0->dtype;
+    if (!isomorphic(lanes) || u0->op == Op::RANGE) return gather_lanes(lanes);
+    if (u0->op == Op::LOAD) {
+      auto idx = src_lanes(lanes, 1);
+      bool same_gate = u0->src.size() == 2 || std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l->src[2].get() == u0->src[2].get(); });
+      if (!consecutive(idx) || !same_gate || !vector_ok(d, w)) return gather_lanes(lanes);
+      std::vector<int32_t> src{emit(u0->src[0]), emit(idx[0])};
+      if (u0->src.size() > 2) src.push_back(emit(u0->src[2]));
+      return {k_.add(TG_KIR_LOAD, dt(d), static_cast<uint8_t>(w), std::move(src)), w};
+    }
+    if (u0->op == Op::REDUCE) return emit_reduce_lanes(lanes);
+    if (!is_alu(u0->op)) return gather_lanes(lanes);
+    DType od = op_dtype(*u0);
+    if (!supports(u0->op, od)) {
+      std::vector<UOpPtr> alt;
+      for (const auto& l : lanes) alt.push_back(decompose(l, [this](Op op, DType t) { return supports(op, t); }));
+      if (!alt[0]) return gather_lanes(lanes);
+      return emit_lanes(alt);
+    }
+    // bool vectors are not a thing renderers share: comparisons and selects go per lane
+    bool vec = vector_ok(d, w) && vector_ok(od, w) && !d.is_bool() && u0->op != Op::WHERE;
+    for (const auto& s : u0->src) vec &= vector_ok(s->dtype, w) && !s->dtype.is_bool();
+    std::vector<Lanes> srcs;
+    for (size_t i = 0; i < u0->src.size(); ++i) srcs.push_back(emit_lanes(src_lanes(lanes, i)));
+    if (!vec) return per_lane(lanes, srcs);
+    std::vector<int32_t> ids;
+    for (size_t i = 0; i < srcs.size(); ++i) ids.push_back(broadcast(srcs[i], u0->src[i]->dtype, w));
+    flops_ += mult_ * w;
+    return {k_.add(kir_op(u0->op), dt(d), static_cast<uint8_t>(w), std::move(ids)), w};
+  }
+
+  // REDUCE over lanes that share their loops: one vector accumulator.
+  Lanes emit_reduce_lanes(const std::vector<UOpPtr>& lanes) {
+    const UOpPtr& u0 = lanes[0];
+    int w = static_cast<int>(lanes.size());
+    auto rop = static_cast<ReduceOp>(u0->arg_int());
+    DType d = u0->dtype;
+    for (const auto& l : lanes)
+      for (size_t i = 1; i < l->src.size(); ++i)
+        if (l->src[i].get() != u0->src[i].get()) return gather_lanes(lanes);
+    Op combine_op = rop == ReduceOp::SUM ? Op::ADD : Op::MAX;
+    if (!vector_ok(d, w) || (rop == ReduceOp::MIN && !d.is_float()) || !supports(combine_op, d) ||
+        (rop == ReduceOp::MIN && !supports(Op::NEG, d)))
+      return gather_lanes(lanes);
+    uint8_t vw = static_cast<uint8_t>(w);
+    int32_t acc = k_.add(TG_KIR_DEFINE_REG, dt(d), vw, {}, {.i = 1}, TG_ADDR_REG);
+    int32_t zero = k_.add(TG_KIR_CONST, TG_DTYPE_INT32, 1, {}, {.i = 0});
+    k_.add(TG_KIR_STORE, dt(d), vw, {acc, zero, broadcast({emit(reduce_identity(rop, d)), 1}, d, w)});
+    std::vector<int32_t> loops;
+    for (size_t i = 1; i < u0->src.size(); ++i)
+      if (u0->src[i]->op == Op::RANGE) loops.push_back(open_loop(u0->src[i]));
+    int32_t v = broadcast(emit_lanes(src_lanes(lanes, 0)), d, w);
+    int32_t cur = k_.add(TG_KIR_LOAD, dt(d), vw, {acc, zero});
+    int32_t next;
+    if (rop == ReduceOp::MIN) {  // -max(-acc, -v) keeps NaN propagation
+      int32_t m = k_.add(TG_KIR_MAX, dt(d), vw, {k_.add(TG_KIR_NEG, dt(d), vw, {cur}), k_.add(TG_KIR_NEG, dt(d), vw, {v})});
+      next = k_.add(TG_KIR_NEG, dt(d), vw, {m});
+    } else {
+      next = k_.add(kir_op(combine_op), dt(d), vw, {cur, v});
+    }
+    flops_ += mult_ * w;
+    k_.add(TG_KIR_STORE, dt(d), vw, {acc, zero, next});
+    for (auto it = loops.rbegin(); it != loops.rend(); ++it) close_loop(*it);
+    return {k_.add(TG_KIR_LOAD, dt(d), vw, {acc, zero}), w};
+  }
+
+  // One scalar instruction per lane on the lanes of already-emitted sources, gathered into a vector.
+  Lanes per_lane(const std::vector<UOpPtr>& lanes, const std::vector<Lanes>& srcs) {
+    const UOpPtr& u0 = lanes[0];
+    std::vector<int32_t> out;
+    for (int l = 0; l < static_cast<int>(lanes.size()); ++l) {
+      std::vector<int32_t> ids;
+      for (size_t i = 0; i < srcs.size(); ++i) ids.push_back(lane(srcs[i], u0->src[i]->dtype, l));
+      flops_ += mult_;
+      out.push_back(k_.add(kir_op(u0->op), dt(u0->dtype), 1, std::move(ids)));
+    }
+    return pack(out, u0->dtype);
+  }
+
+  // Each lane through the scalar path.
+  Lanes gather_lanes(const std::vector<UOpPtr>& lanes) {
+    std::vector<int32_t> out;
+    for (const auto& l : lanes) out.push_back(emit(l));
+    return pack(out, lanes[0]->dtype);
+  }
+
+  Lanes pack(const std::vector<int32_t>& scalars, DType d) {
+    int w = static_cast<int>(scalars.size());
+    if (d.is_bool() || !vector_ok(d, w)) {
+      // keep bools as separate scalars: a later per-lane consumer takes them by lane
+      bool_lanes_.push_back(scalars);
+      return {-static_cast<int32_t>(bool_lanes_.size()), w};
+    }
+    return {k_.add(TG_KIR_VECTORIZE, dt(d), static_cast<uint8_t>(w), scalars), w};
+  }
 
   int32_t emit_uncached(const UOpPtr& u) {
     switch (u->op) {
@@ -173,6 +359,9 @@ class Emitter {
   }
 };
 
+bool Emitter::consecutive(const std::vector<UOpPtr>& idx) { return consecutive_index(idx); }
+bool Emitter::vector_ok(DType d, int w) const { return w <= 16 && e_vector_ok(caps_, d, w); }
+
 }  // namespace
 
 KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shared_ptr<rt::Buffer>>& bufs,
@@ -191,18 +380,48 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
                 std::to_string(caps.max_params));
 
   UOpPtr sink = graph_rewrite(kernel.sink, pm_symbolic() + pm_lowering_rules(), "lower");
+  std::vector<UOpPtr> ranges;  // output loops still present after simplification, outermost first
+  for (const auto& r : kernel.out_ranges)
+    if (r->src[0]->arg_int() > 1) ranges.push_back(r);
+
+  // upcast: split the innermost output loop into (loop, lanes) when the store is contiguous in it
+  std::vector<UOpPtr> lane_sinks{sink};
+  if (!ranges.empty()) {
+    const UOpPtr& r = ranges.back();
+    int64_t end = r->src[0]->arg_int();
+    DType out = sink->src[0]->src[2]->dtype;
+    for (int w : {16, 8, 4, 2}) {
+      if (end % w || w * out.itemsize() > 64 || !e_vector_ok(caps, out, w)) continue;
+      UOpPtr outer = UOp::make(Op::RANGE, r->dtype, {const_int(r->dtype, end / w)}, RangeInfo{r->range().id, AxisType::UPCAST});
+      std::vector<UOpPtr> lanes;
+      for (int l = 0; l < w; ++l)
+        lanes.push_back(simplify(substitute(sink, {{r.get(), alu(Op::ADD, alu(Op::MUL, outer, const_int(r->dtype, w)), const_int(r->dtype, l))}})));
+      std::vector<UOpPtr> idx;
+      for (const auto& ls : lanes) idx.push_back(ls->src[0]->src[1]);
+      if (!consecutive_index(idx)) break;  // not contiguous for any width
+      ranges.back() = outer;
+      lane_sinks = std::move(lanes);
+      break;
+    }
+  }
+
   Emitter e(k, caps);
   std::vector<int32_t> loops;
-  bool first = true;
-  for (const auto& r : kernel.out_ranges) {
-    if (r->src[0]->arg_int() <= 1) continue;
-    if (first && caps.max_global_dims >= 1) e.special(r);
-    else loops.push_back(e.open_loop(r));
-    first = false;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    if (i == 0 && caps.max_global_dims >= 1) e.special(ranges[i]);
+    else loops.push_back(e.open_loop(ranges[i]));
   }
-  for (const auto& st : sink->src) {
-    int32_t p = e.emit(st->src[0]), idx = e.emit(st->src[1]), v = e.emit(st->src[2]);
-    k.add(TG_KIR_STORE, dt(st->dtype), 1, {p, idx, v});
+  if (lane_sinks.size() == 1) {
+    for (const auto& st : sink->src) {
+      int32_t p = e.emit(st->src[0]), idx = e.emit(st->src[1]), v = e.emit(st->src[2]);
+      k.add(TG_KIR_STORE, dt(st->dtype), 1, {p, idx, v});
+    }
+  } else {
+    for (size_t s = 0; s < sink->src.size(); ++s) {
+      std::vector<UOpPtr> stores;
+      for (const auto& ls : lane_sinks) stores.push_back(ls->src[s]);
+      e.store_lanes(stores);
+    }
   }
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) e.close_loop(*it);
   k.flops = e.flops();
