@@ -160,6 +160,15 @@ Tensor unary(const Tensor& t, Op op) { return Tensor(mk(op, t.dtype(), {t.node()
 
 Tensor float_of(const Tensor& t) { return t.dtype().is_float() ? t : t.cast(dtypes::float32); }
 
+// Composite math on 16-bit floats runs in float32 and rounds once at the end, like a native half op would;
+// rounding every intermediate step would cost several ulp.
+template <typename F>
+Tensor in_float32(const Tensor& t, F&& f) {
+  DType d = t.dtype();
+  if (d.is_float() && d.itemsize() == 2) return f(t.cast(dtypes::float32)).cast(d);
+  return f(float_of(t));
+}
+
 // The unsigned integer type of the same size: selecting by summing bit patterns (one non-zero term) copies
 // values exactly, -0.0 and NaN payloads included, where a float sum would turn -0.0 into +0.0.
 DType bits_type(DType d) {
@@ -257,10 +266,16 @@ Tensor Tensor::where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 
 Tensor Tensor::exp2() const { return unary(float_of(*this), Op::EXP2); }
 Tensor Tensor::log2() const { return unary(float_of(*this), Op::LOG2); }
-Tensor Tensor::exp() const { return (float_of(*this) * (1.0 / std::numbers::ln2)).exp2(); }
-Tensor Tensor::log() const { return log2() * std::numbers::ln2; }
+Tensor Tensor::exp() const {
+  return in_float32(*this, [](const Tensor& x) { return (x * (1.0 / std::numbers::ln2)).exp2(); });
+}
+Tensor Tensor::log() const {
+  return in_float32(*this, [](const Tensor& x) { return x.log2() * std::numbers::ln2; });
+}
 Tensor Tensor::sin() const { return unary(float_of(*this), Op::SIN); }
-Tensor Tensor::cos() const { return (float_of(*this).neg() + std::numbers::pi / 2).sin(); }
+Tensor Tensor::cos() const {
+  return in_float32(*this, [](const Tensor& x) { return (x.neg() + std::numbers::pi / 2).sin(); });
+}
 Tensor Tensor::sqrt() const { return unary(float_of(*this), Op::SQRT); }
 Tensor Tensor::reciprocal() const { return unary(float_of(*this), Op::RECIP); }
 Tensor Tensor::rsqrt() const { return sqrt().reciprocal(); }
@@ -270,17 +285,25 @@ Tensor Tensor::abs() const {
   return dtype().is_float() ? r + 0.0 : r;  // + 0.0 turns -0.0 into +0.0
 }
 Tensor Tensor::relu() const { return maximum(scalar_like(0)); }
-Tensor Tensor::sigmoid() const { return ((-float_of(*this)).exp() + 1.0).reciprocal(); }
-Tensor Tensor::tanh() const { return (float_of(*this) * 2.0).sigmoid() * 2.0 - 1.0; }
-Tensor Tensor::gelu() const {
-  Tensor x = float_of(*this);
-  return x * 0.5 * (((x + x * x * x * 0.044715) * std::sqrt(2.0 / std::numbers::pi)).tanh() + 1.0);
+Tensor Tensor::sigmoid() const {
+  return in_float32(*this, [](const Tensor& x) { return ((-x).exp() + 1.0).reciprocal(); });
 }
-Tensor Tensor::silu() const { return float_of(*this) * sigmoid(); }
+Tensor Tensor::tanh() const {
+  return in_float32(*this, [](const Tensor& x) { return (x * 2.0).sigmoid() * 2.0 - 1.0; });
+}
+Tensor Tensor::gelu() const {
+  return in_float32(*this, [](const Tensor& x) {
+    return x * 0.5 * (((x + x * x * x * 0.044715) * std::sqrt(2.0 / std::numbers::pi)).tanh() + 1.0);
+  });
+}
+Tensor Tensor::silu() const {
+  return in_float32(*this, [](const Tensor& x) { return x * x.sigmoid(); });
+}
 
 Tensor Tensor::pow(const Tensor& e) const {
   DType out = dtypes::promote(dtype(), e.dtype());
-  Tensor x = float_of(cast(out)), y = float_of(e.cast(out));
+  DType calc = out.is_float() && out.itemsize() > 2 ? out : dtypes::float32;  // 16-bit floats: see in_float32
+  Tensor x = cast(out).cast(calc), y = e.cast(out).cast(calc);
   Tensor zero = x.scalar_like(0);
   Tensor r = (y * x.abs().log2()).exp2();
   Tensor ty = unary(y, Op::TRUNC);
@@ -356,7 +379,9 @@ Tensor Tensor::argmax(int64_t axis, bool keepdim) const {
   s[a] = n;
   // (n - i) where x is maximal, 0 elsewhere; the largest (n - i) is the first maximal index
   Tensor rev = arange(static_cast<double>(n), 0, -1, dtypes::int32, device()).reshape(s);
-  Tensor hit = where(eq(m), rev, full({}, 0, dtypes::int32, device()));
+  // NaN is maximal: when the max is NaN the hits are the NaNs (x != x), otherwise x == max
+  Tensor is_max = dtype().is_float() ? eq(m) + ne(*this) : eq(m);
+  Tensor hit = where(is_max, rev, full({}, 0, dtypes::int32, device()));
   Tensor idx = full({}, static_cast<double>(n), dtypes::int32, device()) - hit.max({a}, true);
   return keepdim ? idx : idx.squeeze(a);
 }
@@ -405,7 +430,7 @@ Tensor Tensor::permute(std::vector<int64_t> order) const {
   Shape out(n);
   for (int64_t i = 0; i < n; ++i) {
     int64_t a = norm_axis(order[i], n, shape());
-    if (seen[a]) bad("permute order repeats axis " + std::to_string(a));
+    if (seen[a]) bad("permute order repeats axis " + std::to_string(a) + " for shape " + shape_str(shape()));
     seen[a] = true;
     order[i] = a;
     out[i] = shape()[a];
@@ -580,6 +605,12 @@ Tensor Tensor::matmul(const Tensor& o) const {
   if (o.shape()[o.ndim() - 2] != k)
     bad("matmul: shapes " + shape_str(shape()) + " and " + shape_str(o.shape()) + " do not align (" + std::to_string(k) +
         " != " + std::to_string(o.shape()[o.ndim() - 2]) + ")");
+  Shape ba(shape().begin(), shape().end() - 2), bb(o.shape().begin(), o.shape().end() - 2);
+  try {
+    broadcast_shape(ba, bb);
+  } catch (const std::invalid_argument&) {
+    bad("matmul: batch dims of " + shape_str(shape()) + " and " + shape_str(o.shape()) + " cannot be broadcast");
+  }
   // (..., M, 1, K) * (..., 1, N, K) summed over K
   Tensor a = unsqueeze(-2);
   Tensor b = o.transpose(-1, -2).unsqueeze(-3);

@@ -75,7 +75,7 @@ struct BinOp {
   double lo, hi, lo2, hi2;  // float ranges of the two operands
   double ilo, ihi, ilo2, ihi2;  // integer ranges (clamped to the dtype)
   Tols tol;
-  bool lowp_bug = false;  // known tg bug: too inaccurate on float16/bfloat16 (checked by a DISABLED_ test)
+  bool lowp_separate = false;  // composite op: checked on float16/bfloat16 by UnaryLowPrecision below
 };
 
 const double kBig = 1e30;  // integer ranges clamp to the dtype: full range
@@ -149,7 +149,7 @@ TEST_P(BinaryOpTest, AllDtypes) {
   std::mt19937 rng(kSeed + static_cast<uint32_t>(GetParam()));
   SCOPED_TRACE(seed_trace(kSeed + static_cast<uint32_t>(GetParam())));
   for (DType d : all_dtypes())
-    if (op.applies(d) && !(op.lowp_bug && is_16bit_float(d))) run_binary(op, d, {3, 11}, {3, 11}, rng);
+    if (op.applies(d) && !(op.lowp_separate && is_16bit_float(d))) run_binary(op, d, {3, 11}, {3, 11}, rng);
 }
 
 TEST_P(BinaryOpTest, OddShapesAndBroadcasting) {
@@ -200,7 +200,7 @@ struct UnOp {
   DType (*out)(DType);
   double lo, hi, ilo, ihi;
   Tols tol;
-  bool lowp_bug = false;  // known tg bug: too inaccurate on float16/bfloat16 (checked by a DISABLED_ test)
+  bool lowp_separate = false;  // composite op: checked on float16/bfloat16 by UnaryLowPrecision below
 };
 
 LD sigmoid_ref(LD x) { return 1 / (1 + std::exp(-x)); }
@@ -269,7 +269,7 @@ TEST_P(UnaryOpTest, AllDtypes) {
   std::mt19937 rng(seed);
   SCOPED_TRACE(seed_trace(seed));
   for (DType d : all_dtypes())
-    if (op.applies(d) && !(op.lowp_bug && is_16bit_float(d))) run_unary(op, d, {5, 13}, rng);
+    if (op.applies(d) && !(op.lowp_separate && is_16bit_float(d))) run_unary(op, d, {5, 13}, rng);
 }
 
 TEST_P(UnaryOpTest, OddShapes) {
@@ -284,20 +284,19 @@ TEST_P(UnaryOpTest, OddShapes) {
 INSTANTIATE_TEST_SUITE_P(Ops, UnaryOpTest, ::testing::Range<size_t>(0, un_ops().size()),
                          [](const ::testing::TestParamInfo<size_t>& i) { return std::string(un_ops()[i.param].name); });
 
-// tg bug: exp, cos and pow on float16/bfloat16 are spelled in the 16-bit dtype itself (x * (1/ln2) rounded before
-// exp2, pi/2 - x rounded before sin, y * log2|x| rounded before exp2), so results are off by up to ~5 ulp
-// (exp: float16 exp(6.95) = 1046, not 1051; bfloat16 exp(9.07) = 8960, not 8640) and bfloat16 cos is off by
-// up to 0.03 absolute for |x| ~ 10. The reference is the exact value rounded once to the 16-bit format.
+// exp, cos and pow are composites (x * (1/ln2) before exp2, pi/2 - x before sin, y * log2|x| before exp2); on
+// float16/bfloat16 they must run in float32 and round once, or they drift by ~5 ulp (this test caught
+// float16 exp(6.95) = 1046, not 1051). The reference is the exact value rounded once to the 16-bit format.
 void run_scalar_pow(const std::vector<DType>& dts);
 
-TEST(UnaryLowPrecision, DISABLED_ExpCosPowWithinAFewUlpOnFloat16AndBFloat16) {
+TEST(UnaryLowPrecision, ExpCosPowWithinAFewUlpOnFloat16AndBFloat16) {
   std::mt19937 rng(kSeed + 450);
   SCOPED_TRACE(seed_trace(kSeed + 450));
   for (const UnOp& op : un_ops())
-    if (op.lowp_bug)
+    if (op.lowp_separate)
       for (DType d : {dt::float16, dt::bfloat16}) run_unary(op, d, {5, 13}, rng);
   for (const BinOp& op : bin_ops())
-    if (op.lowp_bug)
+    if (op.lowp_separate)
       for (DType d : {dt::float16, dt::bfloat16}) run_binary(op, d, {5, 13}, {5, 13}, rng);
   run_scalar_pow({dt::float16, dt::bfloat16});
 }

@@ -148,7 +148,7 @@ TEST(Errors, CreationArgumentsAreValidated) {
 // tg bug (message quality): these errors do not name the shapes the caller passed.
 //   permute({0, 0, 1}) on (2, 3, 4) says "tg: permute order repeats axis 0" (no shape);
 //   (2, 3, 4) @ (3, 4, 5) says "shapes (2, 3, 1, 4) and (3, 1, 5, 4) cannot be broadcast" (internal shapes).
-TEST(Errors, DISABLED_MessagesNameTheCallersShapes) {
+TEST(Errors, MessagesNameTheCallersShapes) {
   run({
       {"permute repeated axis", [] { (void)f32({2, 3, 4}).permute({0, 0, 1}); }, AllOf(HasSubstr("repeat"), HasSubstr("(2, 3, 4)"))},
       {"matmul batch mismatch", [] { (void)f32({2, 3, 4}).matmul(f32({3, 4, 5})); },
