@@ -58,6 +58,10 @@ UOpPtr fold_consts(const Match&, const UOpPtr& u) {
       default: return nullptr;
     }
   }
+  // uint64 values live in int64 bits: order-dependent ops on them are the device's business
+  if (u->src[0]->dtype.scalar == ScalarType::UInt64 &&
+      (u->op == Op::IDIV || u->op == Op::MOD || u->op == Op::CMPLT || u->op == Op::MAX))
+    return nullptr;
   auto v = eval_int(u);
   if (!v) return nullptr;
   return const_int(u->dtype, wrap_to(u->dtype, *v));

@@ -225,8 +225,15 @@ UOpPtr const_int(DType dtype, int64_t v) {
   if (dtype.is_float()) return UOp::make(Op::CONST, dtype, {}, static_cast<double>(v));
   return UOp::make(Op::CONST, dtype, {}, v);
 }
+int64_t saturating_int(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9223372036854775807.0) return INT64_MAX;
+  if (v <= -9223372036854775808.0) return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
+
 UOpPtr const_float(DType dtype, double v) {
-  if (!dtype.is_float()) return UOp::make(Op::CONST, dtype, {}, static_cast<int64_t>(v));
+  if (!dtype.is_float()) return UOp::make(Op::CONST, dtype, {}, saturating_int(v));
   return UOp::make(Op::CONST, dtype, {}, v);
 }
 UOpPtr const_like(const UOpPtr& like, double v) { return const_float(like->dtype.base(), v); }
@@ -255,18 +262,26 @@ UOpPtr reduce_identity(ReduceOp op, DType d) {
   return const_int(d, want_max ? smax : -smax - 1);
 }
 
+namespace {
+bool is_int_const(const UOpPtr& u) { return u->is_const() && std::holds_alternative<int64_t>(u->arg); }
+bool is_int_const(const UOpPtr& u, int64_t v) { return is_int_const(u) && u->arg_int() == v; }
+}  // namespace
+
+// Index sugar folds only what it can fold exactly: integer constants without overflow.
 UOpPtr operator+(const UOpPtr& a, const UOpPtr& b) {
-  if (a->is_const() && a->arg_int() == 0) return b;
-  if (b->is_const() && b->arg_int() == 0) return a;
-  if (a->is_const() && b->is_const()) return const_int(a->dtype, a->arg_int() + b->arg_int());
+  if (is_int_const(a, 0)) return b;
+  if (is_int_const(b, 0)) return a;
+  int64_t r;
+  if (is_int_const(a) && is_int_const(b) && !__builtin_add_overflow(a->arg_int(), b->arg_int(), &r)) return const_int(a->dtype, r);
   return alu(Op::ADD, a, b);
 }
 UOpPtr operator+(const UOpPtr& a, int64_t b) { return a + const_int(a->dtype, b); }
 UOpPtr operator*(const UOpPtr& a, const UOpPtr& b) {
-  if (a->is_const() && b->is_const()) return const_int(a->dtype, a->arg_int() * b->arg_int());
-  if (b->is_const() && b->arg_int() == 1) return a;
-  if (a->is_const() && a->arg_int() == 1) return b;
-  if ((b->is_const() && b->arg_int() == 0) || (a->is_const() && a->arg_int() == 0)) return const_int(a->dtype, 0);
+  int64_t r;
+  if (is_int_const(a) && is_int_const(b) && !__builtin_mul_overflow(a->arg_int(), b->arg_int(), &r)) return const_int(a->dtype, r);
+  if (is_int_const(b, 1)) return a;
+  if (is_int_const(a, 1)) return b;
+  if (is_int_const(a, 0) || is_int_const(b, 0)) return const_int(a->dtype, 0);
   return alu(Op::MUL, a, b);
 }
 UOpPtr operator*(const UOpPtr& a, int64_t b) { return a * const_int(a->dtype, b); }
@@ -274,8 +289,8 @@ UOpPtr operator/(const UOpPtr& a, int64_t b) { return b == 1 ? a : alu(Op::IDIV,
 UOpPtr operator%(const UOpPtr& a, int64_t b) { return alu(Op::MOD, a, const_int(a->dtype, b)); }
 UOpPtr operator<(const UOpPtr& a, int64_t b) { return alu(Op::CMPLT, a, const_int(a->dtype, b)); }
 UOpPtr operator&(const UOpPtr& a, const UOpPtr& b) {
-  if (a->is_const() && a->arg_int() == 1) return b;
-  if (b->is_const() && b->arg_int() == 1) return a;
+  if (is_int_const(a, 1)) return b;
+  if (is_int_const(b, 1)) return a;
   return alu(Op::AND, a, b);
 }
 
@@ -304,8 +319,11 @@ std::optional<int64_t> eval_int(const UOpPtr& u, const std::vector<std::pair<std
     case Op::ADD: return wrap(static_cast<__int128>(s[0]) + s[1]);
     case Op::SUB: return wrap(static_cast<__int128>(s[0]) - s[1]);
     case Op::MUL: return wrap(static_cast<__int128>(s[0]) * s[1]);
-    case Op::IDIV: return s[1] == 0 ? std::nullopt : std::optional(s[0] / s[1]);
-    case Op::MOD: return s[1] == 0 ? std::nullopt : std::optional(s[0] % s[1]);
+    case Op::IDIV:  // x / 0 and INT64_MIN / -1 have no value here; the device result is not ours to guess
+      return s[1] == 0 || (s[1] == -1 && s[0] == INT64_MIN) ? std::nullopt : std::optional(s[0] / s[1]);
+    case Op::MOD:
+      if (s[1] == 0) return std::nullopt;
+      return s[1] == -1 ? 0 : s[0] % s[1];
     case Op::MAX: return std::max(s[0], s[1]);
     case Op::CMPLT: return s[0] < s[1];
     case Op::CMPNE: return s[0] != s[1];
@@ -314,7 +332,7 @@ std::optional<int64_t> eval_int(const UOpPtr& u, const std::vector<std::pair<std
     case Op::OR: return s[0] | s[1];
     case Op::XOR: return s[0] ^ s[1];
     case Op::WHERE: return s[0] ? s[1] : s[2];
-    case Op::CAST: return s[0];
+    case Op::CAST: return std::nullopt;  // width-dependent: folded by the symbolic rules, which know the dtypes
     default: return std::nullopt;
   }
 }

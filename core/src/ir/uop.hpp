@@ -82,7 +82,8 @@ class UOp : public std::enable_shared_from_this<UOp> {
 // --- construction helpers -------------------------------------------------------------------------------------
 
 UOpPtr const_int(DType dtype, int64_t v);
-UOpPtr const_float(DType dtype, double v);
+UOpPtr const_float(DType dtype, double v);  // int dtypes: truncated, NaN -> 0, saturating
+int64_t saturating_int(double v);
 UOpPtr const_like(const UOpPtr& like, double v);  // same dtype as `like`
 UOpPtr alu(Op op, const UOpPtr& a);
 UOpPtr alu(Op op, const UOpPtr& a, const UOpPtr& b);

@@ -73,7 +73,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, const std::string& device)
 Tensor Tensor::full(const Shape& shape, double value, DType dtype, const std::string& device) {
   for (int64_t d : shape)
     if (d < 0) bad("negative dimension in shape " + shape_str(shape));
-  UOpPtr c = mk(Op::CONST, dtype, {}, dtype.is_float() ? Arg(value) : Arg(static_cast<int64_t>(value)), {});
+  UOpPtr c = mk(Op::CONST, dtype, {}, dtype.is_float() ? Arg(value) : Arg(saturating_int(value)), {});
   Tensor t(c, resolve_device(device));
   return t.reshape(Shape(shape.size(), 1)).expand(shape);
 }
