@@ -9,6 +9,7 @@
 
 #include "tg/dtype.hpp"
 #include "tg/error.hpp"
+#include "tg/variable.hpp"
 
 namespace tg {
 
@@ -40,6 +41,8 @@ class Tensor {
   static Tensor from_vector(const std::vector<float>& v, const Shape& shape, const std::string& device = "") {
     return from_bytes(v.data(), v.size() * sizeof(float), shape, dtypes::float32, device);
   }
+  // a scalar whose value is the variable's at launch: kernels using it compile once for every value
+  static Tensor from_variable(const BoundVariable& v, const std::string& device = "");
 
   // ---- properties ----
   const Shape& shape() const;
@@ -109,6 +112,10 @@ class Tensor {
   Tensor shrink(std::vector<std::pair<int64_t, int64_t>> bounds) const;  // [start, end) per dim
   Tensor slice(int64_t axis, int64_t start, int64_t end) const;          // python-like: negatives, clamping
   Tensor flip(std::vector<int64_t> axes) const;
+  // [start, start + length) along axis with a variable start (e.g. the KV-cache row at start_pos)
+  Tensor shrink(int64_t axis, const BoundVariable& start, int64_t length) const;
+  // `before` zeros (a variable) in front along axis, zeros after up to `total`
+  Tensor pad(int64_t axis, const BoundVariable& before, int64_t total) const;
   Tensor unsqueeze(int64_t axis) const;
   Tensor squeeze(int64_t axis) const;
   static Tensor cat(const std::vector<Tensor>& ts, int64_t axis = 0);

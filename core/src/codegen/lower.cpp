@@ -74,7 +74,10 @@ bool consecutive_index(const std::vector<UOpPtr>& idx) {
 
 class Emitter {
  public:
-  Emitter(KirProgram& k, const tg_renderer_caps& caps) : k_(k), caps_(caps) { scopes_.emplace_back(); }
+  Emitter(KirProgram& k, const tg_renderer_caps& caps, std::map<std::string, int64_t> var_params)
+      : k_(k), caps_(caps), var_params_(std::move(var_params)) {
+    scopes_.emplace_back();
+  }
 
   bool supports(Op op, DType d) const {
     tg_kir_op ko = kir_op(op);
@@ -168,6 +171,7 @@ class Emitter {
  private:
   KirProgram& k_;
   const tg_renderer_caps& caps_;
+  std::map<std::string, int64_t> var_params_;  // variable name -> KIR parameter index
   std::vector<std::unordered_map<const UOp*, int32_t>> scopes_;
   std::vector<std::map<std::vector<const UOp*>, Lanes>> vscopes_{1};
   std::vector<UOpPtr> keep_;
@@ -311,6 +315,11 @@ class Emitter {
         return k_.add(TG_KIR_CONST, dt(u->dtype), 1, {}, a);
       }
       case Op::PARAM: return k_.add(TG_KIR_PARAM, dt(u->dtype), 1, {}, {.i = u->arg_int()});
+      case Op::DEFINE_VAR: {
+        auto it = var_params_.find(u->var().name);
+        if (it == var_params_.end()) throw Error("tg: internal: variable " + u->var().name + " is not a kernel parameter");
+        return k_.add(TG_KIR_PARAM, dt(u->dtype), 1, {}, {.i = it->second});
+      }
       case Op::RANGE: throw Error("tg: internal: range r" + std::to_string(u->range().id) + " used outside its loop");
       case Op::LOAD: {
         std::vector<int32_t> src{emit(u->src[0]), emit(u->src[1])};
@@ -345,8 +354,10 @@ class Emitter {
       if (u->src[i]->op == Op::RANGE) loops.push_back(open_loop(u->src[i]));
     int32_t v = emit(u->src[0]);
     int32_t cur = k_.add(TG_KIR_LOAD, dt(d), 1, {acc, zero});
-    UOpPtr a = UOp::make(Op::DEFINE_VAR, d, {}, VarInfo{"acc", 0, 0});  // placeholders to reuse ALU lowering
-    UOpPtr b = UOp::make(Op::DEFINE_VAR, d, {}, VarInfo{"val", 1, 1});
+    // placeholders (PARAMs with negative indices never name a real parameter) so the combine step goes
+    // through the ordinary ALU lowering, decompositions included
+    UOpPtr a = UOp::make(Op::PARAM, d, {}, int64_t{-1});
+    UOpPtr b = UOp::make(Op::PARAM, d, {}, int64_t{-2});
     set(a, cur);
     set(b, v);
     UOpPtr combined = rop == ReduceOp::SUM   ? alu(Op::ADD, a, b)
@@ -374,6 +385,12 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
     k.params.push_back({TG_PARAM_BUFFER, dt(bufs[i]->dtype()), i == 0 ? 1u : 0u, 0, nullptr});
     k.bytes += static_cast<double>(bufs[i]->nbytes());
   }
+  std::map<std::string, int64_t> var_params;
+  for (const auto& v : kernel.vars) {
+    var_params[v->var().name] = static_cast<int64_t>(k.params.size());
+    k.param_names.push_back(v->var().name);
+    k.params.push_back({TG_PARAM_VAR, dt(v->dtype), 0, 0, nullptr});
+  }
   for (size_t i = 0; i < k.params.size(); ++i) k.params[i].name = k.param_names[i].c_str();
   if (k.params.size() > caps.max_params && caps.max_params)
     throw Error("tg: kernel " + k.name + " needs " + std::to_string(k.params.size()) + " buffers, renderer allows " +
@@ -392,20 +409,22 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
     DType out = sink->src[0]->src[2]->dtype;
     for (int w : {16, 8, 4, 2}) {
       if (end % w || w * out.itemsize() > 64 || !e_vector_ok(caps, out, w)) continue;
-      UOpPtr outer = UOp::make(Op::RANGE, r->dtype, {const_int(r->dtype, end / w)}, RangeInfo{r->range().id, AxisType::UPCAST});
+      UOpPtr outer = end == w ? const_int(r->dtype, 0)
+                              : UOp::make(Op::RANGE, r->dtype, {const_int(r->dtype, end / w)}, RangeInfo{r->range().id, AxisType::UPCAST});
       std::vector<UOpPtr> lanes;
       for (int l = 0; l < w; ++l)
         lanes.push_back(simplify(substitute(sink, {{r.get(), alu(Op::ADD, alu(Op::MUL, outer, const_int(r->dtype, w)), const_int(r->dtype, l))}})));
       std::vector<UOpPtr> idx;
       for (const auto& ls : lanes) idx.push_back(ls->src[0]->src[1]);
       if (!consecutive_index(idx)) break;  // not contiguous for any width
-      ranges.back() = outer;
+      if (end == w) ranges.pop_back();  // the lanes cover the whole loop
+      else ranges.back() = outer;
       lane_sinks = std::move(lanes);
       break;
     }
   }
 
-  Emitter e(k, caps);
+  Emitter e(k, caps, std::move(var_params));
   std::vector<int32_t> loops;
   for (size_t i = 0; i < ranges.size(); ++i) {
     if (i == 0 && caps.max_global_dims >= 1) e.special(ranges[i]);

@@ -11,6 +11,7 @@ enum class Op : uint8_t {
   CONST,       // arg: int64_t or double; a scalar (tensor level: shape () then reshaped/expanded)
   COPY,        // arg: target device name; src[0] realized on another device
   CONTIGUOUS,  // forces src[0] to be realized into its own buffer
+  BIND,        // arg: the value; src[0]: DEFINE_VAR. A variable with its value for this call
   // tensor graph: movement (arg: vector<int64_t>)
   RESHAPE,     // new shape
   PERMUTE,     // axis order
@@ -18,6 +19,8 @@ enum class Op : uint8_t {
   PAD,         // [before0, after0, before1, after1, ...]
   SHRINK,      // [start0, end0, start1, end1, ...]
   FLIP,        // 0/1 per axis
+  SHRINK_VAR,  // arg: [axis, length]; src[1]: BIND. [start, start+length) with a variable start
+  PAD_VAR,     // arg: [axis, total]; src[1]: BIND. a variable amount of zeros before, up to total
   // tensor graph: reduction
   REDUCE_AXIS, // arg: [reduce op, axis...]; keeps reduced dims as size 1
   // kernel graph
@@ -43,7 +46,7 @@ inline constexpr bool is_unary(Op op) { return op >= Op::NEG && op <= Op::BITCAS
 inline constexpr bool is_binary(Op op) { return op >= Op::ADD && op <= Op::SHR; }
 inline constexpr bool is_ternary(Op op) { return op == Op::WHERE || op == Op::MULACC; }
 inline constexpr bool is_alu(Op op) { return op >= Op::NEG && op <= Op::MULACC; }
-inline constexpr bool is_movement(Op op) { return op >= Op::RESHAPE && op <= Op::FLIP; }
+inline constexpr bool is_movement(Op op) { return op >= Op::RESHAPE && op <= Op::PAD_VAR; }
 inline constexpr bool is_comparison(Op op) { return op == Op::CMPLT || op == Op::CMPNE || op == Op::CMPEQ; }
 inline constexpr bool is_commutative(Op op) {
   return op == Op::ADD || op == Op::MUL || op == Op::MAX || op == Op::CMPNE || op == Op::CMPEQ || op == Op::AND ||

@@ -14,7 +14,8 @@ namespace tg::ir {
 
 const char* op_name(Op op) {
   static const char* names[] = {
-      "BUFFER", "CONST",   "COPY",  "CONTIGUOUS", "RESHAPE", "PERMUTE", "EXPAND", "PAD",   "SHRINK", "FLIP",
+      "BUFFER", "CONST", "COPY", "CONTIGUOUS", "BIND", "RESHAPE", "PERMUTE", "EXPAND", "PAD", "SHRINK", "FLIP",
+      "SHRINK_VAR", "PAD_VAR",
       "REDUCE_AXIS", "SINK", "PARAM", "DEFINE_VAR", "RANGE", "REDUCE", "LOAD", "STORE", "VECTORIZE", "GEP",
       "NEG", "EXP2", "LOG2", "SIN", "SQRT", "RECIP", "TRUNC", "CAST", "BITCAST", "ADD", "SUB", "MUL", "IDIV",
       "MOD", "FDIV", "MAX", "CMPLT", "CMPNE", "CMPEQ", "AND", "OR", "XOR", "SHL", "SHR", "WHERE", "MULACC"};

@@ -55,14 +55,24 @@ struct Prepared {
   std::vector<uint8_t> blob;
 };
 
-std::vector<uint8_t> pack_args(const Program& p, const std::vector<std::shared_ptr<Buffer>>& bufs) {
+}  // namespace
+
+// Buffers as 64-bit addresses, then variables at their own width (little endian: the low bytes of the value).
+std::vector<uint8_t> pack_args(const Program& p, const std::vector<std::shared_ptr<Buffer>>& bufs,
+                               const std::vector<int64_t>& var_vals) {
   std::vector<uint8_t> args(p.args_size);
   for (size_t i = 0; i < bufs.size(); ++i) {
     uint64_t addr = bufs[i]->desc().addr;
     std::memcpy(args.data() + p.offsets[i], &addr, sizeof(addr));
   }
+  for (size_t j = 0; j < var_vals.size(); ++j) {
+    size_t i = bufs.size() + j;
+    std::memcpy(args.data() + p.offsets[i], &var_vals[j], tg_param_size(&p.params[i]));
+  }
   return args;
 }
+
+namespace {
 
 }  // namespace
 
@@ -123,7 +133,7 @@ void run_schedule(std::vector<sched::ScheduleItem>& items) {
     }
     if (it.bufs[0]->numel() == 0) continue;
     Prepared& p = prepared[pi++];
-    auto args = pack_args(*p.program, it.bufs);
+    auto args = pack_args(*p.program, it.bufs, it.var_vals);
     uint64_t ns = p.device->launch(*p.program, args, p.kir.dims, timed);
     ++g_stats.kernels_run;
     if (!timed) continue;

@@ -10,4 +10,8 @@ namespace tg::rt {
 
 void run_schedule(std::vector<sched::ScheduleItem>& items);
 
+// The packed argument blob of a launch (buffers, then variable values).
+std::vector<uint8_t> pack_args(const Program& p, const std::vector<std::shared_ptr<Buffer>>& bufs,
+                               const std::vector<int64_t>& var_vals);
+
 }  // namespace tg::rt

@@ -4,6 +4,7 @@
 // for every broadcast element) or has several consumers; such reduces are realized into their own kernel.
 #include "schedule/schedule.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -76,6 +77,8 @@ class Scheduler {
     item.kernel.sink = UOp::make(Op::SINK, dtypes::bool_, {store});
     item.kernel.out_ranges = kb.out_ranges;
     item.kernel.name = kernel_name(node->shape, kb.has_reduce);
+    std::sort(kb.vars.begin(), kb.vars.end(), [](const auto& a, const auto& b) { return a.first->var().name < b.first->var().name; });
+    for (auto& [v, val] : kb.vars) item.kernel.vars.push_back(v), item.var_vals.push_back(val);
     item.bufs = std::move(kb.bufs);
     items.push_back(std::move(item));
     done_[node.get()] = out;
@@ -133,6 +136,21 @@ class Scheduler {
     bool has_reduce = false;
     int64_t next_range = 0;
     std::map<std::vector<const void*>, UOpPtr> memo;
+    std::vector<std::pair<UOpPtr, int64_t>> vars;  // DEFINE_VAR and its bound value
+
+    // BIND -> its DEFINE_VAR (the kernel stays value independent); the value travels with the launch
+    UOpPtr bind(const UOpPtr& b) {
+      const UOpPtr& v = b->src[0];
+      for (auto& [var, val] : vars) {
+        if (var->var().name != v->var().name) continue;
+        if (var.get() != v.get() || val != b->arg_int())
+          throw Error("tg: variable " + v->var().name + " is bound to two values (" + std::to_string(val) + " and " +
+                      std::to_string(b->arg_int()) + ") in one kernel");
+        return v;
+      }
+      vars.emplace_back(v, b->arg_int());
+      return v;
+    }
 
     UOpPtr new_range(int64_t size, AxisType t, bool output) {
       UOpPtr r = UOp::make(Op::RANGE, dtypes::int64, {const_int(dtypes::int64, size)}, RangeInfo{next_range++, t});
@@ -223,6 +241,23 @@ class Scheduler {
           std::vector<UOpPtr> nidx = idx;
           for (size_t i = 0; i < idx.size(); ++i) nidx[i] = simplify(idx[i] + p[2 * i]);
           return build(node->src[0], nidx, valid, expanded);
+        }
+        case Op::BIND: return cast(bind(node), node->dtype);
+        case Op::SHRINK_VAR: {
+          std::vector<UOpPtr> nidx = idx;
+          int64_t a = node->arg_ints()[0];
+          nidx[a] = simplify(alu(Op::ADD, idx[a], cast(bind(node->src[1]), dtypes::int64)));
+          return build(node->src[0], nidx, valid, expanded);
+        }
+        case Op::PAD_VAR: {
+          int64_t a = node->arg_ints()[0], len = node->src[0]->shape[a];
+          UOpPtr before = cast(bind(node->src[1]), dtypes::int64);
+          std::vector<UOpPtr> nidx = idx;
+          nidx[a] = simplify(alu(Op::SUB, idx[a], before));
+          UOpPtr cond = simplify(alu(Op::AND, alu(Op::CMPLT, alu(Op::SUB, before, const_int(dtypes::int64, 1)), idx[a]),
+                                     alu(Op::CMPLT, idx[a], alu(Op::ADD, before, const_int(dtypes::int64, len)))));
+          UOpPtr inner = build(node->src[0], nidx, simplify(valid & cond), expanded);
+          return simplify(alu(Op::WHERE, cond, inner, const_float(node->dtype, 0)));
         }
         case Op::FLIP: {
           const auto& f = node->arg_ints();

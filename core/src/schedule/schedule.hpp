@@ -15,12 +15,14 @@ struct Kernel {
   ir::UOpPtr sink;
   std::vector<ir::UOpPtr> out_ranges;  // outermost first
   std::string name;                    // "E_4_16", "r_64_32" (E: elementwise, r: has a reduction)
+  std::vector<ir::UOpPtr> vars;        // DEFINE_VARs it reads, sorted by name: kernel params after the buffers
 };
 
 struct ScheduleItem {
   enum class Kind { KERNEL, COPY } kind = Kind::KERNEL;
   Kernel kernel;                                 // for KERNEL
   std::vector<std::shared_ptr<rt::Buffer>> bufs; // KERNEL: params in order (output first); COPY: {dst, src}
+  std::vector<int64_t> var_vals;                 // values of kernel.vars for this launch
 };
 
 // Items in execution order that realize every root (roots are tensor-level nodes on `device`).

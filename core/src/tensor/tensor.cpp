@@ -134,6 +134,10 @@ Tensor Tensor::from_bytes(const void* data, size_t nbytes, const Shape& shape, D
   return t;
 }
 
+Tensor Tensor::from_variable(const BoundVariable& v, const std::string& device) {
+  return Tensor(mk(Op::BIND, v.var().dtype(), {v.var().node()}, v.value(), {}), resolve_device(device));
+}
+
 // ---- elementwise ---------------------------------------------------------------------------------------------
 
 namespace {
@@ -512,6 +516,28 @@ Tensor Tensor::flip(std::vector<int64_t> axes) const {
   }
   if (std::all_of(f.begin(), f.end(), [](int64_t v) { return v == 0; })) return *this;
   return Tensor(mk(Op::FLIP, dtype(), {node()}, f, shape()), device());
+}
+
+Tensor Tensor::shrink(int64_t axis, const BoundVariable& start, int64_t length) const {
+  int64_t a = norm_axis(axis, ndim(), shape());
+  const Variable& v = start.var();
+  if (length < 0 || v.min() < 0 || v.max() + length > shape()[a])
+    bad("shrink of dim " + std::to_string(a) + " of shape " + shape_str(shape()) + " at " + v.name() + " in [" +
+        std::to_string(v.min()) + ", " + std::to_string(v.max()) + "] with length " + std::to_string(length) + " can leave the tensor");
+  Shape out = shape();
+  out[a] = length;
+  return Tensor(mk(Op::SHRINK_VAR, dtype(), {node(), start.node()}, std::vector<int64_t>{a, length}, out), device());
+}
+
+Tensor Tensor::pad(int64_t axis, const BoundVariable& before, int64_t total) const {
+  int64_t a = norm_axis(axis, ndim(), shape());
+  const Variable& v = before.var();
+  if (v.min() < 0 || v.max() + shape()[a] > total)
+    bad("pad of dim " + std::to_string(a) + " of shape " + shape_str(shape()) + " by " + v.name() + " in [" + std::to_string(v.min()) +
+        ", " + std::to_string(v.max()) + "] does not fit in " + std::to_string(total));
+  Shape out = shape();
+  out[a] = total;
+  return Tensor(mk(Op::PAD_VAR, dtype(), {node(), before.node()}, std::vector<int64_t>{a, total}, out), device());
 }
 
 Tensor Tensor::unsqueeze(int64_t axis) const {
