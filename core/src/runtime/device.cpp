@@ -121,6 +121,16 @@ uint64_t Device::launch(const Program& p, const std::vector<uint8_t>& args, cons
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
 }
 
+void Device::launch_batch(const std::vector<LaunchCmd>& cmds, bool sync) {
+  if (cmds.empty()) return;
+  std::lock_guard lock(queue_mu_);
+  for (const auto& c : cmds)
+    check(api_->hwqueue_exec(queue_, c.program->handle, c.args->data(), c.args->size(), &c.dims), "exec " + c.program->name);
+  check(api_->hwqueue_signal(queue_, ++signal_), "signal");
+  check(api_->hwqueue_submit(queue_), "submit");
+  if (sync) check(api_->hwqueue_wait(queue_, signal_, 0), "wait for a batch of " + std::to_string(cmds.size()) + " launches");
+}
+
 void Device::synchronize() {
   std::lock_guard lock(queue_mu_);
   if (signal_) check(api_->hwqueue_wait(queue_, signal_, 0), "synchronize");

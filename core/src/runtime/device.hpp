@@ -46,6 +46,14 @@ class Device {
 
   // Launch on the device's queue; `sync` waits for completion and returns elapsed ns (else 0).
   uint64_t launch(const Program& p, const std::vector<uint8_t>& args, const tg_launch_dims& dims, bool sync);
+
+  // Several launches recorded on the queue and submitted as one batch (the JIT's replay path).
+  struct LaunchCmd {
+    const Program* program;
+    const std::vector<uint8_t>* args;
+    tg_launch_dims dims;
+  };
+  void launch_batch(const std::vector<LaunchCmd>& cmds, bool sync);
   void synchronize();
 
   void check(tg_status_t st, const std::string& context) const { check_status(api_, st, name_ + ": " + context); }

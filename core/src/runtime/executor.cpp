@@ -42,6 +42,8 @@ struct CacheKey {
   auto operator<=>(const CacheKey&) const = default;
 };
 
+thread_local std::vector<CapturedLaunch>* t_capture = nullptr;
+
 std::mutex g_cache_mu;
 // never destroyed: releasing programs at exit would call into plugins that may already be unloaded
 auto& g_programs = *new std::map<CacheKey, std::shared_ptr<Program>>();
@@ -75,6 +77,8 @@ std::vector<uint8_t> pack_args(const Program& p, const std::vector<std::shared_p
 namespace {
 
 }  // namespace
+
+void set_capture(std::vector<CapturedLaunch>* sink) { t_capture = sink; }
 
 void run_schedule(std::vector<sched::ScheduleItem>& items) {
   // 1. codegen (serial: cheap) and cache lookup
@@ -129,6 +133,7 @@ void run_schedule(std::vector<sched::ScheduleItem>& items) {
       std::vector<uint8_t> host(src->nbytes());
       src->copy_out(host.data(), host.size());
       dst->copy_in(host.data(), host.size());
+      if (t_capture) t_capture->push_back({nullptr, {dst, src}, {}, {}, {}, 0});
       continue;
     }
     if (it.bufs[0]->numel() == 0) continue;
@@ -136,6 +141,11 @@ void run_schedule(std::vector<sched::ScheduleItem>& items) {
     auto args = pack_args(*p.program, it.bufs, it.var_vals);
     uint64_t ns = p.device->launch(*p.program, args, p.kir.dims, timed);
     ++g_stats.kernels_run;
+    if (t_capture) {
+      CapturedLaunch c{p.program, it.bufs, {}, it.var_vals, p.kir.dims, p.kir.hash()};
+      for (const auto& v : it.kernel.vars) c.var_names.push_back(v->var().name);
+      t_capture->push_back(std::move(c));
+    }
     if (!timed) continue;
     KernelRun run{p.kir.name, p.device->name(), ns / 1e6, p.kir.flops / std::max<double>(ns, 1), p.kir.bytes / std::max<double>(ns, 1)};
     if (debug_level() >= 2)
