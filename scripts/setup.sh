@@ -24,4 +24,9 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# Peer for benchmarks only (bench_jit_overhead compares with tinygrad's TinyJit); never needed by tests.
+if ! python3 -c "import tinygrad" >/dev/null 2>&1; then
+  python3 -m pip install --quiet --disable-pip-version-check tinygrad==0.14.0 >/dev/null 2>&1 ||
+    echo "setup: warning: could not install tinygrad (benchmarks will report no peer)" >&2
+fi
 echo "setup: all dependencies present" >&2

@@ -18,7 +18,10 @@ void set_profiling(bool on);
 std::vector<KernelRun> take_profile();
 
 struct ScheduleStats {
-  size_t kernels_run = 0, programs_compiled = 0, cache_hits = 0;
+  size_t kernels_run = 0;
+  size_t programs_compiled = 0;  // compiler invocations
+  size_t cache_hits = 0;         // programs found in the in-memory cache
+  size_t disk_hits = 0;          // binaries found in the disk cache (TG_CACHE_DIR)
 };
 const ScheduleStats& schedule_stats();
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <map>
 
@@ -58,6 +59,9 @@ Device& Device::get(const std::string& name) {
 }
 
 Device::Device(const LoadedPlugin& plugin, const std::string& name, uint32_t index) : name_(name), api_(plugin.api) {
+  std::error_code ec;
+  auto mtime = std::filesystem::last_write_time(plugin.path, ec).time_since_epoch().count();
+  plugin_build_ = plugin.path + "@" + std::to_string(mtime);
   check(api_->device_open(index, &dev_), "device_open");
   tg_device_info info{};
   info.struct_size = sizeof(info);

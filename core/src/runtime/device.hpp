@@ -39,6 +39,8 @@ class Device {
   const std::string& description() const { return description_; }
   const std::string& arch() const { return arch_; }
   bool is_host() const { return is_host_; }
+  // Identifies the plugin build (file and modification time): binaries cached on disk are only valid for it.
+  const std::string& plugin_build() const { return plugin_build_; }
 
   std::string render(const tg_kir_kernel& k);  // serialized: renderer output is valid until the next call
   std::vector<uint8_t> compile(const std::string& source, const std::string& name);  // thread-safe
@@ -61,7 +63,7 @@ class Device {
 
  private:
   Device(const LoadedPlugin& plugin, const std::string& name, uint32_t index);
-  std::string name_, description_, arch_;
+  std::string name_, description_, arch_, plugin_build_;
   const tg_plugin_api* api_;
   tg_device dev_ = nullptr;
   tg_renderer renderer_ = nullptr;

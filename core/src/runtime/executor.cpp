@@ -2,6 +2,7 @@
 #include "runtime/executor.hpp"
 
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <atomic>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <mutex>
 
 #include "codegen/lower.hpp"
+#include "runtime/disk_cache.hpp"
 #include "runtime/env.hpp"
 #include "tg/error.hpp"
 #include "tg/profile.hpp"
@@ -55,6 +57,7 @@ struct Prepared {
   std::shared_ptr<Program> program;
   std::string source;
   std::vector<uint8_t> blob;
+  uint64_t disk_key = 0;
 };
 
 }  // namespace
@@ -79,6 +82,11 @@ namespace {
 }  // namespace
 
 void set_capture(std::vector<CapturedLaunch>* sink) { t_capture = sink; }
+
+void clear_program_cache() {
+  std::lock_guard lock(g_cache_mu);
+  g_programs.clear();
+}
 
 void run_schedule(std::vector<sched::ScheduleItem>& items) {
   // 1. codegen (serial: cheap) and cache lookup
@@ -107,18 +115,36 @@ void run_schedule(std::vector<sched::ScheduleItem>& items) {
     if (debug_level() >= 4) std::fprintf(stderr, "%s\n", p.source.c_str());
     misses.push_back(&p);
   }
+  // 2b. the disk cache, keyed by the rendered source and the exact target (CPU blobs depend on host features)
+  const DiskCache& disk = DiskCache::get();
+  std::vector<Prepared*> to_compile;
+  for (auto* m : misses) {
+    std::string target = m->device->name() + "|" + m->device->arch() + "|" + m->device->description() + "|" + m->device->plugin_build();
+    m->disk_key = fnv1a(target.data(), target.size(), fnv1a(m->source.data(), m->source.size()));
+    if (auto blob = disk.load("programs", m->disk_key)) {
+      m->blob = std::move(*blob);
+      ++g_stats.disk_hits;
+    } else {
+      to_compile.push_back(m);
+    }
+  }
+  // 2c. compile the rest, PARALLEL_COMPILE=N at a time (default: all cores)
   int par = getenv_int("PARALLEL_COMPILE", 0);
-  auto compile_one = [&](size_t i) { misses[i]->blob = misses[i]->device->compile(misses[i]->source, misses[i]->kir.name); };
-  if (par == 1 || misses.size() <= 1) {
-    for (size_t i = 0; i < misses.size(); ++i) compile_one(i);
+  auto compile_one = [&](size_t i) { to_compile[i]->blob = to_compile[i]->device->compile(to_compile[i]->source, to_compile[i]->kir.name); };
+  if (par == 1 || to_compile.size() <= 1) {
+    for (size_t i = 0; i < to_compile.size(); ++i) compile_one(i);
   } else {
-    tbb::parallel_for(size_t{0}, misses.size(), compile_one);
+    tbb::task_arena arena(par > 0 ? par : tbb::task_arena::automatic);
+    arena.execute([&] { tbb::parallel_for(size_t{0}, to_compile.size(), compile_one); });
+  }
+  for (auto* m : to_compile) {
+    disk.store("programs", m->disk_key, m->blob);
+    ++g_stats.programs_compiled;
   }
   for (auto* m : misses) {
     m->program = m->device->load(m->blob, m->kir.view());
     std::lock_guard lock(g_cache_mu);
     g_programs[{m->kir.hash(), m->device->name()}] = m->program;
-    ++g_stats.programs_compiled;
   }
   for (auto& p : prepared)
     if (!p.program) p.program = unique.at({p.kir.hash(), p.device->name()})->program;

@@ -23,6 +23,9 @@ struct CapturedLaunch {
 // While set (per thread), run_schedule appends every launch it makes to *sink; nullptr stops capturing.
 void set_capture(std::vector<CapturedLaunch>* sink);
 
+// Forgets every in-memory program (tests and benchmarks use it to exercise the disk cache).
+void clear_program_cache();
+
 // The packed argument blob of a launch (buffers, then variable values).
 std::vector<uint8_t> pack_args(const Program& p, const std::vector<std::shared_ptr<Buffer>>& bufs,
                                const std::vector<int64_t>& var_vals);
