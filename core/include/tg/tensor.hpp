@@ -18,6 +18,7 @@ class UOp;
 }
 
 using Shape = std::vector<int64_t>;
+class CustomKernel;
 std::string shape_str(const Shape& s);  // "(2, 3)"
 
 class Tensor {
@@ -123,6 +124,10 @@ class Tensor {
   Tensor gather(int64_t axis, const Tensor& index) const;  // out[..i..] = self[..index[..i..]..] along axis
 
   Tensor matmul(const Tensor& o) const;  // batch dims broadcast; 1-D operands as in numpy
+
+  // Runs a hand-written kernel (tg/custom_kernel.hpp) on these inputs; returns its outputs.
+  static std::vector<Tensor> custom_kernel(const CustomKernel& k, const std::vector<std::pair<Shape, DType>>& outputs,
+                                           const std::vector<Tensor>& inputs);
 
   // ---- execution ----
   Tensor& realize();

@@ -326,7 +326,31 @@ class Emitter {
         if (u->src.size() > 2) src.push_back(emit(u->src[2]));
         return k_.add(TG_KIR_LOAD, dt(u->dtype), 1, std::move(src));
       }
-      case Op::REDUCE: return emit_reduce(u);
+      case Op::REDUCE: {
+        if (UOpPtr unrolled = unroll_reduce(u)) return emit(unrolled);
+        return emit_reduce(u);
+      }
+      case Op::STORE: {
+        std::vector<int32_t> src{emit(u->src[0]), emit(u->src[1]), emit(u->src[2])};
+        if (u->src.size() > 3) src.push_back(emit(u->src[3]));
+        return k_.add(TG_KIR_STORE, dt(u->src[2]->dtype), 1, std::move(src));
+      }
+      case Op::END: {
+        int64_t n = u->arg_int();
+        emit_end(std::vector<UOpPtr>(u->src.begin(), u->src.begin() + n), std::vector<UOpPtr>(u->src.begin() + n, u->src.end()), 0);
+        return -1;
+      }
+      case Op::AFTER:  // the statements first, then the buffer itself
+        for (size_t i = 1; i < u->src.size(); ++i) emit(u->src[i]);
+        return emit(u->src[0]);
+      case Op::BARRIER:
+        require_local("a barrier");
+        for (const auto& st : u->src) emit(st);
+        return k_.add(TG_KIR_BARRIER, 0, 1, {});
+      case Op::DEFINE_REG: return k_.add(TG_KIR_DEFINE_REG, dt(u->dtype), 1, {}, {.i = u->arg_ints()[0]}, TG_ADDR_REG);
+      case Op::DEFINE_LOCAL:
+        require_local("a local array");
+        return k_.add(TG_KIR_DEFINE_LOCAL, dt(u->dtype), 1, {}, {.i = u->arg_ints()[0]}, TG_ADDR_LOCAL);
       default: break;
     }
     if (!is_alu(u->op)) throw Error(std::string("tg: cannot lower ") + op_name(u->op));
@@ -339,6 +363,64 @@ class Emitter {
     for (const auto& s : u->src) src.push_back(emit(s));
     flops_ += mult_;
     return k_.add(kir_op(u->op), dt(u->dtype), 1, std::move(src));
+  }
+
+  void require_local(const char* what) const {
+    if (!caps_.has_local) throw Error(std::string("tg: ") + what + " needs local memory, which this renderer does not have");
+  }
+
+  static bool is_unrolled(const UOpPtr& r) {
+    return r->op == Op::RANGE && (r->range().type == AxisType::UPCAST || r->range().type == AxisType::UNROLL);
+  }
+
+  // Statements for each iteration of ranges[i..]: loops for LOOP ranges, one copy per index for unrolled ones.
+  void emit_end(const std::vector<UOpPtr>& stmts, const std::vector<UOpPtr>& ranges, size_t i) {
+    if (i == ranges.size()) {
+      for (const auto& st : stmts) emit(st);
+      return;
+    }
+    const UOpPtr& r = ranges[i];
+    if (r->op != Op::RANGE) return emit_end(stmts, ranges, i + 1);  // a size-1 range, folded to 0
+    if (r->range().type == AxisType::LOCAL) require_local("a LOCAL range");
+    if (is_unrolled(r)) {
+      for (int64_t k = 0; k < r->src[0]->arg_int(); ++k) {
+        std::vector<UOpPtr> copy;
+        for (const auto& st : stmts) copy.push_back(simplify(substitute(st, {{r.get(), const_int(r->dtype, k)}})));
+        emit_end(copy, ranges, i + 1);
+      }
+      return;
+    }
+    int32_t loop = open_loop(r);
+    emit_end(stmts, ranges, i + 1);
+    close_loop(loop);
+  }
+
+  // A REDUCE over UNROLL/UPCAST ranges: the value for each index combined in straight-line code (the remaining
+  // ranges, if any, stay a loop). nullptr when nothing is unrolled.
+  UOpPtr unroll_reduce(const UOpPtr& u) {
+    std::vector<UOpPtr> loops, unrolled;
+    for (size_t i = 1; i < u->src.size(); ++i) (is_unrolled(u->src[i]) ? unrolled : loops).push_back(u->src[i]);
+    if (unrolled.empty()) return nullptr;
+    auto rop = static_cast<ReduceOp>(u->arg_int());
+    auto combine = [&](const UOpPtr& a, const UOpPtr& b) -> UOpPtr {
+      if (rop == ReduceOp::SUM) return alu(Op::ADD, a, b);
+      if (rop == ReduceOp::MAX) return alu(Op::MAX, a, b);
+      if (a->dtype.is_float()) return alu(Op::NEG, alu(Op::MAX, alu(Op::NEG, a), alu(Op::NEG, b)));
+      return alu(Op::WHERE, alu(Op::CMPLT, b, a), b, a);
+    };
+    UOpPtr value = u->src[0];
+    for (const auto& r : unrolled) {
+      UOpPtr acc;
+      for (int64_t k = 0; k < r->src[0]->arg_int(); ++k) {
+        UOpPtr term = simplify(substitute(value, {{r.get(), const_int(r->dtype, k)}}));
+        acc = acc ? combine(acc, term) : term;
+      }
+      value = acc;
+    }
+    if (loops.empty()) return value;
+    std::vector<UOpPtr> src{value};
+    src.insert(src.end(), loops.begin(), loops.end());
+    return UOp::make(Op::REDUCE, u->dtype, std::move(src), u->arg);
   }
 
   // REDUCE(value, ranges...) -> acc = identity; for ranges: acc = acc (op) value; result = acc
@@ -373,6 +455,24 @@ class Emitter {
 bool Emitter::consecutive(const std::vector<UOpPtr>& idx) { return consecutive_index(idx); }
 bool Emitter::vector_ok(DType d, int w) const { return w <= 16 && e_vector_ok(caps_, d, w); }
 
+// A hand-written kernel: its GLOBAL ranges around its statements, in order, exactly as written.
+KirProgram lower_custom(KirProgram& k, const sched::Kernel& kernel, const UOpPtr& sink, const tg_renderer_caps& caps,
+                        std::map<std::string, int64_t> var_params) {
+  Emitter e(k, caps, std::move(var_params));
+  std::vector<int32_t> loops;
+  bool first = true;
+  for (const auto& r : kernel.out_ranges) {
+    if (r->src[0]->arg_int() <= 1) continue;
+    if (first && kernel.parallel && caps.max_global_dims >= 1) e.special(r);
+    else loops.push_back(e.open_loop(r));
+    first = false;
+  }
+  for (const auto& st : sink->src) e.emit(st);
+  for (auto it = loops.rbegin(); it != loops.rend(); ++it) e.close_loop(*it);
+  k.flops = e.flops();
+  return std::move(k);
+}
+
 }  // namespace
 
 KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shared_ptr<rt::Buffer>>& bufs,
@@ -382,7 +482,7 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
   // parameters: buffers in order; PARAM 0 is the output
   for (size_t i = 0; i < bufs.size(); ++i) {
     k.param_names.push_back("data" + std::to_string(i));
-    k.params.push_back({TG_PARAM_BUFFER, dt(bufs[i]->dtype()), i == 0 ? 1u : 0u, 0, nullptr});
+    k.params.push_back({TG_PARAM_BUFFER, dt(bufs[i]->dtype()), i < static_cast<size_t>(kernel.n_outputs) ? 1u : 0u, 0, nullptr});
     k.bytes += static_cast<double>(bufs[i]->nbytes());
   }
   std::map<std::string, int64_t> var_params;
@@ -397,6 +497,7 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
                 std::to_string(caps.max_params));
 
   UOpPtr sink = graph_rewrite(kernel.sink, pm_symbolic() + pm_lowering_rules(), "lower");
+  if (kernel.custom) return lower_custom(k, kernel, sink, caps, std::move(var_params));
   std::vector<UOpPtr> ranges;  // output loops still present after simplification, outermost first
   for (const auto& r : kernel.out_ranges)
     if (r->src[0]->arg_int() > 1) ranges.push_back(r);

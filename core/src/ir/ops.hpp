@@ -33,6 +33,12 @@ enum class Op : uint8_t {
   STORE,       // src[0]: PARAM, src[1]: element index, src[2]: value
   VECTORIZE,   // lanes -> vector
   GEP,         // arg: lane
+  // kernel graph: statements of hand-written kernels
+  DEFINE_REG,  // arg: element count; a private array
+  DEFINE_LOCAL,// arg: element count; an array shared by a work-group
+  END,         // arg: n; src[0..n): statements, src[n..]: RANGEs. "for ranges: statements"
+  AFTER,       // src[0]: a buffer, src[1..]: statements. the buffer once those statements ran
+  BARRIER,     // src: statements. they run, then the work-group synchronizes
   // ALU: unary
   NEG, EXP2, LOG2, SIN, SQRT, RECIP, TRUNC, CAST, BITCAST,
   // ALU: binary
@@ -59,6 +65,6 @@ const char* op_name(Op op);
 enum class ReduceOp : int64_t { SUM = 0, MAX = 1, MIN = 2 };
 
 // Axis types of a RANGE in a kernel (what the optimizer decided for it).
-enum class AxisType : uint8_t { GLOBAL, LOOP, REDUCE, UPCAST, UNROLL };
+enum class AxisType : uint8_t { GLOBAL, LOOP, REDUCE, UPCAST, UNROLL, LOCAL };
 
 }  // namespace tg::ir

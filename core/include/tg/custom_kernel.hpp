@@ -1,0 +1,89 @@
+// Hand-written kernels at the UOp level, called on Tensors (the LLM's quantized kernels are written this way).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tg/dtype.hpp"
+#include "tg/tensor.hpp"
+
+namespace tg {
+
+namespace ir {
+class UOp;
+}
+
+enum class Axis {
+  GLOBAL,  // one output index per iteration; the first GLOBAL range of a `parallel` kernel is spread over cores
+  LOOP,    // a sequential loop, run by loop()
+  REDUCE,  // reduced over by reduce()
+  UPCAST,  // like LOOP, but unrolled at compile time (a constant per iteration)
+  UNROLL,  // like REDUCE, but unrolled at compile time
+  LOCAL,   // work-group index: needs a renderer with local memory
+};
+
+enum class Reduce { SUM, MAX, MIN };
+
+// A value or a statement of a custom kernel. Arithmetic follows the C rules of the operand dtypes (both sides
+// must have the same dtype; use cast()).
+class KExpr {
+ public:
+  KExpr() = default;
+  explicit KExpr(std::shared_ptr<const ir::UOp> n) : node(std::move(n)) {}
+  std::shared_ptr<const ir::UOp> node;
+
+  DType dtype() const;
+  KExpr cast(DType d) const;
+  KExpr operator+(const KExpr& o) const;
+  KExpr operator-(const KExpr& o) const;
+  KExpr operator*(const KExpr& o) const;
+  KExpr operator/(const KExpr& o) const;  // floats: IEEE division; ints: truncating (divisor must not be 0)
+  KExpr operator%(const KExpr& o) const;
+  KExpr operator<(const KExpr& o) const;
+  KExpr operator==(const KExpr& o) const;
+  KExpr operator!=(const KExpr& o) const;
+  KExpr operator&&(const KExpr& o) const;
+  KExpr operator||(const KExpr& o) const;
+  KExpr operator+(int64_t o) const;
+  KExpr operator*(int64_t o) const;
+  KExpr operator<(int64_t o) const;
+  static KExpr max(const KExpr& a, const KExpr& b);
+  static KExpr where(const KExpr& c, const KExpr& a, const KExpr& b);
+};
+
+// The definition of a kernel. Buffers are the Tensor arguments in call order (outputs first, then inputs).
+//
+// Ordering model: statements run in the order they are added with run(); a statement inside loop() runs once per
+// iteration; a load that must see an earlier store to the same register or local buffer takes the buffer through
+// after(buffer, {store}) — without it the compiler may use a value loaded before the store.
+class CustomKernel {
+ public:
+  explicit CustomKernel(std::string name);
+
+  KExpr buffer(int index, DType dtype);              // the index-th Tensor argument, as a pointer
+  KExpr range(int64_t n, Axis axis);                 // an index in [0, n)
+  KExpr constant(double v, DType dtype);
+  KExpr load(const KExpr& buf, const KExpr& idx);
+  KExpr load(const KExpr& buf, const KExpr& idx, const KExpr& gate);  // 0 where the gate is false
+  KExpr reduce(const KExpr& value, Reduce op, const std::vector<KExpr>& ranges);
+  KExpr reg(DType dtype, int64_t size);              // a private array
+  KExpr local(DType dtype, int64_t size);            // a work-group array (renderers with local memory only)
+  KExpr store(const KExpr& buf, const KExpr& idx, const KExpr& value);
+  KExpr store(const KExpr& buf, const KExpr& idx, const KExpr& value, const KExpr& gate);
+  KExpr loop(const std::vector<KExpr>& statements, const std::vector<KExpr>& ranges);
+  KExpr after(const KExpr& buf, const std::vector<KExpr>& statements);
+  KExpr barrier(const std::vector<KExpr>& statements);
+  void run(const KExpr& statement);                  // appends a top-level statement
+
+  CustomKernel& parallel(bool on = true);            // spread the first GLOBAL range over cores / the grid
+
+  // Runs the kernel: allocates the outputs, realizes the inputs, launches once.
+  std::vector<Tensor> operator()(const std::vector<std::pair<Shape, DType>>& outputs, const std::vector<Tensor>& inputs) const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace tg

@@ -1,0 +1,199 @@
+// CustomKernel: a thin builder over kernel-graph UOps, and its launch as a one-item schedule.
+#include "tg/custom_kernel.hpp"
+
+#include <stdexcept>
+
+#include "ir/uop.hpp"
+#include "runtime/executor.hpp"
+#include "schedule/schedule.hpp"
+
+namespace tg {
+
+using namespace ir;
+
+namespace {
+
+[[noreturn]] void bad(const std::string& msg) { throw std::invalid_argument("tg: custom kernel: " + msg); }
+
+const UOpPtr& need(const KExpr& e, const char* what) {
+  if (!e.node) bad(std::string("empty expression used as ") + what);
+  return e.node;
+}
+
+KExpr binary(Op op, const KExpr& a, const KExpr& b) {
+  const UOpPtr &x = need(a, "operand"), &y = need(b, "operand");
+  if (x->dtype != y->dtype) bad(std::string(op_name(op)) + " of " + x->dtype.name() + " and " + y->dtype.name() + "; cast() one side");
+  return KExpr(alu(op, x, y));
+}
+
+}  // namespace
+
+DType KExpr::dtype() const { return need(*this, "value")->dtype; }
+KExpr KExpr::cast(DType d) const { return KExpr(ir::cast(need(*this, "value"), d)); }
+KExpr KExpr::operator+(const KExpr& o) const { return binary(Op::ADD, *this, o); }
+KExpr KExpr::operator-(const KExpr& o) const { return binary(Op::SUB, *this, o); }
+KExpr KExpr::operator*(const KExpr& o) const { return binary(Op::MUL, *this, o); }
+KExpr KExpr::operator/(const KExpr& o) const { return binary(dtype().is_float() ? Op::FDIV : Op::IDIV, *this, o); }
+KExpr KExpr::operator%(const KExpr& o) const { return binary(Op::MOD, *this, o); }
+KExpr KExpr::operator<(const KExpr& o) const { return binary(Op::CMPLT, *this, o); }
+KExpr KExpr::operator==(const KExpr& o) const { return binary(Op::CMPEQ, *this, o); }
+KExpr KExpr::operator!=(const KExpr& o) const { return binary(Op::CMPNE, *this, o); }
+KExpr KExpr::operator&&(const KExpr& o) const { return binary(Op::AND, cast(dtypes::bool_), o.cast(dtypes::bool_)); }
+KExpr KExpr::operator||(const KExpr& o) const { return binary(Op::OR, cast(dtypes::bool_), o.cast(dtypes::bool_)); }
+KExpr KExpr::operator+(int64_t o) const { return *this + KExpr(const_int(dtype(), o)); }
+KExpr KExpr::operator*(int64_t o) const { return *this * KExpr(const_int(dtype(), o)); }
+KExpr KExpr::operator<(int64_t o) const { return *this < KExpr(const_int(dtype(), o)); }
+KExpr KExpr::max(const KExpr& a, const KExpr& b) { return binary(Op::MAX, a, b); }
+KExpr KExpr::where(const KExpr& c, const KExpr& a, const KExpr& b) {
+  if (a.dtype() != b.dtype()) bad("where of " + a.dtype().name() + " and " + b.dtype().name());
+  return KExpr(alu(Op::WHERE, need(c, "condition")->dtype.is_bool() ? c.node : c.cast(dtypes::bool_).node, a.node, b.node));
+}
+
+struct CustomKernel::Impl {
+  std::string name;
+  std::vector<UOpPtr> statements, global_ranges;
+  std::vector<std::pair<int, DType>> buffers;
+  int64_t next_id = 0;
+  bool parallel = false;
+};
+
+CustomKernel::CustomKernel(std::string name) : impl_(std::make_shared<Impl>()) {
+  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) bad("name '" + name + "' is not an identifier");
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') bad("name '" + name + "' is not an identifier");
+  impl_->name = std::move(name);
+}
+
+KExpr CustomKernel::buffer(int index, DType dtype) {
+  if (index < 0) bad("buffer index " + std::to_string(index));
+  for (auto& [i, d] : impl_->buffers)
+    if (i == index && d != dtype) bad("buffer " + std::to_string(index) + " declared as " + d.name() + " and " + dtype.name());
+  impl_->buffers.emplace_back(index, dtype);
+  return KExpr(UOp::make(Op::PARAM, dtype, {}, static_cast<int64_t>(index)));
+}
+
+KExpr CustomKernel::range(int64_t n, Axis axis) {
+  if (n < 1) bad("range of size " + std::to_string(n));
+  static constexpr AxisType map[] = {AxisType::GLOBAL, AxisType::LOOP, AxisType::REDUCE, AxisType::UPCAST, AxisType::UNROLL, AxisType::LOCAL};
+  UOpPtr r = UOp::make(Op::RANGE, dtypes::int64, {const_int(dtypes::int64, n)}, RangeInfo{impl_->next_id++, map[static_cast<int>(axis)]});
+  if (axis == Axis::GLOBAL) impl_->global_ranges.push_back(r);
+  return KExpr(r);
+}
+
+KExpr CustomKernel::constant(double v, DType dtype) { return KExpr(const_float(dtype, v)); }
+
+KExpr CustomKernel::load(const KExpr& buf, const KExpr& idx) {
+  const UOpPtr& b = need(buf, "buffer");
+  return KExpr(UOp::make(Op::LOAD, b->dtype, {b, need(idx, "index")->dtype == dtypes::int64 ? idx.node : idx.cast(dtypes::int64).node}));
+}
+
+KExpr CustomKernel::load(const KExpr& buf, const KExpr& idx, const KExpr& gate) {
+  KExpr l = load(buf, idx);
+  return KExpr(UOp::make(Op::LOAD, l.node->dtype, {l.node->src[0], l.node->src[1], gate.cast(dtypes::bool_).node}));
+}
+
+KExpr CustomKernel::reduce(const KExpr& value, Reduce op, const std::vector<KExpr>& ranges) {
+  std::vector<UOpPtr> src{need(value, "reduced value")};
+  for (const auto& r : ranges) {
+    if (need(r, "range")->op != Op::RANGE) bad("reduce over something that is not a range");
+    src.push_back(r.node);
+  }
+  return KExpr(UOp::make(Op::REDUCE, value.dtype(), std::move(src), static_cast<int64_t>(op)));
+}
+
+// The id keeps two arrays of the same type and size distinct (nodes are hash-consed).
+KExpr CustomKernel::reg(DType dtype, int64_t size) {
+  if (size < 1) bad("register array of size " + std::to_string(size));
+  return KExpr(UOp::make(Op::DEFINE_REG, dtype, {}, std::vector<int64_t>{size, impl_->next_id++}));
+}
+
+KExpr CustomKernel::local(DType dtype, int64_t size) {
+  if (size < 1) bad("local array of size " + std::to_string(size));
+  return KExpr(UOp::make(Op::DEFINE_LOCAL, dtype, {}, std::vector<int64_t>{size, impl_->next_id++}));
+}
+
+KExpr CustomKernel::store(const KExpr& buf, const KExpr& idx, const KExpr& value) {
+  const UOpPtr& b = need(buf, "buffer");
+  if (b->op == Op::PARAM || b->op == Op::DEFINE_REG || b->op == Op::DEFINE_LOCAL || b->op == Op::AFTER) {
+    if (value.dtype() != b->dtype) bad("storing " + value.dtype().name() + " into a " + b->dtype.name() + " buffer");
+    return KExpr(UOp::make(Op::STORE, b->dtype, {b, idx.cast(dtypes::int64).node, value.node}));
+  }
+  bad("store into something that is not a buffer");
+}
+
+KExpr CustomKernel::store(const KExpr& buf, const KExpr& idx, const KExpr& value, const KExpr& gate) {
+  KExpr s = store(buf, idx, value);
+  std::vector<UOpPtr> src = s.node->src;
+  src.push_back(gate.cast(dtypes::bool_).node);
+  return KExpr(UOp::make(Op::STORE, s.node->dtype, std::move(src)));
+}
+
+KExpr CustomKernel::loop(const std::vector<KExpr>& statements, const std::vector<KExpr>& ranges) {
+  std::vector<UOpPtr> src;
+  for (const auto& s : statements) src.push_back(need(s, "statement"));
+  for (const auto& r : ranges) {
+    if (need(r, "range")->op != Op::RANGE) bad("loop over something that is not a range");
+    src.push_back(r.node);
+  }
+  return KExpr(UOp::make(Op::END, dtypes::bool_, std::move(src), static_cast<int64_t>(statements.size())));
+}
+
+KExpr CustomKernel::after(const KExpr& buf, const std::vector<KExpr>& statements) {
+  std::vector<UOpPtr> src{need(buf, "buffer")};
+  for (const auto& s : statements) src.push_back(need(s, "statement"));
+  return KExpr(UOp::make(Op::AFTER, buf.node->dtype, std::move(src), buf.node->arg));
+}
+
+KExpr CustomKernel::barrier(const std::vector<KExpr>& statements) {
+  std::vector<UOpPtr> src;
+  for (const auto& s : statements) src.push_back(need(s, "statement"));
+  return KExpr(UOp::make(Op::BARRIER, dtypes::bool_, std::move(src)));
+}
+
+void CustomKernel::run(const KExpr& statement) { impl_->statements.push_back(need(statement, "statement")); }
+
+CustomKernel& CustomKernel::parallel(bool on) {
+  impl_->parallel = on;
+  return *this;
+}
+
+std::vector<Tensor> CustomKernel::operator()(const std::vector<std::pair<Shape, DType>>& outputs, const std::vector<Tensor>& inputs) const {
+  if (impl_->statements.empty()) bad(impl_->name + " has no statements (add them with run())");
+  std::string device = inputs.empty() ? default_device() : inputs[0].device();
+  std::vector<Tensor> outs;
+  std::vector<std::shared_ptr<rt::Buffer>> bufs;
+  for (const auto& [shape, dtype] : outputs) {
+    outs.push_back(Tensor::empty(shape, dtype, device));
+    bufs.push_back(std::static_pointer_cast<rt::Buffer>(outs.back().node()->payload()));
+  }
+  for (Tensor t : inputs) {
+    if (t.device() != device) bad(impl_->name + " inputs are on " + device + " and " + t.device());
+    t.realize();
+    bufs.push_back(std::static_pointer_cast<rt::Buffer>(t.node()->payload()));
+  }
+  for (const auto& [i, d] : impl_->buffers) {
+    if (i >= static_cast<int>(bufs.size()))
+      bad(impl_->name + " uses buffer " + std::to_string(i) + " but was called with " + std::to_string(bufs.size()) + " tensors");
+    if (bufs[i]->dtype() != d) bad(impl_->name + " declares buffer " + std::to_string(i) + " as " + d.name() + ", got " + bufs[i]->dtype().name());
+  }
+  sched::ScheduleItem item;
+  item.kernel.sink = UOp::make(Op::SINK, dtypes::bool_, impl_->statements);
+  item.kernel.out_ranges = impl_->global_ranges;
+  item.kernel.name = impl_->name;
+  item.kernel.n_outputs = static_cast<int>(outputs.size());
+  item.kernel.custom = true;
+  item.kernel.parallel = impl_->parallel;
+  item.bufs = std::move(bufs);
+  std::vector<sched::ScheduleItem> items{std::move(item)};
+  rt::run_schedule(items);
+  return outs;
+}
+
+}  // namespace tg
+
+namespace tg {
+std::vector<Tensor> Tensor::custom_kernel(const CustomKernel& k, const std::vector<std::pair<Shape, DType>>& outputs,
+                                          const std::vector<Tensor>& inputs) {
+  return k(outputs, inputs);
+}
+}  // namespace tg

@@ -1,0 +1,147 @@
+// Hand-written kernels: several outputs, a top-k over 256 lanes, register arrays with loop-carried state,
+// unrolled reductions, and the errors a kernel author can make — all against plain C++ loops.
+#include "tg/custom_kernel.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+namespace tg {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-10, 10);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+TEST(CustomKernel, TwoOutputsInOneParallelKernel) {
+  const int64_t n = 1000;
+  auto a = random_floats(n, 1), b = random_floats(n, 2);
+  CustomKernel k("sum_and_product");
+  KExpr i = k.range(n, Axis::GLOBAL);
+  KExpr x = k.load(k.buffer(2, dtypes::float32), i), y = k.load(k.buffer(3, dtypes::float32), i);
+  k.run(k.store(k.buffer(0, dtypes::float32), i, x + y));
+  k.run(k.store(k.buffer(1, dtypes::float32), i, x * y));
+  k.parallel();
+  auto outs = Tensor::custom_kernel(k, {{{n}, dtypes::float32}, {{n}, dtypes::float32}},
+                                    {Tensor::from_vector(a, {n}), Tensor::from_vector(b, {n})});
+  auto s = outs[0].to_vector<float>(), p = outs[1].to_vector<float>();
+  for (int64_t j = 0; j < n; ++j) {
+    ASSERT_EQ(s[j], a[j] + b[j]) << j;
+    ASSERT_EQ(p[j], a[j] * b[j]) << j;
+  }
+}
+
+TEST(CustomKernel, TopKOver256Lanes) {
+  const int64_t rows = 4, n = 256, topk = 8;
+  uint32_t seed = std::random_device{}();
+  std::cout << "topk seed=" << seed << "\n";
+  auto host = random_floats(rows * n, seed);
+  for (int64_t j = 0; j < 16; ++j) host[j * 3] = host[j * 3 + 1];  // ties: broken by the lower index
+  CustomKernel k("topk256");
+  KExpr r = k.range(rows, Axis::GLOBAL), i = k.range(n, Axis::LOOP), j = k.range(n, Axis::REDUCE);
+  KExpr x = k.buffer(2, dtypes::float32);
+  KExpr xi = k.load(x, r * n + i), xj = k.load(x, r * n + j);
+  // the rank of lane i: how many lanes beat it (larger, or equal with a lower index)
+  KExpr beats = (xi < xj) || ((xj == xi) && (j < i));
+  KExpr rank = k.reduce(KExpr::where(beats, k.constant(1, dtypes::int64), k.constant(0, dtypes::int64)), Reduce::SUM, {j});
+  KExpr slot = r * topk + rank, keep = rank < topk;
+  KExpr sv = k.store(k.buffer(0, dtypes::float32), slot, xi, keep);
+  KExpr si = k.store(k.buffer(1, dtypes::int32), slot, i.cast(dtypes::int32), keep);
+  k.run(k.loop({sv, si}, {i}));
+  k.parallel();
+  auto outs = k({{{rows, topk}, dtypes::float32}, {{rows, topk}, dtypes::int32}}, {Tensor::from_vector(host, {rows, n})});
+  auto vals = outs[0].to_vector<float>();
+  auto idx = outs[1].to_vector<int32_t>();
+  for (int64_t row = 0; row < rows; ++row) {
+    std::vector<int32_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int32_t p, int32_t q) { return host[row * n + p] > host[row * n + q]; });
+    for (int64_t t = 0; t < topk; ++t) {
+      EXPECT_EQ(idx[row * topk + t], order[t]) << "row " << row << " rank " << t;
+      EXPECT_EQ(vals[row * topk + t], host[row * n + order[t]]) << "row " << row << " rank " << t;
+    }
+  }
+}
+
+TEST(CustomKernel, RegisterArrayCarriesAPrefixSum) {
+  const int64_t rows = 3, n = 50;
+  auto host = random_floats(rows * n, 5);
+  CustomKernel k("cumsum");
+  KExpr r = k.range(rows, Axis::GLOBAL), i = k.range(n, Axis::LOOP);
+  KExpr acc = k.reg(dtypes::float32, 1), zero = k.constant(0, dtypes::int64);
+  KExpr init = k.store(acc, zero, k.constant(0, dtypes::float32));
+  KExpr v = k.load(k.after(acc, {init}), zero) + k.load(k.buffer(1, dtypes::float32), r * n + i);
+  k.run(init);
+  k.run(k.loop({k.store(acc, zero, v), k.store(k.buffer(0, dtypes::float32), r * n + i, v)}, {i}));
+  auto out = k({{{rows, n}, dtypes::float32}}, {Tensor::from_vector(host, {rows, n})})[0].to_vector<float>();
+  for (int64_t row = 0; row < rows; ++row) {
+    float s = 0;
+    for (int64_t c = 0; c < n; ++c) {
+      s += host[row * n + c];
+      ASSERT_EQ(out[row * n + c], s) << row << "," << c;
+    }
+  }
+}
+
+TEST(CustomKernel, UnrolledAndLoopedReduction) {
+  const int64_t rows = 5, n = 64;
+  auto a = random_floats(rows * n, 7), b = random_floats(n, 8);
+  CustomKernel k("dot_unroll4");
+  KExpr r = k.range(rows, Axis::GLOBAL), outer = k.range(n / 4, Axis::REDUCE), u = k.range(4, Axis::UNROLL);
+  KExpr col = outer * 4 + u;
+  KExpr prod = k.load(k.buffer(1, dtypes::float32), r * n + col) * k.load(k.buffer(2, dtypes::float32), col);
+  k.run(k.store(k.buffer(0, dtypes::float32), r, k.reduce(prod, Reduce::SUM, {outer, u})));
+  k.parallel();
+  auto out = k({{{rows}, dtypes::float32}}, {Tensor::from_vector(a, {rows, n}), Tensor::from_vector(b, {n})})[0].to_vector<float>();
+  for (int64_t row = 0; row < rows; ++row) {
+    // same association as the kernel: per outer step, the 4 unrolled terms left to right, then accumulate
+    float acc = 0;
+    for (int64_t o = 0; o < n / 4; ++o) {
+      float t = a[row * n + o * 4] * b[o * 4];
+      for (int64_t q = 1; q < 4; ++q) t = t + a[row * n + o * 4 + q] * b[o * 4 + q];
+      acc = acc + t;
+    }
+    EXPECT_EQ(out[row], acc) << row;
+  }
+}
+
+TEST(CustomKernelErrors, MistakesAreReported) {
+  CustomKernel k("bad");
+  KExpr i = k.range(4, Axis::GLOBAL);
+  EXPECT_THROW(k.load(k.buffer(0, dtypes::float32), i) + k.constant(1, dtypes::int32), std::invalid_argument);
+  EXPECT_THROW(k.store(k.buffer(0, dtypes::float32), i, k.constant(1, dtypes::int32)), std::invalid_argument);
+  EXPECT_THROW(CustomKernel("9lives"), std::invalid_argument);
+  k.run(k.store(k.buffer(0, dtypes::float32), i, k.load(k.buffer(1, dtypes::float32), i)));
+  try {
+    k({{{4}, dtypes::float32}}, {});
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("uses buffer 1 but was called with 1 tensors"));
+  }
+}
+
+TEST(CustomKernelErrors, LocalMemoryOnARendererWithout) {
+  CustomKernel k("needs_local");
+  KExpr i = k.range(4, Axis::GLOBAL);
+  KExpr tile = k.local(dtypes::float32, 4);
+  KExpr st = k.store(tile, i, k.constant(1, dtypes::float32));
+  k.run(k.store(k.buffer(0, dtypes::float32), i, k.load(k.after(tile, {k.barrier({st})}), i)));
+  try {
+    k({{{4}, dtypes::float32}}, {});
+    GTEST_SKIP() << "this device has local memory";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("needs local memory"));
+  }
+}
+
+}  // namespace
+}  // namespace tg
