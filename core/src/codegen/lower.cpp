@@ -72,6 +72,39 @@ bool consecutive_index(const std::vector<UOpPtr>& idx) {
   return true;
 }
 
+bool isomorphic(const std::vector<UOpPtr>& lanes) {
+  const UOp& a = *lanes[0];
+  for (const auto& l : lanes)
+    if (l->op != a.op || l->dtype != a.dtype || l->src.size() != a.src.size() || !(l->arg == a.arg)) return false;
+  return true;
+}
+
+std::vector<UOpPtr> src_lanes(const std::vector<UOpPtr>& lanes, size_t i) {
+  std::vector<UOpPtr> out;
+  for (const auto& l : lanes) out.push_back(l->src[i]);
+  return out;
+}
+
+// Lanes that vectorize cleanly: isomorphic, every load the same in all lanes or contiguous, reductions over the
+// same loops. Anything else would be gathered lane by lane, which costs more than the vector saves.
+bool vectorizable(const std::vector<UOpPtr>& lanes, std::map<const UOp*, bool>& memo) {
+  if (std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l.get() == lanes[0].get(); })) return true;
+  if (auto it = memo.find(lanes[0].get()); it != memo.end()) return it->second;
+  bool ok = isomorphic(lanes) && lanes[0]->op != Op::RANGE;
+  if (ok && lanes[0]->op == Op::LOAD) {
+    ok = consecutive_index(src_lanes(lanes, 1)) &&
+         (lanes[0]->src.size() == 2 ||
+          std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l->src[2].get() == lanes[0]->src[2].get(); }));
+  } else if (ok && lanes[0]->op == Op::REDUCE) {
+    for (size_t i = 1; ok && i < lanes[0]->src.size(); ++i)
+      for (const auto& l : lanes) ok = ok && l->src[i].get() == lanes[0]->src[i].get();
+    ok = ok && vectorizable(src_lanes(lanes, 0), memo);
+  } else {
+    for (size_t i = 0; ok && i < lanes[0]->src.size(); ++i) ok = vectorizable(src_lanes(lanes, i), memo);
+  }
+  return memo[lanes[0].get()] = ok;
+}
+
 class Emitter {
  public:
   Emitter(KirProgram& k, const tg_renderer_caps& caps, std::map<std::string, int64_t> var_params)
@@ -194,18 +227,6 @@ class Emitter {
     return k_.add(TG_KIR_GEP, dt(d), 1, {v.id}, {.i = l});
   }
 
-  static bool isomorphic(const std::vector<UOpPtr>& lanes) {
-    const UOp& a = *lanes[0];
-    for (const auto& l : lanes)
-      if (l->op != a.op || l->dtype != a.dtype || l->src.size() != a.src.size() || !(l->arg == a.arg)) return false;
-    return true;
-  }
-
-  std::vector<UOpPtr> src_lanes(const std::vector<UOpPtr>& lanes, size_t i) {
-    std::vector<UOpPtr> out;
-    for (const auto& l : lanes) out.push_back(l->src[i]);
-    return out;
-  }
 
   Lanes emit_lanes_uncached(const std::vector<UOpPtr>& lanes) {
     int w = static_cast<int>(lanes.size());
@@ -424,7 +445,55 @@ class Emitter {
   }
 
   // REDUCE(value, ranges...) -> acc = identity; for ranges: acc = acc (op) value; result = acc
+  // REDUCE whose innermost loop reads contiguous memory: w accumulators in one vector (w lanes of the loop per
+  // iteration), combined across lanes after the loop. -1 when the reduction does not have that shape.
+  int32_t emit_vector_reduce(const UOpPtr& u) {
+    auto rop = static_cast<ReduceOp>(u->arg_int());
+    DType d = u->dtype;
+    if (rop == ReduceOp::MIN && !d.is_float()) return -1;
+    Op comb = rop == ReduceOp::SUM ? Op::ADD : Op::MAX;
+    if (!supports(comb, d) || (rop == ReduceOp::MIN && !supports(Op::NEG, d))) return -1;
+    size_t ri = 0;
+    for (size_t i = 1; i < u->src.size(); ++i)
+      if (u->src[i]->op == Op::RANGE) ri = i;
+    if (ri == 0) return -1;
+    const UOpPtr& r = u->src[ri];
+    int64_t end = r->src[0]->arg_int();
+    for (int w : {16, 8, 4}) {
+      if (end % w || w * d.itemsize() > 64 || !vector_ok(d, w)) continue;
+      UOpPtr outer = UOp::make(Op::RANGE, r->dtype, {const_int(r->dtype, end / w)}, RangeInfo{r->range().id, AxisType::UNROLL});
+      std::vector<UOpPtr> lanes;
+      for (int l = 0; l < w; ++l)
+        lanes.push_back(simplify(substitute(u->src[0], {{r.get(), alu(Op::ADD, alu(Op::MUL, outer, const_int(r->dtype, w)), const_int(r->dtype, l))}})));
+      std::map<const UOp*, bool> memo;
+      if (!vectorizable(lanes, memo)) return -1;
+      uint8_t vw = static_cast<uint8_t>(w);
+      auto combine = [&](int32_t a, int32_t b, uint8_t n) {
+        if (rop != ReduceOp::MIN) return k_.add(kir_op(comb), dt(d), n, {a, b});
+        int32_t m = k_.add(TG_KIR_MAX, dt(d), n, {k_.add(TG_KIR_NEG, dt(d), n, {a}), k_.add(TG_KIR_NEG, dt(d), n, {b})});
+        return k_.add(TG_KIR_NEG, dt(d), n, {m});
+      };
+      int32_t acc = k_.add(TG_KIR_DEFINE_REG, dt(d), vw, {}, {.i = 1}, TG_ADDR_REG);
+      int32_t zero = k_.add(TG_KIR_CONST, TG_DTYPE_INT32, 1, {}, {.i = 0});
+      k_.add(TG_KIR_STORE, dt(d), vw, {acc, zero, broadcast({emit(reduce_identity(rop, d)), 1}, d, w)});
+      std::vector<int32_t> loops;
+      for (size_t i = 1; i < u->src.size(); ++i)
+        if (u->src[i]->op == Op::RANGE) loops.push_back(open_loop(i == ri ? outer : u->src[i]));
+      int32_t v = broadcast(emit_lanes(lanes), d, w);
+      int32_t cur = k_.add(TG_KIR_LOAD, dt(d), vw, {acc, zero});
+      flops_ += mult_ * w;
+      k_.add(TG_KIR_STORE, dt(d), vw, {acc, zero, combine(cur, v, vw)});
+      for (auto it = loops.rbegin(); it != loops.rend(); ++it) close_loop(*it);
+      int32_t all = k_.add(TG_KIR_LOAD, dt(d), vw, {acc, zero});
+      int32_t out = k_.add(TG_KIR_GEP, dt(d), 1, {all}, {.i = 0});
+      for (int l = 1; l < w; ++l) out = combine(out, k_.add(TG_KIR_GEP, dt(d), 1, {all}, {.i = l}), 1);
+      return out;
+    }
+    return -1;
+  }
+
   int32_t emit_reduce(const UOpPtr& u) {
+    if (int32_t v = emit_vector_reduce(u); v >= 0) return v;
     auto rop = static_cast<ReduceOp>(u->arg_int());
     DType d = u->dtype;
     int32_t acc = k_.add(TG_KIR_DEFINE_REG, dt(d), 1, {}, {.i = 1}, TG_ADDR_REG);
@@ -515,9 +584,10 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
       std::vector<UOpPtr> lanes;
       for (int l = 0; l < w; ++l)
         lanes.push_back(simplify(substitute(sink, {{r.get(), alu(Op::ADD, alu(Op::MUL, outer, const_int(r->dtype, w)), const_int(r->dtype, l))}})));
-      std::vector<UOpPtr> idx;
-      for (const auto& ls : lanes) idx.push_back(ls->src[0]->src[1]);
-      if (!consecutive_index(idx)) break;  // not contiguous for any width
+      std::vector<UOpPtr> idx, vals;
+      for (const auto& ls : lanes) idx.push_back(ls->src[0]->src[1]), vals.push_back(ls->src[0]->src[2]);
+      std::map<const UOp*, bool> memo;
+      if (!consecutive_index(idx) || !vectorizable(vals, memo)) break;  // lanes would be gathered: stay scalar
       if (end == w) ranges.pop_back();  // the lanes cover the whole loop
       else ranges.back() = outer;
       lane_sinks = std::move(lanes);

@@ -165,7 +165,9 @@ std::vector<std::string> available_devices() { return rt::PluginRegistry::get().
 std::string default_device() {
   std::string dev = rt::getenv_str("DEV");
   if (!dev.empty()) return canonical_device(dev);
-  static const char* preference[] = {"NV", "AMD", "METAL", "QCOM", "DSP", "CPU"};
+  // Real accelerators first, then the CPU. QCOM and DSP come after the CPU: on our machines they are emulations
+  // (PoCL, qemu-hexagon) that would be slower and less tested than the CPU plugin; on a phone DEV=QCOM picks them.
+  static const char* preference[] = {"NV", "AMD", "METAL", "CPU", "QCOM", "DSP"};
   auto names = available_devices();
   for (const char* p : preference)
     if (std::find(names.begin(), names.end(), p) != names.end()) return p;

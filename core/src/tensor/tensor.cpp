@@ -352,6 +352,18 @@ Tensor Tensor::reduce(int iop, std::vector<int64_t> axes, bool keepdim) const {
     else if (d.is_unsigned() && d.itemsize() < 4) x = x.cast(dtypes::uint32);
     else if (d.is_float() && d.itemsize() == 2) x = x.cast(dtypes::float32);
   }
+  // A large reduction to one value is split in two kernels: partial results over `parts` slices (spread over
+  // cores), then a small reduction of those. Same result up to the order of a float sum.
+  if (static_cast<int64_t>(axes.size()) == n && x.numel() >= (int64_t{1} << 16)) {
+    int64_t parts = 256;
+    while (x.numel() % parts) parts /= 2;
+    if (parts >= 8) {
+      Tensor partial = x.reshape({parts, x.numel() / parts}).reduce(iop, {1}, false).contiguous();
+      Tensor r = partial.reduce(iop, {0}, false);  // already accumulated in the wide type
+      if (rop == ReduceOp::SUM && d.is_float() && d.itemsize() == 2) r = r.cast(d);
+      return keepdim ? r.reshape(Shape(n, 1)) : r;
+    }
+  }
   Shape out = shape();
   std::vector<int64_t> arg{static_cast<int64_t>(rop)};
   for (int64_t a : axes) out[a] = 1, arg.push_back(a);

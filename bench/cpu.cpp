@@ -1,0 +1,122 @@
+// bench_cpu: tg's CPU plugin against peers measured in the same run: OpenBLAS cblas_sgemm for GEMM and
+// matrix-vector, a STREAM-style triad and reduction (plain C++ threads) for the memory-bound kernels.
+// Medians of several runs; one JSON object on stdout. tg kernels are replayed through a Jit so the figures are
+// kernel time, not graph building.
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tg/jit.hpp"
+
+namespace {
+
+double median_seconds(const std::function<void()>& f, int runs) {
+  f();  // warm-up
+  std::vector<double> t;
+  for (int i = 0; i < runs; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    f();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// Replays fn(inputs) and waits for the result.
+std::function<void()> jitted(tg::Jit& jit, std::vector<tg::Tensor> inputs) {
+  for (int i = 0; i < 2; ++i) jit(inputs)[0].realize();  // run + capture
+  return [&jit, inputs] {
+    tg::Tensor out = jit(inputs)[0];
+    float probe;
+    out.shrink(std::vector<std::pair<int64_t, int64_t>>(out.ndim(), {0, 1})).reshape({1}).copy_out(&probe, sizeof(probe));
+  };
+}
+
+std::string gemm(int64_t m, int64_t k, int64_t n, int runs, int threads) {
+  tg::Tensor a = tg::Tensor::rand({m, k}, 1).realize(), b = tg::Tensor::rand({k, n}, 2).realize();
+  tg::Jit mm([](const std::vector<tg::Tensor>& in, const std::vector<tg::BoundVariable>&) {
+    return std::vector<tg::Tensor>{in[0].matmul(in[1])};
+  });
+  double tg_s = median_seconds(jitted(mm, {a, b}), runs);
+  std::vector<float> ha = a.to_vector<float>(), hb = b.to_vector<float>(), hc(static_cast<size_t>(m * n));
+  openblas_set_num_threads(threads);
+  double blas_s = median_seconds([&] { cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1, ha.data(), k, hb.data(), n, 0, hc.data(), n); }, runs);
+  double flops = 2.0 * m * n * k;
+  char buf[256];
+  std::snprintf(buf, sizeof(buf), "{\"m\": %ld, \"k\": %ld, \"n\": %ld, \"tg_gflops\": %.2f, \"openblas_gflops\": %.2f, \"tg_over_openblas\": %.3f}",
+                m, k, n, flops / tg_s / 1e9, flops / blas_s / 1e9, blas_s / tg_s);
+  return buf;
+}
+
+std::string triad(int64_t n, int runs, int threads) {
+  tg::Tensor a = tg::Tensor::rand({n}, 1).realize(), b = tg::Tensor::rand({n}, 2).realize(), c = tg::Tensor::rand({n}, 3).realize();
+  tg::Jit f([](const std::vector<tg::Tensor>& in, const std::vector<tg::BoundVariable>&) {
+    return std::vector<tg::Tensor>{in[0] * in[1] + in[2]};
+  });
+  double tg_s = median_seconds(jitted(f, {a, b, c}), runs);
+  std::vector<float> ha(n, 1.0f), hb(n, 2.0f), hc(n, 3.0f), hd(n);
+  double peer_s = median_seconds([&] {
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t)
+      ts.emplace_back([&, t] {
+        int64_t lo = n * t / threads, hi = n * (t + 1) / threads;
+        for (int64_t i = lo; i < hi; ++i) hd[i] = ha[i] * hb[i] + hc[i];
+      });
+    for (auto& t : ts) t.join();
+  }, runs);
+  double bytes = 16.0 * n;
+  char buf[256];
+  std::snprintf(buf, sizeof(buf), "{\"n\": %ld, \"tg_gbps\": %.2f, \"stream_triad_gbps\": %.2f, \"tg_over_stream\": %.3f}", n,
+                bytes / tg_s / 1e9, bytes / peer_s / 1e9, peer_s / tg_s);
+  return buf;
+}
+
+std::string reduce_sum(int64_t n, int runs, int threads) {
+  tg::Tensor a = tg::Tensor::rand({n}, 1).realize();
+  tg::Jit f([](const std::vector<tg::Tensor>& in, const std::vector<tg::BoundVariable>&) {
+    return std::vector<tg::Tensor>{in[0].sum()};
+  });
+  double tg_s = median_seconds(jitted(f, {a}), runs);
+  std::vector<float> ha(n, 1.0f);
+  std::vector<double> part(threads);
+  double peer_s = median_seconds([&] {
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t)
+      ts.emplace_back([&, t] {
+        int64_t lo = n * t / threads, hi = n * (t + 1) / threads;
+        float acc[16] = {0};
+        for (int64_t i = lo; i + 16 <= hi; i += 16)
+          for (int j = 0; j < 16; ++j) acc[j] += ha[i + j];
+        double s = 0;
+        for (float x : acc) s += x;
+        part[t] = s;
+      });
+    for (auto& t : ts) t.join();
+  }, runs);
+  double bytes = 4.0 * n;
+  char buf[256];
+  std::snprintf(buf, sizeof(buf), "{\"n\": %ld, \"tg_gbps\": %.2f, \"stream_reduce_gbps\": %.2f, \"tg_over_stream\": %.3f}", n,
+                bytes / tg_s / 1e9, bytes / peer_s / 1e9, peer_s / tg_s);
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int runs = 5, threads = static_cast<int>(std::thread::hardware_concurrency());
+  bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  std::vector<std::string> gemms;
+  for (int64_t s : quick ? std::vector<int64_t>{256, 512} : std::vector<int64_t>{256, 512, 1024, 2048}) gemms.push_back(gemm(s, s, s, runs, threads));
+  gemms.push_back(gemm(4096, 4096, 1, runs, threads));  // matrix-vector
+  gemms.push_back(gemm(1, 4096, 4096, runs, threads));  // vector-matrix
+  std::printf("{\"bench\": \"cpu\", \"threads\": %d, \"runs\": %d, \"gemm\": [", threads, runs);
+  for (size_t i = 0; i < gemms.size(); ++i) std::printf("%s%s", i ? ", " : "", gemms[i].c_str());
+  std::printf("], \"triad\": %s, \"sum\": %s}\n", triad(16 << 20, runs, threads).c_str(), reduce_sum(16 << 20, runs, threads).c_str());
+  return 0;
+}
