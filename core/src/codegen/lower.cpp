@@ -7,6 +7,7 @@
 #include <cmath>
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "codegen/decompositions.hpp"
@@ -105,6 +106,17 @@ bool vectorizable(const std::vector<UOpPtr>& lanes, std::map<const UOp*, bool>& 
   return memo[lanes[0].get()] = ok;
 }
 
+// The lane groups of every REDUCE reachable from these lanes (walking isomorphic lanes in step).
+void collect_reduce_lanes(const std::vector<UOpPtr>& lanes, std::set<const UOp*>& seen, std::vector<std::vector<UOpPtr>>& out) {
+  if (!seen.insert(lanes[0].get()).second) return;
+  if (lanes[0]->op == Op::REDUCE) {
+    out.push_back(lanes);
+    return;
+  }
+  if (!isomorphic(lanes)) return;
+  for (size_t i = 0; i < lanes[0]->src.size(); ++i) collect_reduce_lanes(src_lanes(lanes, i), seen, out);
+}
+
 class Emitter {
  public:
   Emitter(KirProgram& k, const tg_renderer_caps& caps, std::map<std::string, int64_t> var_params)
@@ -168,6 +180,58 @@ class Emitter {
   }
 
   bool vector_ok(DType d, int w) const;
+
+  // Emits several lane-REDUCEs over the same loops as ONE loop nest with one vector accumulator each, so loads
+  // they share (the B row of a matmul tile) are loaded once per iteration. Later emit_lanes() of any of these
+  // groups finds the result. Groups that do not fit (other loops, scalar-only ops) are left to the normal path.
+  void prefuse_reduces(const std::vector<std::vector<UOpPtr>>& all) {
+    if (all.size() < 2) return;
+    const UOpPtr& first = all[0][0];
+    std::vector<std::vector<UOpPtr>> groups;
+    for (const auto& g : all) {
+      const UOpPtr& u = g[0];
+      auto rop = static_cast<ReduceOp>(u->arg_int());
+      int w = static_cast<int>(g.size());
+      bool same_loops = u->src.size() == first->src.size();
+      for (size_t i = 1; same_loops && i < u->src.size(); ++i) same_loops = u->src[i].get() == first->src[i].get();
+      for (const auto& l : g)
+        for (size_t i = 1; same_loops && i < l->src.size(); ++i) same_loops = l->src[i].get() == u->src[i].get();
+      if (same_loops && rop != ReduceOp::MIN && vector_ok(u->dtype, w) && supports(rop == ReduceOp::SUM ? Op::ADD : Op::MAX, u->dtype))
+        groups.push_back(g);
+    }
+    if (groups.size() < 2) return;
+    const int32_t zero = k_.add(TG_KIR_CONST, TG_DTYPE_INT32, 1, {}, {.i = 0});
+    std::vector<int32_t> accs;
+    for (const auto& g : groups) {
+      DType d = g[0]->dtype;
+      uint8_t w = static_cast<uint8_t>(g.size());
+      int32_t acc = k_.add(TG_KIR_DEFINE_REG, dt(d), w, {}, {.i = 1}, TG_ADDR_REG);
+      k_.add(TG_KIR_STORE, dt(d), w, {acc, zero, broadcast({emit(reduce_identity(static_cast<ReduceOp>(g[0]->arg_int()), d)), 1}, d, w)});
+      accs.push_back(acc);
+    }
+    std::vector<int32_t> loops;
+    for (size_t i = 1; i < first->src.size(); ++i)
+      if (first->src[i]->op == Op::RANGE) loops.push_back(open_loop(first->src[i]));
+    for (size_t gi = 0; gi < groups.size(); ++gi) {
+      const auto& g = groups[gi];
+      DType d = g[0]->dtype;
+      uint8_t w = static_cast<uint8_t>(g.size());
+      int32_t v = broadcast(emit_lanes(src_lanes(g, 0)), d, w);
+      int32_t cur = k_.add(TG_KIR_LOAD, dt(d), w, {accs[gi], zero});
+      Op comb = static_cast<ReduceOp>(g[0]->arg_int()) == ReduceOp::SUM ? Op::ADD : Op::MAX;
+      flops_ += mult_ * w;
+      k_.add(TG_KIR_STORE, dt(d), w, {accs[gi], zero, k_.add(kir_op(comb), dt(d), w, {cur, v})});
+    }
+    for (auto it = loops.rbegin(); it != loops.rend(); ++it) close_loop(*it);
+    for (size_t gi = 0; gi < groups.size(); ++gi) {
+      const auto& g = groups[gi];
+      int w = static_cast<int>(g.size());
+      std::vector<const UOp*> key;
+      for (const auto& l : g) key.push_back(l.get());
+      keep_.insert(keep_.end(), g.begin(), g.end());
+      vscopes_.back()[key] = {k_.add(TG_KIR_LOAD, dt(g[0]->dtype), static_cast<uint8_t>(w), {accs[gi], zero}), w};
+    }
+  }
 
   int32_t open_loop(const UOpPtr& range) {
     int64_t end = range->src[0]->arg_int();
@@ -573,6 +637,7 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
 
   // upcast: split the innermost output loop into (loop, lanes) when the store is contiguous in it
   std::vector<UOpPtr> lane_sinks{sink};
+  size_t tile_axis = 0;  // 1 when the upcast loop is still in `ranges` (the tile then uses the one before it)
   if (!ranges.empty()) {
     const UOpPtr& r = ranges.back();
     int64_t end = r->src[0]->arg_int();
@@ -589,8 +654,34 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
       std::map<const UOp*, bool> memo;
       if (!consecutive_index(idx) || !vectorizable(vals, memo)) break;  // lanes would be gathered: stay scalar
       if (end == w) ranges.pop_back();  // the lanes cover the whole loop
-      else ranges.back() = outer;
+      else ranges.back() = outer, ++tile_axis;
       lane_sinks = std::move(lanes);
+      break;
+    }
+  }
+
+  // register tile: repeat the lanes for u consecutive indices of the next output loop; their reductions then
+  // share one loop (prefuse_reduces) and every load that does not depend on that index
+  std::vector<std::vector<UOpPtr>> rows{lane_sinks};
+  bool has_reduce = false;
+  for (const UOp* n : toposort(std::vector<UOpPtr>{sink})) has_reduce |= n->op == Op::REDUCE;
+  if (lane_sinks.size() > 1 && has_reduce && ranges.size() >= tile_axis + 1) {
+    size_t ri = ranges.size() - 1 - tile_axis;
+    const UOpPtr r = ranges[ri];
+    int64_t end = r->src[0]->arg_int();
+    for (int u : {8, 4, 2}) {
+      if (end % u) continue;
+      UOpPtr outer = end == u ? const_int(r->dtype, 0)
+                              : UOp::make(Op::RANGE, r->dtype, {const_int(r->dtype, end / u)}, RangeInfo{r->range().id, AxisType::UPCAST});
+      rows.clear();
+      for (int q = 0; q < u; ++q) {
+        std::vector<UOpPtr> row;
+        for (const auto& ls : lane_sinks)
+          row.push_back(simplify(substitute(ls, {{r.get(), alu(Op::ADD, alu(Op::MUL, outer, const_int(r->dtype, u)), const_int(r->dtype, q))}})));
+        rows.push_back(std::move(row));
+      }
+      if (end == u) ranges.erase(ranges.begin() + static_cast<long>(ri));
+      else ranges[ri] = outer;
       break;
     }
   }
@@ -607,11 +698,21 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
       k.add(TG_KIR_STORE, dt(st->dtype), 1, {p, idx, v});
     }
   } else {
-    for (size_t s = 0; s < sink->src.size(); ++s) {
-      std::vector<UOpPtr> stores;
-      for (const auto& ls : lane_sinks) stores.push_back(ls->src[s]);
-      e.store_lanes(stores);
-    }
+    std::vector<std::vector<UOpPtr>> reduces;
+    std::set<const UOp*> seen;
+    for (const auto& row : rows)
+      for (size_t s = 0; s < sink->src.size(); ++s) {
+        std::vector<UOpPtr> vals;
+        for (const auto& ls : row) vals.push_back(ls->src[s]->src[2]);
+        collect_reduce_lanes(vals, seen, reduces);
+      }
+    e.prefuse_reduces(reduces);
+    for (const auto& row : rows)
+      for (size_t s = 0; s < sink->src.size(); ++s) {
+        std::vector<UOpPtr> stores;
+        for (const auto& ls : row) stores.push_back(ls->src[s]);
+        e.store_lanes(stores);
+      }
   }
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) e.close_loop(*it);
   k.flops = e.flops();
