@@ -665,8 +665,9 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
   std::vector<std::vector<UOpPtr>> rows{lane_sinks};
   bool has_reduce = false;
   for (const UOp* n : toposort(std::vector<UOpPtr>{sink})) has_reduce |= n->op == Op::REDUCE;
-  if (lane_sinks.size() > 1 && has_reduce && ranges.size() >= tile_axis + 1) {
-    size_t ri = ranges.size() - 1 - tile_axis;
+  // (with no other output loop, the vector loop itself is tiled: u adjacent vectors per iteration)
+  if (lane_sinks.size() > 1 && has_reduce && !ranges.empty()) {
+    size_t ri = ranges.size() >= tile_axis + 1 ? ranges.size() - 1 - tile_axis : ranges.size() - 1;
     const UOpPtr r = ranges[ri];
     int64_t end = r->src[0]->arg_int();
     for (int u : {8, 4, 2}) {
