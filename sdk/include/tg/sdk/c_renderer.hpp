@@ -128,7 +128,7 @@ class CRenderer {
 
   // ---- hooks: values -----------------------------------------------------------------------------------------
   // The op table: an expression template per ALU op, {N} standing for operand N.
-  virtual std::string op_template(uint32_t op, uint32_t dtype, uint32_t src_dtype) {
+  virtual std::string op_template(uint32_t op, uint32_t /*dtype*/, uint32_t /*src_dtype*/) {
     switch (static_cast<tg_kir_op>(op)) {
       case TG_KIR_NEG: return "(-{0})";
       case TG_KIR_EXP2: return "exp2({0})";
@@ -178,10 +178,10 @@ class CRenderer {
   virtual std::string alu(uint32_t i, const std::vector<std::string>& srcs) {
     return fill(op_template(inst(i).op, inst(i).dtype, alu_src_dtype(i)), srcs);
   }
-  virtual std::string cast(uint32_t to, uint32_t vcount, uint32_t from, const std::string& x) {
+  virtual std::string cast(uint32_t to, uint32_t vcount, uint32_t /*from*/, const std::string& x) {
     return cat("((", type(to, vcount), ")(", x, "))");
   }
-  virtual std::string bitcast(uint32_t to, uint32_t vcount, uint32_t from, const std::string& x) {
+  virtual std::string bitcast(uint32_t to, uint32_t vcount, uint32_t /*from*/, const std::string& x) {
     return cat("__builtin_bit_cast(", type(to, vcount), ", ", x, ")");
   }
   virtual std::string vectorize(uint32_t dtype, uint32_t vcount, const std::vector<std::string>& lanes) {
@@ -198,6 +198,13 @@ class CRenderer {
   virtual std::string lvalue(const Access& a) {
     if (a.vcount == a.ptr_vcount) return cat(a.ptr, "[", a.index, "]");
     return cat("(*((", type(a.dtype, a.vcount), "*)(", a.ptr, "+", a.index, ")))");
+  }
+  // The value a LOAD reads (default: its lvalue). A backend whose vector accesses are calls (OpenCL's vloadN)
+  // overrides this and store_statement() instead of lvalue().
+  virtual std::string load_expr(const Access& a) { return lvalue(a); }
+  // The statement a STORE is (without its gate): default `lvalue = value;`.
+  virtual std::string store_statement(const Access& a, const std::string& value) {
+    return cat(lvalue(a), " = ", value, ";");
   }
 
   // Constants. Integers wrap to their dtype; floats print exactly (%.9g for float32, %.17g for float64).
@@ -503,13 +510,13 @@ class CRenderer {
         const uint32_t gate = is_store ? 3 : 2;
         if (in.nsrc > gate && operand_inst(i, gate).dtype != TG_DTYPE_BOOL) throw invalid(i, "gate is not bool");
         if (!is_store) {
-          const std::string value = lvalue(a);
+          const std::string value = load_expr(a);
           return define(
               i, in.nsrc > gate ? cat("(", operand(i, gate), "?", value, ":", zero(in.dtype, in.vcount), ")") : value);
         }
         if (ptr.op == TG_KIR_PARAM && !kernel_->params[ptr.arg.i].writable)
           throw invalid(i, cat("stores to read-only ", a.ptr));
-        const std::string store = cat(lvalue(a), " = ", operand(i, 2), ";");
+        const std::string store = store_statement(a, operand(i, 2));
         line(in.nsrc > gate ? cat(if_header(operand(i, gate)), " ", store) : store);
         return;
       }

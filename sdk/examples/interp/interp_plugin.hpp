@@ -1,0 +1,138 @@
+// The INTERP plugin's private declarations: the objects behind the ABI's opaque handles, the owned copy of a
+// KIR kernel that travels as text (renderer -> compiler) and as a blob (compiler -> program), the decoded form the
+// interpreter runs, and the slot functions each interface file defines for the table in plugin.cpp.
+//
+// How the five interfaces map onto an interpreter:
+//   Renderer  KIR -> a text dump of the KIR, readable by people and parsed back by the Compiler (kir_text.cpp)
+//   Compiler  text -> blob: the parsed KIR, checked and serialized (no machine code anywhere)
+//   Program   blob -> KIR -> Code, a compact decoded form with resolved operand slots and jump targets
+//   Allocator host memory; it also remembers every allocation so launches can bounds-check each access
+//   HWQueue   recorded commands, run in order at submit; an exec runs Code once per work-item
+#pragma once
+
+#include <tg/plugin_abi.h>
+#include <tg/sdk/status.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace tg::interp {
+
+// One opened INTERP device. Shared by its handle and by every queue and program made from it.
+struct Device {
+  uint64_t memory_bytes = 0;  // physical RAM: the most one allocation may ask for
+
+  // Every live allocation, address -> size, so a launch can give each buffer argument its bounds.
+  std::mutex allocations_mutex;
+  std::map<uint64_t, uint64_t> allocations;
+
+  // The size of the allocation that starts at `addr` (a buffer argument); throws if it is not one of ours.
+  uint64_t allocation_size(uint64_t addr, const std::string& what);
+};
+
+// A KIR kernel that owns its arrays; view() is the ABI struct pointing into them.
+struct KirCopy {
+  std::string name;
+  std::vector<tg_kir_inst> insts;
+  std::vector<int32_t> src_pool;
+  std::vector<tg_kir_param> params;  // params[].name points into param_names
+  std::vector<std::string> param_names;
+  uint32_t global_dims = 0;
+
+  static KirCopy of(const tg_kir_kernel& kernel);
+  tg_kir_kernel view() const;
+  void fix_names();  // after param_names changed: re-point params[].name
+};
+
+// KIR <-> text (kir_text.cpp). The text is the Renderer's "source": one line per instruction with every field,
+// float constants as exact bit patterns, and a comment with the value as people read it.
+std::string kir_to_text(const tg_kir_kernel& kernel);
+KirCopy kir_from_text(const std::string& text);  // throws Error(TG_ERR_COMPILE) naming the line
+
+// KIR <-> blob (compiler.cpp writes, program.cpp reads): a versioned little-endian serialization.
+std::vector<char> kir_to_blob(const tg_kir_kernel& kernel);
+KirCopy kir_from_blob(const void* blob, size_t size);  // throws Error(TG_ERR_INVALID_ARGUMENT)
+
+// The decoded program (interpreter.cpp): checked once, then run many times.
+struct Code;
+// Checks the kernel (operands, scopes, dtypes, the ops and lanes the caps allow) and decodes it. Throws Error:
+// TG_ERR_INVALID_ARGUMENT for malformed KIR, TG_ERR_UNSUPPORTED for what INTERP does not take.
+std::shared_ptr<const Code> decode(const tg_kir_kernel& kernel);
+// Runs work-items [0, count) of `code` with its parameters read from the packed `args` blob. Buffer arguments
+// must be allocations of `device`; an access outside one throws Error naming the instruction.
+void execute(const Code& code, Device& device, const unsigned char* args, uint64_t count);
+
+// The capabilities INTERP declares: the CPU plugin's, so the core lowers every kernel for both the same way.
+tg_renderer_caps interp_caps();
+
+// A loaded kernel: its decoded code and signature. Shared by the handle and by queues that recorded an exec.
+struct Program {
+  std::shared_ptr<Device> device;
+  std::shared_ptr<const Code> code;
+  std::string kernel_name;
+  size_t args_size = 0;  // bytes of the packed argument blob (tg_param_layout)
+};
+
+// ---- slot functions (one group per file) ------------------------------------------------------------------------
+// plugin.cpp (devices)
+tg_status_t device_count(uint32_t* out_count);
+tg_status_t device_open(uint32_t index, tg_device* out_device);
+void device_close(tg_device device);
+tg_status_t device_get_info(tg_device device, tg_device_info* out_info);
+std::shared_ptr<Device> device_of(tg_device device);  // throws on NULL
+
+// renderer.cpp
+tg_status_t renderer_create(tg_device device, const char* target, tg_renderer* out_renderer);
+void renderer_destroy(tg_renderer renderer);
+tg_status_t renderer_get_caps(tg_renderer renderer, tg_renderer_caps* out_caps);
+tg_status_t renderer_render(tg_renderer renderer, const tg_kir_kernel* kernel, const char** out_source);
+
+// compiler.cpp
+tg_status_t compiler_create(tg_device device, tg_compiler* out_compiler);
+void compiler_destroy(tg_compiler compiler);
+tg_status_t compiler_compile(tg_compiler compiler, const char* source, const char* kernel_name, void** out_blob,
+                             size_t* out_size);
+void blob_free(void* blob);
+
+// allocator.cpp
+tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer);
+void allocator_free(tg_device device, const tg_buffer_desc* buffer);
+tg_status_t allocator_copy_in(tg_device device, const tg_buffer_desc* dst, uint64_t offset, const void* src,
+                              uint64_t size);
+tg_status_t allocator_copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset, uint64_t size);
+// Throws TG_ERR_INVALID_ARGUMENT unless [offset, offset+size) lies inside the buffer.
+void check_range(const tg_buffer_desc& buffer, uint64_t offset, uint64_t size, const char* what);
+
+// program.cpp
+tg_status_t program_create(tg_device device, const void* blob, size_t size, const char* kernel_name,
+                           const tg_kir_param* params, uint32_t nparams, tg_program* out_program);
+void program_destroy(tg_program program);
+std::shared_ptr<Program> program_of(tg_program program);  // throws on NULL
+
+// hwqueue.cpp
+tg_status_t hwqueue_create(tg_device device, tg_hwqueue* out_queue);
+void hwqueue_destroy(tg_hwqueue queue);
+tg_status_t hwqueue_exec(tg_hwqueue queue, tg_program program, const void* args, size_t args_size,
+                         const tg_launch_dims* dims);
+tg_status_t hwqueue_copy(tg_hwqueue queue, const tg_buffer_desc* dst, uint64_t dst_offset, const tg_buffer_desc* src,
+                         uint64_t src_offset, uint64_t size);
+tg_status_t hwqueue_signal(tg_hwqueue queue, uint64_t value);
+tg_status_t hwqueue_timestamp(tg_hwqueue queue, uint64_t* out_slot);
+tg_status_t hwqueue_submit(tg_hwqueue queue);
+tg_status_t hwqueue_wait(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns);
+tg_status_t hwqueue_read_timestamp(tg_hwqueue queue, uint64_t slot, uint64_t* out_ns);
+
+}  // namespace tg::interp
+
+// The opaque handles, as this plugin defines them.
+struct tg_device_s {
+  std::shared_ptr<tg::interp::Device> device;
+};
+struct tg_program_s {
+  std::shared_ptr<tg::interp::Program> program;
+};
