@@ -13,6 +13,8 @@
 #include "codegen/lower.hpp"
 #include "runtime/disk_cache.hpp"
 #include "runtime/env.hpp"
+#include "runtime/shadow_check.hpp"
+#include "tg/device.hpp"
 #include "tg/error.hpp"
 #include "tg/profile.hpp"
 
@@ -165,8 +167,11 @@ void run_schedule(std::vector<sched::ScheduleItem>& items) {
     if (it.bufs[0]->numel() == 0) continue;
     Prepared& p = prepared[pi++];
     auto args = pack_args(*p.program, it.bufs, it.var_vals);
-    uint64_t ns = p.device->launch(*p.program, args, p.kir.dims, timed);
+    std::string check = shadow_device();
+    bool shadow = !check.empty() && canonical_device(check) != p.device->name();
+    uint64_t ns = p.device->launch(*p.program, args, p.kir.dims, timed || shadow);
     ++g_stats.kernels_run;
+    if (shadow) shadow_check(it, p.kir, p.source.empty() ? p.device->render(p.kir.view()) : p.source, check);
     if (t_capture) {
       CapturedLaunch c{p.program, it.bufs, {}, it.var_vals, p.kir.dims, p.kir.hash()};
       for (const auto& v : it.kernel.vars) c.var_names.push_back(v->var().name);

@@ -2,6 +2,7 @@
 #include "runtime/plugin_registry.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <boost/dll/shared_library.hpp>
 #include <dlfcn.h>
 #include <filesystem>
@@ -51,7 +52,8 @@ std::unique_ptr<LoadedPlugin> PluginRegistry::load(const std::string& path, std:
   std::string core_version = std::to_string(TG_ABI_VERSION_MAJOR) + "." + std::to_string(TG_ABI_VERSION_MINOR);
   if (!api) {
     error = "plugin refused ABI " + core_version + ": " + (st && st->message ? st->message : "no reason given");
-    return nullptr;  // the status is leaked on purpose: without a table there is no status_free to call
+    if (st) std::free(st->message), std::free(st);  // refusals are malloc'ed (plugin_abi.h): no table to free them with
+    return nullptr;
   }
   if (api->struct_size < offsetof(tg_plugin_api, hwqueue_read_timestamp) + sizeof(void*) || api->abi_major == 0) {
     error = "plugin table is truncated or zeroed (struct_size " + std::to_string(api->struct_size) + ")";

@@ -305,7 +305,8 @@ typedef struct tg_plugin_api {
 } tg_plugin_api;
 
 /* The single exported entry point. The core passes the newest ABI version it speaks; the plugin returns its
- * table, or NULL with *out_status set when it cannot serve that major. */
+ * table, or NULL with *out_status set when it cannot serve that major. Having no table, the core cannot call
+ * status_free on such a refusal: the status and its message must come from malloc, and the core free()s both. */
 typedef const tg_plugin_api* (*tg_plugin_get_api_fn)(uint32_t core_major, uint32_t core_minor,
                                                      tg_status_t* out_status);
 

@@ -1,0 +1,101 @@
+// Shadow execution: the kernel on a reference device with copies of the same inputs, outputs compared.
+#include "runtime/shadow_check.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "codegen/lower.hpp"
+#include "runtime/env.hpp"
+#include "runtime/executor.hpp"
+#include "tg/error.hpp"
+
+namespace tg::rt {
+
+std::string shadow_device() {
+  static const std::string dev = getenv_str("CHECK");
+  return dev;
+}
+
+namespace {
+
+// Element i of a host copy as double (for messages and float comparison) and as raw bits (for exact comparison).
+double value_at(const std::vector<uint8_t>& b, DType d, size_t i) {
+  const uint8_t* p = b.data() + i * d.itemsize();
+  auto get = [&](auto v) {
+    std::memcpy(&v, p, sizeof(v));
+    return static_cast<double>(v);
+  };
+  switch (d.scalar) {
+    case ScalarType::Bool: return get(uint8_t{});
+    case ScalarType::Int8: return get(int8_t{});
+    case ScalarType::Int16: return get(int16_t{});
+    case ScalarType::Int32: return get(int32_t{});
+    case ScalarType::Int64: return get(int64_t{});
+    case ScalarType::UInt8: return get(uint8_t{});
+    case ScalarType::UInt16: return get(uint16_t{});
+    case ScalarType::UInt32: return get(uint32_t{});
+    case ScalarType::UInt64: return get(uint64_t{});
+    case ScalarType::Float16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return half_to_float(h);
+    }
+    case ScalarType::BFloat16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return bfloat16_to_float(h);
+    }
+    case ScalarType::Float32: return get(float{});
+    case ScalarType::Float64: return get(double{});
+  }
+  return 0;
+}
+
+bool same(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, DType d, size_t i) {
+  if (!d.is_float()) return std::memcmp(a.data() + i * d.itemsize(), b.data() + i * d.itemsize(), d.itemsize()) == 0;
+  double x = value_at(a, d, i), y = value_at(b, d, i);
+  if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
+  if (std::isinf(x) || std::isinf(y)) return x == y;
+  return std::abs(x - y) <= 1e-6 + 1e-4 * std::abs(y);
+}
+
+std::vector<uint8_t> host_copy(Buffer& b) {
+  std::vector<uint8_t> h(b.nbytes());
+  b.copy_out(h.data(), h.size());
+  return h;
+}
+
+}  // namespace
+
+void shadow_check(const sched::ScheduleItem& item, const codegen::KirProgram& kir, const std::string& source,
+                  const std::string& reference) {
+  Device& ref = Device::get(reference);
+  std::vector<std::shared_ptr<Buffer>> bufs;
+  for (size_t i = 0; i < item.bufs.size(); ++i) {
+    auto b = std::make_shared<Buffer>(ref, item.bufs[i]->dtype(), item.bufs[i]->numel());
+    // outputs start from the device's own result too: a kernel that leaves elements unwritten must not differ
+    auto h = host_copy(*item.bufs[i]);
+    b->copy_in(h.data(), h.size());
+    bufs.push_back(b);
+  }
+  codegen::KirProgram rk = codegen::lower_kernel(item.kernel, bufs, ref.caps());
+  auto prog = ref.load(ref.compile(ref.render(rk.view()), rk.name), rk.view());
+  ref.launch(*prog, pack_args(*prog, bufs, item.var_vals), rk.dims, true);
+  for (int o = 0; o < item.kernel.n_outputs; ++o) {
+    DType d = item.bufs[o]->dtype();
+    auto got = host_copy(*item.bufs[o]), want = host_copy(*bufs[o]);
+    for (size_t i = 0; i < static_cast<size_t>(item.bufs[o]->numel()); ++i) {
+      if (same(got, want, d, i)) continue;
+      std::ostringstream os;
+      os << "tg: CHECK=" << reference << ": kernel " << kir.name << " on " << item.bufs[o]->device().name() << " differs from "
+         << reference << " at output " << o << " element " << i << ": " << value_at(got, d, i) << " vs " << value_at(want, d, i)
+         << " (" << d.name() << ")\n--- KIR ---\n"
+         << kir.dump() << "--- source ---\n"
+         << source;
+      throw Error(os.str());
+    }
+  }
+}
+
+}  // namespace tg::rt
