@@ -9,10 +9,15 @@
 namespace po = boost::program_options;
 
 int run_demo(int argc, char** argv);
+int run_render(int argc, char** argv);
 
 namespace {
 
-int run_devices() {
+int run_devices(bool explain) {
+  if (explain) {
+    std::cout << tg::explain_devices();
+    return 0;
+  }
   auto reports = tg::plugin_reports();
   if (reports.empty()) {
     std::cout << "no plugins found; set TG_PLUGIN_PATH to a directory holding libtg_plugin_<name>.so\n";
@@ -43,6 +48,8 @@ void usage(std::ostream& os) {
         "commands:\n"
         "  devices   list plugin files found, their ABI version, devices and load errors\n"
         "  demo      run a small MLP forward + softmax on the default device (DEV=...), print kernels and times\n"
+        "  render    print what a device's renderer makes of an example program: tg render --dev CPU matmul\n"
+        "  devices --explain (or DEV=?)  every candidate plugin file with its verdict\n"
         "environment: DEV=<DEVICE>[:<index>], DEBUG=1..5, TG_PLUGIN_PATH, CPU_COUNT, PARALLEL_COMPILE\n";
 }
 
@@ -62,7 +69,8 @@ int main(int argc, char** argv) {
       return vm.count("help") ? 0 : 2;
     }
     std::string cmd = vm["command"].as<std::string>();
-    if (cmd == "devices") return run_devices();
+    if (cmd == "devices") return run_devices(argc > 2 && std::string(argv[2]) == "--explain");
+    if (cmd == "render") return run_render(argc - 1, argv + 1);
     if (cmd == "demo") return run_demo(argc - 1, argv + 1);
     std::cerr << "tg: unknown command '" << cmd << "'\n";
     usage(std::cerr);

@@ -19,6 +19,8 @@ struct PluginInfo {
 };
 
 std::vector<PluginInfo> plugin_reports();
+// Every directory searched and every candidate plugin file with its verdict (`tg devices --explain`, `DEV=?`).
+std::string explain_devices();
 // Device names that can be opened, e.g. {"CPU"}.
 std::vector<std::string> available_devices();
 // DEV (without renderer/arch suffix) or the first available in preference order, CPU last.

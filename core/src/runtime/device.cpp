@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <cstdio>
 #include <map>
+#include <sstream>
 
 #include "runtime/env.hpp"
 #include "tg/device.hpp"
@@ -162,8 +163,34 @@ std::vector<PluginInfo> plugin_reports() {
 
 std::vector<std::string> available_devices() { return rt::PluginRegistry::get().device_names(); }
 
+std::string explain_devices() {
+  std::ostringstream os;
+  os << "search order:";
+  for (const auto& d : rt::PluginRegistry::search_dirs()) os << " " << d;
+  os << "\n";
+  auto reports = plugin_reports();
+  for (const auto& r : reports) {
+    os << r.path << "\n  ";
+    if (r.shadowed) {
+      std::string winner;
+      for (const auto& w : reports)
+        if (w.loaded && !w.shadowed && w.device_name == r.device_name) winner = w.path;
+      os << "lost to " << winner << " (both provide " << r.device_name << "; the first in search order wins)";
+    } else if (r.loaded && r.error.empty()) {
+      os << "loaded: plugin " << r.plugin_name << ", ABI " << r.abi_version << ", device " << r.device_name;
+      for (const auto& d : r.devices) os << "\n    " << d;
+    } else {
+      os << "not used: " << r.error;
+    }
+    os << "\n";
+  }
+  if (reports.empty()) os << "no plugin files found\n";
+  return os.str();
+}
+
 std::string default_device() {
   std::string dev = rt::getenv_str("DEV");
+  if (dev == "?") throw Error("tg: DEV=? lists the candidates (set DEV to one of the loaded devices):\n" + explain_devices());
   if (!dev.empty()) return canonical_device(dev);
   // Real accelerators first, then the CPU. QCOM and DSP come after the CPU: on our machines they are emulations
   // (PoCL, qemu-hexagon) that would be slower and less tested than the CPU plugin; on a phone DEV=QCOM picks them.
