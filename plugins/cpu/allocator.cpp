@@ -13,13 +13,6 @@ using sdk::Error;
 
 constexpr size_t kAlignment = 64;  // a cache line, and enough for any vector load the renderer emits
 
-void check_range(const tg_buffer_desc& buffer, uint64_t offset, uint64_t size, const char* what) {
-  if (offset > buffer.size || size > buffer.size - offset)
-    throw Error(TG_ERR_INVALID_ARGUMENT, cat(what, ": offset ", offset, " + size ", size, " is past the end of a ",
-                                             buffer.size, "-byte buffer"));
-  if (size != 0 && buffer.addr == 0) throw Error(TG_ERR_INVALID_ARGUMENT, cat(what, ": buffer has no address"));
-}
-
 tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer) {
   return sdk::guard("cpu allocator_alloc", [&] {
     sdk::require(out_buffer, "out_buffer");
@@ -51,7 +44,7 @@ tg_status_t allocator_copy_in(tg_device device, const tg_buffer_desc* dst, uint6
                               uint64_t size) {
   return sdk::guard("cpu allocator_copy_in", [&] {
     device_of(device);
-    check_range(*sdk::require(dst, "dst"), offset, size, "copy_in");
+    sdk::check_range(*sdk::require(dst, "dst"), offset, size, "copy_in");
     if (size == 0) return;
     std::memcpy(reinterpret_cast<char*>(dst->addr) + offset, sdk::require(src, "src"), size);
   });
@@ -60,7 +53,7 @@ tg_status_t allocator_copy_in(tg_device device, const tg_buffer_desc* dst, uint6
 tg_status_t allocator_copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset, uint64_t size) {
   return sdk::guard("cpu allocator_copy_out", [&] {
     device_of(device);
-    check_range(*sdk::require(src, "src"), offset, size, "copy_out");
+    sdk::check_range(*sdk::require(src, "src"), offset, size, "copy_out");
     if (size == 0) return;
     std::memcpy(sdk::require(dst, "dst"), reinterpret_cast<const char*>(src->addr) + offset, size);
   });

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <tg/plugin_abi.h>
+#include <tg/sdk/host_queue.hpp>
 #include <tg/sdk/status.hpp>
 
 #include <oneapi/tbb/task_arena.h>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tg::cpu {
@@ -82,8 +84,6 @@ void allocator_free(tg_device device, const tg_buffer_desc* buffer);
 tg_status_t allocator_copy_in(tg_device device, const tg_buffer_desc* dst, uint64_t offset, const void* src,
                               uint64_t size);
 tg_status_t allocator_copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset, uint64_t size);
-// Throws TG_ERR_INVALID_ARGUMENT unless [offset, offset+size) lies inside the buffer.
-void check_range(const tg_buffer_desc& buffer, uint64_t offset, uint64_t size, const char* what);
 
 // program.cpp
 tg_status_t program_create(tg_device device, const void* blob, size_t size, const char* kernel_name,
@@ -91,18 +91,18 @@ tg_status_t program_create(tg_device device, const void* blob, size_t size, cons
 void program_destroy(tg_program program);
 std::shared_ptr<Program> program_of(tg_program program);  // throws on NULL
 
-// hwqueue.cpp
-tg_status_t hwqueue_create(tg_device device, tg_hwqueue* out_queue);
-void hwqueue_destroy(tg_hwqueue queue);
-tg_status_t hwqueue_exec(tg_hwqueue queue, tg_program program, const void* args, size_t args_size,
-                         const tg_launch_dims* dims);
-tg_status_t hwqueue_copy(tg_hwqueue queue, const tg_buffer_desc* dst, uint64_t dst_offset, const tg_buffer_desc* src,
-                         uint64_t src_offset, uint64_t size);
-tg_status_t hwqueue_signal(tg_hwqueue queue, uint64_t value);
-tg_status_t hwqueue_timestamp(tg_hwqueue queue, uint64_t* out_slot);
-tg_status_t hwqueue_submit(tg_hwqueue queue);
-tg_status_t hwqueue_wait(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns);
-tg_status_t hwqueue_read_timestamp(tg_hwqueue queue, uint64_t slot, uint64_t* out_ns);
+// hwqueue.cpp: the SDK's host queue, told how this plugin finds its objects and runs one exec
+struct QueueHooks {
+  using Device = cpu::Device;
+  using Program = cpu::Program;
+  // Error messages read "cpu hwqueue_exec: kernel k: the CPU runs one global dim and no local dims ..."
+  static constexpr std::string_view plugin = "cpu";
+  static constexpr std::string_view device_label = "the CPU";
+  static std::shared_ptr<Device> device_of(tg_device device) { return cpu::device_of(device); }
+  static std::shared_ptr<Program> program_of(tg_program program) { return cpu::program_of(program); }
+  static void run(Device& device, const Program& program, const unsigned char* args, uint64_t count);
+};
+using QueueSlots = sdk::HostQueueSlots<tg_hwqueue_s>;  // the table's hwqueue_* slots
 
 }  // namespace tg::cpu
 
@@ -112,4 +112,7 @@ struct tg_device_s {
 };
 struct tg_program_s {
   std::shared_ptr<tg::cpu::Program> program;
+};
+struct tg_hwqueue_s : tg::sdk::HostQueue<tg::cpu::QueueHooks> {
+  using HostQueue::HostQueue;
 };
