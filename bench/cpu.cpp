@@ -106,6 +106,64 @@ std::string reduce_sum(int64_t n, int runs, int threads) {
   return buf;
 }
 
+// The LLM decode shape: float16 weights (n x n) times a float32 vector; bound by reading the weights.
+std::string half_matvec(int64_t n, int runs, int threads) {
+  tg::Tensor w = tg::Tensor::rand({n, n}, 1, tg::dtypes::float16).realize(), x = tg::Tensor::rand({n, 1}, 2).realize();
+  tg::Jit f([](const std::vector<tg::Tensor>& in, const std::vector<tg::BoundVariable>&) {
+    return std::vector<tg::Tensor>{in[0].cast(tg::dtypes::float32).matmul(in[1])};
+  });
+  double tg_s = median_seconds(jitted(f, {w, x}), runs);
+  std::vector<uint16_t> hw(static_cast<size_t>(n * n), 0x3c00);
+  std::vector<float> hx(n, 1.0f), hy(n);
+  double peer_s = median_seconds([&] {  // a plain loop over the same bytes (converting half to float)
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t)
+      ts.emplace_back([&, t] {
+        for (int64_t i = n * t / threads; i < n * (t + 1) / threads; ++i) {
+          float acc = 0;
+          for (int64_t k = 0; k < n; ++k) acc += static_cast<float>(*reinterpret_cast<const _Float16*>(&hw[i * n + k])) * hx[k];
+          hy[i] = acc;
+        }
+      });
+    for (auto& t : ts) t.join();
+  }, runs);
+  double bytes = 2.0 * n * n;
+  char buf[256];
+  std::snprintf(buf, sizeof(buf), "{\"n\": %ld, \"tg_gbps\": %.2f, \"loop_gbps\": %.2f, \"tg_over_loop\": %.3f}", n, bytes / tg_s / 1e9,
+                bytes / peer_s / 1e9, peer_s / tg_s);
+  return buf;
+}
+
+// int8 x int8 -> int32 dot products (rows of n); peer: the same loop in C++.
+std::string int8_dot(int64_t rows, int64_t n, int runs, int threads) {
+  std::vector<int8_t> ha(static_cast<size_t>(rows * n)), hb(static_cast<size_t>(n));
+  for (size_t i = 0; i < ha.size(); ++i) ha[i] = static_cast<int8_t>(i * 7 % 255 - 127);
+  for (size_t i = 0; i < hb.size(); ++i) hb[i] = static_cast<int8_t>(i * 3 % 255 - 127);
+  tg::Tensor a = tg::Tensor::from_vector(ha, {rows, n}, tg::dtypes::int8), b = tg::Tensor::from_vector(hb, {n, 1}, tg::dtypes::int8);
+  tg::Jit f([](const std::vector<tg::Tensor>& in, const std::vector<tg::BoundVariable>&) {
+    return std::vector<tg::Tensor>{in[0].cast(tg::dtypes::int32).matmul(in[1].cast(tg::dtypes::int32))};
+  });
+  double tg_s = median_seconds(jitted(f, {a, b}), runs);
+  std::vector<int32_t> hy(rows);
+  double peer_s = median_seconds([&] {
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t)
+      ts.emplace_back([&, t] {
+        for (int64_t i = rows * t / threads; i < rows * (t + 1) / threads; ++i) {
+          int32_t acc = 0;
+          for (int64_t k = 0; k < n; ++k) acc += static_cast<int32_t>(ha[i * n + k]) * hb[k];
+          hy[i] = acc;
+        }
+      });
+    for (auto& t : ts) t.join();
+  }, runs);
+  double ops = 2.0 * rows * n;
+  char buf[256];
+  std::snprintf(buf, sizeof(buf), "{\"rows\": %ld, \"n\": %ld, \"tg_gops\": %.2f, \"loop_gops\": %.2f, \"tg_over_loop\": %.3f}", rows, n,
+                ops / tg_s / 1e9, ops / peer_s / 1e9, peer_s / tg_s);
+  return buf;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -117,6 +175,7 @@ int main(int argc, char** argv) {
   gemms.push_back(gemm(1, 4096, 4096, runs, threads));  // vector-matrix
   std::printf("{\"bench\": \"cpu\", \"threads\": %d, \"runs\": %d, \"gemm\": [", threads, runs);
   for (size_t i = 0; i < gemms.size(); ++i) std::printf("%s%s", i ? ", " : "", gemms[i].c_str());
-  std::printf("], \"triad\": %s, \"sum\": %s}\n", triad(16 << 20, runs, threads).c_str(), reduce_sum(16 << 20, runs, threads).c_str());
+  std::printf("], \"half_matvec\": %s, \"int8_dot\": %s, \"triad\": %s, \"sum\": %s}\n", half_matvec(4096, runs, threads).c_str(),
+              int8_dot(4096, 4096, runs, threads).c_str(), triad(16 << 20, runs, threads).c_str(), reduce_sum(16 << 20, runs, threads).c_str());
   return 0;
 }

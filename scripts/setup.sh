@@ -10,6 +10,7 @@ packages=(
   llvm-19-dev libclang-19-dev clang-19 lld-19                         # in-process C compiler + ORC JIT
   libopenblas-dev                                                     # peer for CPU benchmarks
   zlib1g-dev libzstd-dev libedit-dev libcurl4-openssl-dev libxml2-dev # link deps of LLVM's cmake package
+  pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo # QCOM plugin runs on PoCL
 )
 
 missing=()

@@ -256,12 +256,21 @@ class CpuRenderer final : public sdk::CRenderer {
     return vectorize(in.dtype, in.vcount, lanes);
   }
 
+  // The kernels are compiled for this host, so the host's F16C decides whether half conversions are native.
+  static bool host_has_f16c() {
+    static const bool has = __builtin_cpu_supports("f16c");
+    return has;
+  }
+
   // float16/bfloat16 convert through the helpers (exact, no compiler-rt calls); to bool is `!= 0`.
   std::string cast(uint32_t to, uint32_t vcount, uint32_t from, const std::string& x) override {
     const auto is_special = [](uint32_t d) {
       return d == TG_DTYPE_BOOL || d == TG_DTYPE_FLOAT16 || d == TG_DTYPE_BFLOAT16;
     };
     if (vcount > 1 && !is_special(to) && !is_special(from))
+      return cat("__builtin_convertvector(", x, ", ", type(to, vcount), ")");
+    // half -> float widening is exact: with F16C it is one vcvtph2ps per vector (the LLM's fp16 weights)
+    if (vcount > 1 && from == TG_DTYPE_FLOAT16 && to == TG_DTYPE_FLOAT32 && host_has_f16c())
       return cat("__builtin_convertvector(", x, ", ", type(to, vcount), ")");
     if (vcount > 1) {
       std::vector<std::string> lanes;

@@ -1,0 +1,173 @@
+// The NV plugin's private declarations: the subset of the CUDA driver API and NVRTC it loads at run time (declared
+// here, so building needs no CUDA toolkit), the objects behind the ABI's opaque handles that more than one file
+// needs (device, program), and the slot functions each interface file defines.
+#pragma once
+
+#include <tg/plugin_abi.h>
+#include <tg/sdk/status.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace tg::nv {
+
+// ---- the CUDA driver API (cuda.h) and NVRTC (nvrtc.h) as far as this plugin uses them: stable C ABIs ----------
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st*;
+using CUmodule = struct CUmod_st*;
+using CUfunction = struct CUfunc_st*;
+using CUstream = struct CUstream_st*;
+using CUevent = struct CUevent_st*;
+using nvrtcResult = int;
+using nvrtcProgram = struct _nvrtcProgram*;
+
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_NOT_READY = 600;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
+constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+constexpr unsigned CU_EVENT_DEFAULT = 0;
+constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
+
+struct CudaApi {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDeviceGetCount)(int*);
+  CUresult (*cuDeviceGet)(CUdevice*, int);
+  CUresult (*cuDeviceGetName)(char*, int, CUdevice);
+  CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice);
+  CUresult (*cuDeviceTotalMem)(size_t*, CUdevice);  // resolved as cuDeviceTotalMem_v2
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);  // _v2
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);     // _v2
+  CUresult (*cuMemFree)(CUdeviceptr);               // _v2
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);  // _v2
+  CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);        // _v2
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);  // _v2
+  CUresult (*cuModuleLoadData)(CUmodule*, const void*);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             CUstream, void**, void**);
+  CUresult (*cuStreamCreate)(CUstream*, unsigned);
+  CUresult (*cuStreamDestroy)(CUstream);  // _v2
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuEventCreate)(CUevent*, unsigned);
+  CUresult (*cuEventDestroy)(CUevent);  // _v2
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventQuery)(CUevent);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
+  CUresult (*cuGetErrorName)(CUresult, const char**);
+};
+
+struct NvrtcApi {
+  nvrtcResult (*nvrtcCreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*,
+                                    const char* const*);
+  nvrtcResult (*nvrtcDestroyProgram)(nvrtcProgram*);
+  nvrtcResult (*nvrtcCompileProgram)(nvrtcProgram, int, const char* const*);
+  nvrtcResult (*nvrtcGetProgramLogSize)(nvrtcProgram, size_t*);
+  nvrtcResult (*nvrtcGetProgramLog)(nvrtcProgram, char*);
+  nvrtcResult (*nvrtcGetCUBINSize)(nvrtcProgram, size_t*);
+  nvrtcResult (*nvrtcGetCUBIN)(nvrtcProgram, char*);
+  const char* (*nvrtcGetErrorString)(nvrtcResult);
+  nvrtcResult (*nvrtcVersion)(int*, int*);
+};
+
+// libcuda.so.1, loaded and cuInit'ed once; throws TG_ERR_UNAVAILABLE saying why not (no driver, no GPU).
+const CudaApi& cuda();
+// libnvrtc, loaded once (NV_NVRTC_LIBRARY, else the toolkit's); throws TG_ERR_UNAVAILABLE saying why not.
+const NvrtcApi& nvrtc();
+// Throws unless r is CUDA_SUCCESS: "<call> failed: CUDA_ERROR_... (<code>)".
+void check_cu(CUresult r, const char* call);
+
+// One opened GPU. Shared by its handle and by everything made from it, so closing it early leaves nothing dangling.
+struct Device {
+  std::string name = "NV";
+  std::string description;  // "NVIDIA H200, 132 SMs"
+  std::string arch;         // "sm_90"
+  CUdevice cu_device = 0;
+  CUcontext context = nullptr;  // the primary context, made current by every call that needs it
+  uint64_t memory_bytes = 0;
+
+  void bind() const;  // makes the context current on this thread
+  ~Device();
+};
+
+// A loaded kernel and a copy of its signature (param offsets give cuLaunchKernel its kernelParams).
+struct Program {
+  std::shared_ptr<Device> device;
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+  std::string kernel_name;
+  std::vector<size_t> offsets;
+  size_t args_size = 0;
+  ~Program();
+};
+
+// The arch a device-less compiler targets: NV_ARCH, default sm_90.
+std::string default_arch();
+
+// ---- slot functions (one group per file) ------------------------------------------------------------------------
+// plugin.cpp (devices)
+tg_status_t device_count(uint32_t* out_count);
+tg_status_t device_open(uint32_t index, tg_device* out_device);
+void device_close(tg_device device);
+tg_status_t device_get_info(tg_device device, tg_device_info* out_info);
+std::shared_ptr<Device> device_of(tg_device device);  // throws on NULL
+
+// renderer.cpp (a NULL device is allowed: rendering needs no GPU)
+tg_status_t renderer_create(tg_device device, const char* target, tg_renderer* out_renderer);
+void renderer_destroy(tg_renderer renderer);
+tg_status_t renderer_get_caps(tg_renderer renderer, tg_renderer_caps* out_caps);
+tg_status_t renderer_render(tg_renderer renderer, const tg_kir_kernel* kernel, const char** out_source);
+
+// compiler.cpp (a NULL device is allowed: it compiles for default_arch())
+tg_status_t compiler_create(tg_device device, tg_compiler* out_compiler);
+void compiler_destroy(tg_compiler compiler);
+tg_status_t compiler_compile(tg_compiler compiler, const char* source, const char* kernel_name, void** out_blob,
+                             size_t* out_size);
+void blob_free(void* blob);
+
+// allocator.cpp
+tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer);
+void allocator_free(tg_device device, const tg_buffer_desc* buffer);
+tg_status_t allocator_copy_in(tg_device device, const tg_buffer_desc* dst, uint64_t offset, const void* src,
+                              uint64_t size);
+tg_status_t allocator_copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset, uint64_t size);
+void check_range(const tg_buffer_desc& buffer, uint64_t offset, uint64_t size, const char* what);
+
+// program.cpp
+tg_status_t program_create(tg_device device, const void* blob, size_t size, const char* kernel_name,
+                           const tg_kir_param* params, uint32_t nparams, tg_program* out_program);
+void program_destroy(tg_program program);
+std::shared_ptr<Program> program_of(tg_program program);  // throws on NULL
+
+// hwqueue.cpp
+tg_status_t hwqueue_create(tg_device device, tg_hwqueue* out_queue);
+void hwqueue_destroy(tg_hwqueue queue);
+tg_status_t hwqueue_exec(tg_hwqueue queue, tg_program program, const void* args, size_t args_size,
+                         const tg_launch_dims* dims);
+tg_status_t hwqueue_copy(tg_hwqueue queue, const tg_buffer_desc* dst, uint64_t dst_offset, const tg_buffer_desc* src,
+                         uint64_t src_offset, uint64_t size);
+tg_status_t hwqueue_signal(tg_hwqueue queue, uint64_t value);
+tg_status_t hwqueue_timestamp(tg_hwqueue queue, uint64_t* out_slot);
+tg_status_t hwqueue_submit(tg_hwqueue queue);
+tg_status_t hwqueue_wait(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns);
+tg_status_t hwqueue_read_timestamp(tg_hwqueue queue, uint64_t slot, uint64_t* out_ns);
+
+}  // namespace tg::nv
+
+struct tg_device_s {
+  std::shared_ptr<tg::nv::Device> device;
+};
+struct tg_program_s {
+  std::shared_ptr<tg::nv::Program> program;
+};

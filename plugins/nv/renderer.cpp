@@ -1,0 +1,338 @@
+// The NV plugin's Renderer: KIR -> CUDA C++ for NVRTC, needing no header (float16 and bfloat16 are unsigned
+// short bits with exact conversion helpers), one `extern "C" __global__` function per kernel with global dim 0
+// spread over blocks of threads; and the capabilities, which need no GPU.
+#include "nv_plugin.hpp"
+
+#include <tg/sdk/c_renderer.hpp>
+#include <tg/sdk/plugin.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <set>
+
+namespace tg::nv {
+namespace {
+
+using sdk::cat;
+using sdk::Error;
+
+constexpr uint64_t bit(uint32_t op) { return uint64_t{1} << op; }
+
+constexpr uint64_t kIntOps = bit(TG_KIR_NEG) | bit(TG_KIR_ADD) | bit(TG_KIR_SUB) | bit(TG_KIR_MUL) | bit(TG_KIR_IDIV) |
+                             bit(TG_KIR_MOD) | bit(TG_KIR_MAX) | bit(TG_KIR_CMPLT) | bit(TG_KIR_CMPNE) |
+                             bit(TG_KIR_CMPEQ) | bit(TG_KIR_AND) | bit(TG_KIR_OR) | bit(TG_KIR_XOR) | bit(TG_KIR_SHL) |
+                             bit(TG_KIR_SHR) | bit(TG_KIR_WHERE) | bit(TG_KIR_MULACC) | bit(TG_KIR_CAST) |
+                             bit(TG_KIR_BITCAST);
+constexpr uint64_t kBoolOps = bit(TG_KIR_AND) | bit(TG_KIR_OR) | bit(TG_KIR_XOR) | bit(TG_KIR_CMPNE) |
+                              bit(TG_KIR_CMPEQ) | bit(TG_KIR_CMPLT) | bit(TG_KIR_WHERE) | bit(TG_KIR_CAST);
+// IEEE-exact ops only (NVRTC's defaults -prec-div and -prec-sqrt make / and sqrt exact). CUDA's exp2f/log2f/sinf
+// are 1-2 ulp, so the core's measured polynomials compute EXP2/LOG2/SIN, the same on every device.
+constexpr uint64_t kFloatOps = bit(TG_KIR_NEG) | bit(TG_KIR_ADD) | bit(TG_KIR_SUB) | bit(TG_KIR_MUL) |
+                               bit(TG_KIR_FDIV) | bit(TG_KIR_MAX) | bit(TG_KIR_CMPLT) | bit(TG_KIR_CMPNE) |
+                               bit(TG_KIR_CMPEQ) | bit(TG_KIR_SQRT) | bit(TG_KIR_RECIP) | bit(TG_KIR_TRUNC) |
+                               bit(TG_KIR_WHERE) | bit(TG_KIR_MULACC) | bit(TG_KIR_CAST) | bit(TG_KIR_BITCAST);
+constexpr uint64_t kStorageOps = bit(TG_KIR_CAST) | bit(TG_KIR_BITCAST);
+
+uint64_t ops_of(uint32_t dtype) {
+  if (dtype == TG_DTYPE_BOOL) return kBoolOps;
+  if (dtype == TG_DTYPE_FLOAT16 || dtype == TG_DTYPE_BFLOAT16) return kStorageOps;  // computed in float32
+  return sdk::is_float(dtype) ? kFloatOps : kIntOps;
+}
+
+// Scalar code only for now: vector types are not in CUDA's headers for every dtype and width, and NVRTC
+// vectorizes nothing, so vector loads wait for aligned float4 paths (see the report of issue 6).
+tg_renderer_caps nv_caps() {
+  tg_renderer_caps caps{};
+  caps.struct_size = sizeof(caps);
+  caps.dtypes = (1u << TG_DTYPE_COUNT) - 1;
+  for (uint32_t d = 0; d < TG_DTYPE_COUNT; ++d) {
+    caps.ops[d] = ops_of(d);
+    caps.vector_widths[d] = 1u << 1;
+  }
+  caps.has_local = 0;
+  caps.has_threads = 0;
+  caps.max_global_dims = 1;
+  caps.max_global[0] = UINT32_MAX;
+  caps.max_global[1] = caps.max_global[2] = 1;
+  caps.max_local[0] = caps.max_local[1] = caps.max_local[2] = 1;
+  caps.max_local_threads = 1;
+  caps.local_mem_bytes = 0;
+  caps.max_params = 512;  // 4 KiB of kernel parameters at 8 bytes each
+  return caps;
+}
+
+// Exact float16/bfloat16 conversions with integer ops (round to nearest even once; NaN stays a quiet NaN).
+const char* const kSmallFloatHelpers = R"(__device__ static inline unsigned int tg_round_small(double d, int ebits, int mbits) {
+  unsigned long long b = (unsigned long long)__double_as_longlong(d), man = b & 0xfffffffffffffULL;
+  unsigned int sign = (unsigned int)(b >> 63) << (ebits + mbits), emax = (1u << ebits) - 1u;
+  int exp = (int)((b >> 52) & 0x7ff), e = exp - 1023 + (1 << (ebits - 1)) - 1;
+  if (exp == 0x7ff)
+    return sign | (emax << mbits) | (man ? (1u << (mbits - 1)) | (unsigned int)(man >> (52 - mbits)) : 0u);
+  if (e >= (int)emax) return sign | (emax << mbits);
+  unsigned long long m = exp ? man | (1ULL << 52) : man;
+  int shift = 52 - mbits + (e <= 0 ? 1 - e : 0);
+  if (shift > 54) return sign;
+  unsigned int q = e <= 0 ? (unsigned int)(m >> shift)
+                          : ((unsigned int)e << mbits) | (unsigned int)((m >> shift) & ((1u << mbits) - 1u));
+  unsigned long long rem = m & ((1ULL << shift) - 1ULL), half_ulp = 1ULL << (shift - 1);
+  if (rem > half_ulp || (rem == half_ulp && (q & 1u))) q += 1u;
+  return sign | q;
+}
+__device__ static inline float tg_half_to_float(unsigned short h) {
+  unsigned int b = h, sign = (b & 0x8000u) << 16, exp = (b >> 10) & 0x1fu, man = b & 0x3ffu;
+  if (exp == 0) return (sign ? -1.0f : 1.0f) * ((float)man * 5.9604644775390625e-08f);
+  return __uint_as_float(sign | (exp == 0x1fu ? 0x7f800000u : (exp + 112u) << 23) | (man << 13));
+}
+__device__ static inline float tg_bf16_to_float(unsigned short h) { return __uint_as_float((unsigned int)h << 16); }
+)";
+
+const char* const kBitcastHelper = R"(template <class T, class F> __device__ static inline T tg_bitcast(F x) {
+  union { F f; T t; } u;
+  u.f = x;
+  return u.t;
+}
+)";
+
+std::string division_helpers(const std::string& t, const std::string& name, bool is_signed) {
+  if (!is_signed)
+    return cat("__device__ static inline ", t, " tg_idiv_", name, "(", t, " a, ", t, " b) { return b == 0 ? 0 : a / b; }\n",
+               "__device__ static inline ", t, " tg_mod_", name, "(", t, " a, ", t, " b) { return b == 0 ? 0 : a % b; }\n");
+  return cat("__device__ static inline ", t, " tg_idiv_", name, "(", t, " a, ", t,
+             " b) { return b == 0 ? 0 : b == -1 ? (", t, ")(0ULL - (unsigned long long)a) : a / b; }\n",
+             "__device__ static inline ", t, " tg_mod_", name, "(", t, " a, ", t,
+             " b) { return b == 0 || b == -1 ? 0 : a % b; }\n");
+}
+
+class CudaRenderer final : public sdk::CRenderer {
+ public:
+  std::string render_kernel(const tg_kir_kernel& kernel) {
+    helpers_.clear();
+    helper_names_.clear();
+    return render(kernel);
+  }
+
+ protected:
+  std::string scalar_type(uint32_t dtype) override {
+    static const char* const names[TG_DTYPE_COUNT] = {
+        "bool",         "signed char",        "short",          "int",            "long long", "unsigned char",
+        "unsigned short", "unsigned int",     "unsigned long long", "unsigned short", "unsigned short", "float",
+        "double"};
+    return names[dtype];
+  }
+
+  std::string preamble() override {
+    std::string out = cat("/* tg NV kernel ", kernel().name, ": CUDA C++ for NVRTC, no headers */\n");
+    for (const std::string& helper : helpers_) out += helper;
+    return out;
+  }
+
+  std::string signature() override {
+    const tg_kir_kernel& k = kernel();
+    std::string out = cat("extern \"C\" __global__ void ", k.name, "(");
+    for (uint32_t p = 0; p < k.nparams; ++p) {
+      const tg_kir_param& param = k.params[p];
+      out += p ? ", " : "";
+      if (param.kind == TG_PARAM_BUFFER)
+        out += cat(param.writable ? "" : "const ", scalar_type(param.dtype), "* ", param_name(p));
+      else
+        out += cat(scalar_type(param.dtype), " ", param_name(p));
+    }
+    return out + ")";
+  }
+
+  void emit_prologue() override {
+    const tg_kir_kernel& k = kernel();
+    const bool has_work_items =
+        std::any_of(k.insts, k.insts + k.ninsts, [](const tg_kir_inst& in) { return in.op == TG_KIR_SPECIAL; });
+    if (!has_work_items) line("if (blockIdx.x != 0 || threadIdx.x != 0) return; /* no work-item id: runs once */");
+  }
+
+  // Global dim 0 is block * blockDim + thread; the grid is rounded up to whole blocks, so threads past the extent
+  // return at once (the id comes before any loop, so this skips the whole body).
+  void emit_special(uint32_t i, uint32_t kind, uint32_t dim) override {
+    if (kind != TG_SPECIAL_GLOBAL || dim != 0)
+      throw Error(TG_ERR_UNSUPPORTED,
+                  cat("kernel ", kernel().name, ": the NV renderer has only global dim 0 (inst ", i, ")"));
+    if (open_blocks() != 0)
+      throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": work-item id inside a loop or if (inst ", i, ")"));
+    line(cat(type_of(i), " ", name(i), " = (", type_of(i),
+             ")((unsigned long long)blockIdx.x * blockDim.x + threadIdx.x);"));
+    if (inst(i).nsrc == 1) line(cat("if (", name(i), " >= ", name(src(i, 0)), ") return;"));
+  }
+  std::string barrier() override { return "__syncthreads();"; }
+  std::string local_decl(const std::string& type, const std::string& name, int64_t count) override {
+    return cat("__shared__ ", type, " ", name, "[", count, "];");
+  }
+
+  bool is_reserved_name(const std::string& name) override {
+    static const char* const words[] = {
+        "new",       "delete",  "class",    "template", "this",      "namespace", "operator",     "private",
+        "public",    "protected", "virtual", "friend",  "typename",  "using",     "try",          "catch",
+        "throw",     "explicit", "mutable", "export",   "asm",       "and",       "or",           "not",
+        "xor",       "bitand",  "bitor",    "compl",    "nullptr",   "constexpr", "decltype",     "alignas",
+        "alignof",   "noexcept", "static_assert", "thread_local", "wchar_t", "char16_t", "char32_t", "threadIdx",
+        "blockIdx",  "blockDim", "gridDim", "warpSize", "max",       "min",       "sqrt",         "sqrtf",
+        "trunc",     "truncf",  "and_eq",   "or_eq",    "xor_eq",    "not_eq",    "concept",      "requires"};
+    if (CRenderer::is_reserved_name(name)) return true;
+    for (const char* word : words)
+      if (name == word) return true;
+    return false;
+  }
+
+  // Signed add/sub/mul/neg wrap in KIR but overflow is undefined in C++: compute them unsigned.
+  std::string op_template(uint32_t op, uint32_t dtype, uint32_t src_dtype) override {
+    const std::string type = scalar_type(src_dtype), name = sdk::dtype_name(src_dtype);
+    const bool f32 = src_dtype == TG_DTYPE_FLOAT32;
+    if (sdk::is_float(src_dtype)) {
+      if (op == TG_KIR_SQRT) return f32 ? "sqrtf({0})" : "sqrt({0})";
+      if (op == TG_KIR_TRUNC) return f32 ? "truncf({0})" : "trunc({0})";
+      if (op == TG_KIR_RECIP) return f32 ? "(1.0f/{0})" : "(1.0/{0})";
+      if (op == TG_KIR_MAX) {
+        use_helper("max_" + name, cat("__device__ static inline ", type, " tg_max_", name, "(", type, " a, ", type,
+                                      " b) { return (a != a || b != b) ? a + b : (a > b ? a : b); }\n"));
+        return cat("tg_max_", name, "({0},{1})");
+      }
+      return CRenderer::op_template(op, dtype, src_dtype);
+    }
+    if (op == TG_KIR_MAX) return "({0}>{1}?{0}:{1})";
+    if (op == TG_KIR_IDIV || op == TG_KIR_MOD) {
+      use_helper("div_" + name, division_helpers(type, name, sdk::is_signed_int(src_dtype)));
+      return cat(op == TG_KIR_IDIV ? "tg_idiv_" : "tg_mod_", name, "({0},{1})");
+    }
+    const bool wide = tg_dtype_size(src_dtype) == 8;
+    const std::string uw = wide ? "unsigned long long" : "unsigned int";
+    if (op == TG_KIR_SHL) return cat("((", type, ")((", uw, "){0}<<({1}&", wide ? 63 : 31, ")))");
+    if (op == TG_KIR_SHR) return cat("({0}>>({1}&", wide ? 63 : 31, "))");
+    if (sdk::is_signed_int(src_dtype)) {
+      const std::string u = cat("(", uw, ")");
+      if (op == TG_KIR_NEG) return cat("((", type, ")(0u-", u, "{0}))");
+      if (op == TG_KIR_ADD) return cat("((", type, ")(", u, "{0}+", u, "{1}))");
+      if (op == TG_KIR_SUB) return cat("((", type, ")(", u, "{0}-", u, "{1}))");
+      if (op == TG_KIR_MUL) return cat("((", type, ")(", u, "{0}*", u, "{1}))");
+      if (op == TG_KIR_MULACC) return cat("((", type, ")(", u, "{0}*", u, "{1}+", u, "{2}))");
+    }
+    return CRenderer::op_template(op, dtype, src_dtype);
+  }
+
+  std::string alu(uint32_t i, const std::vector<std::string>& srcs) override {
+    const tg_kir_inst& in = inst(i);
+    const uint32_t src_dtype = alu_src_dtype(i);
+    if (in.vcount != 1 || !(ops_of(src_dtype) & bit(in.op)))
+      throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": the NV renderer has no ", sdk::op_name(in.op),
+                                          " on ", sdk::dtype_name(src_dtype), " x ", +in.vcount, " (inst ", i, ")"));
+    return sdk::fill(op_template(in.op, in.dtype, src_dtype), srcs);
+  }
+
+  std::string cast(uint32_t to, uint32_t vcount, uint32_t from, const std::string& x) override {
+    if (vcount != 1) throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": the NV renderer has no vectors"));
+    if (from == to) return x;
+    const auto is_small = [](uint32_t d) { return d == TG_DTYPE_FLOAT16 || d == TG_DTYPE_BFLOAT16; };
+    std::string wide = x;
+    if (is_small(from) || is_small(to)) use_helper("small", kSmallFloatHelpers);
+    if (is_small(from)) wide = cat(from == TG_DTYPE_FLOAT16 ? "tg_half_to_float(" : "tg_bf16_to_float(", x, ")");
+    if (to == TG_DTYPE_BOOL) return cat("(", wide, "!=0)");
+    if (to == TG_DTYPE_FLOAT16) return cat("((unsigned short)tg_round_small((double)(", wide, "), 5, 10))");
+    if (to == TG_DTYPE_BFLOAT16) return cat("((unsigned short)tg_round_small((double)(", wide, "), 8, 7))");
+    return cat("((", scalar_type(to), ")(", wide, "))");
+  }
+  std::string bitcast(uint32_t to, uint32_t vcount, uint32_t from, const std::string& x) override {
+    use_helper("bitcast", kBitcastHelper);
+    return cat("tg_bitcast<", type(to, vcount), ", ", type(from, vcount), ">(", x, ")");
+  }
+
+  // Constants: float16/bfloat16 as their bits (folded here), inf and NaN as bit patterns (no math.h in NVRTC).
+  std::string float_literal(uint32_t dtype, double value) override {
+    if (dtype == TG_DTYPE_FLOAT16 || dtype == TG_DTYPE_BFLOAT16) return small_literal(dtype, value);
+    return CRenderer::float_literal(dtype, value);
+  }
+  std::string inf_literal(uint32_t dtype, bool negative) override {
+    if (dtype == TG_DTYPE_FLOAT32) return negative ? "__int_as_float(0xff800000)" : "__int_as_float(0x7f800000)";
+    if (dtype == TG_DTYPE_FLOAT64)
+      return negative ? "__longlong_as_double(0xfff0000000000000LL)" : "__longlong_as_double(0x7ff0000000000000LL)";
+    return small_literal(dtype, negative ? -INFINITY : INFINITY);
+  }
+  std::string nan_literal(uint32_t dtype) override {
+    if (dtype == TG_DTYPE_FLOAT32) return "__int_as_float(0x7fc00000)";
+    if (dtype == TG_DTYPE_FLOAT64) return "__longlong_as_double(0x7ff8000000000000LL)";
+    return small_literal(dtype, NAN);
+  }
+
+ private:
+  std::string small_literal(uint32_t dtype, double value) {
+    const uint32_t bits = dtype == TG_DTYPE_FLOAT16 ? round_small_float(value, 5, 10) : round_small_float(value, 8, 7);
+    return cat("((unsigned short)", bits, ")");
+  }
+  // The nearest float with ebits/mbits to d (ties to even), from double so that it rounds once: the host twin of
+  // the kernels' tg_round_small.
+  static uint32_t round_small_float(double d, int ebits, int mbits) {
+    uint64_t b = 0;
+    std::memcpy(&b, &d, sizeof b);
+    const uint64_t man = b & 0xfffffffffffffULL;
+    const uint32_t sign = static_cast<uint32_t>(b >> 63) << (ebits + mbits), emax = (1u << ebits) - 1u;
+    const int exp = static_cast<int>((b >> 52) & 0x7ff), e = exp - 1023 + (1 << (ebits - 1)) - 1;
+    if (exp == 0x7ff)
+      return sign | (emax << mbits) | (man ? (1u << (mbits - 1)) | static_cast<uint32_t>(man >> (52 - mbits)) : 0u);
+    if (e >= static_cast<int>(emax)) return sign | (emax << mbits);
+    const uint64_t m = exp ? man | (1ULL << 52) : man;
+    const int shift = 52 - mbits + (e <= 0 ? 1 - e : 0);
+    if (shift > 54) return sign;
+    uint32_t q = e <= 0 ? static_cast<uint32_t>(m >> shift)
+                        : (static_cast<uint32_t>(e) << mbits) | static_cast<uint32_t>((m >> shift) & ((1u << mbits) - 1u));
+    const uint64_t rem = m & ((1ULL << shift) - 1ULL), half_ulp = 1ULL << (shift - 1);
+    if (rem > half_ulp || (rem == half_ulp && (q & 1u))) q += 1u;
+    return sign | q;
+  }
+  void use_helper(const std::string& key, const std::string& text) {
+    if (helper_names_.insert(key).second) helpers_.push_back(text);
+  }
+
+  std::vector<std::string> helpers_;
+  std::set<std::string> helper_names_;
+};
+
+}  // namespace
+}  // namespace tg::nv
+
+struct tg_renderer_s {
+  tg::nv::CudaRenderer renderer;
+  std::string source;
+};
+
+namespace tg::nv {
+
+// Targets: none, or CUDA (optionally CUDA:sm_XX, which the compiler's arch decides anyway).
+tg_status_t renderer_create(tg_device device, const char* target, tg_renderer* out_renderer) {
+  return sdk::guard("nv renderer_create", [&] {
+    sdk::require(out_renderer, "out_renderer");
+    std::string t = target ? target : "";
+    std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    if (!t.empty() && t != "CUDA" && t.rfind("CUDA:", 0) != 0)
+      throw Error(TG_ERR_UNSUPPORTED, cat("no renderer '", target, "' on NV; it has CUDA"));
+    *out_renderer = new tg_renderer_s{};
+  });
+}
+
+void renderer_destroy(tg_renderer renderer) {
+  sdk::guard_void("nv renderer_destroy", [&] { delete renderer; });
+}
+
+tg_status_t renderer_get_caps(tg_renderer renderer, tg_renderer_caps* out_caps) {
+  return sdk::guard("nv renderer_get_caps", [&] {
+    sdk::require(renderer, "renderer");
+    sdk::write_versioned(out_caps, nv_caps(), "out_caps");
+  });
+}
+
+tg_status_t renderer_render(tg_renderer renderer, const tg_kir_kernel* kernel, const char** out_source) {
+  return sdk::guard("nv renderer_render", [&] {
+    sdk::require(renderer, "renderer");
+    sdk::require(kernel, "kernel");
+    sdk::require(out_source, "out_source");
+    renderer->source = renderer->renderer.render_kernel(*kernel);
+    *out_source = renderer->source.c_str();
+  });
+}
+
+}  // namespace tg::nv

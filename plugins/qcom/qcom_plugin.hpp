@@ -1,0 +1,150 @@
+// The QCOM plugin's private declarations: the OpenCL entry points it loads at run time, the objects behind the
+// ABI's opaque handles that more than one file needs (device, program), and the slot functions of each file.
+#pragma once
+
+#define CL_TARGET_OPENCL_VERSION 120
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#include <CL/cl.h>
+
+#include <tg/plugin_abi.h>
+#include <tg/sdk/status.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace tg::qcom {
+
+// The OpenCL calls the plugin makes. The headers give only their types: libOpenCL.so.1 (the ICD loader) is opened
+// with dlopen on first use, so the plugin builds and loads where no OpenCL runtime is installed.
+struct ClApi {
+#define TG_QCOM_CL_FUNCTIONS(X)                                                                                  \
+  X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo) X(clCreateContext)               \
+  X(clReleaseContext) X(clCreateCommandQueue) X(clReleaseCommandQueue) X(clCreateBuffer) X(clReleaseMemObject)   \
+  X(clEnqueueReadBuffer) X(clEnqueueWriteBuffer) X(clEnqueueCopyBuffer) X(clCreateProgramWithSource)             \
+  X(clCreateProgramWithBinary) X(clBuildProgram) X(clGetProgramInfo) X(clGetProgramBuildInfo) X(clReleaseProgram) \
+  X(clCreateKernel) X(clReleaseKernel) X(clSetKernelArg) X(clEnqueueNDRangeKernel) X(clEnqueueMarkerWithWaitList) \
+  X(clFlush) X(clFinish) X(clWaitForEvents) X(clGetEventInfo) X(clGetEventProfilingInfo) X(clReleaseEvent)
+#define TG_QCOM_CL_MEMBER(fn) decltype(&::fn) fn = nullptr;
+  TG_QCOM_CL_FUNCTIONS(TG_QCOM_CL_MEMBER)
+#undef TG_QCOM_CL_MEMBER
+};
+
+// The loaded OpenCL API; throws TG_ERR_UNAVAILABLE naming the library and why it could not be used.
+const ClApi& cl();
+
+// Held while a program is built, loaded or released. PoCL 3.1 keeps a program's build files in a kernel-cache
+// directory named by the program's hash; building and unpacking programs from several threads at once (the core
+// compiles in parallel) produced a binary without its bitcode, which then aborted PoCL on load (an assert in
+// pocl_binary_get_kernels_metadata). One build at a time costs parallel compile speed, not correctness.
+std::mutex& build_mutex();
+
+// True once the process has begun to exit (set by the queue's exit handler). From then on the plugin releases no
+// OpenCL object: the core frees its last programs and buffers from static destructors, which run after those of
+// the LLVM inside PoCL, and PoCL crashed when called then. The process is ending; its memory goes with it.
+bool process_exiting();
+void set_process_exiting();
+
+// "CL_INVALID_KERNEL_ARGS" for -52; "CL error -9999" for a code it does not know.
+std::string cl_error_name(cl_int err);
+// Throws unless err is CL_SUCCESS: "<call> failed: <name> (<code>)", with a tg status code that fits the error.
+void check_cl(cl_int err, const char* call);
+
+// One opened OpenCL device. Shared (shared_ptr) by its handle and by every renderer, compiler, queue, buffer
+// user and program made from it, so closing the device early never leaves them dangling.
+struct Device {
+  std::string name = "QCOM";
+  std::string description;   // "pthread-skylake-avx512 (Portable Computing Language, OpenCL C 1.2 PoCL)"
+  std::string arch;          // the device and driver a program binary is valid for
+  cl_platform_id platform = nullptr;
+  cl_device_id id = nullptr;
+  cl_context context = nullptr;
+  cl_command_queue copy_queue = nullptr;  // the allocator's blocking copies
+  uint64_t memory_bytes = 0;
+  uint64_t max_alloc_bytes = 0;
+  size_t max_param_bytes = 1024;
+  bool has_fp16 = false;            // cl_khr_fp16: half arithmetic; without it half is storage only
+  bool has_fp64 = false;            // cl_khr_fp64
+  bool has_int64 = true;            // false on an embedded-profile device without cles_khr_int64
+  bool correctly_rounded_sqrt = false;  // -cl-fp32-correctly-rounded-divide-sqrt is allowed
+
+  ~Device();
+};
+
+// A loaded kernel and a copy of its signature. Shared by the program handle and by queues that recorded an exec of
+// it. clSetKernelArg changes the kernel object, so setting arguments and enqueueing is done under arg_mutex.
+struct Program {
+  std::shared_ptr<Device> device;
+  cl_program program = nullptr;
+  cl_kernel kernel = nullptr;
+  std::mutex arg_mutex;
+  std::string kernel_name;
+  std::vector<tg_kir_param> params;  // names dropped: only kinds and dtypes are needed to set arguments
+  std::vector<size_t> offsets;       // tg_param_layout of params
+  size_t args_size = 0;
+
+  ~Program();
+};
+
+// ---- slot functions (one group per file) ------------------------------------------------------------------------
+// plugin.cpp (devices)
+tg_status_t device_count(uint32_t* out_count);
+tg_status_t device_open(uint32_t index, tg_device* out_device);
+void device_close(tg_device device);
+tg_status_t device_get_info(tg_device device, tg_device_info* out_info);
+std::shared_ptr<Device> device_of(tg_device device);  // throws on NULL
+
+// renderer.cpp
+tg_status_t renderer_create(tg_device device, const char* target, tg_renderer* out_renderer);
+void renderer_destroy(tg_renderer renderer);
+tg_status_t renderer_get_caps(tg_renderer renderer, tg_renderer_caps* out_caps);
+tg_status_t renderer_render(tg_renderer renderer, const tg_kir_kernel* kernel, const char** out_source);
+
+// compiler.cpp
+tg_status_t compiler_create(tg_device device, tg_compiler* out_compiler);
+void compiler_destroy(tg_compiler compiler);
+tg_status_t compiler_compile(tg_compiler compiler, const char* source, const char* kernel_name, void** out_blob,
+                             size_t* out_size);
+void blob_free(void* blob);
+// The options every build of this device uses (compile and load must agree).
+std::string build_options(const Device& device);
+
+// allocator.cpp
+tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer);
+void allocator_free(tg_device device, const tg_buffer_desc* buffer);
+tg_status_t allocator_copy_in(tg_device device, const tg_buffer_desc* dst, uint64_t offset, const void* src,
+                              uint64_t size);
+tg_status_t allocator_copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset, uint64_t size);
+// Throws TG_ERR_INVALID_ARGUMENT unless [offset, offset+size) lies inside the buffer and it has a cl_mem.
+void check_range(const tg_buffer_desc& buffer, uint64_t offset, uint64_t size, const char* what);
+
+// program.cpp
+tg_status_t program_create(tg_device device, const void* blob, size_t size, const char* kernel_name,
+                           const tg_kir_param* params, uint32_t nparams, tg_program* out_program);
+void program_destroy(tg_program program);
+std::shared_ptr<Program> program_of(tg_program program);  // throws on NULL
+
+// hwqueue.cpp
+tg_status_t hwqueue_create(tg_device device, tg_hwqueue* out_queue);
+void hwqueue_destroy(tg_hwqueue queue);
+tg_status_t hwqueue_exec(tg_hwqueue queue, tg_program program, const void* args, size_t args_size,
+                         const tg_launch_dims* dims);
+tg_status_t hwqueue_copy(tg_hwqueue queue, const tg_buffer_desc* dst, uint64_t dst_offset, const tg_buffer_desc* src,
+                         uint64_t src_offset, uint64_t size);
+tg_status_t hwqueue_signal(tg_hwqueue queue, uint64_t value);
+tg_status_t hwqueue_timestamp(tg_hwqueue queue, uint64_t* out_slot);
+tg_status_t hwqueue_submit(tg_hwqueue queue);
+tg_status_t hwqueue_wait(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns);
+tg_status_t hwqueue_read_timestamp(tg_hwqueue queue, uint64_t slot, uint64_t* out_ns);
+
+}  // namespace tg::qcom
+
+// The opaque handles, as this plugin defines them.
+struct tg_device_s {
+  std::shared_ptr<tg::qcom::Device> device;
+};
+struct tg_program_s {
+  std::shared_ptr<tg::qcom::Program> program;
+};
