@@ -120,9 +120,11 @@ void run_schedule(std::vector<sched::ScheduleItem>& items) {
   // 2b. the disk cache, keyed by the rendered source and the exact target (CPU blobs depend on host features)
   const DiskCache& disk = DiskCache::get();
   std::vector<Prepared*> to_compile;
+  std::map<uint64_t, Prepared*> same_source;  // different KIR can render to the same source: compile it once
   for (auto* m : misses) {
     std::string target = m->device->name() + "|" + m->device->arch() + "|" + m->device->description() + "|" + m->device->plugin_build();
     m->disk_key = fnv1a(target.data(), target.size(), fnv1a(m->source.data(), m->source.size()));
+    if (!same_source.emplace(m->disk_key, m).second) continue;
     if (auto blob = disk.load("programs", m->disk_key)) {
       m->blob = std::move(*blob);
       ++g_stats.disk_hits;
@@ -143,6 +145,8 @@ void run_schedule(std::vector<sched::ScheduleItem>& items) {
     disk.store("programs", m->disk_key, m->blob);
     ++g_stats.programs_compiled;
   }
+  for (auto* m : misses)
+    if (m->blob.empty()) m->blob = same_source.at(m->disk_key)->blob;
   for (auto* m : misses) {
     m->program = m->device->load(m->blob, m->kir.view());
     std::lock_guard lock(g_cache_mu);

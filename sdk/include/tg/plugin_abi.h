@@ -162,7 +162,7 @@ typedef struct tg_kir_param {
 
 typedef struct tg_kir_kernel {
   size_t struct_size;
-  const char* name; /* a C identifier, unique per kernel body */
+  const char* name; /* a C identifier for humans (E_4_16); different bodies may share it: cache by content */
   const tg_kir_inst* insts;
   uint32_t ninsts;
   uint32_t nsrc_pool;
