@@ -101,33 +101,19 @@ std::vector<char> compile_to_object(const std::string& source, const std::string
 
 }  // namespace
 
-tg_status_t compiler_create(tg_device device, tg_compiler* out_compiler) {
-  return sdk::guard("cpu compiler_create", [&] {
-    sdk::require(out_compiler, "out_compiler");
-    *out_compiler = new tg_compiler_s{device_of(device)};
-  });
-}
+// The compiler slots' hooks (tg/sdk/plugin_slots.hpp).
+struct CompilerHooks {
+  using Compiler = tg_compiler_s;
+  static constexpr std::string_view plugin = "cpu";
 
-void compiler_destroy(tg_compiler compiler) {
-  sdk::guard_void("cpu compiler_destroy", [&] { delete compiler; });
-}
-
-tg_status_t compiler_compile(tg_compiler compiler, const char* source, const char* kernel_name, void** out_blob,
-                             size_t* out_size) {
-  return sdk::guard("cpu compiler_compile", [&] {
-    sdk::require(compiler, "compiler");
-    sdk::require(source, "source");
-    sdk::require(out_blob, "out_blob");
-    sdk::require(out_size, "out_size");
-    const std::vector<char> object = compile_to_object(source, kernel_name && *kernel_name ? kernel_name : "kernel");
-    void* blob = std::malloc(object.size());
-    if (blob == nullptr) throw std::bad_alloc();
-    std::memcpy(blob, object.data(), object.size());
-    *out_blob = blob;
-    *out_size = object.size();
-  });
-}
-
-void blob_free(void* blob) { std::free(blob); }
+  static std::unique_ptr<Compiler> create(tg_device device) {
+    return std::unique_ptr<Compiler>(new Compiler{device_of(device)});
+  }
+  static sdk::Blob compile(Compiler& /*compiler*/, const char* source, const char* kernel_name) {
+    return sdk::Blob::copy_of(compile_to_object(source, kernel_name && *kernel_name ? kernel_name : "kernel"));
+  }
+};
 
 }  // namespace tg::cpu
+
+template struct tg::sdk::CompilerSlots<tg::cpu::CompilerHooks>;

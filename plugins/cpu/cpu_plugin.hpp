@@ -4,6 +4,7 @@
 
 #include <tg/plugin_abi.h>
 #include <tg/sdk/host_queue.hpp>
+#include <tg/sdk/plugin_slots.hpp>
 #include <tg/sdk/status.hpp>
 
 #include <oneapi/tbb/task_arena.h>
@@ -58,25 +59,14 @@ void run_kernel(Device& device, KernelFn fn, const unsigned char* args, uint64_t
 void init_llvm();
 
 // ---- slot functions (one group per file) ------------------------------------------------------------------------
-// plugin.cpp (devices)
-tg_status_t device_count(uint32_t* out_count);
-tg_status_t device_open(uint32_t index, tg_device* out_device);
-void device_close(tg_device device);
-tg_status_t device_get_info(tg_device device, tg_device_info* out_info);
+// plugin.cpp: the host CPU, the one device; its DeviceHooks (tg/sdk/plugin_slots.hpp) sit next to the table
 std::shared_ptr<Device> device_of(tg_device device);  // throws on NULL
 
-// renderer.cpp
-tg_status_t renderer_create(tg_device device, const char* target, tg_renderer* out_renderer);
-void renderer_destroy(tg_renderer renderer);
-tg_status_t renderer_get_caps(tg_renderer renderer, tg_renderer_caps* out_caps);
-tg_status_t renderer_render(tg_renderer renderer, const tg_kir_kernel* kernel, const char** out_source);
-
-// compiler.cpp
-tg_status_t compiler_create(tg_device device, tg_compiler* out_compiler);
-void compiler_destroy(tg_compiler compiler);
-tg_status_t compiler_compile(tg_compiler compiler, const char* source, const char* kernel_name, void** out_blob,
-                             size_t* out_size);
-void blob_free(void* blob);
+// renderer.cpp (KIR -> C) and compiler.cpp (C -> an ELF object): each keeps its hooks and handle to itself
+struct RendererHooks;
+struct CompilerHooks;
+using RendererSlots = sdk::RendererSlots<RendererHooks>;  // the table's renderer_* slots
+using CompilerSlots = sdk::CompilerSlots<CompilerHooks>;  // the table's compiler_* slots and blob_free
 
 // allocator.cpp
 tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer);
@@ -105,6 +95,10 @@ struct QueueHooks {
 using QueueSlots = sdk::HostQueueSlots<tg_hwqueue_s>;  // the table's hwqueue_* slots
 
 }  // namespace tg::cpu
+
+// Compiled where tg_renderer_s and tg_compiler_s are complete (renderer.cpp, compiler.cpp).
+extern template struct tg::sdk::RendererSlots<tg::cpu::RendererHooks>;
+extern template struct tg::sdk::CompilerSlots<tg::cpu::CompilerHooks>;
 
 // The opaque handles, as this plugin defines them.
 struct tg_device_s {

@@ -327,42 +327,23 @@ struct tg_renderer_s {
 
 namespace tg::cpu {
 
-// Targets this renderer answers to: none given, or the C renderer by name.
-static bool is_known_target(const char* target) {
-  std::string t = target ? target : "";
-  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  return t.empty() || t == "C" || t == "CLANG";
-}
+// The renderer slots' hooks (tg/sdk/plugin_slots.hpp). Targets: none given, or the C renderer by name.
+struct RendererHooks {
+  using Renderer = tg_renderer_s;
+  static constexpr std::string_view plugin = "cpu";
+  static constexpr std::string_view device_label = "CPU";
+  static constexpr std::string_view targets = "C (alias CLANG)";
 
-tg_status_t renderer_create(tg_device device, const char* target, tg_renderer* out_renderer) {
-  return sdk::guard("cpu renderer_create", [&] {
-    sdk::require(out_renderer, "out_renderer");
-    auto dev = device_of(device);
-    if (!is_known_target(target))
-      throw Error(TG_ERR_UNSUPPORTED, cat("no renderer '", target, "' on CPU; it has C (alias CLANG)"));
-    *out_renderer = new tg_renderer_s{std::move(dev), {}, {}};
-  });
-}
-
-void renderer_destroy(tg_renderer renderer) {
-  sdk::guard_void("cpu renderer_destroy", [&] { delete renderer; });
-}
-
-tg_status_t renderer_get_caps(tg_renderer renderer, tg_renderer_caps* out_caps) {
-  return sdk::guard("cpu renderer_get_caps", [&] {
-    sdk::require(renderer, "renderer");
-    sdk::write_versioned(out_caps, cpu_caps(), "out_caps");
-  });
-}
-
-tg_status_t renderer_render(tg_renderer renderer, const tg_kir_kernel* kernel, const char** out_source) {
-  return sdk::guard("cpu renderer_render", [&] {
-    sdk::require(renderer, "renderer");
-    sdk::require(kernel, "kernel");
-    sdk::require(out_source, "out_source");
-    renderer->source = renderer->renderer.render_kernel(*kernel);
-    *out_source = renderer->source.c_str();
-  });
-}
+  static bool is_target(std::string_view upper) { return upper.empty() || upper == "C" || upper == "CLANG"; }
+  static std::unique_ptr<Renderer> create(tg_device device) {
+    return std::unique_ptr<Renderer>(new Renderer{device_of(device), {}, {}});
+  }
+  static tg_renderer_caps caps(const Renderer& /*renderer*/) { return cpu_caps(); }
+  static std::string render(Renderer& renderer, const tg_kir_kernel& kernel) {
+    return renderer.renderer.render_kernel(kernel);
+  }
+};
 
 }  // namespace tg::cpu
+
+template struct tg::sdk::RendererSlots<tg::cpu::RendererHooks>;

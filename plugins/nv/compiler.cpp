@@ -50,55 +50,44 @@ bool is_arch(const std::string& arch) {
 
 }  // namespace
 
-tg_status_t compiler_create(tg_device device, tg_compiler* out_compiler) {
-  return sdk::guard("nv compiler_create", [&] {
-    sdk::require(out_compiler, "out_compiler");
-    std::shared_ptr<Device> dev = device != nullptr ? device_of(device) : nullptr;
-    std::string arch = dev ? dev->arch : default_arch();
-    if (!is_arch(arch)) throw Error(TG_ERR_INVALID_ARGUMENT, cat("NV_ARCH=", arch, " is not an arch like sm_90"));
-    nvrtc();  // a missing NVRTC is reported when the compiler is made, not at the first kernel
-    *out_compiler = new tg_compiler_s{std::move(dev), std::move(arch)};
-  });
-}
+// The compiler slots' hooks (tg/sdk/plugin_slots.hpp).
+struct CompilerHooks {
+  using Compiler = tg_compiler_s;
+  static constexpr std::string_view plugin = "nv";
+  static std::unique_ptr<Compiler> create(tg_device device);
+  static sdk::Blob compile(Compiler& compiler, const char* source, const char* kernel_name);
+};
 
-void compiler_destroy(tg_compiler compiler) {
-  sdk::guard_void("nv compiler_destroy", [&] { delete compiler; });
+std::unique_ptr<tg_compiler_s> CompilerHooks::create(tg_device device) {
+  std::shared_ptr<Device> dev = device != nullptr ? device_of(device) : nullptr;
+  std::string arch = dev ? dev->arch : default_arch();
+  if (!is_arch(arch)) throw Error(TG_ERR_INVALID_ARGUMENT, cat("NV_ARCH=", arch, " is not an arch like sm_90"));
+  nvrtc();  // a missing NVRTC is reported when the compiler is made, not at the first kernel
+  return std::unique_ptr<tg_compiler_s>(new tg_compiler_s{std::move(dev), std::move(arch)});
 }
 
 // --fmad=false: a*b+c stays two roundings, so results do not depend on whether the core sent MULACC.
 // Division and sqrt are IEEE by NVRTC's defaults (-prec-div=true, -prec-sqrt=true, no -use_fast_math).
-tg_status_t compiler_compile(tg_compiler compiler, const char* source, const char* kernel_name, void** out_blob,
-                             size_t* out_size) {
-  return sdk::guard("nv compiler_compile", [&] {
-    sdk::require(compiler, "compiler");
-    sdk::require(source, "source");
-    sdk::require(out_blob, "out_blob");
-    sdk::require(out_size, "out_size");
-    const std::string name = kernel_name && *kernel_name ? kernel_name : "kernel";
-    const NvrtcApi& api = nvrtc();
-    NvrtcProgramRef program;
-    check_nvrtc(api.nvrtcCreateProgram(&program.program, source, (name + ".cu").c_str(), 0, nullptr, nullptr),
-                "nvrtcCreateProgram");
-    const std::string arch_option = "--gpu-architecture=" + compiler->arch;
-    const char* options[] = {arch_option.c_str(), "--fmad=false", "--std=c++17", "-default-device"};
-    const nvrtcResult r = api.nvrtcCompileProgram(program.program, 4, options);
-    if (r != 0)
-      throw Error(TG_ERR_COMPILE, cat("NVRTC cannot compile kernel ", name, " for ", compiler->arch, " (",
-                                      api.nvrtcGetErrorString(r), "):\n", program_log(program.program)));
-    size_t size = 0;
-    check_nvrtc(api.nvrtcGetCUBINSize(program.program, &size), "nvrtcGetCUBINSize");
-    if (size == 0) throw Error(TG_ERR_INTERNAL, cat("NVRTC returned an empty CUBIN for kernel ", name));
-    void* blob = std::malloc(size);
-    if (blob == nullptr) throw std::bad_alloc();
-    if (const nvrtcResult got = api.nvrtcGetCUBIN(program.program, static_cast<char*>(blob)); got != 0) {
-      std::free(blob);
-      check_nvrtc(got, "nvrtcGetCUBIN");
-    }
-    *out_blob = blob;
-    *out_size = size;
-  });
+sdk::Blob CompilerHooks::compile(tg_compiler_s& compiler, const char* source, const char* kernel_name) {
+  const std::string name = kernel_name && *kernel_name ? kernel_name : "kernel";
+  const NvrtcApi& api = nvrtc();
+  NvrtcProgramRef program;
+  check_nvrtc(api.nvrtcCreateProgram(&program.program, source, (name + ".cu").c_str(), 0, nullptr, nullptr),
+              "nvrtcCreateProgram");
+  const std::string arch_option = "--gpu-architecture=" + compiler.arch;
+  const char* options[] = {arch_option.c_str(), "--fmad=false", "--std=c++17", "-default-device"};
+  const nvrtcResult r = api.nvrtcCompileProgram(program.program, 4, options);
+  if (r != 0)
+    throw Error(TG_ERR_COMPILE, cat("NVRTC cannot compile kernel ", name, " for ", compiler.arch, " (",
+                                    api.nvrtcGetErrorString(r), "):\n", program_log(program.program)));
+  size_t size = 0;
+  check_nvrtc(api.nvrtcGetCUBINSize(program.program, &size), "nvrtcGetCUBINSize");
+  if (size == 0) throw Error(TG_ERR_INTERNAL, cat("NVRTC returned an empty CUBIN for kernel ", name));
+  sdk::Blob blob = sdk::Blob::allocate(size);
+  check_nvrtc(api.nvrtcGetCUBIN(program.program, static_cast<char*>(blob.data())), "nvrtcGetCUBIN");
+  return blob;
 }
 
-void blob_free(void* blob) { std::free(blob); }
-
 }  // namespace tg::nv
+
+template struct tg::sdk::CompilerSlots<tg::nv::CompilerHooks>;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <tg/plugin_abi.h>
+#include <tg/sdk/plugin_slots.hpp>
 #include <tg/sdk/status.hpp>
 
 #include <cstddef>
@@ -116,25 +117,15 @@ struct Program {
 std::string default_arch();
 
 // ---- slot functions (one group per file) ------------------------------------------------------------------------
-// plugin.cpp (devices)
-tg_status_t device_count(uint32_t* out_count);
-tg_status_t device_open(uint32_t index, tg_device* out_device);
-void device_close(tg_device device);
-tg_status_t device_get_info(tg_device device, tg_device_info* out_info);
+// plugin.cpp: the GPUs the CUDA driver reports; its DeviceHooks (tg/sdk/plugin_slots.hpp) sit next to the table
 std::shared_ptr<Device> device_of(tg_device device);  // throws on NULL
 
-// renderer.cpp (a NULL device is allowed: rendering needs no GPU)
-tg_status_t renderer_create(tg_device device, const char* target, tg_renderer* out_renderer);
-void renderer_destroy(tg_renderer renderer);
-tg_status_t renderer_get_caps(tg_renderer renderer, tg_renderer_caps* out_caps);
-tg_status_t renderer_render(tg_renderer renderer, const tg_kir_kernel* kernel, const char** out_source);
-
-// compiler.cpp (a NULL device is allowed: it compiles for default_arch())
-tg_status_t compiler_create(tg_device device, tg_compiler* out_compiler);
-void compiler_destroy(tg_compiler compiler);
-tg_status_t compiler_compile(tg_compiler compiler, const char* source, const char* kernel_name, void** out_blob,
-                             size_t* out_size);
-void blob_free(void* blob);
+// renderer.cpp (KIR -> CUDA C++) and compiler.cpp (-> CUBIN): each keeps its hooks and handle to itself.
+// Both take a NULL device: rendering needs no GPU, and a device-less compiler targets default_arch().
+struct RendererHooks;
+struct CompilerHooks;
+using RendererSlots = sdk::RendererSlots<RendererHooks>;  // the table's renderer_* slots
+using CompilerSlots = sdk::CompilerSlots<CompilerHooks>;  // the table's compiler_* slots and blob_free
 
 // allocator.cpp
 tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer);
@@ -164,6 +155,10 @@ tg_status_t hwqueue_wait(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns);
 tg_status_t hwqueue_read_timestamp(tg_hwqueue queue, uint64_t slot, uint64_t* out_ns);
 
 }  // namespace tg::nv
+
+// Compiled where tg_renderer_s and tg_compiler_s are complete (renderer.cpp, compiler.cpp).
+extern template struct tg::sdk::RendererSlots<tg::nv::RendererHooks>;
+extern template struct tg::sdk::CompilerSlots<tg::nv::CompilerHooks>;
 
 struct tg_device_s {
   std::shared_ptr<tg::nv::Device> device;

@@ -142,65 +142,50 @@ Device::~Device() {
   if (context != nullptr) cuda().cuDevicePrimaryCtxRelease(cu_device);
 }
 
+// What the device slots need to know (tg/sdk/plugin_slots.hpp): how many devices, and how to open one.
+struct DeviceHooks {
+  using Device = nv::Device;
+  static constexpr std::string_view plugin = "nv";
+  static constexpr bool is_host = false;
+  static uint32_t count();
+  static std::shared_ptr<Device> open(uint32_t index);
+};
+using DeviceSlots = sdk::DeviceSlots<DeviceHooks>;  // the table's device_* slots
+
 std::shared_ptr<Device> device_of(tg_device device) { return sdk::require(device, "device")->device; }
 
 // No driver or no GPU is zero devices (`tg devices` says "no devices present"); device_open says why.
-tg_status_t device_count(uint32_t* out_count) {
-  return sdk::guard("nv device_count", [&] {
-    sdk::require(out_count, "out_count");
-    *out_count = 0;
-    if (!loaded_cuda().error.empty()) return;
-    int count = 0;
-    if (cuda().cuDeviceGetCount(&count) == CUDA_SUCCESS && count > 0) *out_count = static_cast<uint32_t>(count);
-  });
+uint32_t DeviceHooks::count() {
+  if (!loaded_cuda().error.empty()) return 0;
+  int count = 0;
+  return cuda().cuDeviceGetCount(&count) == CUDA_SUCCESS && count > 0 ? static_cast<uint32_t>(count) : 0;
 }
 
-tg_status_t device_open(uint32_t index, tg_device* out_device) {
-  return sdk::guard("nv device_open", [&] {
-    sdk::require(out_device, "out_device");
-    const CudaApi& cu = cuda();
-    int count = 0;
-    check_cu(cu.cuDeviceGetCount(&count), "cuDeviceGetCount");
-    if (index >= static_cast<uint32_t>(count))
-      throw Error(count == 0 ? TG_ERR_UNAVAILABLE : TG_ERR_INVALID_ARGUMENT,
-                  cat("no NV device ", index, "; the CUDA driver reports ", count));
-    auto device = std::make_shared<Device>();
-    check_cu(cu.cuDeviceGet(&device->cu_device, static_cast<int>(index)), "cuDeviceGet");
-    char name[256] = {};
-    check_cu(cu.cuDeviceGetName(name, sizeof name - 1, device->cu_device), "cuDeviceGetName");
-    int major = 0, minor = 0, sms = 0;
-    check_cu(cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device->cu_device),
-             "cuDeviceGetAttribute");
-    check_cu(cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device->cu_device),
-             "cuDeviceGetAttribute");
-    check_cu(cu.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device->cu_device),
-             "cuDeviceGetAttribute");
-    size_t memory = 0;
-    check_cu(cu.cuDeviceTotalMem(&memory, device->cu_device), "cuDeviceTotalMem");
-    device->memory_bytes = memory;
-    device->arch = cat("sm_", major, minor);
-    device->description = cat(name, ", ", sms, " SMs, ", device->arch);
-    check_cu(cu.cuDevicePrimaryCtxRetain(&device->context, device->cu_device), "cuDevicePrimaryCtxRetain");
-    *out_device = new tg_device_s{std::move(device)};
-  });
-}
-
-void device_close(tg_device device) {
-  sdk::guard_void("nv device_close", [&] { delete device; });
-}
-
-tg_status_t device_get_info(tg_device device, tg_device_info* out_info) {
-  return sdk::guard("nv device_get_info", [&] {
-    const Device& dev = *device_of(device);
-    tg_device_info info{};
-    info.struct_size = sizeof(info);
-    info.name = dev.name.c_str();
-    info.description = dev.description.c_str();
-    info.arch = dev.arch.c_str();
-    info.memory_bytes = dev.memory_bytes;
-    info.is_host = 0;
-    sdk::write_versioned(out_info, info, "out_info");
-  });
+std::shared_ptr<Device> DeviceHooks::open(uint32_t index) {
+  const CudaApi& cu = cuda();
+  int count = 0;
+  check_cu(cu.cuDeviceGetCount(&count), "cuDeviceGetCount");
+  if (index >= static_cast<uint32_t>(count))
+    throw Error(count == 0 ? TG_ERR_UNAVAILABLE : TG_ERR_INVALID_ARGUMENT,
+                cat("no NV device ", index, "; the CUDA driver reports ", count));
+  auto device = std::make_shared<Device>();
+  check_cu(cu.cuDeviceGet(&device->cu_device, static_cast<int>(index)), "cuDeviceGet");
+  char name[256] = {};
+  check_cu(cu.cuDeviceGetName(name, sizeof name - 1, device->cu_device), "cuDeviceGetName");
+  int major = 0, minor = 0, sms = 0;
+  check_cu(cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device->cu_device),
+           "cuDeviceGetAttribute");
+  check_cu(cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device->cu_device),
+           "cuDeviceGetAttribute");
+  check_cu(cu.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device->cu_device),
+           "cuDeviceGetAttribute");
+  size_t memory = 0;
+  check_cu(cu.cuDeviceTotalMem(&memory, device->cu_device), "cuDeviceTotalMem");
+  device->memory_bytes = memory;
+  device->arch = cat("sm_", major, minor);
+  device->description = cat(name, ", ", sms, " SMs, ", device->arch);
+  check_cu(cu.cuDevicePrimaryCtxRetain(&device->context, device->cu_device), "cuDevicePrimaryCtxRetain");
+  return device;
 }
 
 const tg_plugin_api& plugin_api() {
@@ -211,18 +196,18 @@ const tg_plugin_api& plugin_api() {
       .plugin_name = "nv",
       .device_name = "NV",
       .status_free = sdk::status_free,
-      .device_count = device_count,
-      .device_open = device_open,
-      .device_close = device_close,
-      .device_get_info = device_get_info,
-      .renderer_create = renderer_create,
-      .renderer_destroy = renderer_destroy,
-      .renderer_get_caps = renderer_get_caps,
-      .renderer_render = renderer_render,
-      .compiler_create = compiler_create,
-      .compiler_destroy = compiler_destroy,
-      .compiler_compile = compiler_compile,
-      .blob_free = blob_free,
+      .device_count = DeviceSlots::count,
+      .device_open = DeviceSlots::open,
+      .device_close = DeviceSlots::close,
+      .device_get_info = DeviceSlots::get_info,
+      .renderer_create = RendererSlots::create,
+      .renderer_destroy = RendererSlots::destroy,
+      .renderer_get_caps = RendererSlots::get_caps,
+      .renderer_render = RendererSlots::render,
+      .compiler_create = CompilerSlots::create,
+      .compiler_destroy = CompilerSlots::destroy,
+      .compiler_compile = CompilerSlots::compile,
+      .blob_free = CompilerSlots::blob_free,
       .allocator_alloc = allocator_alloc,
       .allocator_free = allocator_free,
       .allocator_copy_in = allocator_copy_in,

@@ -7,7 +7,6 @@
 #include <tg/sdk/plugin.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -302,37 +301,24 @@ struct tg_renderer_s {
 
 namespace tg::nv {
 
-// Targets: none, or CUDA (optionally CUDA:sm_XX, which the compiler's arch decides anyway).
-tg_status_t renderer_create(tg_device device, const char* target, tg_renderer* out_renderer) {
-  return sdk::guard("nv renderer_create", [&] {
-    sdk::require(out_renderer, "out_renderer");
-    std::string t = target ? target : "";
-    std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-    if (!t.empty() && t != "CUDA" && t.rfind("CUDA:", 0) != 0)
-      throw Error(TG_ERR_UNSUPPORTED, cat("no renderer '", target, "' on NV; it has CUDA"));
-    *out_renderer = new tg_renderer_s{};
-  });
-}
+// The renderer slots' hooks (tg/sdk/plugin_slots.hpp). Targets: none, or CUDA (optionally CUDA:sm_XX, which the
+// compiler's arch decides anyway). The device is not used, and may be NULL: rendering needs no GPU.
+struct RendererHooks {
+  using Renderer = tg_renderer_s;
+  static constexpr std::string_view plugin = "nv";
+  static constexpr std::string_view device_label = "NV";
+  static constexpr std::string_view targets = "CUDA";
 
-void renderer_destroy(tg_renderer renderer) {
-  sdk::guard_void("nv renderer_destroy", [&] { delete renderer; });
-}
-
-tg_status_t renderer_get_caps(tg_renderer renderer, tg_renderer_caps* out_caps) {
-  return sdk::guard("nv renderer_get_caps", [&] {
-    sdk::require(renderer, "renderer");
-    sdk::write_versioned(out_caps, nv_caps(), "out_caps");
-  });
-}
-
-tg_status_t renderer_render(tg_renderer renderer, const tg_kir_kernel* kernel, const char** out_source) {
-  return sdk::guard("nv renderer_render", [&] {
-    sdk::require(renderer, "renderer");
-    sdk::require(kernel, "kernel");
-    sdk::require(out_source, "out_source");
-    renderer->source = renderer->renderer.render_kernel(*kernel);
-    *out_source = renderer->source.c_str();
-  });
-}
+  static bool is_target(std::string_view upper) {
+    return upper.empty() || upper == "CUDA" || upper.starts_with("CUDA:");
+  }
+  static std::unique_ptr<Renderer> create(tg_device /*device*/) { return std::unique_ptr<Renderer>(new Renderer{}); }
+  static tg_renderer_caps caps(const Renderer& /*renderer*/) { return nv_caps(); }
+  static std::string render(Renderer& renderer, const tg_kir_kernel& kernel) {
+    return renderer.renderer.render_kernel(kernel);
+  }
+};
 
 }  // namespace tg::nv
+
+template struct tg::sdk::RendererSlots<tg::nv::RendererHooks>;

@@ -44,58 +44,50 @@ std::string build_options(const Device& device) {
   return device.correctly_rounded_sqrt ? "-cl-fp32-correctly-rounded-divide-sqrt" : "";
 }
 
-tg_status_t compiler_create(tg_device device, tg_compiler* out_compiler) {
-  return sdk::guard("qcom compiler_create", [&] {
-    sdk::require(out_compiler, "out_compiler");
-    *out_compiler = new tg_compiler_s{device_of(device)};
-  });
+// The compiler slots' hooks (tg/sdk/plugin_slots.hpp).
+struct CompilerHooks {
+  using Compiler = tg_compiler_s;
+  static constexpr std::string_view plugin = "qcom";
+  static std::unique_ptr<Compiler> create(tg_device device);
+  static sdk::Blob compile(Compiler& compiler, const char* source, const char* kernel_name);
+};
+
+std::unique_ptr<tg_compiler_s> CompilerHooks::create(tg_device device) {
+  return std::unique_ptr<tg_compiler_s>(new tg_compiler_s{device_of(device)});
 }
 
-void compiler_destroy(tg_compiler compiler) {
-  sdk::guard_void("qcom compiler_destroy", [&] { delete compiler; });
+sdk::Blob CompilerHooks::compile(tg_compiler_s& compiler, const char* source, const char* kernel_name) {
+  const Device& device = *compiler.device;
+  const std::string name = kernel_name && *kernel_name ? kernel_name : "kernel";
+  const ClApi& api = cl();
+  std::lock_guard lock(build_mutex());
+  cl_int err = CL_SUCCESS;
+  // PoCL names a program's build directory in its shared kernel cache (~/.cache/pocl/kcache) by a hash of the
+  // source: two processes building the same kernel at once raced there and one got a binary without its bitcode,
+  // which aborts PoCL when loaded. A first line naming this process keeps concurrent builders apart.
+  const std::string salted = cat("/* tg: built by process ", getpid(), " */\n", source);
+  const char* text = salted.c_str();
+  const size_t length = salted.size();
+  ProgramRef program{api.clCreateProgramWithSource(device.context, 1, &text, &length, &err)};
+  check_cl(err, "clCreateProgramWithSource");
+  err = api.clBuildProgram(program.program, 1, &device.id, build_options(device).c_str(), nullptr, nullptr);
+  if (err != CL_SUCCESS)
+    throw Error(err == CL_BUILD_PROGRAM_FAILURE ? TG_ERR_COMPILE : TG_ERR_INTERNAL,
+                cat("OpenCL cannot compile kernel ", name, " (clBuildProgram failed: ", cl_error_name(err), "):\n",
+                    build_log(device, program.program)));
+  // One device in the program, so one binary.
+  size_t binary_size = 0;
+  check_cl(api.clGetProgramInfo(program.program, CL_PROGRAM_BINARY_SIZES, sizeof binary_size, &binary_size, nullptr),
+           "clGetProgramInfo(CL_PROGRAM_BINARY_SIZES)");
+  if (binary_size == 0)
+    throw Error(TG_ERR_INTERNAL, cat("the OpenCL driver returned an empty binary for kernel ", name));
+  sdk::Blob blob = sdk::Blob::allocate(binary_size);
+  auto* binary = static_cast<unsigned char*>(blob.data());
+  check_cl(api.clGetProgramInfo(program.program, CL_PROGRAM_BINARIES, sizeof binary, &binary, nullptr),
+           "clGetProgramInfo(CL_PROGRAM_BINARIES)");
+  return blob;
 }
-
-tg_status_t compiler_compile(tg_compiler compiler, const char* source, const char* kernel_name, void** out_blob,
-                             size_t* out_size) {
-  return sdk::guard("qcom compiler_compile", [&] {
-    sdk::require(compiler, "compiler");
-    sdk::require(source, "source");
-    sdk::require(out_blob, "out_blob");
-    sdk::require(out_size, "out_size");
-    const Device& device = *compiler->device;
-    const std::string name = kernel_name && *kernel_name ? kernel_name : "kernel";
-    const ClApi& api = cl();
-    std::lock_guard lock(build_mutex());
-    cl_int err = CL_SUCCESS;
-    // PoCL names a program's build directory in its shared kernel cache (~/.cache/pocl/kcache) by a hash of the
-    // source: two processes building the same kernel at once raced there and one got a binary without its bitcode,
-    // which aborts PoCL when loaded. A first line naming this process keeps concurrent builders apart.
-    const std::string salted = cat("/* tg: built by process ", getpid(), " */\n", source);
-    const char* text = salted.c_str();
-    const size_t length = salted.size();
-    ProgramRef program{api.clCreateProgramWithSource(device.context, 1, &text, &length, &err)};
-    check_cl(err, "clCreateProgramWithSource");
-    err = api.clBuildProgram(program.program, 1, &device.id, build_options(device).c_str(), nullptr, nullptr);
-    if (err != CL_SUCCESS)
-      throw Error(err == CL_BUILD_PROGRAM_FAILURE ? TG_ERR_COMPILE : TG_ERR_INTERNAL,
-                  cat("OpenCL cannot compile kernel ", name, " (clBuildProgram failed: ", cl_error_name(err), "):\n",
-                      build_log(device, program.program)));
-    // One device in the program, so one binary.
-    size_t binary_size = 0;
-    check_cl(api.clGetProgramInfo(program.program, CL_PROGRAM_BINARY_SIZES, sizeof binary_size, &binary_size, nullptr),
-             "clGetProgramInfo(CL_PROGRAM_BINARY_SIZES)");
-    if (binary_size == 0)
-      throw Error(TG_ERR_INTERNAL, cat("the OpenCL driver returned an empty binary for kernel ", name));
-    auto* blob = static_cast<unsigned char*>(std::malloc(binary_size));
-    if (blob == nullptr) throw std::bad_alloc();
-    err = api.clGetProgramInfo(program.program, CL_PROGRAM_BINARIES, sizeof blob, &blob, nullptr);
-    if (err != CL_SUCCESS) std::free(blob);
-    check_cl(err, "clGetProgramInfo(CL_PROGRAM_BINARIES)");
-    *out_blob = blob;
-    *out_size = binary_size;
-  });
-}
-
-void blob_free(void* blob) { std::free(blob); }
 
 }  // namespace tg::qcom
+
+template struct tg::sdk::CompilerSlots<tg::qcom::CompilerHooks>;

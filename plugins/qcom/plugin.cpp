@@ -195,75 +195,60 @@ Device::~Device() {
   if (context != nullptr) cl().clReleaseContext(context);
 }
 
+// What the device slots need to know (tg/sdk/plugin_slots.hpp): how many devices, and how to open one.
+struct DeviceHooks {
+  using Device = qcom::Device;
+  static constexpr std::string_view plugin = "qcom";
+  static constexpr bool is_host = false;  // buffers are cl_mem objects, reached only through copies
+  static uint32_t count();
+  static std::shared_ptr<Device> open(uint32_t index);
+};
+using DeviceSlots = sdk::DeviceSlots<DeviceHooks>;  // the table's device_* slots
+
 std::shared_ptr<Device> device_of(tg_device device) { return sdk::require(device, "device")->device; }
 
 // A missing library or platform is an error that `tg devices` shows; platforms without devices are just none.
-tg_status_t device_count(uint32_t* out_count) {
-  return sdk::guard("qcom device_count", [&] {
-    sdk::require(out_count, "out_count");
-    const DeviceList& list = device_list();
-    if (!list.error.empty()) throw Error(TG_ERR_UNAVAILABLE, list.error);
-    *out_count = static_cast<uint32_t>(list.devices.size());
-  });
+uint32_t DeviceHooks::count() {
+  const DeviceList& list = device_list();
+  if (!list.error.empty()) throw Error(TG_ERR_UNAVAILABLE, list.error);
+  return static_cast<uint32_t>(list.devices.size());
 }
 
-tg_status_t device_open(uint32_t index, tg_device* out_device) {
-  return sdk::guard("qcom device_open", [&] {
-    sdk::require(out_device, "out_device");
-    const DeviceList& list = device_list();
-    if (list.devices.empty())
-      throw Error(TG_ERR_UNAVAILABLE, list.error.empty() ? list.empty_reason : list.error);
-    if (index >= list.devices.size())
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("no QCOM device ", index, "; there are ", list.devices.size()));
-    const ClApi& api = cl();
-    auto device = std::make_shared<Device>();
-    device->platform = list.devices[index].first;
-    device->id = list.devices[index].second;
-    const std::string extensions = device_string(device->id, CL_DEVICE_EXTENSIONS);
-    device->has_fp16 = has_extension(extensions, "cl_khr_fp16");
-    device->has_fp64 = has_extension(extensions, "cl_khr_fp64");
-    device->has_int64 = device_string(device->id, CL_DEVICE_PROFILE) == "FULL_PROFILE" ||
-                        has_extension(extensions, "cles_khr_int64");
-    device->correctly_rounded_sqrt =
-        (device_value<cl_device_fp_config>(device->id, CL_DEVICE_SINGLE_FP_CONFIG) &
-         CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
-    device->memory_bytes = device_value<cl_ulong>(device->id, CL_DEVICE_GLOBAL_MEM_SIZE);
-    device->max_alloc_bytes = device_value<cl_ulong>(device->id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
-    device->max_param_bytes = device_value<size_t>(device->id, CL_DEVICE_MAX_PARAMETER_SIZE);
-    const std::string dev_name = device_string(device->id, CL_DEVICE_NAME);
-    const std::string driver = device_string(device->id, CL_DRIVER_VERSION);
-    device->description = cat(dev_name, " (", platform_string(device->platform, CL_PLATFORM_NAME), ", ",
-                              device_string(device->id, CL_DEVICE_OPENCL_C_VERSION), ")");
-    // Program binaries are only valid for the same device and driver: both name the target.
-    device->arch = cat(dev_name, " / driver ", driver);
+std::shared_ptr<Device> DeviceHooks::open(uint32_t index) {
+  const DeviceList& list = device_list();
+  if (list.devices.empty()) throw Error(TG_ERR_UNAVAILABLE, list.error.empty() ? list.empty_reason : list.error);
+  if (index >= list.devices.size())
+    throw Error(TG_ERR_INVALID_ARGUMENT, cat("no QCOM device ", index, "; there are ", list.devices.size()));
+  const ClApi& api = cl();
+  auto device = std::make_shared<Device>();
+  device->platform = list.devices[index].first;
+  device->id = list.devices[index].second;
+  const std::string extensions = device_string(device->id, CL_DEVICE_EXTENSIONS);
+  device->has_fp16 = has_extension(extensions, "cl_khr_fp16");
+  device->has_fp64 = has_extension(extensions, "cl_khr_fp64");
+  device->has_int64 = device_string(device->id, CL_DEVICE_PROFILE) == "FULL_PROFILE" ||
+                      has_extension(extensions, "cles_khr_int64");
+  device->correctly_rounded_sqrt =
+      (device_value<cl_device_fp_config>(device->id, CL_DEVICE_SINGLE_FP_CONFIG) &
+       CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
+  device->memory_bytes = device_value<cl_ulong>(device->id, CL_DEVICE_GLOBAL_MEM_SIZE);
+  device->max_alloc_bytes = device_value<cl_ulong>(device->id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+  device->max_param_bytes = device_value<size_t>(device->id, CL_DEVICE_MAX_PARAMETER_SIZE);
+  const std::string dev_name = device_string(device->id, CL_DEVICE_NAME);
+  const std::string driver = device_string(device->id, CL_DRIVER_VERSION);
+  device->description = cat(dev_name, " (", platform_string(device->platform, CL_PLATFORM_NAME), ", ",
+                            device_string(device->id, CL_DEVICE_OPENCL_C_VERSION), ")");
+  // Program binaries are only valid for the same device and driver: both name the target.
+  device->arch = cat(dev_name, " / driver ", driver);
 
-    cl_int err = CL_SUCCESS;
-    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
-                                           reinterpret_cast<cl_context_properties>(device->platform), 0};
-    device->context = api.clCreateContext(props, 1, &device->id, nullptr, nullptr, &err);
-    check_cl(err, "clCreateContext");
-    device->copy_queue = api.clCreateCommandQueue(device->context, device->id, 0, &err);
-    check_cl(err, "clCreateCommandQueue");
-    *out_device = new tg_device_s{std::move(device)};
-  });
-}
-
-void device_close(tg_device device) {
-  sdk::guard_void("qcom device_close", [&] { delete device; });
-}
-
-tg_status_t device_get_info(tg_device device, tg_device_info* out_info) {
-  return sdk::guard("qcom device_get_info", [&] {
-    const Device& dev = *device_of(device);
-    tg_device_info info{};
-    info.struct_size = sizeof(info);
-    info.name = dev.name.c_str();
-    info.description = dev.description.c_str();
-    info.arch = dev.arch.c_str();
-    info.memory_bytes = dev.memory_bytes;
-    info.is_host = 0;  // buffers are cl_mem objects, reached only through copies
-    sdk::write_versioned(out_info, info, "out_info");
-  });
+  cl_int err = CL_SUCCESS;
+  const cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
+                                         reinterpret_cast<cl_context_properties>(device->platform), 0};
+  device->context = api.clCreateContext(props, 1, &device->id, nullptr, nullptr, &err);
+  check_cl(err, "clCreateContext");
+  device->copy_queue = api.clCreateCommandQueue(device->context, device->id, 0, &err);
+  check_cl(err, "clCreateCommandQueue");
+  return device;
 }
 
 const tg_plugin_api& plugin_api() {
@@ -274,18 +259,18 @@ const tg_plugin_api& plugin_api() {
       .plugin_name = "qcom",
       .device_name = "QCOM",
       .status_free = sdk::status_free,
-      .device_count = device_count,
-      .device_open = device_open,
-      .device_close = device_close,
-      .device_get_info = device_get_info,
-      .renderer_create = renderer_create,
-      .renderer_destroy = renderer_destroy,
-      .renderer_get_caps = renderer_get_caps,
-      .renderer_render = renderer_render,
-      .compiler_create = compiler_create,
-      .compiler_destroy = compiler_destroy,
-      .compiler_compile = compiler_compile,
-      .blob_free = blob_free,
+      .device_count = DeviceSlots::count,
+      .device_open = DeviceSlots::open,
+      .device_close = DeviceSlots::close,
+      .device_get_info = DeviceSlots::get_info,
+      .renderer_create = RendererSlots::create,
+      .renderer_destroy = RendererSlots::destroy,
+      .renderer_get_caps = RendererSlots::get_caps,
+      .renderer_render = RendererSlots::render,
+      .compiler_create = CompilerSlots::create,
+      .compiler_destroy = CompilerSlots::destroy,
+      .compiler_compile = CompilerSlots::compile,
+      .blob_free = CompilerSlots::blob_free,
       .allocator_alloc = allocator_alloc,
       .allocator_free = allocator_free,
       .allocator_copy_in = allocator_copy_in,

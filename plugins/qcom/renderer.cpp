@@ -6,7 +6,6 @@
 #include <tg/sdk/plugin.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -406,38 +405,25 @@ struct tg_renderer_s {
 
 namespace tg::qcom {
 
-tg_status_t renderer_create(tg_device device, const char* target, tg_renderer* out_renderer) {
-  return sdk::guard("qcom renderer_create", [&] {
-    sdk::require(out_renderer, "out_renderer");
+// The renderer slots' hooks (tg/sdk/plugin_slots.hpp). Targets: none, or CL (alias OPENCL).
+struct RendererHooks {
+  using Renderer = tg_renderer_s;
+  static constexpr std::string_view plugin = "qcom";
+  static constexpr std::string_view device_label = "QCOM";
+  static constexpr std::string_view targets = "CL (alias OPENCL)";
+
+  static bool is_target(std::string_view upper) { return upper.empty() || upper == "CL" || upper == "OPENCL"; }
+  static std::unique_ptr<Renderer> create(tg_device device) {
     auto dev = device_of(device);
-    std::string t = target ? target : "";
-    std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-    if (!t.empty() && t != "CL" && t != "OPENCL")
-      throw Error(TG_ERR_UNSUPPORTED, cat("no renderer '", target, "' on QCOM; it has CL (alias OPENCL)"));
     const Features f = features_of(*dev);
-    *out_renderer = new tg_renderer_s{std::move(dev), f, OpenClRenderer(f), {}};
-  });
-}
-
-void renderer_destroy(tg_renderer renderer) {
-  sdk::guard_void("qcom renderer_destroy", [&] { delete renderer; });
-}
-
-tg_status_t renderer_get_caps(tg_renderer renderer, tg_renderer_caps* out_caps) {
-  return sdk::guard("qcom renderer_get_caps", [&] {
-    sdk::require(renderer, "renderer");
-    sdk::write_versioned(out_caps, caps_of(renderer->features), "out_caps");
-  });
-}
-
-tg_status_t renderer_render(tg_renderer renderer, const tg_kir_kernel* kernel, const char** out_source) {
-  return sdk::guard("qcom renderer_render", [&] {
-    sdk::require(renderer, "renderer");
-    sdk::require(kernel, "kernel");
-    sdk::require(out_source, "out_source");
-    renderer->source = renderer->renderer.render_kernel(*kernel);
-    *out_source = renderer->source.c_str();
-  });
-}
+    return std::unique_ptr<Renderer>(new Renderer{std::move(dev), f, OpenClRenderer(f), {}});
+  }
+  static tg_renderer_caps caps(const Renderer& renderer) { return caps_of(renderer.features); }
+  static std::string render(Renderer& renderer, const tg_kir_kernel& kernel) {
+    return renderer.renderer.render_kernel(kernel);
+  }
+};
 
 }  // namespace tg::qcom
+
+template struct tg::sdk::RendererSlots<tg::qcom::RendererHooks>;

@@ -96,24 +96,15 @@ KirCopy kir_from_blob(const void* blob, size_t size) {
   return k;
 }
 
-tg_status_t compiler_create(tg_device device, tg_compiler* out_compiler) {
-  return sdk::guard("interp compiler_create", [&] {
-    sdk::require(out_compiler, "out_compiler");
-    *out_compiler = new tg_compiler_s{device_of(device)};
-  });
-}
+// The compiler slots' hooks (tg/sdk/plugin_slots.hpp).
+struct CompilerHooks {
+  using Compiler = tg_compiler_s;
+  static constexpr std::string_view plugin = "interp";
 
-void compiler_destroy(tg_compiler compiler) {
-  sdk::guard_void("interp compiler_destroy", [&] { delete compiler; });
-}
-
-tg_status_t compiler_compile(tg_compiler compiler, const char* source, const char* kernel_name, void** out_blob,
-                             size_t* out_size) {
-  return sdk::guard("interp compiler_compile", [&] {
-    sdk::require(compiler, "compiler");
-    sdk::require(source, "source");
-    sdk::require(out_blob, "out_blob");
-    sdk::require(out_size, "out_size");
+  static std::unique_ptr<Compiler> create(tg_device device) {
+    return std::unique_ptr<Compiler>(new Compiler{device_of(device)});
+  }
+  static sdk::Blob compile(Compiler& /*compiler*/, const char* source, const char* kernel_name) {
     const KirCopy kernel = kir_from_text(source);
     if (kernel_name != nullptr && *kernel_name != '\0' && kernel.name != kernel_name)
       throw Error(TG_ERR_COMPILE, cat("the source is kernel ", kernel.name, ", not ", kernel_name));
@@ -123,15 +114,10 @@ tg_status_t compiler_compile(tg_compiler compiler, const char* source, const cha
     } catch (const Error& e) {
       throw Error(TG_ERR_COMPILE, e.what());
     }
-    const std::vector<char> bytes = kir_to_blob(view);
-    void* blob = std::malloc(bytes.size());
-    if (blob == nullptr) throw std::bad_alloc();
-    std::memcpy(blob, bytes.data(), bytes.size());
-    *out_blob = blob;
-    *out_size = bytes.size();
-  });
-}
-
-void blob_free(void* blob) { std::free(blob); }
+    return sdk::Blob::copy_of(kir_to_blob(view));
+  }
+};
 
 }  // namespace tg::interp
+
+template struct tg::sdk::CompilerSlots<tg::interp::CompilerHooks>;

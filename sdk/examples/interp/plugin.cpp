@@ -7,9 +7,6 @@
 
 namespace tg::interp {
 
-using sdk::cat;
-using sdk::Error;
-
 namespace {
 
 uint64_t physical_memory() {
@@ -21,37 +18,23 @@ uint64_t physical_memory() {
 
 std::shared_ptr<Device> device_of(tg_device device) { return sdk::require(device, "device")->device; }
 
-tg_status_t device_count(uint32_t* out_count) {
-  return sdk::guard("interp device_count", [&] { *sdk::require(out_count, "out_count") = 1; });
-}
+// What the device slots need to know (tg/sdk/plugin_slots.hpp): there is one device, and how to open it.
+struct DeviceHooks {
+  using Device = interp::Device;
+  static constexpr std::string_view plugin = "interp";        // starts every message: "interp device_open: ..."
+  static constexpr std::string_view device_label = "INTERP";  // "no INTERP device 1; there is one, INTERP:0"
+  static constexpr bool is_host = true;                       // buffers are host memory
 
-tg_status_t device_open(uint32_t index, tg_device* out_device) {
-  return sdk::guard("interp device_open", [&] {
-    sdk::require(out_device, "out_device");
-    if (index != 0) throw Error(TG_ERR_INVALID_ARGUMENT, cat("no INTERP device ", index, "; there is one, INTERP:0"));
+  static std::shared_ptr<Device> open(uint32_t /*index: always 0*/) {
     auto device = std::make_shared<Device>();
+    device->name = "INTERP";
+    device->description = "KIR interpreter (reference device: one thread, bounds-checked memory)";
+    device->arch = "kir";
     device->memory_bytes = physical_memory();
-    *out_device = new tg_device_s{std::move(device)};
-  });
-}
-
-void device_close(tg_device device) {
-  sdk::guard_void("interp device_close", [&] { delete device; });
-}
-
-tg_status_t device_get_info(tg_device device, tg_device_info* out_info) {
-  return sdk::guard("interp device_get_info", [&] {
-    const Device& dev = *device_of(device);
-    tg_device_info info{};
-    info.struct_size = sizeof(info);
-    info.name = "INTERP";
-    info.description = "KIR interpreter (reference device: one thread, bounds-checked memory)";
-    info.arch = "kir";
-    info.memory_bytes = dev.memory_bytes;
-    info.is_host = 1;  // buffers are host memory
-    sdk::write_versioned(out_info, info, "out_info");
-  });
-}
+    return device;
+  }
+};
+using DeviceSlots = sdk::DeviceSlots<DeviceHooks>;  // the table's device_* slots
 
 const tg_plugin_api& plugin_api() {
   static const tg_plugin_api api = {
@@ -61,18 +44,18 @@ const tg_plugin_api& plugin_api() {
       .plugin_name = "interp",
       .device_name = "INTERP",
       .status_free = sdk::status_free,
-      .device_count = device_count,
-      .device_open = device_open,
-      .device_close = device_close,
-      .device_get_info = device_get_info,
-      .renderer_create = renderer_create,
-      .renderer_destroy = renderer_destroy,
-      .renderer_get_caps = renderer_get_caps,
-      .renderer_render = renderer_render,
-      .compiler_create = compiler_create,
-      .compiler_destroy = compiler_destroy,
-      .compiler_compile = compiler_compile,
-      .blob_free = blob_free,
+      .device_count = DeviceSlots::count,
+      .device_open = DeviceSlots::open,
+      .device_close = DeviceSlots::close,
+      .device_get_info = DeviceSlots::get_info,
+      .renderer_create = RendererSlots::create,
+      .renderer_destroy = RendererSlots::destroy,
+      .renderer_get_caps = RendererSlots::get_caps,
+      .renderer_render = RendererSlots::render,
+      .compiler_create = CompilerSlots::create,
+      .compiler_destroy = CompilerSlots::destroy,
+      .compiler_compile = CompilerSlots::compile,
+      .blob_free = CompilerSlots::blob_free,
       .allocator_alloc = allocator_alloc,
       .allocator_free = allocator_free,
       .allocator_copy_in = allocator_copy_in,

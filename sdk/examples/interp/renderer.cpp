@@ -3,16 +3,8 @@
 // tell the core what INTERP takes.
 #include "interp_plugin.hpp"
 
-#include <tg/sdk/plugin.hpp>
-
-#include <algorithm>
-#include <cctype>
-
 namespace tg::interp {
 namespace {
-
-using sdk::cat;
-using sdk::Error;
 
 constexpr uint64_t bit(uint32_t op) { return uint64_t{1} << op; }
 
@@ -37,13 +29,6 @@ uint64_t ops_of(uint32_t dtype) {
   if (dtype == TG_DTYPE_BOOL) return kBoolOps;
   if (dtype == TG_DTYPE_FLOAT16 || dtype == TG_DTYPE_BFLOAT16) return kStorageOps;
   return dtype == TG_DTYPE_FLOAT32 || dtype == TG_DTYPE_FLOAT64 ? kFloatOps : kIntOps;
-}
-
-// Targets this renderer answers to: none given, or KIR by name.
-bool is_known_target(const char* target) {
-  std::string t = target ? target : "";
-  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  return t.empty() || t == "KIR";
 }
 
 }  // namespace
@@ -78,36 +63,24 @@ struct tg_renderer_s {
 
 namespace tg::interp {
 
-tg_status_t renderer_create(tg_device device, const char* target, tg_renderer* out_renderer) {
-  return sdk::guard("interp renderer_create", [&] {
-    sdk::require(out_renderer, "out_renderer");
-    auto dev = device_of(device);
-    if (!is_known_target(target))
-      throw sdk::Error(TG_ERR_UNSUPPORTED, sdk::cat("no renderer '", target, "' on INTERP; it has KIR"));
-    *out_renderer = new tg_renderer_s{std::move(dev), {}};
-  });
-}
+// The renderer slots' hooks (tg/sdk/plugin_slots.hpp). Targets: none given, or KIR by name.
+struct RendererHooks {
+  using Renderer = tg_renderer_s;
+  static constexpr std::string_view plugin = "interp";
+  static constexpr std::string_view device_label = "INTERP";
+  static constexpr std::string_view targets = "KIR";
 
-void renderer_destroy(tg_renderer renderer) {
-  sdk::guard_void("interp renderer_destroy", [&] { delete renderer; });
-}
-
-tg_status_t renderer_get_caps(tg_renderer renderer, tg_renderer_caps* out_caps) {
-  return sdk::guard("interp renderer_get_caps", [&] {
-    sdk::require(renderer, "renderer");
-    sdk::write_versioned(out_caps, interp_caps(), "out_caps");
-  });
-}
-
-tg_status_t renderer_render(tg_renderer renderer, const tg_kir_kernel* kernel, const char** out_source) {
-  return sdk::guard("interp renderer_render", [&] {
-    sdk::require(renderer, "renderer");
-    sdk::require(kernel, "kernel");
-    sdk::require(out_source, "out_source");
-    decode(*kernel);  // refuse here what program_create would refuse, while the core still knows the kernel
-    renderer->source = kir_to_text(*kernel);
-    *out_source = renderer->source.c_str();
-  });
-}
+  static bool is_target(std::string_view upper) { return upper.empty() || upper == "KIR"; }
+  static std::unique_ptr<Renderer> create(tg_device device) {
+    return std::unique_ptr<Renderer>(new Renderer{device_of(device), {}});
+  }
+  static tg_renderer_caps caps(const Renderer& /*renderer*/) { return interp_caps(); }
+  static std::string render(Renderer& /*renderer*/, const tg_kir_kernel& kernel) {
+    decode(kernel);  // refuse here what program_create would refuse, while the core still knows the kernel
+    return kir_to_text(kernel);
+  }
+};
 
 }  // namespace tg::interp
+
+template struct tg::sdk::RendererSlots<tg::interp::RendererHooks>;

@@ -211,16 +211,6 @@ class HostQueue {
 
 namespace host_queue_detail {
 
-// "<plugin> <slot>", built at compile time: guard()'s `where`, with nothing to allocate (or fail) on the way in.
-template <const std::string_view& Plugin, const std::string_view& Slot>
-inline constexpr auto where = [] {
-  std::array<char, Plugin.size() + 1 + Slot.size() + 1> text{};
-  auto out = std::copy(Plugin.begin(), Plugin.end(), text.begin());
-  *out++ = ' ';
-  std::copy(Slot.begin(), Slot.end(), out);
-  return text;
-}();
-
 inline constexpr std::string_view kCreate = "hwqueue_create", kDestroy = "hwqueue_destroy", kExec = "hwqueue_exec",
                                   kCopy = "hwqueue_copy", kSignal = "hwqueue_signal", kTimestamp = "hwqueue_timestamp",
                                   kSubmit = "hwqueue_submit", kWait = "hwqueue_wait",
@@ -236,7 +226,7 @@ struct HostQueueSlots {
   // The slots take Queue* (the same type as tg_hwqueue, asserted above) so that it is complete where they are used.
 
   template <const std::string_view& Slot>
-  static constexpr const char* where = host_queue_detail::where<Hooks::plugin, Slot>.data();
+  static constexpr const char* where = slot_where<Hooks::plugin, Slot>;
 
   static tg_status_t create(tg_device device, Queue** out_queue) noexcept {
     return guard(where<host_queue_detail::kCreate>, [&] {

@@ -4,6 +4,8 @@
 
 #include <tg/plugin_abi.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -99,5 +101,24 @@ T* require(T* pointer, const char* what) {
   if (pointer == nullptr) throw Error(TG_ERR_INVALID_ARGUMENT, cat("null ", what));
   return pointer;
 }
+
+namespace status_detail {
+
+// "<plugin> <slot>", built at compile time, with nothing to allocate (or fail) on the way in.
+template <const std::string_view& Plugin, const std::string_view& Slot>
+inline constexpr auto where = [] {
+  std::array<char, Plugin.size() + 1 + Slot.size() + 1> text{};
+  auto out = std::copy(Plugin.begin(), Plugin.end(), text.begin());
+  *out++ = ' ';
+  std::copy(Slot.begin(), Slot.end(), out);
+  return text;
+}();
+
+}  // namespace status_detail
+
+// guard()'s `where` for a slot of a plugin, e.g. slot_where<plugin, slot> == "cpu device_open" (both are
+// std::string_view constants with static storage).
+template <const std::string_view& Plugin, const std::string_view& Slot>
+inline constexpr const char* slot_where = status_detail::where<Plugin, Slot>.data();
 
 }  // namespace tg::sdk
