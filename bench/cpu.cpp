@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -164,6 +165,48 @@ std::string int8_dot(int64_t rows, int64_t n, int runs, int threads) {
   return buf;
 }
 
+// Row-wise softmax and layernorm over rows x cols float32; peer: the same math as plain C++ loops on the threads.
+std::string rows_op(const char* name, int64_t rows, int64_t cols, int runs, int threads) {
+  bool softmax = std::string(name) == "softmax";
+  tg::Tensor x = tg::Tensor::rand({rows, cols}, 1).realize();
+  tg::Jit f([softmax](const std::vector<tg::Tensor>& in, const std::vector<tg::BoundVariable>&) {
+    const tg::Tensor& t = in[0];
+    if (softmax) return std::vector<tg::Tensor>{t.softmax(-1)};
+    tg::Tensor xc = t - t.mean({-1}, true);
+    return std::vector<tg::Tensor>{xc * ((xc * xc).mean({-1}, true) + 1e-5).rsqrt()};
+  });
+  double tg_s = median_seconds(jitted(f, {x}), runs);
+  std::vector<float> hx = x.to_vector<float>(), hy(hx.size());
+  double peer_s = median_seconds([&] {
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t)
+      ts.emplace_back([&, t] {
+        for (int64_t r = rows * t / threads; r < rows * (t + 1) / threads; ++r) {
+          const float* in = &hx[r * cols];
+          float* out = &hy[r * cols];
+          if (softmax) {
+            float m = in[0], s = 0;
+            for (int64_t c = 1; c < cols; ++c) m = std::max(m, in[c]);
+            for (int64_t c = 0; c < cols; ++c) s += out[c] = std::exp(in[c] - m);
+            for (int64_t c = 0; c < cols; ++c) out[c] /= s;
+          } else {
+            float mean = 0, var = 0;
+            for (int64_t c = 0; c < cols; ++c) mean += in[c];
+            mean /= static_cast<float>(cols);
+            for (int64_t c = 0; c < cols; ++c) var += (in[c] - mean) * (in[c] - mean);
+            float inv = 1.0f / std::sqrt(var / static_cast<float>(cols) + 1e-5f);
+            for (int64_t c = 0; c < cols; ++c) out[c] = (in[c] - mean) * inv;
+          }
+        }
+      });
+    for (auto& t : ts) t.join();
+  }, runs);
+  char buf[256];
+  std::snprintf(buf, sizeof(buf), "{\"rows\": %ld, \"cols\": %ld, \"tg_ms\": %.2f, \"loop_ms\": %.2f, \"tg_over_loop\": %.3f}", rows, cols,
+                tg_s * 1e3, peer_s * 1e3, peer_s / tg_s);
+  return buf;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -175,7 +218,9 @@ int main(int argc, char** argv) {
   gemms.push_back(gemm(1, 4096, 4096, runs, threads));  // vector-matrix
   std::printf("{\"bench\": \"cpu\", \"threads\": %d, \"runs\": %d, \"gemm\": [", threads, runs);
   for (size_t i = 0; i < gemms.size(); ++i) std::printf("%s%s", i ? ", " : "", gemms[i].c_str());
-  std::printf("], \"half_matvec\": %s, \"int8_dot\": %s, \"triad\": %s, \"sum\": %s}\n", half_matvec(4096, runs, threads).c_str(),
-              int8_dot(4096, 4096, runs, threads).c_str(), triad(16 << 20, runs, threads).c_str(), reduce_sum(16 << 20, runs, threads).c_str());
+  std::printf("], \"half_matvec\": %s, \"int8_dot\": %s, \"triad\": %s, \"sum\": %s, \"softmax\": %s, \"layernorm\": %s}\n",
+              half_matvec(4096, runs, threads).c_str(), int8_dot(4096, 4096, runs, threads).c_str(), triad(16 << 20, runs, threads).c_str(),
+              reduce_sum(16 << 20, runs, threads).c_str(), rows_op("softmax", 4096, 4096, runs, threads).c_str(),
+              rows_op("layernorm", 4096, 4096, runs, threads).c_str());
   return 0;
 }
