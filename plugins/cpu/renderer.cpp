@@ -9,36 +9,18 @@
 #include <cctype>
 #include <set>
 #include <utility>
+#include "tg/sdk/op_sets.hpp"
 
 namespace tg::cpu {
 namespace {
 
 using sdk::cat;
 using sdk::Error;
+using sdk::op_bit;
 
-constexpr uint64_t bit(uint32_t op) { return uint64_t{1} << op; }
-
-// The ALU ops taken whole, per kind of dtype; the core lowers everything else (float16/bfloat16 are storage
-// types it computes on in float32, so they only need casts). EXP2/LOG2/SIN are left to the core's polynomials
-// on purpose: they vectorize, where libm calls run one lane at a time (softmax 4096x4096: 28 ms against 92 ms).
-constexpr uint64_t kIntOps = bit(TG_KIR_NEG) | bit(TG_KIR_ADD) | bit(TG_KIR_SUB) | bit(TG_KIR_MUL) | bit(TG_KIR_IDIV) |
-                             bit(TG_KIR_MOD) | bit(TG_KIR_MAX) | bit(TG_KIR_CMPLT) | bit(TG_KIR_CMPNE) |
-                             bit(TG_KIR_CMPEQ) | bit(TG_KIR_AND) | bit(TG_KIR_OR) | bit(TG_KIR_XOR) | bit(TG_KIR_SHL) |
-                             bit(TG_KIR_SHR) | bit(TG_KIR_WHERE) | bit(TG_KIR_MULACC) | bit(TG_KIR_CAST) |
-                             bit(TG_KIR_BITCAST);
-constexpr uint64_t kBoolOps = bit(TG_KIR_AND) | bit(TG_KIR_OR) | bit(TG_KIR_XOR) | bit(TG_KIR_CMPNE) |
-                              bit(TG_KIR_CMPEQ) | bit(TG_KIR_CMPLT) | bit(TG_KIR_WHERE) | bit(TG_KIR_CAST);
-constexpr uint64_t kFloatOps = bit(TG_KIR_NEG) | bit(TG_KIR_ADD) | bit(TG_KIR_SUB) | bit(TG_KIR_MUL) |
-                               bit(TG_KIR_FDIV) | bit(TG_KIR_MAX) | bit(TG_KIR_CMPLT) | bit(TG_KIR_CMPNE) |
-                               bit(TG_KIR_CMPEQ) | bit(TG_KIR_SQRT) | bit(TG_KIR_RECIP) | bit(TG_KIR_TRUNC) |
-                               bit(TG_KIR_WHERE) | bit(TG_KIR_MULACC) | bit(TG_KIR_CAST) | bit(TG_KIR_BITCAST);
-constexpr uint64_t kStorageOps = bit(TG_KIR_CAST) | bit(TG_KIR_BITCAST);
-
-uint64_t ops_of(uint32_t dtype) {
-  if (dtype == TG_DTYPE_BOOL) return kBoolOps;
-  if (dtype == TG_DTYPE_FLOAT16 || dtype == TG_DTYPE_BFLOAT16) return kStorageOps;
-  return sdk::is_float(dtype) ? kFloatOps : kIntOps;
-}
+// The standard op sets (tg/sdk/op_sets.hpp): EXP2/LOG2/SIN go to the core's polynomials, which vectorize where
+// libm calls run one lane at a time (softmax 4096x4096: 28 ms against 92 ms); 16-bit floats are storage types.
+uint64_t ops_of(uint32_t dtype) { return sdk::standard_ops(dtype); }
 
 tg_renderer_caps cpu_caps() {
   tg_renderer_caps caps{};
@@ -236,13 +218,13 @@ class CpuRenderer final : public sdk::CRenderer {
   std::string alu(uint32_t i, const std::vector<std::string>& srcs) override {
     const tg_kir_inst& in = inst(i);
     const uint32_t src_dtype = alu_src_dtype(i);
-    if (!(ops_of(src_dtype) & bit(in.op)))
+    if (!(ops_of(src_dtype) & op_bit(in.op)))
       throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": the CPU renderer has no ", sdk::op_name(in.op),
                                           " on ", sdk::dtype_name(src_dtype), " (inst ", i, ")"));
-    const uint64_t whole = bit(TG_KIR_NEG) | bit(TG_KIR_ADD) | bit(TG_KIR_SUB) | bit(TG_KIR_MUL) | bit(TG_KIR_FDIV) |
-                           bit(TG_KIR_AND) | bit(TG_KIR_OR) | bit(TG_KIR_XOR) | bit(TG_KIR_MULACC);
+    const uint64_t whole = op_bit(TG_KIR_NEG) | op_bit(TG_KIR_ADD) | op_bit(TG_KIR_SUB) | op_bit(TG_KIR_MUL) | op_bit(TG_KIR_FDIV) |
+                           op_bit(TG_KIR_AND) | op_bit(TG_KIR_OR) | op_bit(TG_KIR_XOR) | op_bit(TG_KIR_MULACC);
     const std::string tmpl = op_template(in.op, in.dtype, src_dtype);
-    if (in.vcount == 1 || (whole & bit(in.op))) return sdk::fill(tmpl, srcs);
+    if (in.vcount == 1 || (whole & op_bit(in.op))) return sdk::fill(tmpl, srcs);
     std::vector<std::string> lanes;
     for (uint32_t lane = 0; lane < in.vcount; ++lane) {
       std::vector<std::string> lane_srcs;

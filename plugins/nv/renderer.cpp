@@ -10,35 +10,16 @@
 #include <cmath>
 #include <cstring>
 #include <set>
+#include "tg/sdk/op_sets.hpp"
 
 namespace tg::nv {
 namespace {
 
 using sdk::cat;
 using sdk::Error;
+using sdk::op_bit;
 
-constexpr uint64_t bit(uint32_t op) { return uint64_t{1} << op; }
-
-constexpr uint64_t kIntOps = bit(TG_KIR_NEG) | bit(TG_KIR_ADD) | bit(TG_KIR_SUB) | bit(TG_KIR_MUL) | bit(TG_KIR_IDIV) |
-                             bit(TG_KIR_MOD) | bit(TG_KIR_MAX) | bit(TG_KIR_CMPLT) | bit(TG_KIR_CMPNE) |
-                             bit(TG_KIR_CMPEQ) | bit(TG_KIR_AND) | bit(TG_KIR_OR) | bit(TG_KIR_XOR) | bit(TG_KIR_SHL) |
-                             bit(TG_KIR_SHR) | bit(TG_KIR_WHERE) | bit(TG_KIR_MULACC) | bit(TG_KIR_CAST) |
-                             bit(TG_KIR_BITCAST);
-constexpr uint64_t kBoolOps = bit(TG_KIR_AND) | bit(TG_KIR_OR) | bit(TG_KIR_XOR) | bit(TG_KIR_CMPNE) |
-                              bit(TG_KIR_CMPEQ) | bit(TG_KIR_CMPLT) | bit(TG_KIR_WHERE) | bit(TG_KIR_CAST);
-// IEEE-exact ops only (NVRTC's defaults -prec-div and -prec-sqrt make / and sqrt exact). CUDA's exp2f/log2f/sinf
-// are 1-2 ulp, so the core's measured polynomials compute EXP2/LOG2/SIN, the same on every device.
-constexpr uint64_t kFloatOps = bit(TG_KIR_NEG) | bit(TG_KIR_ADD) | bit(TG_KIR_SUB) | bit(TG_KIR_MUL) |
-                               bit(TG_KIR_FDIV) | bit(TG_KIR_MAX) | bit(TG_KIR_CMPLT) | bit(TG_KIR_CMPNE) |
-                               bit(TG_KIR_CMPEQ) | bit(TG_KIR_SQRT) | bit(TG_KIR_RECIP) | bit(TG_KIR_TRUNC) |
-                               bit(TG_KIR_WHERE) | bit(TG_KIR_MULACC) | bit(TG_KIR_CAST) | bit(TG_KIR_BITCAST);
-constexpr uint64_t kStorageOps = bit(TG_KIR_CAST) | bit(TG_KIR_BITCAST);
-
-uint64_t ops_of(uint32_t dtype) {
-  if (dtype == TG_DTYPE_BOOL) return kBoolOps;
-  if (dtype == TG_DTYPE_FLOAT16 || dtype == TG_DTYPE_BFLOAT16) return kStorageOps;  // computed in float32
-  return sdk::is_float(dtype) ? kFloatOps : kIntOps;
-}
+uint64_t ops_of(uint32_t dtype) { return sdk::standard_ops(dtype); }
 
 // Scalar code only for now: vector types are not in CUDA's headers for every dtype and width, and NVRTC
 // vectorizes nothing, so vector loads wait for aligned float4 paths (see the report of issue 6).
@@ -218,7 +199,7 @@ class CudaRenderer final : public sdk::CRenderer {
   std::string alu(uint32_t i, const std::vector<std::string>& srcs) override {
     const tg_kir_inst& in = inst(i);
     const uint32_t src_dtype = alu_src_dtype(i);
-    if (in.vcount != 1 || !(ops_of(src_dtype) & bit(in.op)))
+    if (in.vcount != 1 || !(ops_of(src_dtype) & op_bit(in.op)))
       throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": the NV renderer has no ", sdk::op_name(in.op),
                                           " on ", sdk::dtype_name(src_dtype), " x ", +in.vcount, " (inst ", i, ")"));
     return sdk::fill(op_template(in.op, in.dtype, src_dtype), srcs);

@@ -9,31 +9,18 @@
 #include <cmath>
 #include <cstring>
 #include <set>
+#include "tg/sdk/op_sets.hpp"
 
 namespace tg::qcom {
 namespace {
 
 using sdk::cat;
 using sdk::Error;
-
-constexpr uint64_t bit(uint32_t op) { return uint64_t{1} << op; }
-
-// The ALU ops taken whole, per kind of dtype; the core lowers everything else.
-constexpr uint64_t kIntOps = bit(TG_KIR_NEG) | bit(TG_KIR_ADD) | bit(TG_KIR_SUB) | bit(TG_KIR_MUL) | bit(TG_KIR_IDIV) |
-                             bit(TG_KIR_MOD) | bit(TG_KIR_MAX) | bit(TG_KIR_CMPLT) | bit(TG_KIR_CMPNE) |
-                             bit(TG_KIR_CMPEQ) | bit(TG_KIR_AND) | bit(TG_KIR_OR) | bit(TG_KIR_XOR) | bit(TG_KIR_SHL) |
-                             bit(TG_KIR_SHR) | bit(TG_KIR_WHERE) | bit(TG_KIR_MULACC) | bit(TG_KIR_CAST) |
-                             bit(TG_KIR_BITCAST);
-constexpr uint64_t kBoolOps = bit(TG_KIR_AND) | bit(TG_KIR_OR) | bit(TG_KIR_XOR) | bit(TG_KIR_CMPNE) |
-                              bit(TG_KIR_CMPEQ) | bit(TG_KIR_CMPLT) | bit(TG_KIR_WHERE) | bit(TG_KIR_CAST);
-// Arithmetic that OpenCL rounds correctly (float32 division and sqrt once built with
-// -cl-fp32-correctly-rounded-divide-sqrt, where the device allows it). EXP2/LOG2/SIN have ulp bounds of 3-4 in
-// OpenCL, so the core's polynomials (measured, the same on every device) compute them instead.
-constexpr uint64_t kFloatOps = bit(TG_KIR_NEG) | bit(TG_KIR_ADD) | bit(TG_KIR_SUB) | bit(TG_KIR_MUL) |
-                               bit(TG_KIR_FDIV) | bit(TG_KIR_MAX) | bit(TG_KIR_CMPLT) | bit(TG_KIR_CMPNE) |
-                               bit(TG_KIR_CMPEQ) | bit(TG_KIR_RECIP) | bit(TG_KIR_TRUNC) | bit(TG_KIR_WHERE) |
-                               bit(TG_KIR_MULACC) | bit(TG_KIR_CAST) | bit(TG_KIR_BITCAST) | bit(TG_KIR_SQRT);
-constexpr uint64_t kStorageOps = bit(TG_KIR_CAST) | bit(TG_KIR_BITCAST);
+using sdk::op_bit;
+using sdk::kBoolOps;
+using sdk::kFloatOps;
+using sdk::kIntegerOps;
+using sdk::kStorageOps;
 
 // What a renderer needs to know about its device: the extensions that change types and caps.
 struct Features {
@@ -44,8 +31,8 @@ struct Features {
 uint64_t ops_of(const Features& f, uint32_t dtype) {
   if (dtype == TG_DTYPE_BOOL) return kBoolOps;
   if (dtype == TG_DTYPE_BFLOAT16 || (dtype == TG_DTYPE_FLOAT16 && !f.fp16)) return kStorageOps;
-  if (dtype == TG_DTYPE_FLOAT16) return kFloatOps & ~bit(TG_KIR_SQRT);  // half sqrt: the core uses float32
-  return sdk::is_float(dtype) ? kFloatOps : kIntOps;
+  if (dtype == TG_DTYPE_FLOAT16) return kFloatOps & ~op_bit(TG_KIR_SQRT);  // half sqrt: the core uses float32
+  return sdk::is_float(dtype) ? kFloatOps : kIntegerOps;
 }
 
 tg_renderer_caps caps_of(const Features& f) {
@@ -267,7 +254,7 @@ class OpenClRenderer final : public sdk::CRenderer {
   std::string alu(uint32_t i, const std::vector<std::string>& srcs) override {
     const tg_kir_inst& in = inst(i);
     const uint32_t src_dtype = alu_src_dtype(i);
-    if (!(ops_of(f_, src_dtype) & bit(in.op)))
+    if (!(ops_of(f_, src_dtype) & op_bit(in.op)))
       throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": the QCOM renderer has no ", sdk::op_name(in.op),
                                           " on ", sdk::dtype_name(src_dtype), " (inst ", i, ")"));
     if (in.vcount > 1 && sdk::is_signed_int(src_dtype) &&
@@ -279,9 +266,9 @@ class OpenClRenderer final : public sdk::CRenderer {
       const char* sym = in.op == TG_KIR_ADD ? "+" : in.op == TG_KIR_SUB ? "-" : "*";
       return cat("as_", t, "(", as_u(srcs[0]), sym, as_u(srcs[1]), ")");
     }
-    const uint64_t whole = bit(TG_KIR_NEG) | bit(TG_KIR_ADD) | bit(TG_KIR_SUB) | bit(TG_KIR_MUL) | bit(TG_KIR_FDIV) |
-                           bit(TG_KIR_AND) | bit(TG_KIR_OR) | bit(TG_KIR_XOR) | bit(TG_KIR_MULACC);
-    const bool vector_whole = (whole & bit(in.op)) && !sdk::is_signed_int(src_dtype) &&
+    const uint64_t whole = op_bit(TG_KIR_NEG) | op_bit(TG_KIR_ADD) | op_bit(TG_KIR_SUB) | op_bit(TG_KIR_MUL) | op_bit(TG_KIR_FDIV) |
+                           op_bit(TG_KIR_AND) | op_bit(TG_KIR_OR) | op_bit(TG_KIR_XOR) | op_bit(TG_KIR_MULACC);
+    const bool vector_whole = (whole & op_bit(in.op)) && !sdk::is_signed_int(src_dtype) &&
                               !(in.op == TG_KIR_MULACC && sdk::is_int(src_dtype));
     const std::string tmpl = op_template(in.op, in.dtype, src_dtype);
     if (in.vcount == 1 || vector_whole) return sdk::fill(tmpl, srcs);

@@ -2,35 +2,16 @@
 // render time with the instruction named) and returns its text dump as the "source"; and the capabilities that
 // tell the core what INTERP takes.
 #include "interp_plugin.hpp"
+#include "tg/sdk/op_sets.hpp"
 
 namespace tg::interp {
 namespace {
 
-constexpr uint64_t bit(uint32_t op) { return uint64_t{1} << op; }
+using sdk::op_bit;
 
-// The ALU ops taken whole, per kind of dtype: exactly the CPU plugin's table, so the core decomposes every kernel
-// the same way for both devices and their results can be compared value for value. float16/bfloat16 are storage
-// types (the core computes on them in float32), so they only need casts.
-constexpr uint64_t kIntOps = bit(TG_KIR_NEG) | bit(TG_KIR_ADD) | bit(TG_KIR_SUB) | bit(TG_KIR_MUL) | bit(TG_KIR_IDIV) |
-                             bit(TG_KIR_MOD) | bit(TG_KIR_MAX) | bit(TG_KIR_CMPLT) | bit(TG_KIR_CMPNE) |
-                             bit(TG_KIR_CMPEQ) | bit(TG_KIR_AND) | bit(TG_KIR_OR) | bit(TG_KIR_XOR) | bit(TG_KIR_SHL) |
-                             bit(TG_KIR_SHR) | bit(TG_KIR_WHERE) | bit(TG_KIR_MULACC) | bit(TG_KIR_CAST) |
-                             bit(TG_KIR_BITCAST);
-constexpr uint64_t kBoolOps = bit(TG_KIR_AND) | bit(TG_KIR_OR) | bit(TG_KIR_XOR) | bit(TG_KIR_CMPNE) |
-                              bit(TG_KIR_CMPEQ) | bit(TG_KIR_CMPLT) | bit(TG_KIR_WHERE) | bit(TG_KIR_CAST);
-constexpr uint64_t kFloatOps = bit(TG_KIR_NEG) | bit(TG_KIR_ADD) | bit(TG_KIR_SUB) | bit(TG_KIR_MUL) |
-                               bit(TG_KIR_FDIV) | bit(TG_KIR_MAX) | bit(TG_KIR_CMPLT) | bit(TG_KIR_CMPNE) |
-                               bit(TG_KIR_CMPEQ) | bit(TG_KIR_SQRT) | bit(TG_KIR_RECIP) | bit(TG_KIR_TRUNC) |
-                               bit(TG_KIR_WHERE) | bit(TG_KIR_MULACC) | bit(TG_KIR_CAST) | bit(TG_KIR_BITCAST);
-// (EXP2/LOG2/SIN are not claimed, as on the CPU: the core sends both devices the same polynomial, so INTERP stays a
-// bit-exact reference for CPU kernels. The interpreter still executes them for KIR written by hand.)
-constexpr uint64_t kStorageOps = bit(TG_KIR_CAST) | bit(TG_KIR_BITCAST);
-
-uint64_t ops_of(uint32_t dtype) {
-  if (dtype == TG_DTYPE_BOOL) return kBoolOps;
-  if (dtype == TG_DTYPE_FLOAT16 || dtype == TG_DTYPE_BFLOAT16) return kStorageOps;
-  return dtype == TG_DTYPE_FLOAT32 || dtype == TG_DTYPE_FLOAT64 ? kFloatOps : kIntOps;
-}
+// The standard op sets, exactly the CPU's: the core then sends both devices the same kernels (the same
+// polynomials for EXP2/LOG2/SIN), so INTERP stays a bit-exact reference for CPU kernels.
+uint64_t ops_of(uint32_t dtype) { return sdk::standard_ops(dtype); }
 
 }  // namespace
 
