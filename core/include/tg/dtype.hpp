@@ -52,9 +52,6 @@ inline constexpr DType all[] = {bool_, int8,  int16,   int32,    int64,   uint8,
 
 // The type both operands of a binary op are promoted to (numpy-like lattice, floats win).
 DType promote(DType a, DType b);
-// Largest / smallest finite value (ints) or +-inf (floats), as double; used for reduce identities.
-double max_value(DType d);
-double min_value(DType d);
 }  // namespace dtypes
 
 // Round-to-nearest-even conversions for the 16-bit float formats (host side, bit exact).

@@ -40,9 +40,4 @@ UOpPtr decompose(const UOpPtr& u, const SupportsFn& supports) {
   }
 }
 
-const PatternMatcher& pm_lowering_rules() {
-  static const PatternMatcher pm{};
-  return pm;
-}
-
 }  // namespace tg::codegen

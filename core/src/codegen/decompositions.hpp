@@ -14,7 +14,4 @@ using SupportsFn = std::function<bool(ir::Op, DType)>;
 // ops, EXP2/LOG2/SIN as polynomials (see transcendental.hpp).
 ir::UOpPtr decompose(const ir::UOpPtr& u, const SupportsFn& supports);
 
-// Rules applied to every kernel before emission (independent of the renderer).
-const ir::PatternMatcher& pm_lowering_rules();
-
 }  // namespace tg::codegen

@@ -169,7 +169,7 @@ class Emitter {
     for (const auto& st : stores) idx.push_back(st->src[1]), val.push_back(st->src[2]);
     DType d = stores[0]->src[2]->dtype;
     int32_t p = emit(stores[0]->src[0]);
-    if (consecutive(idx) && vector_ok(d, w)) {
+    if (consecutive_index(idx) && vector_ok(d, w)) {
       Lanes v = emit_lanes(val);
       k_.add(TG_KIR_STORE, dt(d), static_cast<uint8_t>(w), {p, emit(idx[0]), broadcast(v, d, w)});
       return;
@@ -275,9 +275,7 @@ class Emitter {
   std::vector<int64_t> ends_;
   std::vector<std::vector<int32_t>> bool_lanes_;  // Lanes with id -k-1: per-lane scalars, not one vector
   double mult_ = 1, flops_ = 0;
-  int64_t next_acc_ = 0;
 
-  static bool consecutive(const std::vector<UOpPtr>& idx);
 
   int32_t broadcast(Lanes v, DType d, int w) {
     if (v.id < 0) return k_.add(TG_KIR_VECTORIZE, dt(d), static_cast<uint8_t>(w), bool_lanes_[-v.id - 1]);
@@ -300,7 +298,7 @@ class Emitter {
     if (u0->op == Op::LOAD) {
       auto idx = src_lanes(lanes, 1);
       bool same_gate = u0->src.size() == 2 || std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l->src[2].get() == u0->src[2].get(); });
-      if (!consecutive(idx) || !same_gate || !vector_ok(d, w)) return gather_lanes(lanes);
+      if (!consecutive_index(idx) || !same_gate || !vector_ok(d, w)) return gather_lanes(lanes);
       std::vector<int32_t> src{emit(u0->src[0]), emit(idx[0])};
       if (u0->src.size() > 2) src.push_back(emit(u0->src[2]));
       return {k_.add(TG_KIR_LOAD, dt(d), static_cast<uint8_t>(w), std::move(src)), w};
@@ -562,7 +560,6 @@ class Emitter {
     DType d = u->dtype;
     int32_t acc = k_.add(TG_KIR_DEFINE_REG, dt(d), 1, {}, {.i = 1}, TG_ADDR_REG);
     int32_t zero = k_.add(TG_KIR_CONST, TG_DTYPE_INT32, 1, {}, {.i = 0});
-    ++next_acc_;
     k_.add(TG_KIR_STORE, dt(d), 1, {acc, zero, emit(reduce_identity(rop, d))});
     std::vector<int32_t> loops;
     for (size_t i = 1; i < u->src.size(); ++i)
@@ -585,7 +582,6 @@ class Emitter {
   }
 };
 
-bool Emitter::consecutive(const std::vector<UOpPtr>& idx) { return consecutive_index(idx); }
 bool Emitter::vector_ok(DType d, int w) const { return w <= 16 && e_vector_ok(caps_, d, w); }
 
 // A hand-written kernel: its GLOBAL ranges around its statements, in order, exactly as written.
@@ -629,7 +625,7 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
     throw Error("tg: kernel " + k.name + " needs " + std::to_string(k.params.size()) + " buffers, renderer allows " +
                 std::to_string(caps.max_params));
 
-  UOpPtr sink = graph_rewrite(kernel.sink, pm_symbolic() + pm_lowering_rules(), "lower");
+  UOpPtr sink = graph_rewrite(kernel.sink, pm_symbolic(), "lower");
   if (kernel.custom) return lower_custom(k, kernel, sink, caps, std::move(var_params));
   std::vector<UOpPtr> ranges;  // output loops still present after simplification, outermost first
   for (const auto& r : kernel.out_ranges)

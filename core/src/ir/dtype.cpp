@@ -39,31 +39,6 @@ DType promote(DType a, DType b) {
   }
 }
 
-double max_value(DType d) {
-  switch (d.scalar) {
-    case ScalarType::Bool: return 1;
-    case ScalarType::Int8: return INT8_MAX;
-    case ScalarType::Int16: return INT16_MAX;
-    case ScalarType::Int32: return INT32_MAX;
-    case ScalarType::Int64: return static_cast<double>(INT64_MAX);
-    case ScalarType::UInt8: return UINT8_MAX;
-    case ScalarType::UInt16: return UINT16_MAX;
-    case ScalarType::UInt32: return UINT32_MAX;
-    case ScalarType::UInt64: return static_cast<double>(UINT64_MAX);
-    case ScalarType::Float16:
-    case ScalarType::BFloat16:
-    case ScalarType::Float32:
-    case ScalarType::Float64: return std::numeric_limits<double>::infinity();
-  }
-  return 0;
-}
-
-double min_value(DType d) {
-  if (d.is_float()) return -std::numeric_limits<double>::infinity();
-  if (d.is_unsigned() || d.is_bool()) return 0;
-  return -max_value(d) - 1;
-}
-
 }  // namespace dtypes
 
 uint16_t float_to_half(float f) {

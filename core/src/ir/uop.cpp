@@ -62,7 +62,6 @@ bool arg_equal(const Arg& a, const Arg& b) {
 struct InternTable {
   std::mutex mu;
   std::unordered_map<size_t, std::vector<std::weak_ptr<const UOp>>> buckets;
-  size_t live = 0;
 };
 
 InternTable& table() {
@@ -80,7 +79,6 @@ UOp::UOp(Op op_, DType dtype_, std::vector<UOpPtr> src_, Arg arg_, Shape shape_,
 UOp::~UOp() {
   InternTable& t = table();
   std::lock_guard lock(t.mu);
-  --t.live;
   auto it = t.buckets.find(hash);
   if (it == t.buckets.end()) return;
   auto& vec = it->second;
@@ -109,13 +107,7 @@ UOpPtr UOp::make(Op op, DType dtype, std::vector<UOpPtr> src, Arg arg, Shape sha
   }
   auto node = std::make_shared<UOp>(op, dtype, std::move(src), std::move(arg), std::move(shape), h);
   bucket.push_back(node);
-  ++t.live;
   return node;
-}
-
-size_t live_uop_count() {
-  std::lock_guard lock(table().mu);
-  return table().live;
 }
 
 UOpPtr UOp::replace_src(std::vector<UOpPtr> new_src) const { return make(op, dtype, std::move(new_src), arg, shape); }

@@ -108,7 +108,4 @@ std::optional<int64_t> eval_int(const UOpPtr& u, const std::vector<std::pair<std
 // Post-order list of all nodes reachable from roots (each once).
 std::vector<const UOp*> toposort(std::span<const UOpPtr> roots);
 
-// The number of live interned nodes (for tests of the intern table).
-size_t live_uop_count();
-
 }  // namespace tg::ir
