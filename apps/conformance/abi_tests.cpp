@@ -1,5 +1,6 @@
 // The ABI battery: the entry point and its table, major/minor version rules, status_free, devices and their
-// info, and struct_size handling as an older or newer core would call (smaller and larger out-structs).
+// info, and time travel: the core's calls as an older or newer minor would make them (smaller and larger
+// struct_sizes in and out, unknown extension names, the optional slots of later minors).
 #include "harness.hpp"
 
 #include <tg/sdk/abi_layout.hpp>
@@ -55,8 +56,8 @@ void table_is_sane() {
   if (plugin().api == nullptr) throw Failure(plugin().error);
   const tg_plugin_api& a = *plugin().api;
   // v1.0's table ends after its last slot; a newer minor may append slots, but a table of megabytes is garbage.
-  expect(a.struct_size >= sizeof(tg_plugin_api),
-         cat("table struct_size is ", a.struct_size, ", smaller than ABI 1.0's ", sizeof(tg_plugin_api),
+  expect(a.struct_size >= TG_PLUGIN_API_SIZE_1_0,
+         cat("table struct_size is ", a.struct_size, ", smaller than ABI 1.0's ", TG_PLUGIN_API_SIZE_1_0,
              " bytes: the core would read slots past its end"));
   expect(a.struct_size % alignof(void*) == 0 && a.struct_size < (1u << 16),
          cat("table struct_size ", a.struct_size, " is not a plausible size (a multiple of 8 below 64 KiB)"));
@@ -83,6 +84,21 @@ void newer_minor_is_accepted() {
          cat("tg_plugin_get_api(", TG_ABI_VERSION_MAJOR, ", ", TG_ABI_VERSION_MINOR + 7,
              ") was refused (", code_name(s.code), ": ", s.message,
              "); minor versions only append, so a newer core of the same major must be served"));
+}
+
+// A core of an older minor is served, or refused (a plugin may need what that minor lacks) the way a wrong major
+// is: TG_ERR_ABI naming both versions.
+void older_core_minor_is_served() {
+  Status s;
+  const tg_plugin_api* table = negotiate(TG_ABI_VERSION_MAJOR, 0, &s);
+  const std::string call = cat("tg_plugin_get_api(", TG_ABI_VERSION_MAJOR, ", 0)");
+  if (table != nullptr) {
+    expect(s.ok(), call + " returned a table and a status");
+    return;
+  }
+  expect(s.code == TG_ERR_ABI, cat(call, " returned NULL with ", code_name(s.code), "; a refusal must be TG_ERR_ABI"));
+  expect(s.message.find(cat(TG_ABI_VERSION_MAJOR, ".0")) != std::string::npos,
+         cat(call, " refused with \"", s.message, "\", which does not name the core's version"));
 }
 
 // A core of another major must be refused with TG_ERR_ABI and a message naming both versions.
@@ -176,6 +192,25 @@ void older_and_newer_struct_sizes() {
       expect(raw[b] == kCanary, cat("device_get_info with struct_size ", big, " wrote byte ", b,
                                     ", which ABI 1.0 does not define"));
   }
+  {  // newer caps: 64 bytes more than this ABI knows
+    unsigned char raw[sizeof(tg_renderer_caps) + 64];
+    std::memset(raw, kCanary, sizeof raw);
+    const size_t big = sizeof raw;
+    std::memcpy(raw, &big, sizeof big);
+    TGC_OK(a.renderer_get_caps(s.renderer, reinterpret_cast<tg_renderer_caps*>(raw)));
+    for (size_t b = sizeof(tg_renderer_caps); b < sizeof raw; ++b)
+      expect(raw[b] == kCanary, cat("renderer_get_caps with struct_size ", big, " wrote byte ", b,
+                                    ", which this ABI does not define"));
+  }
+  {  // ABI 1.0's caps: everything before `language`
+    unsigned char raw[sizeof(tg_renderer_caps) + 64];
+    std::memset(raw, kCanary, sizeof raw);
+    const size_t v10 = offsetof(tg_renderer_caps, language);
+    std::memcpy(raw, &v10, sizeof v10);
+    TGC_OK(a.renderer_get_caps(s.renderer, reinterpret_cast<tg_renderer_caps*>(raw)));
+    for (size_t b = v10; b < sizeof raw; ++b)
+      expect(raw[b] == kCanary, cat("renderer_get_caps with ABI 1.0's struct_size ", v10, " wrote byte ", b));
+  }
   {  // older caps: up to vector_widths, without has_local and what follows
     unsigned char raw[sizeof(tg_renderer_caps) + 64];
     std::memset(raw, kCanary, sizeof raw);
@@ -186,6 +221,77 @@ void older_and_newer_struct_sizes() {
       expect(raw[b] == kCanary, cat("renderer_get_caps with struct_size ", small, " wrote byte ", b,
                                     ", past the end of the caller's struct"));
   }
+}
+
+// Slots appended after ABI 1.0 are optional: where the table provides one it must behave as plugin_abi.h says.
+bool provides(size_t offset) {
+  const tg_plugin_api& a = api();
+  if (a.struct_size < offset + sizeof(void*)) return false;
+  void* fn = nullptr;
+  std::memcpy(&fn, reinterpret_cast<const char*>(&a) + offset, sizeof fn);
+  return fn != nullptr;
+}
+
+void optional_slots_behave() {
+  const tg_plugin_api& a = api();
+  const bool ext = provides(offsetof(tg_plugin_api, get_extension)),
+             sync = provides(offsetof(tg_plugin_api, device_synchronize));
+  if (!ext && !sync)
+    throw Skip("the table provides none of ABI 1.1's optional slots (NULL: the core uses its fallbacks)");
+  if (ext) {
+    current_call = "get_extension(\"tg.conformance.no_such_extension.v0\")";
+    const void* unknown = a.get_extension("tg.conformance.no_such_extension.v0");
+    current_call = "get_extension(\"\")";
+    const void* empty = a.get_extension("");
+    current_call = nullptr;
+    expect(unknown == nullptr && empty == nullptr,
+           "get_extension returned a table for an unknown (or empty) extension name; unknown names must give NULL");
+  }
+  if (sync) {
+    Session& s = session();
+    TGC_OK(a.hwqueue_signal(s.queue, ++s.signal));
+    TGC_OK(a.hwqueue_submit(s.queue));
+    TGC_OK(a.device_synchronize(s.device));
+    // everything submitted has finished: waiting for it must not block
+    const Status w = TGC_STATUS(a.hwqueue_wait(s.queue, s.signal, 1000000));
+    expect(w.ok(), cat("after device_synchronize, hwqueue_wait for the last signal failed with ", code_name(w.code),
+                       ": ", w.message));
+  }
+}
+
+// The core's kernel struct as an ABI 1.0 core passes it (it ends before `strings`) and as a newer core would (64
+// unknown bytes appended): the renderer must read what it knows and produce the same source.
+void kernel_struct_sizes() {
+  const Session& s = session();
+  if (!s.claims_op(TG_DTYPE_INT32, TG_KIR_ADD)) throw Skip("the renderer does not claim int32 ADD");
+  Kir k;
+  const int out = k.buffer(TG_DTYPE_INT32, true), in = k.buffer(TG_DTYPE_INT32);
+  const int g = k.global_id(16);
+  k.store(out, g, k.alu(TG_KIR_ADD, TG_DTYPE_INT32, {k.load(TG_DTYPE_INT32, in, g), k.i32(1)}));
+  const tg_kir_kernel current = k.kernel("conf_struct_sizes");
+  auto render = [&](const tg_kir_kernel* kernel, const std::string& what) {
+    const char* source = nullptr;
+    const Status st = TGC_STATUS(api().renderer_render(s.renderer, kernel, &source));
+    expect(st.ok() && source != nullptr,
+           cat("renderer_render of a kernel struct ", what, " failed with ", code_name(st.code), ": ", st.message,
+               "\n", dump_kir(current)));
+    return std::string(source);
+  };
+  const std::string want = render(&current, "of this ABI's size");
+  tg_kir_kernel older = current;
+  older.struct_size = offsetof(tg_kir_kernel, strings);
+  older.strings = reinterpret_cast<const char* const*>(uintptr_t{0xdeadbeef});  // past its end: never read
+  expect(render(&older, "as ABI 1.0 sizes it (ending before strings)") == want,
+         "rendering the kernel with ABI 1.0's struct_size gave different source than with the current size");
+  struct {
+    tg_kir_kernel kernel;
+    unsigned char unknown[64];
+  } newer;
+  newer.kernel = current;
+  std::memset(newer.unknown, 0xA5, sizeof newer.unknown);
+  newer.kernel.struct_size = sizeof newer;
+  expect(render(&newer.kernel, "64 bytes larger, as a newer core's") == want,
+         "rendering the kernel with a newer core's larger struct_size gave different source");
 }
 
 void caps_are_consistent() {
@@ -218,7 +324,10 @@ void add_abi_tests(Tests& tests) {
   tests.push_back({"abi.entry_point_exists", Tier::Core, entry_point_exists});
   tests.push_back({"abi.table_is_sane", Tier::Core, table_is_sane});
   tests.push_back({"abi.newer_minor_is_accepted", Tier::Core, newer_minor_is_accepted});
+  tests.push_back({"abi.older_core_minor_is_served", Tier::Core, older_core_minor_is_served});
   tests.push_back({"abi.wrong_major_is_refused", Tier::Core, wrong_major_is_refused});
+  tests.push_back({"abi.optional_slots_behave", Tier::Core, optional_slots_behave});
+  tests.push_back({"abi.kernel_struct_sizes", Tier::Core, kernel_struct_sizes});
   tests.push_back({"abi.status_free_works", Tier::Core, status_free_works});
   tests.push_back({"abi.devices_open_and_describe", Tier::Core, devices_open_and_describe});
   tests.push_back({"abi.older_and_newer_struct_sizes", Tier::Core, older_and_newer_struct_sizes});

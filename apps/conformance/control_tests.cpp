@@ -149,12 +149,36 @@ void local_memory_and_barrier() {
 
 }  // namespace
 
+// Inline code (ABI 1.1), where caps.language names one: a CUSTOMI expression and a CUSTOM statement written in
+// the C subset every C-like language shares, so one kernel checks C, OpenCL C and CUDA renderers alike.
+void inline_code() {
+  const Session& s = session();
+  if (!TG_ABI_HAS(&s.caps, tg_renderer_caps, language) || s.caps.language == nullptr)
+    throw Skip("caps.language is NULL: the renderer takes no inline code");
+  constexpr uint32_t n = 64;
+  Kir k;
+  const int out = k.buffer(kI32, true), in = k.buffer(kI32);
+  const int g = k.global_id(n);
+  const int v = k.custom(TG_KIR_CUSTOMI, kI32, "{0} * {1} + 7", {k.load(kI32, in, g), k.i32(3)});
+  k.custom(TG_KIR_CUSTOM, kI32, "{0}[{1}] = {2} - {1};", {out, g, v});
+  Kernel kernel(k, "conf_inline_code");
+  std::vector<int32_t> input(n), want(n);
+  for (uint32_t i = 0; i < n; ++i) input[i] = static_cast<int32_t>(i * 37 % 101) - 50, want[i] = input[i] * 3 + 7 - static_cast<int32_t>(i);
+  Buffer bout(std::vector<int32_t>(n, -1)), bin(input);
+  kernel.launch({bout.addr(), bin.addr()}, {{n, 1, 1}, {1, 1, 1}});
+  const std::string diff = first_mismatch(bout.read_as<int32_t>(), want, "out");
+  if (!diff.empty())
+    kernel.fail(cat("CUSTOMI \"{0} * {1} + 7\" then CUSTOM \"{0}[{1}] = {2} - {1};\" (language ", s.caps.language,
+                    "): ", diff));
+}
+
 void add_control_tests(Tests& tests) {
   tests.push_back({"control.work_item_ids", Tier::Core, work_item_ids});
   tests.push_back({"control.gated_load_store", Tier::Core, gated_load_store});
   tests.push_back({"control.range_loops_with_accumulator", Tier::Core, range_loops_with_accumulator});
   tests.push_back({"control.if_endif", Tier::Core, if_endif});
   tests.push_back({"control.local_memory_and_barrier", Tier::Core, local_memory_and_barrier});
+  tests.push_back({"control.inline_code", Tier::Core, inline_code});
 }
 
 }  // namespace tg::conformance

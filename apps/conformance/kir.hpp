@@ -61,6 +61,12 @@ class Kir {
   int alu(tg_kir_op o, uint32_t dtype, std::vector<int> srcs, uint32_t vcount = 1) {
     return op(o, dtype, std::move(srcs), vcount);
   }
+  // Inline code (ABI 1.1): CUSTOMI is an expression of dtype, CUSTOM a statement; {N} stands for srcs[N].
+  int custom(tg_kir_op o, uint32_t dtype, const std::string& code, std::vector<int> srcs) {
+    snippets_.push_back(code);
+    strings_.push_back(snippets_.back().c_str());
+    return op(o, dtype, std::move(srcs), 1, static_cast<int64_t>(strings_.size() - 1));
+  }
 
   // The kernel as the ABI passes it; valid while this builder lives and is not changed.
   tg_kir_kernel kernel(const std::string& name) {
@@ -78,7 +84,10 @@ class Kir {
                          pool_.data(),
                          params_.data(),
                          static_cast<uint32_t>(params_.size()),
-                         dims};
+                         dims,
+                         strings_.data(),
+                         static_cast<uint32_t>(strings_.size()),
+                         0};
   }
   const std::vector<tg_kir_param>& params() const { return params_; }
   const std::vector<tg_kir_inst>& insts() const { return insts_; }
@@ -94,6 +103,8 @@ class Kir {
   std::vector<int32_t> pool_;
   std::vector<tg_kir_param> params_;
   std::deque<std::string> names_;  // stable storage for params_[].name
+  std::deque<std::string> snippets_;  // and for strings_
+  std::vector<const char*> strings_;
   std::string name_;
 };
 
@@ -120,6 +131,9 @@ inline std::string dump_kir(const tg_kir_kernel& k, uint32_t max_lines = 80) {
     } else if (in.op == TG_KIR_SPECIAL) {
       static const char* const kinds[] = {"global", "group", "local"};
       line += cat(" [", in.arg.i / 4 <= 2 ? kinds[in.arg.i / 4] : "?", " dim ", in.arg.i % 4, "]");
+    } else if ((in.op == TG_KIR_CUSTOM || in.op == TG_KIR_CUSTOMI) && TG_ABI_HAS(&k, tg_kir_kernel, nstrings) &&
+               in.arg.i >= 0 && static_cast<uint64_t>(in.arg.i) < k.nstrings && k.strings[in.arg.i]) {
+      line += cat(" \"", k.strings[in.arg.i], "\"");
     } else if (in.op == TG_KIR_PARAM || in.op == TG_KIR_DEFINE_REG || in.op == TG_KIR_DEFINE_LOCAL ||
                in.op == TG_KIR_RANGE || in.op == TG_KIR_GEP) {
       line += cat(" arg=", in.arg.i);

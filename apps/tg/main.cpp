@@ -13,27 +13,9 @@ int run_render(int argc, char** argv);
 
 namespace {
 
+// Every plugin file with its verdict; --explain adds the directories searched.
 int run_devices(bool explain) {
-  if (explain) {
-    std::cout << tg::explain_devices();
-    return 0;
-  }
-  auto reports = tg::plugin_reports();
-  if (reports.empty()) {
-    std::cout << "no plugins found; set TG_PLUGIN_PATH to a directory holding libtg_plugin_<name>.so\n";
-    return 1;
-  }
-  for (const auto& r : reports) {
-    std::cout << r.path << "\n";
-    if (r.loaded) {
-      std::cout << "  plugin " << r.plugin_name << ", ABI " << r.abi_version << ", device " << r.device_name
-                << (r.shadowed ? " (shadowed by an earlier plugin)" : "") << "\n";
-      for (const auto& d : r.devices) std::cout << "  " << d << "\n";
-      if (!r.error.empty()) std::cout << "  error: " << r.error << "\n";
-    } else {
-      std::cout << "  not loaded: " << r.error << "\n";
-    }
-  }
+  std::cout << tg::explain_devices(explain);
   try {
     std::cout << "default device: " << tg::default_device() << "\n";
   } catch (const std::exception& e) {
@@ -46,10 +28,11 @@ int run_devices(bool explain) {
 void usage(std::ostream& os) {
   os << "usage: tg <command> [options]\n"
         "commands:\n"
-        "  devices   list plugin files found, their ABI version, devices and load errors\n"
+        "  devices   list plugin files found with their verdicts: loaded (ABI, devices), lost to another file,\n"
+        "            ABI out of range, missing library, refused\n"
         "  demo      run a small MLP forward + softmax on the default device (DEV=...), print kernels and times\n"
         "  render    print what a device's renderer makes of an example program: tg render --dev CPU matmul\n"
-        "  devices --explain (or DEV=?)  every candidate plugin file with its verdict\n"
+        "  devices --explain (or DEV=?)  the same, with the directories searched\n"
         "environment: DEV=<DEVICE>[:<index>], DEBUG=1..5, TG_PLUGIN_PATH, CPU_COUNT, PARALLEL_COMPILE\n";
 }
 

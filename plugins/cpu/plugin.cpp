@@ -114,6 +114,9 @@ const tg_plugin_api& plugin_api() {
       .hwqueue_submit = QueueSlots::submit,
       .hwqueue_wait = QueueSlots::wait,
       .hwqueue_read_timestamp = QueueSlots::read_timestamp,
+      // ABI 1.1's optional slots: the ones left out are NULL (get_extension: no extensions; plugin_shutdown:
+      // nothing to release before unloading)
+      .device_synchronize = QueueSlots::device_synchronize,
   };
   return api;
 }

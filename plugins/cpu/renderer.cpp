@@ -25,6 +25,7 @@ uint64_t ops_of(uint32_t dtype) { return sdk::standard_ops(dtype); }
 tg_renderer_caps cpu_caps() {
   tg_renderer_caps caps{};
   caps.struct_size = sizeof(caps);
+  caps.language = "c";  // CUSTOM snippets are pasted into the source as written
   caps.dtypes = (1u << TG_DTYPE_COUNT) - 1;
   for (uint32_t d = 0; d < TG_DTYPE_COUNT; ++d) {
     caps.ops[d] = ops_of(d);

@@ -38,6 +38,7 @@ uint64_t ops_of(const Features& f, uint32_t dtype) {
 tg_renderer_caps caps_of(const Features& f) {
   tg_renderer_caps caps{};
   caps.struct_size = sizeof(caps);
+  caps.language = "opencl-c";  // CUSTOM snippets are pasted into the source as written
   for (uint32_t d = 0; d < TG_DTYPE_COUNT; ++d) {
     if (d == TG_DTYPE_FLOAT64 && !f.fp64) continue;
     if ((d == TG_DTYPE_INT64 || d == TG_DTYPE_UINT64) && !f.int64) continue;

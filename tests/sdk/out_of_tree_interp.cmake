@@ -56,7 +56,11 @@ endif()
 
 set(ENV{TG_PLUGIN_PATH} ${plugin_dir})
 run("tg devices" ${TG_EXE} devices)
-string(FIND "${run_output}" "${plugin_dir}/libtg_plugin_interp.so\n  plugin interp, ABI 1.0, device INTERP\n" at)
+# read without loading: the manifest tg_add_plugin wrote from the installed SDK sits beside the .so
+if(NOT EXISTS ${plugin_dir}/libtg_plugin_interp.manifest)
+  message(FATAL_ERROR "the installed plugin has no manifest beside it in ${plugin_dir}")
+endif()
+string(FIND "${run_output}" "${plugin_dir}/libtg_plugin_interp.so\n  loaded: plugin interp, ABI ${TG_ABI}, device INTERP\n" at)
 if(at EQUAL -1)
   message(FATAL_ERROR "tg devices does not list INTERP from ${plugin_dir}:\n${run_output}")
 endif()

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tg/device.hpp"
+#include "tg/plugin_abi.h"
 #include "tg/tensor.hpp"
 
 namespace {
@@ -19,7 +20,8 @@ TEST(SdkConsume, InterpComesFromTgPluginPath) {
   for (const tg::PluginInfo& p : tg::plugin_reports()) {
     if (p.device_name != "INTERP" || !p.loaded || p.shadowed) continue;
     EXPECT_EQ(p.path.rfind(dir, 0), 0u) << "INTERP is provided by " << p.path << ", not by a file in " << dir;
-    EXPECT_EQ(p.abi_version, "1.0");
+    EXPECT_EQ(p.abi_version, std::to_string(TG_ABI_VERSION_MAJOR) + "." + std::to_string(TG_ABI_VERSION_MINOR));
+    EXPECT_FALSE(p.manifest.empty()) << "the installed plugin has no manifest beside it";
     found = true;
   }
   EXPECT_TRUE(found) << "no plugin provides INTERP";

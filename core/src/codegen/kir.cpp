@@ -2,19 +2,12 @@
 #include "codegen/kir.hpp"
 
 #include <cstring>
+#include <tg/sdk/abi_names.hpp>
 #include <sstream>
 
 namespace tg::codegen {
 
-const char* kir_op_name(uint32_t op) {
-  static const char* names[] = {"PARAM", "CONST", "SPECIAL", "DEFINE_REG", "DEFINE_LOCAL", "RANGE", "ENDRANGE",
-                                "IF", "ENDIF", "BARRIER", "LOAD", "STORE", "VECTORIZE", "GEP", "NEG", "EXP2",
-                                "LOG2", "SIN", "SQRT", "RECIP", "TRUNC", "CAST", "BITCAST", "ADD", "SUB", "MUL",
-                                "IDIV", "MOD", "FDIV", "MAX", "CMPLT", "CMPNE", "CMPEQ", "AND", "OR", "XOR", "SHL",
-                                "SHR", "WHERE", "MULACC"};
-  static_assert(sizeof(names) / sizeof(names[0]) == TG_KIR_OP_COUNT);
-  return op < TG_KIR_OP_COUNT ? names[op] : "?";
-}
+const char* kir_op_name(uint32_t op) { return sdk::op_name(op); }
 
 int32_t KirProgram::add(tg_kir_op op, uint8_t dtype, uint8_t vcount, std::vector<int32_t> src, tg_kir_arg arg,
                         uint8_t addrspace) {

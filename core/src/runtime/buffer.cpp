@@ -7,6 +7,7 @@ namespace tg::rt {
 
 Buffer::~Buffer() {
   if (allocated_) device_->api()->allocator_free(device_->handle(), &desc_);
+  --device_->live_buffers;
 }
 
 const tg_buffer_desc& Buffer::desc() {

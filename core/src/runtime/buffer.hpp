@@ -11,7 +11,9 @@ namespace tg::rt {
 
 class Buffer : public ir::Payload {
  public:
-  Buffer(Device& device, DType dtype, int64_t numel) : device_(&device), dtype_(dtype), numel_(numel) {}
+  Buffer(Device& device, DType dtype, int64_t numel) : device_(&device), dtype_(dtype), numel_(numel) {
+    ++device.live_buffers;
+  }
   ~Buffer() override;
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;

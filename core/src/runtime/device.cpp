@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "runtime/env.hpp"
+#include "runtime/executor.hpp"
 #include "tg/device.hpp"
 #include "tg/error.hpp"
 
@@ -27,19 +28,29 @@ std::pair<std::string, uint32_t> parse_instance(const std::string& name) {
   return {dev, 0};  // "AMD:LLVM": a renderer choice, not an index
 }
 
+// The open device instances by "NAME:index", and the lock for opening and closing them. Never destroyed: at exit
+// the plugin libraries may be gone before our statics are.
+std::mutex& open_mu() {
+  static auto* mu = new std::mutex();
+  return *mu;
+}
+std::map<std::string, std::unique_ptr<Device>>& open_devices() {
+  static auto* open = new std::map<std::string, std::unique_ptr<Device>>();
+  return *open;
+}
+
 }  // namespace
 
 Program::~Program() {
   if (handle) device->api()->program_destroy(handle);
+  if (device) --device->live_programs;
 }
 
 Device& Device::get(const std::string& name) {
-  static std::mutex mu;
-  // never destroyed: at exit the plugin libraries may be gone before our statics are
-  static auto& open = *new std::map<std::string, std::unique_ptr<Device>>();
+  auto& open = open_devices();
   auto [dev, index] = parse_instance(name);
   std::string key = dev + ":" + std::to_string(index);
-  std::lock_guard lock(mu);
+  std::lock_guard lock(open_mu());
   if (auto it = open.find(key); it != open.end()) return *it->second;
   const auto& reg = PluginRegistry::get();
   const LoadedPlugin* p = reg.find(dev);
@@ -103,6 +114,7 @@ std::vector<uint8_t> Device::compile(const std::string& source, const std::strin
 std::shared_ptr<Program> Device::load(const std::vector<uint8_t>& blob, const tg_kir_kernel& k) {
   auto p = std::make_shared<Program>();
   p->device = this;
+  ++live_programs;
   p->name = k.name;
   p->params.assign(k.params, k.params + k.nparams);
   for (auto& prm : p->params) p->param_names.emplace_back(prm.name ? prm.name : "");
@@ -139,6 +151,7 @@ void Device::launch_batch(const std::vector<LaunchCmd>& cmds, bool sync) {
 void Device::synchronize() {
   std::lock_guard lock(queue_mu_);
   if (signal_) check(api_->hwqueue_wait(queue_, signal_, 0), "synchronize");
+  if (api_->device_synchronize) check(api_->device_synchronize(dev_), "device_synchronize");
 }
 
 }  // namespace tg::rt
@@ -163,28 +176,28 @@ std::vector<PluginInfo> plugin_reports() {
 
 std::vector<std::string> available_devices() { return rt::PluginRegistry::get().device_names(); }
 
-std::string explain_devices() {
+std::string explain_devices(bool search_order) {
   std::ostringstream os;
-  os << "search order:";
-  for (const auto& d : rt::PluginRegistry::search_dirs()) os << " " << d;
-  os << "\n";
+  if (search_order) {
+    os << "search order:";
+    for (const auto& d : rt::PluginRegistry::search_dirs()) os << " " << d;
+    os << "\n";
+  }
   auto reports = plugin_reports();
   for (const auto& r : reports) {
-    os << r.path << "\n  ";
+    os << r.path << (r.manifest.empty() ? " (no manifest)" : "") << "\n  ";
     if (r.shadowed) {
-      std::string winner;
-      for (const auto& w : reports)
-        if (w.loaded && !w.shadowed && w.device_name == r.device_name) winner = w.path;
-      os << "lost to " << winner << " (both provide " << r.device_name << "; the first in search order wins)";
+      os << "lost to " << r.shadowed_by << ": both provide " << r.device_name;
     } else if (r.loaded && r.error.empty()) {
       os << "loaded: plugin " << r.plugin_name << ", ABI " << r.abi_version << ", device " << r.device_name;
+      if (r.priority) os << ", priority " << r.priority;
       for (const auto& d : r.devices) os << "\n    " << d;
     } else {
       os << "not used: " << r.error;
     }
     os << "\n";
   }
-  if (reports.empty()) os << "no plugin files found\n";
+  if (reports.empty()) os << "no plugin files found; set TG_PLUGIN_PATH to a directory holding libtg_plugin_<name>.so\n";
   return os.str();
 }
 
@@ -203,5 +216,26 @@ std::string default_device() {
 }
 
 std::string canonical_device(const std::string& name) { return rt::Device::get(name).name(); }
+
+void unload_plugin(const std::string& device_name) {
+  std::string dev = rt::parse_instance(device_name).first;
+  std::lock_guard lock(rt::open_mu());
+  auto& open = rt::open_devices();
+  std::vector<std::map<std::string, std::unique_ptr<rt::Device>>::iterator> instances;
+  for (auto it = open.begin(); it != open.end(); ++it)
+    if (it->first.substr(0, it->first.find(':')) == dev) instances.push_back(it);
+  // Quiesce: nothing may still run or refer to the instances once they close.
+  for (auto it : instances) {
+    rt::Device& d = *it->second;
+    d.synchronize();
+    rt::clear_program_cache(&d);
+    if (d.live_buffers || d.live_programs)
+      throw Error("tg: cannot unload the " + dev + " plugin: " + d.name() + " still has " +
+                  std::to_string(d.live_buffers.load()) + " buffer(s) (tensors) and " +
+                  std::to_string(d.live_programs.load()) + " program(s) (Jit captures) alive; release them first");
+  }
+  for (auto it : instances) open.erase(it);  // destroys queue, compiler, renderer, then device_close
+  rt::PluginRegistry::get().unload(dev);
+}
 
 }  // namespace tg

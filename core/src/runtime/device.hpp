@@ -1,6 +1,7 @@
 // An opened device instance: its plugin table, renderer, compiler, queue and the program cache.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -56,7 +57,11 @@ class Device {
     tg_launch_dims dims;
   };
   void launch_batch(const std::vector<LaunchCmd>& cmds, bool sync);
+  // Waits for everything submitted on this instance's queue (and, with the 1.1 slot, on all of the device's).
   void synchronize();
+
+  // What still refers to this instance; unload_plugin refuses while either is nonzero.
+  std::atomic<int64_t> live_buffers{0}, live_programs{0};
 
   void check(tg_status_t st, const std::string& context) const { check_status(api_, st, name_ + ": " + context); }
   ~Device();

@@ -85,9 +85,9 @@ namespace {
 
 void set_capture(std::vector<CapturedLaunch>* sink) { t_capture = sink; }
 
-void clear_program_cache() {
+void clear_program_cache(const Device* device) {
   std::lock_guard lock(g_cache_mu);
-  g_programs.clear();
+  std::erase_if(g_programs, [&](const auto& kv) { return !device || kv.second->device == device; });
 }
 
 void run_schedule(std::vector<sched::ScheduleItem>& items) {

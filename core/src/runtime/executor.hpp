@@ -8,6 +8,8 @@
 
 namespace tg::rt {
 
+class Device;
+
 void run_schedule(std::vector<sched::ScheduleItem>& items);
 
 // One launch (or copy) as the JIT records it.
@@ -23,8 +25,9 @@ struct CapturedLaunch {
 // While set (per thread), run_schedule appends every launch it makes to *sink; nullptr stops capturing.
 void set_capture(std::vector<CapturedLaunch>* sink);
 
-// Forgets every in-memory program (tests and benchmarks use it to exercise the disk cache).
-void clear_program_cache();
+// Forgets the in-memory programs of one device instance, or of all (tests and benchmarks use it to exercise the
+// disk cache; unload_plugin before closing a device).
+void clear_program_cache(const Device* device = nullptr);
 
 // The packed argument blob of a launch (buffers, then variable values).
 std::vector<uint8_t> pack_args(const Program& p, const std::vector<std::shared_ptr<Buffer>>& bufs,

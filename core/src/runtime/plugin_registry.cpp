@@ -1,19 +1,85 @@
-// Plugin discovery and loading: TG_PLUGIN_PATH, then the install prefix, then the build tree.
+// Plugin discovery: TG_PLUGIN_PATH, then the install prefix, then the build tree. Each file's manifest is read
+// first, so files that could not serve this core (ABI out of range, a missing system library, a lower priority
+// than another file for the same DEV name) are reported without being loaded.
 #include "runtime/plugin_registry.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <boost/dll/shared_library.hpp>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include "runtime/env.hpp"
+#include "runtime/plugin_manifest.hpp"
 #include "tg/error.hpp"
 
 namespace tg::rt {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+std::string version(uint32_t major, uint32_t minor) { return std::to_string(major) + "." + std::to_string(minor); }
+
+// Whether a plugin minor is older than the support window. (A variable, not the macro: with the window starting at 0
+// a literal comparison would be flagged as always false.)
+bool before_window(uint32_t minor) {
+  static const uint32_t oldest = TG_ABI_OLDEST_MINOR;
+  return minor < oldest;
+}
+
+// What this core loads: its major, minors from TG_ABI_OLDEST_MINOR on.
+std::string core_window() {
+  return version(TG_ABI_VERSION_MAJOR, TG_ABI_OLDEST_MINOR) + "-" + std::to_string(TG_ABI_VERSION_MAJOR) + ".x";
+}
+
+// The slots ABI 1.0 made mandatory; later ones are optional.
+struct Slot {
+  const char* name;
+  size_t offset;
+};
+#define TG_SLOT(member) Slot{#member, offsetof(tg_plugin_api, member)}
+constexpr Slot kRequiredSlots[] = {
+    TG_SLOT(status_free),       TG_SLOT(device_count),       TG_SLOT(device_open),
+    TG_SLOT(device_close),      TG_SLOT(device_get_info),    TG_SLOT(renderer_create),
+    TG_SLOT(renderer_destroy),  TG_SLOT(renderer_get_caps),  TG_SLOT(renderer_render),
+    TG_SLOT(compiler_create),   TG_SLOT(compiler_destroy),   TG_SLOT(compiler_compile),
+    TG_SLOT(blob_free),         TG_SLOT(allocator_alloc),    TG_SLOT(allocator_free),
+    TG_SLOT(allocator_copy_in), TG_SLOT(allocator_copy_out), TG_SLOT(program_create),
+    TG_SLOT(program_destroy),   TG_SLOT(hwqueue_create),     TG_SLOT(hwqueue_destroy),
+    TG_SLOT(hwqueue_exec),      TG_SLOT(hwqueue_copy),       TG_SLOT(hwqueue_signal),
+    TG_SLOT(hwqueue_timestamp), TG_SLOT(hwqueue_submit),     TG_SLOT(hwqueue_wait),
+    TG_SLOT(hwqueue_read_timestamp)};
+#undef TG_SLOT
+
+// Why a manifest rules its plugin out for this core before loading it, or "" when it does not.
+std::string manifest_verdict(const PluginManifest& m) {
+  if (m.abi_major != TG_ABI_VERSION_MAJOR || before_window(m.abi_max_minor) ||
+      m.abi_min_minor > TG_ABI_VERSION_MINOR)
+    return "ABI out of range: the plugin serves cores " + m.abi_range() + ", this core speaks " +
+           version(TG_ABI_VERSION_MAJOR, TG_ABI_VERSION_MINOR) + " and loads plugins " + core_window();
+  for (const auto& lib : m.requires_libs) {
+    void* h = dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL);
+    if (!h) {
+      const char* why = dlerror();
+      return "missing library " + lib + ": " + (why ? why : "not found");
+    }
+    dlclose(h);
+  }
+  return "";
+}
+
+// A file of the search path, in the order discovery considers it.
+struct Candidate {
+  size_t report;  // index into reports_
+  std::optional<PluginManifest> manifest;
+};
+
+}  // namespace
 
 void check_status(const tg_plugin_api* api, tg_status_t st, const std::string& context) {
   if (!st) return;
@@ -49,37 +115,63 @@ std::unique_ptr<LoadedPlugin> PluginRegistry::load(const std::string& path, std:
   auto get_api = lib->get<const tg_plugin_api*(uint32_t, uint32_t, tg_status_t*)>(TG_ABI_ENTRY_POINT);
   tg_status_t st = nullptr;
   const tg_plugin_api* api = get_api(TG_ABI_VERSION_MAJOR, TG_ABI_VERSION_MINOR, &st);
-  std::string core_version = std::to_string(TG_ABI_VERSION_MAJOR) + "." + std::to_string(TG_ABI_VERSION_MINOR);
+  const std::string core = version(TG_ABI_VERSION_MAJOR, TG_ABI_VERSION_MINOR);
   if (!api) {
-    error = "plugin refused ABI " + core_version + ": " + (st && st->message ? st->message : "no reason given");
+    error = "plugin refused ABI " + core + ": " + (st && st->message ? st->message : "no reason given");
     if (st) std::free(st->message), std::free(st);  // refusals are malloc'ed (plugin_abi.h): no table to free them with
     return nullptr;
   }
-  if (api->struct_size < offsetof(tg_plugin_api, hwqueue_read_timestamp) + sizeof(void*) || api->abi_major == 0) {
-    error = "plugin table is truncated or zeroed (struct_size " + std::to_string(api->struct_size) + ")";
+  if (api->struct_size == 0 || api->abi_major == 0) {
+    error = "plugin table is zeroed (struct_size " + std::to_string(api->struct_size) + ", ABI " +
+            version(api->abi_major, api->abi_minor) + "): version 0 is never valid";
     return nullptr;
   }
-  if (api->abi_major != TG_ABI_VERSION_MAJOR) {
-    error = "ABI major version mismatch: plugin implements " + std::to_string(api->abi_major) + "." +
-            std::to_string(api->abi_minor) + ", core speaks " + core_version;
+  if (api->abi_major != TG_ABI_VERSION_MAJOR || before_window(api->abi_minor)) {
+    error = "ABI out of range: plugin implements " + version(api->abi_major, api->abi_minor) + ", this core speaks " +
+            core + " and loads plugins " + core_window();
+    return nullptr;
+  }
+  if (api->struct_size < TG_PLUGIN_API_SIZE_1_0) {
+    error = "plugin table is truncated: struct_size " + std::to_string(api->struct_size) + " < ABI 1.0's " +
+            std::to_string(TG_PLUGIN_API_SIZE_1_0);
     return nullptr;
   }
   auto p = std::make_unique<LoadedPlugin>();
+  std::memcpy(&p->table, api, std::min(api->struct_size, sizeof(tg_plugin_api)));
+  p->table.struct_size = sizeof(tg_plugin_api);
+  std::string missing;
+  for (const Slot& slot : kRequiredSlots) {
+    void* fn = nullptr;
+    std::memcpy(&fn, reinterpret_cast<const char*>(&p->table) + slot.offset, sizeof fn);
+    if (!fn) missing += (missing.empty() ? "" : ", ") + std::string(slot.name);
+  }
+  if (!missing.empty()) {
+    error = "plugin table leaves slots ABI 1.0 requires NULL: " + missing;
+    return nullptr;
+  }
   p->path = path;
-  p->api = api;
+  p->api = &p->table;
   p->library = lib;
   return p;
 }
 
 PluginRegistry& PluginRegistry::get() {
+  static std::mutex mu;
   // never destroyed: devices, programs and buffers that outlive main() may still call into plugins
   static auto* reg = new PluginRegistry(search_dirs());
+  std::lock_guard lock(mu);
+  if (reg->stale_) reg->discover();
   return *reg;
 }
 
-PluginRegistry::PluginRegistry(const std::vector<std::string>& dirs) : dirs_(dirs) {
+PluginRegistry::PluginRegistry(const std::vector<std::string>& dirs) : dirs_(dirs) { discover(); }
+
+void PluginRegistry::discover() {
+  stale_ = false;
+  reports_.clear();
+  std::vector<Candidate> candidates;
   std::vector<std::string> seen;
-  for (const auto& dir : dirs) {
+  for (const auto& dir : dirs_) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) continue;
     std::vector<fs::path> files;
@@ -94,31 +186,101 @@ PluginRegistry::PluginRegistry(const std::vector<std::string>& dirs) : dirs_(dir
       seen.push_back(canon);
       PluginInfo info;
       info.path = f.string();
-      std::string err;
-      auto p = load(info.path, err);
-      if (!p) {
-        info.error = err;
-        reports_.push_back(info);
-        continue;
+      Candidate c{reports_.size(), std::nullopt};
+      try {
+        c.manifest = read_manifest(manifest_path_for(info.path));
+      } catch (const Error& e) {
+        info.error = e.what();
       }
-      const tg_plugin_api* api = p->api;
-      info.plugin_name = api->plugin_name ? api->plugin_name : "";
-      info.device_name = api->device_name ? api->device_name : "";
-      info.abi_version = std::to_string(api->abi_major) + "." + std::to_string(api->abi_minor);
-      uint32_t n = 0;
-      if (tg_status_t st = api->device_count(&n)) {
-        info.error = std::string("device_count failed: ") + (st->message ? st->message : "");
-        api->status_free(st);
-        reports_.push_back(info);
-        continue;
+      if (c.manifest) {
+        info.manifest = c.manifest->path;
+        info.plugin_name = c.manifest->plugin;
+        info.device_name = c.manifest->devices.front();
+        info.abi_version = c.manifest->abi_range();
+        info.priority = c.manifest->priority;
+        info.error = manifest_verdict(*c.manifest);
       }
-      if (n == 0) info.error = "no devices present";
-      info.loaded = n > 0;
-      info.shadowed = find(info.device_name) != nullptr;
-      if (info.loaded && !info.shadowed) plugins_.push_back(std::move(p));
       reports_.push_back(info);
+      if (info.error.empty()) candidates.push_back(std::move(c));
     }
   }
+  // Highest priority first; equal priorities keep the search order.
+  std::stable_sort(candidates.begin(), candidates.end(), [&](const Candidate& a, const Candidate& b) {
+    return reports_[a.report].priority > reports_[b.report].priority;
+  });
+  auto winner_of = [&](const std::string& device) -> const PluginInfo* {
+    for (const auto& r : reports_)
+      if (r.loaded && !r.shadowed && r.device_name == device) return &r;
+    return nullptr;
+  };
+  auto lose_to = [](PluginInfo& info, const PluginInfo& w) {
+    info.shadowed = true;
+    info.shadowed_by = w.path + (w.priority > info.priority
+                                     ? " (priority " + std::to_string(w.priority) + " > " + std::to_string(info.priority) + ")"
+                                     : " (same priority, earlier in the search order)");
+  };
+  std::vector<std::unique_ptr<LoadedPlugin>> previous = std::move(plugins_);
+  plugins_.clear();
+  for (auto& c : candidates) {
+    PluginInfo& info = reports_[c.report];
+    if (c.manifest) {  // decided without loading when another file already provides the DEV name
+      if (const PluginInfo* w = winner_of(info.device_name)) {
+        lose_to(info, *w);
+        continue;
+      }
+    }
+    std::unique_ptr<LoadedPlugin> p;
+    for (auto& old : previous)  // still loaded from an earlier discovery: keep it rather than load it twice
+      if (old && old->path == info.path) p = std::move(old);
+    if (!p) p = load(info.path, info.error);
+    if (!p) continue;
+    const tg_plugin_api* api = p->api;
+    const std::string table_device = api->device_name ? api->device_name : "";
+    if (c.manifest &&
+        std::find(c.manifest->devices.begin(), c.manifest->devices.end(), table_device) == c.manifest->devices.end()) {
+      info.error = "the table provides device '" + table_device + "', which its manifest " + c.manifest->path +
+                   " does not list";
+      continue;
+    }
+    info.plugin_name = api->plugin_name ? api->plugin_name : "";
+    info.device_name = table_device;
+    info.abi_version = version(api->abi_major, api->abi_minor);
+    uint32_t n = 0;
+    if (tg_status_t st = api->device_count(&n)) {
+      info.error = std::string("device_count failed: ") + (st->message ? st->message : "");
+      api->status_free(st);
+      continue;
+    }
+    if (n == 0) {
+      info.error = "no devices present";
+      continue;
+    }
+    if (const PluginInfo* w = winner_of(info.device_name)) {
+      lose_to(info, *w);
+      continue;
+    }
+    info.loaded = true;
+    plugins_.push_back(std::move(p));
+  }
+  // A plugin from an earlier discovery that no longer wins stays mapped: devices opened from it may be in use.
+  for (auto& old : previous)
+    if (old) plugins_retired().push_back(std::move(old));
+}
+
+std::vector<std::unique_ptr<LoadedPlugin>>& PluginRegistry::plugins_retired() {
+  static auto* retired = new std::vector<std::unique_ptr<LoadedPlugin>>();
+  return *retired;
+}
+
+void PluginRegistry::unload(const std::string& device_name) {
+  for (auto it = plugins_.begin(); it != plugins_.end(); ++it) {
+    if (device_name != (*it)->api->device_name) continue;
+    if ((*it)->api->plugin_shutdown) (*it)->api->plugin_shutdown();
+    plugins_.erase(it);  // the last reference to the library: dlclose
+    stale_ = true;
+    return;
+  }
+  throw Error("tg: cannot unload '" + device_name + "': no loaded plugin provides it");
 }
 
 const LoadedPlugin* PluginRegistry::find(const std::string& device_name) const {
@@ -143,7 +305,8 @@ std::string PluginRegistry::summary() const {
   }
   for (const auto& r : reports_) {
     os << "\n  " << r.path << ": ";
-    if (r.loaded) os << (r.shadowed ? "shadowed " : "provides ") << r.device_name;
+    if (r.loaded) os << "provides " << r.device_name;
+    else if (r.shadowed) os << r.device_name << " lost to " << r.shadowed_by;
     else os << r.error;
   }
   return os.str();

@@ -1,7 +1,8 @@
-// Finds plugin shared objects, loads them with Boost.DLL and negotiates the ABI version.
+// Finds plugin shared objects, reads their manifests, loads them with Boost.DLL and negotiates the ABI version.
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -13,35 +14,45 @@ namespace tg::rt {
 // A plugin file that loaded: the library stays mapped as long as this object lives.
 struct LoadedPlugin {
   std::string path;
-  const tg_plugin_api* api = nullptr;
-  std::shared_ptr<void> library;  // boost::dll::shared_library, type-erased to keep Boost out of headers
+  // The core's copy of the plugin's table, zero-filled past the plugin's struct_size: a plugin of an older minor
+  // reads as one whose newer (optional) slots are NULL.
+  tg_plugin_api table{};
+  const tg_plugin_api* api = nullptr;  // &table
+  std::shared_ptr<void> library;       // boost::dll::shared_library, type-erased to keep Boost out of headers
 };
 
 class PluginRegistry {
  public:
-  // The process-wide registry; discovery runs on first use.
+  // The process-wide registry; discovery runs on first use and again after unload().
   static PluginRegistry& get();
 
   // Every candidate file in discovery order with its verdict.
   const std::vector<PluginInfo>& reports() const { return reports_; }
-  // The loaded plugin providing this DEV name (first in discovery order), or nullptr.
+  // The loaded plugin providing this DEV name, or nullptr.
   const LoadedPlugin* find(const std::string& device_name) const;
   std::vector<std::string> device_names() const;
   // One line per candidate: why each failed, for error messages about unknown devices.
   std::string summary() const;
 
-  // Loads one file; on failure returns nullptr and sets error (exposed for tests of the loader).
+  // Unloads the plugin providing device_name (the caller released every handle first) and marks the registry
+  // for rediscovery on its next get().
+  void unload(const std::string& device_name);
+
+  // Loads one file and checks its table; on failure returns nullptr and sets error (exposed for tests).
   static std::unique_ptr<LoadedPlugin> load(const std::string& path, std::string& error);
   // Directories searched, in order: TG_PLUGIN_PATH entries, the install prefix, the build tree.
   static std::vector<std::string> search_dirs();
 
-  // Discovers and loads every plugin in these directories (get() uses search_dirs()).
+  // Discovers plugins in these directories (get() uses search_dirs()).
   explicit PluginRegistry(const std::vector<std::string>& dirs);
 
  private:
+  void discover();
+  static std::vector<std::unique_ptr<LoadedPlugin>>& plugins_retired();
   std::vector<std::string> dirs_;
   std::vector<PluginInfo> reports_;
   std::vector<std::unique_ptr<LoadedPlugin>> plugins_;
+  bool stale_ = false;
 };
 
 // Converts a non-null status into a tg::Error with context, freeing the status.

@@ -163,6 +163,8 @@ StepFn alu_fn_for(uint32_t op) {
     case TG_KIR_GEP:
     case TG_KIR_CAST:
     case TG_KIR_BITCAST:
+    case TG_KIR_CUSTOM:
+    case TG_KIR_CUSTOMI:
     case TG_KIR_OP_COUNT: break;
   }
   throw Error(TG_ERR_INTERNAL, cat(sdk::op_name(op), " is not an ALU op"));
@@ -232,6 +234,8 @@ std::pair<uint32_t, uint32_t> arity(const tg_kir_inst& in) {
     case TG_KIR_SHR: return {2, 2};
     case TG_KIR_WHERE:
     case TG_KIR_MULACC: return {3, 3};
+    case TG_KIR_CUSTOM:
+    case TG_KIR_CUSTOMI: return {0, 10};
     case TG_KIR_OP_COUNT: break;
   }
   return {1, 0};  // no count fits: an unknown op
@@ -298,8 +302,8 @@ class Decoder {
   }
 
   void check_header() {
-    if (k_.struct_size < sizeof(tg_kir_kernel))
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel struct_size ", k_.struct_size, " < ", sizeof(tg_kir_kernel)));
+    if (!TG_ABI_HAS(&k_, tg_kir_kernel, global_dims))  // ABI 1.0's kernel; this interpreter reads nothing newer
+      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel struct_size ", k_.struct_size, " is smaller than ABI 1.0's"));
     if (k_.name == nullptr || *k_.name == '\0') throw Error(TG_ERR_INVALID_ARGUMENT, "kernel has no name");
     if ((k_.ninsts && !k_.insts) || (k_.nsrc_pool && !k_.src_pool) || (k_.nparams && !k_.params))
       throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", k_.name, ": null insts, src_pool or params array"));
@@ -412,6 +416,8 @@ class Decoder {
       }
       case TG_KIR_DEFINE_LOCAL:
       case TG_KIR_BARRIER: throw unsupported(i, "local memory (has_local is 0)");
+      case TG_KIR_CUSTOM:
+      case TG_KIR_CUSTOMI: throw unsupported(i, "inline code (an interpreter has no source language)");
       case TG_KIR_RANGE: {
         if (!sdk::is_int(in.dtype) || in.vcount != 1) throw invalid(i, "loop variable is not a scalar integer");
         const uint32_t end = operand(i, 0);
@@ -699,6 +705,8 @@ void run_body(const Code& code, uint64_t* slots, const uint64_t* params, unsigne
       }
       case TG_KIR_DEFINE_LOCAL:
       case TG_KIR_BARRIER:
+      case TG_KIR_CUSTOM:
+      case TG_KIR_CUSTOMI:
       case TG_KIR_OP_COUNT: throw Error(TG_ERR_INTERNAL, "undecodable step");  // decode() refuses these
       case TG_KIR_CAST:
       case TG_KIR_NEG:

@@ -1,4 +1,4 @@
-/* tg plugin ABI v1: the plain C contract between the tg core and a device plugin.
+/* tg plugin ABI v1.1: the plain C contract between the tg core and a device plugin.
  *
  * Ownership, once: what a *_create call returns belongs to the caller, who releases it with the matching
  * *_destroy slot; what an accessor returns is borrowed and lives as long as the object it came from; a callee
@@ -6,7 +6,14 @@
  *
  * Versioning: a major.minor pair. Minor versions only append (new enum values, new struct members at the end,
  * new table slots at the end); every struct that can grow starts with `struct_size`, so each side reads only
- * the members the other side knows. A different major is refused.
+ * the members the other side knows (TG_ABI_HAS tests whether a struct someone else filled reaches a member).
+ * A different major is refused.
+ *
+ * Negotiation: the core calls the entry point with the newest version it speaks; the plugin answers with its
+ * table, whose abi_major/abi_minor say what it implements. The core loads plugins of its major whose minor is
+ * TG_ABI_OLDEST_MINOR or newer (the support window; a newer minor only appended what the core ignores). Slots
+ * appended after 1.0 are optional: NULL means "not provided" and the core has a documented fallback. Version 0
+ * is never valid, so a zeroed struct cannot pass for a table.
  *
  * Errors: every call returns a tg_status_t. NULL means success; otherwise it points at a status the plugin made
  * with a code and a message, which the caller reads and then frees with tg_plugin_api.status_free.
@@ -22,8 +29,13 @@ extern "C" {
 #endif
 
 #define TG_ABI_VERSION_MAJOR 1u
-#define TG_ABI_VERSION_MINOR 0u
+#define TG_ABI_VERSION_MINOR 1u
+#define TG_ABI_OLDEST_MINOR 0u /* the oldest plugin minor this core still loads */
 #define TG_ABI_ENTRY_POINT "tg_plugin_get_api"
+
+/* Whether a struct that starts with struct_size, filled by the other side, reaches `member`. */
+#define TG_ABI_HAS(ptr, type, member) \
+  ((ptr)->struct_size >= offsetof(type, member) + sizeof(((const type*)0)->member))
 
 /* ---- status ------------------------------------------------------------------------------------------------ */
 
@@ -121,7 +133,11 @@ typedef enum tg_kir_op {
   /* ternary */
   TG_KIR_WHERE = 38,       /* src[0] bool ? src[1] : src[2] */
   TG_KIR_MULACC = 39,      /* src[0]*src[1]+src[2] */
-  TG_KIR_OP_COUNT = 40,
+  /* inline code (ABI 1.1), for renderers whose caps name a language: arg.i indexes kernel->strings, a snippet
+   * in that language where {0}..{9} stand for the operands (src) */
+  TG_KIR_CUSTOM = 40,      /* a statement; produces no value */
+  TG_KIR_CUSTOMI = 41,     /* an expression of dtype x vcount */
+  TG_KIR_OP_COUNT = 42,
 } tg_kir_op;
 
 typedef enum tg_special_kind {
@@ -170,6 +186,10 @@ typedef struct tg_kir_kernel {
   const tg_kir_param* params;
   uint32_t nparams;
   uint32_t global_dims; /* SPECIAL global dims used (0..3) */
+  /* ABI 1.1 */
+  const char* const* strings; /* CUSTOM/CUSTOMI snippets */
+  uint32_t nstrings;
+  uint32_t reserved;
 } tg_kir_kernel;
 
 /* Kernel arguments at launch: one packed blob, the parameters in signature order, each at its natural
@@ -217,6 +237,9 @@ typedef struct tg_renderer_caps {
   uint32_t max_local_threads;
   uint64_t local_mem_bytes;
   uint32_t max_params;                       /* most parameters a kernel may have */
+  /* ABI 1.1 */
+  const char* language; /* the source language ("c", "opencl-c", "cuda") CUSTOM snippets must be written in;
+                           NULL: the renderer takes no inline code */
 } tg_renderer_caps;
 
 /* ---- opaque handles ------------------------------------------------------------------------------------------ */
@@ -302,7 +325,21 @@ typedef struct tg_plugin_api {
   tg_status_t (*hwqueue_wait)(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns);
   /* nanoseconds of a recorded time stamp, valid once the command ran */
   tg_status_t (*hwqueue_read_timestamp)(tg_hwqueue queue, uint64_t slot, uint64_t* out_ns);
+
+  /* ---- ABI 1.1: optional slots; NULL = not provided, the core's fallback in brackets ---- */
+  /* Returns once everything submitted to any queue of the device has finished [the core waits on the signal
+   * of every queue it created]. Part of quiesce-and-unload. */
+  tg_status_t (*device_synchronize)(tg_device device);
+  /* A named extension's table, or NULL for a name the plugin does not know [no extensions]. Names are
+   * dotted ("org.example.fast_copy.v1"); each extension defines its table. Unknown names are never an error. */
+  const void* (*get_extension)(const char* name);
+  /* Called once after the core released every handle the plugin gave it and before it unloads the library:
+   * join threads, drop caches [nothing]. The table may be fetched again afterwards (a reload). */
+  void (*plugin_shutdown)(void);
 } tg_plugin_api;
+
+/* The table size of ABI 1.0: the end of its last slot. Slots past it are optional. */
+#define TG_PLUGIN_API_SIZE_1_0 (offsetof(tg_plugin_api, hwqueue_read_timestamp) + sizeof(void*))
 
 /* The single exported entry point. The core passes the newest ABI version it speaks; the plugin returns its
  * table, or NULL with *out_status set when it cannot serve that major. Having no table, the core cannot call

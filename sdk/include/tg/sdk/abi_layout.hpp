@@ -1,5 +1,6 @@
-// Compile-time freezes of the plugin ABI v1: every struct's size and member offsets and every enum value of
-// tg/plugin_abi.h, checked wherever this header is included. A failing assert here means the ABI changed shape.
+// Compile-time freezes of the plugin ABI v1 (1.0 and what 1.1 appended): every struct's size and member offsets
+// and every enum value of tg/plugin_abi.h, checked wherever this header is included. A failing assert here means
+// the ABI changed shape.
 #pragma once
 
 #include <tg/plugin_abi.h>
@@ -45,7 +46,10 @@ TG_ABI_FREEZE(tg_kir_kernel, src_pool, 32);
 TG_ABI_FREEZE(tg_kir_kernel, params, 40);
 TG_ABI_FREEZE(tg_kir_kernel, nparams, 48);
 TG_ABI_FREEZE(tg_kir_kernel, global_dims, 52);
-TG_ABI_FREEZE_SIZE(tg_kir_kernel, 56);
+TG_ABI_FREEZE(tg_kir_kernel, strings, 56);
+TG_ABI_FREEZE(tg_kir_kernel, nstrings, 64);
+TG_ABI_FREEZE(tg_kir_kernel, reserved, 68);
+TG_ABI_FREEZE_SIZE(tg_kir_kernel, 72);
 
 TG_ABI_FREEZE(tg_launch_dims, global, 0);
 TG_ABI_FREEZE(tg_launch_dims, local, 12);
@@ -63,7 +67,8 @@ TG_ABI_FREEZE(tg_renderer_caps, max_local, 196);
 TG_ABI_FREEZE(tg_renderer_caps, max_local_threads, 208);
 TG_ABI_FREEZE(tg_renderer_caps, local_mem_bytes, 216);
 TG_ABI_FREEZE(tg_renderer_caps, max_params, 224);
-TG_ABI_FREEZE_SIZE(tg_renderer_caps, 232);
+TG_ABI_FREEZE(tg_renderer_caps, language, 232);
+TG_ABI_FREEZE_SIZE(tg_renderer_caps, 240);
 
 TG_ABI_FREEZE(tg_buffer_desc, addr, 0);
 TG_ABI_FREEZE(tg_buffer_desc, size, 8);
@@ -111,7 +116,11 @@ TG_ABI_FREEZE(tg_plugin_api, hwqueue_timestamp, 224);
 TG_ABI_FREEZE(tg_plugin_api, hwqueue_submit, 232);
 TG_ABI_FREEZE(tg_plugin_api, hwqueue_wait, 240);
 TG_ABI_FREEZE(tg_plugin_api, hwqueue_read_timestamp, 248);
-TG_ABI_FREEZE_SIZE(tg_plugin_api, 256);
+TG_ABI_FREEZE(tg_plugin_api, device_synchronize, 256);
+TG_ABI_FREEZE(tg_plugin_api, get_extension, 264);
+TG_ABI_FREEZE(tg_plugin_api, plugin_shutdown, 272);
+TG_ABI_FREEZE_SIZE(tg_plugin_api, 280);
+static_assert(TG_PLUGIN_API_SIZE_1_0 == 256, "ABI 1.0's table size changed");
 
 #undef TG_ABI_FREEZE
 #undef TG_ABI_FREEZE_SIZE
@@ -133,6 +142,7 @@ static_assert(TG_KIR_PARAM == 0 && TG_KIR_CONST == 1 && TG_KIR_SPECIAL == 2 && T
               TG_KIR_SUB == 24 && TG_KIR_MUL == 25 && TG_KIR_IDIV == 26 && TG_KIR_MOD == 27 && TG_KIR_FDIV == 28 &&
               TG_KIR_MAX == 29 && TG_KIR_CMPLT == 30 && TG_KIR_CMPNE == 31 && TG_KIR_CMPEQ == 32 &&
               TG_KIR_AND == 33 && TG_KIR_OR == 34 && TG_KIR_XOR == 35 && TG_KIR_SHL == 36 && TG_KIR_SHR == 37 &&
-              TG_KIR_WHERE == 38 && TG_KIR_MULACC == 39 && TG_KIR_OP_COUNT == 40);
+              TG_KIR_WHERE == 38 && TG_KIR_MULACC == 39 && TG_KIR_CUSTOM == 40 && TG_KIR_CUSTOMI == 41 &&
+              TG_KIR_OP_COUNT == 42);
 static_assert(TG_SPECIAL_GLOBAL == 0 && TG_SPECIAL_GROUP == 1 && TG_SPECIAL_LOCAL == 2);
 static_assert(TG_PARAM_BUFFER == 0 && TG_PARAM_VAR == 1);

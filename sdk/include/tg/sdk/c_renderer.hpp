@@ -7,6 +7,7 @@
 #pragma once
 
 #include <tg/plugin_abi.h>
+#include <tg/sdk/abi_names.hpp>
 #include <tg/sdk/status.hpp>
 
 #include <cctype>
@@ -18,22 +19,6 @@
 #include <vector>
 
 namespace tg::sdk {
-
-inline const char* dtype_name(uint32_t dtype) noexcept {
-  static const char* const names[TG_DTYPE_COUNT] = {"bool",     "int8",    "int16",  "int32",  "int64",
-                                                    "uint8",    "uint16",  "uint32", "uint64", "float16",
-                                                    "bfloat16", "float32", "float64"};
-  return dtype < TG_DTYPE_COUNT ? names[dtype] : "<bad dtype>";
-}
-
-inline const char* op_name(uint32_t op) noexcept {
-  static const char* const names[TG_KIR_OP_COUNT] = {
-      "PARAM", "CONST", "SPECIAL",   "DEFINE_REG", "DEFINE_LOCAL", "RANGE", "ENDRANGE", "IF",  "ENDIF", "BARRIER",
-      "LOAD",  "STORE", "VECTORIZE", "GEP",        "NEG",          "EXP2",  "LOG2",     "SIN", "SQRT",  "RECIP",
-      "TRUNC", "CAST",  "BITCAST",   "ADD",        "SUB",          "MUL",   "IDIV",     "MOD", "FDIV",  "MAX",
-      "CMPLT", "CMPNE", "CMPEQ",     "AND",        "OR",           "XOR",   "SHL",      "SHR", "WHERE", "MULACC"};
-  return op < TG_KIR_OP_COUNT ? names[op] : "<bad op>";
-}
 
 inline bool is_float(uint32_t dtype) { return dtype >= TG_DTYPE_FLOAT16 && dtype <= TG_DTYPE_FLOAT64; }
 inline bool is_signed_int(uint32_t dtype) { return dtype >= TG_DTYPE_INT8 && dtype <= TG_DTYPE_INT64; }
@@ -170,6 +155,8 @@ class CRenderer {
       case TG_KIR_GEP:
       case TG_KIR_CAST:
       case TG_KIR_BITCAST:
+      case TG_KIR_CUSTOM:
+      case TG_KIR_CUSTOMI:
       case TG_KIR_OP_COUNT: break;
     }
     throw Error(TG_ERR_INTERNAL, cat(op_name(op), " is not an ALU op"));
@@ -263,6 +250,7 @@ class CRenderer {
       case TG_KIR_DEFINE_REG: return "acc";
       case TG_KIR_DEFINE_LOCAL: return "temp";
       case TG_KIR_RANGE: return "ridx";
+      case TG_KIR_CUSTOMI: return "cust";
       default: return "alu";  // a lookup table rather than a switch that must see every op
     }
   }
@@ -323,7 +311,18 @@ class CRenderer {
     return true;
   }
   static bool produces_value(uint32_t op) {
-    return op != TG_KIR_ENDRANGE && op != TG_KIR_IF && op != TG_KIR_ENDIF && op != TG_KIR_BARRIER && op != TG_KIR_STORE;
+    return op != TG_KIR_ENDRANGE && op != TG_KIR_IF && op != TG_KIR_ENDIF && op != TG_KIR_BARRIER &&
+           op != TG_KIR_STORE && op != TG_KIR_CUSTOM;
+  }
+  // The snippet of a CUSTOM/CUSTOMI instruction with its operands (values or pointers) substituted.
+  std::string custom_code(uint32_t i) {
+    const tg_kir_inst& in = inst(i);
+    if (!TG_ABI_HAS(kernel_, tg_kir_kernel, nstrings) || in.arg.i < 0 ||
+        static_cast<uint64_t>(in.arg.i) >= kernel_->nstrings || kernel_->strings[in.arg.i] == nullptr)
+      throw invalid(i, cat("no snippet ", in.arg.i, " in the kernel's strings"));
+    std::vector<std::string> srcs;
+    for (uint32_t j = 0; j < in.nsrc; ++j) srcs.push_back(operand(i, j, is_pointer(src(i, j))));
+    return fill(kernel_->strings[in.arg.i], srcs);
   }
   bool is_pointer(uint32_t i) const {
     const tg_kir_inst& in = inst(i);
@@ -336,17 +335,17 @@ class CRenderer {
     for (uint32_t q = 0; q < p; ++q)
       if (param_names_[q] == s) return false;
     const size_t digits = s.find_last_not_of("0123456789") + 1;  // generated locals are <prefix><digits>
-    return digits == s.size() || !(s.compare(0, digits, "alu") == 0 || s.compare(0, digits, "val") == 0 ||
-                                   s.compare(0, digits, "cast") == 0 || s.compare(0, digits, "vec") == 0 ||
-                                   s.compare(0, digits, "lane") == 0 || s.compare(0, digits, "acc") == 0 ||
-                                   s.compare(0, digits, "temp") == 0 || s.compare(0, digits, "ridx") == 0 ||
-                                   s.compare(0, digits, "param") == 0 || s.compare(0, digits, "gidx") == 0 ||
-                                   s.compare(0, digits, "grp") == 0 || s.compare(0, digits, "lidx") == 0);
+    static const char* const generated[] = {"alu",  "val",   "cast", "vec", "lane", "acc", "cust",
+                                            "temp", "ridx", "param", "gidx", "grp", "lidx"};
+    if (digits == s.size()) return true;
+    for (const char* prefix : generated)
+      if (s.compare(0, digits, prefix) == 0) return false;
+    return true;
   }
 
   void start(const tg_kir_kernel& k) {
-    if (k.struct_size < sizeof(tg_kir_kernel))
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel struct_size ", k.struct_size, " < ", sizeof(tg_kir_kernel)));
+    if (!TG_ABI_HAS(&k, tg_kir_kernel, global_dims))  // a 1.0 core's kernel ends there; what 1.1 added is optional
+      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel struct_size ", k.struct_size, " is smaller than ABI 1.0's"));
     if (!is_identifier(k.name)) throw Error(TG_ERR_INVALID_ARGUMENT, "kernel name is not a C identifier");
     if ((k.ninsts && !k.insts) || (k.nsrc_pool && !k.src_pool) || (k.nparams && !k.params))
       throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", k.name, ": null insts, src_pool or params array"));
@@ -417,6 +416,8 @@ class CRenderer {
       case TG_KIR_SHR: lo = hi = 2; break;
       case TG_KIR_WHERE:
       case TG_KIR_MULACC: lo = hi = 3; break;
+      case TG_KIR_CUSTOM:
+      case TG_KIR_CUSTOMI: hi = 10; break;  // {0}..{9}
       case TG_KIR_OP_COUNT: break;
     }
     if (in.nsrc < lo || in.nsrc > hi) throw invalid(i, cat(+in.nsrc, " operands, expected ", lo, "..", hi));
@@ -577,6 +578,13 @@ class CRenderer {
           throw invalid(i, cat("result dtype ", dtype_name(in.dtype)));
         return define(i, alu(i, srcs));
       }
+      case TG_KIR_CUSTOM: {
+        std::string code = custom_code(i);
+        const bool terminated = !code.empty() && (code.back() == ';' || code.back() == '}');
+        line(terminated ? code : code + ";");
+        return;
+      }
+      case TG_KIR_CUSTOMI: return define(i, "(" + custom_code(i) + ")");
       case TG_KIR_OP_COUNT: break;
     }
     throw invalid(i, "unknown op");

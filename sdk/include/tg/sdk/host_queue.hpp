@@ -214,7 +214,7 @@ namespace host_queue_detail {
 inline constexpr std::string_view kCreate = "hwqueue_create", kDestroy = "hwqueue_destroy", kExec = "hwqueue_exec",
                                   kCopy = "hwqueue_copy", kSignal = "hwqueue_signal", kTimestamp = "hwqueue_timestamp",
                                   kSubmit = "hwqueue_submit", kWait = "hwqueue_wait",
-                                  kReadTimestamp = "hwqueue_read_timestamp";
+                                  kReadTimestamp = "hwqueue_read_timestamp", kDeviceSynchronize = "device_synchronize";
 
 }  // namespace host_queue_detail
 
@@ -237,6 +237,12 @@ struct HostQueueSlots {
 
   static void destroy(Queue* queue) noexcept {
     guard_void(where<host_queue_detail::kDestroy>, [&] { delete queue; });
+  }
+
+  // ABI 1.1's device_synchronize: a host queue runs its commands inside submit, so once every submit returned
+  // nothing is pending; only the handle is checked.
+  static tg_status_t device_synchronize(tg_device device) noexcept {
+    return guard(where<host_queue_detail::kDeviceSynchronize>, [&] { Hooks::device_of(device); });
   }
 
   static tg_status_t exec(Queue* queue, tg_program program, const void* args, size_t args_size,

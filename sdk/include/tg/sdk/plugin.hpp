@@ -12,17 +12,21 @@
 
 namespace tg::sdk {
 
-// Returns `api` when the core speaks the same major version, else NULL with a status naming both versions.
-// Minor versions only append, so either side being newer within a major is fine: each reads what it knows.
+// Returns `api` when the core speaks the same major version and at least `oldest_core_minor`, else NULL with a
+// status naming both versions. Minor versions only append, so a newer core is served (it reads what it knows),
+// and so is an older one down to `oldest_core_minor`: the plugin must then check TG_ABI_HAS before reading what
+// the older core does not fill in (tg_kir_kernel.strings, for instance).
 inline const tg_plugin_api* negotiate_abi(const tg_plugin_api& api, uint32_t core_major, uint32_t core_minor,
-                                          tg_status_t* out_status) noexcept {
+                                          tg_status_t* out_status, uint32_t oldest_core_minor = 0) noexcept {
   if (out_status != nullptr) *out_status = nullptr;
-  if (core_major == api.abi_major) return &api;
+  if (core_major != 0 && core_major == api.abi_major && core_minor >= oldest_core_minor) return &api;
   if (out_status != nullptr) {
     try {
       *out_status = make_status(
           TG_ERR_ABI, cat("plugin ", api.plugin_name, " speaks tg plugin ABI ", api.abi_major, ".", api.abi_minor,
-                          " but the core speaks ", core_major, ".", core_minor, "; the major versions must match"));
+                          " and serves cores ", api.abi_major, ".", oldest_core_minor, " to ", api.abi_major,
+                          ".x, but the core speaks ", core_major, ".", core_minor,
+                          core_major == 0 ? " (version 0 is never valid: a zeroed call?)" : ""));
     } catch (...) {
       *out_status = out_of_memory_status();
     }
