@@ -74,6 +74,14 @@ class CustomKernel {
   KExpr loop(const std::vector<KExpr>& statements, const std::vector<KExpr>& ranges);
   KExpr after(const KExpr& buf, const std::vector<KExpr>& statements);
   KExpr barrier(const std::vector<KExpr>& statements);
+  // Inline code pasted into the rendered source, one variant per source language (a renderer's caps.language:
+  // "c" for CPU, "opencl-c" for QCOM, "cuda" for NV); {0}..{9} stand for `args` (values or buffers). The kernel
+  // runs where its renderer's language has a variant; elsewhere the launch is a tg::Error naming both. An
+  // expression has `dtype`; a statement is run() or put in loop() like a store. Identical statements (same code
+  // and args) are one statement.
+  using Code = std::vector<std::pair<std::string, std::string>>;  // {language, snippet}
+  KExpr inline_expr(DType dtype, const Code& code, const std::vector<KExpr>& args);
+  KExpr inline_stmt(const Code& code, const std::vector<KExpr>& args);
   void run(const KExpr& statement);                  // appends a top-level statement
 
   CustomKernel& parallel(bool on = true);            // spread the first GLOBAL range over cores / the grid

@@ -35,7 +35,16 @@ tg_kir_kernel KirProgram::view() const {
   k.params = params.data();
   k.nparams = static_cast<uint32_t>(params.size());
   k.global_dims = global_dims;
+  string_ptrs_.clear();
+  for (const auto& s : strings) string_ptrs_.push_back(s.c_str());
+  k.strings = string_ptrs_.data();
+  k.nstrings = static_cast<uint32_t>(string_ptrs_.size());
   return k;
+}
+
+int64_t KirProgram::add_string(std::string s) {
+  strings.push_back(std::move(s));
+  return static_cast<int64_t>(strings.size() - 1);
 }
 
 namespace {
@@ -57,6 +66,7 @@ uint64_t KirProgram::hash() const {
     uint32_t f[] = {p.kind, p.dtype, p.writable};
     fnv(h, f, sizeof(f));
   }
+  for (const auto& s : strings) fnv(h, s.c_str(), s.size() + 1);
   return h;
 }
 
@@ -72,6 +82,9 @@ std::string KirProgram::dump() const {
     os << "] arg=";
     if (in.op == TG_KIR_CONST && in.dtype >= TG_DTYPE_FLOAT16) os << in.arg.f;
     else os << in.arg.i;
+    if ((in.op == TG_KIR_CUSTOM || in.op == TG_KIR_CUSTOMI) && in.arg.i >= 0 &&
+        static_cast<size_t>(in.arg.i) < strings.size())
+      os << " \"" << strings[in.arg.i] << "\"";
     os << "\n";
   }
   return os.str();

@@ -15,6 +15,7 @@ struct KirProgram {
   std::vector<int32_t> src_pool;
   std::vector<tg_kir_param> params;
   std::vector<std::string> param_names;
+  std::vector<std::string> strings;  // CUSTOM/CUSTOMI snippets, by arg.i
   uint32_t global_dims = 0;
   tg_launch_dims dims{{1, 1, 1}, {1, 1, 1}};
   double flops = 0;  // estimated ALU ops per launch (for DEBUG=2 GFLOP/s)
@@ -24,8 +25,12 @@ struct KirProgram {
               uint8_t addrspace = TG_ADDR_GLOBAL);
   // A view valid while this object lives and is not modified.
   tg_kir_kernel view() const;
+  int64_t add_string(std::string s);
   uint64_t hash() const;  // stable across runs: content only
   std::string dump() const;  // one instruction per line, for DEBUG=5
+
+ private:
+  mutable std::vector<const char*> string_ptrs_;  // view()'s strings array, rebuilt by each view()
 };
 
 const char* kir_op_name(uint32_t op);

@@ -430,6 +430,13 @@ class Emitter {
         require_local("a barrier");
         for (const auto& st : u->src) emit(st);
         return k_.add(TG_KIR_BARRIER, 0, 1, {});
+      case Op::CUSTOM:
+      case Op::CUSTOMI: {
+        std::vector<int32_t> src;
+        for (const auto& s : u->src) src.push_back(emit(s));
+        const int64_t code = k_.add_string(custom_code_for(u->arg_str()));
+        return k_.add(u->op == Op::CUSTOM ? TG_KIR_CUSTOM : TG_KIR_CUSTOMI, dt(u->dtype), 1, std::move(src), {.i = code});
+      }
       case Op::DEFINE_REG: return k_.add(TG_KIR_DEFINE_REG, dt(u->dtype), 1, {}, {.i = u->arg_ints()[0]}, TG_ADDR_REG);
       case Op::DEFINE_LOCAL:
         require_local("a local array");
@@ -450,6 +457,22 @@ class Emitter {
 
   void require_local(const char* what) const {
     if (!caps_.has_local) throw Error(std::string("tg: ") + what + " needs local memory, which this renderer does not have");
+  }
+
+  // The variant of an inline snippet ("lang\0code\0lang\0code...") written in the renderer's language.
+  std::string custom_code_for(const std::string& variants) const {
+    const char* language = caps_.language;  // NULL from a renderer without inline code (or an ABI 1.0 plugin)
+    std::string offered;
+    for (size_t pos = 0; pos < variants.size();) {
+      std::string lang = variants.c_str() + pos;
+      pos += lang.size() + 1;
+      std::string code = pos < variants.size() ? std::string(variants.c_str() + pos) : "";
+      pos += code.size() + 1;
+      if (language && lang == language) return code;
+      offered += (offered.empty() ? "" : ", ") + lang;
+    }
+    throw Error("tg: inline code is written for " + (offered.empty() ? std::string("no language") : offered) +
+                ", but this renderer " + (language ? "speaks " + std::string(language) : "takes no inline code"));
   }
 
   static bool is_unrolled(const UOpPtr& r) {

@@ -39,6 +39,8 @@ enum class Op : uint8_t {
   END,         // arg: n; src[0..n): statements, src[n..]: RANGEs. "for ranges: statements"
   AFTER,       // src[0]: a buffer, src[1..]: statements. the buffer once those statements ran
   BARRIER,     // src: statements. they run, then the work-group synchronizes
+  CUSTOM,      // arg: code per language ("lang\0code\0lang\0code"); src: operands {0}.. an inline statement
+  CUSTOMI,     // like CUSTOM, an inline expression of dtype
   // ALU: unary
   NEG, EXP2, LOG2, SIN, SQRT, RECIP, TRUNC, CAST, BITCAST,
   // ALU: binary

@@ -150,6 +150,33 @@ KExpr CustomKernel::barrier(const std::vector<KExpr>& statements) {
   return KExpr(UOp::make(Op::BARRIER, dtypes::bool_, std::move(src)));
 }
 
+namespace {
+
+// The variants as one node argument: "lang\0code\0lang\0code" (hash-consing compares whole strings).
+UOpPtr inline_code(Op op, DType dtype, const CustomKernel::Code& code, const std::vector<KExpr>& args) {
+  if (code.empty()) bad("inline code without any language variant");
+  if (args.size() > 10) bad("inline code takes at most 10 operands ({0}..{9}), got " + std::to_string(args.size()));
+  std::string variants;
+  for (const auto& [lang, snippet] : code) {
+    if (lang.empty() || lang.find('\0') != std::string::npos || snippet.find('\0') != std::string::npos)
+      bad("inline code: a language name is empty, or a name or snippet holds a NUL byte");
+    variants += lang + '\0' + snippet + '\0';
+  }
+  std::vector<UOpPtr> src;
+  for (const auto& a : args) src.push_back(need(a, "inline code operand"));
+  return UOp::make(op, dtype, std::move(src), variants);
+}
+
+}  // namespace
+
+KExpr CustomKernel::inline_expr(DType dtype, const Code& code, const std::vector<KExpr>& args) {
+  return KExpr(inline_code(Op::CUSTOMI, dtype, code, args));
+}
+
+KExpr CustomKernel::inline_stmt(const Code& code, const std::vector<KExpr>& args) {
+  return KExpr(inline_code(Op::CUSTOM, dtypes::bool_, code, args));
+}
+
 void CustomKernel::run(const KExpr& statement) { impl_->statements.push_back(need(statement, "statement")); }
 
 CustomKernel& CustomKernel::parallel(bool on) {

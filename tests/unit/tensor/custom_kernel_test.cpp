@@ -145,3 +145,72 @@ TEST(CustomKernelErrors, LocalMemoryOnARendererWithout) {
 
 }  // namespace
 }  // namespace tg
+
+namespace tg {
+namespace {
+
+// popcount through inline code: each language spells it its own way; the result is checked against a host loop.
+CustomKernel popcount_kernel(int64_t n, const CustomKernel::Code& code) {
+  CustomKernel k("inline_popcount");
+  KExpr i = k.range(n, Axis::GLOBAL);
+  KExpr x = k.load(k.buffer(1, dtypes::uint32), i);
+  KExpr bits = k.inline_expr(dtypes::int32, code, {x});
+  // a statement too: out[i] = bits * 2 + 1, written as C text
+  k.run(k.inline_stmt({{"c", "{0}[{1}] = {2} * 2 + 1;"}, {"opencl-c", "{0}[{1}] = {2} * 2 + 1;"}},
+                      {k.buffer(0, dtypes::int32), i, bits}));
+  return k;
+}
+
+const CustomKernel::Code kPopcount = {
+    {"c", "__builtin_popcount({0})"}, {"opencl-c", "(int)popcount({0})"}, {"cuda", "__popc({0})"}};
+
+TEST(CustomKernelInlineCode, ExpressionAndStatementOnCpu) {
+  const int64_t n = 300;
+  std::vector<uint32_t> x(n);
+  for (int64_t j = 0; j < n; ++j) x[j] = static_cast<uint32_t>(j * 2654435761u);
+  auto out = Tensor::custom_kernel(popcount_kernel(n, kPopcount), {{{n}, dtypes::int32}},
+                                   {Tensor::from_vector(x, {n}, dtypes::uint32, "CPU")})[0]
+                 .to_vector<int32_t>();
+  for (int64_t j = 0; j < n; ++j) {
+    int bits = 0;
+    for (uint32_t v = x[j]; v; v &= v - 1) ++bits;
+    ASSERT_EQ(out[j], bits * 2 + 1) << "element " << j << " (x = " << x[j] << ")";
+  }
+}
+
+TEST(CustomKernelInlineCode, NoVariantForTheRenderersLanguageIsAnError) {
+  const int64_t n = 4;
+  std::vector<uint32_t> x(n, 7);
+  try {
+    Tensor::custom_kernel(popcount_kernel(n, {{"cuda", "__popc({0})"}}), {{{n}, dtypes::int32}},
+                          {Tensor::from_vector(x, {n}, dtypes::uint32, "CPU")})[0]
+        .realize();
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_THAT(e.what(), HasSubstr("inline code is written for cuda, but this renderer speaks c"));
+  }
+}
+
+TEST(CustomKernelInlineCode, RendererWithoutInlineCodeIsAnError) {
+  const int64_t n = 4;
+  std::vector<uint32_t> x(n, 7);
+  try {
+    Tensor::custom_kernel(popcount_kernel(n, kPopcount), {{{n}, dtypes::int32}},
+                          {Tensor::from_vector(x, {n}, dtypes::uint32, "INTERP")})[0]
+        .realize();
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_THAT(e.what(), HasSubstr("inline code is written for c, opencl-c, cuda, but this renderer takes no inline code"));
+  }
+}
+
+TEST(CustomKernelInlineCode, BadVariantsAreRefused) {
+  CustomKernel k("bad_inline");
+  KExpr i = k.range(4, Axis::GLOBAL);
+  EXPECT_THROW(k.inline_expr(dtypes::int32, {}, {i}), std::invalid_argument);
+  EXPECT_THROW(k.inline_expr(dtypes::int32, {{"", "x"}}, {i}), std::invalid_argument);
+  EXPECT_THROW(k.inline_expr(dtypes::int32, {{"c", "{0}"}}, std::vector<KExpr>(11, i)), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tg
