@@ -21,7 +21,8 @@ constexpr uint32_t kBlock = 256;  // threads per block when the core leaves the 
 struct ExecCommand {
   std::shared_ptr<Program> program;
   std::vector<unsigned char> args;  // operator new memory: aligned for every naturally aligned parameter
-  uint32_t global, local;
+  uint64_t global;  // work-items (tg's global counts groups: global * local)
+  uint32_t local;   // threads per block
 };
 struct CopyCommand {
   CUdeviceptr dst, src;
@@ -116,8 +117,10 @@ tg_status_t hwqueue_exec(tg_hwqueue queue, tg_program program, const void* args,
       throw Error(TG_ERR_INVALID_ARGUMENT,
                   cat("kernel ", prog->kernel_name, ": local size ", dims->local[0], " exceeds 1024 threads per block"));
     const auto* bytes = static_cast<const unsigned char*>(args);
-    ExecCommand command{std::move(prog), std::vector<unsigned char>(bytes, bytes + args_size), dims->global[0],
-                        dims->local[0] > 1 ? dims->local[0] : kBlock};
+    // local 1 leaves the block size to us: the kernel then uses only global ids, which tolerate any blocking
+    const uint32_t local = dims->local[0] > 1 ? dims->local[0] : kBlock;
+    ExecCommand command{std::move(prog), std::vector<unsigned char>(bytes, bytes + args_size),
+                        uint64_t{dims->global[0]} * std::max<uint32_t>(dims->local[0], 1), local};
     std::lock_guard lock(queue->mutex);
     queue->recorded.emplace_back(std::move(command));
   });
@@ -173,7 +176,7 @@ tg_status_t hwqueue_submit(tg_hwqueue queue) {
         // cuLaunchKernel copies each parameter from its pointer: the blob already holds them at their offsets.
         std::vector<void*> params;
         for (size_t offset : program.offsets) params.push_back(exec->args.data() + offset);
-        const uint32_t blocks = static_cast<uint32_t>((uint64_t{exec->global} + exec->local - 1) / exec->local);
+        const uint32_t blocks = static_cast<uint32_t>((exec->global + exec->local - 1) / exec->local);
         check_cu(cu.cuLaunchKernel(program.function, blocks, 1, 1, exec->local, 1, 1, 0, queue->stream,
                                    params.empty() ? nullptr : params.data(), nullptr),
                  cat("cuLaunchKernel(", program.kernel_name, ")").c_str());

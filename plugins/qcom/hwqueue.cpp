@@ -169,18 +169,13 @@ tg_status_t hwqueue_exec(tg_hwqueue queue, tg_program program, const void* args,
                                                " bytes of arguments, got ", args_size));
     if (args_size != 0) sdk::require(args, "args");
     ExecCommand command{std::move(prog), {}, {}, {}, 1, false};
+    // tg's global counts work-groups (plugin_abi.h); OpenCL's global size counts work-items.
     for (int d = 0; d < 3; ++d) {
-      command.global[d] = dims->global[d];
       command.local[d] = std::max<uint32_t>(dims->local[d], 1);
+      command.global[d] = size_t{dims->global[d]} * command.local[d];
       if (dims->global[d] > 1 || dims->local[d] > 1) command.dims = static_cast<cl_uint>(d + 1);
       command.has_local |= dims->local[d] > 1;
     }
-    // OpenCL 1.2 needs whole work-groups; the core's work-item ids have no bounds check to pad with.
-    for (int d = 0; d < 3 && command.has_local; ++d)
-      if (command.global[d] % command.local[d] != 0)
-        throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", command.program->kernel_name, ": global size ",
-                                                 command.global[d], " in dim ", d, " is not a multiple of local size ",
-                                                 command.local[d]));
     const auto* bytes = static_cast<const unsigned char*>(args);
     command.args.assign(bytes, bytes + args_size);
     std::lock_guard lock(queue->mutex);

@@ -234,6 +234,9 @@ std::shared_ptr<Device> DeviceHooks::open(uint32_t index) {
   device->memory_bytes = device_value<cl_ulong>(device->id, CL_DEVICE_GLOBAL_MEM_SIZE);
   device->max_alloc_bytes = device_value<cl_ulong>(device->id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
   device->max_param_bytes = device_value<size_t>(device->id, CL_DEVICE_MAX_PARAMETER_SIZE);
+  device->max_work_group_size = device_value<size_t>(device->id, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+  device->max_work_item_sizes = device_value<std::array<size_t, 3>>(device->id, CL_DEVICE_MAX_WORK_ITEM_SIZES);
+  device->local_mem_bytes = device_value<cl_ulong>(device->id, CL_DEVICE_LOCAL_MEM_SIZE);
   const std::string dev_name = device_string(device->id, CL_DEVICE_NAME);
   const std::string driver = device_string(device->id, CL_DRIVER_VERSION);
   device->description = cat(dev_name, " (", platform_string(device->platform, CL_PLATFORM_NAME), ", ",

@@ -10,6 +10,7 @@
 #include <tg/sdk/plugin_slots.hpp>
 #include <tg/sdk/status.hpp>
 
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -66,6 +67,9 @@ struct Device {
   uint64_t memory_bytes = 0;
   uint64_t max_alloc_bytes = 0;
   size_t max_param_bytes = 1024;
+  size_t max_work_group_size = 1;                 // work-items per group, all dims together
+  std::array<size_t, 3> max_work_item_sizes{1, 1, 1};  // per dim
+  uint64_t local_mem_bytes = 0;
   bool has_fp16 = false;            // cl_khr_fp16: half arithmetic; without it half is storage only
   bool has_fp64 = false;            // cl_khr_fp64
   bool has_int64 = true;            // false on an embedded-profile device without cles_khr_int64

@@ -26,6 +26,8 @@ using sdk::kStorageOps;
 struct Features {
   bool fp16 = false, fp64 = false, int64 = true;
   uint32_t max_params = 128;
+  uint32_t max_local[3] = {1, 1, 1}, max_local_threads = 1;
+  uint64_t local_mem_bytes = 0;
 };
 
 uint64_t ops_of(const Features& f, uint32_t dtype) {
@@ -47,14 +49,12 @@ tg_renderer_caps caps_of(const Features& f) {
     // OpenCL vectors have 2, 4, 8 or 16 lanes; bool has none (comparisons of vectors give int vectors).
     caps.vector_widths[d] = d == TG_DTYPE_BOOL ? 1u << 1 : (1u << 1) | (1u << 2) | (1u << 4) | (1u << 8) | (1u << 16);
   }
-  caps.has_local = 0;  // the core emits no local memory yet; local_decl and barrier render it when it does
+  caps.has_local = f.local_mem_bytes > 0 && f.max_local_threads > 1 ? 1 : 0;
   caps.has_threads = 0;
-  caps.max_global_dims = 1;
-  caps.max_global[0] = UINT32_MAX;
-  caps.max_global[1] = caps.max_global[2] = 1;
-  caps.max_local[0] = caps.max_local[1] = caps.max_local[2] = 1;
-  caps.max_local_threads = 1;
-  caps.local_mem_bytes = 0;
+  caps.max_global_dims = 3;
+  for (int d = 0; d < 3; ++d) caps.max_global[d] = UINT32_MAX, caps.max_local[d] = f.max_local[d];
+  caps.max_local_threads = f.max_local_threads;
+  caps.local_mem_bytes = f.local_mem_bytes;
   caps.max_params = f.max_params;
   return caps;
 }
@@ -378,6 +378,10 @@ Features features_of(const Device& device) {
   f.fp64 = device.has_fp64;
   f.int64 = device.has_int64;
   f.max_params = static_cast<uint32_t>(std::min<size_t>(device.max_param_bytes / 8, 4096));
+  for (int d = 0; d < 3; ++d)
+    f.max_local[d] = static_cast<uint32_t>(std::min<size_t>(device.max_work_item_sizes[d], UINT32_MAX));
+  f.max_local_threads = static_cast<uint32_t>(std::min<size_t>(device.max_work_group_size, UINT32_MAX));
+  f.local_mem_bytes = device.local_mem_bytes;
   return f;
 }
 

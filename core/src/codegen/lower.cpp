@@ -139,6 +139,16 @@ class Emitter {
   }
 
   void set(const UOpPtr& u, int32_t id) { scopes_.back()[u.get()] = id; keep_.push_back(u); }
+  // Local arrays are declared at the top of the kernel: OpenCL allows them nowhere else.
+  void declare_locals(const UOpPtr& sink) {
+    for (const UOp* n : toposort(std::vector<UOpPtr>{sink}))
+      if (n->op == Op::DEFINE_LOCAL) emit(n->ptr());
+  }
+
+  // Whether u already has a value in scope (a range bound to a work-item id, for one).
+  bool bound(const UOpPtr& u) const {
+    return std::any_of(scopes_.begin(), scopes_.end(), [&](const auto& scope) { return scope.count(u.get()) != 0; });
+  }
 
   // A value computed for several lanes at once: one vector instruction, or a scalar shared by every lane.
   struct Lanes {
@@ -253,15 +263,24 @@ class Emitter {
     ends_.pop_back();
   }
 
-  void special(const UOpPtr& range) {
+  // Binds `range` to a work-item id of `kind` along `dim` and sizes the launch for it: GLOBAL and GROUP ranges
+  // count work-groups (launch global), LOCAL ranges work-items per group (launch local).
+  void special(const UOpPtr& range, uint32_t kind = TG_SPECIAL_GLOBAL, uint32_t dim = 0) {
     int64_t end = range->src[0]->arg_int();
     int32_t e = k_.add(TG_KIR_CONST, dt(range->dtype), 1, {}, {.i = end});
-    int32_t s = k_.add(TG_KIR_SPECIAL, dt(range->dtype), 1, {e}, {.i = TG_SPECIAL_GLOBAL * 4 + 0});
+    int32_t s = k_.add(TG_KIR_SPECIAL, dt(range->dtype), 1, {e}, {.i = static_cast<int64_t>(kind) * 4 + dim});
     set(range, s);
-    k_.global_dims = 1;
-    k_.dims.global[0] = static_cast<uint32_t>(end);
+    if (kind == TG_SPECIAL_LOCAL) {
+      k_.dims.local[dim] = static_cast<uint32_t>(end);
+    } else {
+      k_.global_dims = std::max(k_.global_dims, dim + 1);
+      k_.dims.global[dim] = static_cast<uint32_t>(end);
+    }
     mult_ *= static_cast<double>(end);
   }
+
+  // Local memory the kernel declared so far, in bytes.
+  uint64_t local_bytes() const { return local_bytes_; }
 
   double flops() const { return flops_; }
 
@@ -275,6 +294,7 @@ class Emitter {
   std::vector<int64_t> ends_;
   std::vector<std::vector<int32_t>> bool_lanes_;  // Lanes with id -k-1: per-lane scalars, not one vector
   double mult_ = 1, flops_ = 0;
+  uint64_t local_bytes_ = 0;
 
 
   int32_t broadcast(Lanes v, DType d, int w) {
@@ -440,6 +460,7 @@ class Emitter {
       case Op::DEFINE_REG: return k_.add(TG_KIR_DEFINE_REG, dt(u->dtype), 1, {}, {.i = u->arg_ints()[0]}, TG_ADDR_REG);
       case Op::DEFINE_LOCAL:
         require_local("a local array");
+        local_bytes_ += static_cast<uint64_t>(u->arg_ints()[0]) * u->dtype.itemsize();
         return k_.add(TG_KIR_DEFINE_LOCAL, dt(u->dtype), 1, {}, {.i = u->arg_ints()[0]}, TG_ADDR_LOCAL);
       default: break;
     }
@@ -487,7 +508,10 @@ class Emitter {
     }
     const UOpPtr& r = ranges[i];
     if (r->op != Op::RANGE) return emit_end(stmts, ranges, i + 1);  // a size-1 range, folded to 0
-    if (r->range().type == AxisType::LOCAL) require_local("a LOCAL range");
+    // a work-group kernel's GLOBAL and LOCAL ranges are work-item ids, bound for the whole kernel: each work-item
+    // runs the statements for its own index
+    if (r->range().type == AxisType::LOCAL || (r->range().type == AxisType::GLOBAL && bound(r)))
+      return emit_end(stmts, ranges, i + 1);
     if (is_unrolled(r)) {
       for (int64_t k = 0; k < r->src[0]->arg_int(); ++k) {
         std::vector<UOpPtr> copy;
@@ -577,6 +601,19 @@ class Emitter {
     return -1;
   }
 
+  // Statements a REDUCE's value waits for (AFTER: a tile staged in local memory, a barrier) run once before its
+  // loop when they do not depend on the ranges it reduces over, not once per iteration.
+  void hoist_statements(const UOpPtr& reduce) {
+    std::unordered_map<const UOp*, bool> varies;
+    for (size_t i = 1; i < reduce->src.size(); ++i) varies[reduce->src[i].get()] = true;
+    for (const UOp* n : toposort(std::vector<UOpPtr>{reduce->src[0]})) {
+      bool v = varies.count(n) && varies[n];
+      for (const auto& s : n->src) v = v || varies[s.get()];
+      varies[n] = v;
+      if (n->op == Op::AFTER && !v) emit(n->ptr());
+    }
+  }
+
   int32_t emit_reduce(const UOpPtr& u) {
     if (int32_t v = emit_vector_reduce(u); v >= 0) return v;
     auto rop = static_cast<ReduceOp>(u->arg_int());
@@ -584,6 +621,7 @@ class Emitter {
     int32_t acc = k_.add(TG_KIR_DEFINE_REG, dt(d), 1, {}, {.i = 1}, TG_ADDR_REG);
     int32_t zero = k_.add(TG_KIR_CONST, TG_DTYPE_INT32, 1, {}, {.i = 0});
     k_.add(TG_KIR_STORE, dt(d), 1, {acc, zero, emit(reduce_identity(rop, d))});
+    hoist_statements(u);
     std::vector<int32_t> loops;
     for (size_t i = 1; i < u->src.size(); ++i)
       if (u->src[i]->op == Op::RANGE) loops.push_back(open_loop(u->src[i]));
@@ -608,8 +646,48 @@ class Emitter {
 bool Emitter::vector_ok(DType d, int w) const { return w <= 16 && e_vector_ok(caps_, d, w); }
 
 // A hand-written kernel: its GLOBAL ranges around its statements, in order, exactly as written.
+// A custom kernel with LOCAL ranges runs as a grid of work-groups: its i-th GLOBAL range is the group id along dim
+// i and its i-th LOCAL range the work-item id inside the group. Limits the device cannot meet are errors naming
+// the limit (a hand-written kernel is not re-planned).
+KirProgram lower_work_groups(KirProgram& k, const sched::Kernel& kernel, const UOpPtr& sink,
+                             const tg_renderer_caps& caps, std::map<std::string, int64_t> var_params) {
+  auto fail = [&](const std::string& what) { throw Error("tg: kernel " + kernel.name + ": " + what); };
+  if (!caps.has_local) fail("LOCAL ranges need work-groups with local memory, which this renderer does not have");
+  if (kernel.out_ranges.size() > caps.max_global_dims || kernel.local_ranges.size() > caps.max_global_dims)
+    fail(std::to_string(kernel.out_ranges.size()) + " GLOBAL and " + std::to_string(kernel.local_ranges.size()) +
+         " LOCAL ranges; the renderer launches at most " + std::to_string(caps.max_global_dims) + " dims");
+  Emitter e(k, caps, std::move(var_params));
+  uint64_t threads = 1;
+  for (size_t d = 0; d < kernel.local_ranges.size(); ++d) {
+    const int64_t n = kernel.local_ranges[d]->src[0]->arg_int();
+    if (n > caps.max_local[d])
+      fail("LOCAL range " + std::to_string(d) + " has " + std::to_string(n) + " work-items; the device allows " +
+           std::to_string(caps.max_local[d]) + " (max_local[" + std::to_string(d) + "])");
+    threads *= static_cast<uint64_t>(n);
+    e.special(kernel.local_ranges[d], TG_SPECIAL_LOCAL, static_cast<uint32_t>(d));
+  }
+  if (threads > caps.max_local_threads)
+    fail("work-groups of " + std::to_string(threads) + " work-items; the device allows " +
+         std::to_string(caps.max_local_threads) + " (max_local_threads)");
+  for (size_t d = 0; d < kernel.out_ranges.size(); ++d) {
+    const int64_t n = kernel.out_ranges[d]->src[0]->arg_int();
+    if (n > caps.max_global[d])
+      fail("GLOBAL range " + std::to_string(d) + " has " + std::to_string(n) + " work-groups; the device allows " +
+           std::to_string(caps.max_global[d]));
+    e.special(kernel.out_ranges[d], TG_SPECIAL_GROUP, static_cast<uint32_t>(d));
+  }
+  e.declare_locals(sink);
+  for (const auto& st : sink->src) e.emit(st);
+  if (e.local_bytes() > caps.local_mem_bytes)
+    fail(std::to_string(e.local_bytes()) + " bytes of local arrays; the device has " +
+         std::to_string(caps.local_mem_bytes) + " (local_mem_bytes)");
+  k.flops = e.flops();
+  return std::move(k);
+}
+
 KirProgram lower_custom(KirProgram& k, const sched::Kernel& kernel, const UOpPtr& sink, const tg_renderer_caps& caps,
                         std::map<std::string, int64_t> var_params) {
+  if (!kernel.local_ranges.empty()) return lower_work_groups(k, kernel, sink, caps, std::move(var_params));
   Emitter e(k, caps, std::move(var_params));
   std::vector<int32_t> loops;
   bool first = true;
@@ -619,6 +697,7 @@ KirProgram lower_custom(KirProgram& k, const sched::Kernel& kernel, const UOpPtr
     else loops.push_back(e.open_loop(r));
     first = false;
   }
+  e.declare_locals(sink);
   for (const auto& st : sink->src) e.emit(st);
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) e.close_loop(*it);
   k.flops = e.flops();

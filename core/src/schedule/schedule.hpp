@@ -14,6 +14,7 @@ namespace tg::sched {
 struct Kernel {
   ir::UOpPtr sink;
   std::vector<ir::UOpPtr> out_ranges;  // outermost first
+  std::vector<ir::UOpPtr> local_ranges;  // custom kernels: work-item ids inside a work-group, dim 0 first
   std::string name;                    // "E_4_16", "r_64_32" (E: elementwise, r: has a reduction)
   std::vector<ir::UOpPtr> vars;        // DEFINE_VARs it reads, sorted by name: kernel params after the buffers
   int n_outputs = 1;                   // the first n buffers are written

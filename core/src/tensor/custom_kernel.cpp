@@ -51,7 +51,7 @@ KExpr KExpr::where(const KExpr& c, const KExpr& a, const KExpr& b) {
 
 struct CustomKernel::Impl {
   std::string name;
-  std::vector<UOpPtr> statements, global_ranges;
+  std::vector<UOpPtr> statements, global_ranges, local_ranges;
   std::vector<std::pair<int, DType>> buffers;
   int64_t next_id = 0;
   bool parallel = false;
@@ -77,6 +77,7 @@ KExpr CustomKernel::range(int64_t n, Axis axis) {
   static constexpr AxisType map[] = {AxisType::GLOBAL, AxisType::LOOP, AxisType::REDUCE, AxisType::UPCAST, AxisType::UNROLL, AxisType::LOCAL};
   UOpPtr r = UOp::make(Op::RANGE, dtypes::int64, {const_int(dtypes::int64, n)}, RangeInfo{impl_->next_id++, map[static_cast<int>(axis)]});
   if (axis == Axis::GLOBAL) impl_->global_ranges.push_back(r);
+  if (axis == Axis::LOCAL) impl_->local_ranges.push_back(r);
   return KExpr(r);
 }
 
@@ -206,6 +207,7 @@ std::vector<Tensor> CustomKernel::operator()(const std::vector<std::pair<Shape, 
   sched::ScheduleItem item;
   item.kernel.sink = UOp::make(Op::SINK, dtypes::bool_, impl_->statements);
   item.kernel.out_ranges = impl_->global_ranges;
+  item.kernel.local_ranges = impl_->local_ranges;
   item.kernel.name = impl_->name;
   item.kernel.n_outputs = static_cast<int>(outputs.size());
   item.kernel.custom = true;

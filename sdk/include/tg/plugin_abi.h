@@ -194,6 +194,8 @@ typedef struct tg_kir_kernel {
 
 /* Kernel arguments at launch: one packed blob, the parameters in signature order, each at its natural
  * alignment (buffers: 8-byte device addresses; vars: 1/2/4/8 bytes). */
+/* The launch grid: `global` counts work-groups per dim and `local` work-items per group (CUDA's grid and block),
+ * so a SPECIAL global id is group id * local + local id and global[d] * local[d] work-items run along dim d. */
 typedef struct tg_launch_dims {
   uint32_t global[3];
   uint32_t local[3];

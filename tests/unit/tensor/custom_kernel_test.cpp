@@ -214,3 +214,72 @@ TEST(CustomKernelInlineCode, BadVariantsAreRefused) {
 
 }  // namespace
 }  // namespace tg
+
+namespace tg {
+namespace {
+
+// C = A @ B as a work-group kernel: each 8x8 group stages a tile of A and of B in local memory, synchronizes,
+// accumulates the tile's products, and synchronizes again before the next tile overwrites the staging arrays.
+CustomKernel tiled_matmul(int64_t m, int64_t n, int64_t kdim, int64_t t) {
+  CustomKernel k("tiled_matmul_local");
+  KExpr gy = k.range(m / t, Axis::GLOBAL), gx = k.range(n / t, Axis::GLOBAL);
+  KExpr ly = k.range(t, Axis::LOCAL), lx = k.range(t, Axis::LOCAL);
+  KExpr kt = k.range(kdim / t, Axis::LOOP), kk = k.range(t, Axis::REDUCE);
+  KExpr a = k.buffer(1, dtypes::float32), b = k.buffer(2, dtypes::float32), c = k.buffer(0, dtypes::float32);
+  KExpr as = k.local(dtypes::float32, t * t), bs = k.local(dtypes::float32, t * t), acc = k.reg(dtypes::float32, 1);
+  KExpr zero = k.constant(0, dtypes::int64);
+  KExpr init = k.store(acc, zero, k.constant(0, dtypes::float32));
+  KExpr row = gy * t + ly, col = gx * t + lx;
+  KExpr stage_a = k.store(as, ly * t + lx, k.load(a, row * kdim + kt * t + lx));
+  KExpr stage_b = k.store(bs, ly * t + lx, k.load(b, (kt * t + ly) * n + col));
+  KExpr staged = k.barrier({stage_a, stage_b});
+  KExpr as_ready = k.after(as, {staged}), bs_ready = k.after(bs, {staged});
+  KExpr partial = k.reduce(k.load(as_ready, ly * t + kk) * k.load(bs_ready, kk * t + lx), Reduce::SUM, {kk});
+  KExpr update = k.store(acc, zero, k.load(k.after(acc, {init}), zero) + partial);
+  KExpr tile = k.loop({k.barrier({update})}, {kt});
+  k.run(init);
+  k.run(tile);
+  k.run(k.store(c, row * n + col, k.load(k.after(acc, {tile}), zero)));
+  return k;
+}
+
+TEST(CustomKernel, TiledMatmulThroughLocalMemory) {
+  const int64_t m = 32, n = 24, kdim = 40, t = 8;
+  uint32_t seed = std::random_device{}();
+  std::cout << "tiled matmul seed=" << seed << "\n";
+  auto a = random_floats(m * kdim, seed), b = random_floats(kdim * n, seed + 1);
+  std::vector<float> got;
+  try {
+    got = Tensor::custom_kernel(tiled_matmul(m, n, kdim, t), {{{m, n}, dtypes::float32}},
+                                {Tensor::from_vector(a, {m, kdim}), Tensor::from_vector(b, {kdim, n})})[0]
+              .to_vector<float>();
+  } catch (const Error& e) {
+    if (std::string(e.what()).find("which this renderer does not have") == std::string::npos) throw;
+    GTEST_SKIP() << "the default device has no work-groups with local memory: " << e.what();
+  }
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double want = 0;  // the kernel sums each tile in order, then the tiles: compare with a tolerance
+      for (int64_t p = 0; p < kdim; ++p) want += static_cast<double>(a[i * kdim + p]) * b[p * n + j];
+      ASSERT_NEAR(got[i * n + j], want, 1e-3 * (1 + std::abs(want))) << "C[" << i << "][" << j << "]";
+    }
+}
+
+TEST(CustomKernel, WorkGroupLimitsAreNamed) {
+  CustomKernel k("too_wide");
+  KExpr g = k.range(2, Axis::GLOBAL), l = k.range(1 << 20, Axis::LOCAL);
+  k.run(k.store(k.buffer(0, dtypes::float32), g * (1 << 20) + l, k.constant(1, dtypes::float32)));
+  try {
+    Tensor::custom_kernel(k, {{{2 << 20}, dtypes::float32}}, {})[0].realize();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    // a device with work-groups names its limit; one without says it has none
+    const std::string what = e.what();
+    EXPECT_TRUE(what.find("max_local[0]") != std::string::npos ||
+                what.find("which this renderer does not have") != std::string::npos)
+        << what;
+  }
+}
+
+}  // namespace
+}  // namespace tg
