@@ -22,6 +22,9 @@ struct ScheduleStats {
   size_t programs_compiled = 0;  // compiler invocations
   size_t cache_hits = 0;         // programs found in the in-memory cache
   size_t disk_hits = 0;          // binaries found in the disk cache (TG_CACHE_DIR)
+  size_t schedules_computed = 0;       // graphs the scheduler cut into kernels
+  size_t schedule_memory_hits = 0;     // graphs whose schedule was reused from memory
+  size_t schedule_disk_hits = 0;       // ... or from the disk cache
 };
 const ScheduleStats& schedule_stats();
 

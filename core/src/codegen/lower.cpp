@@ -689,6 +689,7 @@ KirProgram lower_custom(KirProgram& k, const sched::Kernel& kernel, const UOpPtr
                         std::map<std::string, int64_t> var_params) {
   if (!kernel.local_ranges.empty()) return lower_work_groups(k, kernel, sink, caps, std::move(var_params));
   Emitter e(k, caps, std::move(var_params));
+  e.declare_locals(sink);
   std::vector<int32_t> loops;
   bool first = true;
   for (const auto& r : kernel.out_ranges) {
@@ -697,7 +698,6 @@ KirProgram lower_custom(KirProgram& k, const sched::Kernel& kernel, const UOpPtr
     else loops.push_back(e.open_loop(r));
     first = false;
   }
-  e.declare_locals(sink);
   for (const auto& st : sink->src) e.emit(st);
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) e.close_loop(*it);
   k.flops = e.flops();

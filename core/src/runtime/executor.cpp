@@ -34,6 +34,8 @@ std::vector<KernelRun> take_profile() {
 }
 const ScheduleStats& schedule_stats() { return g_stats; }
 
+ScheduleStats& rt::mutable_schedule_stats() { return g_stats; }
+
 }  // namespace tg
 
 namespace tg::rt {

@@ -5,10 +5,14 @@
 #include <vector>
 
 #include "schedule/schedule.hpp"
+#include "tg/profile.hpp"
 
 namespace tg::rt {
 
 class Device;
+
+// The counters tg::schedule_stats() reports, for the parts of the runtime that count.
+ScheduleStats& mutable_schedule_stats();
 
 void run_schedule(std::vector<sched::ScheduleItem>& items);
 

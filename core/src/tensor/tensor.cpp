@@ -12,6 +12,7 @@
 #include "ir/uop.hpp"
 #include "runtime/executor.hpp"
 #include "schedule/schedule.hpp"
+#include "schedule/schedule_cache.hpp"
 #include "tg/device.hpp"
 
 namespace tg {
@@ -668,7 +669,7 @@ void Tensor::realize_all(std::vector<Tensor*> ts) {
     roots.push_back(t->node());
   }
   std::vector<std::shared_ptr<rt::Buffer>> bufs;
-  auto items = sched::create_schedule(roots, todo[0]->device(), bufs);
+  auto items = sched::cached_schedule(roots, todo[0]->device(), bufs);
   rt::run_schedule(items);
   for (size_t i = 0; i < todo.size(); ++i) todo[i]->impl_->node = sched::buffer_node(bufs[i], todo[i]->shape());
 }

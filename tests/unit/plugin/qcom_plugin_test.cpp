@@ -65,8 +65,10 @@ TEST_F(QcomPlugin, DeviceIsNamedQcomAndCapsFollowTheDevice) {
   tg_renderer_caps caps{};
   caps.struct_size = sizeof(caps);
   ASSERT_OK(api()->renderer_get_caps(renderer_, &caps));
-  EXPECT_EQ(caps.max_global_dims, 1u);
-  EXPECT_EQ(caps.has_local, 0u);
+  // work-groups as the OpenCL device reports them (PoCL: 3 dims, 4096 work-items, local memory)
+  EXPECT_EQ(caps.max_global_dims, 3u);
+  EXPECT_EQ(caps.has_local, caps.local_mem_bytes > 0 && caps.max_local_threads > 1 ? 1u : 0u);
+  EXPECT_GE(caps.max_local_threads, caps.max_local[0] > 0 ? 1u : 0u);
   EXPECT_TRUE(caps.dtypes >> TG_DTYPE_FLOAT32 & 1u);
   EXPECT_TRUE(caps.dtypes >> TG_DTYPE_BFLOAT16 & 1u);
   EXPECT_EQ(caps.ops[TG_DTYPE_BFLOAT16], (1ull << TG_KIR_CAST) | (1ull << TG_KIR_BITCAST));

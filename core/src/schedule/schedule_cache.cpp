@@ -1,0 +1,401 @@
+// The schedule cache. A graph's key is its canonical serialization with every input buffer replaced by a slot
+// (numbered by first use, with its dtype, size and device) and every bound value dropped; a cached schedule
+// names its buffers by slot (input k, output k, temporary k), so a hit rebinds inputs, allocates fresh outputs and
+// temporaries, and reads the variable values from the new graph's BINDs.
+#include "schedule/schedule_cache.hpp"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "runtime/device.hpp"
+#include "runtime/disk_cache.hpp"
+#include "runtime/env.hpp"
+#include "runtime/executor.hpp"
+
+namespace tg::sched {
+
+using namespace ir;
+
+namespace {
+
+constexpr uint32_t kFormat = 1;  // bump when the key or entry layout changes
+
+// ---- bytes -------------------------------------------------------------------------------------------------------
+
+struct Writer {
+  std::vector<uint8_t> bytes;
+  void raw(const void* p, size_t n) { bytes.insert(bytes.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n); }
+  void u8(uint8_t v) { bytes.push_back(v); }
+  void i64(int64_t v) { raw(&v, sizeof v); }
+  void f64(double v) { raw(&v, sizeof v); }
+  void str(const std::string& s) { i64(static_cast<int64_t>(s.size())), raw(s.data(), s.size()); }
+  void dtype(DType d) { u8(static_cast<uint8_t>(d.scalar)), u8(d.count); }
+};
+
+struct Corrupt : std::runtime_error {
+  Corrupt() : std::runtime_error("corrupt schedule cache entry") {}
+};
+
+// Reads what Writer wrote; running past the end (a truncated or foreign entry) throws Corrupt.
+struct Reader {
+  const uint8_t* p;
+  const uint8_t* end;
+  void raw(void* out, size_t n) {
+    if (static_cast<size_t>(end - p) < n) throw Corrupt();
+    std::memcpy(out, p, n), p += n;
+  }
+  uint8_t u8() { uint8_t v; raw(&v, 1); return v; }
+  int64_t i64() { int64_t v; raw(&v, sizeof v); return v; }
+  double f64() { double v; raw(&v, sizeof v); return v; }
+  int64_t count(int64_t limit) {
+    int64_t n = i64();
+    if (n < 0 || n > limit) throw Corrupt();
+    return n;
+  }
+  std::string str() {
+    int64_t n = count(end - p);
+    std::string s(reinterpret_cast<const char*>(p), static_cast<size_t>(n));
+    p += n;
+    return s;
+  }
+  DType dtype() {
+    uint8_t s = u8(), c = u8();
+    if (s >= kScalarTypeCount || c == 0) throw Corrupt();
+    return DType(static_cast<ScalarType>(s), c);
+  }
+};
+
+// ---- graphs ------------------------------------------------------------------------------------------------------
+
+enum ArgTag : uint8_t { kNone, kInt, kFloat, kStr, kInts, kVar, kRange, kPayload };
+
+// Writes a node's arg; false for a payload, which only the key writer knows how to name.
+bool write_arg(Writer& w, const Arg& arg) {
+  switch (arg.index()) {
+    case 0: w.u8(kNone); return true;
+    case 1: w.u8(kInt), w.i64(std::get<int64_t>(arg)); return true;
+    case 2: w.u8(kFloat), w.f64(std::get<double>(arg)); return true;
+    case 3: w.u8(kStr), w.str(std::get<std::string>(arg)); return true;
+    case 4: {
+      const auto& v = std::get<std::vector<int64_t>>(arg);
+      w.u8(kInts), w.i64(static_cast<int64_t>(v.size()));
+      for (int64_t x : v) w.i64(x);
+      return true;
+    }
+    case 5: {
+      const auto& v = std::get<VarInfo>(arg);
+      w.u8(kVar), w.str(v.name), w.i64(v.min), w.i64(v.max);
+      return true;
+    }
+    case 6: {
+      const auto& r = std::get<RangeInfo>(arg);
+      w.u8(kRange), w.i64(r.id), w.u8(static_cast<uint8_t>(r.type));
+      return true;
+    }
+    default: return false;
+  }
+}
+
+Arg read_arg(Reader& r) {
+  switch (r.u8()) {
+    case kNone: return {};
+    case kInt: return r.i64();
+    case kFloat: return r.f64();
+    case kStr: return r.str();
+    case kInts: {
+      std::vector<int64_t> v(static_cast<size_t>(r.count(1 << 20)));
+      for (auto& x : v) x = r.i64();
+      return v;
+    }
+    case kVar: {
+      VarInfo v;
+      v.name = r.str(), v.min = r.i64(), v.max = r.i64();
+      return v;
+    }
+    case kRange: {
+      int64_t id = r.i64();
+      uint8_t type = r.u8();
+      if (type > static_cast<uint8_t>(AxisType::LOCAL)) throw Corrupt();
+      return RangeInfo{id, static_cast<AxisType>(type)};
+    }
+    default: throw Corrupt();
+  }
+}
+
+void write_node_head(Writer& w, const UOp& n, const std::unordered_map<const UOp*, int64_t>& index) {
+  w.u8(static_cast<uint8_t>(n.op)), w.dtype(n.dtype);
+  w.i64(static_cast<int64_t>(n.shape.size()));
+  for (int64_t d : n.shape) w.i64(d);
+  w.i64(static_cast<int64_t>(n.src.size()));
+  for (const auto& s : n.src) w.i64(index.at(s.get()));
+}
+
+// A kernel graph (no payloads) as a node list; roots are named by index. False when a payload is reachable.
+bool write_graph(Writer& w, const std::vector<UOpPtr>& roots) {
+  std::unordered_map<const UOp*, int64_t> index;
+  std::vector<const UOp*> order = toposort(roots);
+  w.i64(static_cast<int64_t>(order.size()));
+  for (const UOp* n : order) {
+    write_node_head(w, *n, index);
+    if (!write_arg(w, n->arg)) return false;
+    index.emplace(n, static_cast<int64_t>(index.size()));
+  }
+  w.i64(static_cast<int64_t>(roots.size()));
+  for (const auto& r : roots) w.i64(index.at(r.get()));
+  return true;
+}
+
+std::vector<UOpPtr> read_graph(Reader& r) {
+  std::vector<UOpPtr> nodes(static_cast<size_t>(r.count(1 << 24)));
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    uint8_t op = r.u8();
+    if (op >= static_cast<uint8_t>(Op::COUNT_)) throw Corrupt();
+    DType dtype = r.dtype();
+    Shape shape(static_cast<size_t>(r.count(64)));
+    for (auto& d : shape) d = r.i64();
+    std::vector<UOpPtr> src(static_cast<size_t>(r.count(1 << 16)));
+    for (auto& s : src) s = nodes.at(static_cast<size_t>(r.count(static_cast<int64_t>(i) - 1)));
+    nodes[i] = UOp::make(static_cast<Op>(op), dtype, std::move(src), read_arg(r), std::move(shape));
+  }
+  std::vector<UOpPtr> roots(static_cast<size_t>(r.count(1 << 24)));
+  for (auto& root : roots) root = nodes.at(static_cast<size_t>(r.count(static_cast<int64_t>(nodes.size()) - 1)));
+  return roots;
+}
+
+// ---- keys --------------------------------------------------------------------------------------------------------
+
+// What identifies this build of tg: a schedule cached by another build may differ from what this one makes.
+const std::string& build_id() {
+  static const std::string id = [] {
+    Dl_info info{};
+    struct stat st{};
+    if (dladdr(reinterpret_cast<void*>(&cached_schedule), &info) && info.dli_fname && stat(info.dli_fname, &st) == 0)
+      return std::string(info.dli_fname) + "@" + std::to_string(st.st_mtime) + ":" + std::to_string(st.st_size);
+    return std::string("unknown");
+  }();
+  return id;
+}
+
+// The graph with its inputs as slots and its bound values dropped, and what the slots and variables hold now.
+struct GraphKey {
+  std::string text;
+  std::vector<std::shared_ptr<rt::Buffer>> inputs;  // by slot
+  std::unordered_map<std::string, int64_t> values;  // variable name -> bound value
+};
+
+GraphKey graph_key(const std::vector<UOpPtr>& roots, const std::string& device) {
+  GraphKey key;
+  Writer w;
+  w.i64(kFormat), w.str(build_id()), w.str(device);
+  std::unordered_map<const UOp*, int64_t> index;
+  std::unordered_map<const rt::Buffer*, int64_t> slots;
+  std::vector<const UOp*> order = toposort(roots);
+  w.i64(static_cast<int64_t>(order.size()));
+  for (const UOp* n : order) {
+    write_node_head(w, *n, index);
+    if (n->op == Op::BUFFER) {
+      auto buf = std::static_pointer_cast<rt::Buffer>(n->payload());
+      auto [it, fresh] = slots.emplace(buf.get(), static_cast<int64_t>(key.inputs.size()));
+      if (fresh) key.inputs.push_back(buf);
+      w.u8(kPayload), w.i64(it->second), w.dtype(buf->dtype()), w.i64(buf->numel()), w.str(buf->device().name());
+    } else if (n->op == Op::BIND) {
+      key.values[n->src[0]->var().name] = n->arg_int();
+      w.u8(kNone);  // the value is the launch's, not the schedule's
+    } else if (!write_arg(w, n->arg)) {
+      throw std::logic_error("tg: internal: a payload on a " + std::string(op_name(n->op)) + " node");
+    }
+    index.emplace(n, static_cast<int64_t>(index.size()));
+  }
+  w.i64(static_cast<int64_t>(roots.size()));
+  for (const auto& r : roots) w.i64(index.at(r.get()));
+  key.text.assign(w.bytes.begin(), w.bytes.end());
+  return key;
+}
+
+// ---- schedules by slot -------------------------------------------------------------------------------------------
+
+struct Slot {
+  enum Kind : uint8_t { INPUT, OUTPUT, TEMP } kind;
+  int64_t index;
+};
+
+struct NewBuffer {
+  DType dtype;
+  int64_t numel;
+  std::string device;
+};
+
+struct Template {
+  std::vector<NewBuffer> outputs, temps;
+  struct Item {
+    ScheduleItem::Kind kind;
+    Kernel kernel;
+    std::vector<Slot> bufs;
+  };
+  std::vector<Item> items;
+};
+
+std::shared_ptr<Template> make_template(const std::vector<ScheduleItem>& items, const GraphKey& key,
+                                        const std::vector<std::shared_ptr<rt::Buffer>>& out) {
+  auto t = std::make_shared<Template>();
+  std::unordered_map<const rt::Buffer*, Slot> slot;
+  for (size_t i = 0; i < key.inputs.size(); ++i) slot.emplace(key.inputs[i].get(), Slot{Slot::INPUT, static_cast<int64_t>(i)});
+  for (size_t i = 0; i < out.size(); ++i) {
+    slot.emplace(out[i].get(), Slot{Slot::OUTPUT, static_cast<int64_t>(i)});
+    t->outputs.push_back({out[i]->dtype(), out[i]->numel(), out[i]->device().name()});
+  }
+  for (const auto& item : items) {
+    Template::Item ti{item.kind, item.kernel, {}};
+    for (const auto& b : item.bufs) {
+      auto [it, fresh] = slot.emplace(b.get(), Slot{Slot::TEMP, static_cast<int64_t>(t->temps.size())});
+      if (fresh) t->temps.push_back({b->dtype(), b->numel(), b->device().name()});
+      ti.bufs.push_back(it->second);
+    }
+    t->items.push_back(std::move(ti));
+  }
+  return t;
+}
+
+std::vector<ScheduleItem> instantiate(const Template& t, const GraphKey& key,
+                                      std::vector<std::shared_ptr<rt::Buffer>>& out) {
+  auto fresh = [](const NewBuffer& b) { return std::make_shared<rt::Buffer>(rt::Device::get(b.device), b.dtype, b.numel); };
+  out.clear();
+  for (const auto& b : t.outputs) out.push_back(fresh(b));
+  std::vector<std::shared_ptr<rt::Buffer>> temps;
+  for (const auto& b : t.temps) temps.push_back(fresh(b));
+  std::vector<ScheduleItem> items;
+  for (const auto& ti : t.items) {
+    ScheduleItem item;
+    item.kind = ti.kind;
+    item.kernel = ti.kernel;
+    for (const Slot& s : ti.bufs)
+      item.bufs.push_back(s.kind == Slot::INPUT ? key.inputs.at(s.index) : s.kind == Slot::OUTPUT ? out.at(s.index) : temps.at(s.index));
+    for (const auto& v : ti.kernel.vars) item.var_vals.push_back(key.values.at(v->var().name));
+    items.push_back(std::move(item));
+  }
+  return items;
+}
+
+// An entry: the key text (compared on load: a hash collision is a miss), then the template.
+std::optional<std::vector<uint8_t>> serialize(const Template& t, const std::string& key_text) {
+  Writer w;
+  w.str(key_text);
+  for (const auto* list : {&t.outputs, &t.temps}) {
+    w.i64(static_cast<int64_t>(list->size()));
+    for (const auto& b : *list) w.dtype(b.dtype), w.i64(b.numel), w.str(b.device);
+  }
+  w.i64(static_cast<int64_t>(t.items.size()));
+  for (const auto& ti : t.items) {
+    const Kernel& k = ti.kernel;
+    w.u8(static_cast<uint8_t>(ti.kind)), w.str(k.name), w.i64(k.n_outputs), w.u8(k.custom), w.u8(k.parallel);
+    w.i64(static_cast<int64_t>(k.out_ranges.size())), w.i64(static_cast<int64_t>(k.local_ranges.size()));
+    w.i64(static_cast<int64_t>(k.vars.size()));
+    std::vector<UOpPtr> roots{k.sink ? k.sink : UOp::make(Op::SINK, dtypes::bool_)};
+    roots.insert(roots.end(), k.out_ranges.begin(), k.out_ranges.end());
+    roots.insert(roots.end(), k.local_ranges.begin(), k.local_ranges.end());
+    roots.insert(roots.end(), k.vars.begin(), k.vars.end());
+    if (!write_graph(w, roots)) return std::nullopt;
+    w.u8(k.sink != nullptr);
+    w.i64(static_cast<int64_t>(ti.bufs.size()));
+    for (const Slot& s : ti.bufs) w.u8(s.kind), w.i64(s.index);
+  }
+  return std::move(w.bytes);
+}
+
+std::shared_ptr<Template> deserialize(const std::vector<uint8_t>& bytes, const std::string& key_text) {
+  Reader r{bytes.data(), bytes.data() + bytes.size()};
+  if (r.str() != key_text) return nullptr;
+  auto t = std::make_shared<Template>();
+  for (auto* list : {&t->outputs, &t->temps}) {
+    list->resize(static_cast<size_t>(r.count(1 << 20)));
+    for (auto& b : *list) b.dtype = r.dtype(), b.numel = r.i64(), b.device = r.str();
+  }
+  t->items.resize(static_cast<size_t>(r.count(1 << 20)));
+  for (auto& ti : t->items) {
+    Kernel& k = ti.kernel;
+    uint8_t kind = r.u8();
+    if (kind > static_cast<uint8_t>(ScheduleItem::Kind::COPY)) throw Corrupt();
+    ti.kind = static_cast<ScheduleItem::Kind>(kind);
+    k.name = r.str(), k.n_outputs = static_cast<int>(r.i64()), k.custom = r.u8(), k.parallel = r.u8();
+    size_t nout = static_cast<size_t>(r.count(64)), nlocal = static_cast<size_t>(r.count(3)),
+           nvars = static_cast<size_t>(r.count(1 << 16));
+    std::vector<UOpPtr> roots = read_graph(r);
+    if (roots.size() != 1 + nout + nlocal + nvars) throw Corrupt();
+    k.sink = roots[0];
+    k.out_ranges.assign(roots.begin() + 1, roots.begin() + 1 + static_cast<ptrdiff_t>(nout));
+    k.local_ranges.assign(roots.begin() + 1 + static_cast<ptrdiff_t>(nout), roots.begin() + 1 + static_cast<ptrdiff_t>(nout + nlocal));
+    k.vars.assign(roots.end() - static_cast<ptrdiff_t>(nvars), roots.end());
+    if (!r.u8()) k.sink = nullptr;
+    ti.bufs.resize(static_cast<size_t>(r.count(1 << 16)));
+    for (Slot& s : ti.bufs) {
+      uint8_t sk = r.u8();
+      if (sk > Slot::TEMP) throw Corrupt();
+      s.kind = static_cast<Slot::Kind>(sk), s.index = r.i64();
+      const size_t limit = sk == Slot::OUTPUT ? t->outputs.size() : sk == Slot::TEMP ? t->temps.size() : SIZE_MAX;
+      if (s.index < 0 || static_cast<size_t>(s.index) >= limit) throw Corrupt();
+    }
+  }
+  if (r.p != r.end) throw Corrupt();
+  return t;
+}
+
+std::mutex g_mu;
+auto& g_memory = *new std::unordered_map<std::string, std::shared_ptr<Template>>();
+constexpr size_t kMemoryEntries = 4096;  // a graph-per-call program must not grow the cache without bound
+
+}  // namespace
+
+void clear_schedule_cache() {
+  std::lock_guard lock(g_mu);
+  g_memory.clear();
+}
+
+std::vector<ScheduleItem> cached_schedule(const std::vector<UOpPtr>& roots, const std::string& device,
+                                          std::vector<std::shared_ptr<rt::Buffer>>& out) {
+  ScheduleStats& stats = rt::mutable_schedule_stats();
+  if (rt::getenv_int("SCACHE", 1) == 0) {
+    ++stats.schedules_computed;
+    return create_schedule(roots, device, out);
+  }
+  GraphKey key = graph_key(roots, device);
+  std::shared_ptr<Template> t;
+  {
+    std::lock_guard lock(g_mu);
+    if (auto it = g_memory.find(key.text); it != g_memory.end()) t = it->second;
+  }
+  if (t) {
+    ++stats.schedule_memory_hits;
+    return instantiate(*t, key, out);
+  }
+  const rt::DiskCache& disk = rt::DiskCache::get();
+  const uint64_t disk_key = rt::fnv1a(key.text.data(), key.text.size());
+  if (auto bytes = disk.load("schedules", disk_key)) {
+    try {
+      t = deserialize(*bytes, key.text);
+    } catch (const Corrupt&) {
+      t = nullptr;  // rebuilt below and stored over it
+    }
+  }
+  std::vector<ScheduleItem> items;
+  if (t) {
+    ++stats.schedule_disk_hits;
+    items = instantiate(*t, key, out);
+  } else {
+    ++stats.schedules_computed;
+    items = create_schedule(roots, device, out);
+    t = make_template(items, key, out);
+    if (auto bytes = serialize(*t, key.text)) disk.store("schedules", disk_key, *bytes);
+  }
+  std::lock_guard lock(g_mu);
+  if (g_memory.size() >= kMemoryEntries) g_memory.clear();
+  g_memory.emplace(std::move(key.text), t);
+  return items;
+}
+
+}  // namespace tg::sched
