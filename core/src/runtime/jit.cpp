@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 
+#include "ir/sym_shape.hpp"
 #include "ir/uop.hpp"
 #include "runtime/env.hpp"
 #include "runtime/executor.hpp"
@@ -31,6 +32,7 @@ struct Output {
   std::shared_ptr<rt::Buffer> buf;  // null when the output is input `input`
   size_t input = 0;
   Shape shape;
+  ir::Dims sym_shape;  // a symbolic output's dims: its shape on replay comes from the new variable values
   std::string device;
 };
 
@@ -38,7 +40,23 @@ std::shared_ptr<rt::Buffer> buffer_of(const Tensor& t) {
   return std::static_pointer_cast<rt::Buffer>(t.node()->payload());
 }
 
-std::string describe(const Tensor& t) { return shape_str(t.shape()) + " " + t.dtype().name() + " on " + t.device(); }
+std::string describe(const Tensor& t) { return ir::dims_str(ir::dims_of(*t.node())) + " " + t.dtype().name() + " on " + t.device(); }
+
+// dims with every variable unbound: what a capture depends on (a kernel loops to the variable, not its value)
+ir::Dims unbound_dims(const Tensor& t) {
+  ir::Dims ds = ir::dims_of(*t.node());
+  for (auto& d : ds) d = ir::map_binds(d, [](const ir::UOpPtr& b) { return b->src[0]; });
+  return ds;
+}
+
+// d with the variables passed to this call bound to their new values
+ir::UOpPtr rebind(const ir::UOpPtr& d, const std::vector<BoundVariable>& vars) {
+  return ir::map_binds(d, [&](const ir::UOpPtr& b) {
+    for (const auto& v : vars)
+      if (v.var().name() == b->src[0]->var().name) return v.node();
+    return b;
+  });
+}
 
 }  // namespace
 
@@ -86,7 +104,7 @@ struct Jit::Impl {
     }
     for (const auto& o : outs) {
       auto buf = buffer_of(o);
-      Output out{buf, 0, o.shape(), o.device()};
+      Output out{buf, 0, o.shape(), o.node()->sym_shape, o.device()};
       if (auto it = input_index.find(buf.get()); it != input_index.end()) out.buf = nullptr, out.input = it->second;
       outputs.push_back(std::move(out));
     }
@@ -97,7 +115,7 @@ struct Jit::Impl {
     if (inputs.size() != input_sig.size())
       throw Error("tg: Jit: captured with " + std::to_string(input_sig.size()) + " inputs, called with " + std::to_string(inputs.size()));
     for (size_t i = 0; i < inputs.size(); ++i)
-      if (inputs[i].shape() != input_sig[i].shape() || inputs[i].dtype() != input_sig[i].dtype() ||
+      if (unbound_dims(inputs[i]) != unbound_dims(input_sig[i]) || inputs[i].dtype() != input_sig[i].dtype() ||
           inputs[i].device() != input_sig[i].device())
         throw Error("tg: Jit: input " + std::to_string(i) + " is " + describe(inputs[i]) + ", captured as " + describe(input_sig[i]) +
                     "; call reset() to capture again");
@@ -141,7 +159,13 @@ struct Jit::Impl {
     std::vector<Tensor> outs;
     for (const auto& o : outputs) {
       if (!o.buf) outs.push_back(inputs[o.input]);
-      else outs.emplace_back(sched::buffer_node(o.buf, o.shape), o.device);
+      else if (o.sym_shape.empty()) outs.emplace_back(sched::buffer_node(o.buf, o.shape), o.device);
+      else {
+        ir::Dims ds;
+        for (const auto& d : o.sym_shape) ds.push_back(rebind(d, vars));
+        auto [shape, sym] = ir::shape_args(ds);
+        outs.emplace_back(sched::buffer_node(o.buf, shape, sym), o.device);
+      }
     }
     return outs;
   }
