@@ -93,6 +93,50 @@ TEST(SymbolicShape, EmptyAtTheBottomOfTheRange) {
     ASSERT_EQ(got.size(), static_cast<size_t>(v));
     for (int64_t i = 0; i < v; ++i) EXPECT_EQ(got[i], static_cast<float>(i + 2));
     EXPECT_EQ(t.sum().item<float>(), static_cast<float>(v * (v + 1) / 2));
+    std::vector<float> flipped = t.flip({0}).to_vector<float>();
+    ASSERT_EQ(flipped.size(), static_cast<size_t>(v));
+    for (int64_t i = 0; i < v; ++i) EXPECT_EQ(flipped[i], static_cast<float>(v - i)) << i;
+  });
+}
+
+TEST(SymbolicShape, TwoVariablesInOneTensor) {
+  std::vector<float> host = iota_floats(12 * 10);
+  Tensor x = Tensor::from_vector(host, {12, 10}).realize();
+  Variable v("v", 0, 12), w("w", 0, 10);
+  std::vector<std::pair<int64_t, int64_t>> points = {{0, 0}, {3, 0}, {0, 4}, {1, 1}, {5, 7}, {12, 10}};
+  size_t built = 0;
+  for (size_t k = 0; k < points.size(); ++k) {
+    auto [a, b] = points[k];
+    BoundVariable bv = v.bind(a), bw = w.bind(b);
+    Tensor t = x.shrink(0, 0, bv).shrink(1, 0, bw);
+    EXPECT_EQ(t.shape(), Shape({a, b}));
+    // (v, w) -> (v*w,) -> (w, v) regroups the same data: flat element k is t[k / w][k % w]
+    std::vector<float> regroup = t.reshape({bv * bw}).reshape({bw, bv}).to_vector<float>();
+    std::vector<float> rows = t.sum({1}).to_vector<float>(), tr = t.transpose().contiguous().to_vector<float>();
+    ASSERT_EQ(regroup.size(), static_cast<size_t>(a * b));
+    ASSERT_EQ(rows.size(), static_cast<size_t>(a));
+    ASSERT_EQ(tr.size(), static_cast<size_t>(a * b));
+    for (int64_t i = 0; i < a * b; ++i) EXPECT_EQ(regroup[i], host[(i / b) * 10 + i % b]) << a << "x" << b << " i=" << i;
+    for (int64_t r = 0; r < a; ++r) {
+      float want = 0;
+      for (int64_t c = 0; c < b; ++c) want += host[r * 10 + c];
+      EXPECT_EQ(rows[r], want) << a << "x" << b << " r=" << r;
+      for (int64_t c = 0; c < b; ++c) EXPECT_EQ(tr[c * a + r], host[r * 10 + c]) << a << "x" << b;
+    }
+    if (k == 0) built = programs_built();
+    else EXPECT_EQ(programs_built(), built) << a << "x" << b << " built a new program";
+  }
+}
+
+TEST(SymbolicShape, Int64VariableAsADim) {
+  std::vector<float> host = iota_floats(20, 1);
+  Tensor x = Tensor::from_vector(host, {20}).realize();
+  Variable n("n", 2, 20, dtypes::int64);
+  for_values_one_compile({2, 3, 20}, [&](int64_t v) {
+    Tensor t = x.shrink(0, 0, n.bind(v)).reshape({1, n.bind(v), 1});
+    EXPECT_EQ(t.shape(), Shape({1, v, 1}));
+    EXPECT_EQ(t.sum().item<float>(), static_cast<float>(v * (v + 1) / 2));
+    EXPECT_EQ(t.max().item<float>(), static_cast<float>(v));
   });
 }
 
