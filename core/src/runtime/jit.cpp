@@ -40,13 +40,9 @@ std::shared_ptr<rt::Buffer> buffer_of(const Tensor& t) {
   return std::static_pointer_cast<rt::Buffer>(t.node()->payload());
 }
 
-std::string describe(const Tensor& t) { return ir::dims_str(ir::dims_of(*t.node())) + " " + t.dtype().name() + " on " + t.device(); }
-
-// dims with every variable unbound: what a capture depends on (a kernel loops to the variable, not its value)
-ir::Dims unbound_dims(const Tensor& t) {
-  ir::Dims ds = ir::dims_of(*t.node());
-  for (auto& d : ds) d = ir::map_binds(d, [](const ir::UOpPtr& b) { return b->src[0]; });
-  return ds;
+std::string describe(const Tensor& t) {
+  std::string dims = t.is_symbolic() ? ir::dims_str(ir::dims_of(*t.node())) + " = " : "";
+  return dims + shape_str(t.shape()) + " " + t.dtype().name() + " on " + t.device();
 }
 
 // d with the variables passed to this call bound to their new values
@@ -111,11 +107,19 @@ struct Jit::Impl {
     input_sig = inputs;
   }
 
+  // A symbolic input's dims must be the captured ones with this call's variable values: a variable that is not
+  // passed to the call keeps its captured value in the kernels, so its value must not change.
+  static bool same_input_dims(const Tensor& in, const Tensor& captured, const std::vector<BoundVariable>& vars) {
+    ir::Dims want = ir::dims_of(*captured.node());
+    for (auto& d : want) d = rebind(d, vars);
+    return ir::same_dims(ir::dims_of(*in.node()), want);
+  }
+
   void check_signature(const std::vector<Tensor>& inputs, const std::vector<BoundVariable>& vars) const {
     if (inputs.size() != input_sig.size())
       throw Error("tg: Jit: captured with " + std::to_string(input_sig.size()) + " inputs, called with " + std::to_string(inputs.size()));
     for (size_t i = 0; i < inputs.size(); ++i)
-      if (unbound_dims(inputs[i]) != unbound_dims(input_sig[i]) || inputs[i].dtype() != input_sig[i].dtype() ||
+      if (!same_input_dims(inputs[i], input_sig[i], vars) || inputs[i].dtype() != input_sig[i].dtype() ||
           inputs[i].device() != input_sig[i].device())
         throw Error("tg: Jit: input " + std::to_string(i) + " is " + describe(inputs[i]) + ", captured as " + describe(input_sig[i]) +
                     "; call reset() to capture again");

@@ -370,6 +370,39 @@ TEST(SymbolicShape, AttentionUnderJitTakesANewLengthEveryCall) {
   }
 }
 
+TEST(SymbolicShape, JitTakesASymbolicInput) {
+  std::vector<float> host = iota_floats(16 * 2, 1);
+  Tensor x = Tensor::from_vector(host, {16, 2}).realize();
+  Variable n("n", 1, 16);
+  Jit f([](const std::vector<Tensor>& in, const std::vector<BoundVariable>&) {
+    return std::vector<Tensor>{(in[0] * 2.0).sum({0})};
+  });
+  int call = 0;
+  for (int64_t v : {3, 8, 1, 16, 5}) {
+    Tensor input = x.shrink(0, 0, n.bind(v)).contiguous().realize();  // a realized (n, 2) tensor
+    size_t built = programs_built();
+    std::vector<float> got = f({input}, {n.bind(v)})[0].to_vector<float>();
+    if (call++ >= 2) {
+      EXPECT_EQ(programs_built(), built);
+    }
+    for (int c = 0; c < 2; ++c) {
+      float want = 0;
+      for (int64_t r = 0; r < v; ++r) want += 2 * host[r * 2 + c];
+      EXPECT_EQ(got[c], want) << "n=" << v << " c=" << c;
+    }
+  }
+  EXPECT_GT(f.captured_launches(), 0u);
+  // the input's length must come with the call: the kernels would keep the captured one
+  Tensor input = x.shrink(0, 0, n.bind(7)).contiguous().realize();
+  EXPECT_THAT(error_of([&] { f({input}, {n.bind(6)}); }), HasSubstr("input 0 is (n, 2) = (7, 2) float32"));
+  Jit g([](const std::vector<Tensor>& in, const std::vector<BoundVariable>&) { return std::vector<Tensor>{in[0].sum({0})}; });
+  auto input_of = [&](int64_t v) { return x.shrink(0, 0, n.bind(v)).contiguous().realize(); };
+  g({input_of(2)});
+  g({input_of(3)});  // captured with n = 3 in its kernels
+  EXPECT_EQ(g({input_of(3)})[0].to_vector<float>(), std::vector<float>({1 + 3 + 5.0f, 2 + 4 + 6.0f}));
+  EXPECT_THAT(error_of([&] { g({input_of(4)}); }), HasSubstr("captured as (n, 2) = (3, 2)"));
+}
+
 TEST(SymbolicShapeErrors, DimsThatMayDifferDoNotBroadcast) {
   Tensor x = Tensor::zeros({8, 2});
   Variable v("v", 0, 8), w("w", 0, 8);
