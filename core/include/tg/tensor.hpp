@@ -46,7 +46,9 @@ class Tensor {
   static Tensor from_variable(const BoundVariable& v, const std::string& device = "");
 
   // ---- properties ----
-  const Shape& shape() const;
+  const Shape& shape() const;  // symbolic dims at their bound values
+  std::vector<Dim> dims() const;  // the dims as declared: static sizes or expressions of bound variables
+  bool is_symbolic() const;       // some dim is an expression of variables
   DType dtype() const;
   const std::string& device() const;
   int64_t ndim() const { return static_cast<int64_t>(shape().size()); }
@@ -105,18 +107,24 @@ class Tensor {
   Tensor log_softmax(int64_t axis = -1) const;
 
   // ---- movement (views: no data is copied) ----
-  Tensor reshape(Shape shape) const;  // one -1 allowed
+  // one -1 allowed; a symbolic reshape must provably keep the element count ((v*4,) <-> (v, 4))
+  Tensor reshape(Shape shape) const;
+  Tensor reshape(const std::vector<Dim>& dims) const;
+  Tensor reshape(std::initializer_list<Dim> dims) const { return reshape(std::vector<Dim>(dims)); }
   Tensor permute(std::vector<int64_t> order) const;
   Tensor transpose(int64_t a = -2, int64_t b = -1) const;
   Tensor expand(Shape shape) const;  // -1 keeps a dim
+  Tensor expand(const std::vector<Dim>& dims) const;
+  Tensor expand(std::initializer_list<Dim> dims) const { return expand(std::vector<Dim>(dims)); }
   Tensor pad(std::vector<std::pair<int64_t, int64_t>> padding) const;  // (before, after) per dim, >= 0
   Tensor shrink(std::vector<std::pair<int64_t, int64_t>> bounds) const;  // [start, end) per dim
   Tensor slice(int64_t axis, int64_t start, int64_t end) const;          // python-like: negatives, clamping
   Tensor flip(std::vector<int64_t> axes) const;
-  // [start, start + length) along axis with a variable start (e.g. the KV-cache row at start_pos)
-  Tensor shrink(int64_t axis, const BoundVariable& start, int64_t length) const;
-  // `before` zeros (a variable) in front along axis, zeros after up to `total`
-  Tensor pad(int64_t axis, const BoundVariable& before, int64_t total) const;
+  // [start, start + length) along axis; either may be symbolic (the KV-cache row at start_pos: (pos, 1); the
+  // cache so far: (0, pos + 1)). Must stay inside the axis for every value of the variables.
+  Tensor shrink(int64_t axis, const Dim& start, const Dim& length) const;
+  // `before` zeros in front along axis, zeros after up to `total`; either may be symbolic
+  Tensor pad(int64_t axis, const Dim& before, const Dim& total) const;
   Tensor unsqueeze(int64_t axis) const;
   Tensor squeeze(int64_t axis) const;
   static Tensor cat(const std::vector<Tensor>& ts, int64_t axis = 0);

@@ -1,9 +1,10 @@
-// Symbolic integer variables: a kernel that uses one is compiled once and gets the value at launch.
+// Symbolic integer variables and dims: a kernel that uses one is compiled once and gets the value at launch.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tg/dtype.hpp"
 
@@ -45,5 +46,29 @@ class BoundVariable {
   int64_t value_;
   std::shared_ptr<const ir::UOp> node_;
 };
+
+// A tensor dim: a static size, or an integer expression of bound variables (`pos + 1`, `pos * 4`). A kernel over
+// a symbolic dim loops to the variable's value at launch; buffers that hold one are sized for its max.
+class Dim {
+ public:
+  Dim(int64_t size);             // NOLINT: a static size converts implicitly
+  Dim(const BoundVariable& v);   // NOLINT: so does a bound variable
+  explicit Dim(std::shared_ptr<const ir::UOp> node);  // an int64 dim expression (tg internals)
+
+  bool is_static() const;
+  int64_t value() const;  // under the current bindings
+  int64_t min() const;    // over every value the variables may take
+  int64_t max() const;
+  std::string str() const;  // "start_pos+1"
+  bool same_as(const Dim& o) const;  // provably equal for every binding
+  std::shared_ptr<const ir::UOp> node() const { return node_; }
+
+ private:
+  std::shared_ptr<const ir::UOp> node_;
+};
+
+Dim operator+(const Dim& a, const Dim& b);
+Dim operator-(const Dim& a, const Dim& b);
+Dim operator*(const Dim& a, const Dim& b);
 
 }  // namespace tg

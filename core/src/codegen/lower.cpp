@@ -54,6 +54,9 @@ tg_kir_op kir_op(Op op) {
 
 uint8_t dt(DType d) { return static_cast<uint8_t>(d.scalar); }
 
+// a loop of fixed length (a symbolic dim's loop ends at an expression of variables)
+bool is_const_end(const UOpPtr& range) { return range->src[0]->op == Op::CONST; }
+
 // The dtype whose op table decides whether the renderer takes an op (comparisons: the operands').
 DType op_dtype(const UOp& u) {
   if (is_comparison(u.op) || u.op == Op::CAST || u.op == Op::BITCAST) return u.src[0]->dtype;
@@ -243,9 +246,12 @@ class Emitter {
     }
   }
 
+  // A loop to a constant, or to an expression of variables (a symbolic dim; flops counted at its max).
   int32_t open_loop(const UOpPtr& range) {
-    int64_t end = range->src[0]->arg_int();
-    int32_t e = k_.add(TG_KIR_CONST, dt(range->dtype), 1, {}, {.i = end});
+    const UOpPtr& end_node = range->src[0];
+    bool fixed = end_node->op == Op::CONST;
+    int64_t end = fixed ? end_node->arg_int() : end_node->vmax();
+    int32_t e = fixed ? k_.add(TG_KIR_CONST, dt(range->dtype), 1, {}, {.i = end}) : emit(end_node);
     int32_t r = k_.add(TG_KIR_RANGE, dt(range->dtype), 1, {e}, {.i = range->range().id});
     scopes_.emplace_back();
     vscopes_.emplace_back();
@@ -567,6 +573,7 @@ class Emitter {
       if (u->src[i]->op == Op::RANGE) ri = i;
     if (ri == 0) return -1;
     const UOpPtr& r = u->src[ri];
+    if (!is_const_end(r)) return -1;  // a symbolic length has no lane count that divides it
     int64_t end = r->src[0]->arg_int();
     for (int w : {16, 8, 4}) {
       if (end % w || w * d.itemsize() > 64 || !vector_ok(d, w)) continue;
@@ -731,12 +738,12 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
   if (kernel.custom) return lower_custom(k, kernel, sink, caps, std::move(var_params));
   std::vector<UOpPtr> ranges;  // output loops still present after simplification, outermost first
   for (const auto& r : kernel.out_ranges)
-    if (r->src[0]->arg_int() > 1) ranges.push_back(r);
+    if (!is_const_end(r) || r->src[0]->arg_int() > 1) ranges.push_back(r);
 
   // upcast: split the innermost output loop into (loop, lanes) when the store is contiguous in it
   std::vector<UOpPtr> lane_sinks{sink};
   size_t tile_axis = 0;  // 1 when the upcast loop is still in `ranges` (the tile then uses the one before it)
-  if (!ranges.empty()) {
+  if (!ranges.empty() && is_const_end(ranges.back())) {
     const UOpPtr& r = ranges.back();
     int64_t end = r->src[0]->arg_int();
     DType out = sink->src[0]->src[2]->dtype;
@@ -767,7 +774,7 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
   if (lane_sinks.size() > 1 && has_reduce && !ranges.empty()) {
     size_t ri = ranges.size() >= tile_axis + 1 ? ranges.size() - 1 - tile_axis : ranges.size() - 1;
     const UOpPtr r = ranges[ri];
-    int64_t end = r->src[0]->arg_int();
+    int64_t end = is_const_end(r) ? r->src[0]->arg_int() : 1;  // a symbolic loop is not tiled
     for (int u : {8, 4, 2}) {
       if (end % u) continue;
       UOpPtr outer = end == u ? const_int(r->dtype, 0)
@@ -787,10 +794,15 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
 
   Emitter e(k, caps, std::move(var_params));
   std::vector<int32_t> loops;
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    if (i == 0 && caps.max_global_dims >= 1) e.special(ranges[i]);
-    else loops.push_back(e.open_loop(ranges[i]));
-  }
+  // the grid takes the first loop of constant length (launch dims do not depend on variables); output loops are
+  // independent, so a symbolic loop before it can run inside it
+  size_t grid = ranges.size();
+  for (size_t i = 0; i < ranges.size() && grid == ranges.size(); ++i)
+    if (is_const_end(ranges[i])) grid = i;
+  if (caps.max_global_dims < 1) grid = ranges.size();
+  if (grid < ranges.size()) e.special(ranges[grid]);
+  for (size_t i = 0; i < ranges.size(); ++i)
+    if (i != grid) loops.push_back(e.open_loop(ranges[i]));
   if (lane_sinks.size() == 1) {
     for (const auto& st : sink->src) {
       int32_t p = e.emit(st->src[0]), idx = e.emit(st->src[1]), v = e.emit(st->src[2]);

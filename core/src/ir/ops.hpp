@@ -12,15 +12,15 @@ enum class Op : uint8_t {
   COPY,        // arg: target device name; src[0] realized on another device
   CONTIGUOUS,  // forces src[0] to be realized into its own buffer
   BIND,        // arg: the value; src[0]: DEFINE_VAR. A variable with its value for this call
-  // tensor graph: movement (arg: vector<int64_t>)
+  // tensor graph: movement (arg: vector<int64_t>; a node's symbolic dims are in UOp::sym_shape)
   RESHAPE,     // new shape
   PERMUTE,     // axis order
   EXPAND,      // new shape (broadcast size-1 dims)
   PAD,         // [before0, after0, before1, after1, ...]
   SHRINK,      // [start0, end0, start1, end1, ...]
   FLIP,        // 0/1 per axis
-  SHRINK_VAR,  // arg: [axis, length]; src[1]: BIND. [start, start+length) with a variable start
-  PAD_VAR,     // arg: [axis, total]; src[1]: BIND. a variable amount of zeros before, up to total
+  SHRINK_VAR,  // arg: [axis]; src[1]: the start (a dim expression of BINDs). [start, start+length), length = dim
+  PAD_VAR,     // arg: [axis]; src[1]: zeros before (a dim expression of BINDs); the dim is the total
   // tensor graph: reduction
   REDUCE_AXIS, // arg: [reduce op, axis...]; keeps reduced dims as size 1
   // kernel graph

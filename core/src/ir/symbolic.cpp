@@ -173,6 +173,28 @@ UOpPtr fold_divmod(const Match& m, const UOpPtr& u) {
   return alu(Op::IDIV, build(x->dtype, red), const_int(x->dtype, c / g));
 }
 
+// (q*y + r) / y -> q and (q*y + r) % y -> r for a non-constant y, when 0 <= r < y is known because r is the
+// index of a loop over y (a symbolic dim y is indexed by a RANGE that ends at y) or r is 0.
+UOpPtr fold_divmod_var(const Match&, const UOpPtr& u) {
+  const UOpPtr &x = u->src[0], &y = u->src[1];
+  if (!is_int(*u) || y->op == Op::CONST || x->vmin() < 0) return nullptr;
+  Sum s;
+  flatten(x, 1, s);
+  Sum quot;
+  UOpPtr r;
+  for (auto& [t, k] : s.terms) {
+    if (k == 0) continue;
+    if (t.get() == y.get()) quot.constant += k;
+    else if (t->op == Op::MUL && t->src[1].get() == y.get()) quot.add(t->src[0], k);
+    else if (t->op == Op::MUL && t->src[0].get() == y.get()) quot.add(t->src[1], k);
+    else if (!r && k == 1 && t->op == Op::RANGE && t->src[0].get() == y.get()) r = t;
+    else return nullptr;
+  }
+  if (s.constant != 0) return nullptr;
+  if (u->op == Op::MOD) return r ? r : const_int(u->dtype, 0);
+  return build(u->dtype, quot);
+}
+
 // (x / a) / b -> x / (a*b) for x >= 0, a, b > 0
 UOpPtr fold_nested_div(const Match& m, const UOpPtr& u) {
   const UOpPtr& x = m["x"];
@@ -232,6 +254,8 @@ const PatternMatcher& pm_symbolic() {
       {ops({Op::ADD, Op::SUB}).where(intp), fold_sum},                                                          // merge terms
       {op(Op::IDIV, {any("x"), cvar("c")}).where(intp), fold_divmod},                                           // (a*c+r)/c -> a
       {op(Op::MOD, {any("x"), cvar("c")}).where(intp), fold_divmod},                                            // (a*c+r)%c -> r
+      {ops({Op::IDIV, Op::MOD}).where([](const UOp& u) { return is_int(u) && u.src[1]->op != Op::CONST; }),
+       fold_divmod_var},                                                                                        // (q*y+r)/y -> q
       {op(Op::IDIV, {op(Op::IDIV, {any("x"), cvar("a")}), cvar("b")}).where(intp), fold_nested_div},             // x/a/b -> x/(ab)
       {op(Op::MOD, {op(Op::MOD, {any("x"), cvar("a")}), cvar("b")}).where(intp), fold_nested_mod},               // x%(kb)%b -> x%b
       {op(Op::CMPLT, {any("x"), cvar("d")}).where([](const UOp& u) { return is_int(*u.src[0]); }), fold_cmp_const},

@@ -71,8 +71,9 @@ InternTable& table() {
 
 }  // namespace
 
-UOp::UOp(Op op_, DType dtype_, std::vector<UOpPtr> src_, Arg arg_, Shape shape_, size_t hash_)
-    : op(op_), dtype(dtype_), src(std::move(src_)), arg(std::move(arg_)), shape(std::move(shape_)), hash(hash_) {
+UOp::UOp(Op op_, DType dtype_, std::vector<UOpPtr> src_, Arg arg_, Shape shape_, std::vector<UOpPtr> sym_shape_, size_t hash_)
+    : op(op_), dtype(dtype_), src(std::move(src_)), arg(std::move(arg_)), shape(std::move(shape_)),
+      sym_shape(std::move(sym_shape_)), hash(hash_) {
   compute_bounds();
 }
 
@@ -86,11 +87,12 @@ UOp::~UOp() {
   if (vec.empty()) t.buckets.erase(it);
 }
 
-UOpPtr UOp::make(Op op, DType dtype, std::vector<UOpPtr> src, Arg arg, Shape shape) {
+UOpPtr UOp::make(Op op, DType dtype, std::vector<UOpPtr> src, Arg arg, Shape shape, std::vector<UOpPtr> sym_shape) {
   size_t h = hash_combine(static_cast<size_t>(op), static_cast<size_t>(dtype.scalar) * 131 + dtype.count);
   for (const auto& s : src) h = hash_combine(h, std::hash<const void*>()(s.get()));
   h = hash_combine(h, ArgHash()(arg));
   for (int64_t d : shape) h = hash_combine(h, std::hash<int64_t>()(d));
+  for (const auto& d : sym_shape) h = hash_combine(h, std::hash<const void*>()(d.get()));
 
   std::vector<UOpPtr> keep_alive;  // released after the lock: dropping a node may run ~UOp, which locks
   InternTable& t = table();
@@ -100,17 +102,20 @@ UOpPtr UOp::make(Op op, DType dtype, std::vector<UOpPtr> src, Arg arg, Shape sha
     UOpPtr cand = w.lock();
     if (!cand) continue;
     keep_alive.push_back(cand);
-    if (cand->op != op || cand->dtype != dtype || cand->src.size() != src.size() || cand->shape != shape) continue;
+    if (cand->op != op || cand->dtype != dtype || cand->src.size() != src.size() || cand->shape != shape ||
+        cand->sym_shape.size() != sym_shape.size())
+      continue;
     bool same = true;
     for (size_t i = 0; i < src.size() && same; ++i) same = cand->src[i].get() == src[i].get();
+    for (size_t i = 0; i < sym_shape.size() && same; ++i) same = cand->sym_shape[i].get() == sym_shape[i].get();
     if (same && arg_equal(cand->arg, arg)) return cand;
   }
-  auto node = std::make_shared<UOp>(op, dtype, std::move(src), std::move(arg), std::move(shape), h);
+  auto node = std::make_shared<UOp>(op, dtype, std::move(src), std::move(arg), std::move(shape), std::move(sym_shape), h);
   bucket.push_back(node);
   return node;
 }
 
-UOpPtr UOp::replace_src(std::vector<UOpPtr> new_src) const { return make(op, dtype, std::move(new_src), arg, shape); }
+UOpPtr UOp::replace_src(std::vector<UOpPtr> new_src) const { return make(op, dtype, std::move(new_src), arg, shape, sym_shape); }
 
 int64_t UOp::arg_int() const { return std::get<int64_t>(arg); }
 double UOp::arg_float() const { return std::get<double>(arg); }
@@ -159,6 +164,7 @@ void UOp::compute_bounds() {
       if (auto* i = std::get_if<int64_t>(&arg)) vmin_ = vmax_ = *i;
       return;
     case Op::DEFINE_VAR: vmin_ = var().min, vmax_ = var().max; return;
+    case Op::BIND: vmin_ = s(0).vmin(), vmax_ = s(0).vmax(); return;  // every value it may be bound to
     case Op::RANGE: set(0, static_cast<__int128>(s(0).vmax()) - 1 < 0 ? 0 : static_cast<__int128>(s(0).vmax()) - 1); return;
     case Op::ADD: set(static_cast<__int128>(s(0).vmin()) + s(1).vmin(), static_cast<__int128>(s(0).vmax()) + s(1).vmax()); return;
     case Op::SUB: set(static_cast<__int128>(s(0).vmin()) - s(1).vmax(), static_cast<__int128>(s(0).vmax()) - s(1).vmin()); return;
@@ -297,6 +303,7 @@ std::optional<int64_t> eval_int(const UOpPtr& u, const std::vector<std::pair<std
       for (auto& [n, v] : vars)
         if (n == u->var().name) return v;
       return std::nullopt;
+    case Op::BIND: return u->arg_int();
     default: break;
   }
   if (!is_alu(u->op)) return std::nullopt;
@@ -325,7 +332,12 @@ std::optional<int64_t> eval_int(const UOpPtr& u, const std::vector<std::pair<std
     case Op::OR: return s[0] | s[1];
     case Op::XOR: return s[0] ^ s[1];
     case Op::WHERE: return s[0] ? s[1] : s[2];
-    case Op::CAST: return std::nullopt;  // width-dependent: folded by the symbolic rules, which know the dtypes
+    case Op::CAST: {  // exact when widening a signed integer to int64 (a variable in a symbolic dim); other casts
+                      // are width-dependent: folded by the symbolic rules, which know the dtypes
+      DType from = u->src[0]->dtype;
+      bool widen = u->dtype == dtypes::int64 && from.count == 1 && (from.is_signed_int() || from.is_bool());
+      return widen ? std::optional(s[0]) : std::nullopt;
+    }
     default: return std::nullopt;
   }
 }

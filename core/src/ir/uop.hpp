@@ -45,10 +45,14 @@ class UOp : public std::enable_shared_from_this<UOp> {
   const std::vector<UOpPtr> src;
   const Arg arg;
   const Shape shape;  // tensor-level nodes only; derived from op/src/arg by the tensor front end
+  // Tensor-level nodes with a variable dim: one int64 expression per dim (CONST for static dims, BIND leaves
+  // for variables; ir/sym_shape.hpp), and `shape` holds their values under those bindings. Empty when static.
+  const std::vector<UOpPtr> sym_shape;
   const size_t hash;
 
   // The only way to make a node: returns the existing one when an equal node is alive.
-  static UOpPtr make(Op op, DType dtype, std::vector<UOpPtr> src = {}, Arg arg = {}, Shape shape = {});
+  static UOpPtr make(Op op, DType dtype, std::vector<UOpPtr> src = {}, Arg arg = {}, Shape shape = {},
+                     std::vector<UOpPtr> sym_shape = {});
 
   UOpPtr ptr() const { return shared_from_this(); }
   UOpPtr replace_src(std::vector<UOpPtr> new_src) const;
@@ -71,7 +75,7 @@ class UOp : public std::enable_shared_from_this<UOp> {
 
   std::string str(int depth = 6) const;  // short printable form for debugging and DEBUG output
 
-  UOp(Op op, DType dtype, std::vector<UOpPtr> src, Arg arg, Shape shape, size_t hash);
+  UOp(Op op, DType dtype, std::vector<UOpPtr> src, Arg arg, Shape shape, std::vector<UOpPtr> sym_shape, size_t hash);
   ~UOp();
 
  private:
@@ -102,7 +106,8 @@ UOpPtr operator%(const UOpPtr& a, int64_t b);
 UOpPtr operator<(const UOpPtr& a, int64_t b);
 UOpPtr operator&(const UOpPtr& a, const UOpPtr& b);
 
-// Evaluate an integer graph of CONST/DEFINE_VAR/ALU at given variable values (by name); nullopt if not closed.
+// Evaluate an integer graph of CONST/DEFINE_VAR/BIND/ALU at given variable values (by name; a BIND has its own
+// value); nullopt if not closed.
 std::optional<int64_t> eval_int(const UOpPtr& u, const std::vector<std::pair<std::string, int64_t>>& vars = {});
 
 // Post-order list of all nodes reachable from roots (each once).

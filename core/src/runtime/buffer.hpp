@@ -26,7 +26,7 @@ class Buffer : public ir::Payload {
   // Allocates on first use.
   const tg_buffer_desc& desc();
   void copy_in(const void* src, uint64_t nbytes);
-  void copy_out(void* dst, uint64_t nbytes);
+  void copy_out(void* dst, uint64_t nbytes);  // the first nbytes
 
  private:
   Device* device_;

@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 
+#include "ir/sym_shape.hpp"
 #include "ir/uop.hpp"
 #include "runtime/env.hpp"
 #include "runtime/executor.hpp"
@@ -31,6 +32,7 @@ struct Output {
   std::shared_ptr<rt::Buffer> buf;  // null when the output is input `input`
   size_t input = 0;
   Shape shape;
+  ir::Dims sym_shape;  // a symbolic output's dims: its shape on replay comes from the new variable values
   std::string device;
 };
 
@@ -38,7 +40,19 @@ std::shared_ptr<rt::Buffer> buffer_of(const Tensor& t) {
   return std::static_pointer_cast<rt::Buffer>(t.node()->payload());
 }
 
-std::string describe(const Tensor& t) { return shape_str(t.shape()) + " " + t.dtype().name() + " on " + t.device(); }
+std::string describe(const Tensor& t) {
+  std::string dims = t.is_symbolic() ? ir::dims_str(ir::dims_of(*t.node())) + " = " : "";
+  return dims + shape_str(t.shape()) + " " + t.dtype().name() + " on " + t.device();
+}
+
+// d with the variables passed to this call bound to their new values
+ir::UOpPtr rebind(const ir::UOpPtr& d, const std::vector<BoundVariable>& vars) {
+  return ir::map_binds(d, [&](const ir::UOpPtr& b) {
+    for (const auto& v : vars)
+      if (v.var().name() == b->src[0]->var().name) return v.node();
+    return b;
+  });
+}
 
 }  // namespace
 
@@ -86,18 +100,26 @@ struct Jit::Impl {
     }
     for (const auto& o : outs) {
       auto buf = buffer_of(o);
-      Output out{buf, 0, o.shape(), o.device()};
+      Output out{buf, 0, o.shape(), o.node()->sym_shape, o.device()};
       if (auto it = input_index.find(buf.get()); it != input_index.end()) out.buf = nullptr, out.input = it->second;
       outputs.push_back(std::move(out));
     }
     input_sig = inputs;
   }
 
+  // A symbolic input's dims must be the captured ones with this call's variable values: a variable that is not
+  // passed to the call keeps its captured value in the kernels, so its value must not change.
+  static bool same_input_dims(const Tensor& in, const Tensor& captured, const std::vector<BoundVariable>& vars) {
+    ir::Dims want = ir::dims_of(*captured.node());
+    for (auto& d : want) d = rebind(d, vars);
+    return ir::same_dims(ir::dims_of(*in.node()), want);
+  }
+
   void check_signature(const std::vector<Tensor>& inputs, const std::vector<BoundVariable>& vars) const {
     if (inputs.size() != input_sig.size())
       throw Error("tg: Jit: captured with " + std::to_string(input_sig.size()) + " inputs, called with " + std::to_string(inputs.size()));
     for (size_t i = 0; i < inputs.size(); ++i)
-      if (inputs[i].shape() != input_sig[i].shape() || inputs[i].dtype() != input_sig[i].dtype() ||
+      if (!same_input_dims(inputs[i], input_sig[i], vars) || inputs[i].dtype() != input_sig[i].dtype() ||
           inputs[i].device() != input_sig[i].device())
         throw Error("tg: Jit: input " + std::to_string(i) + " is " + describe(inputs[i]) + ", captured as " + describe(input_sig[i]) +
                     "; call reset() to capture again");
@@ -141,7 +163,13 @@ struct Jit::Impl {
     std::vector<Tensor> outs;
     for (const auto& o : outputs) {
       if (!o.buf) outs.push_back(inputs[o.input]);
-      else outs.emplace_back(sched::buffer_node(o.buf, o.shape), o.device);
+      else if (o.sym_shape.empty()) outs.emplace_back(sched::buffer_node(o.buf, o.shape), o.device);
+      else {
+        ir::Dims ds;
+        for (const auto& d : o.sym_shape) ds.push_back(rebind(d, vars));
+        auto [shape, sym] = ir::shape_args(ds);
+        outs.emplace_back(sched::buffer_node(o.buf, shape, sym), o.device);
+      }
     }
     return outs;
   }

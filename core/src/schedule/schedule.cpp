@@ -2,6 +2,8 @@
 // (movement ops rewrite the index, PAD adds a validity mask), and emits one kernel per realized node.
 // A REDUCE_AXIS fuses into its consumer unless it is reached through an EXPAND (then it would be recomputed
 // for every broadcast element) or has several consumers; such reduces are realized into their own kernel.
+// A symbolic dim becomes a loop to an expression of DEFINE_VARs (the kernel does not depend on the values,
+// which travel with the launch) and its buffers are sized for the variables' max.
 #include "schedule/schedule.hpp"
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "ir/sym_shape.hpp"
 #include "ir/symbolic.hpp"
 #include "tg/error.hpp"
 
@@ -17,23 +20,30 @@ namespace tg::sched {
 
 using namespace ir;
 
-UOpPtr buffer_node(const std::shared_ptr<rt::Buffer>& buf, const Shape& shape) {
-  return UOp::make(Op::BUFFER, buf->dtype(), {}, std::static_pointer_cast<Payload>(buf), shape);
+UOpPtr buffer_node(const std::shared_ptr<rt::Buffer>& buf, const Shape& shape, const std::vector<UOpPtr>& sym_shape) {
+  return UOp::make(Op::BUFFER, buf->dtype(), {}, std::static_pointer_cast<Payload>(buf), shape, sym_shape);
 }
 
 namespace {
 
 std::shared_ptr<rt::Buffer> as_buffer(const UOp& u) { return std::static_pointer_cast<rt::Buffer>(u.payload()); }
 
-int64_t prod(const Shape& s) { return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>()); }
+// Elements a buffer for this node needs: every dim at its max.
+int64_t max_numel(const UOp& node) {
+  int64_t n = 1;
+  for (const auto& d : dims_of(node)) n *= dim_max(d);
+  return n;
+}
 
-// Row-major linear index of idx in shape.
-UOpPtr linear_index(const std::vector<UOpPtr>& idx, const Shape& shape) {
-  UOpPtr out = const_int(dtypes::int64, 0);
+// Row-major linear index of idx in dims. A stride is (product of symbolic dims) * constant, the constant
+// outermost, so the symbolic rules see idx*sym*c as a multiple of c.
+UOpPtr linear_index(const std::vector<UOpPtr>& idx, const Dims& dims) {
+  UOpPtr out = const_int(dtypes::int64, 0), sym;
   int64_t stride = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    if (shape[i] != 1) out = out + idx[i] * stride;
-    stride *= shape[i];
+  for (size_t i = dims.size(); i-- > 0;) {
+    if (!is_one(dims[i])) out = out + (sym ? idx[i] * sym : idx[i]) * stride;
+    if (is_static(dims[i])) stride *= dims[i]->arg_int();
+    else sym = sym ? sym * dims[i] : dims[i];
   }
   return out;
 }
@@ -66,17 +76,18 @@ class Scheduler {
     if (body->op == Op::BUFFER) return as_buffer(*body);  // contiguous of a realized buffer is that buffer
 
     KernelBuilder kb{*this, body.get()};
-    auto out = std::make_shared<rt::Buffer>(rt::Device::get(device_), node->dtype, prod(node->shape));
+    auto out = std::make_shared<rt::Buffer>(rt::Device::get(device_), node->dtype, max_numel(*node));
     kb.bufs.push_back(out);
     std::vector<UOpPtr> idx;
-    for (int64_t d : node->shape) idx.push_back(kb.new_range(d, AxisType::GLOBAL, true));
+    Dims dims = kb.kdims(*node);
+    for (const auto& d : dims) idx.push_back(kb.new_range(d, AxisType::GLOBAL, true));
     UOpPtr value = kb.build(body, idx, const_int(dtypes::bool_, 1), false);
     UOpPtr out_param = UOp::make(Op::PARAM, node->dtype, {}, int64_t{0});
-    UOpPtr store = UOp::make(Op::STORE, node->dtype, {out_param, simplify(linear_index(idx, node->shape)), value});
+    UOpPtr store = UOp::make(Op::STORE, node->dtype, {out_param, simplify(linear_index(idx, dims)), value});
     ScheduleItem item;
     item.kernel.sink = UOp::make(Op::SINK, dtypes::bool_, {store});
     item.kernel.out_ranges = kb.out_ranges;
-    item.kernel.name = kernel_name(node->shape, kb.has_reduce);
+    item.kernel.name = kernel_name(dims, kb.has_reduce);
     std::sort(kb.vars.begin(), kb.vars.end(), [](const auto& a, const auto& b) { return a.first->var().name < b.first->var().name; });
     for (auto& [v, val] : kb.vars) item.kernel.vars.push_back(v), item.var_vals.push_back(val);
     item.bufs = std::move(kb.bufs);
@@ -96,7 +107,7 @@ class Scheduler {
   std::shared_ptr<rt::Buffer> realize_copy(const UOpPtr& node) {
     const UOpPtr& src = node->src[0];
     auto src_buf = Scheduler(std::vector<UOpPtr>{src}, src_device(src)).realize_into(items, src);
-    auto out = std::make_shared<rt::Buffer>(rt::Device::get(node->arg_str()), node->dtype, prod(node->shape));
+    auto out = std::make_shared<rt::Buffer>(rt::Device::get(node->arg_str()), node->dtype, max_numel(*node));
     ScheduleItem item;
     item.kind = ScheduleItem::Kind::COPY;
     item.bufs = {out, src_buf};
@@ -122,9 +133,14 @@ class Scheduler {
   }
   static std::string default_device_name();
 
-  static std::string kernel_name(const Shape& shape, bool reduce) {
+  // symbolic dims by their expression, spelled as an identifier: start_pos+1 -> start_pos_1
+  static std::string kernel_name(const Dims& dims, bool reduce) {
     std::string n = reduce ? "r" : "E";
-    for (int64_t d : shape) n += "_" + std::to_string(d);
+    for (const auto& d : dims) {
+      std::string s = dim_str(d);
+      std::replace_if(s.begin(), s.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
+      n += "_" + s;
+    }
     return n;
   }
 
@@ -152,10 +168,20 @@ class Scheduler {
       return v;
     }
 
-    UOpPtr new_range(int64_t size, AxisType t, bool output) {
-      UOpPtr r = UOp::make(Op::RANGE, dtypes::int64, {const_int(dtypes::int64, size)}, RangeInfo{next_range++, t});
+    // a dim in the kernel: its variables as DEFINE_VARs (their values recorded for the launch)
+    UOpPtr kdim(const UOpPtr& d) {
+      return map_binds(d, [this](const UOpPtr& b) { return bind(b); });
+    }
+    Dims kdims(const UOp& node) {
+      Dims ds = dims_of(node);
+      for (auto& d : ds) d = kdim(d);
+      return ds;
+    }
+
+    UOpPtr new_range(const UOpPtr& size, AxisType t, bool output) {
+      UOpPtr r = UOp::make(Op::RANGE, dtypes::int64, {size}, RangeInfo{next_range++, t});
       if (output) out_ranges.push_back(r);
-      return size == 1 ? const_int(dtypes::int64, 0) : r;
+      return is_one(size) ? const_int(dtypes::int64, 0) : r;
     }
 
     UOpPtr param_for(const std::shared_ptr<rt::Buffer>& b) {
@@ -165,7 +191,7 @@ class Scheduler {
       return UOp::make(Op::PARAM, b->dtype(), {}, static_cast<int64_t>(bufs.size() - 1));
     }
 
-    UOpPtr load(const std::shared_ptr<rt::Buffer>& b, const std::vector<UOpPtr>& idx, const Shape& shape,
+    UOpPtr load(const std::shared_ptr<rt::Buffer>& b, const std::vector<UOpPtr>& idx, const Dims& shape,
                 const UOpPtr& valid) {
       if (&b->device() != &rt::Device::get(s.device_))
         throw Error("tg: kernel on " + s.device_ + " reads a tensor on " + b->device().name() + "; copy it first with .to(\"" +
@@ -187,7 +213,7 @@ class Scheduler {
     }
 
     UOpPtr build_uncached(const UOpPtr& node, const std::vector<UOpPtr>& idx, const UOpPtr& valid, bool expanded) {
-      const Shape& shape = node->shape;
+      Dims shape = kdims(*node);
       if (node.get() != root && s.shared_realize(node.get()))
         return load(s.realize(node), idx, shape, valid);
       switch (node->op) {
@@ -196,13 +222,17 @@ class Scheduler {
         case Op::COPY:
         case Op::CONTIGUOUS: return load(s.realize(node), idx, shape, valid);
         case Op::RESHAPE: {
-          const Shape& in = node->src[0]->shape;
-          UOpPtr flat = simplify(linear_index(idx, shape));
+          Dims in = kdims(*node->src[0]);
+          UOpPtr flat = simplify(linear_index(idx, shape)), sym;
           std::vector<UOpPtr> nidx(in.size());
           int64_t stride = 1;
           for (size_t i = in.size(); i-- > 0;) {
-            nidx[i] = in[i] == 1 ? const_int(dtypes::int64, 0) : simplify((flat / stride) % in[i]);
-            stride *= in[i];
+            UOpPtr q = sym ? alu(Op::IDIV, flat / stride, sym) : flat / stride;
+            if (is_one(in[i])) nidx[i] = const_int(dtypes::int64, 0);
+            else if (is_static(in[i])) nidx[i] = simplify(q % in[i]->arg_int());
+            else nidx[i] = simplify(i == 0 ? q : alu(Op::MOD, q, in[i]));  // flat < numel: the outermost needs no wrap
+            if (is_static(in[i])) stride *= in[i]->arg_int();
+            else sym = sym ? sym * in[i] : in[i];
           }
           return build(node->src[0], nidx, valid, expanded);
         }
@@ -213,16 +243,16 @@ class Scheduler {
           return build(node->src[0], nidx, valid, expanded);
         }
         case Op::EXPAND: {
-          const Shape& in = node->src[0]->shape;
+          Dims in = kdims(*node->src[0]);
           std::vector<UOpPtr> nidx = idx;
           bool exp = expanded;
           for (size_t i = 0; i < in.size(); ++i)
-            if (in[i] == 1 && shape[i] != 1) nidx[i] = const_int(dtypes::int64, 0), exp = true;
+            if (is_one(in[i]) && !is_one(shape[i])) nidx[i] = const_int(dtypes::int64, 0), exp = true;
           return build(node->src[0], nidx, valid, exp);
         }
         case Op::PAD: {
           const auto& p = node->arg_ints();
-          const Shape& in = node->src[0]->shape;
+          Dims in = kdims(*node->src[0]);
           std::vector<UOpPtr> nidx = idx;
           UOpPtr cond = const_int(dtypes::bool_, 1);
           for (size_t i = 0; i < in.size(); ++i) {
@@ -230,7 +260,7 @@ class Scheduler {
             if (before == 0 && p[2 * i + 1] == 0) continue;
             nidx[i] = simplify(idx[i] + (-before));
             if (before > 0) cond = cond & alu(Op::CMPLT, const_int(dtypes::int64, before - 1), idx[i]);
-            cond = cond & (idx[i] < before + in[i]);
+            cond = cond & alu(Op::CMPLT, idx[i], simplify(in[i] + before));
           }
           cond = simplify(cond);
           UOpPtr inner = build(node->src[0], nidx, simplify(valid & cond), expanded);
@@ -246,16 +276,16 @@ class Scheduler {
         case Op::SHRINK_VAR: {
           std::vector<UOpPtr> nidx = idx;
           int64_t a = node->arg_ints()[0];
-          nidx[a] = simplify(alu(Op::ADD, idx[a], cast(bind(node->src[1]), dtypes::int64)));
+          nidx[a] = simplify(alu(Op::ADD, idx[a], kdim(node->src[1])));
           return build(node->src[0], nidx, valid, expanded);
         }
         case Op::PAD_VAR: {
-          int64_t a = node->arg_ints()[0], len = node->src[0]->shape[a];
-          UOpPtr before = cast(bind(node->src[1]), dtypes::int64);
+          int64_t a = node->arg_ints()[0];
+          UOpPtr before = kdim(node->src[1]), len = kdims(*node->src[0])[a];
           std::vector<UOpPtr> nidx = idx;
           nidx[a] = simplify(alu(Op::SUB, idx[a], before));
           UOpPtr cond = simplify(alu(Op::AND, alu(Op::CMPLT, alu(Op::SUB, before, const_int(dtypes::int64, 1)), idx[a]),
-                                     alu(Op::CMPLT, idx[a], alu(Op::ADD, before, const_int(dtypes::int64, len)))));
+                                     alu(Op::CMPLT, idx[a], alu(Op::ADD, before, len))));
           UOpPtr inner = build(node->src[0], nidx, simplify(valid & cond), expanded);
           return simplify(alu(Op::WHERE, cond, inner, const_float(node->dtype, 0)));
         }
@@ -263,16 +293,16 @@ class Scheduler {
           const auto& f = node->arg_ints();
           std::vector<UOpPtr> nidx = idx;
           for (size_t i = 0; i < idx.size(); ++i)
-            if (f[i]) nidx[i] = simplify(const_int(dtypes::int64, shape[i] - 1) + idx[i] * -1);
+            if (f[i]) nidx[i] = simplify(shape[i] + (-1) + idx[i] * -1);
           return build(node->src[0], nidx, valid, expanded);
         }
         case Op::REDUCE_AXIS: {
           if (expanded || s.consumers_[node.get()] > 1) return load(s.realize(node), idx, shape, valid);
           has_reduce = true;
           const auto& a = node->arg_ints();
-          const Shape& in = node->src[0]->shape;
-          for (size_t k = 1; k < a.size(); ++k)
-            if (in[a[k]] == 0) return reduce_identity(static_cast<ReduceOp>(a[0]), node->dtype);  // empty reduction
+          Dims in = kdims(*node->src[0]);
+          for (size_t k = 1; k < a.size(); ++k)  // empty reduction (a symbolic one is an empty loop)
+            if (is_static(in[a[k]]) && in[a[k]]->arg_int() == 0) return reduce_identity(static_cast<ReduceOp>(a[0]), node->dtype);
           std::vector<UOpPtr> nidx = idx, ranges;
           for (size_t k = 1; k < a.size(); ++k) {
             UOpPtr r = new_range(in[a[k]], AxisType::REDUCE, false);

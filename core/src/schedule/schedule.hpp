@@ -35,6 +35,7 @@ std::vector<ScheduleItem> create_schedule(const std::vector<ir::UOpPtr>& roots, 
                                           std::vector<std::shared_ptr<rt::Buffer>>& out);
 
 // A buffer node for a realized tensor of this shape (the front end swaps a realized tensor's graph for it).
-ir::UOpPtr buffer_node(const std::shared_ptr<rt::Buffer>& buf, const ir::Shape& shape);
+// A symbolic shape (sym_shape) keeps its dims: the buffer holds the max, the data its bound extent.
+ir::UOpPtr buffer_node(const std::shared_ptr<rt::Buffer>& buf, const ir::Shape& shape, const std::vector<ir::UOpPtr>& sym_shape = {});
 
 }  // namespace tg::sched

@@ -136,12 +136,14 @@ void write_node_head(Writer& w, const UOp& n, const std::unordered_map<const UOp
   for (const auto& s : n.src) w.i64(index.at(s.get()));
 }
 
-// A kernel graph (no payloads) as a node list; roots are named by index. False when a payload is reachable.
+// A kernel graph (no payloads, no symbolic shapes) as a node list; roots are named by index. False when the
+// graph has something this format does not carry.
 bool write_graph(Writer& w, const std::vector<UOpPtr>& roots) {
   std::unordered_map<const UOp*, int64_t> index;
   std::vector<const UOp*> order = toposort(roots);
   w.i64(static_cast<int64_t>(order.size()));
   for (const UOp* n : order) {
+    if (!n->sym_shape.empty()) return false;
     write_node_head(w, *n, index);
     if (!write_arg(w, n->arg)) return false;
     index.emplace(n, static_cast<int64_t>(index.size()));
@@ -199,6 +201,14 @@ GraphKey graph_key(const std::vector<UOpPtr>& roots, const std::string& device) 
   w.i64(static_cast<int64_t>(order.size()));
   for (const UOp* n : order) {
     write_node_head(w, *n, index);
+    // a symbolic shape's expressions, each as its own small graph (with any bound values in them: a key that
+    // changes with them is safe, merely not shared)
+    w.i64(static_cast<int64_t>(n->sym_shape.size()));
+    for (const auto& dim : n->sym_shape) {
+      if (!write_graph(w, {dim})) throw std::logic_error("tg: internal: a payload inside a symbolic dim");
+      for (const UOp* d : toposort(std::vector<UOpPtr>{dim}))
+        if (d->op == Op::BIND) key.values[d->src[0]->var().name] = d->arg_int();
+    }
     if (n->op == Op::BUFFER) {
       auto buf = std::static_pointer_cast<rt::Buffer>(n->payload());
       auto [it, fresh] = slots.emplace(buf.get(), static_cast<int64_t>(key.inputs.size()));
@@ -260,6 +270,14 @@ std::shared_ptr<Template> make_template(const std::vector<ScheduleItem>& items, 
     t->items.push_back(std::move(ti));
   }
   return t;
+}
+
+// Whether the graph binds every variable the cached kernels read (else it is scheduled afresh).
+bool binds_all(const Template& t, const GraphKey& key) {
+  for (const auto& ti : t.items)
+    for (const auto& v : ti.kernel.vars)
+      if (!key.values.count(v->var().name)) return false;
+  return true;
 }
 
 std::vector<ScheduleItem> instantiate(const Template& t, const GraphKey& key,
@@ -369,10 +387,11 @@ std::vector<ScheduleItem> cached_schedule(const std::vector<UOpPtr>& roots, cons
     std::lock_guard lock(g_mu);
     if (auto it = g_memory.find(key.text); it != g_memory.end()) t = it->second;
   }
-  if (t) {
+  if (t && binds_all(*t, key)) {
     ++stats.schedule_memory_hits;
     return instantiate(*t, key, out);
   }
+  t = nullptr;
   const rt::DiskCache& disk = rt::DiskCache::get();
   const uint64_t disk_key = rt::fnv1a(key.text.data(), key.text.size());
   if (auto bytes = disk.load("schedules", disk_key)) {
@@ -381,6 +400,7 @@ std::vector<ScheduleItem> cached_schedule(const std::vector<UOpPtr>& roots, cons
     } catch (const Corrupt&) {
       t = nullptr;  // rebuilt below and stored over it
     }
+    if (t && !binds_all(*t, key)) t = nullptr;
   }
   std::vector<ScheduleItem> items;
   if (t) {

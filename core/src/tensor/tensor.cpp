@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "ir/sym_shape.hpp"
 #include "ir/uop.hpp"
 #include "runtime/executor.hpp"
 #include "schedule/schedule.hpp"
@@ -38,9 +39,20 @@ int64_t prod(const Shape& s) { return std::accumulate(s.begin(), s.end(), int64_
 
 std::string resolve_device(const std::string& d) { return d.empty() ? default_device() : canonical_device(d); }
 
-UOpPtr mk(Op op, DType dtype, std::vector<UOpPtr> src, Arg arg, Shape shape) {
-  return UOp::make(op, dtype, std::move(src), std::move(arg), std::move(shape));
+// A tensor node with these dims (symbolic ones kept in sym_shape, their bound values in shape).
+UOpPtr mk(Op op, DType dtype, std::vector<UOpPtr> src, Arg arg, const Dims& dims) {
+  auto [shape, sym] = shape_args(dims);
+  return UOp::make(op, dtype, std::move(src), std::move(arg), std::move(shape), std::move(sym));
 }
+
+Dims dims_of(const Tensor& t) { return ir::dims_of(*t.node()); }
+Dims to_ir(const std::vector<Dim>& ds) {
+  Dims out;
+  for (const auto& d : ds) out.push_back(d.node());
+  return out;
+}
+std::vector<Dim> to_api(const Dims& ds) { return std::vector<Dim>(ds.begin(), ds.end()); }
+Shape values(const Dims& ds) { return shape_args(ds).first; }
 
 [[noreturn]] void bad(const std::string& msg) { throw std::invalid_argument("tg: " + msg); }
 
@@ -60,6 +72,8 @@ const Shape& Tensor::shape() const { return impl_->node->shape; }
 DType Tensor::dtype() const { return impl_->node->dtype; }
 const std::string& Tensor::device() const { return impl_->device; }
 int64_t Tensor::numel() const { return prod(shape()); }
+std::vector<Dim> Tensor::dims() const { return to_api(dims_of(*this)); }
+bool Tensor::is_symbolic() const { return !impl_->node->sym_shape.empty(); }
 
 // ---- creation ------------------------------------------------------------------------------------------------
 
@@ -143,25 +157,30 @@ Tensor Tensor::from_variable(const BoundVariable& v, const std::string& device) 
 
 namespace {
 
-Shape broadcast_shape(const Shape& a, const Shape& b) {
+// A static 1 broadcasts; other dims must be equal for every binding (v and w, or v and 5, might differ).
+Dims broadcast_shape(const Dims& a, const Dims& b) {
   size_t n = std::max(a.size(), b.size());
-  Shape out(n);
+  Dims out(n);
   for (size_t i = 0; i < n; ++i) {
-    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())], db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    if (da != db && da != 1 && db != 1) bad("shapes " + shape_str(a) + " and " + shape_str(b) + " cannot be broadcast");
-    out[i] = da == 1 ? db : da;
+    UOpPtr da = i < n - a.size() ? dim_const(1) : a[i - (n - a.size())], db = i < n - b.size() ? dim_const(1) : b[i - (n - b.size())];
+    if (!same_dim(da, db) && !is_one(da) && !is_one(db)) {
+      std::string why = is_static(da) && is_static(db) ? "" : ": dims " + dim_str(da) + " and " + dim_str(db) + " are not provably equal";
+      bad("shapes " + dims_str(a) + " and " + dims_str(b) + " cannot be broadcast" + why);
+    }
+    out[i] = is_one(da) ? db : da;
   }
   return out;
 }
 
-Tensor broadcast_to(const Tensor& t, const Shape& s) {
-  if (t.shape() == s) return t;
-  Shape r(s.size() - t.shape().size(), 1);
-  r.insert(r.end(), t.shape().begin(), t.shape().end());
-  return t.reshape(r).expand(s);
+Tensor broadcast_to(const Tensor& t, const Dims& s) {
+  Dims in = dims_of(t);
+  if (same_dims(in, s)) return t;
+  Dims r(s.size() - in.size(), dim_const(1));
+  r.insert(r.end(), in.begin(), in.end());
+  return t.reshape(to_api(r)).expand(to_api(s));
 }
 
-Tensor unary(const Tensor& t, Op op) { return Tensor(mk(op, t.dtype(), {t.node()}, {}, t.shape()), t.device()); }
+Tensor unary(const Tensor& t, Op op) { return Tensor(mk(op, t.dtype(), {t.node()}, {}, dims_of(t)), t.device()); }
 
 Tensor float_of(const Tensor& t) { return t.dtype().is_float() ? t : t.cast(dtypes::float32); }
 
@@ -193,7 +212,7 @@ Tensor from_bits(const Tensor& t, DType d) { return d.is_bool() ? t.cast(d) : t.
 Tensor Tensor::binop(int iop, const Tensor& o) const {
   Op op = static_cast<Op>(iop);
   if (device() != o.device()) bad("operands are on different devices: " + device() + " and " + o.device());
-  Shape s = broadcast_shape(shape(), o.shape());
+  Dims s = broadcast_shape(dims_of(*this), dims_of(o));
   DType d = dtypes::promote(dtype(), o.dtype());
   Tensor a = broadcast_to(cast(d), s), b = broadcast_to(o.cast(d), s);
   DType out = is_comparison(op) ? dtypes::bool_ : d;
@@ -263,7 +282,7 @@ Tensor Tensor::logical_not() const { return cast(dtypes::bool_).binop(static_cas
 
 Tensor Tensor::where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   if (cond.device() != a.device() || a.device() != b.device()) bad("where() operands are on different devices");
-  Shape s = broadcast_shape(broadcast_shape(cond.shape(), a.shape()), b.shape());
+  Dims s = broadcast_shape(broadcast_shape(dims_of(cond), dims_of(a)), dims_of(b));
   DType d = dtypes::promote(a.dtype(), b.dtype());
   Tensor c = broadcast_to(cond.cast(dtypes::bool_), s), x = broadcast_to(a.cast(d), s), y = broadcast_to(b.cast(d), s);
   return Tensor(mk(Op::WHERE, d, {c.node(), x.node(), y.node()}, {}, s), a.device());
@@ -324,7 +343,7 @@ Tensor Tensor::pow(double e) const { return pow(full({}, e, dtype().is_float() ?
 
 Tensor Tensor::cast(DType d) const {
   if (d == dtype()) return *this;
-  return Tensor(mk(Op::CAST, d, {node()}, {}, shape()), device());
+  return Tensor(mk(Op::CAST, d, {node()}, {}, dims_of(*this)), device());
 }
 
 Tensor Tensor::bitcast(DType d) const {
@@ -332,7 +351,7 @@ Tensor Tensor::bitcast(DType d) const {
     bad("bitcast needs equal item sizes: " + dtype().name() + " is " + std::to_string(dtype().itemsize()) + " bytes, " + d.name() +
         " is " + std::to_string(d.itemsize()));
   if (d == dtype()) return *this;
-  return Tensor(mk(Op::BITCAST, d, {node()}, {}, shape()), device());
+  return Tensor(mk(Op::BITCAST, d, {node()}, {}, dims_of(*this)), device());
 }
 
 // ---- reductions ----------------------------------------------------------------------------------------------
@@ -355,7 +374,7 @@ Tensor Tensor::reduce(int iop, std::vector<int64_t> axes, bool keepdim) const {
   }
   // A large reduction to one value is split in two kernels: partial results over `parts` slices (spread over
   // cores), then a small reduction of those. Same result up to the order of a float sum.
-  if (static_cast<int64_t>(axes.size()) == n && x.numel() >= (int64_t{1} << 16)) {
+  if (static_cast<int64_t>(axes.size()) == n && !is_symbolic() && x.numel() >= (int64_t{1} << 16)) {
     int64_t parts = 256;
     while (x.numel() % parts) parts /= 2;
     if (parts >= 8) {
@@ -365,16 +384,16 @@ Tensor Tensor::reduce(int iop, std::vector<int64_t> axes, bool keepdim) const {
       return keepdim ? r.reshape(Shape(n, 1)) : r;
     }
   }
-  Shape out = shape();
+  Dims in = dims_of(*this), out = in;
   std::vector<int64_t> arg{static_cast<int64_t>(rop)};
-  for (int64_t a : axes) out[a] = 1, arg.push_back(a);
+  for (int64_t a : axes) out[a] = dim_const(1), arg.push_back(a);
   Tensor r(mk(Op::REDUCE_AXIS, x.dtype(), {x.node()}, arg, out), device());
   if (rop == ReduceOp::SUM && d.is_float() && d.itemsize() == 2) r = r.cast(d);
   if (keepdim) return r;
-  Shape squeezed;
+  Dims squeezed;
   for (int64_t i = 0; i < n; ++i)
-    if (!std::binary_search(axes.begin(), axes.end(), i)) squeezed.push_back(shape()[i]);
-  return r.reshape(squeezed);
+    if (!std::binary_search(axes.begin(), axes.end(), i)) squeezed.push_back(in[i]);
+  return r.reshape(to_api(squeezed));
 }
 
 Tensor Tensor::sum(std::vector<int64_t> axes, bool keepdim) const { return reduce(static_cast<int>(ReduceOp::SUM), std::move(axes), keepdim); }
@@ -384,12 +403,23 @@ Tensor Tensor::min(std::vector<int64_t> axes, bool keepdim) const { return reduc
 Tensor Tensor::mean(std::vector<int64_t> axes, bool keepdim) const {
   Tensor x = float_of(*this);
   Tensor s = x.sum(axes, keepdim);
-  int64_t count = numel() == 0 ? 0 : numel() / s.numel();  // 0/0 gives NaN, as numpy
-  return s / static_cast<double>(count);
+  if (!is_symbolic()) {
+    int64_t count = numel() == 0 ? 0 : numel() / s.numel();  // 0/0 gives NaN, as numpy
+    return s / static_cast<double>(count);
+  }
+  // the count of a symbolic reduction is a dim expression: a scalar the kernel computes from the variables
+  Dims in = dims_of(*this), reduced;
+  for (int64_t i = 0; i < ndim(); ++i)
+    if (axes.empty() || std::any_of(axes.begin(), axes.end(), [&](int64_t a) { return norm_axis(a, ndim(), shape()) == i; }))
+      reduced.push_back(in[i]);
+  UOpPtr count = dims_prod(reduced);
+  if (is_static(count)) return s / static_cast<double>(count->arg_int());
+  return s / Tensor(count, device()).cast(s.dtype());
 }
 
 Tensor Tensor::argmax(int64_t axis, bool keepdim) const {
   int64_t a = norm_axis(axis, ndim(), shape());
+  if (!is_static(dims_of(*this)[a])) bad("argmax over the symbolic dim " + dim_str(dims_of(*this)[a]) + " is not supported");
   int64_t n = shape()[a];
   Tensor m = max({a}, true);
   Shape s(ndim(), 1);
@@ -419,38 +449,57 @@ Tensor Tensor::log_softmax(int64_t axis) const {
 
 // ---- movement ------------------------------------------------------------------------------------------------
 
-Tensor Tensor::reshape(Shape s) const {
-  int64_t infer = -1, known = 1;
+Tensor Tensor::reshape(Shape s) const { return reshape(std::vector<Dim>(s.begin(), s.end())); }
+
+Tensor Tensor::reshape(const std::vector<Dim>& dims) const {
+  Dims s = to_ir(dims), in = dims_of(*this);
+  int64_t infer = -1;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == -1) {
-      if (infer >= 0) bad("reshape to " + shape_str(s) + ": only one dimension can be -1");
+    if (!is_static(s[i])) {
+      if (dim_min(s[i]) < 0) bad("reshape to " + dims_str(s) + ": dim " + dim_str(s[i]) + " can be negative");
+    } else if (s[i]->arg_int() == -1) {
+      if (infer >= 0) bad("reshape to " + dims_str(s) + ": only one dimension can be -1");
       infer = static_cast<int64_t>(i);
-    } else if (s[i] < 0) {
-      bad("reshape to " + shape_str(s) + ": negative dimension");
-    } else {
-      known *= s[i];
+    } else if (s[i]->arg_int() < 0) {
+      bad("reshape to " + dims_str(s) + ": negative dimension");
     }
   }
+  UOpPtr total = dims_prod(in);
   if (infer >= 0) {
-    if (known == 0 || numel() % known) bad("cannot reshape " + shape_str(shape()) + " to " + shape_str(s));
-    s[infer] = numel() / known;
+    Dims rest = s;
+    rest.erase(rest.begin() + infer);
+    UOpPtr known = dims_prod(rest);
+    if (is_static(total) && is_static(known)) {
+      if (known->arg_int() == 0 || total->arg_int() % known->arg_int()) bad("cannot reshape " + dims_str(in) + " to " + dims_str(s));
+      s[infer] = dim_const(total->arg_int() / known->arg_int());
+    } else {
+      UOpPtr q = dim_div(total, known);
+      if (!q)
+        bad("cannot reshape " + dims_str(in) + " to " + dims_str(s) + ": " + dim_str(total) + " elements are not provably a multiple of " +
+            dim_str(known));
+      s[infer] = q;
+    }
   }
-  if (prod(s) != numel()) bad("cannot reshape " + shape_str(shape()) + " to " + shape_str(s));
-  if (s == shape()) return *this;
-  return Tensor(mk(Op::RESHAPE, dtype(), {node()}, s, s), device());
+  UOpPtr count = dims_prod(s);
+  if (!same_dim(count, total)) {
+    std::string why = is_static(count) && is_static(total) ? "" : ": " + dim_str(total) + " and " + dim_str(count) + " elements are not provably equal";
+    bad("cannot reshape " + dims_str(in) + " to " + dims_str(s) + why);
+  }
+  if (same_dims(s, in)) return *this;
+  return Tensor(mk(Op::RESHAPE, dtype(), {node()}, values(s), s), device());
 }
 
 Tensor Tensor::permute(std::vector<int64_t> order) const {
   int64_t n = ndim();
   if (static_cast<int64_t>(order.size()) != n) bad("permute order has " + std::to_string(order.size()) + " axes, shape " + shape_str(shape()) + " has " + std::to_string(n));
   std::vector<bool> seen(n, false);
-  Shape out(n);
+  Dims in = dims_of(*this), out(n);
   for (int64_t i = 0; i < n; ++i) {
     int64_t a = norm_axis(order[i], n, shape());
     if (seen[a]) bad("permute order repeats axis " + std::to_string(a) + " for shape " + shape_str(shape()));
     seen[a] = true;
     order[i] = a;
-    out[i] = shape()[a];
+    out[i] = in[a];
   }
   bool identity = true;
   for (int64_t i = 0; i < n; ++i) identity &= order[i] == i;
@@ -465,31 +514,37 @@ Tensor Tensor::transpose(int64_t a, int64_t b) const {
   return permute(order);
 }
 
-Tensor Tensor::expand(Shape s) const {
-  if (s.size() < shape().size()) bad("cannot expand " + shape_str(shape()) + " to fewer dims " + shape_str(s));
-  if (s.size() > shape().size()) {
-    Shape r(s.size() - shape().size(), 1);
-    r.insert(r.end(), shape().begin(), shape().end());
-    return reshape(r).expand(s);
+Tensor Tensor::expand(Shape s) const { return expand(std::vector<Dim>(s.begin(), s.end())); }
+
+Tensor Tensor::expand(const std::vector<Dim>& dims) const {
+  Dims s = to_ir(dims), in = dims_of(*this);
+  if (s.size() < in.size()) bad("cannot expand " + dims_str(in) + " to fewer dims " + dims_str(s));
+  if (s.size() > in.size()) {
+    Dims r(s.size() - in.size(), dim_const(1));
+    r.insert(r.end(), in.begin(), in.end());
+    return reshape(to_api(r)).expand(dims);
   }
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == -1) s[i] = shape()[i];
-    if (s[i] != shape()[i] && shape()[i] != 1) bad("cannot expand " + shape_str(shape()) + " to " + shape_str(s));
-    if (s[i] < 0) bad("cannot expand to negative size " + shape_str(s));
+    if (is_static(s[i]) && s[i]->arg_int() == -1) s[i] = in[i];
+    if (!same_dim(s[i], in[i]) && !is_one(in[i])) {
+      std::string why = is_static(s[i]) && is_static(in[i]) ? "" : ": dims " + dim_str(in[i]) + " and " + dim_str(s[i]) + " are not provably equal";
+      bad("cannot expand " + dims_str(in) + " to " + dims_str(s) + why);
+    }
+    if (dim_min(s[i]) < 0) bad("cannot expand to negative size " + dims_str(s));
   }
-  if (s == shape()) return *this;
-  return Tensor(mk(Op::EXPAND, dtype(), {node()}, s, s), device());
+  if (same_dims(s, in)) return *this;
+  return Tensor(mk(Op::EXPAND, dtype(), {node()}, values(s), s), device());
 }
 
 Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> p) const {
   if (static_cast<int64_t>(p.size()) != ndim()) bad("pad needs one (before, after) pair per dim of " + shape_str(shape()));
   std::vector<int64_t> arg;
-  Shape out = shape();
+  Dims out = dims_of(*this);
   bool any = false;
   for (size_t i = 0; i < p.size(); ++i) {
     if (p[i].first < 0 || p[i].second < 0) bad("negative padding for shape " + shape_str(shape()) + " (use shrink)");
     arg.push_back(p[i].first), arg.push_back(p[i].second);
-    out[i] += p[i].first + p[i].second;
+    out[i] = dim_add(out[i], dim_const(p[i].first + p[i].second));
     any |= p[i].first || p[i].second;
   }
   if (!any) return *this;
@@ -498,26 +553,27 @@ Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> p) const {
 
 Tensor Tensor::shrink(std::vector<std::pair<int64_t, int64_t>> b) const {
   if (static_cast<int64_t>(b.size()) != ndim()) bad("shrink needs one [start, end) pair per dim of " + shape_str(shape()));
+  Dims in = dims_of(*this), out;
   std::vector<int64_t> arg;
-  Shape out;
   for (size_t i = 0; i < b.size(); ++i) {
-    if (b[i].first < 0 || b[i].first > b[i].second || b[i].second > shape()[i])
+    // a symbolic dim: the end must fit its smallest value
+    if (b[i].first < 0 || b[i].first > b[i].second || b[i].second > dim_min(in[i]))
       bad("shrink [" + std::to_string(b[i].first) + ", " + std::to_string(b[i].second) + ") is out of range for dim " +
-          std::to_string(i) + " of shape " + shape_str(shape()));
+          std::to_string(i) + " of shape " + dims_str(in));
     arg.push_back(b[i].first), arg.push_back(b[i].second);
-    out.push_back(b[i].second - b[i].first);
+    out.push_back(dim_const(b[i].second - b[i].first));
   }
-  if (out == shape()) return *this;
+  if (same_dims(out, in)) return *this;
   return Tensor(mk(Op::SHRINK, dtype(), {node()}, arg, out), device());
 }
 
 Tensor Tensor::slice(int64_t axis, int64_t start, int64_t end) const {
-  int64_t a = norm_axis(axis, ndim(), shape()), n = shape()[a];
+  int64_t a = norm_axis(axis, ndim(), shape());
+  if (!is_static(dims_of(*this)[a])) bad("slice of the symbolic dim " + dim_str(dims_of(*this)[a]) + " (use shrink)");
+  int64_t n = shape()[a];
   auto clampi = [n](int64_t v) { return std::clamp(v < 0 ? v + n : v, int64_t{0}, n); };
   int64_t s = clampi(start), e = std::max(clampi(end), s);
-  std::vector<std::pair<int64_t, int64_t>> b;
-  for (int64_t i = 0; i < ndim(); ++i) b.emplace_back(i == a ? s : 0, i == a ? e : shape()[i]);
-  return shrink(b);
+  return shrink(a, s, e - s);
 }
 
 Tensor Tensor::flip(std::vector<int64_t> axes) const {
@@ -528,45 +584,61 @@ Tensor Tensor::flip(std::vector<int64_t> axes) const {
     f[x] = 1;
   }
   if (std::all_of(f.begin(), f.end(), [](int64_t v) { return v == 0; })) return *this;
-  return Tensor(mk(Op::FLIP, dtype(), {node()}, f, shape()), device());
+  return Tensor(mk(Op::FLIP, dtype(), {node()}, f, dims_of(*this)), device());
 }
 
-Tensor Tensor::shrink(int64_t axis, const BoundVariable& start, int64_t length) const {
+Tensor Tensor::shrink(int64_t axis, const Dim& start, const Dim& length) const {
   int64_t a = norm_axis(axis, ndim(), shape());
-  const Variable& v = start.var();
-  if (length < 0 || v.min() < 0 || v.max() + length > shape()[a])
-    bad("shrink of dim " + std::to_string(a) + " of shape " + shape_str(shape()) + " at " + v.name() + " in [" +
-        std::to_string(v.min()) + ", " + std::to_string(v.max()) + "] with length " + std::to_string(length) + " can leave the tensor");
-  Shape out = shape();
-  out[a] = length;
-  return Tensor(mk(Op::SHRINK_VAR, dtype(), {node(), start.node()}, std::vector<int64_t>{a, length}, out), device());
+  Dims in = dims_of(*this), out = in;
+  UOpPtr st = start.node(), len = length.node(), room = dim_sub(in[a], dim_add(st, len));
+  if (dim_min(st) < 0 || dim_min(len) < 0 || dim_min(room) < 0)
+    bad("shrink of dim " + std::to_string(a) + " of shape " + dims_str(in) + " to [" + dim_str(st) + ", " + dim_str(dim_add(st, len)) +
+        ") with start in [" + std::to_string(dim_min(st)) + ", " + std::to_string(dim_max(st)) + "] and length in [" +
+        std::to_string(dim_min(len)) + ", " + std::to_string(dim_max(len)) + "] can leave the tensor");
+  out[a] = len;
+  if (is_static(st)) {
+    // the scheduler reads only the starts of a SHRINK; its dims carry the (maybe symbolic) lengths
+    std::vector<int64_t> arg;
+    for (int64_t i = 0; i < ndim(); ++i) {
+      int64_t s0 = i == a ? st->arg_int() : 0;
+      arg.push_back(s0), arg.push_back(s0 + shape_args({out[i]}).first[0]);
+    }
+    if (same_dims(out, in)) return *this;
+    return Tensor(mk(Op::SHRINK, dtype(), {node()}, arg, out), device());
+  }
+  return Tensor(mk(Op::SHRINK_VAR, dtype(), {node(), st}, std::vector<int64_t>{a}, out), device());
 }
 
-Tensor Tensor::pad(int64_t axis, const BoundVariable& before, int64_t total) const {
+Tensor Tensor::pad(int64_t axis, const Dim& before, const Dim& total) const {
   int64_t a = norm_axis(axis, ndim(), shape());
-  const Variable& v = before.var();
-  if (v.min() < 0 || v.max() + shape()[a] > total)
-    bad("pad of dim " + std::to_string(a) + " of shape " + shape_str(shape()) + " by " + v.name() + " in [" + std::to_string(v.min()) +
-        ", " + std::to_string(v.max()) + "] does not fit in " + std::to_string(total));
-  Shape out = shape();
-  out[a] = total;
-  return Tensor(mk(Op::PAD_VAR, dtype(), {node(), before.node()}, std::vector<int64_t>{a, total}, out), device());
+  Dims in = dims_of(*this), out = in;
+  UOpPtr bf = before.node(), tot = total.node(), after = dim_sub(tot, dim_add(bf, in[a]));
+  if (dim_min(bf) < 0 || dim_min(after) < 0)
+    bad("pad of dim " + std::to_string(a) + " of shape " + dims_str(in) + " by " + dim_str(bf) + " in [" + std::to_string(dim_min(bf)) +
+        ", " + std::to_string(dim_max(bf)) + "] does not fit in " + dim_str(tot));
+  if (is_static(bf) && is_static(after)) {
+    std::vector<std::pair<int64_t, int64_t>> p(ndim(), {0, 0});
+    p[a] = {bf->arg_int(), after->arg_int()};
+    return pad(p);
+  }
+  out[a] = tot;
+  return Tensor(mk(Op::PAD_VAR, dtype(), {node(), bf}, std::vector<int64_t>{a}, out), device());
 }
 
 Tensor Tensor::unsqueeze(int64_t axis) const {
   int64_t a = axis < 0 ? axis + ndim() + 1 : axis;
   if (a < 0 || a > ndim()) bad("unsqueeze axis " + std::to_string(axis) + " is out of range for shape " + shape_str(shape()));
-  Shape s = shape();
-  s.insert(s.begin() + a, 1);
-  return reshape(s);
+  Dims s = dims_of(*this);
+  s.insert(s.begin() + a, dim_const(1));
+  return reshape(to_api(s));
 }
 
 Tensor Tensor::squeeze(int64_t axis) const {
   int64_t a = norm_axis(axis, ndim(), shape());
-  if (shape()[a] != 1) bad("cannot squeeze dim " + std::to_string(a) + " of shape " + shape_str(shape()) + ": size is not 1");
-  Shape s = shape();
+  Dims s = dims_of(*this);
+  if (!is_one(s[a])) bad("cannot squeeze dim " + std::to_string(a) + " of shape " + dims_str(s) + ": size is not 1");
   s.erase(s.begin() + a);
-  return reshape(s);
+  return reshape(to_api(s));
 }
 
 Tensor Tensor::cat(const std::vector<Tensor>& ts, int64_t axis) {
@@ -574,24 +646,24 @@ Tensor Tensor::cat(const std::vector<Tensor>& ts, int64_t axis) {
   const Tensor& t0 = ts[0];
   int64_t a = norm_axis(axis, t0.ndim(), t0.shape());
   DType d = t0.dtype();
-  int64_t total = 0;
+  Dims d0 = dims_of(t0);
+  UOpPtr total = dim_const(0);
   for (const auto& t : ts) {
     if (t.ndim() != t0.ndim()) bad("cat: shapes " + shape_str(t0.shape()) + " and " + shape_str(t.shape()) + " differ in rank");
+    Dims dt = dims_of(t);
     for (int64_t i = 0; i < t0.ndim(); ++i)
-      if (i != a && t.shape()[i] != t0.shape()[i])
-        bad("cat along axis " + std::to_string(a) + ": shapes " + shape_str(t0.shape()) + " and " + shape_str(t.shape()) + " differ");
+      if (i != a && !same_dim(dt[i], d0[i]))
+        bad("cat along axis " + std::to_string(a) + ": shapes " + dims_str(d0) + " and " + dims_str(dt) + " differ");
     if (t.device() != t0.device()) bad("cat: tensors on " + t0.device() + " and " + t.device());
     d = dtypes::promote(d, t.dtype());
-    total += t.shape()[a];
+    total = dim_add(total, dt[a]);
   }
   // each piece padded to the full length lands where it belongs; the others contribute zero bits there
   std::optional<Tensor> out;
-  int64_t off = 0;
+  UOpPtr off = dim_const(0);
   for (const auto& t : ts) {
-    std::vector<std::pair<int64_t, int64_t>> p(t.ndim(), {0, 0});
-    p[a] = {off, total - off - t.shape()[a]};
-    off += t.shape()[a];
-    Tensor piece = to_bits(t.cast(d)).pad(p);
+    Tensor piece = to_bits(t.cast(d)).pad(a, Dim(off), Dim(total));
+    off = dim_add(off, dims_of(t)[a]);
     out = out ? *out + piece : piece;
   }
   return from_bits(*out, d);
@@ -601,7 +673,7 @@ Tensor Tensor::stack(const std::vector<Tensor>& ts, int64_t axis) {
   if (ts.empty()) bad("stack of no tensors");
   std::vector<Tensor> u;
   for (const auto& t : ts) {
-    if (t.shape() != ts[0].shape()) bad("stack: shapes " + shape_str(ts[0].shape()) + " and " + shape_str(t.shape()) + " differ");
+    if (!same_dims(dims_of(t), dims_of(ts[0]))) bad("stack: shapes " + dims_str(dims_of(ts[0])) + " and " + dims_str(dims_of(t)) + " differ");
     u.push_back(t.unsqueeze(axis));
   }
   return cat(u, axis);
@@ -609,6 +681,7 @@ Tensor Tensor::stack(const std::vector<Tensor>& ts, int64_t axis) {
 
 Tensor Tensor::gather(int64_t axis, const Tensor& index) const {
   int64_t a = norm_axis(axis, ndim(), shape());
+  if (is_symbolic() || index.is_symbolic()) bad("gather of symbolic shapes " + dims_str(dims_of(*this)) + " and " + dims_str(dims_of(index)) + " is not supported");
   if (index.ndim() != ndim()) bad("gather: index shape " + shape_str(index.shape()) + " and source shape " + shape_str(shape()) + " differ in rank");
   if (index.dtype().is_float() || index.dtype().is_bool()) bad("gather: index must be an integer tensor, got " + index.dtype().name());
   std::vector<std::pair<int64_t, int64_t>> b;
@@ -634,17 +707,17 @@ Tensor Tensor::gather(int64_t axis, const Tensor& index) const {
 
 Tensor Tensor::matmul(const Tensor& o) const {
   if (ndim() == 0 || o.ndim() == 0) bad("matmul of a scalar: shapes " + shape_str(shape()) + " and " + shape_str(o.shape()));
+  Dims da = dims_of(*this), db = dims_of(o);
   if (ndim() == 1 && o.ndim() == 1) {
-    if (numel() != o.numel()) bad("matmul: shapes " + shape_str(shape()) + " and " + shape_str(o.shape()) + " do not align");
+    if (!same_dim(da[0], db[0])) bad("matmul: shapes " + dims_str(da) + " and " + dims_str(db) + " do not align");
     return (*this * o).sum({0});
   }
   if (ndim() == 1) return unsqueeze(0).matmul(o).squeeze(-2);
   if (o.ndim() == 1) return matmul(o.unsqueeze(-1)).squeeze(-1);
-  int64_t k = shape().back();
-  if (o.shape()[o.ndim() - 2] != k)
-    bad("matmul: shapes " + shape_str(shape()) + " and " + shape_str(o.shape()) + " do not align (" + std::to_string(k) +
-        " != " + std::to_string(o.shape()[o.ndim() - 2]) + ")");
-  Shape ba(shape().begin(), shape().end() - 2), bb(o.shape().begin(), o.shape().end() - 2);
+  const UOpPtr& k = da.back();
+  if (!same_dim(db[db.size() - 2], k))
+    bad("matmul: shapes " + dims_str(da) + " and " + dims_str(db) + " do not align (" + dim_str(k) + " != " + dim_str(db[db.size() - 2]) + ")");
+  Dims ba(da.begin(), da.end() - 2), bb(db.begin(), db.end() - 2);
   try {
     broadcast_shape(ba, bb);
   } catch (const std::invalid_argument&) {
@@ -671,7 +744,7 @@ void Tensor::realize_all(std::vector<Tensor*> ts) {
   std::vector<std::shared_ptr<rt::Buffer>> bufs;
   auto items = sched::cached_schedule(roots, todo[0]->device(), bufs);
   rt::run_schedule(items);
-  for (size_t i = 0; i < todo.size(); ++i) todo[i]->impl_->node = sched::buffer_node(bufs[i], todo[i]->shape());
+  for (size_t i = 0; i < todo.size(); ++i) todo[i]->impl_->node = sched::buffer_node(bufs[i], todo[i]->node()->shape, todo[i]->node()->sym_shape);
 }
 
 Tensor& Tensor::realize() {
@@ -680,14 +753,14 @@ Tensor& Tensor::realize() {
 }
 
 Tensor Tensor::contiguous() const {
-  return Tensor(mk(Op::CONTIGUOUS, dtype(), {node()}, {}, shape()), device());
+  return Tensor(mk(Op::CONTIGUOUS, dtype(), {node()}, {}, dims_of(*this)), device());
 }
 
 Tensor Tensor::to(const std::string& dev) const {
   std::string d = resolve_device(dev);
   if (d == device()) return *this;
   Tensor src = *this;
-  return Tensor(mk(Op::COPY, dtype(), {src.node()}, d, shape()), d);
+  return Tensor(mk(Op::COPY, dtype(), {src.node()}, d, dims_of(*this)), d);
 }
 
 void Tensor::check_host_type(size_t size) const {
@@ -698,8 +771,9 @@ void Tensor::check_host_type(size_t size) const {
 void Tensor::copy_out(void* dst, size_t nbytes) {
   realize();
   auto buf = std::static_pointer_cast<rt::Buffer>(node()->payload());
-  if (nbytes != buf->nbytes())
-    bad("copy_out of " + std::to_string(nbytes) + " bytes from a tensor of " + std::to_string(buf->nbytes()) + " bytes");
+  // a symbolic tensor's buffer is sized for the max; its elements under the bindings come first
+  uint64_t have = static_cast<uint64_t>(numel()) * dtype().itemsize();
+  if (nbytes != have) bad("copy_out of " + std::to_string(nbytes) + " bytes from a tensor of " + std::to_string(have) + " bytes");
   buf->copy_out(dst, nbytes);
 }
 

@@ -1,8 +1,9 @@
-// Variables and their bindings as tensor-graph nodes (DEFINE_VAR, BIND).
+// Variables and their bindings as tensor-graph nodes (DEFINE_VAR, BIND), and dims built from them.
 #include "tg/variable.hpp"
 
 #include <stdexcept>
 
+#include "ir/sym_shape.hpp"
 #include "ir/uop.hpp"
 
 namespace tg {
@@ -33,5 +34,26 @@ BoundVariable Variable::bind(int64_t value) const {
 
 BoundVariable::BoundVariable(Variable v, int64_t value)
     : var_(std::move(v)), value_(value), node_(UOp::make(Op::BIND, var_.dtype(), {var_.node()}, value, {})) {}
+
+}  // namespace tg
+
+namespace tg {
+
+using namespace ir;
+
+Dim::Dim(int64_t size) : node_(dim_const(size)) {}
+Dim::Dim(const BoundVariable& v) : node_(dim_of(v.node())) {}
+Dim::Dim(std::shared_ptr<const ir::UOp> node) : node_(std::move(node)) {}
+
+bool Dim::is_static() const { return ir::is_static(node_); }
+int64_t Dim::value() const { return dim_value(node_); }
+int64_t Dim::min() const { return dim_min(node_); }
+int64_t Dim::max() const { return dim_max(node_); }
+std::string Dim::str() const { return dim_str(node_); }
+bool Dim::same_as(const Dim& o) const { return same_dim(node_, o.node_); }
+
+Dim operator+(const Dim& a, const Dim& b) { return Dim(dim_add(a.node(), b.node())); }
+Dim operator-(const Dim& a, const Dim& b) { return Dim(dim_sub(a.node(), b.node())); }
+Dim operator*(const Dim& a, const Dim& b) { return Dim(dim_mul(a.node(), b.node())); }
 
 }  // namespace tg
