@@ -3,7 +3,8 @@
 #  2. configure and build sdk/examples/interp as a separate project against that prefix only;
 #  3. check the pkg-config file describes the prefix (when pkg-config is installed);
 #  4. `tg devices` with TG_PLUGIN_PATH naming the new plugin's directory lists INTERP from that file;
-#  5. sdk_consume_test runs a Tensor program on DEV INTERP through that file.
+#  5. sdk_consume_test runs a Tensor program on DEV INTERP through that file;
+#  6. the installed tg-conformance passes the out-of-tree plugin (no rebuild against tg sources).
 # Inputs (-D): TG_SOURCE_DIR TG_BUILD_DIR WORK_DIR TG_EXE CONSUME_TEST GENERATOR CXX_COMPILER PKG_CONFIG.
 cmake_minimum_required(VERSION 3.25)
 
@@ -20,7 +21,7 @@ set(build ${WORK_DIR}/interp-build)
 file(REMOVE_RECURSE ${WORK_DIR})
 
 run("installing the SDK" ${CMAKE_COMMAND} --install ${TG_BUILD_DIR} --prefix ${prefix} --component tg_sdk)
-foreach(f include/tg/plugin_abi.h include/tg/sdk/plugin.hpp lib/cmake/tg_sdk/tg_sdkConfig.cmake
+foreach(f include/tg/plugin_abi.h include/tg/sdk/plugin.hpp lib/cmake/tg_sdk/tg_sdkConfig.cmake bin/tg-conformance
           lib/cmake/tg_sdk/tg_add_plugin.cmake lib/cmake/tg_sdk/tg_plugin.map lib/pkgconfig/tg_sdk.pc)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "cmake --install did not put ${f} under ${prefix}")
@@ -65,4 +66,11 @@ if(at EQUAL -1)
   message(FATAL_ERROR "tg devices does not list INTERP from ${plugin_dir}:\n${run_output}")
 endif()
 run("sdk_consume_test on DEV=INTERP" ${CONSUME_TEST})
+run("the installed tg-conformance on the out-of-tree plugin" ${prefix}/bin/tg-conformance
+    ${plugin_dir}/libtg_plugin_interp.so --json ${WORK_DIR}/conformance.json)
+string(REGEX MATCH "[0-9]+ passed, 0 failed, [0-9]+ skipped" summary "${run_output}")
+if(NOT summary)
+  message(FATAL_ERROR "tg-conformance did not pass the out-of-tree plugin:\n${run_output}")
+endif()
+message(STATUS "tg-conformance on the out-of-tree INTERP: ${summary}")
 message(STATUS "out-of-tree INTERP plugin built against ${prefix} and used through TG_PLUGIN_PATH")
