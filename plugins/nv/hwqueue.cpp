@@ -21,8 +21,7 @@ constexpr uint32_t kBlock = 256;  // threads per block when the core leaves the 
 struct ExecCommand {
   std::shared_ptr<Program> program;
   std::vector<unsigned char> args;  // operator new memory: aligned for every naturally aligned parameter
-  uint64_t global;  // work-items (tg's global counts groups: global * local)
-  uint32_t local;   // threads per block
+  uint32_t grid[3], block[3];       // cuLaunchKernel's: blocks per dim, threads per block
 };
 struct CopyCommand {
   CUdeviceptr dst, src;
@@ -109,18 +108,19 @@ tg_status_t hwqueue_exec(tg_hwqueue queue, tg_program program, const void* args,
       throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", prog->kernel_name, " takes ", prog->args_size,
                                                " bytes of arguments, got ", args_size));
     if (args_size != 0) sdk::require(args, "args");
-    if (dims->global[1] > 1 || dims->global[2] > 1 || dims->local[1] > 1 || dims->local[2] > 1)
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", prog->kernel_name, ": the NV renderer launches one dim, got "
-                                               "global [", dims->global[0], ",", dims->global[1], ",", dims->global[2],
-                                               "] local [", dims->local[0], ",", dims->local[1], ",", dims->local[2], "]"));
-    if (dims->local[0] > 1024)
+    const uint64_t threads = uint64_t{std::max(dims->local[0], 1u)} * std::max(dims->local[1], 1u) * std::max(dims->local[2], 1u);
+    if (threads > 1024 || dims->local[2] > 64)
       throw Error(TG_ERR_INVALID_ARGUMENT,
-                  cat("kernel ", prog->kernel_name, ": local size ", dims->local[0], " exceeds 1024 threads per block"));
+                  cat("kernel ", prog->kernel_name, ": work-groups of ", dims->local[0], "x", dims->local[1], "x",
+                      dims->local[2], " exceed CUDA's 1024 threads per block (64 in z)"));
     const auto* bytes = static_cast<const unsigned char*>(args);
-    // local 1 leaves the block size to us: the kernel then uses only global ids, which tolerate any blocking
-    const uint32_t local = dims->local[0] > 1 ? dims->local[0] : kBlock;
-    ExecCommand command{std::move(prog), std::vector<unsigned char>(bytes, bytes + args_size),
-                        uint64_t{dims->global[0]} * std::max<uint32_t>(dims->local[0], 1), local};
+    ExecCommand command{std::move(prog), std::vector<unsigned char>(bytes, bytes + args_size), {}, {}};
+    for (int d = 0; d < 3; ++d) command.grid[d] = std::max(dims->global[d], 1u), command.block[d] = std::max(dims->local[d], 1u);
+    // a one-dim launch with local 1 leaves the block to us: the kernel uses only global ids, which bound-check
+    if (threads == 1 && command.grid[1] == 1 && command.grid[2] == 1) {
+      command.block[0] = kBlock;
+      command.grid[0] = static_cast<uint32_t>((uint64_t{command.grid[0]} + kBlock - 1) / kBlock);
+    }
     std::lock_guard lock(queue->mutex);
     queue->recorded.emplace_back(std::move(command));
   });
@@ -171,13 +171,13 @@ tg_status_t hwqueue_submit(tg_hwqueue queue) {
     commands.swap(queue->recorded);
     for (Command& command : commands) {
       if (auto* exec = std::get_if<ExecCommand>(&command)) {
-        if (exec->global == 0) continue;
+        if (exec->grid[0] == 0) continue;
         const Program& program = *exec->program;
         // cuLaunchKernel copies each parameter from its pointer: the blob already holds them at their offsets.
         std::vector<void*> params;
         for (size_t offset : program.offsets) params.push_back(exec->args.data() + offset);
-        const uint32_t blocks = static_cast<uint32_t>((exec->global + exec->local - 1) / exec->local);
-        check_cu(cu.cuLaunchKernel(program.function, blocks, 1, 1, exec->local, 1, 1, 0, queue->stream,
+        check_cu(cu.cuLaunchKernel(program.function, exec->grid[0], exec->grid[1], exec->grid[2], exec->block[0],
+                                   exec->block[1], exec->block[2], 0, queue->stream,
                                    params.empty() ? nullptr : params.data(), nullptr),
                  cat("cuLaunchKernel(", program.kernel_name, ")").c_str());
       } else if (auto* copy = std::get_if<CopyCommand>(&command)) {

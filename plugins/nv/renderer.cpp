@@ -32,14 +32,17 @@ tg_renderer_caps nv_caps() {
     caps.ops[d] = ops_of(d);
     caps.vector_widths[d] = 1u << 1;
   }
-  caps.has_local = 0;
+  // the limits every CUDA device since sm_30 has: grid 2^31-1 x 65535 x 65535 blocks, blocks of 1024 threads
+  // (1024 x 1024 x 64), 48 KiB of static shared memory
+  caps.has_local = 1;
   caps.has_threads = 0;
-  caps.max_global_dims = 1;
-  caps.max_global[0] = UINT32_MAX;
-  caps.max_global[1] = caps.max_global[2] = 1;
-  caps.max_local[0] = caps.max_local[1] = caps.max_local[2] = 1;
-  caps.max_local_threads = 1;
-  caps.local_mem_bytes = 0;
+  caps.max_global_dims = 3;
+  caps.max_global[0] = INT32_MAX;
+  caps.max_global[1] = caps.max_global[2] = 65535;
+  caps.max_local[0] = caps.max_local[1] = 1024;
+  caps.max_local[2] = 64;
+  caps.max_local_threads = 1024;
+  caps.local_mem_bytes = 48 * 1024;
   caps.max_params = 512;  // 4 KiB of kernel parameters at 8 bytes each
   return caps;
 }
@@ -130,17 +133,25 @@ class CudaRenderer final : public sdk::CRenderer {
     if (!has_work_items) line("if (blockIdx.x != 0 || threadIdx.x != 0) return; /* no work-item id: runs once */");
   }
 
-  // Global dim 0 is block * blockDim + thread; the grid is rounded up to whole blocks, so threads past the extent
-  // return at once (the id comes before any loop, so this skips the whole body).
+  // A global id is block * blockDim + thread. A one-dim grid the plugin blocks itself (the core asked for local 1)
+  // is rounded up to whole blocks, so threads past the extent return at once; the id comes before any loop, so
+  // this skips the whole body. A kernel with barriers is launched exactly (the core tiles its loops) and never
+  // returns early, which would leave its group waiting at the barrier.
   void emit_special(uint32_t i, uint32_t kind, uint32_t dim) override {
-    if (kind != TG_SPECIAL_GLOBAL || dim != 0)
-      throw Error(TG_ERR_UNSUPPORTED,
-                  cat("kernel ", kernel().name, ": the NV renderer has only global dim 0 (inst ", i, ")"));
-    if (open_blocks() != 0)
-      throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": work-item id inside a loop or if (inst ", i, ")"));
-    line(cat(type_of(i), " ", name(i), " = (", type_of(i),
-             ")((unsigned long long)blockIdx.x * blockDim.x + threadIdx.x);"));
-    if (inst(i).nsrc == 1) line(cat("if (", name(i), " >= ", name(src(i, 0)), ") return;"));
+    static const char* const axis[3] = {"x", "y", "z"};
+    if (kind == TG_SPECIAL_GROUP) return line(cat(type_of(i), " ", name(i), " = (", type_of(i), ")blockIdx.", axis[dim], ";"));
+    if (kind == TG_SPECIAL_LOCAL) return line(cat(type_of(i), " ", name(i), " = (", type_of(i), ")threadIdx.", axis[dim], ";"));
+    line(cat(type_of(i), " ", name(i), " = (", type_of(i), ")((unsigned long long)blockIdx.", axis[dim], " * blockDim.",
+             axis[dim], " + threadIdx.", axis[dim], ");"));
+    if (inst(i).nsrc == 1 && !has_barrier()) {
+      if (open_blocks() != 0)
+        throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": work-item id inside a loop or if (inst ", i, ")"));
+      line(cat("if (", name(i), " >= ", name(src(i, 0)), ") return;"));
+    }
+  }
+  bool has_barrier() const {
+    const tg_kir_kernel& k = kernel();
+    return std::any_of(k.insts, k.insts + k.ninsts, [](const tg_kir_inst& in) { return in.op == TG_KIR_BARRIER; });
   }
   std::string barrier() override { return "__syncthreads();"; }
   std::string local_decl(const std::string& type, const std::string& name, int64_t count) override {

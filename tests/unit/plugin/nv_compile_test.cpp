@@ -83,6 +83,12 @@ std::vector<Program> programs() {
     out.push_back({"max min", [=] { return arange(256, d).reshape({16, 16}).max({0}) + arange(256, d).reshape({16, 16}).min({1}); }});
     out.push_back({"full reduce", [=] { return arange(1000, d).sum(); }});
   }
+  // the GPU paths: a work-group per output sharing two long reduces through shared memory, a three-dim grid
+  out.push_back({"grouped reduces", [] {
+                   const Tensor x = Tensor::arange(0, 3 * 3000).cast(dt::float32).reshape({3, 3000});
+                   return x.sum({1}) + x.max({1});
+                 }});
+  out.push_back({"three-dim grid", [] { return Tensor::arange(0, 6 * 40 * 96).cast(dt::float32).reshape({6, 40, 96}) * 2.0; }});
   out.push_back({"mean", [] { return Tensor::arange(0, 60).cast(dt::float32).reshape({3, 4, 5}).mean({0, 2}); }});
   out.push_back({"argmax", [] { return Tensor::arange(0, 60).cast(dt::float32).reshape({6, 10}).argmax(1); }});
   for (DType d : {dt::float32, dt::float16, dt::bfloat16}) {
@@ -134,6 +140,7 @@ TEST(NvCompile, EveryKernelCompilesForSm80AndSm90) {
     compilers.push_back(compiler);
   }
   int kernels = 0;
+  bool shared_memory = false, grid_3d = false;  // the GPU paths were compiled too
   for (const Program& program : programs()) {
     SCOPED_TRACE(program.name);
     const Tensor t = program.make();
@@ -146,6 +153,9 @@ TEST(NvCompile, EveryKernelCompilesForSm80AndSm90) {
       const char* source = nullptr;
       const std::string rendered = take(api->renderer_render(renderer, &kernel, &source));
       ASSERT_EQ(rendered, "") << kir.dump();
+      const std::string text = source;
+      shared_memory |= text.find("__shared__") != std::string::npos && text.find("__syncthreads();") != std::string::npos;
+      grid_3d |= text.find("blockIdx.z") != std::string::npos;
       for (size_t c = 0; c < compilers.size(); ++c) {
         void* blob = nullptr;
         size_t size = 0;
@@ -159,6 +169,8 @@ TEST(NvCompile, EveryKernelCompilesForSm80AndSm90) {
   }
   std::cout << kernels << " kernels compiled for sm_80 and sm_90\n";
   EXPECT_GT(kernels, 60);
+  EXPECT_TRUE(shared_memory) << "no kernel shared a reduction through __shared__ memory";
+  EXPECT_TRUE(grid_3d) << "no kernel ran on a three-dim grid";
   for (tg_compiler compiler : compilers) api->compiler_destroy(compiler);
   api->renderer_destroy(renderer);
 }

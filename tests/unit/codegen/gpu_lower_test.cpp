@@ -1,0 +1,139 @@
+// Lowering for GPU-model devices (work-groups, local memory, no host threads): outputs on a multi-dim grid with
+// power-of-two work-groups, long reductions with few outputs shared by a work-group through local memory with
+// one array and one barrier per reduce. The KIR is checked against GPU caps on any machine; the results are
+// checked against host loops on QCOM (OpenCL) where it is present.
+#include "codegen/lower.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "schedule/schedule.hpp"
+#include "tg/device.hpp"
+#include "tg/tensor.hpp"
+
+namespace tg::codegen {
+namespace {
+
+// A GPU as the core sees one: 3 dims, 256 work-items per group, 32 KiB of local memory, no host threads.
+tg_renderer_caps gpu_caps() {
+  tg_renderer_caps caps = rt::Device::get("CPU").caps();
+  caps.has_local = 1, caps.has_threads = 0, caps.max_global_dims = 3;
+  caps.max_global[0] = caps.max_global[1] = caps.max_global[2] = 65535;
+  caps.max_local[0] = caps.max_local[1] = 256, caps.max_local[2] = 64;
+  caps.max_local_threads = 256, caps.local_mem_bytes = 32768;
+  return caps;
+}
+
+std::vector<KirProgram> lower_all(const Tensor& t, const tg_renderer_caps& caps) {
+  std::vector<std::shared_ptr<rt::Buffer>> outs;
+  std::vector<KirProgram> kirs;
+  for (auto& it : sched::create_schedule({t.node()}, t.device(), outs))
+    if (it.kind == sched::ScheduleItem::Kind::KERNEL) kirs.push_back(lower_kernel(it.kernel, it.bufs, caps));
+  return kirs;
+}
+
+int count(const KirProgram& k, tg_kir_op op) {
+  return static_cast<int>(std::count_if(k.insts.begin(), k.insts.end(), [&](const tg_kir_inst& in) { return in.op == op; }));
+}
+
+int specials(const KirProgram& k, uint32_t kind) {
+  return static_cast<int>(std::count_if(k.insts.begin(), k.insts.end(), [&](const tg_kir_inst& in) {
+    return in.op == TG_KIR_SPECIAL && in.arg.i / 4 == kind;
+  }));
+}
+
+TEST(GpuLowering, LongReductionIsSharedByAWorkGroup) {
+  Tensor x = Tensor::ones({2, 5000});
+  auto kirs = lower_all(x.sum({1}), gpu_caps());
+  ASSERT_EQ(kirs.size(), 1u);
+  const KirProgram& k = kirs[0];
+  EXPECT_EQ(specials(k, TG_SPECIAL_LOCAL), 1);
+  EXPECT_EQ(specials(k, TG_SPECIAL_GROUP), 1);
+  EXPECT_EQ(count(k, TG_KIR_DEFINE_LOCAL), 1);
+  EXPECT_EQ(count(k, TG_KIR_BARRIER), 1);
+  EXPECT_EQ(k.dims.global[0], 2u) << "one work-group per output";
+  EXPECT_EQ(k.dims.local[0], 256u);
+  // the output store is made by one work-item: it carries a gate
+  const tg_kir_inst& last_store = *std::find_if(k.insts.rbegin(), k.insts.rend(), [](const tg_kir_inst& in) { return in.op == TG_KIR_STORE; });
+  EXPECT_EQ(last_store.nsrc, 4u);
+}
+
+TEST(GpuLowering, TwoGroupedReducesEachGetTheirOwnArrayAndBarrier) {
+  Tensor x = Tensor::ones({3, 3000});
+  auto kirs = lower_all(x.sum({1}) + x.max({1}), gpu_caps());
+  ASSERT_EQ(kirs.size(), 1u);
+  const KirProgram& k = kirs[0];
+  EXPECT_EQ(count(k, TG_KIR_DEFINE_LOCAL), 2);
+  EXPECT_EQ(count(k, TG_KIR_BARRIER), 2);
+  // every load from a local array comes after a barrier that follows the store into that array
+  for (size_t i = 0; i < k.insts.size(); ++i) {
+    const tg_kir_inst& in = k.insts[i];
+    if (in.op != TG_KIR_LOAD || k.insts[k.src_pool[in.src_start]].op != TG_KIR_DEFINE_LOCAL) continue;
+    const int32_t array = k.src_pool[in.src_start];
+    size_t store = 0, barrier = 0;
+    for (size_t j = 0; j < i; ++j) {
+      if (k.insts[j].op == TG_KIR_STORE && k.src_pool[k.insts[j].src_start] == array) store = j;
+      if (k.insts[j].op == TG_KIR_BARRIER) barrier = j;
+    }
+    EXPECT_GT(store, 0u) << "load %" << i << " of a local array nobody stored to";
+    EXPECT_GT(barrier, store) << "load %" << i << " reads local memory without a barrier after its store";
+  }
+}
+
+TEST(GpuLowering, OutputsGoOnAThreeDimGridOfPowerOfTwoGroups) {
+  Tensor a = Tensor::ones({6, 40, 96}), b = Tensor::ones({6, 40, 96});
+  auto kirs = lower_all((a + b) * 3.0f, gpu_caps());
+  ASSERT_EQ(kirs.size(), 1u);
+  const KirProgram& k = kirs[0];
+  EXPECT_EQ(specials(k, TG_SPECIAL_GLOBAL), 3);
+  EXPECT_EQ(count(k, TG_KIR_RANGE), 0) << "every output loop should be on the grid";
+  uint64_t threads = 1, items = 1;
+  for (int d = 0; d < 3; ++d) {
+    threads *= k.dims.local[d];
+    items *= uint64_t{k.dims.global[d]} * k.dims.local[d];
+    EXPECT_EQ(k.dims.local[d] & (k.dims.local[d] - 1), 0u) << "dim " << d << " local size " << k.dims.local[d];
+  }
+  EXPECT_LE(threads, 256u);
+  EXPECT_GT(threads, 1u);
+  // vector lanes (an upcast) may cover part of the innermost dim; the grid covers the rest exactly
+  EXPECT_EQ(6u * 40u * 96u % items, 0u);
+}
+
+TEST(GpuLowering, ManyShortReductionsStayOnePerWorkItem) {
+  Tensor x = Tensor::ones({8192, 16});
+  auto kirs = lower_all(x.sum({1}), gpu_caps());
+  ASSERT_EQ(kirs.size(), 1u);
+  EXPECT_EQ(count(kirs[0], TG_KIR_DEFINE_LOCAL), 0);
+  EXPECT_EQ(count(kirs[0], TG_KIR_BARRIER), 0);
+}
+
+// On a real OpenCL device (PoCL in CI): the grouped and gridded kernels compute what host loops do.
+TEST(GpuLowering, ResultsOnQcom) {
+  auto names = available_devices();
+  if (std::find(names.begin(), names.end(), "QCOM") == names.end()) GTEST_SKIP() << "no QCOM device (OpenCL)";
+  uint32_t seed = std::random_device{}();
+  std::cout << "seed=" << seed << "\n";
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  const int64_t rows = 3, n = 10007;  // a prime: the last work-group pass is partial
+  std::vector<float> x(rows * n);
+  for (auto& v : x) v = u(rng);
+  Tensor t = Tensor::from_vector(x, {rows, n}, "QCOM");
+  auto got = (t.sum({1}) + t.max({1})).to_vector<float>();
+  for (int64_t r = 0; r < rows; ++r) {
+    double s = 0;
+    float m = -INFINITY;
+    for (int64_t j = 0; j < n; ++j) s += x[r * n + j], m = std::max(m, x[r * n + j]);
+    EXPECT_NEAR(got[r], s + m, 1e-3) << "row " << r;
+  }
+  std::vector<float> a(6 * 40 * 96);
+  for (auto& v : a) v = u(rng);
+  Tensor ta = Tensor::from_vector(a, {6, 40, 96}, "QCOM");
+  auto e = (ta * 2.0f + 1.0f).to_vector<float>();
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(e[i], a[i] * 2.0f + 1.0f) << "element " << i;
+}
+
+}  // namespace
+}  // namespace tg::codegen
