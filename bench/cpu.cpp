@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -210,10 +211,19 @@ std::string rows_op(const char* name, int64_t rows, int64_t cols, int runs, int 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // CPU_COUNT sets the threads of both tg's CPU plugin and OpenBLAS; --quick: small GEMMs; --gemm: GEMMs only
   int runs = 5, threads = static_cast<int>(std::thread::hardware_concurrency());
-  bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  if (const char* c = std::getenv("CPU_COUNT")) threads = std::max(1, std::atoi(c));
+  bool quick = false, gemm_only = false;
+  for (int i = 1; i < argc; ++i) quick |= std::string(argv[i]) == "--quick", gemm_only |= std::string(argv[i]) == "--gemm";
   std::vector<std::string> gemms;
   for (int64_t s : quick ? std::vector<int64_t>{256, 512} : std::vector<int64_t>{256, 512, 1024, 2048}) gemms.push_back(gemm(s, s, s, runs, threads));
+  if (gemm_only) {
+    std::printf("{\"bench\": \"cpu\", \"threads\": %d, \"runs\": %d, \"gemm\": [", threads, runs);
+    for (size_t i = 0; i < gemms.size(); ++i) std::printf("%s%s", i ? ", " : "", gemms[i].c_str());
+    std::printf("]}\n");
+    return 0;
+  }
   gemms.push_back(gemm(4096, 4096, 1, runs, threads));  // matrix-vector
   gemms.push_back(gemm(1, 4096, 4096, runs, threads));  // vector-matrix
   std::printf("{\"bench\": \"cpu\", \"threads\": %d, \"runs\": %d, \"gemm\": [", threads, runs);

@@ -896,8 +896,9 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
     }
   }
 
-  // register tile: repeat the lanes for u consecutive indices of the next output loop; their reductions then
-  // share one loop (prefuse_reduces) and every load that does not depend on that index
+  // register tile: repeat the lanes for u consecutive indices of the next output loop and c consecutive vectors of
+  // the vector loop; their reductions then share one loop (prefuse_reduces), and each load is shared by the tile
+  // entries that do not depend on its index (a matmul's A element by a row's c vectors, its B vector by the u rows)
   std::vector<std::vector<UOpPtr>> rows{lane_sinks};
   bool has_reduce = false;
   for (const UOp* n : toposort(std::vector<UOpPtr>{sink})) has_reduce |= n->op == Op::REDUCE;
@@ -906,19 +907,33 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
     size_t ri = ranges.size() >= tile_axis + 1 ? ranges.size() - 1 - tile_axis : ranges.size() - 1;
     const UOpPtr r = ranges[ri];
     int64_t end = is_const_end(r) ? r->src[0]->arg_int() : 1;  // a symbolic loop is not tiled
-    for (int u : {8, 4, 2}) {
-      if (end % u) continue;
-      UOpPtr outer = end == u ? const_int(r->dtype, 0)
-                              : UOp::make(Op::RANGE, r->dtype, {const_int(r->dtype, end / u)}, RangeInfo{r->range().id, AxisType::UPCAST});
+    const bool has_vector_loop = tile_axis == 1 && ri + 1 < ranges.size() && is_const_end(ranges.back());
+    const UOpPtr v = has_vector_loop ? ranges.back() : nullptr;
+    const int64_t vend = v ? v->src[0]->arg_int() : 1;
+    // u x c accumulators: 16 of the widest vectors leave registers for the loads (32 on AVX-512)
+    static constexpr std::pair<int, int> kTiles[] = {{4, 4}, {8, 2}, {2, 4}, {4, 2}, {8, 1}, {4, 1}, {2, 1}, {1, 4}, {1, 2}};
+    auto split = [](const UOpPtr& range, int64_t n, int f) {
+      return n == f ? const_int(range->dtype, 0)
+                    : UOp::make(Op::RANGE, range->dtype, {const_int(range->dtype, n / f)}, RangeInfo{range->range().id, AxisType::UPCAST});
+    };
+    for (auto [u, c] : kTiles) {
+      if (end % u || vend % c) continue;
+      UOpPtr ro = split(r, end, u), vo = c > 1 ? split(v, vend, c) : v;
       rows.clear();
-      for (int q = 0; q < u; ++q) {
-        std::vector<UOpPtr> row;
-        for (const auto& ls : lane_sinks)
-          row.push_back(simplify(substitute(ls, {{r.get(), alu(Op::ADD, alu(Op::MUL, outer, const_int(r->dtype, u)), const_int(r->dtype, q))}})));
-        rows.push_back(std::move(row));
-      }
+      for (int q = 0; q < u; ++q)
+        for (int p = 0; p < c; ++p) {
+          std::vector<std::pair<const UOp*, UOpPtr>> at{{r.get(), alu(Op::ADD, alu(Op::MUL, ro, const_int(r->dtype, u)), const_int(r->dtype, q))}};
+          if (c > 1) at.emplace_back(v.get(), alu(Op::ADD, alu(Op::MUL, vo, const_int(v->dtype, c)), const_int(v->dtype, p)));
+          std::vector<UOpPtr> row;
+          for (const auto& ls : lane_sinks) row.push_back(simplify(substitute(ls, at)));
+          rows.push_back(std::move(row));
+        }
+      if (c > 1 && vend == c) ranges.pop_back();
+      else if (c > 1) ranges.back() = vo;
       if (end == u) ranges.erase(ranges.begin() + static_cast<long>(ri));
-      else ranges[ri] = outer;
+      else ranges[ri] = ro;
+      // the vector loop outermost: one column panel of B stays in cache while every row tile passes over it
+      if (u > 1 && has_vector_loop && vend > c && ranges.size() > 1) std::rotate(ranges.begin(), ranges.end() - 1, ranges.end());
       break;
     }
   }

@@ -6,11 +6,13 @@
 #include <cmath>
 #include <numbers>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
 #include "ir/sym_shape.hpp"
 #include "ir/uop.hpp"
+#include "runtime/device.hpp"
 #include "runtime/executor.hpp"
 #include "schedule/schedule.hpp"
 #include "schedule/schedule_cache.hpp"
@@ -705,6 +707,27 @@ Tensor Tensor::gather(int64_t axis, const Tensor& index) const {
   return from_bits(picked, dtype());
 }
 
+namespace {
+
+// A large 2-D float32 product on a device that runs kernels on host cores: B is packed into column panels
+// [N/P, K, P] first, so the kernel streams each panel contiguously (a power-of-two row stride of B would otherwise
+// thrash cache sets and the TLB); the product is realized panel-major, so one panel stays in L2 while every row
+// tile passes over it; and it is permuted back. nullopt where the plain product is as good (B fits in L2).
+std::optional<Tensor> matmul_packed(const Tensor& a, const Tensor& b) {
+  constexpr int64_t P = 64;                 // 4 vectors of 16 float32 lanes: the register tile's width
+  constexpr int64_t kMinPanelBytes = 1 << 20;  // B smaller than this stays in L2 unpacked
+  if (a.ndim() != 2 || b.ndim() != 2 || a.is_symbolic() || b.is_symbolic() || a.dtype() != dtypes::float32 ||
+      b.dtype() != dtypes::float32 || a.device() != b.device())
+    return std::nullopt;
+  const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
+  if (n % P || m % 4 || k * n * 4 <= kMinPanelBytes || !rt::Device::get(a.device()).caps().has_threads) return std::nullopt;
+  Tensor panels = b.reshape({k, n / P, P}).permute({1, 0, 2}).contiguous();                          // [N/P, K, P]
+  Tensor product = (a.reshape({1, m, k, 1}) * panels.reshape({n / P, 1, k, P})).sum({2}).contiguous();  // [N/P, M, P]
+  return product.permute({1, 0, 2}).reshape({m, n});
+}
+
+}  // namespace
+
 Tensor Tensor::matmul(const Tensor& o) const {
   if (ndim() == 0 || o.ndim() == 0) bad("matmul of a scalar: shapes " + shape_str(shape()) + " and " + shape_str(o.shape()));
   Dims da = dims_of(*this), db = dims_of(o);
@@ -723,6 +746,7 @@ Tensor Tensor::matmul(const Tensor& o) const {
   } catch (const std::invalid_argument&) {
     bad("matmul: batch dims of " + shape_str(shape()) + " and " + shape_str(o.shape()) + " cannot be broadcast");
   }
+  if (std::optional<Tensor> packed = matmul_packed(*this, o)) return *packed;
   // (..., M, 1, K) * (..., 1, N, K) summed over K
   Tensor a = unsqueeze(-2);
   Tensor b = o.transpose(-1, -2).unsqueeze(-3);

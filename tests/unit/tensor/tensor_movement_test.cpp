@@ -2,6 +2,8 @@
 // views, matmul, creation (eye, arange, full, rand, randn) and execution (item, realize, to) vs host loops.
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -321,6 +323,19 @@ TEST(Matmul, ShapesAndBroadcasting) {
       Tol tol = d == dt::float32 ? Tol{8, 1e-5, 1e-4} : d == dt::float64 ? Tol{8, 1e-12, 1e-12} : Tol{};
       EXPECT_TRUE(check(T(a, d).matmul(T(b, d)), e.s, d, e.v, tol));
     }
+}
+
+// Large enough that the CPU packs B into column panels first (B over 1 MiB, N a multiple of 64); other devices
+// take the plain product. Either way the result is the host loop's.
+TEST(Matmul, LargeProductsThroughPackedPanels) {
+  std::mt19937 rng(kSeed + 8);
+  SCOPED_TRACE(seed_trace(kSeed + 8));
+  for (auto [m, k, n] : {std::array<int64_t, 3>{64, 1024, 320}, std::array<int64_t, 3>{12, 2048, 192}}) {
+    H a = h_rand(dt::float32, {m, k}, rng, -2, 2), b = h_rand(dt::float32, {k, n}, rng, -2, 2);
+    H e = matmul_ref(a, b);
+    EXPECT_TRUE(check(T(a, dt::float32).matmul(T(b, dt::float32)), e.s, dt::float32, e.v, Tol{8, 1e-4, 1e-3}))
+        << m << "x" << k << " @ " << k << "x" << n;
+  }
 }
 
 TEST(Matmul, Int32IsExactAndWraps) {
