@@ -31,7 +31,7 @@ struct OpCase {
 };
 
 uint32_t arity(uint32_t op) {
-  if (op == TG_KIR_WHERE || op == TG_KIR_MULACC) return 3;
+  if (op == TG_KIR_WHERE || op == TG_KIR_MULACC || op == TG_KIR_FMA) return 3;
   return op >= TG_KIR_ADD ? 2 : 1;
 }
 bool is_cmp(uint32_t op) { return op == TG_KIR_CMPLT || op == TG_KIR_CMPNE || op == TG_KIR_CMPEQ; }

@@ -114,6 +114,10 @@ uint64_t float_op(uint32_t op, uint32_t dtype, const uint64_t* srcs) {
     case TG_KIR_CMPNE: return bool_bits(a != b);
     case TG_KIR_CMPEQ: return bool_bits(a == b);
     case TG_KIR_WHERE: return srcs[0] ? srcs[1] : srcs[2];
+    case TG_KIR_FMA:  // one rounding, in the dtype itself (fma in double, then rounded again, could differ)
+      if (dtype == TG_DTYPE_FLOAT32)
+        return r(std::fmaf(static_cast<float>(a), static_cast<float>(b), static_cast<float>(to_double(dtype, srcs[2]))));
+      return r(std::fma(a, b, to_double(dtype, srcs[2])));
     case TG_KIR_MULACC: {  // two roundings, as the unfused a*b+c; acceptable() also takes the fused result
       const uint64_t product = r(a * b);
       return r(to_double(dtype, product) + to_double(dtype, srcs[2]));
@@ -212,7 +216,8 @@ bool has_reference(uint32_t op, uint32_t dtype) {
   if (dtype == TG_DTYPE_BOOL) return cmp_or_logic || bitwise;
   if (is_float(dtype))
     return op == TG_KIR_NEG || (op >= TG_KIR_EXP2 && op <= TG_KIR_TRUNC) || op == TG_KIR_ADD || op == TG_KIR_SUB ||
-           op == TG_KIR_MUL || op == TG_KIR_FDIV || op == TG_KIR_MAX || cmp_or_logic || op == TG_KIR_MULACC;
+           op == TG_KIR_MUL || op == TG_KIR_FDIV || op == TG_KIR_MAX || cmp_or_logic || op == TG_KIR_MULACC ||
+           (op == TG_KIR_FMA && (dtype == TG_DTYPE_FLOAT32 || dtype == TG_DTYPE_FLOAT64));
   return op == TG_KIR_NEG || (op >= TG_KIR_ADD && op <= TG_KIR_MOD) || op == TG_KIR_MAX || cmp_or_logic || bitwise ||
          op == TG_KIR_SHL || op == TG_KIR_SHR || op == TG_KIR_MULACC;
 }
@@ -276,6 +281,7 @@ std::string rule_of(uint32_t op, uint32_t src_dtype, uint32_t dst_dtype) {
   }
   if (op == TG_KIR_MAX) return "NaN if either operand is NaN";
   if (op == TG_KIR_MULACC) return "a*b+c with one or two roundings";
+  if (op == TG_KIR_FMA) return "a*b+c rounded once";
   if (op == TG_KIR_SIN) return cat("within ", tolerance, " ulp or ", sin_abs_tolerance(dst_dtype), " absolute");
   if (tolerance != 0) return cat("within ", tolerance, " ulp");
   return "IEEE, correctly rounded";

@@ -197,6 +197,7 @@ class CpuRenderer final : public sdk::CRenderer {
     if (op == TG_KIR_SQRT) return f32 ? "__builtin_sqrtf({0})" : "__builtin_sqrt({0})";
     if (op == TG_KIR_TRUNC) return f32 ? "__builtin_truncf({0})" : "__builtin_trunc({0})";
     if (op == TG_KIR_RECIP) return f32 ? "(1.0f/{0})" : "(1.0/{0})";
+    if (op == TG_KIR_FMA) return "__builtin_elementwise_fma({0},{1},{2})";  // scalars and vectors alike
     if (op == TG_KIR_MAX && sdk::is_float(src_dtype)) {
       use_helper("max_" + name, max_helper(type, name));
       return cat("tg_max_", name, "({0},{1})");
@@ -223,7 +224,8 @@ class CpuRenderer final : public sdk::CRenderer {
       throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": the CPU renderer has no ", sdk::op_name(in.op),
                                           " on ", sdk::dtype_name(src_dtype), " (inst ", i, ")"));
     const uint64_t whole = op_bit(TG_KIR_NEG) | op_bit(TG_KIR_ADD) | op_bit(TG_KIR_SUB) | op_bit(TG_KIR_MUL) | op_bit(TG_KIR_FDIV) |
-                           op_bit(TG_KIR_AND) | op_bit(TG_KIR_OR) | op_bit(TG_KIR_XOR) | op_bit(TG_KIR_MULACC);
+                           op_bit(TG_KIR_AND) | op_bit(TG_KIR_OR) | op_bit(TG_KIR_XOR) | op_bit(TG_KIR_MULACC) |
+                           op_bit(TG_KIR_FMA);
     const std::string tmpl = op_template(in.op, in.dtype, src_dtype);
     if (in.vcount == 1 || (whole & op_bit(in.op))) return sdk::fill(tmpl, srcs);
     std::vector<std::string> lanes;

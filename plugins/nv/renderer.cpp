@@ -181,6 +181,7 @@ class CudaRenderer final : public sdk::CRenderer {
       if (op == TG_KIR_SQRT) return f32 ? "sqrtf({0})" : "sqrt({0})";
       if (op == TG_KIR_TRUNC) return f32 ? "truncf({0})" : "trunc({0})";
       if (op == TG_KIR_RECIP) return f32 ? "(1.0f/{0})" : "(1.0/{0})";
+      if (op == TG_KIR_FMA) return f32 ? "__fmaf_rn({0},{1},{2})" : "__fma_rn({0},{1},{2})";
       if (op == TG_KIR_MAX) {
         use_helper("max_" + name, cat("__device__ static inline ", type, " tg_max_", name, "(", type, " a, ", type,
                                       " b) { return (a != a || b != b) ? a + b : (a > b ? a : b); }\n"));

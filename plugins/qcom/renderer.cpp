@@ -33,7 +33,7 @@ struct Features {
 uint64_t ops_of(const Features& f, uint32_t dtype) {
   if (dtype == TG_DTYPE_BOOL) return kBoolOps;
   if (dtype == TG_DTYPE_BFLOAT16 || (dtype == TG_DTYPE_FLOAT16 && !f.fp16)) return kStorageOps;
-  if (dtype == TG_DTYPE_FLOAT16) return kFloatOps & ~op_bit(TG_KIR_SQRT);  // half sqrt: the core uses float32
+  if (dtype == TG_DTYPE_FLOAT16) return kFloatOps & ~op_bit(TG_KIR_SQRT) & ~op_bit(TG_KIR_FMA);  // the core uses float32
   return sdk::is_float(dtype) ? kFloatOps : kIntegerOps;
 }
 
@@ -268,7 +268,8 @@ class OpenClRenderer final : public sdk::CRenderer {
       return cat("as_", t, "(", as_u(srcs[0]), sym, as_u(srcs[1]), ")");
     }
     const uint64_t whole = op_bit(TG_KIR_NEG) | op_bit(TG_KIR_ADD) | op_bit(TG_KIR_SUB) | op_bit(TG_KIR_MUL) | op_bit(TG_KIR_FDIV) |
-                           op_bit(TG_KIR_AND) | op_bit(TG_KIR_OR) | op_bit(TG_KIR_XOR) | op_bit(TG_KIR_MULACC);
+                           op_bit(TG_KIR_AND) | op_bit(TG_KIR_OR) | op_bit(TG_KIR_XOR) | op_bit(TG_KIR_MULACC) |
+                           op_bit(TG_KIR_FMA);
     const bool vector_whole = (whole & op_bit(in.op)) && !sdk::is_signed_int(src_dtype) &&
                               !(in.op == TG_KIR_MULACC && sdk::is_int(src_dtype));
     const std::string tmpl = op_template(in.op, in.dtype, src_dtype);

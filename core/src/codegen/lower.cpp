@@ -50,6 +50,7 @@ tg_kir_op kir_op(Op op) {
     case Op::SHR: return TG_KIR_SHR;
     case Op::WHERE: return TG_KIR_WHERE;
     case Op::MULACC: return TG_KIR_MULACC;
+    case Op::FMA: return TG_KIR_FMA;
     default: throw Error(std::string("tg: no KIR op for ") + op_name(op));
   }
 }
@@ -150,6 +151,25 @@ class Emitter {
       if (n->op == Op::DEFINE_LOCAL) emit(n->ptr());
   }
 
+  // cur + x*y as one FMA for a SUM whose value lanes are all products, where the renderer takes FMA for the
+  // dtype (one rounding: a matmul's inner loop then issues one instruction per multiply-add). -1 otherwise.
+  int32_t fused_sum(ReduceOp rop, const std::vector<UOpPtr>& values, int32_t cur, DType d, int w) {
+    if (rop != ReduceOp::SUM || !supports(Op::FMA, d)) return -1;
+    std::vector<UOpPtr> xs, ys;
+    for (const auto& v : values) {
+      if (v->op != Op::MUL || v->dtype != d) return -1;
+      xs.push_back(v->src[0]), ys.push_back(v->src[1]);
+    }
+    const int32_t x = broadcast(emit_lanes(xs), d, w), y = broadcast(emit_lanes(ys), d, w);
+    flops_ += 2 * mult_ * w;
+    return k_.add(TG_KIR_FMA, dt(d), static_cast<uint8_t>(w), {x, y, cur});
+  }
+  int32_t fused_combine(const std::vector<UOpPtr>& reduce_lanes, int32_t cur, DType d, int w) {
+    std::vector<UOpPtr> values;
+    for (const auto& l : reduce_lanes) values.push_back(l->src[0]);
+    return fused_sum(static_cast<ReduceOp>(reduce_lanes[0]->arg_int()), values, cur, d, w);
+  }
+
   // Whether u already has a value in scope (a range bound to a work-item id, for one).
   bool bound(const UOpPtr& u) const {
     return std::any_of(scopes_.begin(), scopes_.end(), [&](const auto& scope) { return scope.count(u.get()) != 0; });
@@ -231,11 +251,15 @@ class Emitter {
       const auto& g = groups[gi];
       DType d = g[0]->dtype;
       uint8_t w = static_cast<uint8_t>(g.size());
-      int32_t v = broadcast(emit_lanes(src_lanes(g, 0)), d, w);
       int32_t cur = k_.add(TG_KIR_LOAD, dt(d), w, {accs[gi], zero});
-      Op comb = static_cast<ReduceOp>(g[0]->arg_int()) == ReduceOp::SUM ? Op::ADD : Op::MAX;
-      flops_ += mult_ * w;
-      k_.add(TG_KIR_STORE, dt(d), w, {accs[gi], zero, k_.add(kir_op(comb), dt(d), w, {cur, v})});
+      int32_t next = fused_combine(g, cur, d, w);
+      if (next < 0) {
+        int32_t v = broadcast(emit_lanes(src_lanes(g, 0)), d, w);
+        Op comb = static_cast<ReduceOp>(g[0]->arg_int()) == ReduceOp::SUM ? Op::ADD : Op::MAX;
+        flops_ += mult_ * w;
+        next = k_.add(kir_op(comb), dt(d), w, {cur, v});
+      }
+      k_.add(TG_KIR_STORE, dt(d), w, {accs[gi], zero, next});
     }
     for (auto it = loops.rbegin(); it != loops.rend(); ++it) close_loop(*it);
     for (size_t gi = 0; gi < groups.size(); ++gi) {
@@ -374,16 +398,18 @@ class Emitter {
     std::vector<int32_t> loops;
     for (size_t i = 1; i < u0->src.size(); ++i)
       if (u0->src[i]->op == Op::RANGE) loops.push_back(open_loop(u0->src[i]));
-    int32_t v = broadcast(emit_lanes(src_lanes(lanes, 0)), d, w);
     int32_t cur = k_.add(TG_KIR_LOAD, dt(d), vw, {acc, zero});
-    int32_t next;
-    if (rop == ReduceOp::MIN) {  // -max(-acc, -v) keeps NaN propagation
-      int32_t m = k_.add(TG_KIR_MAX, dt(d), vw, {k_.add(TG_KIR_NEG, dt(d), vw, {cur}), k_.add(TG_KIR_NEG, dt(d), vw, {v})});
-      next = k_.add(TG_KIR_NEG, dt(d), vw, {m});
-    } else {
-      next = k_.add(kir_op(combine_op), dt(d), vw, {cur, v});
+    int32_t next = fused_combine(lanes, cur, d, w);
+    if (next < 0) {
+      int32_t v = broadcast(emit_lanes(src_lanes(lanes, 0)), d, w);
+      if (rop == ReduceOp::MIN) {  // -max(-acc, -v) keeps NaN propagation
+        int32_t m = k_.add(TG_KIR_MAX, dt(d), vw, {k_.add(TG_KIR_NEG, dt(d), vw, {cur}), k_.add(TG_KIR_NEG, dt(d), vw, {v})});
+        next = k_.add(TG_KIR_NEG, dt(d), vw, {m});
+      } else {
+        next = k_.add(kir_op(combine_op), dt(d), vw, {cur, v});
+      }
+      flops_ += mult_ * w;
     }
-    flops_ += mult_ * w;
     k_.add(TG_KIR_STORE, dt(d), vw, {acc, zero, next});
     for (auto it = loops.rbegin(); it != loops.rend(); ++it) close_loop(*it);
     return {k_.add(TG_KIR_LOAD, dt(d), vw, {acc, zero}), w};
@@ -599,10 +625,13 @@ class Emitter {
       std::vector<int32_t> loops;
       for (size_t i = 1; i < u->src.size(); ++i)
         if (u->src[i]->op == Op::RANGE) loops.push_back(open_loop(i == ri ? outer : u->src[i]));
-      int32_t v = broadcast(emit_lanes(lanes), d, w);
       int32_t cur = k_.add(TG_KIR_LOAD, dt(d), vw, {acc, zero});
-      flops_ += mult_ * w;
-      k_.add(TG_KIR_STORE, dt(d), vw, {acc, zero, combine(cur, v, vw)});
+      int32_t next = fused_sum(rop, lanes, cur, d, w);
+      if (next < 0) {
+        flops_ += mult_ * w;
+        next = combine(cur, broadcast(emit_lanes(lanes), d, w), vw);
+      }
+      k_.add(TG_KIR_STORE, dt(d), vw, {acc, zero, next});
       for (auto it = loops.rbegin(); it != loops.rend(); ++it) close_loop(*it);
       int32_t all = k_.add(TG_KIR_LOAD, dt(d), vw, {acc, zero});
       int32_t out = k_.add(TG_KIR_GEP, dt(d), 1, {all}, {.i = 0});
@@ -636,8 +665,13 @@ class Emitter {
     std::vector<int32_t> loops;
     for (size_t i = 1; i < u->src.size(); ++i)
       if (u->src[i]->op == Op::RANGE) loops.push_back(open_loop(u->src[i]));
-    int32_t v = emit(u->src[0]);
     int32_t cur = k_.add(TG_KIR_LOAD, dt(d), 1, {acc, zero});
+    if (int32_t fused = fused_sum(rop, {u->src[0]}, cur, d, 1); fused >= 0) {
+      k_.add(TG_KIR_STORE, dt(d), 1, {acc, zero, fused});
+      for (auto it = loops.rbegin(); it != loops.rend(); ++it) close_loop(*it);
+      return k_.add(TG_KIR_LOAD, dt(d), 1, {acc, zero});
+    }
+    int32_t v = emit(u->src[0]);
     // placeholders (PARAMs with negative indices never name a real parameter) so the combine step goes
     // through the ordinary ALU lowering, decompositions included
     UOpPtr a = UOp::make(Op::PARAM, d, {}, int64_t{-1});

@@ -146,6 +146,7 @@ StepFn alu_fn_for(uint32_t op) {
     case TG_KIR_SHL: return &alu_step<TG_KIR_SHL, T>;
     case TG_KIR_SHR: return &alu_step<TG_KIR_SHR, T>;
     case TG_KIR_MULACC: return &alu_step<TG_KIR_MULACC, T>;
+    case TG_KIR_FMA: return &alu_step<TG_KIR_FMA, T>;
     case TG_KIR_WHERE: return &where_step;
     case TG_KIR_PARAM:
     case TG_KIR_CONST:
@@ -233,7 +234,8 @@ std::pair<uint32_t, uint32_t> arity(const tg_kir_inst& in) {
     case TG_KIR_SHL:
     case TG_KIR_SHR: return {2, 2};
     case TG_KIR_WHERE:
-    case TG_KIR_MULACC: return {3, 3};
+    case TG_KIR_MULACC:
+    case TG_KIR_FMA: return {3, 3};
     case TG_KIR_CUSTOM:
     case TG_KIR_CUSTOMI: return {0, 10};
     case TG_KIR_OP_COUNT: break;
@@ -517,7 +519,8 @@ class Decoder {
       case TG_KIR_SHL:
       case TG_KIR_SHR:
       case TG_KIR_WHERE:
-      case TG_KIR_MULACC: return decode_alu(i);
+      case TG_KIR_MULACC:
+      case TG_KIR_FMA: return decode_alu(i);
       case TG_KIR_OP_COUNT: break;
     }
     throw invalid(i, "unknown op");
@@ -732,7 +735,8 @@ void run_body(const Code& code, uint64_t* slots, const uint64_t* params, unsigne
       case TG_KIR_SHL:
       case TG_KIR_SHR:
       case TG_KIR_WHERE:
-      case TG_KIR_MULACC: s.fn(s, slots); break;
+      case TG_KIR_MULACC:
+      case TG_KIR_FMA: s.fn(s, slots); break;
     }
     ++pc;
   }

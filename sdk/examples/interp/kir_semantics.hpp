@@ -194,7 +194,8 @@ auto apply(T a, T b, T c) {
     else if constexpr (OP == TG_KIR_MULACC) {
       const T product = a * b;  // rounded: -ffp-contract=off keeps this from becoming an FMA
       return product + c;
-    } else return T{};
+    } else if constexpr (OP == TG_KIR_FMA) return std::fma(a, b, c);  // one rounding, as the hardware's FMA
+    else return T{};
   } else {  // integers
     constexpr uint64_t shift_mask = sizeof(T) == 8 ? 63 : 31;  // C shifts the promoted (32- or 64-bit) value
     if constexpr (OP == TG_KIR_NEG) return wrap<T>(0 - u64(a));

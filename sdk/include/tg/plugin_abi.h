@@ -137,7 +137,8 @@ typedef enum tg_kir_op {
    * in that language where {0}..{9} stand for the operands (src) */
   TG_KIR_CUSTOM = 40,      /* a statement; produces no value */
   TG_KIR_CUSTOMI = 41,     /* an expression of dtype x vcount */
-  TG_KIR_OP_COUNT = 42,
+  TG_KIR_FMA = 42,         /* src[0]*src[1]+src[2] rounded once (IEEE fusedMultiplyAdd), floats (ABI 1.1) */
+  TG_KIR_OP_COUNT = 43,
 } tg_kir_op;
 
 typedef enum tg_special_kind {

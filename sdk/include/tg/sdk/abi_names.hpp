@@ -21,7 +21,7 @@ inline const char* op_name(uint32_t op) noexcept {
       "LOAD",  "STORE", "VECTORIZE", "GEP",        "NEG",          "EXP2",  "LOG2",     "SIN", "SQRT",  "RECIP",
       "TRUNC", "CAST",  "BITCAST",   "ADD",        "SUB",          "MUL",   "IDIV",     "MOD", "FDIV",  "MAX",
       "CMPLT", "CMPNE", "CMPEQ",     "AND",        "OR",           "XOR",   "SHL",      "SHR", "WHERE", "MULACC",
-      "CUSTOM", "CUSTOMI"};
+      "CUSTOM", "CUSTOMI", "FMA"};
   static_assert(sizeof names / sizeof names[0] == TG_KIR_OP_COUNT, "an op without a name");
   return op < TG_KIR_OP_COUNT ? names[op] : "<bad op>";
 }

@@ -139,6 +139,7 @@ class CRenderer {
       case TG_KIR_SHR: return "({0}>>{1})";
       case TG_KIR_WHERE: return "({0}?{1}:{2})";
       case TG_KIR_MULACC: return "(({0}*{1})+{2})";
+      case TG_KIR_FMA: return "fma({0},{1},{2})";
       case TG_KIR_PARAM:
       case TG_KIR_CONST:
       case TG_KIR_SPECIAL:
@@ -415,7 +416,8 @@ class CRenderer {
       case TG_KIR_SHL:
       case TG_KIR_SHR: lo = hi = 2; break;
       case TG_KIR_WHERE:
-      case TG_KIR_MULACC: lo = hi = 3; break;
+      case TG_KIR_MULACC:
+      case TG_KIR_FMA: lo = hi = 3; break;
       case TG_KIR_CUSTOM:
       case TG_KIR_CUSTOMI: hi = 10; break;  // {0}..{9}
       case TG_KIR_OP_COUNT: break;
@@ -560,7 +562,8 @@ class CRenderer {
       case TG_KIR_SHL:
       case TG_KIR_SHR:
       case TG_KIR_WHERE:
-      case TG_KIR_MULACC: {
+      case TG_KIR_MULACC:
+      case TG_KIR_FMA: {
         // Operands share the result's dtype and lanes, except a comparison's (its result is bool) and
         // WHERE's condition (bool, scalar or as wide as the result).
         const uint32_t src_dtype = alu_src_dtype(i);

@@ -20,12 +20,13 @@ inline constexpr uint64_t kBoolOps = op_bit(TG_KIR_AND) | op_bit(TG_KIR_OR) | op
                                      op_bit(TG_KIR_CMPEQ) | op_bit(TG_KIR_CMPLT) | op_bit(TG_KIR_WHERE) | op_bit(TG_KIR_CAST);
 
 // The float ops every IEEE target computes exactly. EXP2/LOG2/SIN are left out on purpose: the core's polynomials
-// have measured ulp bounds that are the same on every device, and they vectorize where libm calls do not.
+// have measured ulp bounds that are the same on every device, and they vectorize where libm calls do not. FMA
+// (one rounding) is what the core accumulates products with when a renderer has it: a matmul's inner loop.
 inline constexpr uint64_t kFloatOps =
     op_bit(TG_KIR_NEG) | op_bit(TG_KIR_ADD) | op_bit(TG_KIR_SUB) | op_bit(TG_KIR_MUL) | op_bit(TG_KIR_FDIV) |
     op_bit(TG_KIR_MAX) | op_bit(TG_KIR_CMPLT) | op_bit(TG_KIR_CMPNE) | op_bit(TG_KIR_CMPEQ) | op_bit(TG_KIR_SQRT) |
     op_bit(TG_KIR_RECIP) | op_bit(TG_KIR_TRUNC) | op_bit(TG_KIR_WHERE) | op_bit(TG_KIR_MULACC) | op_bit(TG_KIR_CAST) |
-    op_bit(TG_KIR_BITCAST);
+    op_bit(TG_KIR_BITCAST) | op_bit(TG_KIR_FMA);
 
 // Storage-only types (the core computes on them in float32): loads, stores and conversions.
 inline constexpr uint64_t kStorageOps = op_bit(TG_KIR_CAST) | op_bit(TG_KIR_BITCAST);
