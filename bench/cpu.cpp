@@ -14,9 +14,98 @@
 #include <thread>
 #include <vector>
 
+#include <immintrin.h>
+#include <tbb/parallel_for.h>
+
+#include "codegen/lower.hpp"
+#include "runtime/device.hpp"
+#include "schedule/schedule.hpp"
 #include "tg/jit.hpp"
 
 namespace {
+
+// The machine's float32 multiply-add peak, measured: 12 independent chains of FMAs per thread (enough to cover the
+// FMA latency; named variables, so they live in registers), on every thread at once. AVX-512 where the CPU has
+// it, else AVX2.
+#define TG_FMA_CHAINS(V, FMADD, SET1, ADD, STORE, LANES)                                                  \
+  V x = SET1(0.999999f), y = SET1(1e-7f);                                                               \
+  /* different starts: identical chains would be merged into one by the compiler */                      \
+  V a0 = SET1(1.0f), a1 = SET1(1.1f), a2 = SET1(1.2f), a3 = SET1(1.3f), a4 = SET1(1.4f), a5 = SET1(1.5f),  \
+    a6 = SET1(1.6f), a7 = SET1(1.7f), a8 = SET1(1.8f), a9 = SET1(1.9f), a10 = SET1(2.0f), a11 = SET1(2.1f); \
+  for (int64_t i = 0; i < iters; ++i) {                                                                   \
+    a0 = FMADD(a0, x, y), a1 = FMADD(a1, x, y), a2 = FMADD(a2, x, y), a3 = FMADD(a3, x, y);               \
+    a4 = FMADD(a4, x, y), a5 = FMADD(a5, x, y), a6 = FMADD(a6, x, y), a7 = FMADD(a7, x, y);               \
+    a8 = FMADD(a8, x, y), a9 = FMADD(a9, x, y), a10 = FMADD(a10, x, y), a11 = FMADD(a11, x, y);           \
+  }                                                                                                       \
+  V s = ADD(ADD(ADD(a0, a1), ADD(a2, a3)), ADD(ADD(ADD(a4, a5), ADD(a6, a7)), ADD(ADD(a8, a9), ADD(a10, a11)))); \
+  float out[LANES];                                                                                       \
+  STORE(out, s);                                                                                          \
+  return out[0]
+__attribute__((target("avx512f"))) double fma_chains_avx512(int64_t iters) {
+  TG_FMA_CHAINS(__m512, _mm512_fmadd_ps, _mm512_set1_ps, _mm512_add_ps, _mm512_storeu_ps, 16);
+}
+__attribute__((target("avx2,fma"))) double fma_chains_avx2(int64_t iters) {
+  TG_FMA_CHAINS(__m256, _mm256_fmadd_ps, _mm256_set1_ps, _mm256_add_ps, _mm256_storeu_ps, 8);
+}
+#undef TG_FMA_CHAINS
+
+double fma_peak_gflops(int threads) {
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  const int64_t iters = 20'000'000;
+  const double flops_per_thread = 2.0 * 12 * (avx512 ? 16 : 8) * static_cast<double>(iters);
+  std::vector<double> best(threads, 0);
+  for (int rep = 0; rep < 3; ++rep) {
+    std::vector<std::thread> ts;
+    std::vector<double> secs(threads);
+    for (int t = 0; t < threads; ++t)
+      ts.emplace_back([&, t] {
+        auto t0 = std::chrono::steady_clock::now();
+        volatile double sink = avx512 ? fma_chains_avx512(iters) : fma_chains_avx2(iters);
+        (void)sink;
+        secs[t] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      });
+    for (auto& th : ts) th.join();
+    for (int t = 0; t < threads; ++t) best[t] = std::max(best[t], flops_per_thread / secs[t] / 1e9);
+  }
+  double total = 0;
+  for (double b : best) total += b;
+  return total;
+}
+
+// Compile time of the demo's kernels (an MLP 64x256 -> 512 -> 10 and a softmax) through the CPU plugin's
+// compiler, no cache: the median ms of one kernel compiled alone, and the ms per kernel when `threads` compile at
+// once (what PARALLEL_COMPILE does).
+std::string compile_times(int runs, int threads) {
+  tg::Tensor x = tg::Tensor::rand({64, 256}, 1), w1 = tg::Tensor::rand({256, 512}, 2), w2 = tg::Tensor::rand({512, 10}, 3);
+  tg::Tensor y = x.matmul(w1).relu().matmul(w2).softmax(-1);
+  std::vector<std::shared_ptr<tg::rt::Buffer>> outs;
+  std::vector<std::pair<std::string, std::string>> sources;  // (source, kernel name)
+  tg::rt::Device& dev = tg::rt::Device::get("CPU");
+  for (auto& item : tg::sched::create_schedule({y.node()}, "CPU", outs)) {
+    if (item.kind != tg::sched::ScheduleItem::Kind::KERNEL) continue;
+    tg::codegen::KirProgram k = tg::codegen::lower_kernel(item.kernel, item.bufs, dev.caps());
+    sources.emplace_back(dev.render(k.view()), k.name);
+  }
+  std::vector<double> ms;
+  for (int r = 0; r < runs; ++r)
+    for (const auto& [src, name] : sources) {
+      auto t0 = std::chrono::steady_clock::now();
+      dev.compile(src, name);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+  std::sort(ms.begin(), ms.end());
+  std::vector<double> wall;
+  for (int r = 0; r < runs; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    tbb::parallel_for(size_t{0}, sources.size(), [&](size_t i) { dev.compile(sources[i].first, sources[i].second); });
+    wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / sources.size());
+  }
+  std::sort(wall.begin(), wall.end());
+  char buf[256];
+  std::snprintf(buf, sizeof(buf), "{\"kernels\": %zu, \"serial_median_ms\": %.2f, \"parallel_ms_per_kernel\": %.2f, \"threads\": %d}",
+                sources.size(), ms[ms.size() / 2], wall[wall.size() / 2], threads);
+  return buf;
+}
 
 double median_seconds(const std::function<void()>& f, int runs) {
   f();  // warm-up
@@ -40,6 +129,29 @@ std::function<void()> jitted(tg::Jit& jit, std::vector<tg::Tensor> inputs) {
   };
 }
 
+// One tiny kernel through a Jit replay, call to result: the fixed cost of a launch (median of 2000 calls, µs).
+std::string launch_overhead() {
+  tg::Tensor x = tg::Tensor::rand({16}, 1).realize();
+  tg::Jit f([](const std::vector<tg::Tensor>& in, const std::vector<tg::BoundVariable>&) {
+    return std::vector<tg::Tensor>{in[0] + 1.0f};
+  });
+  for (int i = 0; i < 3; ++i) f({x});  // capture
+  std::vector<double> us;
+  float probe;
+  for (int i = 0; i < 2000; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    tg::Tensor out = f({x})[0];
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    if (i == 0) out.shrink({{0, 1}}).copy_out(&probe, sizeof(probe));
+  }
+  std::sort(us.begin(), us.end());
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), "{\"jit_replay_us\": %.3f}", us[us.size() / 2]);
+  return buf;
+}
+
+double g_peak_gflops = 0;  // the FMA peak measured at start, for GEMM's fraction of it
+
 std::string gemm(int64_t m, int64_t k, int64_t n, int runs, int threads) {
   tg::Tensor a = tg::Tensor::rand({m, k}, 1).realize(), b = tg::Tensor::rand({k, n}, 2).realize();
   tg::Jit mm([](const std::vector<tg::Tensor>& in, const std::vector<tg::BoundVariable>&) {
@@ -51,8 +163,8 @@ std::string gemm(int64_t m, int64_t k, int64_t n, int runs, int threads) {
   double blas_s = median_seconds([&] { cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1, ha.data(), k, hb.data(), n, 0, hc.data(), n); }, runs);
   double flops = 2.0 * m * n * k;
   char buf[256];
-  std::snprintf(buf, sizeof(buf), "{\"m\": %ld, \"k\": %ld, \"n\": %ld, \"tg_gflops\": %.2f, \"openblas_gflops\": %.2f, \"tg_over_openblas\": %.3f}",
-                m, k, n, flops / tg_s / 1e9, flops / blas_s / 1e9, blas_s / tg_s);
+  std::snprintf(buf, sizeof(buf), "{\"m\": %ld, \"k\": %ld, \"n\": %ld, \"tg_gflops\": %.2f, \"openblas_gflops\": %.2f, \"tg_over_openblas\": %.3f, \"tg_of_fma_peak\": %.3f}",
+                m, k, n, flops / tg_s / 1e9, flops / blas_s / 1e9, blas_s / tg_s, flops / tg_s / 1e9 / g_peak_gflops);
   return buf;
 }
 
@@ -216,20 +328,21 @@ int main(int argc, char** argv) {
   if (const char* c = std::getenv("CPU_COUNT")) threads = std::max(1, std::atoi(c));
   bool quick = false, gemm_only = false;
   for (int i = 1; i < argc; ++i) quick |= std::string(argv[i]) == "--quick", gemm_only |= std::string(argv[i]) == "--gemm";
+  g_peak_gflops = fma_peak_gflops(threads);
   std::vector<std::string> gemms;
   for (int64_t s : quick ? std::vector<int64_t>{256, 512} : std::vector<int64_t>{256, 512, 1024, 2048}) gemms.push_back(gemm(s, s, s, runs, threads));
   if (gemm_only) {
-    std::printf("{\"bench\": \"cpu\", \"threads\": %d, \"runs\": %d, \"gemm\": [", threads, runs);
+    std::printf("{\"bench\": \"cpu\", \"threads\": %d, \"runs\": %d, \"fma_peak_gflops\": %.1f, \"gemm\": [", threads, runs, g_peak_gflops);
     for (size_t i = 0; i < gemms.size(); ++i) std::printf("%s%s", i ? ", " : "", gemms[i].c_str());
     std::printf("]}\n");
     return 0;
   }
   gemms.push_back(gemm(4096, 4096, 1, runs, threads));  // matrix-vector
   gemms.push_back(gemm(1, 4096, 4096, runs, threads));  // vector-matrix
-  std::printf("{\"bench\": \"cpu\", \"threads\": %d, \"runs\": %d, \"gemm\": [", threads, runs);
+  std::printf("{\"bench\": \"cpu\", \"threads\": %d, \"runs\": %d, \"fma_peak_gflops\": %.1f, \"gemm\": [", threads, runs, g_peak_gflops);
   for (size_t i = 0; i < gemms.size(); ++i) std::printf("%s%s", i ? ", " : "", gemms[i].c_str());
-  std::printf("], \"half_matvec\": %s, \"int8_dot\": %s, \"triad\": %s, \"sum\": %s, \"softmax\": %s, \"layernorm\": %s}\n",
-              half_matvec(4096, runs, threads).c_str(), int8_dot(4096, 4096, runs, threads).c_str(), triad(16 << 20, runs, threads).c_str(),
+  std::printf("], \"launch\": %s, \"compile\": %s, \"half_matvec\": %s, \"int8_dot\": %s, \"triad\": %s, \"sum\": %s, \"softmax\": %s, \"layernorm\": %s}\n",
+              launch_overhead().c_str(), compile_times(runs, threads).c_str(), half_matvec(4096, runs, threads).c_str(), int8_dot(4096, 4096, runs, threads).c_str(), triad(16 << 20, runs, threads).c_str(),
               reduce_sum(16 << 20, runs, threads).c_str(), rows_op("softmax", 4096, 4096, runs, threads).c_str(),
               rows_op("layernorm", 4096, 4096, runs, threads).c_str());
   return 0;
