@@ -5,31 +5,15 @@
 
 #include <tg/sdk/abi_layout.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 
 namespace tg::conformance {
 namespace {
 
-// A table slot the v1.0 core calls unconditionally: none of them may be NULL.
-struct Slot {
-  const char* name;
-  size_t offset;
-};
-#define TGC_SLOT(member) Slot{#member, offsetof(tg_plugin_api, member)}
-const Slot kSlots[] = {
-    TGC_SLOT(status_free),       TGC_SLOT(device_count),       TGC_SLOT(device_open),
-    TGC_SLOT(device_close),      TGC_SLOT(device_get_info),    TGC_SLOT(renderer_create),
-    TGC_SLOT(renderer_destroy),  TGC_SLOT(renderer_get_caps),  TGC_SLOT(renderer_render),
-    TGC_SLOT(compiler_create),   TGC_SLOT(compiler_destroy),   TGC_SLOT(compiler_compile),
-    TGC_SLOT(blob_free),         TGC_SLOT(allocator_alloc),    TGC_SLOT(allocator_free),
-    TGC_SLOT(allocator_copy_in), TGC_SLOT(allocator_copy_out), TGC_SLOT(program_create),
-    TGC_SLOT(program_destroy),   TGC_SLOT(hwqueue_create),     TGC_SLOT(hwqueue_destroy),
-    TGC_SLOT(hwqueue_exec),      TGC_SLOT(hwqueue_copy),       TGC_SLOT(hwqueue_signal),
-    TGC_SLOT(hwqueue_timestamp), TGC_SLOT(hwqueue_submit),     TGC_SLOT(hwqueue_wait),
-    TGC_SLOT(hwqueue_read_timestamp)};
-#undef TGC_SLOT
 
 tg_plugin_get_api_fn entry() {
   if (plugin().entry == nullptr) throw Failure(plugin().error);
@@ -66,7 +50,7 @@ void table_is_sane() {
   expect(a.plugin_name != nullptr && *a.plugin_name != '\0', "table plugin_name is NULL or empty");
   expect(a.device_name != nullptr && *a.device_name != '\0', "table device_name is NULL or empty");
   std::string missing;
-  for (const Slot& slot : kSlots) {
+  for (const sdk::AbiSlot& slot : sdk::kRequiredSlots) {
     void* fn = nullptr;
     std::memcpy(&fn, reinterpret_cast<const char*>(&a) + slot.offset, sizeof fn);
     if (fn == nullptr) missing += cat(missing.empty() ? "" : ", ", slot.name);
@@ -163,64 +147,33 @@ void devices_open_and_describe() {
   }
 }
 
-// An older core passes a smaller out-struct; a newer one a larger. The plugin must write only what fits and must
-// keep the caller's struct_size.
+// An older core passes a smaller out-struct; a newer one a larger. The plugin must write only what fits (the
+// bytes past the caller's struct_size keep their canary) and must keep the caller's struct_size.
+template <class T>
+void check_struct_size(const char* call, size_t size, const std::function<tg_status_t(T*)>& fill) {
+  constexpr unsigned char kCanary = 0xA5;
+  unsigned char raw[sizeof(T) + 64];
+  std::memset(raw, kCanary, sizeof raw);
+  std::memcpy(raw, &size, sizeof size);
+  call_ok(call, [&] { return fill(reinterpret_cast<T*>(raw)); });
+  size_t stored = 0;
+  std::memcpy(&stored, raw, sizeof stored);
+  expect(stored == size, cat(call, " changed struct_size from ", size, " to ", stored));
+  for (size_t b = std::min(size, sizeof(T)); b < sizeof raw; ++b)
+    expect(raw[b] == kCanary, cat(call, " with struct_size ", size, " wrote byte ", b, ", which ",
+                                  size > sizeof(T) ? "this ABI does not define" : "is past the end of the caller's struct"));
+}
+
 void older_and_newer_struct_sizes() {
   const tg_plugin_api& a = api();
   const Session& s = session();
-  constexpr unsigned char kCanary = 0xA5;
-  {  // an older device_info: only struct_size, name and description
-    unsigned char raw[sizeof(tg_device_info) + 64];
-    std::memset(raw, kCanary, sizeof raw);
-    const size_t small = offsetof(tg_device_info, arch);
-    std::memcpy(raw, &small, sizeof small);
-    TGC_OK(a.device_get_info(s.device, reinterpret_cast<tg_device_info*>(raw)));
-    for (size_t b = small; b < sizeof raw; ++b)
-      expect(raw[b] == kCanary, cat("device_get_info with struct_size ", small, " wrote byte ", b,
-                                    ", past the end of the caller's struct"));
-  }
-  {  // a newer device_info: 64 bytes more than ABI 1.0 knows, which the plugin must leave alone
-    unsigned char raw[sizeof(tg_device_info) + 64];
-    std::memset(raw, kCanary, sizeof raw);
-    const size_t big = sizeof raw;
-    std::memcpy(raw, &big, sizeof big);
-    TGC_OK(a.device_get_info(s.device, reinterpret_cast<tg_device_info*>(raw)));
-    size_t stored = 0;
-    std::memcpy(&stored, raw, sizeof stored);
-    expect(stored == big, cat("device_get_info changed struct_size from ", big, " to ", stored));
-    for (size_t b = sizeof(tg_device_info); b < sizeof raw; ++b)
-      expect(raw[b] == kCanary, cat("device_get_info with struct_size ", big, " wrote byte ", b,
-                                    ", which ABI 1.0 does not define"));
-  }
-  {  // newer caps: 64 bytes more than this ABI knows
-    unsigned char raw[sizeof(tg_renderer_caps) + 64];
-    std::memset(raw, kCanary, sizeof raw);
-    const size_t big = sizeof raw;
-    std::memcpy(raw, &big, sizeof big);
-    TGC_OK(a.renderer_get_caps(s.renderer, reinterpret_cast<tg_renderer_caps*>(raw)));
-    for (size_t b = sizeof(tg_renderer_caps); b < sizeof raw; ++b)
-      expect(raw[b] == kCanary, cat("renderer_get_caps with struct_size ", big, " wrote byte ", b,
-                                    ", which this ABI does not define"));
-  }
-  {  // ABI 1.0's caps: everything before `language`
-    unsigned char raw[sizeof(tg_renderer_caps) + 64];
-    std::memset(raw, kCanary, sizeof raw);
-    const size_t v10 = offsetof(tg_renderer_caps, language);
-    std::memcpy(raw, &v10, sizeof v10);
-    TGC_OK(a.renderer_get_caps(s.renderer, reinterpret_cast<tg_renderer_caps*>(raw)));
-    for (size_t b = v10; b < sizeof raw; ++b)
-      expect(raw[b] == kCanary, cat("renderer_get_caps with ABI 1.0's struct_size ", v10, " wrote byte ", b));
-  }
-  {  // older caps: up to vector_widths, without has_local and what follows
-    unsigned char raw[sizeof(tg_renderer_caps) + 64];
-    std::memset(raw, kCanary, sizeof raw);
-    const size_t small = offsetof(tg_renderer_caps, has_local);
-    std::memcpy(raw, &small, sizeof small);
-    TGC_OK(a.renderer_get_caps(s.renderer, reinterpret_cast<tg_renderer_caps*>(raw)));
-    for (size_t b = small; b < sizeof raw; ++b)
-      expect(raw[b] == kCanary, cat("renderer_get_caps with struct_size ", small, " wrote byte ", b,
-                                    ", past the end of the caller's struct"));
-  }
+  const std::function<tg_status_t(tg_device_info*)> info = [&](tg_device_info* out) { return a.device_get_info(s.device, out); };
+  const std::function<tg_status_t(tg_renderer_caps*)> caps = [&](tg_renderer_caps* out) { return a.renderer_get_caps(s.renderer, out); };
+  check_struct_size("device_get_info", offsetof(tg_device_info, arch), info);         // older: name, description
+  check_struct_size("device_get_info", sizeof(tg_device_info) + 64, info);            // newer: 64 unknown bytes
+  check_struct_size("renderer_get_caps", offsetof(tg_renderer_caps, has_local), caps);  // older: no work-groups
+  check_struct_size("renderer_get_caps", offsetof(tg_renderer_caps, language), caps);   // ABI 1.0's caps
+  check_struct_size("renderer_get_caps", sizeof(tg_renderer_caps) + 64, caps);        // newer
 }
 
 // Slots appended after ABI 1.0 are optional: where the table provides one it must behave as plugin_abi.h says.

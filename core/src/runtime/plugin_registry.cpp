@@ -13,6 +13,8 @@
 #include <optional>
 #include <sstream>
 
+#include <tg/sdk/abi_names.hpp>
+
 #include "runtime/env.hpp"
 #include "runtime/plugin_manifest.hpp"
 #include "tg/error.hpp"
@@ -37,24 +39,6 @@ std::string core_window() {
   return version(TG_ABI_VERSION_MAJOR, TG_ABI_OLDEST_MINOR) + "-" + std::to_string(TG_ABI_VERSION_MAJOR) + ".x";
 }
 
-// The slots ABI 1.0 made mandatory; later ones are optional.
-struct Slot {
-  const char* name;
-  size_t offset;
-};
-#define TG_SLOT(member) Slot{#member, offsetof(tg_plugin_api, member)}
-constexpr Slot kRequiredSlots[] = {
-    TG_SLOT(status_free),       TG_SLOT(device_count),       TG_SLOT(device_open),
-    TG_SLOT(device_close),      TG_SLOT(device_get_info),    TG_SLOT(renderer_create),
-    TG_SLOT(renderer_destroy),  TG_SLOT(renderer_get_caps),  TG_SLOT(renderer_render),
-    TG_SLOT(compiler_create),   TG_SLOT(compiler_destroy),   TG_SLOT(compiler_compile),
-    TG_SLOT(blob_free),         TG_SLOT(allocator_alloc),    TG_SLOT(allocator_free),
-    TG_SLOT(allocator_copy_in), TG_SLOT(allocator_copy_out), TG_SLOT(program_create),
-    TG_SLOT(program_destroy),   TG_SLOT(hwqueue_create),     TG_SLOT(hwqueue_destroy),
-    TG_SLOT(hwqueue_exec),      TG_SLOT(hwqueue_copy),       TG_SLOT(hwqueue_signal),
-    TG_SLOT(hwqueue_timestamp), TG_SLOT(hwqueue_submit),     TG_SLOT(hwqueue_wait),
-    TG_SLOT(hwqueue_read_timestamp)};
-#undef TG_SLOT
 
 // Why a manifest rules its plugin out for this core before loading it, or "" when it does not.
 std::string manifest_verdict(const PluginManifest& m) {
@@ -140,7 +124,7 @@ std::unique_ptr<LoadedPlugin> PluginRegistry::load(const std::string& path, std:
   std::memcpy(&p->table, api, std::min(api->struct_size, sizeof(tg_plugin_api)));
   p->table.struct_size = sizeof(tg_plugin_api);
   std::string missing;
-  for (const Slot& slot : kRequiredSlots) {
+  for (const sdk::AbiSlot& slot : sdk::kRequiredSlots) {
     void* fn = nullptr;
     std::memcpy(&fn, reinterpret_cast<const char*>(&p->table) + slot.offset, sizeof fn);
     if (!fn) missing += (missing.empty() ? "" : ", ") + std::string(slot.name);
