@@ -124,7 +124,6 @@ void devices_open_and_describe() {
   const Session& s = session();
   uint32_t count = 0;
   TGC_OK(a.device_count(&count));
-  expect(count >= 1, "device_count() reports 0 devices; a plugin with no device should fail to initialise instead");
   expect(count == s.device_count, cat("device_count() changed from ", s.device_count, " to ", count));
   for (uint32_t i = 0; i < count; ++i) {
     const bool is_session = i == s.index;
