@@ -21,7 +21,7 @@ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,m
 # 1. build: the NV plugin must be built (ON, not AUTO), with the tests and tools that exercise it
 say "configuring $build"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTG_PLUGIN_NV=ON >/dev/null
-targets=(tg_plugin_nv tg_plugin_cpu nv_compile_test jit_test)
+targets=(tg_plugin_nv tg_plugin_cpu nv_compile_test jit_test gpu_lower_test)
 for src in "$root"/tests/unit/tensor/*_test.cpp; do targets+=("$(basename "${src%.cpp}")"); done
 ninja -C "$build" -t targets all 2>/dev/null | grep -q '^tg-conformance:' && targets+=(tg-conformance)
 say "building ${targets[*]}"
@@ -37,6 +37,7 @@ run() { # run <label> <command...>: runs it, keeps going on failure, remembers t
   else status=1; say "FAIL $label ($((SECONDS - t0)) s): see $build/check-$label.log"; tail -n 20 "$build/check-$label.log" >&2; fi
 }
 run nv_compile_test "$build/bin/nv_compile_test"
+run gpu_lower_test "$build/bin/gpu_lower_test"  # grouped reductions and 3-dim grids on every GPU device present
 if [ -x "$build/bin/tg-conformance" ]; then
   run conformance "$build/bin/tg-conformance" "$build/lib/tg/plugins/libtg_plugin_nv.so"
 fi
