@@ -25,6 +25,7 @@ struct ScheduleStats {
   size_t schedules_computed = 0;       // graphs the scheduler cut into kernels
   size_t schedule_memory_hits = 0;     // graphs whose schedule was reused from memory
   size_t schedule_disk_hits = 0;       // ... or from the disk cache
+  size_t beam_searches = 0;            // kernels whose lowering BEAM=n searched (not found in memory or on disk)
 };
 const ScheduleStats& schedule_stats();
 

@@ -877,7 +877,7 @@ std::optional<KirProgram> lower_grouped(KirProgram& k, const UOpPtr& sink, const
 }
 
 KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shared_ptr<rt::Buffer>>& bufs,
-                        const tg_renderer_caps& caps) {
+                        const tg_renderer_caps& caps, const LowerOpts& opts) {
   KirProgram k;
   k.name = kernel.name;
   // parameters: buffers in order; PARAM 0 is the output
@@ -913,6 +913,7 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
     int64_t end = r->src[0]->arg_int();
     DType out = sink->src[0]->src[2]->dtype;
     for (int w : {16, 8, 4, 2}) {
+      if (opts.upcast && w != opts.upcast) continue;
       if (end % w || w * out.itemsize() > 64 || !e_vector_ok(caps, out, w)) continue;
       UOpPtr outer = end == w ? const_int(r->dtype, 0)
                               : UOp::make(Op::RANGE, r->dtype, {const_int(r->dtype, end / w)}, RangeInfo{r->range().id, AxisType::UPCAST});
@@ -950,8 +951,10 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
       return n == f ? const_int(range->dtype, 0)
                     : UOp::make(Op::RANGE, range->dtype, {const_int(range->dtype, n / f)}, RangeInfo{range->range().id, AxisType::UPCAST});
     };
-    for (auto [u, c] : kTiles) {
-      if (end % u || vend % c) continue;
+    std::vector<std::pair<int, int>> tiles(std::begin(kTiles), std::end(kTiles));
+    if (opts.tile_rows) tiles = {{opts.tile_rows, std::max(opts.tile_vecs, 1)}};
+    for (auto [u, c] : tiles) {
+      if (end % u || vend % c || (u == 1 && c == 1)) continue;
       UOpPtr ro = split(r, end, u), vo = c > 1 ? split(v, vend, c) : v;
       rows.clear();
       for (int q = 0; q < u; ++q)

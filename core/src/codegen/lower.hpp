@@ -6,10 +6,18 @@
 
 namespace tg::codegen {
 
+// What the heuristics choose that a search (BEAM=n) may override; 0 leaves a choice to the heuristic.
+struct LowerOpts {
+  int upcast = 0;     // lanes of the output vector: 1 = none, else 2..16 (used when it divides and vectorizes)
+  int tile_rows = 0;  // register tile of tile_rows x tile_vecs vectors (1 x 1: none), when it divides
+  int tile_vecs = 0;
+  bool operator==(const LowerOpts&) const = default;
+};
+
 // Simplifies indices, maps the outermost output range to the device grid, lowers reductions to accumulator
 // loops, computes what the renderer lacks (16-bit floats in float32, transcendentals by polynomials) and
 // linearizes into KIR.
 KirProgram lower_kernel(const sched::Kernel& k, const std::vector<std::shared_ptr<rt::Buffer>>& bufs,
-                        const tg_renderer_caps& caps);
+                        const tg_renderer_caps& caps, const LowerOpts& opts = {});
 
 }  // namespace tg::codegen

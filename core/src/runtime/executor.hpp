@@ -29,8 +29,8 @@ struct CapturedLaunch {
 // While set (per thread), run_schedule appends every launch it makes to *sink; nullptr stops capturing.
 void set_capture(std::vector<CapturedLaunch>* sink);
 
-// Forgets the in-memory programs of one device instance, or of all (tests and benchmarks use it to exercise the
-// disk cache; unload_plugin before closing a device).
+// Forgets the in-memory programs of one device instance, or of all together with the BEAM choices (tests and
+// benchmarks use it to exercise the disk cache; unload_plugin before closing a device).
 void clear_program_cache(const Device* device = nullptr);
 
 // The packed argument blob of a launch (buffers, then variable values).
