@@ -199,7 +199,9 @@ void run_schedule(std::vector<sched::ScheduleItem>& items) {
     if (it.kind != sched::ScheduleItem::Kind::KERNEL || it.bufs[0]->numel() == 0) continue;
     Device& dev = it.bufs[0]->device();
     Prepared p{&it, &dev, codegen::lower_kernel(it.kernel, it.bufs, dev.caps()), nullptr, {}, {}};
-    if (const int beam = getenv_int("BEAM", 0); beam > 0 && !it.kernel.custom) {
+    if (getenv_int("NOOPT", 0) && !it.kernel.custom) {  // the plain loop nest: no vectors, no register tiles
+      p.kir = codegen::lower_kernel(it.kernel, it.bufs, dev.caps(), codegen::LowerOpts{1, 1, 1});
+    } else if (const int beam = getenv_int("BEAM", 0); beam > 0 && !it.kernel.custom) {
       const codegen::LowerOpts opts = beam_choice(it, dev, p.kir, beam);
       if (!(opts == codegen::LowerOpts{})) p.kir = codegen::lower_kernel(it.kernel, it.bufs, dev.caps(), opts);
     }

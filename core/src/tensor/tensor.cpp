@@ -13,6 +13,7 @@
 #include "ir/sym_shape.hpp"
 #include "ir/uop.hpp"
 #include "runtime/device.hpp"
+#include "runtime/env.hpp"
 #include "runtime/executor.hpp"
 #include "schedule/schedule.hpp"
 #include "schedule/schedule_cache.hpp"
@@ -720,7 +721,9 @@ std::optional<Tensor> matmul_packed(const Tensor& a, const Tensor& b) {
       b.dtype() != dtypes::float32 || a.device() != b.device())
     return std::nullopt;
   const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-  if (n % P || m % 4 || k * n * 4 <= kMinPanelBytes || !rt::Device::get(a.device()).caps().has_threads) return std::nullopt;
+  if (n % P || m % 4 || k * n * 4 <= kMinPanelBytes || !rt::Device::get(a.device()).caps().has_threads ||
+      rt::getenv_int("NOOPT", 0))
+    return std::nullopt;
   Tensor panels = b.reshape({k, n / P, P}).permute({1, 0, 2}).contiguous();                          // [N/P, K, P]
   Tensor product = (a.reshape({1, m, k, 1}) * panels.reshape({n / P, 1, k, P})).sum({2}).contiguous();  // [N/P, M, P]
   return product.permute({1, 0, 2}).reshape({m, n});

@@ -123,6 +123,16 @@ TEST(Upcast, VectorInstructionsOnlyWhereTheRendererTakesThem) {
   }
 }
 
+TEST(Upcast, NoOptLowersThePlainLoopNest) {
+  const Tensor a = Tensor::rand({32, 64}, 3), b = Tensor::rand({64, 48}, 4);
+  std::vector<std::shared_ptr<rt::Buffer>> outs;
+  for (auto& it : sched::create_schedule({a.matmul(b).node()}, a.device(), outs)) {
+    const tg_renderer_caps caps = it.bufs[0]->device().caps();
+    EXPECT_TRUE(has_vector_inst(lower_kernel(it.kernel, it.bufs, caps))) << "the heuristics should vectorize a matmul";
+    EXPECT_FALSE(has_vector_inst(lower_kernel(it.kernel, it.bufs, caps, LowerOpts{1, 1, 1})));
+  }
+}
+
 TEST(Upcast, StridedLoadsAreGatheredAndCorrect) {
   // a transposed input is strided along the upcast axis: its lanes are loaded one by one, the store is a vector
   std::vector<float> a(12 * 8);
