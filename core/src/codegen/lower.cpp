@@ -912,8 +912,11 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
     const UOpPtr& r = ranges.back();
     int64_t end = r->src[0]->arg_int();
     DType out = sink->src[0]->src[2]->dtype;
+    // a GPU work-item keeps its tile in its own registers, of which it has far fewer than a CPU core: float4-sized
+    // vectors and up to 4 of them there
+    const int widest = is_gpu(caps) ? 4 : 16;
     for (int w : {16, 8, 4, 2}) {
-      if (opts.upcast && w != opts.upcast) continue;
+      if (opts.upcast ? w != opts.upcast : w > widest) continue;
       if (end % w || w * out.itemsize() > 64 || !e_vector_ok(caps, out, w)) continue;
       UOpPtr outer = end == w ? const_int(r->dtype, 0)
                               : UOp::make(Op::RANGE, r->dtype, {const_int(r->dtype, end / w)}, RangeInfo{r->range().id, AxisType::UPCAST});
@@ -952,6 +955,7 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
                     : UOp::make(Op::RANGE, range->dtype, {const_int(range->dtype, n / f)}, RangeInfo{range->range().id, AxisType::UPCAST});
     };
     std::vector<std::pair<int, int>> tiles(std::begin(kTiles), std::end(kTiles));
+    if (is_gpu(caps)) tiles = {{4, 1}, {2, 1}};
     if (opts.tile_rows) tiles = {{opts.tile_rows, std::max(opts.tile_vecs, 1)}};
     for (auto [u, c] : tiles) {
       if (end % u || vend % c || (u == 1 && c == 1)) continue;
