@@ -113,6 +113,7 @@ tg_status_t hwqueue_exec(tg_hwqueue queue, tg_program program, const void* args,
       throw Error(TG_ERR_INVALID_ARGUMENT,
                   cat("kernel ", prog->kernel_name, ": work-groups of ", dims->local[0], "x", dims->local[1], "x",
                       dims->local[2], " exceed CUDA's 1024 threads per block (64 in z)"));
+    if (dims->global[0] == 0 || dims->global[1] == 0 || dims->global[2] == 0) return;  // no work-items
     const auto* bytes = static_cast<const unsigned char*>(args);
     ExecCommand command{std::move(prog), std::vector<unsigned char>(bytes, bytes + args_size), {}, {}};
     for (int d = 0; d < 3; ++d) command.grid[d] = std::max(dims->global[d], 1u), command.block[d] = std::max(dims->local[d], 1u);

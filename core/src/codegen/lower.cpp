@@ -622,6 +622,7 @@ class Emitter {
       int32_t acc = k_.add(TG_KIR_DEFINE_REG, dt(d), vw, {}, {.i = 1}, TG_ADDR_REG);
       int32_t zero = k_.add(TG_KIR_CONST, TG_DTYPE_INT32, 1, {}, {.i = 0});
       k_.add(TG_KIR_STORE, dt(d), vw, {acc, zero, broadcast({emit(reduce_identity(rop, d)), 1}, d, w)});
+      hoist_statements(u);
       std::vector<int32_t> loops;
       for (size_t i = 1; i < u->src.size(); ++i)
         if (u->src[i]->op == Op::RANGE) loops.push_back(open_loop(i == ri ? outer : u->src[i]));
@@ -792,7 +793,11 @@ UOpPtr group_reduces(const UOpPtr& sink, const UOpPtr& lid, int64_t L, int64_t& 
     UOpPtr outer = UOp::make(Op::RANGE, r->dtype, {const_int(r->dtype, (R + L - 1) / L)}, RangeInfo{next_id++, AxisType::REDUCE});
     UOpPtr idx = alu(Op::ADD, alu(Op::MUL, outer, const_int(r->dtype, L)), cast(lid, r->dtype));
     UOpPtr value = simplify(substitute(u->src[0], {{r.get(), idx}}));
-    if (R % L) value = alu(Op::WHERE, alu(Op::CMPLT, idx, const_int(r->dtype, R)), value, reduce_identity(rop, u->dtype));
+    if (R % L) {  // the last pass is partial: past R the index is clamped (every load stays inside) and folds nothing
+      UOpPtr inside = alu(Op::CMPLT, idx, const_int(r->dtype, R));
+      UOpPtr clamped = alu(Op::WHERE, inside, idx, const_int(r->dtype, R - 1));
+      value = alu(Op::WHERE, inside, simplify(substitute(u->src[0], {{r.get(), clamped}})), reduce_identity(rop, u->dtype));
+    }
     std::vector<UOpPtr> psrc{value};
     psrc.insert(psrc.end(), u->src.begin() + 1, u->src.end() - 1);
     psrc.push_back(outer);
@@ -871,6 +876,9 @@ std::optional<KirProgram> lower_grouped(KirProgram& k, const UOpPtr& sink, const
     const int32_t p = e.emit(st->src[0]), idx = e.emit(st->src[1]), v = e.emit(st->src[2]);
     k.add(TG_KIR_STORE, dt(st->src[2]->dtype), 1, {p, idx, v, first});
   }
+  // output loops around the reduce: every work-item must be done folding the local arrays before the next
+  // iteration writes them again
+  if (!loops.empty()) k.add(TG_KIR_BARRIER, 0, 1, {});
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) e.close_loop(*it);
   k.flops = e.flops();
   return std::move(k);
@@ -944,7 +952,7 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
   if (lane_sinks.size() > 1 && has_reduce && !ranges.empty()) {
     size_t ri = ranges.size() >= tile_axis + 1 ? ranges.size() - 1 - tile_axis : ranges.size() - 1;
     const UOpPtr r = ranges[ri];
-    int64_t end = is_const_end(r) ? r->src[0]->arg_int() : 1;  // a symbolic loop is not tiled
+    int64_t end = is_const_end(r) ? r->src[0]->arg_int() : 1;  // a symbolic loop is not tiled (u = 1 leaves it be)
     const bool has_vector_loop = tile_axis == 1 && ri + 1 < ranges.size() && is_const_end(ranges.back());
     const UOpPtr v = has_vector_loop ? ranges.back() : nullptr;
     const int64_t vend = v ? v->src[0]->arg_int() : 1;
@@ -959,11 +967,12 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
     if (opts.tile_rows) tiles = {{opts.tile_rows, std::max(opts.tile_vecs, 1)}};
     for (auto [u, c] : tiles) {
       if (end % u || vend % c || (u == 1 && c == 1)) continue;
-      UOpPtr ro = split(r, end, u), vo = c > 1 ? split(v, vend, c) : v;
+      UOpPtr ro = u > 1 ? split(r, end, u) : r, vo = c > 1 ? split(v, vend, c) : v;
       rows.clear();
       for (int q = 0; q < u; ++q)
         for (int p = 0; p < c; ++p) {
-          std::vector<std::pair<const UOp*, UOpPtr>> at{{r.get(), alu(Op::ADD, alu(Op::MUL, ro, const_int(r->dtype, u)), const_int(r->dtype, q))}};
+          std::vector<std::pair<const UOp*, UOpPtr>> at;
+          if (u > 1) at.emplace_back(r.get(), alu(Op::ADD, alu(Op::MUL, ro, const_int(r->dtype, u)), const_int(r->dtype, q)));
           if (c > 1) at.emplace_back(v.get(), alu(Op::ADD, alu(Op::MUL, vo, const_int(v->dtype, c)), const_int(v->dtype, p)));
           std::vector<UOpPtr> row;
           for (const auto& ls : lane_sinks) row.push_back(simplify(substitute(ls, at)));
@@ -971,8 +980,8 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
         }
       if (c > 1 && vend == c) ranges.pop_back();
       else if (c > 1) ranges.back() = vo;
-      if (end == u) ranges.erase(ranges.begin() + static_cast<long>(ri));
-      else ranges[ri] = ro;
+      if (u > 1 && end == u) ranges.erase(ranges.begin() + static_cast<long>(ri));
+      else if (u > 1) ranges[ri] = ro;
       // the vector loop outermost: one column panel of B stays in cache while every row tile passes over it
       if (u > 1 && has_vector_loop && vend > c && ranges.size() > 1) std::rotate(ranges.begin(), ranges.end() - 1, ranges.end());
       break;

@@ -100,8 +100,11 @@ codegen::LowerOpts beam_search(const sched::ScheduleItem& it, Device& dev, int r
   for (int upcast : {0, 1, 2, 4, 8, 16})
     for (auto [u, c] : kTiles) {
       codegen::LowerOpts o{upcast, u, c};
-      codegen::KirProgram k = codegen::lower_kernel(it.kernel, it.bufs, dev.caps(), o);
-      if (seen.insert(k.hash()).second) cands.push_back({o, std::move(k), {}, 0});
+      try {
+        codegen::KirProgram k = codegen::lower_kernel(it.kernel, it.bufs, dev.caps(), o);
+        if (seen.insert(k.hash()).second) cands.push_back({o, std::move(k), {}, 0});
+      } catch (const Error&) {  // a choice this kernel cannot take: not a candidate
+      }
     }
   std::vector<std::string> sources;
   for (auto& c : cands) sources.push_back(dev.render(c.kir.view()));

@@ -115,6 +115,10 @@ std::unique_ptr<LoadedPlugin> PluginRegistry::load(const std::string& path, std:
             core + " and loads plugins " + core_window();
     return nullptr;
   }
+  if (!api->plugin_name || !*api->plugin_name || !api->device_name || !*api->device_name) {
+    error = "plugin table has no plugin_name or device_name";
+    return nullptr;
+  }
   if (api->struct_size < TG_PLUGIN_API_SIZE_1_0) {
     error = "plugin table is truncated: struct_size " + std::to_string(api->struct_size) + " < ABI 1.0's " +
             std::to_string(TG_PLUGIN_API_SIZE_1_0);
@@ -218,29 +222,36 @@ void PluginRegistry::discover() {
       if (old && old->path == info.path) p = std::move(old);
     if (!p) p = load(info.path, info.error);
     if (!p) continue;
+    // A plugin that does not win is kept mapped, not unloaded: one from an earlier discovery may have open
+    // devices, and unmapping a fresh one saves nothing worth the risk.
+    const auto retire = [&] { plugins_retired().push_back(std::move(p)); };
     const tg_plugin_api* api = p->api;
-    const std::string table_device = api->device_name ? api->device_name : "";
+    const std::string table_device = api->device_name;
     if (c.manifest &&
         std::find(c.manifest->devices.begin(), c.manifest->devices.end(), table_device) == c.manifest->devices.end()) {
       info.error = "the table provides device '" + table_device + "', which its manifest " + c.manifest->path +
                    " does not list";
+      retire();
       continue;
     }
-    info.plugin_name = api->plugin_name ? api->plugin_name : "";
+    info.plugin_name = api->plugin_name;
     info.device_name = table_device;
     info.abi_version = version(api->abi_major, api->abi_minor);
     uint32_t n = 0;
     if (tg_status_t st = api->device_count(&n)) {
       info.error = std::string("device_count failed: ") + (st->message ? st->message : "");
       api->status_free(st);
+      retire();
       continue;
     }
     if (n == 0) {
       info.error = "no devices present";
+      retire();
       continue;
     }
     if (const PluginInfo* w = winner_of(info.device_name)) {
       lose_to(info, *w);
+      retire();
       continue;
     }
     info.loaded = true;

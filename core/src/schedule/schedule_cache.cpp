@@ -24,7 +24,7 @@ using namespace ir;
 
 namespace {
 
-constexpr uint32_t kFormat = 1;  // bump when the key or entry layout changes
+constexpr uint32_t kFormat = 2;  // bump when the key or entry layout changes
 
 // ---- bytes -------------------------------------------------------------------------------------------------------
 
@@ -53,9 +53,10 @@ struct Reader {
   uint8_t u8() { uint8_t v; raw(&v, 1); return v; }
   int64_t i64() { int64_t v; raw(&v, sizeof v); return v; }
   double f64() { double v; raw(&v, sizeof v); return v; }
+  // an element count: each element takes at least a byte, so more than the bytes left is a corrupt entry
   int64_t count(int64_t limit) {
     int64_t n = i64();
-    if (n < 0 || n > limit) throw Corrupt();
+    if (n < 0 || n > limit || n > end - p) throw Corrupt();
     return n;
   }
   std::string str() {
@@ -242,7 +243,10 @@ struct NewBuffer {
 };
 
 struct Template {
-  std::vector<NewBuffer> outputs, temps;
+  std::vector<NewBuffer> outputs, temps;  // buffers a hit allocates afresh
+  // what each root's buffer is: a fresh output, or an input itself (a root that was already realized) or an
+  // earlier root's (the same node twice)
+  std::vector<Slot> roots;
   struct Item {
     ScheduleItem::Kind kind;
     Kernel kernel;
@@ -256,9 +260,10 @@ std::shared_ptr<Template> make_template(const std::vector<ScheduleItem>& items, 
   auto t = std::make_shared<Template>();
   std::unordered_map<const rt::Buffer*, Slot> slot;
   for (size_t i = 0; i < key.inputs.size(); ++i) slot.emplace(key.inputs[i].get(), Slot{Slot::INPUT, static_cast<int64_t>(i)});
-  for (size_t i = 0; i < out.size(); ++i) {
-    slot.emplace(out[i].get(), Slot{Slot::OUTPUT, static_cast<int64_t>(i)});
-    t->outputs.push_back({out[i]->dtype(), out[i]->numel(), out[i]->device().name()});
+  for (const auto& o : out) {
+    auto [it, fresh] = slot.emplace(o.get(), Slot{Slot::OUTPUT, static_cast<int64_t>(t->outputs.size())});
+    if (fresh) t->outputs.push_back({o->dtype(), o->numel(), o->device().name()});
+    t->roots.push_back(it->second);
   }
   for (const auto& item : items) {
     Template::Item ti{item.kind, item.kernel, {}};
@@ -283,17 +288,18 @@ bool binds_all(const Template& t, const GraphKey& key) {
 std::vector<ScheduleItem> instantiate(const Template& t, const GraphKey& key,
                                       std::vector<std::shared_ptr<rt::Buffer>>& out) {
   auto fresh = [](const NewBuffer& b) { return std::make_shared<rt::Buffer>(rt::Device::get(b.device), b.dtype, b.numel); };
-  out.clear();
-  for (const auto& b : t.outputs) out.push_back(fresh(b));
-  std::vector<std::shared_ptr<rt::Buffer>> temps;
+  std::vector<std::shared_ptr<rt::Buffer>> outputs, temps;
+  for (const auto& b : t.outputs) outputs.push_back(fresh(b));
   for (const auto& b : t.temps) temps.push_back(fresh(b));
+  out.clear();
+  for (const Slot& s : t.roots) out.push_back(s.kind == Slot::INPUT ? key.inputs.at(s.index) : outputs.at(s.index));
   std::vector<ScheduleItem> items;
   for (const auto& ti : t.items) {
     ScheduleItem item;
     item.kind = ti.kind;
     item.kernel = ti.kernel;
     for (const Slot& s : ti.bufs)
-      item.bufs.push_back(s.kind == Slot::INPUT ? key.inputs.at(s.index) : s.kind == Slot::OUTPUT ? out.at(s.index) : temps.at(s.index));
+      item.bufs.push_back(s.kind == Slot::INPUT ? key.inputs.at(s.index) : s.kind == Slot::OUTPUT ? outputs.at(s.index) : temps.at(s.index));
     for (const auto& v : ti.kernel.vars) item.var_vals.push_back(key.values.at(v->var().name));
     items.push_back(std::move(item));
   }
@@ -308,6 +314,8 @@ std::optional<std::vector<uint8_t>> serialize(const Template& t, const std::stri
     w.i64(static_cast<int64_t>(list->size()));
     for (const auto& b : *list) w.dtype(b.dtype), w.i64(b.numel), w.str(b.device);
   }
+  w.i64(static_cast<int64_t>(t.roots.size()));
+  for (const Slot& s : t.roots) w.u8(s.kind), w.i64(s.index);
   w.i64(static_cast<int64_t>(t.items.size()));
   for (const auto& ti : t.items) {
     const Kernel& k = ti.kernel;
@@ -333,6 +341,12 @@ std::shared_ptr<Template> deserialize(const std::vector<uint8_t>& bytes, const s
   for (auto* list : {&t->outputs, &t->temps}) {
     list->resize(static_cast<size_t>(r.count(1 << 20)));
     for (auto& b : *list) b.dtype = r.dtype(), b.numel = r.i64(), b.device = r.str();
+  }
+  t->roots.resize(static_cast<size_t>(r.count(1 << 20)));
+  for (Slot& s : t->roots) {
+    uint8_t sk = r.u8();
+    if (sk > Slot::OUTPUT) throw Corrupt();
+    s.kind = static_cast<Slot::Kind>(sk), s.index = r.i64();
   }
   t->items.resize(static_cast<size_t>(r.count(1 << 20)));
   for (auto& ti : t->items) {
@@ -400,13 +414,22 @@ std::vector<ScheduleItem> cached_schedule(const std::vector<UOpPtr>& roots, cons
     } catch (const Corrupt&) {
       t = nullptr;  // rebuilt below and stored over it
     }
-    if (t && !binds_all(*t, key)) t = nullptr;
+    try {
+      if (t && !binds_all(*t, key)) t = nullptr;
+    } catch (const std::exception&) {  // vars that are not variables: a corrupt entry
+      t = nullptr;
+    }
   }
   std::vector<ScheduleItem> items;
   if (t) {
-    ++stats.schedule_disk_hits;
-    items = instantiate(*t, key, out);
-  } else {
+    try {  // a disk entry that names slots or variables this graph does not have is a miss, not an error
+      items = instantiate(*t, key, out);
+      ++stats.schedule_disk_hits;
+    } catch (const std::exception&) {
+      t = nullptr;
+    }
+  }
+  if (!t) {
     ++stats.schedules_computed;
     items = create_schedule(roots, device, out);
     t = make_template(items, key, out);

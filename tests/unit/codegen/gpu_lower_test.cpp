@@ -84,6 +84,22 @@ TEST(GpuLowering, TwoGroupedReducesEachGetTheirOwnArrayAndBarrier) {
   }
 }
 
+// Four output loops and three grid dims: one output loop stays a loop around the shared reduce, and the local
+// array must not be written for the next output before every work-item has folded it for this one.
+TEST(GpuLowering, AReduceInsideAnOutputLoopWaitsBeforeReusingItsArray) {
+  Tensor x = Tensor::ones({2, 2, 2, 2, 512});
+  auto kirs = lower_all(x.sum({4}), gpu_caps());
+  ASSERT_EQ(kirs.size(), 1u);
+  const KirProgram& k = kirs[0];
+  EXPECT_EQ(count(k, TG_KIR_DEFINE_LOCAL), 1);
+  ASSERT_EQ(count(k, TG_KIR_BARRIER), 2) << "a barrier after the staging store and one before the next iteration";
+  // the second barrier closes the output loop's body: nothing but the loop's end follows it
+  size_t last_barrier = 0;
+  for (size_t i = 0; i < k.insts.size(); ++i)
+    if (k.insts[i].op == TG_KIR_BARRIER) last_barrier = i;
+  EXPECT_EQ(k.insts[last_barrier + 1].op, TG_KIR_ENDRANGE);
+}
+
 TEST(GpuLowering, OutputsGoOnAThreeDimGridOfPowerOfTwoGroups) {
   Tensor a = Tensor::ones({6, 40, 96}), b = Tensor::ones({6, 40, 96});
   auto kirs = lower_all((a + b) * 3.0f, gpu_caps());

@@ -77,6 +77,19 @@ TEST(ScheduleCache, DifferentGraphsDoNotShareASchedule) {
   EXPECT_EQ((a + a).to_vector<float>(), std::vector<float>({2, 4, 6}));
 }
 
+// Roots whose buffer is not a fresh one: contiguous() of a realized tensor is that tensor's buffer, and the same
+// node twice is one buffer. A hit must hand back those buffers, not fresh ones nothing writes.
+TEST(ScheduleCache, RootsThatAreInputsOrRepeatedKeepTheirBuffers) {
+  for (int i = 0; i < 3; ++i) {
+    std::vector<float> v{1.0f + i, 2.0f, 3.0f};
+    EXPECT_EQ(Tensor::from_vector(v, {3}).realize().contiguous().to_vector<float>(), v) << "call " << i;
+    Tensor x = Tensor::from_vector(v, {3});
+    Tensor a = x * 2.0f, b = a;
+    Tensor::realize_all({&a, &b});
+    EXPECT_EQ(b.to_vector<float>(), std::vector<float>({2.0f * (1 + i), 4.0f, 6.0f})) << "call " << i;
+  }
+}
+
 TEST(ScheduleCache, BoundValuesComeFromTheNewGraph) {
   Variable start("start", 0, 6);
   std::vector<float> host(10);

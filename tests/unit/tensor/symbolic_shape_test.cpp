@@ -295,6 +295,26 @@ TEST(SymbolicShape, MatmulWithASymbolicOutputAndContractionDim) {
   });
 }
 
+// A symbolic number of rows times a matrix wide enough for the CPU's register tile (a prefill's projection): the
+// tile must not fold the symbolic row loop away.
+TEST(SymbolicShape, SymbolicRowsTimesAWideMatrix) {
+  std::mt19937 rng(announce_seed("SymbolicRowsTimesAWideMatrix"));
+  const int R = 16, K = 32, N = 256;
+  std::vector<float> ha = random_floats(R * K, rng), hb = random_floats(K * N, rng);
+  Tensor A = Tensor::from_vector(ha, {R, K}).realize(), B = Tensor::from_vector(hb, {K, N}).realize();
+  Variable n("n", 1, R);
+  for_values_one_compile({1, 3, 8, 16}, [&](int64_t rows) {
+    std::vector<float> c = A.shrink(0, 0, n.bind(rows)).matmul(B).to_vector<float>();
+    ASSERT_EQ(c.size(), static_cast<size_t>(rows * N));
+    for (int64_t i = 0; i < rows; ++i)
+      for (int j = 0; j < N; ++j) {
+        double want = 0;
+        for (int k = 0; k < K; ++k) want += static_cast<double>(ha[i * K + k]) * hb[k * N + j];
+        ASSERT_NEAR(c[i * N + j], want, 1e-4) << "rows=" << rows << " C[" << i << "][" << j << "]";
+      }
+  });
+}
+
 // Decode attention over a KV cache as an LLM runs it: q (H, 1, D) against the first pos+1 cache rows.
 struct Attention {
   static constexpr int H = 2, T = 32, D = 16;
