@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <random>
 
+#include "fresh_cache_dir.hpp"
 #include "runtime/executor.hpp"
 #include "tg/profile.hpp"
 #include "tg/tensor.hpp"
@@ -17,11 +18,8 @@ namespace fs = std::filesystem;
 
 // TG_CACHE_DIR and BEAM are read when first needed: set them before anything runs.
 const std::string kDir = [] {
-  std::string d = (fs::temp_directory_path() / ("tg-beam-test-" + std::to_string(getpid()))).string();
-  fs::remove_all(d);
-  setenv("TG_CACHE_DIR", d.c_str(), 1);
   setenv("BEAM", "2", 1);
-  return d;
+  return test::fresh_cache_dir("beam");
 }();
 
 void expect_matmul(uint32_t seed) {

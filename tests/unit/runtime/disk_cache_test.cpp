@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "fresh_cache_dir.hpp"
 #include "runtime/executor.hpp"
 #include "tg/profile.hpp"
 #include "tg/tensor.hpp"
@@ -17,13 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The process-wide cache reads TG_CACHE_DIR once: point it at a fresh directory before anything runs.
-const std::string kDir = [] {
-  std::string d = (fs::temp_directory_path() / ("tg-cache-test-" + std::to_string(getpid()))).string();
-  fs::remove_all(d);
-  setenv("TG_CACHE_DIR", d.c_str(), 1);
-  return d;
-}();
+const std::string kDir = test::fresh_cache_dir("cache");
 
 std::vector<uint8_t> bytes(size_t n, uint8_t seed) {
   std::vector<uint8_t> v(n);

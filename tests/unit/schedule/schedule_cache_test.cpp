@@ -10,6 +10,7 @@
 #include <fstream>
 #include <random>
 
+#include "../runtime/fresh_cache_dir.hpp"
 #include "tg/profile.hpp"
 #include "tg/tensor.hpp"
 #include "tg/variable.hpp"
@@ -19,13 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The disk cache reads TG_CACHE_DIR once: a fresh directory for this process, set before anything runs.
-const std::string kDir = [] {
-  std::string d = (fs::temp_directory_path() / ("tg-scache-test-" + std::to_string(getpid()))).string();
-  fs::remove_all(d);
-  setenv("TG_CACHE_DIR", d.c_str(), 1);
-  return d;
-}();
+const std::string kDir = test::fresh_cache_dir("scache");
 
 std::vector<float> random_floats(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);

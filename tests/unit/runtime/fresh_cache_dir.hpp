@@ -1,0 +1,19 @@
+// A fresh TG_CACHE_DIR for one test process: the disk cache reads the variable once, so a test file sets it in a
+// namespace-scope initializer, before anything runs: `const std::string kDir = fresh_cache_dir("beam");`.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+
+namespace tg::test {
+
+inline std::string fresh_cache_dir(const std::string& name) {
+  std::string d = (std::filesystem::temp_directory_path() / ("tg-" + name + "-test-" + std::to_string(getpid()))).string();
+  std::filesystem::remove_all(d);
+  setenv("TG_CACHE_DIR", d.c_str(), 1);
+  return d;
+}
+
+}  // namespace tg::test
