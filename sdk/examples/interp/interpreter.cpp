@@ -193,56 +193,6 @@ bool produces_value(uint32_t op) {
 }
 
 // The operand count each op takes: [lo, hi].
-std::pair<uint32_t, uint32_t> arity(const tg_kir_inst& in) {
-  switch (static_cast<tg_kir_op>(in.op)) {
-    case TG_KIR_PARAM:
-    case TG_KIR_CONST:
-    case TG_KIR_DEFINE_REG:
-    case TG_KIR_DEFINE_LOCAL:
-    case TG_KIR_BARRIER: return {0, 0};
-    case TG_KIR_SPECIAL: return {0, 1};
-    case TG_KIR_RANGE:
-    case TG_KIR_ENDRANGE:
-    case TG_KIR_IF:
-    case TG_KIR_ENDIF:
-    case TG_KIR_GEP:
-    case TG_KIR_NEG:
-    case TG_KIR_EXP2:
-    case TG_KIR_LOG2:
-    case TG_KIR_SIN:
-    case TG_KIR_SQRT:
-    case TG_KIR_RECIP:
-    case TG_KIR_TRUNC:
-    case TG_KIR_CAST:
-    case TG_KIR_BITCAST: return {1, 1};
-    case TG_KIR_LOAD: return {2, 3};
-    case TG_KIR_STORE: return {3, 4};
-    case TG_KIR_VECTORIZE: return {in.vcount, in.vcount};
-    case TG_KIR_ADD:
-    case TG_KIR_SUB:
-    case TG_KIR_MUL:
-    case TG_KIR_IDIV:
-    case TG_KIR_MOD:
-    case TG_KIR_FDIV:
-    case TG_KIR_MAX:
-    case TG_KIR_CMPLT:
-    case TG_KIR_CMPNE:
-    case TG_KIR_CMPEQ:
-    case TG_KIR_AND:
-    case TG_KIR_OR:
-    case TG_KIR_XOR:
-    case TG_KIR_SHL:
-    case TG_KIR_SHR: return {2, 2};
-    case TG_KIR_WHERE:
-    case TG_KIR_MULACC:
-    case TG_KIR_FMA: return {3, 3};
-    case TG_KIR_CUSTOM:
-    case TG_KIR_CUSTOMI: return {0, 10};
-    case TG_KIR_OP_COUNT: break;
-  }
-  return {1, 0};  // no count fits: an unknown op
-}
-
 class Decoder {
  public:
   explicit Decoder(const tg_kir_kernel& k) : k_(k), caps_(interp_caps()) {}
@@ -329,7 +279,7 @@ class Decoder {
     if (in.vcount > 1 && !(caps_.vector_widths[in.dtype] >> in.vcount & 1u))
       throw unsupported(i, cat(+in.vcount, "-lane ", sdk::dtype_name(in.dtype), " vectors"));
     if (uint64_t{in.src_start} + in.nsrc > k_.nsrc_pool) throw invalid(i, "operands past the end of src_pool");
-    const auto [lo, hi] = arity(in);
+    const auto [lo, hi] = sdk::kir_arity(in);
     if (in.nsrc < lo || in.nsrc > hi) throw invalid(i, cat(+in.nsrc, " operands, expected ", lo, "..", hi));
     for (uint32_t j = 0; j < in.nsrc; ++j) {
       const int32_t s = k_.src_pool[in.src_start + j];

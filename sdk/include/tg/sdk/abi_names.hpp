@@ -1,11 +1,12 @@
-// Printable names of the ABI's dtypes, KIR ops and table slots, for messages and checks (core, SDK and tools
-// share them).
+// Facts about the ABI that the core, the SDK and tools share: printable names of dtypes and KIR ops, operand counts
+// of KIR ops, and the mandatory table slots.
 #pragma once
 
 #include <tg/plugin_abi.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 namespace tg::sdk {
 
@@ -26,6 +27,57 @@ inline const char* op_name(uint32_t op) noexcept {
       "CUSTOM", "CUSTOMI", "FMA"};
   static_assert(sizeof names / sizeof names[0] == TG_KIR_OP_COUNT, "an op without a name");
   return op < TG_KIR_OP_COUNT ? names[op] : "<bad op>";
+}
+
+// The operand count range of a KIR instruction ({lo, hi}); {1, 0} for an unknown op, which no count fits.
+inline std::pair<uint32_t, uint32_t> kir_arity(const tg_kir_inst& in) noexcept {
+  switch (static_cast<tg_kir_op>(in.op)) {
+    case TG_KIR_PARAM:
+    case TG_KIR_CONST:
+    case TG_KIR_DEFINE_REG:
+    case TG_KIR_DEFINE_LOCAL:
+    case TG_KIR_BARRIER: return {0, 0};
+    case TG_KIR_SPECIAL: return {0, 1};
+    case TG_KIR_RANGE:
+    case TG_KIR_ENDRANGE:
+    case TG_KIR_IF:
+    case TG_KIR_ENDIF:
+    case TG_KIR_GEP:
+    case TG_KIR_NEG:
+    case TG_KIR_EXP2:
+    case TG_KIR_LOG2:
+    case TG_KIR_SIN:
+    case TG_KIR_SQRT:
+    case TG_KIR_RECIP:
+    case TG_KIR_TRUNC:
+    case TG_KIR_CAST:
+    case TG_KIR_BITCAST: return {1, 1};
+    case TG_KIR_LOAD: return {2, 3};
+    case TG_KIR_STORE: return {3, 4};
+    case TG_KIR_VECTORIZE: return {in.vcount, in.vcount};
+    case TG_KIR_ADD:
+    case TG_KIR_SUB:
+    case TG_KIR_MUL:
+    case TG_KIR_IDIV:
+    case TG_KIR_MOD:
+    case TG_KIR_FDIV:
+    case TG_KIR_MAX:
+    case TG_KIR_CMPLT:
+    case TG_KIR_CMPNE:
+    case TG_KIR_CMPEQ:
+    case TG_KIR_AND:
+    case TG_KIR_OR:
+    case TG_KIR_XOR:
+    case TG_KIR_SHL:
+    case TG_KIR_SHR: return {2, 2};
+    case TG_KIR_WHERE:
+    case TG_KIR_MULACC:
+    case TG_KIR_FMA: return {3, 3};
+    case TG_KIR_CUSTOM:
+    case TG_KIR_CUSTOMI: return {0, 10};  // {0}..{9}
+    case TG_KIR_OP_COUNT: break;
+  }
+  return {1, 0};  // no count fits: an unknown op
 }
 
 // The table slots ABI 1.0 made mandatory, by name and offset; the slots later minors appended are optional.

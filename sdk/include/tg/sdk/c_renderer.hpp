@@ -375,53 +375,7 @@ class CRenderer {
       throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel_->name, ": inst ", i, " has op ", in.op));
     if (in.dtype >= TG_DTYPE_COUNT || in.vcount == 0) throw invalid(i, cat("dtype ", +in.dtype, " x ", +in.vcount));
     if (uint64_t{in.src_start} + in.nsrc > kernel_->nsrc_pool) throw invalid(i, "operands past the end of src_pool");
-    uint32_t lo = 0, hi = 0;
-    switch (static_cast<tg_kir_op>(in.op)) {
-      case TG_KIR_PARAM:
-      case TG_KIR_CONST:
-      case TG_KIR_DEFINE_REG:
-      case TG_KIR_DEFINE_LOCAL:
-      case TG_KIR_BARRIER: break;
-      case TG_KIR_SPECIAL: hi = 1; break;
-      case TG_KIR_RANGE:
-      case TG_KIR_ENDRANGE:
-      case TG_KIR_IF:
-      case TG_KIR_ENDIF:
-      case TG_KIR_GEP:
-      case TG_KIR_NEG:
-      case TG_KIR_EXP2:
-      case TG_KIR_LOG2:
-      case TG_KIR_SIN:
-      case TG_KIR_SQRT:
-      case TG_KIR_RECIP:
-      case TG_KIR_TRUNC:
-      case TG_KIR_CAST:
-      case TG_KIR_BITCAST: lo = hi = 1; break;
-      case TG_KIR_LOAD: lo = 2, hi = 3; break;
-      case TG_KIR_STORE: lo = 3, hi = 4; break;
-      case TG_KIR_VECTORIZE: lo = hi = in.vcount; break;
-      case TG_KIR_ADD:
-      case TG_KIR_SUB:
-      case TG_KIR_MUL:
-      case TG_KIR_IDIV:
-      case TG_KIR_MOD:
-      case TG_KIR_FDIV:
-      case TG_KIR_MAX:
-      case TG_KIR_CMPLT:
-      case TG_KIR_CMPNE:
-      case TG_KIR_CMPEQ:
-      case TG_KIR_AND:
-      case TG_KIR_OR:
-      case TG_KIR_XOR:
-      case TG_KIR_SHL:
-      case TG_KIR_SHR: lo = hi = 2; break;
-      case TG_KIR_WHERE:
-      case TG_KIR_MULACC:
-      case TG_KIR_FMA: lo = hi = 3; break;
-      case TG_KIR_CUSTOM:
-      case TG_KIR_CUSTOMI: hi = 10; break;  // {0}..{9}
-      case TG_KIR_OP_COUNT: break;
-    }
+    const auto [lo, hi] = kir_arity(in);
     if (in.nsrc < lo || in.nsrc > hi) throw invalid(i, cat(+in.nsrc, " operands, expected ", lo, "..", hi));
     for (uint32_t j = 0; j < in.nsrc; ++j) {
       const int32_t s = kernel_->src_pool[in.src_start + j];
