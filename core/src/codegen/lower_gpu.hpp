@@ -1,0 +1,24 @@
+// Planning kernels for work-group devices (GPUs: caps.has_local without host threads): which loops go on the grid,
+// which reductions a work-group shares through local memory, and how a matmul is tiled through local memory or
+// tensor cores.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/emitter.hpp"
+
+namespace tg::codegen {
+
+bool is_gpu(const tg_renderer_caps& caps);
+
+// One output per work-item: the innermost constant output loops go on the grid's dims.
+void bind_gpu_grid(Emitter& e, const std::vector<UOpPtr>& ranges, const tg_renderer_caps& caps);
+
+// A reduction with few outputs and a long reduce axis: one work-group per output. nullopt when it does not apply.
+std::optional<KirProgram> lower_grouped(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
+                                        const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params);
+
+}  // namespace tg::codegen
