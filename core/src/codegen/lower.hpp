@@ -13,6 +13,8 @@ struct LowerOpts {
   int tile_vecs = 0;
   bool operator==(const LowerOpts&) const = default;
 };
+// The plain loop nest (NOOPT=1): no lanes, no register tiles, no work-group plans (tiled matmuls, shared reduces).
+inline constexpr LowerOpts kPlainLoops{1, 1, 1};
 
 // Simplifies indices, maps the outermost output range to the device grid, lowers reductions to accumulator
 // loops, computes what the renderer lacks (16-bit floats in float32, transcendentals by polynomials) and

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <initializer_list>
 #include <set>
 
 namespace tg::codegen {
@@ -66,7 +67,157 @@ UOpPtr group_reduces(const UOpPtr& sink, const UOpPtr& lid, int64_t L, int64_t& 
   return map.empty() ? sink : substitute(sink, map);
 }
 
+// A matmul-shaped kernel: one store of an expression of one SUM over a single range k whose value is a * b,
+// with a depending on the output range m and not on n, b on n and not on m (m and n the two innermost output
+// loops; one more output loop is a batch).
+struct Matmul {
+  UOpPtr reduce, m, n, k, a, b, batch;
+};
+
+bool depends_on(const UOpPtr& u, const UOpPtr& r) {
+  for (const UOp* n : toposort(std::vector<UOpPtr>{u}))
+    if (n == r.get()) return true;
+  return false;
+}
+
+int64_t extent(const UOpPtr& range) { return range->src[0]->arg_int(); }
+
+std::optional<Matmul> match_matmul(const UOpPtr& sink, const std::vector<UOpPtr>& ranges) {
+  if (sink->src.size() != 1 || ranges.size() < 2 || ranges.size() > 3) return std::nullopt;
+  for (const auto& r : ranges)
+    if (!is_const_end(r)) return std::nullopt;
+  const std::vector<UOpPtr> reduces = top_reduces(sink);
+  if (reduces.size() != 1) return std::nullopt;
+  const UOpPtr& u = reduces[0];
+  if (static_cast<ReduceOp>(u->arg_int()) != ReduceOp::SUM || u->src.size() != 2 || u->src[1]->op != Op::RANGE ||
+      !is_const_end(u->src[1]) || u->src[0]->op != Op::MUL || !u->dtype.is_float())
+    return std::nullopt;
+  Matmul mm{u, ranges[ranges.size() - 2], ranges.back(), u->src[1], u->src[0]->src[0], u->src[0]->src[1],
+            ranges.size() == 3 ? ranges[0] : nullptr};
+  if (depends_on(mm.a, mm.n)) std::swap(mm.a, mm.b);
+  if (depends_on(mm.a, mm.n) || depends_on(mm.b, mm.m) || !depends_on(mm.a, mm.m) || !depends_on(mm.b, mm.n))
+    return std::nullopt;
+  return mm;
+}
+
+int64_t next_range_id(const UOpPtr& sink) {
+  int64_t id = 0;
+  for (const UOp* n : toposort(std::vector<UOpPtr>{sink}))
+    if (n->op == Op::RANGE) id = std::max(id, n->range().id + 1);
+  return id;
+}
+
+// `value` with the ranges replaced by index expressions (int32 here; cast to each range's dtype).
+UOpPtr at(const UOpPtr& value, std::initializer_list<std::pair<const UOpPtr*, UOpPtr>> where) {
+  std::vector<std::pair<const UOp*, UOpPtr>> map;
+  for (const auto& [range, idx] : where) map.emplace_back(range->get(), cast(idx, (*range)->dtype));
+  return simplify(substitute(value, map));
+}
+
+// Copies a rows x cols tile, element (r, c) = value(r, c), into local memory at slot(r, c): `threads` work-items
+// (thread id tid) each take every threads-th element, consecutive ids along c so the global reads coalesce.
+void stage_tile(Emitter& e, const UOpPtr& local, int64_t rows, int64_t cols, const UOpPtr& tid, int64_t threads,
+                const std::function<UOpPtr(const UOpPtr&, const UOpPtr&)>& value,
+                const std::function<UOpPtr(const UOpPtr&, const UOpPtr&)>& slot) {
+  for (int64_t first = 0; first < rows * cols; first += threads) {
+    const UOpPtr lin = tid + first, r = simplify(lin / cols), c = simplify(lin % cols);
+    e.emit(UOp::make(Op::STORE, local->dtype, {local, simplify(slot(r, c)), value(r, c)}));
+  }
+}
+
+// The kernel's store for output (m, n) with the reduce's result `acc` (a KIR value); `q` numbers the outputs a
+// work-item stores (nodes are interned: each output's placeholder must be a node of its own).
+void store_output(Emitter& e, KirProgram& k, const UOpPtr& sink, const Matmul& mm, const UOpPtr& m, const UOpPtr& n,
+                  int32_t acc, int64_t q) {
+  const UOpPtr result = UOp::make(Op::PARAM, mm.reduce->dtype, {}, -1 - q);  // a placeholder, never rendered
+  e.set(result, acc);
+  const UOpPtr& st = sink->src[0];
+  const UOpPtr store = at(substitute(st, {{mm.reduce.get(), result}}), {{&mm.m, m}, {&mm.n, n}});
+  k.add(TG_KIR_STORE, static_cast<uint8_t>(store->src[2]->dtype.scalar), 1,
+        {e.emit(store->src[0]), e.emit(store->src[1]), e.emit(store->src[2])});
+}
+
 }  // namespace
+
+// A matmul on a GPU, tiled through local memory: a 16 x 16 work-group computes a BM x BN block of outputs
+// (each work-item TM x TN of them, rows ly + 16i and columns lx + 16j, so neighbours read neighbouring local
+// words); per K tile of 16 the group copies the A and B tiles it needs into local memory once (every element is
+// then read BN/TN resp. BM/TM times from there instead of from global memory), waits, multiplies, and waits
+// again before the next copy. nullopt where the shape does not tile or the device lacks the room.
+std::optional<KirProgram> lower_tiled_matmul(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
+                                             const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params) {
+  const std::optional<Matmul> mm = match_matmul(sink, ranges);
+  if (!mm) return std::nullopt;
+  constexpr int64_t T = 16, TK = 16, kThreads = T * T;
+  const int64_t M = extent(mm->m), N = extent(mm->n), K = extent(mm->k), B = mm->batch ? extent(mm->batch) : 1;
+  if (M % T || N % T || K % TK || K < 4 * TK) return std::nullopt;
+  int64_t TM = 4, TN = 4;
+  while (M % (T * TM)) TM /= 2;
+  while (N % (T * TN)) TN /= 2;
+  const int64_t BM = T * TM, BN = T * TN, lda = BM + 1;  // A is kept k-major; the pad spreads the copy's stores
+  const DType d = mm->reduce->dtype;
+  const uint64_t local_bytes = static_cast<uint64_t>((lda * TK + TK * BN) * d.itemsize());
+  if (caps.max_local_threads < kThreads || caps.max_local[0] < T || caps.max_local[1] < T ||
+      caps.local_mem_bytes < local_bytes || caps.max_global_dims < (mm->batch ? 3u : 2u) ||
+      N / BN > caps.max_global[0] || M / BM > caps.max_global[1] || (mm->batch && B > caps.max_global[2]))
+    return std::nullopt;
+
+  int64_t id = next_range_id(sink);
+  auto range = [&](int64_t n, AxisType type) {
+    return UOp::make(Op::RANGE, dtypes::int32, {const_int(dtypes::int32, n)}, RangeInfo{id++, type});
+  };
+  const UOpPtr lx = range(T, AxisType::LOCAL), ly = range(T, AxisType::LOCAL);
+  const UOpPtr gx = range(N / BN, AxisType::GLOBAL), gy = range(M / BM, AxisType::GLOBAL);
+  Emitter e(k, caps, var_params);
+  e.special(lx, TG_SPECIAL_LOCAL, 0);
+  e.special(ly, TG_SPECIAL_LOCAL, 1);
+  e.special(gx, TG_SPECIAL_GROUP, 0);
+  e.special(gy, TG_SPECIAL_GROUP, 1);
+  if (mm->batch) e.special(mm->batch, TG_SPECIAL_GROUP, 2);
+  const UOpPtr as = UOp::make(Op::DEFINE_LOCAL, d, {}, std::vector<int64_t>{lda * TK, id++});
+  const UOpPtr bs = UOp::make(Op::DEFINE_LOCAL, d, {}, std::vector<int64_t>{TK * BN, id++});
+  e.emit(as), e.emit(bs);
+
+  const uint8_t kd = static_cast<uint8_t>(d.scalar);
+  const int32_t acc = k.add(TG_KIR_DEFINE_REG, kd, 1, {}, {.i = TM * TN}, TG_ADDR_REG);
+  auto slot = [&](int64_t q) { return k.add(TG_KIR_CONST, TG_DTYPE_INT32, 1, {}, {.i = q}); };
+  const int32_t zero = e.emit(reduce_identity(ReduceOp::SUM, d));
+  for (int64_t q = 0; q < TM * TN; ++q) k.add(TG_KIR_STORE, kd, 1, {acc, slot(q), zero});
+
+  const UOpPtr kt = range(K / TK, AxisType::REDUCE);
+  const int32_t kt_loop = e.open_loop(kt);
+  const UOpPtr tid = ly * T + lx;
+  stage_tile(e, as, BM, TK, tid, kThreads,
+             [&](const UOpPtr& r, const UOpPtr& c) { return at(mm->a, {{&mm->m, gy * BM + r}, {&mm->k, kt * TK + c}}); },
+             [&](const UOpPtr& r, const UOpPtr& c) { return c * lda + r; });
+  stage_tile(e, bs, TK, BN, tid, kThreads,
+             [&](const UOpPtr& r, const UOpPtr& c) { return at(mm->b, {{&mm->k, kt * TK + r}, {&mm->n, gx * BN + c}}); },
+             [&](const UOpPtr& r, const UOpPtr& c) { return r * BN + c; });
+  k.add(TG_KIR_BARRIER, 0, 1, {});
+  const UOpPtr kk = range(TK, AxisType::REDUCE);
+  const int32_t kk_loop = e.open_loop(kk);
+  std::vector<int32_t> av, bv;
+  for (int64_t i = 0; i < TM; ++i) av.push_back(e.emit(UOp::make(Op::LOAD, d, {as, kk * lda + (ly + i * T)})));
+  for (int64_t j = 0; j < TN; ++j) bv.push_back(e.emit(UOp::make(Op::LOAD, d, {bs, kk * BN + (lx + j * T)})));
+  const bool fma = e.supports(Op::FMA, d);
+  for (int64_t i = 0; i < TM; ++i)
+    for (int64_t j = 0; j < TN; ++j) {
+      const int32_t q = slot(i * TN + j), cur = k.add(TG_KIR_LOAD, kd, 1, {acc, q});
+      const int32_t next = fma ? k.add(TG_KIR_FMA, kd, 1, {av[i], bv[j], cur})
+                               : k.add(TG_KIR_ADD, kd, 1, {cur, k.add(TG_KIR_MUL, kd, 1, {av[i], bv[j]})});
+      k.add(TG_KIR_STORE, kd, 1, {acc, q, next});
+    }
+  e.close_loop(kk_loop);
+  k.add(TG_KIR_BARRIER, 0, 1, {});  // the next tile's copy overwrites what slower work-items may still read
+  e.close_loop(kt_loop);
+
+  for (int64_t i = 0; i < TM; ++i)
+    for (int64_t j = 0; j < TN; ++j)
+      store_output(e, k, sink, *mm, gy * BM + (ly + i * T), gx * BN + (lx + j * T),
+                   k.add(TG_KIR_LOAD, kd, 1, {acc, slot(i * TN + j)}), i * TN + j);
+  k.flops = 2.0 * static_cast<double>(M * N * K * B);
+  return std::move(k);
+}
 
 // One output per work-item: the innermost constant output loops go on the grid's dims (dim 0 innermost, for
 // coalesced access), each split into work-groups of a power of two that divides it, up to 256 work-items per

@@ -203,7 +203,7 @@ void run_schedule(std::vector<sched::ScheduleItem>& items) {
     Device& dev = it.bufs[0]->device();
     Prepared p{&it, &dev, codegen::lower_kernel(it.kernel, it.bufs, dev.caps()), nullptr, {}, {}};
     if (getenv_int("NOOPT", 0) && !it.kernel.custom) {  // the plain loop nest: no vectors, no register tiles
-      p.kir = codegen::lower_kernel(it.kernel, it.bufs, dev.caps(), codegen::LowerOpts{1, 1, 1});
+      p.kir = codegen::lower_kernel(it.kernel, it.bufs, dev.caps(), codegen::kPlainLoops);
     } else if (const int beam = getenv_int("BEAM", 0); beam > 0 && !it.kernel.custom) {
       const codegen::LowerOpts opts = beam_choice(it, dev, p.kir, beam);
       if (!(opts == codegen::LowerOpts{})) p.kir = codegen::lower_kernel(it.kernel, it.bufs, dev.caps(), opts);

@@ -750,6 +750,10 @@ Tensor Tensor::matmul(const Tensor& o) const {
     bad("matmul: batch dims of " + shape_str(shape()) + " and " + shape_str(o.shape()) + " cannot be broadcast");
   }
   if (std::optional<Tensor> packed = matmul_packed(*this, o)) return *packed;
+  // 16-bit floats are multiplied exactly (a product of two fits float32's mantissa) and summed in float32, as
+  // tensor cores and BLAS do, then rounded once
+  const DType d = dtype();
+  if (d.is_float() && d.itemsize() == 2 && o.dtype() == d) return cast(dtypes::float32).matmul(o.cast(dtypes::float32)).cast(d);
   // (..., M, 1, K) * (..., 1, N, K) summed over K
   Tensor a = unsqueeze(-2);
   Tensor b = o.transpose(-1, -2).unsqueeze(-3);

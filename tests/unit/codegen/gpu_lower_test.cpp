@@ -127,6 +127,75 @@ TEST(GpuLowering, ManyShortReductionsStayOnePerWorkItem) {
   EXPECT_EQ(count(kirs[0], TG_KIR_BARRIER), 0);
 }
 
+Tensor buffer(Shape shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return Tensor::from_vector(std::vector<float>(static_cast<size_t>(n)), shape);
+}
+
+TEST(GpuLowering, MatmulIsTiledThroughLocalMemory) {
+  Tensor a = buffer({128, 96}), b = buffer({96, 64});
+  auto kirs = lower_all(a.matmul(b), gpu_caps());
+  ASSERT_EQ(kirs.size(), 1u);
+  const KirProgram& k = kirs[0];
+  EXPECT_EQ(count(k, TG_KIR_DEFINE_LOCAL), 2) << "an A tile and a B tile";
+  EXPECT_EQ(count(k, TG_KIR_BARRIER), 2) << "after the copy, and before the next copy overwrites it";
+  EXPECT_EQ(specials(k, TG_SPECIAL_LOCAL), 2);
+  EXPECT_EQ(specials(k, TG_SPECIAL_GROUP), 2);
+  EXPECT_EQ(count(k, TG_KIR_FMA), 16) << "a 4 x 4 register tile per work-item";
+  EXPECT_EQ(k.dims.local[0] * k.dims.local[1], 256u);
+  EXPECT_EQ(uint64_t{k.dims.global[0]} * k.dims.global[1] * 256u * 16u, 128u * 64u) << "every output once";
+  // a batch of products puts the batch on the grid's third dim
+  auto batched = lower_all(buffer({3, 64, 64}).matmul(buffer({3, 64, 64})), gpu_caps());
+  ASSERT_EQ(batched.size(), 1u);
+  EXPECT_EQ(batched[0].dims.global[2], 3u);
+  EXPECT_EQ(count(batched[0], TG_KIR_DEFINE_LOCAL), 2);
+  // too small to share a tile, or not a product: no local memory
+  EXPECT_EQ(count(lower_all(buffer({8, 32}).matmul(buffer({32, 8})), gpu_caps())[0], TG_KIR_DEFINE_LOCAL), 0);
+}
+
+// Products on a GPU device against a host loop in double: plain, batched, with a transposed operand and a fused
+// epilogue, in float32 and float16 (which is multiplied exactly and summed in float32).
+void check_matmul_results(const std::string& device, uint32_t seed) {
+  SCOPED_TRACE(device);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  auto host = [&](int64_t n) {
+    std::vector<float> v(n);
+    for (auto& x : v) x = u(rng);
+    return v;
+  };
+  const int64_t B = 2, M = 96, K = 80, N = 112;
+  std::vector<float> a = host(B * M * K), b = host(B * K * N), bias = host(N);
+  Tensor ta = Tensor::from_vector(a, {B, M, K}, device), tb = Tensor::from_vector(b, {B, K, N}, device);
+  Tensor tbias = Tensor::from_vector(bias, {N}, device);
+  auto ref = [&](int64_t z, int64_t i, int64_t j) {
+    double s = 0;
+    for (int64_t q = 0; q < K; ++q) s += double{a[(z * M + i) * K + q]} * b[(z * K + q) * N + j];
+    return s;
+  };
+  auto got = (ta.matmul(tb) + tbias).relu().to_vector<float>();
+  for (int64_t z = 0; z < B; ++z)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j)
+        ASSERT_NEAR(got[(z * M + i) * N + j], std::max(0.0, ref(z, i, j) + bias[j]), 1e-4) << z << "," << i << "," << j;
+  // A given as its transpose (k-major): the same products
+  Tensor at = Tensor::from_vector(a, {B, M, K}, device).transpose(1, 2).contiguous().transpose(1, 2);
+  auto got_t = at.matmul(tb).to_vector<float>();
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) ASSERT_NEAR(got_t[i * N + j], ref(0, i, j), 1e-4) << i << "," << j;
+  // float16 inputs: products of halves are exact in float32, so the reference rounds the inputs only
+  Tensor ha = ta.cast(dtypes::float16), hb = tb.cast(dtypes::float16);
+  std::vector<float> ah = ha.cast(dtypes::float32).to_vector<float>(), bh = hb.cast(dtypes::float32).to_vector<float>();
+  auto got_h = ha.matmul(hb).cast(dtypes::float32).to_vector<float>();
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double s = 0;
+      for (int64_t q = 0; q < K; ++q) s += double{ah[i * K + q]} * bh[q * N + j];
+      ASSERT_NEAR(got_h[i * N + j], s, std::abs(s) * 1e-3 + 1e-3) << i << "," << j;
+    }
+}
+
 // On every GPU-model device present (QCOM on PoCL in CI; NV on a CUDA machine): the grouped and gridded kernels
 // compute what host loops do.
 void check_gpu_results(const std::string& device, uint32_t seed) {
@@ -158,6 +227,7 @@ TEST(GpuLowering, ResultsOnGpuDevices) {
   for (const std::string& name : available_devices()) {
     if (!is_gpu(rt::Device::get(name).caps())) continue;
     check_gpu_results(name, seed);
+    check_matmul_results(name, seed);
     ++checked;
   }
   if (checked == 0) GTEST_SKIP() << "no device with work-groups and local memory (QCOM on OpenCL, NV on CUDA)";
