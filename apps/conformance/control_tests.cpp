@@ -1,8 +1,13 @@
 // The control-flow battery: work-item ids, gated loads and stores, RANGE loops (nested) over DEFINE_REG
-// accumulators, IF/ENDIF, and local memory with BARRIER where the renderer claims it (caps.has_local).
+// accumulators, IF/ENDIF, local memory with BARRIER where the renderer claims it (caps.has_local), and WMMA on
+// every tensor core the caps list (ABI 1.2).
 #include "harness.hpp"
 
+#include <tg/sdk/tensor_cores.hpp>
+
 #include <algorithm>
+
+#include "reference.hpp"
 
 namespace tg::conformance {
 namespace {
@@ -147,6 +152,87 @@ void local_memory_and_barrier() {
                     local, ",1,1]) reversing their slice through local memory and a BARRIER: ", diff));
 }
 
+// Every tensor core in the caps: its description is well formed, and one WMMA by one warp computes A * B + C with
+// the fragments laid out as its bit maps say. The host works out which element each work-item's lane holds and
+// passes those indices as buffers, so the kernel needs no index arithmetic of its own. Inputs are multiples of
+// 1/4 below 4 in magnitude: exact in every 16-bit float, with products and sums exact in float32, so the result
+// must match the host loop bit for bit whatever order the unit sums in.
+void tensor_cores() {
+  const Session& s = session();
+  if (!TG_ABI_HAS(&s.caps, tg_renderer_caps, ntensor_cores) || s.caps.ntensor_cores == 0)
+    throw Skip("caps.ntensor_cores is 0: the renderer lists no tensor cores");
+  expect(s.caps.tensor_cores != nullptr, cat("caps.ntensor_cores is ", s.caps.ntensor_cores, " but tensor_cores is NULL"));
+  for (uint32_t t = 0; t < s.caps.ntensor_cores; ++t) {
+    const tg_tensor_core tc = s.caps.tensor_cores[t];
+    const std::string problem = sdk::tc_problem(tc), which = cat("tensor core ", t, " (m", tc.m, "n", tc.n, "k", tc.k, " ",
+                                                                   sdk::dtype_name(tc.dtype_in), " -> ", sdk::dtype_name(tc.dtype_acc), ")");
+    expect(problem.empty(), which + ": " + problem);
+    expect(tc.threads <= s.caps.max_local[0] && tc.threads <= s.caps.max_local_threads,
+           cat(which, ": ", tc.threads, " work-items share it, more than a work-group may have"));
+    require_int32_ops({kAdd, kMul});
+    const int mb = sdk::tc_log2(tc.m), nb = sdk::tc_log2(tc.n), kb = sdk::tc_log2(tc.k);
+    struct Operand {
+      const uint8_t* map;
+      int row_bits, col_bits;
+      uint32_t dtype, cols;
+    } ops[3] = {{tc.a_map, mb, kb, tc.dtype_in, tc.k}, {tc.b_map, kb, nb, tc.dtype_in, tc.n}, {tc.c_map, mb, nb, tc.dtype_acc, tc.n}};
+    Kir k;
+    const int out = k.buffer(tc.dtype_acc, true);
+    int data[3], index[3];
+    for (int o = 0; o < 3; ++o) data[o] = k.buffer(ops[o].dtype), index[o] = k.buffer(kI32);
+    const int lane = k.special(TG_SPECIAL_LOCAL, tc.threads);
+    std::vector<std::vector<int32_t>> where(3);  // per operand: lane * lanes + e -> the element's flat index
+    int frag[3];
+    for (int o = 0; o < 3; ++o) {
+      const uint32_t lanes = sdk::tc_lanes(ops[o].map, ops[o].row_bits + ops[o].col_bits);
+      for (uint32_t l = 0; l < tc.threads; ++l)
+        for (uint32_t e = 0; e < lanes; ++e) {
+          const auto [r, c] = sdk::tc_coord(ops[o].map, ops[o].row_bits, ops[o].col_bits, l, e);
+          where[o].push_back(static_cast<int32_t>(r * ops[o].cols + c));
+        }
+      std::vector<int> elems;
+      for (uint32_t e = 0; e < lanes; ++e) {
+        const int at = k.alu(kAdd, kI32, {k.alu(kMul, kI32, {lane, k.i32(lanes)}), k.i32(e)});
+        elems.push_back(k.load(ops[o].dtype, data[o], k.load(kI32, index[o], at)));
+      }
+      frag[o] = k.op(TG_KIR_VECTORIZE, ops[o].dtype, elems, lanes);
+    }
+    const uint32_t nc = sdk::tc_lanes(tc.c_map, mb + nb);
+    const int d = k.op(TG_KIR_WMMA, tc.dtype_acc, {frag[0], frag[1], frag[2]}, nc, t);
+    for (uint32_t e = 0; e < nc; ++e) {
+      const int at = k.alu(kAdd, kI32, {k.alu(kMul, kI32, {lane, k.i32(nc)}), k.i32(e)});
+      k.store(out, k.load(kI32, index[2], at), k.op(TG_KIR_GEP, tc.dtype_acc, {d}, 1, e));
+    }
+    Kernel kernel(k, cat("conf_wmma_", t));
+    auto values = [](uint32_t dtype, uint32_t n, uint32_t salt, std::vector<double>& v) {
+      std::vector<unsigned char> bytes(n * tg_dtype_size(dtype));
+      for (uint32_t i = 0; i < n; ++i) {
+        v.push_back(static_cast<int>((i * 7 + salt) % 29) / 4.0 - 3.5);
+        const uint64_t bits = from_double(dtype, v.back());
+        std::memcpy(bytes.data() + i * tg_dtype_size(dtype), &bits, tg_dtype_size(dtype));
+      }
+      return bytes;
+    };
+    std::vector<double> a, b, c;
+    const std::vector<unsigned char> ab = values(tc.dtype_in, tc.m * tc.k, 3, a), bb = values(tc.dtype_in, tc.k * tc.n, 11, b),
+                                     cb = values(tc.dtype_acc, tc.m * tc.n, 5, c);
+    Buffer bout(static_cast<uint64_t>(tc.m) * tc.n * tg_dtype_size(tc.dtype_acc)), ba(ab.data(), ab.size()), bb_(bb.data(), bb.size()),
+        bc(cb.data(), cb.size()), ia(where[0]), ib(where[1]), ic(where[2]);
+    kernel.launch({bout.addr(), ba.addr(), ia.addr(), bb_.addr(), ib.addr(), bc.addr(), ic.addr()}, {{1, 1, 1}, {tc.threads, 1, 1}});
+    const std::vector<unsigned char> got = bout.read();
+    for (uint32_t r = 0; r < tc.m; ++r)
+      for (uint32_t col = 0; col < tc.n; ++col) {
+        double want = c[r * tc.n + col];
+        for (uint32_t q = 0; q < tc.k; ++q) want += a[r * tc.k + q] * b[q * tc.n + col];
+        uint64_t bits = 0;
+        std::memcpy(&bits, got.data() + (r * tc.n + col) * tg_dtype_size(tc.dtype_acc), tg_dtype_size(tc.dtype_acc));
+        if (to_double(tc.dtype_acc, bits) != want)
+          kernel.fail(cat(which, ": D[", r, "][", col, "] is ", show(tc.dtype_acc, bits), ", expected ", want,
+                          " (one warp of ", tc.threads, " work-items, fragments laid out by the caps' bit maps)"));
+      }
+  }
+}
+
 }  // namespace
 
 // Inline code (ABI 1.1), where caps.language names one: a CUSTOMI expression and a CUSTOM statement written in
@@ -179,6 +265,7 @@ void add_control_tests(Tests& tests) {
   tests.push_back({"control.if_endif", Tier::Core, if_endif});
   tests.push_back({"control.local_memory_and_barrier", Tier::Core, local_memory_and_barrier});
   tests.push_back({"control.inline_code", Tier::Core, inline_code});
+  tests.push_back({"control.tensor_cores", Tier::Core, tensor_cores});
 }
 
 }  // namespace tg::conformance

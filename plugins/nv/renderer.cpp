@@ -11,6 +11,7 @@
 #include <cstring>
 #include <set>
 #include "tg/sdk/op_sets.hpp"
+#include "tg/sdk/tensor_cores.hpp"
 
 namespace tg::nv {
 namespace {
@@ -21,9 +22,15 @@ using sdk::op_bit;
 
 uint64_t ops_of(uint32_t dtype) { return sdk::standard_ops(dtype); }
 
-// Scalar code only for now: vector types are not in CUDA's headers for every dtype and width, and NVRTC
-// vectorizes nothing, so vector loads wait for aligned float4 paths (see the report of issue 6).
-tg_renderer_caps nv_caps() {
+// The tensor cores of sm_80 and newer: mma.sync m16n8k16 with float16 or bfloat16 inputs, float32 accumulators.
+const tg_tensor_core kTensorCores[] = {sdk::mma_m16n8k16(TG_DTYPE_FLOAT16), sdk::mma_m16n8k16(TG_DTYPE_BFLOAT16)};
+
+// The SM number of an arch like sm_90 or sm_90a (0 when it is not one).
+int sm_number(const std::string& arch) { return arch.rfind("sm_", 0) == 0 ? std::atoi(arch.c_str() + 3) : 0; }
+
+// Scalar ALU code: vector types are not in CUDA's headers for every dtype and width, and NVRTC vectorizes
+// nothing; vectors (tg_vec) carry tensor-core fragments only.
+tg_renderer_caps nv_caps(const std::string& arch) {
   tg_renderer_caps caps{};
   caps.struct_size = sizeof(caps);
   caps.language = "cuda";  // CUSTOM snippets are pasted into the source as written
@@ -44,6 +51,10 @@ tg_renderer_caps nv_caps() {
   caps.max_local_threads = 1024;
   caps.local_mem_bytes = 48 * 1024;
   caps.max_params = 512;  // 4 KiB of kernel parameters at 8 bytes each
+  if (sm_number(arch) >= 80) {
+    caps.tensor_cores = kTensorCores;
+    caps.ntensor_cores = sizeof kTensorCores / sizeof kTensorCores[0];
+  }
   return caps;
 }
 
@@ -104,6 +115,47 @@ class CudaRenderer final : public sdk::CRenderer {
         "unsigned short", "unsigned int",     "unsigned long long", "unsigned short", "unsigned short", "float",
         "double"};
     return names[dtype];
+  }
+
+  // Fragments of tensor-core operands: a plain array in a struct (NVRTC needs no header for it).
+  std::string vector_type(uint32_t dtype, uint32_t vcount) override {
+    use_helper("vec", "template <class T, int N> struct tg_vec { T v[N]; };\n");
+    return cat("tg_vec<", scalar_type(dtype), ",", vcount, ">");
+  }
+  std::string vectorize(uint32_t dtype, uint32_t vcount, const std::vector<std::string>& lanes) override {
+    std::string out = cat(vector_type(dtype, vcount), "{{");
+    for (size_t l = 0; l < lanes.size(); ++l) out += (l ? "," : "") + lanes[l];
+    return out + "}}";
+  }
+  std::string gep(const std::string& x, uint32_t lane) override { return cat(x, ".v[", lane, "]"); }
+
+  // mma.sync m16n8k16: A's 8 and B's 4 16-bit lanes go in pairs into 32-bit registers (lower lane in the low
+  // half), C and D are 4 floats (PTX ISA, "Matrix Fragments for mma.m16n8k16").
+  std::string wmma(uint32_t i, const std::vector<std::string>& abc) override {
+    const tg_kir_inst& in = inst(i);
+    const size_t ntc = sizeof kTensorCores / sizeof kTensorCores[0];
+    if (in.arg.i < 0 || static_cast<size_t>(in.arg.i) >= ntc)
+      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel().name, ": inst ", i, ": no tensor core ", in.arg.i));
+    const tg_tensor_core& tc = kTensorCores[in.arg.i];
+    const tg_kir_inst &a = operand_inst(i, 0), &b = operand_inst(i, 1), &c = operand_inst(i, 2);
+    if (a.dtype != tc.dtype_in || a.vcount != 8 || b.dtype != tc.dtype_in || b.vcount != 4 ||
+        c.dtype != TG_DTYPE_FLOAT32 || c.vcount != 4 || in.dtype != TG_DTYPE_FLOAT32 || in.vcount != 4)
+      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel().name, ": inst ", i, ": WMMA m16n8k16 takes ",
+                                               sdk::dtype_name(tc.dtype_in), " x 8, x 4 and float32 x 4 fragments"));
+    const std::string t = tc.dtype_in == TG_DTYPE_FLOAT16 ? "f16" : "bf16";
+    vector_type(TG_DTYPE_FLOAT32, 4);
+    use_helper("mma_" + t, cat(
+        "__device__ static inline tg_vec<float,4> tg_mma_", t, "(tg_vec<unsigned short,8> a, tg_vec<unsigned short,4> b,"
+        " tg_vec<float,4> c) {\n"
+        "  unsigned int ra[4], rb[2];\n"
+        "  for (int i = 0; i < 4; ++i) ra[i] = (unsigned int)a.v[2 * i] | ((unsigned int)a.v[2 * i + 1] << 16);\n"
+        "  for (int i = 0; i < 2; ++i) rb[i] = (unsigned int)b.v[2 * i] | ((unsigned int)b.v[2 * i + 1] << 16);\n"
+        "  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.", t, ".", t, ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\"\n"
+        "      : \"+f\"(c.v[0]), \"+f\"(c.v[1]), \"+f\"(c.v[2]), \"+f\"(c.v[3])\n"
+        "      : \"r\"(ra[0]), \"r\"(ra[1]), \"r\"(ra[2]), \"r\"(ra[3]), \"r\"(rb[0]), \"r\"(rb[1]));\n"
+        "  return c;\n}\n"));
+    return cat("tg_mma_", t, "(", abc[0], ",", abc[1], ",", abc[2], ")");
   }
 
   std::string preamble() override {
@@ -291,12 +343,14 @@ class CudaRenderer final : public sdk::CRenderer {
 struct tg_renderer_s {
   tg::nv::CudaRenderer renderer;
   std::string source;
+  std::string arch;  // the device's, or NV_ARCH's: tensor cores need sm_80
 };
 
 namespace tg::nv {
 
 // The renderer slots' hooks (tg/sdk/plugin_slots.hpp). Targets: none, or CUDA (optionally CUDA:sm_XX, which the
-// compiler's arch decides anyway). The device is not used, and may be NULL: rendering needs no GPU.
+// compiler's arch decides anyway). The device may be NULL: rendering needs no GPU, and the arch that decides
+// whether tensor cores are claimed is then NV_ARCH's.
 struct RendererHooks {
   using Renderer = tg_renderer_s;
   static constexpr std::string_view plugin = "nv";
@@ -306,8 +360,10 @@ struct RendererHooks {
   static bool is_target(std::string_view upper) {
     return upper.empty() || upper == "CUDA" || upper.starts_with("CUDA:");
   }
-  static std::unique_ptr<Renderer> create(tg_device /*device*/) { return std::unique_ptr<Renderer>(new Renderer{}); }
-  static tg_renderer_caps caps(const Renderer& /*renderer*/) { return nv_caps(); }
+  static std::unique_ptr<Renderer> create(tg_device device) {
+    return std::unique_ptr<Renderer>(new Renderer{{}, {}, device ? device_of(device)->arch : default_arch()});
+  }
+  static tg_renderer_caps caps(const Renderer& renderer) { return nv_caps(renderer.arch); }
   static std::string render(Renderer& renderer, const tg_kir_kernel& kernel) {
     return renderer.renderer.render_kernel(kernel);
   }

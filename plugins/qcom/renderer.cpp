@@ -10,6 +10,7 @@
 #include <cstring>
 #include <set>
 #include "tg/sdk/op_sets.hpp"
+#include "tg/sdk/tensor_cores.hpp"
 
 namespace tg::qcom {
 namespace {
@@ -28,7 +29,13 @@ struct Features {
   uint32_t max_params = 128;
   uint32_t max_local[3] = {1, 1, 1}, max_local_threads = 1;
   uint64_t local_mem_bytes = 0;
+  // QCOM_EMULATE_TENSOR_CORES=1: claim an m16n8k16 tensor core (float32 inputs) computed through local memory,
+  // so the core's tensor-core lowering runs, and is checked, on any OpenCL device. A test aid: it is slow.
+  bool emulate_tensor_cores = false;
 };
+
+// The emulated unit: NVIDIA's m16n8k16 fragment layout over float32 inputs.
+const tg_tensor_core kEmulatedTensorCore = sdk::mma_m16n8k16(TG_DTYPE_FLOAT32);
 
 uint64_t ops_of(const Features& f, uint32_t dtype) {
   if (dtype == TG_DTYPE_BOOL) return kBoolOps;
@@ -56,6 +63,7 @@ tg_renderer_caps caps_of(const Features& f) {
   caps.max_local_threads = f.max_local_threads;
   caps.local_mem_bytes = f.local_mem_bytes;
   caps.max_params = f.max_params;
+  if (f.emulate_tensor_cores && caps.has_local) caps.tensor_cores = &kEmulatedTensorCore, caps.ntensor_cores = 1;
   return caps;
 }
 
@@ -188,6 +196,68 @@ class OpenClRenderer final : public sdk::CRenderer {
     const bool has_work_items =
         std::any_of(k.insts, k.insts + k.ninsts, [](const tg_kir_inst& in) { return in.op == TG_KIR_SPECIAL; });
     if (!has_work_items) line("if (get_global_id(0) != 0) return; /* no work-item id: the body runs once */");
+    if (std::any_of(k.insts, k.insts + k.ninsts, [](const tg_kir_inst& in) { return in.op == TG_KIR_WMMA; }))
+      declare_tensor_core_scratch();
+  }
+
+  // Emulated tensor cores: each warp of 32 work-items (consecutive local ids along dim 0) owns 16x16 + 16x8
+  // floats of local memory where its fragments meet. The group's size is the product of its LOCAL ids' extents.
+  void declare_tensor_core_scratch() {
+    const tg_kir_kernel& k = kernel();
+    uint64_t extent[3] = {1, 1, 1};
+    for (uint32_t i = 0; i < k.ninsts; ++i) {
+      const tg_kir_inst& in = k.insts[i];
+      if (in.op != TG_KIR_SPECIAL || in.arg.i / 4 != TG_SPECIAL_LOCAL || in.arg.i % 4 > 2) continue;
+      const tg_kir_inst& end = operand_inst(i, 0);
+      if (end.op != TG_KIR_CONST) throw Error(TG_ERR_UNSUPPORTED, "emulated tensor cores need constant work-group sizes");
+      extent[in.arg.i % 4] = static_cast<uint64_t>(end.arg.i);
+    }
+    const uint64_t threads = extent[0] * extent[1] * extent[2], tc = kEmulatedTensorCore.threads;
+    if (extent[0] % tc) throw Error(TG_ERR_UNSUPPORTED, cat("emulated tensor cores need work-groups of whole warps along dim 0"));
+    line(cat("__local float tg_tc_scratch[", threads / tc * kScratchFloats, "];"));
+    line(cat("const int tg_tc_lane = (int)(get_local_id(0) % ", tc, ");"));
+    line(cat("__local float* tg_tc_warp = tg_tc_scratch + (get_local_id(0) + get_local_size(0) * (get_local_id(1) + "
+             "get_local_size(1) * get_local_id(2))) / ", tc, " * ", kScratchFloats, ";"));
+  }
+  static constexpr uint32_t kScratchFloats = 16 * 16 + 16 * 8;
+
+  // One coordinate (row, or col) of a fragment lane as an expression of tg_tc_lane.
+  static std::string tc_index(const uint8_t* map, int first, int bits, uint32_t elem) {
+    uint32_t fixed = 0;
+    std::string out;
+    for (int i = 0; i < bits; ++i) {
+      const uint8_t src = map[first + i];
+      if (src >= 32) fixed |= ((elem >> (src - 32)) & 1u) << i;
+      else out += cat("(((tg_tc_lane >> ", +src, ") & 1) << ", i, ") + ");
+    }
+    return cat("(", out, fixed, ")");
+  }
+
+  // D = A * B + C for the warp: every work-item scatters its A and B lanes into the warp's scratch, then computes
+  // its own D lanes from the whole matrices. Two barriers: the group reaches every WMMA together (KIR's rule).
+  std::string wmma(uint32_t i, const std::vector<std::string>& abc) override {
+    const tg_kir_inst& in = inst(i);
+    const tg_tensor_core& tc = kEmulatedTensorCore;
+    const tg_kir_inst &a = operand_inst(i, 0), &b = operand_inst(i, 1), &c = operand_inst(i, 2);
+    if (!f_.emulate_tensor_cores || in.arg.i != 0)
+      throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": inst ", i, ": no tensor core ", in.arg.i,
+                                          " (QCOM_EMULATE_TENSOR_CORES=1 emulates one)"));
+    if (a.dtype != TG_DTYPE_FLOAT32 || a.vcount != 8 || b.dtype != TG_DTYPE_FLOAT32 || b.vcount != 4 ||
+        c.dtype != TG_DTYPE_FLOAT32 || c.vcount != 4 || in.dtype != TG_DTYPE_FLOAT32 || in.vcount != 4)
+      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel().name, ": inst ", i,
+                                               ": WMMA m16n8k16 takes float32 x 8, x 4 and x 4 fragments"));
+    line("barrier(CLK_LOCAL_MEM_FENCE);");
+    for (uint32_t e = 0; e < 8; ++e)
+      line(cat("tg_tc_warp[", tc_index(tc.a_map, 0, 4, e), " * 16 + ", tc_index(tc.a_map, 4, 4, e), "] = ", gep(abc[0], e), ";"));
+    for (uint32_t e = 0; e < 4; ++e)
+      line(cat("tg_tc_warp[256 + ", tc_index(tc.b_map, 0, 4, e), " * 8 + ", tc_index(tc.b_map, 4, 3, e), "] = ", gep(abc[1], e), ";"));
+    line("barrier(CLK_LOCAL_MEM_FENCE);");
+    const std::string d = cat("tc", i);
+    line(cat("float4 ", d, " = ", abc[2], ";"));
+    for (uint32_t e = 0; e < 4; ++e)
+      line(cat("for (int q = 0; q < 16; ++q) ", d, ".s", e, " += tg_tc_warp[", tc_index(tc.c_map, 0, 4, e),
+               " * 16 + q] * tg_tc_warp[256 + q * 8 + ", tc_index(tc.c_map, 4, 3, e), "];"));
+    return d;
   }
 
   std::string special_expr(uint32_t kind, uint32_t dim) override {
@@ -383,6 +453,8 @@ Features features_of(const Device& device) {
     f.max_local[d] = static_cast<uint32_t>(std::min<size_t>(device.max_work_item_sizes[d], UINT32_MAX));
   f.max_local_threads = static_cast<uint32_t>(std::min<size_t>(device.max_work_group_size, UINT32_MAX));
   f.local_mem_bytes = device.local_mem_bytes;
+  const char* emulate = std::getenv("QCOM_EMULATE_TENSOR_CORES");
+  f.emulate_tensor_cores = emulate != nullptr && std::string(emulate) == "1";
   return f;
 }
 

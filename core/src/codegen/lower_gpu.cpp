@@ -1,10 +1,14 @@
 // Kernel planning for work-group devices: grid binding, group-shared reductions, tiled matmuls.
 #include "codegen/lower_gpu.hpp"
 
+#include <tg/sdk/tensor_cores.hpp>
+
 #include <algorithm>
 #include <functional>
 #include <initializer_list>
 #include <set>
+
+#include "runtime/env.hpp"
 
 namespace tg::codegen {
 
@@ -137,6 +141,26 @@ void store_output(Emitter& e, KirProgram& k, const UOpPtr& sink, const Matmul& m
         {e.emit(store->src[0]), e.emit(store->src[1]), e.emit(store->src[2])});
 }
 
+// The value a factor of the product multiplies when a tensor core with input dtype `in` can take it: the
+// factor itself, or the operand of a widening cast from `in` (16-bit floats are multiplied in float32).
+UOpPtr tensor_core_input(const UOpPtr& factor, uint32_t in) {
+  if (factor->dtype.scalar == static_cast<ScalarType>(in)) return factor;
+  if (factor->op == Op::CAST && factor->src[0]->dtype.scalar == static_cast<ScalarType>(in)) return factor->src[0];
+  return nullptr;
+}
+
+// The (row, col) a fragment lane holds, as index expressions of the work-item's lane (sdk::tc_coord on nodes).
+std::pair<UOpPtr, UOpPtr> tc_coord(const uint8_t* map, int row_bits, int col_bits, const UOpPtr& lane, uint32_t elem) {
+  UOpPtr coord[2] = {const_int(dtypes::int32, 0), const_int(dtypes::int32, 0)};
+  for (int i = 0; i < row_bits + col_bits; ++i) {
+    const int at = i < row_bits ? i : i - row_bits;
+    UOpPtr& c = coord[i < row_bits ? 0 : 1];
+    if (map[i] >= 32) c = c + static_cast<int64_t>(((elem >> (map[i] - 32)) & 1u) << at);
+    else c = c + (lane / (int64_t{1} << map[i]) % 2) * (int64_t{1} << at);
+  }
+  return {simplify(coord[0]), simplify(coord[1])};
+}
+
 }  // namespace
 
 // A matmul on a GPU, tiled through local memory: a 16 x 16 work-group computes a BM x BN block of outputs
@@ -217,6 +241,116 @@ std::optional<KirProgram> lower_tiled_matmul(KirProgram& k, const UOpPtr& sink, 
                    k.add(TG_KIR_LOAD, kd, 1, {acc, slot(i * TN + j)}), i * TN + j);
   k.flops = 2.0 * static_cast<double>(M * N * K * B);
   return std::move(k);
+}
+
+// A matmul on tensor cores (caps.tensor_cores, ABI 1.2): a work-group of 2 x 2 warps computes a BM x BN block,
+// each warp FM x FN tensor-core tiles of it. Per K tile the group copies the A and B tiles it needs into local
+// memory in the tensor core's input dtype (the factors without their widening casts), waits, and each warp
+// gathers its fragments from there lane by lane as the core's bit maps say and issues one WMMA per tile and
+// k-step. nullopt where no tensor core fits the product's dtypes or the shape does not tile. TC=0 turns it off.
+std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
+                                          const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params) {
+  if (!TG_ABI_HAS(&caps, tg_renderer_caps, ntensor_cores) || caps.ntensor_cores == 0 || !caps.tensor_cores ||
+      !rt::getenv_int("TC", 1))
+    return std::nullopt;
+  const std::optional<Matmul> mm = match_matmul(sink, ranges);
+  if (!mm) return std::nullopt;
+  const int64_t M = extent(mm->m), N = extent(mm->n), K = extent(mm->k), B = mm->batch ? extent(mm->batch) : 1;
+  for (uint32_t t = 0; t < caps.ntensor_cores; ++t) {
+    const tg_tensor_core& tc = caps.tensor_cores[t];
+    if (!sdk::tc_problem(tc).empty() || tc.dtype_acc != static_cast<uint32_t>(mm->reduce->dtype.scalar)) continue;
+    const UOpPtr a = tensor_core_input(mm->a, tc.dtype_in), b = tensor_core_input(mm->b, tc.dtype_in);
+    if (!a || !b) continue;
+    const int64_t tm = tc.m, tn = tc.n, tk = tc.k, warp = tc.threads, threads = 4 * warp;
+    if (K % tk || threads > caps.max_local_threads || threads > caps.max_local[0]) continue;
+    int64_t FM = 2, FN = 4;  // tensor-core tiles per warp: 2 x 4 of m16n8 is a 32 x 32 warp tile
+    while (FM > 1 && M % (2 * FM * tm)) FM /= 2;
+    while (FN > 1 && N % (2 * FN * tn)) FN /= 2;
+    const int64_t WM = FM * tm, WN = FN * tn, BM = 2 * WM, BN = 2 * WN, BK = K % (2 * tk) == 0 ? 2 * tk : tk;
+    const DType in = a->dtype;
+    const int64_t pad = std::max<int64_t>(1, 16 / in.itemsize());  // a 16-byte pad spreads rows over banks
+    const int64_t lda = BK + pad, ldb = BN + pad;
+    const uint64_t local_bytes = static_cast<uint64_t>((BM * lda + BK * ldb) * in.itemsize());
+    if (M % BM || N % BN || local_bytes > caps.local_mem_bytes || caps.max_global_dims < (mm->batch ? 3u : 2u) ||
+        N / BN > caps.max_global[0] || M / BM > caps.max_global[1] || (mm->batch && B > caps.max_global[2]))
+      continue;
+
+    int64_t id = next_range_id(sink);
+    auto range = [&](int64_t n, AxisType type) {
+      return UOp::make(Op::RANGE, dtypes::int32, {const_int(dtypes::int32, n)}, RangeInfo{id++, type});
+    };
+    const UOpPtr lx = range(threads, AxisType::LOCAL);
+    const UOpPtr gx = range(N / BN, AxisType::GLOBAL), gy = range(M / BM, AxisType::GLOBAL);
+    Emitter e(k, caps, var_params);
+    e.special(lx, TG_SPECIAL_LOCAL, 0);
+    e.special(gx, TG_SPECIAL_GROUP, 0);
+    e.special(gy, TG_SPECIAL_GROUP, 1);
+    if (mm->batch) e.special(mm->batch, TG_SPECIAL_GROUP, 2);
+    const UOpPtr as = UOp::make(Op::DEFINE_LOCAL, in, {}, std::vector<int64_t>{BM * lda, id++});
+    const UOpPtr bs = UOp::make(Op::DEFINE_LOCAL, in, {}, std::vector<int64_t>{BK * ldb, id++});
+    e.emit(as), e.emit(bs);
+
+    const int mb = sdk::tc_log2(tc.m), nb = sdk::tc_log2(tc.n), kb = sdk::tc_log2(tc.k);
+    const uint32_t na = sdk::tc_lanes(tc.a_map, mb + kb), nbl = sdk::tc_lanes(tc.b_map, kb + nb), nc = sdk::tc_lanes(tc.c_map, mb + nb);
+    const DType acc_t = mm->reduce->dtype;
+    const uint8_t kd = static_cast<uint8_t>(acc_t.scalar), kin = static_cast<uint8_t>(in.scalar);
+    const int32_t acc = k.add(TG_KIR_DEFINE_REG, kd, static_cast<uint8_t>(nc), {}, {.i = FM * FN}, TG_ADDR_REG);
+    auto slot = [&](int64_t q) { return k.add(TG_KIR_CONST, TG_DTYPE_INT32, 1, {}, {.i = q}); };
+    const int32_t zero = k.add(TG_KIR_VECTORIZE, kd, static_cast<uint8_t>(nc),
+                               std::vector<int32_t>(nc, e.emit(reduce_identity(ReduceOp::SUM, acc_t))));
+    for (int64_t q = 0; q < FM * FN; ++q) k.add(TG_KIR_STORE, kd, static_cast<uint8_t>(nc), {acc, slot(q), zero});
+
+    const UOpPtr kt = range(K / BK, AxisType::REDUCE);
+    const int32_t kt_loop = e.open_loop(kt);
+    stage_tile(e, as, BM, BK, lx, threads,
+               [&](const UOpPtr& r, const UOpPtr& c) { return at(a, {{&mm->m, gy * BM + r}, {&mm->k, kt * BK + c}}); },
+               [&](const UOpPtr& r, const UOpPtr& c) { return r * lda + c; });
+    stage_tile(e, bs, BK, BN, lx, threads,
+               [&](const UOpPtr& r, const UOpPtr& c) { return at(b, {{&mm->k, kt * BK + r}, {&mm->n, gx * BN + c}}); },
+               [&](const UOpPtr& r, const UOpPtr& c) { return r * ldb + c; });
+    k.add(TG_KIR_BARRIER, 0, 1, {});
+    const UOpPtr lane = lx % warp, wm = lx / warp / 2, wn = lx / warp % 2;
+    for (int64_t ks = 0; ks < BK / tk; ++ks) {
+      std::vector<int32_t> afrag, bfrag;
+      for (int64_t f = 0; f < FM; ++f) {
+        std::vector<int32_t> lanes;
+        for (uint32_t el = 0; el < na; ++el) {
+          auto [r, c] = tc_coord(tc.a_map, mb, kb, lane, el);
+          lanes.push_back(e.emit(UOp::make(Op::LOAD, in, {as, simplify((wm * WM + (r + f * tm)) * lda + (c + ks * tk))})));
+        }
+        afrag.push_back(k.add(TG_KIR_VECTORIZE, kin, static_cast<uint8_t>(na), lanes));
+      }
+      for (int64_t f = 0; f < FN; ++f) {
+        std::vector<int32_t> lanes;
+        for (uint32_t el = 0; el < nbl; ++el) {
+          auto [r, c] = tc_coord(tc.b_map, kb, nb, lane, el);
+          lanes.push_back(e.emit(UOp::make(Op::LOAD, in, {bs, simplify((r + ks * tk) * ldb + (wn * WN + (c + f * tn)))})));
+        }
+        bfrag.push_back(k.add(TG_KIR_VECTORIZE, kin, static_cast<uint8_t>(nbl), lanes));
+      }
+      for (int64_t i = 0; i < FM; ++i)
+        for (int64_t j = 0; j < FN; ++j) {
+          const int32_t q = slot(i * FN + j), cur = k.add(TG_KIR_LOAD, kd, static_cast<uint8_t>(nc), {acc, q});
+          const int32_t d = k.add(TG_KIR_WMMA, kd, static_cast<uint8_t>(nc), {afrag[i], bfrag[j], cur}, {.i = t});
+          k.add(TG_KIR_STORE, kd, static_cast<uint8_t>(nc), {acc, q, d});
+        }
+    }
+    k.add(TG_KIR_BARRIER, 0, 1, {});  // the next tile's copy overwrites what other warps may still read
+    e.close_loop(kt_loop);
+
+    for (int64_t i = 0; i < FM; ++i)
+      for (int64_t j = 0; j < FN; ++j) {
+        const int32_t v = k.add(TG_KIR_LOAD, kd, static_cast<uint8_t>(nc), {acc, slot(i * FN + j)});
+        for (uint32_t el = 0; el < nc; ++el) {
+          auto [r, c] = tc_coord(tc.c_map, mb, nb, lane, el);
+          store_output(e, k, sink, *mm, gy * BM + (wm * WM + (r + i * tm)), gx * BN + (wn * WN + (c + j * tn)),
+                       k.add(TG_KIR_GEP, kd, 1, {v}, {.i = el}), (i * FN + j) * nc + el);
+        }
+      }
+    k.flops = 2.0 * static_cast<double>(M * N * K * B);
+    return std::move(k);
+  }
+  return std::nullopt;
 }
 
 // One output per work-item: the innermost constant output loops go on the grid's dims (dim 0 innermost, for

@@ -21,6 +21,10 @@ void bind_gpu_grid(Emitter& e, const std::vector<UOpPtr>& ranges, const tg_rende
 std::optional<KirProgram> lower_grouped(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
                                         const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params);
 
+// A matmul on the renderer's tensor cores (lower_gpu.cpp has the plan). nullopt when it does not apply.
+std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
+                                          const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params);
+
 // A matmul tiled through local memory (lower_gpu.cpp has the plan). nullopt when it does not apply.
 std::optional<KirProgram> lower_tiled_matmul(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
                                              const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params);

@@ -166,6 +166,7 @@ StepFn alu_fn_for(uint32_t op) {
     case TG_KIR_BITCAST:
     case TG_KIR_CUSTOM:
     case TG_KIR_CUSTOMI:
+    case TG_KIR_WMMA:
     case TG_KIR_OP_COUNT: break;
   }
   throw Error(TG_ERR_INTERNAL, cat(sdk::op_name(op), " is not an ALU op"));
@@ -370,6 +371,7 @@ class Decoder {
       case TG_KIR_BARRIER: throw unsupported(i, "local memory (has_local is 0)");
       case TG_KIR_CUSTOM:
       case TG_KIR_CUSTOMI: throw unsupported(i, "inline code (an interpreter has no source language)");
+      case TG_KIR_WMMA: throw unsupported(i, "tensor cores (caps.ntensor_cores is 0)");
       case TG_KIR_RANGE: {
         if (!sdk::is_int(in.dtype) || in.vcount != 1) throw invalid(i, "loop variable is not a scalar integer");
         const uint32_t end = operand(i, 0);
@@ -660,6 +662,7 @@ void run_body(const Code& code, uint64_t* slots, const uint64_t* params, unsigne
       case TG_KIR_BARRIER:
       case TG_KIR_CUSTOM:
       case TG_KIR_CUSTOMI:
+      case TG_KIR_WMMA:
       case TG_KIR_OP_COUNT: throw Error(TG_ERR_INTERNAL, "undecodable step");  // decode() refuses these
       case TG_KIR_CAST:
       case TG_KIR_NEG:

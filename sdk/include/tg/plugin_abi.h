@@ -1,4 +1,4 @@
-/* tg plugin ABI v1.1: the plain C contract between the tg core and a device plugin.
+/* tg plugin ABI v1.2: the plain C contract between the tg core and a device plugin.
  *
  * Ownership, once: what a *_create call returns belongs to the caller, who releases it with the matching
  * *_destroy slot; what an accessor returns is borrowed and lives as long as the object it came from; a callee
@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define TG_ABI_VERSION_MAJOR 1u
-#define TG_ABI_VERSION_MINOR 1u
+#define TG_ABI_VERSION_MINOR 2u
 #define TG_ABI_OLDEST_MINOR 0u /* the oldest plugin minor this core still loads */
 #define TG_ABI_ENTRY_POINT "tg_plugin_get_api"
 
@@ -138,7 +138,11 @@ typedef enum tg_kir_op {
   TG_KIR_CUSTOM = 40,      /* a statement; produces no value */
   TG_KIR_CUSTOMI = 41,     /* an expression of dtype x vcount */
   TG_KIR_FMA = 42,         /* src[0]*src[1]+src[2] rounded once (IEEE fusedMultiplyAdd), floats (ABI 1.1) */
-  TG_KIR_OP_COUNT = 43,
+  /* ABI 1.2: D = A * B + C on the tensor core caps.tensor_cores[arg.i], computed together by the work-items that
+   * share it (tg_tensor_core.threads); src[0..2] are this work-item's A, B and C fragments, the result its D
+   * fragment (dtype_acc x the C fragment's lanes). Every work-item of the group must reach it (no divergence). */
+  TG_KIR_WMMA = 43,
+  TG_KIR_OP_COUNT = 44,
 } tg_kir_op;
 
 typedef enum tg_special_kind {
@@ -227,6 +231,28 @@ static inline size_t tg_param_layout(const tg_kir_param* params, uint32_t nparam
 
 /* ---- renderer capabilities ----------------------------------------------------------------------------------- */
 
+/* ABI 1.2: a tensor core, the matrix unit behind TG_KIR_WMMA: D = A * B + C with A m x k, B k x n, C and D m x n,
+ * computed by `threads` work-items together: consecutive local ids along dim 0, starting at a multiple of threads
+ * (a warp). Each work-item holds a fragment of every matrix: a vector whose lanes are some of its elements.
+ * Which ones is a bit map per matrix: write an element's coordinates as the bits of (row | col << log2(rows))
+ * (A: rows m, cols k; B: rows k, cols n; C/D: rows m, cols n); map[i] names where coordinate bit i comes from:
+ * TG_TC_LANE(b) is bit b of the work-item's lane (local id % threads), TG_TC_ELEM(b) bit b of the lane index in
+ * the fragment. A fragment has 2^(number of TG_TC_ELEM entries in its map) lanes; m, n, k and threads are powers
+ * of two. Example, NVIDIA's mma.sync m16n8k16 (lane = 4 * group + t): A row = group + 8 * e1, col = 2t + e0 +
+ * 8 * e2 -> a_map {L2, L3, L4, E1, E0, L0, L1, E2}. */
+#define TG_TC_LANE(b) ((uint8_t)(b))
+#define TG_TC_ELEM(b) ((uint8_t)(32 + (b)))
+typedef struct tg_tensor_core {
+  uint32_t m, n, k;
+  uint32_t dtype_in;  /* A and B */
+  uint32_t dtype_acc; /* C and D */
+  uint32_t threads;
+  uint8_t a_map[16];  /* log2(m) + log2(k) entries used */
+  uint8_t b_map[16];  /* log2(k) + log2(n) */
+  uint8_t c_map[16];  /* log2(m) + log2(n) */
+} tg_tensor_core;
+
+
 typedef struct tg_renderer_caps {
   size_t struct_size;
   uint32_t dtypes;                           /* bit mask of tg_dtype the renderer can load, store and compute */
@@ -243,6 +269,12 @@ typedef struct tg_renderer_caps {
   /* ABI 1.1 */
   const char* language; /* the source language ("c", "opencl-c", "cuda") CUSTOM snippets must be written in;
                            NULL: the renderer takes no inline code */
+  /* ABI 1.2 */
+  const tg_tensor_core* tensor_cores; /* WMMA's units, borrowed from the renderer; NULL when ntensor_cores is 0. A
+                                         renderer claiming one takes VECTORIZE, GEP and register LOAD/STORE of
+                                         its fragments' dtypes and lane counts, whatever vector_widths says */
+  uint32_t ntensor_cores;
+  uint32_t reserved_1_2;
 } tg_renderer_caps;
 
 /* ---- opaque handles ------------------------------------------------------------------------------------------ */

@@ -10,6 +10,10 @@
 #include <random>
 
 #include "schedule/schedule.hpp"
+
+#include <tg/sdk/tensor_cores.hpp>
+
+#include <cstdlib>
 #include "tg/device.hpp"
 #include "tg/tensor.hpp"
 
@@ -154,6 +158,51 @@ TEST(GpuLowering, MatmulIsTiledThroughLocalMemory) {
   EXPECT_EQ(count(lower_all(buffer({8, 32}).matmul(buffer({32, 8})), gpu_caps())[0], TG_KIR_DEFINE_LOCAL), 0);
 }
 
+// A GPU with NVIDIA's m16n8k16 float16 tensor core.
+const tg_tensor_core kHalfCore = sdk::mma_m16n8k16(TG_DTYPE_FLOAT16);
+tg_renderer_caps tensor_core_caps() {
+  tg_renderer_caps caps = gpu_caps();
+  caps.tensor_cores = &kHalfCore, caps.ntensor_cores = 1;
+  return caps;
+}
+
+Tensor half_buffer(Shape shape) { return buffer(std::move(shape)).cast(dtypes::float16).contiguous().realize(); }
+
+TEST(GpuLowering, HalfMatmulRunsOnTensorCores) {
+  auto kirs = lower_all(half_buffer({128, 64}).matmul(half_buffer({64, 128})), tensor_core_caps());
+  ASSERT_EQ(kirs.size(), 1u);
+  const KirProgram& k = kirs[0];
+  // 2 x 2 warps of 32, each 2 x 4 tiles of m16n8 per k-step of 16, two k-steps per 32-wide K tile
+  EXPECT_EQ(count(k, TG_KIR_WMMA), 2 * 4 * 2);
+  EXPECT_EQ(k.dims.local[0], 128u);
+  EXPECT_EQ(k.dims.global[0] * k.dims.global[1], 2u * 2u) << "64 x 64 blocks";
+  EXPECT_EQ(count(k, TG_KIR_DEFINE_LOCAL), 2);
+  for (const tg_kir_inst& in : k.insts) {
+    if (in.op == TG_KIR_DEFINE_LOCAL) {
+      EXPECT_EQ(in.dtype, TG_DTYPE_FLOAT16) << "tiles are staged as float16, not widened";
+    }
+    if (in.op == TG_KIR_WMMA) {
+      EXPECT_EQ(in.vcount, 4);
+    }
+  }
+  // float32 has no tensor core here: the tiled path; and TC=0 turns tensor cores off
+  EXPECT_EQ(count(lower_all(buffer({128, 64}).matmul(buffer({64, 128})), tensor_core_caps())[0], TG_KIR_WMMA), 0);
+  setenv("TC", "0", 1);
+  EXPECT_EQ(count(lower_all(half_buffer({128, 64}).matmul(half_buffer({64, 128})), tensor_core_caps())[0], TG_KIR_WMMA), 0);
+  unsetenv("TC");
+  // a K that is no multiple of the tensor core's 16 stays off them
+  EXPECT_EQ(count(lower_all(half_buffer({128, 72}).matmul(half_buffer({72, 128})), tensor_core_caps())[0], TG_KIR_WMMA), 0);
+}
+
+TEST(GpuLowering, MalformedTensorCoresAreIgnored) {
+  tg_tensor_core bad = kHalfCore;
+  bad.a_map[0] = TG_TC_LANE(7);  // a lane bit past log2(32)
+  tg_renderer_caps caps = gpu_caps();
+  caps.tensor_cores = &bad, caps.ntensor_cores = 1;
+  EXPECT_NE(sdk::tc_problem(bad), "");
+  EXPECT_EQ(count(lower_all(half_buffer({128, 64}).matmul(half_buffer({64, 128})), caps)[0], TG_KIR_WMMA), 0);
+}
+
 // Products on a GPU device against a host loop in double: plain, batched, with a transposed operand and a fused
 // epilogue, in float32 and float16 (which is multiplied exactly and summed in float32).
 void check_matmul_results(const std::string& device, uint32_t seed) {
@@ -174,6 +223,11 @@ void check_matmul_results(const std::string& device, uint32_t seed) {
     for (int64_t q = 0; q < K; ++q) s += double{a[(z * M + i) * K + q]} * b[(z * K + q) * N + j];
     return s;
   };
+  // where the device has a float32 tensor core (QCOM_EMULATE_TENSOR_CORES=1), the product must use it
+  const tg_renderer_caps& caps = rt::Device::get(device).caps();
+  if (caps.ntensor_cores > 0 && caps.tensor_cores[0].dtype_in == TG_DTYPE_FLOAT32) {
+    EXPECT_GT(count(lower_all(ta.matmul(tb), caps)[0], TG_KIR_WMMA), 0);
+  }
   auto got = (ta.matmul(tb) + tbias).relu().to_vector<float>();
   for (int64_t z = 0; z < B; ++z)
     for (int64_t i = 0; i < M; ++i)

@@ -97,6 +97,13 @@ std::vector<Program> programs() {
                          Tensor::arange(0, 32 * 48).cast(d).reshape({32, 48}));
                    }});
   }
+  // tiled through shared memory (float32) and on tensor cores (16-bit floats), with a batch on the grid's z
+  for (DType d : {dt::float32, dt::float16, dt::bfloat16}) {
+    out.push_back({"tiled matmul", [=] {
+                     return Tensor::arange(0, 2 * 128 * 64).cast(d).reshape({2, 128, 64}).matmul(
+                         Tensor::arange(0, 2 * 64 * 128).cast(d).reshape({2, 64, 128}));
+                   }});
+  }
   out.push_back({"softmax", [] { return Tensor::arange(0, 128).cast(dt::float32).reshape({8, 16}).softmax(-1); }});
   out.push_back({"log_softmax", [] { return Tensor::arange(0, 128).cast(dt::float32).reshape({8, 16}).log_softmax(0); }});
   out.push_back({"movement", [] {
@@ -140,7 +147,7 @@ TEST(NvCompile, EveryKernelCompilesForSm80AndSm90) {
     compilers.push_back(compiler);
   }
   int kernels = 0;
-  bool shared_memory = false, grid_3d = false;  // the GPU paths were compiled too
+  bool shared_memory = false, grid_3d = false, tensor_cores = false;  // the GPU paths were compiled too
   for (const Program& program : programs()) {
     SCOPED_TRACE(program.name);
     const Tensor t = program.make();
@@ -156,6 +163,7 @@ TEST(NvCompile, EveryKernelCompilesForSm80AndSm90) {
       const std::string text = source;
       shared_memory |= text.find("__shared__") != std::string::npos && text.find("__syncthreads();") != std::string::npos;
       grid_3d |= text.find("blockIdx.z") != std::string::npos;
+      tensor_cores |= text.find("mma.sync.aligned.m16n8k16") != std::string::npos;
       for (size_t c = 0; c < compilers.size(); ++c) {
         void* blob = nullptr;
         size_t size = 0;
@@ -171,6 +179,7 @@ TEST(NvCompile, EveryKernelCompilesForSm80AndSm90) {
   EXPECT_GT(kernels, 60);
   EXPECT_TRUE(shared_memory) << "no kernel shared a reduction through __shared__ memory";
   EXPECT_TRUE(grid_3d) << "no kernel ran on a three-dim grid";
+  EXPECT_TRUE(tensor_cores) << "no float16/bfloat16 matmul used mma.sync";
   for (tg_compiler compiler : compilers) api->compiler_destroy(compiler);
   api->renderer_destroy(renderer);
 }

@@ -1,4 +1,4 @@
-// Compile-time freezes of the plugin ABI v1 (1.0 and what 1.1 appended): every struct's size and member offsets
+// Compile-time freezes of the plugin ABI v1 (1.0 and what 1.1 and 1.2 appended): every struct's size and member offsets
 // and every enum value of tg/plugin_abi.h, checked wherever this header is included. A failing assert here means
 // the ABI changed shape.
 #pragma once
@@ -68,7 +68,20 @@ TG_ABI_FREEZE(tg_renderer_caps, max_local_threads, 208);
 TG_ABI_FREEZE(tg_renderer_caps, local_mem_bytes, 216);
 TG_ABI_FREEZE(tg_renderer_caps, max_params, 224);
 TG_ABI_FREEZE(tg_renderer_caps, language, 232);
-TG_ABI_FREEZE_SIZE(tg_renderer_caps, 240);
+TG_ABI_FREEZE(tg_renderer_caps, tensor_cores, 240);
+TG_ABI_FREEZE(tg_renderer_caps, ntensor_cores, 248);
+TG_ABI_FREEZE_SIZE(tg_renderer_caps, 256);
+
+TG_ABI_FREEZE(tg_tensor_core, m, 0);
+TG_ABI_FREEZE(tg_tensor_core, n, 4);
+TG_ABI_FREEZE(tg_tensor_core, k, 8);
+TG_ABI_FREEZE(tg_tensor_core, dtype_in, 12);
+TG_ABI_FREEZE(tg_tensor_core, dtype_acc, 16);
+TG_ABI_FREEZE(tg_tensor_core, threads, 20);
+TG_ABI_FREEZE(tg_tensor_core, a_map, 24);
+TG_ABI_FREEZE(tg_tensor_core, b_map, 40);
+TG_ABI_FREEZE(tg_tensor_core, c_map, 56);
+TG_ABI_FREEZE_SIZE(tg_tensor_core, 72);
 
 TG_ABI_FREEZE(tg_buffer_desc, addr, 0);
 TG_ABI_FREEZE(tg_buffer_desc, size, 8);
@@ -143,6 +156,6 @@ static_assert(TG_KIR_PARAM == 0 && TG_KIR_CONST == 1 && TG_KIR_SPECIAL == 2 && T
               TG_KIR_MAX == 29 && TG_KIR_CMPLT == 30 && TG_KIR_CMPNE == 31 && TG_KIR_CMPEQ == 32 &&
               TG_KIR_AND == 33 && TG_KIR_OR == 34 && TG_KIR_XOR == 35 && TG_KIR_SHL == 36 && TG_KIR_SHR == 37 &&
               TG_KIR_WHERE == 38 && TG_KIR_MULACC == 39 && TG_KIR_CUSTOM == 40 && TG_KIR_CUSTOMI == 41 &&
-              TG_KIR_FMA == 42 && TG_KIR_OP_COUNT == 43);
+              TG_KIR_FMA == 42 && TG_KIR_WMMA == 43 && TG_KIR_OP_COUNT == 44);
 static_assert(TG_SPECIAL_GLOBAL == 0 && TG_SPECIAL_GROUP == 1 && TG_SPECIAL_LOCAL == 2);
 static_assert(TG_PARAM_BUFFER == 0 && TG_PARAM_VAR == 1);

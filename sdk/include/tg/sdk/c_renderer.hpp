@@ -158,6 +158,7 @@ class CRenderer {
       case TG_KIR_BITCAST:
       case TG_KIR_CUSTOM:
       case TG_KIR_CUSTOMI:
+      case TG_KIR_WMMA:
       case TG_KIR_OP_COUNT: break;
     }
     throw Error(TG_ERR_INTERNAL, cat(op_name(op), " is not an ALU op"));
@@ -178,6 +179,10 @@ class CRenderer {
     return out + "})";
   }
   virtual std::string gep(const std::string& x, uint32_t lane) { return cat(x, "[", lane, "]"); }
+  // D = A * B + C on tensor core arg.i (ABI 1.2): the renderers whose caps list tensor cores override this.
+  virtual std::string wmma(uint32_t i, const std::vector<std::string>& /*abc*/) {
+    throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel_->name, ": inst ", i, ": WMMA on a renderer without tensor cores"));
+  }
   virtual std::string zero(uint32_t dtype, uint32_t vcount) {
     const std::string scalar = constant(dtype, tg_kir_arg{.i = 0});
     return vcount == 1 ? scalar : vectorize(dtype, vcount, std::vector<std::string>(vcount, scalar));
@@ -542,6 +547,7 @@ class CRenderer {
         return;
       }
       case TG_KIR_CUSTOMI: return define(i, "(" + custom_code(i) + ")");
+      case TG_KIR_WMMA: return define(i, wmma(i, {operand(i, 0), operand(i, 1), operand(i, 2)}));
       case TG_KIR_OP_COUNT: break;
     }
     throw invalid(i, "unknown op");
