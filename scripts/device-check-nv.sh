@@ -58,6 +58,8 @@ cat >"$bench_dir/bench_nv.cpp" <<'EOF'
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -69,8 +71,8 @@ cat >"$bench_dir/bench_nv.cpp" <<'EOF'
 #define CHECK_BLAS(x) do { cublasStatus_t s_ = (x); if (s_ != CUBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "%s: %d\n", #x, (int)s_); std::exit(1); } } while (0)
 
 constexpr int kN = 4096, kReps = 10;
-// tg's kernels spread only the outermost output loop over the grid until codegen maps more dims (issue 6), so its
-// 4096^3 GEMM runs for seconds: time fewer repetitions of it to stay inside the script's 8 minutes.
+// tg's float32 GEMM is tiled through shared memory and its 16-bit GEMMs run on tensor cores (mma.sync), but neither
+// is tuned yet: time fewer repetitions of them to stay inside the script's 8 minutes.
 constexpr int kTgReps = 3;
 
 // Best of kReps: the device time of the kernels one realize runs (profiling waits for each launch).
@@ -121,9 +123,24 @@ int main() {
   cublasHandle_t blas;
   CHECK_BLAS(cublasCreate(&blas));
   const double flops = 2.0 * kN * kN * kN;
-  // fp32 and fp16 GEMM: tg
-  for (tg::DType d : {tg::dtypes::float32, tg::dtypes::float16}) {
+  // fp32 and fp16 GEMM: tg (fp16 on tensor cores, then with TC=0 tiled through shared memory like fp32)
+  for (int variant = 0; variant < 3; ++variant) {
+    const tg::DType d = variant == 0 ? tg::dtypes::float32 : tg::dtypes::float16;
+    setenv("TC", variant == 2 ? "0" : "1", 1);
     tg::Tensor a = tg::Tensor::rand({kN, kN}, 1, d, "NV").realize(), b = tg::Tensor::rand({kN, kN}, 2, d, "NV").realize();
+    // the product against a host loop on a few entries, so a fast wrong kernel cannot pass as a result
+    const std::vector<float> ha = a.cast(tg::dtypes::float32).to_vector<float>(), hb = b.cast(tg::dtypes::float32).to_vector<float>();
+    const std::vector<float> hc = a.matmul(b).cast(tg::dtypes::float32).to_vector<float>();
+    for (int probe = 0; probe < 16; ++probe) {
+      const int i = probe * 257 % kN, j = probe * 1031 % kN;
+      double want = 0;
+      for (int q = 0; q < kN; ++q) want += double{ha[size_t{1} * i * kN + q]} * hb[size_t{1} * q * kN + j];
+      const double got = hc[size_t{1} * i * kN + j];
+      if (std::abs(got - want) > 1e-2 * (1 + std::abs(want))) {
+        std::fprintf(stderr, "wrong GEMM result (%s): C[%d][%d] = %f, host loop %f\n", variant ? "float16" : "float32", i, j, got, want);
+        return 1;
+      }
+    }
     const double tg_ms = tg_best_ms([&] { return a.matmul(b); });
     // cuBLAS on its own buffers of the same shape
     const size_t bytes = size_t{kN} * kN * (d == tg::dtypes::float32 ? 4 : 2);
@@ -145,9 +162,10 @@ int main() {
         CHECK_BLAS(cublasHgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, kN, kN, kN, &one, (__half*)db, kN, (__half*)da, kN, &zero, (__half*)dc, kN));
       });
     }
-    report("gemm_4096", d == tg::dtypes::float32 ? "float32" : "float16", tg_ms, peer_ms, flops, "gflops");
+    report("gemm_4096", variant == 0 ? "float32" : variant == 1 ? "float16" : "float16_TC=0", tg_ms, peer_ms, flops, "gflops");
     cudaFree(da), cudaFree(db), cudaFree(dc);
   }
+  unsetenv("TC");
   // copy bandwidth: 256 MiB read + 256 MiB written
   const int64_t n = int64_t{64} << 20;
   tg::Tensor x = tg::Tensor::rand({n}, 3, tg::dtypes::float32, "NV").realize();
