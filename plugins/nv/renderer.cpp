@@ -28,8 +28,9 @@ const tg_tensor_core kTensorCores[] = {sdk::mma_m16n8k16(TG_DTYPE_FLOAT16), sdk:
 // The SM number of an arch like sm_90 or sm_90a (0 when it is not one).
 int sm_number(const std::string& arch) { return arch.rfind("sm_", 0) == 0 ? std::atoi(arch.c_str() + 3) : 0; }
 
-// Scalar ALU code: vector types are not in CUDA's headers for every dtype and width, and NVRTC vectorizes
-// nothing; vectors (tg_vec) carry tensor-core fragments only.
+// Vectors of 2 and 4 lanes up to 16 bytes (tg_vec, aligned to its size): loads and stores at indices known to be
+// multiples of the lanes are single 8- or 16-byte accesses (buffers are 256-byte aligned), the others go lane by
+// lane, and so does vector arithmetic (NVRTC has none to offer; the point is the wide memory access).
 tg_renderer_caps nv_caps(const std::string& arch) {
   tg_renderer_caps caps{};
   caps.struct_size = sizeof(caps);
@@ -37,7 +38,9 @@ tg_renderer_caps nv_caps(const std::string& arch) {
   caps.dtypes = (1u << TG_DTYPE_COUNT) - 1;
   for (uint32_t d = 0; d < TG_DTYPE_COUNT; ++d) {
     caps.ops[d] = ops_of(d);
-    caps.vector_widths[d] = 1u << 1;
+    const uint32_t size = tg_dtype_size(d);
+    caps.vector_widths[d] = (1u << 1) | (d != TG_DTYPE_BOOL && size * 2 <= 16 ? 1u << 2 : 0u) |
+                            (d != TG_DTYPE_BOOL && size * 4 <= 16 ? 1u << 4 : 0u);
   }
   // the limits every CUDA device since sm_30 has: grid 2^31-1 x 65535 x 65535 blocks, blocks of 1024 threads
   // (1024 x 1024 x 64), 48 KiB of static shared memory
@@ -117,9 +120,9 @@ class CudaRenderer final : public sdk::CRenderer {
     return names[dtype];
   }
 
-  // Fragments of tensor-core operands: a plain array in a struct (NVRTC needs no header for it).
+  // Vectors (and tensor-core fragments): a plain array in a struct aligned to its size (no header needed).
   std::string vector_type(uint32_t dtype, uint32_t vcount) override {
-    use_helper("vec", "template <class T, int N> struct tg_vec { T v[N]; };\n");
+    use_helper("vec", "template <class T, int N> struct alignas(sizeof(T) * N) tg_vec { T v[N]; };\n");
     return cat("tg_vec<", scalar_type(dtype), ",", vcount, ">");
   }
   std::string vectorize(uint32_t dtype, uint32_t vcount, const std::vector<std::string>& lanes) override {
@@ -128,6 +131,21 @@ class CudaRenderer final : public sdk::CRenderer {
     return out + "}}";
   }
   std::string gep(const std::string& x, uint32_t lane) override { return cat(x, ".v[", lane, "]"); }
+
+  // A vector access is one wide load or store where its index is a multiple of its lanes, else one per lane.
+  static bool aligned(const Access& a) { return a.vcount == a.ptr_vcount || a.index_multiple % a.vcount == 0; }
+  std::string load_expr(const Access& a) override {
+    if (aligned(a)) return CRenderer::load_expr(a);
+    std::vector<std::string> lanes;
+    for (uint32_t l = 0; l < a.vcount; ++l) lanes.push_back(cat(a.ptr, "[(", a.index, ")+", l, "]"));
+    return vectorize(a.dtype, a.vcount, lanes);
+  }
+  std::string store_statement(const Access& a, const std::string& value) override {
+    if (aligned(a)) return CRenderer::store_statement(a, value);
+    std::string out = "{";
+    for (uint32_t l = 0; l < a.vcount; ++l) out += cat(" ", a.ptr, "[(", a.index, ")+", l, "] = ", gep(value, l), ";");
+    return out + " }";
+  }
 
   // mma.sync m16n8k16: A's 8 and B's 4 16-bit lanes go in pairs into 32-bit registers (lower lane in the low
   // half), C and D are 4 floats (PTX ISA, "Matrix Fragments for mma.m16n8k16").
@@ -264,14 +282,26 @@ class CudaRenderer final : public sdk::CRenderer {
   std::string alu(uint32_t i, const std::vector<std::string>& srcs) override {
     const tg_kir_inst& in = inst(i);
     const uint32_t src_dtype = alu_src_dtype(i);
-    if (in.vcount != 1 || !(ops_of(src_dtype) & op_bit(in.op)))
+    if (!(ops_of(src_dtype) & op_bit(in.op)))
       throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": the NV renderer has no ", sdk::op_name(in.op),
-                                          " on ", sdk::dtype_name(src_dtype), " x ", +in.vcount, " (inst ", i, ")"));
-    return sdk::fill(op_template(in.op, in.dtype, src_dtype), srcs);
+                                          " on ", sdk::dtype_name(src_dtype), " (inst ", i, ")"));
+    const std::string op = op_template(in.op, in.dtype, src_dtype);
+    if (in.vcount == 1) return sdk::fill(op, srcs);
+    std::vector<std::string> lanes;  // lane by lane; a scalar operand (WHERE's condition) is shared
+    for (uint32_t l = 0; l < in.vcount; ++l) {
+      std::vector<std::string> lane_srcs;
+      for (uint32_t j = 0; j < srcs.size(); ++j) lane_srcs.push_back(operand_inst(i, j).vcount == 1 ? srcs[j] : gep(srcs[j], l));
+      lanes.push_back(sdk::fill(op, lane_srcs));
+    }
+    return vectorize(in.dtype, in.vcount, lanes);
   }
 
   std::string cast(uint32_t to, uint32_t vcount, uint32_t from, const std::string& x) override {
-    if (vcount != 1) throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": the NV renderer has no vectors"));
+    if (vcount != 1) {
+      std::vector<std::string> lanes;
+      for (uint32_t l = 0; l < vcount; ++l) lanes.push_back(cast(to, 1, from, gep(x, l)));
+      return vectorize(to, vcount, lanes);
+    }
     if (from == to) return x;
     const auto is_small = [](uint32_t d) { return d == TG_DTYPE_FLOAT16 || d == TG_DTYPE_BFLOAT16; };
     std::string wide = x;

@@ -64,10 +64,12 @@ class CRenderer {
   }
 
  protected:
-  // One LOAD or STORE: `ptr` holds `ptr_vcount`-lane elements; the access reads `vcount` lanes at `index`.
+  // One LOAD or STORE: `ptr` holds `ptr_vcount`-lane elements; the access reads `vcount` lanes at `index`, which
+  // is known to be a multiple of `index_multiple` (a power of two; see known_multiple()).
   struct Access {
     std::string ptr, index;
     uint32_t dtype, vcount, ptr_vcount, addrspace;
+    uint64_t index_multiple;
   };
 
   // ---- hooks: types ------------------------------------------------------------------------------------------
@@ -294,6 +296,37 @@ class CRenderer {
     blocks_.push_back({i, static_cast<uint32_t>(scope_closed_.size()), implicit});
     scope_closed_.push_back(false);
   }
+  // The largest power of two (at most 2^16) the value of integer instruction i is known to be a multiple of, from
+  // its constants, products, sums, shifts and widening casts (1 when nothing is known): an index that is a
+  // multiple of a vector's lanes, into a buffer the allocator aligned, allows an aligned vector access. The
+  // property survives integer wrap-around (2^16 divides every integer type's modulus from 32 bits on).
+  uint64_t known_multiple(uint32_t i) {
+    constexpr uint64_t kMax = uint64_t{1} << 16;
+    if (multiple_[i] != 0) return multiple_[i];
+    const tg_kir_inst& in = inst(i);
+    const auto low_bit = [&](uint64_t v) { return v == 0 ? kMax : std::min(kMax, v & (~v + 1)); };
+    uint64_t m = 1;
+    if (is_int(in.dtype) && tg_dtype_size(in.dtype) >= 4) {
+      switch (in.op) {
+        case TG_KIR_CONST: m = low_bit(static_cast<uint64_t>(in.arg.i)); break;
+        case TG_KIR_MUL: m = std::min(kMax, known_multiple(src(i, 0)) * known_multiple(src(i, 1))); break;
+        case TG_KIR_ADD:
+        case TG_KIR_SUB: m = std::min(known_multiple(src(i, 0)), known_multiple(src(i, 1))); break;
+        case TG_KIR_SHL: {
+          const tg_kir_inst& by = operand_inst(i, 1);
+          if (by.op == TG_KIR_CONST && by.arg.i >= 0 && by.arg.i <= 16)
+            m = std::min(kMax, known_multiple(src(i, 0)) << by.arg.i);
+          break;
+        }
+        case TG_KIR_CAST:
+          if (is_int(operand_inst(i, 0).dtype) && tg_dtype_size(operand_inst(i, 0).dtype) >= 4) m = known_multiple(src(i, 0));
+          break;
+        default: break;
+      }
+    }
+    return multiple_[i] = m;
+  }
+
   Error invalid(uint32_t i, const std::string& what) const {
     return Error(TG_ERR_INVALID_ARGUMENT,
                  cat("kernel ", kernel_->name, ": inst ", i, " (", op_name(inst(i).op), "): ", what));
@@ -358,6 +391,7 @@ class CRenderer {
     kernel_ = &k;
     names_.assign(k.ninsts, "");
     scope_of_.assign(k.ninsts, 0);
+    multiple_.assign(k.ninsts, 0);
     scope_closed_.assign(1, false);  // scope 0: the function body
     blocks_.clear();
     body_.clear();
@@ -464,7 +498,8 @@ class CRenderer {
         const bool is_store = in.op == TG_KIR_STORE;
         const tg_kir_inst& ptr = operand_inst(i, 0);
         const tg_kir_inst& elem = is_store ? operand_inst(i, 2) : in;
-        const Access a{operand(i, 0, true), operand(i, 1), ptr.dtype, elem.vcount, ptr.vcount, ptr.addrspace};
+        const Access a{operand(i, 0, true), operand(i, 1), ptr.dtype, elem.vcount, ptr.vcount, ptr.addrspace,
+                       known_multiple(src(i, 1))};
         if (elem.dtype != ptr.dtype)
           throw invalid(i, cat("accesses ", dtype_name(ptr.dtype), " memory as ", dtype_name(elem.dtype)));
         if (a.vcount != a.ptr_vcount && a.ptr_vcount != 1)
@@ -556,6 +591,7 @@ class CRenderer {
   const tg_kir_kernel* kernel_ = nullptr;
   std::vector<std::string> names_, param_names_;
   std::vector<uint32_t> scope_of_;  // per instruction: the scope its value lives in
+  std::vector<uint64_t> multiple_;  // per instruction: known_multiple(), 0 until computed
   std::vector<bool> scope_closed_;  // per scope: whether its block has ended
   std::vector<Block> blocks_;       // open blocks, innermost last
   std::string body_;
