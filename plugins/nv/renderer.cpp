@@ -225,7 +225,7 @@ class CudaRenderer final : public sdk::CRenderer {
   }
   std::string barrier() override { return "__syncthreads();"; }
   std::string local_decl(const std::string& type, const std::string& name, int64_t count) override {
-    return cat("__shared__ ", type, " ", name, "[", count, "];");
+    return cat("__shared__ alignas(16) ", type, " ", name, "[", count, "];");  // 16: room for aligned vector access
   }
 
   bool is_reserved_name(const std::string& name) override {

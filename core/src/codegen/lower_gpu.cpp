@@ -119,13 +119,21 @@ UOpPtr at(const UOpPtr& value, std::initializer_list<std::pair<const UOpPtr*, UO
 }
 
 // Copies a rows x cols tile, element (r, c) = value(r, c), into local memory at slot(r, c): `threads` work-items
-// (thread id tid) each take every threads-th element, consecutive ids along c so the global reads coalesce.
+// (thread id tid) each take w consecutive elements of a row per pass, consecutive ids along c so the global reads
+// coalesce; the w lanes are one vector load where the source is contiguous (and one vector store where the slots
+// are). w is the widest of 4, 2, 1 the renderer takes that tiles the copy exactly.
 void stage_tile(Emitter& e, const UOpPtr& local, int64_t rows, int64_t cols, const UOpPtr& tid, int64_t threads,
                 const std::function<UOpPtr(const UOpPtr&, const UOpPtr&)>& value,
                 const std::function<UOpPtr(const UOpPtr&, const UOpPtr&)>& slot) {
-  for (int64_t first = 0; first < rows * cols; first += threads) {
-    const UOpPtr lin = tid + first, r = simplify(lin / cols), c = simplify(lin % cols);
-    e.emit(UOp::make(Op::STORE, local->dtype, {local, simplify(slot(r, c)), value(r, c)}));
+  int64_t w = 4;
+  while (w > 1 && (cols % w || (rows * cols) % (threads * w) || !e.vector_ok(local->dtype, static_cast<int>(w)))) w /= 2;
+  for (int64_t first = 0; first < rows * cols; first += threads * w) {
+    const UOpPtr lin = tid * w + first, r = simplify(lin / cols), c = simplify(lin % cols);
+    std::vector<UOpPtr> lanes;
+    for (int64_t l = 0; l < w; ++l)
+      lanes.push_back(UOp::make(Op::STORE, local->dtype, {local, simplify(slot(r, c + l)), value(r, simplify(c + l))}));
+    if (w == 1) e.emit(lanes[0]);
+    else e.store_lanes(lanes);
   }
 }
 

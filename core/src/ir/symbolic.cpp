@@ -227,6 +227,21 @@ UOpPtr fold_cmp_const(const Match& m, const UOpPtr& u) {
 }
 
 // Moves a constant operand of a commutative op to the right: c + x -> x + c.
+// A widening integer cast moves inside a sum, difference or product that cannot wrap in its own dtype (its
+// bounds are not the whole dtype: compute_bounds gives that only when the exact result fits), so CAST(a + 1) -
+// CAST(a) folds to 1: what telling consecutive indices apart in the wide dtype needs.
+UOpPtr push_widening_cast(const Match&, const UOpPtr& u) {
+  const UOpPtr& x = u->src[0];
+  if (!is_int(*u) || !is_int(*x) || x->dtype.is_bool() || u->dtype.is_bool() || u->dtype.itemsize() <= x->dtype.itemsize() ||
+      (x->op != Op::ADD && x->op != Op::SUB && x->op != Op::MUL) || (!x->dtype.is_unsigned() && u->dtype.is_unsigned()))
+    return nullptr;
+  const int bits = 8 * x->dtype.itemsize();
+  const int64_t lo = x->dtype.is_unsigned() ? 0 : -(int64_t{1} << (bits - 1));
+  const int64_t hi = x->dtype.is_unsigned() ? (int64_t{1} << bits) - 1 : (int64_t{1} << (bits - 1)) - 1;
+  if (x->vmin() == lo && x->vmax() == hi) return nullptr;  // it may have wrapped
+  return alu(x->op, cast(x->src[0], u->dtype), cast(x->src[1], u->dtype));
+}
+
 UOpPtr const_right(const Match&, const UOpPtr& u) {
   if (u->src[0]->op != Op::CONST || u->src[1]->op == Op::CONST) return nullptr;
   return u->replace_src({u->src[1], u->src[0]});
@@ -245,6 +260,7 @@ const PatternMatcher& pm_symbolic() {
             Op::WHERE, Op::RANGE}),
        fold_bounds},                                                                    // vmin == vmax -> const
       {ops({Op::ADD, Op::MUL, Op::AND, Op::OR, Op::MAX, Op::CMPNE, Op::CMPEQ}), const_right},  // c + x -> x + c
+      {op(Op::CAST, {ops({Op::ADD, Op::SUB, Op::MUL})}), push_widening_cast},                   // (T)(a+b) -> (T)a+(T)b
       {(any("x") + cint(0)).where(intp), [](const Match& m, const UOpPtr&) { return m["x"]; }},   // x + 0 -> x
       {(any("x") * cint(1)).where(intp), [](const Match& m, const UOpPtr&) { return m["x"]; }},   // x * 1 -> x
       {(any("x") * cint(0)).where(intp), [](const Match&, const UOpPtr& u) { return const_int(u->dtype, 0); }},  // x*0 -> 0

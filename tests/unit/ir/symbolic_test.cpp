@@ -112,6 +112,20 @@ TEST(Symbolic, ConstantFoldingWrapsLikeTheDevice) {
   EXPECT_EQ(s->arg_int(), -128);
 }
 
+// A widening cast moves inside a sum that cannot wrap, so consecutive wide indices differ by a constant; a sum
+// that may wrap in int32 keeps its cast outside (pushing it in would change the value).
+TEST(Symbolic, WideningCastMovesIntoSumsThatCannotWrap) {
+  UOpPtr i = UOp::make(Op::DEFINE_VAR, dtypes::int32, {}, VarInfo{"i", 0, 1000});
+  UOpPtr wide = cast(i * 4 + 3, dtypes::int64);
+  UOpPtr diff = simplify(alu(Op::SUB, wide, cast(i * 4, dtypes::int64)));
+  ASSERT_EQ(diff->op, Op::CONST) << diff->str(8);
+  EXPECT_EQ(diff->arg_int(), 3);
+  UOpPtr big = UOp::make(Op::DEFINE_VAR, dtypes::int32, {}, VarInfo{"big", 0, int64_t{1} << 30});
+  UOpPtr may_wrap = simplify(cast(big * 4 + 3, dtypes::int64));
+  EXPECT_EQ(may_wrap->op, Op::CAST) << "big * 4 may wrap in int32: " << may_wrap->str(8);
+  EXPECT_EQ(eval_int(may_wrap, {{"big", int64_t{1} << 30}}), eval_int(cast(big * 4 + 3, dtypes::int64), {{"big", int64_t{1} << 30}}));
+}
+
 TEST(UOp, HashConsingMakesEqualNodesIdentical) {
   UOpPtr x = UOp::make(Op::DEFINE_VAR, dtypes::int32, {}, VarInfo{"x", 0, 10});
   EXPECT_EQ(alu(Op::ADD, x, const_int(dtypes::int32, 1)).get(), alu(Op::ADD, x, const_int(dtypes::int32, 1)).get());

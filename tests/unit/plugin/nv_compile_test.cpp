@@ -104,6 +104,9 @@ std::vector<Program> programs() {
                          Tensor::arange(0, 2 * 64 * 128).cast(d).reshape({2, 64, 128}));
                    }});
   }
+  // float4 accesses: aligned where the index is a multiple of 4, lane by lane where a view shifts it by one
+  out.push_back({"aligned vectors", [] { return Tensor::arange(0, 4096).cast(dt::float32).contiguous() * 2.0; }});
+  out.push_back({"shifted vectors", [] { return Tensor::arange(0, 4100).cast(dt::float32).contiguous().shrink(0, 1, 4096) * 2.0; }});
   out.push_back({"softmax", [] { return Tensor::arange(0, 128).cast(dt::float32).reshape({8, 16}).softmax(-1); }});
   out.push_back({"log_softmax", [] { return Tensor::arange(0, 128).cast(dt::float32).reshape({8, 16}).log_softmax(0); }});
   out.push_back({"movement", [] {
@@ -148,6 +151,7 @@ TEST(NvCompile, EveryKernelCompilesForSm80AndSm90) {
   }
   int kernels = 0;
   bool shared_memory = false, grid_3d = false, tensor_cores = false;  // the GPU paths were compiled too
+  bool wide_access = false, lane_access = false;
   for (const Program& program : programs()) {
     SCOPED_TRACE(program.name);
     const Tensor t = program.make();
@@ -164,6 +168,11 @@ TEST(NvCompile, EveryKernelCompilesForSm80AndSm90) {
       shared_memory |= text.find("__shared__") != std::string::npos && text.find("__syncthreads();") != std::string::npos;
       grid_3d |= text.find("blockIdx.z") != std::string::npos;
       tensor_cores |= text.find("mma.sync.aligned.m16n8k16") != std::string::npos;
+      wide_access |= text.find("(*((tg_vec<float,4>*)(data1+") != std::string::npos;
+      if (std::string(program.name) == "shifted vectors") {
+        EXPECT_EQ(text.find("(*((tg_vec<float,4>*)(data1+"), std::string::npos) << "a load at 4i+1 must not be one 16-byte access\n" << text;
+        lane_access |= text.find("{{data1[(") != std::string::npos;
+      }
       for (size_t c = 0; c < compilers.size(); ++c) {
         void* blob = nullptr;
         size_t size = 0;
@@ -180,6 +189,8 @@ TEST(NvCompile, EveryKernelCompilesForSm80AndSm90) {
   EXPECT_TRUE(shared_memory) << "no kernel shared a reduction through __shared__ memory";
   EXPECT_TRUE(grid_3d) << "no kernel ran on a three-dim grid";
   EXPECT_TRUE(tensor_cores) << "no float16/bfloat16 matmul used mma.sync";
+  EXPECT_TRUE(wide_access) << "no kernel loaded a float4 in one access";
+  EXPECT_TRUE(lane_access) << "the shifted view's float4 was not loaded lane by lane";
   for (tg_compiler compiler : compilers) api->compiler_destroy(compiler);
   api->renderer_destroy(renderer);
 }
