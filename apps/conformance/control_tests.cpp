@@ -6,6 +6,9 @@
 #include <tg/sdk/tensor_cores.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
 
 #include "reference.hpp"
 
@@ -152,84 +155,106 @@ void local_memory_and_barrier() {
                     local, ",1,1]) reversing their slice through local memory and a BARRIER: ", diff));
 }
 
-// Every tensor core in the caps: its description is well formed, and one WMMA by one warp computes A * B + C with
-// the fragments laid out as its bit maps say. The host works out which element each work-item's lane holds and
-// passes those indices as buffers, so the kernel needs no index arithmetic of its own. Inputs are multiples of
-// 1/4 below 4 in magnitude: exact in every 16-bit float, with products and sums exact in float32, so the result
-// must match the host loop bit for bit whatever order the unit sums in.
+// Every tensor core in the caps: its description is well formed, and two chained WMMAs (D = A * B + C, then
+// A * B + D) compute C + 2AB for each warp of 2 groups x 2 warps, every warp on matrices of its own, with the
+// fragments laid out as the bit maps say. The host works out which element each work-item's lane holds and passes
+// those indices as buffers, so the kernel needs no index arithmetic beyond its flat id. 16-bit inputs are
+// multiples of 1/4 (products and sums exact in float32: the result must match bit for bit); float32 inputs carry
+// low mantissa bits too, so a unit that rounds them to fewer bits misses the tolerance.
 void tensor_cores() {
   const Session& s = session();
   if (!TG_ABI_HAS(&s.caps, tg_renderer_caps, ntensor_cores) || s.caps.ntensor_cores == 0)
     throw Skip("caps.ntensor_cores is 0: the renderer lists no tensor cores");
   expect(s.caps.tensor_cores != nullptr, cat("caps.ntensor_cores is ", s.caps.ntensor_cores, " but tensor_cores is NULL"));
+  require_int32_ops({kAdd, kMul});
   for (uint32_t t = 0; t < s.caps.ntensor_cores; ++t) {
-    const tg_tensor_core tc = s.caps.tensor_cores[t];
+    const std::optional<tg_tensor_core> unit = sdk::tensor_core_at(s.caps, t);
+    expect(unit.has_value(), cat("tensor core ", t, ": struct_size ", s.caps.tensor_cores[0].struct_size,
+                                 " is smaller than ABI 1.2's ", sizeof(tg_tensor_core)));
+    const tg_tensor_core tc = *unit;
     const std::string problem = sdk::tc_problem(tc), which = cat("tensor core ", t, " (m", tc.m, "n", tc.n, "k", tc.k, " ",
                                                                    sdk::dtype_name(tc.dtype_in), " -> ", sdk::dtype_name(tc.dtype_acc), ")");
     expect(problem.empty(), which + ": " + problem);
+    const uint32_t warps = tc.threads * 2 <= std::min(s.caps.max_local[0], s.caps.max_local_threads) ? 2 : 1, groups = 2;
     expect(tc.threads <= s.caps.max_local[0] && tc.threads <= s.caps.max_local_threads,
            cat(which, ": ", tc.threads, " work-items share it, more than a work-group may have"));
-    require_int32_ops({kAdd, kMul});
+    const uint32_t items = groups * warps * tc.threads, problems = groups * warps;
     const int mb = sdk::tc_log2(tc.m), nb = sdk::tc_log2(tc.n), kb = sdk::tc_log2(tc.k);
     struct Operand {
       const uint8_t* map;
       int row_bits, col_bits;
-      uint32_t dtype, cols;
-    } ops[3] = {{tc.a_map, mb, kb, tc.dtype_in, tc.k}, {tc.b_map, kb, nb, tc.dtype_in, tc.n}, {tc.c_map, mb, nb, tc.dtype_acc, tc.n}};
+      uint32_t dtype, cols, size;
+    } ops[3] = {{tc.a_map, mb, kb, tc.dtype_in, tc.k, tc.m * tc.k},
+                {tc.b_map, kb, nb, tc.dtype_in, tc.n, tc.k * tc.n},
+                {tc.c_map, mb, nb, tc.dtype_acc, tc.n, tc.m * tc.n}};
     Kir k;
     const int out = k.buffer(tc.dtype_acc, true);
     int data[3], index[3];
     for (int o = 0; o < 3; ++o) data[o] = k.buffer(ops[o].dtype), index[o] = k.buffer(kI32);
-    const int lane = k.special(TG_SPECIAL_LOCAL, tc.threads);
-    std::vector<std::vector<int32_t>> where(3);  // per operand: lane * lanes + e -> the element's flat index
+    const int group = k.special(TG_SPECIAL_GROUP, groups), lid = k.special(TG_SPECIAL_LOCAL, warps * tc.threads);
+    const int id = k.alu(kAdd, kI32, {k.alu(kMul, kI32, {group, k.i32(warps * tc.threads)}), lid});
+    std::vector<std::vector<int32_t>> where(3);  // per operand: work-item id * lanes + e -> the element it holds
     int frag[3];
+    uint32_t lanes[3];
     for (int o = 0; o < 3; ++o) {
-      const uint32_t lanes = sdk::tc_lanes(ops[o].map, ops[o].row_bits + ops[o].col_bits);
-      for (uint32_t l = 0; l < tc.threads; ++l)
-        for (uint32_t e = 0; e < lanes; ++e) {
-          const auto [r, c] = sdk::tc_coord(ops[o].map, ops[o].row_bits, ops[o].col_bits, l, e);
-          where[o].push_back(static_cast<int32_t>(r * ops[o].cols + c));
+      lanes[o] = sdk::tc_lanes(ops[o].map, ops[o].row_bits + ops[o].col_bits);
+      for (uint32_t item = 0; item < items; ++item)
+        for (uint32_t e = 0; e < lanes[o]; ++e) {
+          const auto [r, c] = sdk::tc_coord(ops[o].map, ops[o].row_bits, ops[o].col_bits, item % tc.threads, e);
+          where[o].push_back(static_cast<int32_t>(item / tc.threads * ops[o].size + r * ops[o].cols + c));
         }
       std::vector<int> elems;
-      for (uint32_t e = 0; e < lanes; ++e) {
-        const int at = k.alu(kAdd, kI32, {k.alu(kMul, kI32, {lane, k.i32(lanes)}), k.i32(e)});
+      for (uint32_t e = 0; e < lanes[o]; ++e) {
+        const int at = k.alu(kAdd, kI32, {k.alu(kMul, kI32, {id, k.i32(lanes[o])}), k.i32(e)});
         elems.push_back(k.load(ops[o].dtype, data[o], k.load(kI32, index[o], at)));
       }
-      frag[o] = k.op(TG_KIR_VECTORIZE, ops[o].dtype, elems, lanes);
+      frag[o] = k.op(TG_KIR_VECTORIZE, ops[o].dtype, elems, lanes[o]);
     }
-    const uint32_t nc = sdk::tc_lanes(tc.c_map, mb + nb);
-    const int d = k.op(TG_KIR_WMMA, tc.dtype_acc, {frag[0], frag[1], frag[2]}, nc, t);
-    for (uint32_t e = 0; e < nc; ++e) {
-      const int at = k.alu(kAdd, kI32, {k.alu(kMul, kI32, {lane, k.i32(nc)}), k.i32(e)});
-      k.store(out, k.load(kI32, index[2], at), k.op(TG_KIR_GEP, tc.dtype_acc, {d}, 1, e));
+    const int d1 = k.op(TG_KIR_WMMA, tc.dtype_acc, {frag[0], frag[1], frag[2]}, lanes[2], t);
+    const int d2 = k.op(TG_KIR_WMMA, tc.dtype_acc, {frag[0], frag[1], d1}, lanes[2], t);
+    for (uint32_t e = 0; e < lanes[2]; ++e) {
+      const int at = k.alu(kAdd, kI32, {k.alu(kMul, kI32, {id, k.i32(lanes[2])}), k.i32(e)});
+      k.store(out, k.load(kI32, index[2], at), k.op(TG_KIR_GEP, tc.dtype_acc, {d2}, 1, e));
     }
     Kernel kernel(k, cat("conf_wmma_", t));
-    auto values = [](uint32_t dtype, uint32_t n, uint32_t salt, std::vector<double>& v) {
+    const bool fine = tc.dtype_in == TG_DTYPE_FLOAT32;
+    auto values = [&](uint32_t dtype, uint32_t n, uint32_t salt, std::vector<double>& v) {
       std::vector<unsigned char> bytes(n * tg_dtype_size(dtype));
       for (uint32_t i = 0; i < n; ++i) {
-        v.push_back(static_cast<int>((i * 7 + salt) % 29) / 4.0 - 3.5);
-        const uint64_t bits = from_double(dtype, v.back());
+        double x = static_cast<int>((i * 7 + salt) % 29) / 4.0 - 3.5;
+        if (fine) x += static_cast<int>((i * 13 + salt) % 61 - 30) / 8192.0;  // needs 16+ mantissa bits
+        const uint64_t bits = from_double(dtype, x);
+        v.push_back(to_double(dtype, bits));
         std::memcpy(bytes.data() + i * tg_dtype_size(dtype), &bits, tg_dtype_size(dtype));
       }
       return bytes;
     };
     std::vector<double> a, b, c;
-    const std::vector<unsigned char> ab = values(tc.dtype_in, tc.m * tc.k, 3, a), bb = values(tc.dtype_in, tc.k * tc.n, 11, b),
-                                     cb = values(tc.dtype_acc, tc.m * tc.n, 5, c);
-    Buffer bout(static_cast<uint64_t>(tc.m) * tc.n * tg_dtype_size(tc.dtype_acc)), ba(ab.data(), ab.size()), bb_(bb.data(), bb.size()),
-        bc(cb.data(), cb.size()), ia(where[0]), ib(where[1]), ic(where[2]);
-    kernel.launch({bout.addr(), ba.addr(), ia.addr(), bb_.addr(), ib.addr(), bc.addr(), ic.addr()}, {{1, 1, 1}, {tc.threads, 1, 1}});
+    const std::vector<unsigned char> ab = values(tc.dtype_in, problems * ops[0].size, 3, a),
+                                     bb = values(tc.dtype_in, problems * ops[1].size, 11, b),
+                                     cb = values(tc.dtype_acc, problems * ops[2].size, 5, c);
+    Buffer bout(uint64_t{problems} * ops[2].size * tg_dtype_size(tc.dtype_acc)), ba(ab.data(), ab.size()),
+        bb_(bb.data(), bb.size()), bc(cb.data(), cb.size()), ia(where[0]), ib(where[1]), ic(where[2]);
+    kernel.launch({bout.addr(), ba.addr(), ia.addr(), bb_.addr(), ib.addr(), bc.addr(), ic.addr()},
+                  {{groups, 1, 1}, {warps * tc.threads, 1, 1}});
     const std::vector<unsigned char> got = bout.read();
-    for (uint32_t r = 0; r < tc.m; ++r)
-      for (uint32_t col = 0; col < tc.n; ++col) {
-        double want = c[r * tc.n + col];
-        for (uint32_t q = 0; q < tc.k; ++q) want += a[r * tc.k + q] * b[q * tc.n + col];
-        uint64_t bits = 0;
-        std::memcpy(&bits, got.data() + (r * tc.n + col) * tg_dtype_size(tc.dtype_acc), tg_dtype_size(tc.dtype_acc));
-        if (to_double(tc.dtype_acc, bits) != want)
-          kernel.fail(cat(which, ": D[", r, "][", col, "] is ", show(tc.dtype_acc, bits), ", expected ", want,
-                          " (one warp of ", tc.threads, " work-items, fragments laid out by the caps' bit maps)"));
-      }
+    for (uint32_t p = 0; p < problems; ++p)
+      for (uint32_t r = 0; r < tc.m; ++r)
+        for (uint32_t col = 0; col < tc.n; ++col) {
+          const size_t at = p * ops[2].size + r * tc.n + col;
+          double want = c[at], magnitude = std::abs(c[at]);
+          for (uint32_t q = 0; q < tc.k; ++q) {
+            const double term = a[p * ops[0].size + r * tc.k + q] * b[p * ops[1].size + q * tc.n + col];
+            want += 2 * term, magnitude += 2 * std::abs(term);
+          }
+          uint64_t bits = 0;
+          std::memcpy(&bits, got.data() + at * tg_dtype_size(tc.dtype_acc), tg_dtype_size(tc.dtype_acc));
+          const double value = to_double(tc.dtype_acc, bits);
+          if (fine ? !(std::abs(value - want) <= magnitude * 0x1p-20) : value != want)
+            kernel.fail(cat(which, ": warp ", p, " (group ", p / warps, "), D[", r, "][", col, "] is ", show(tc.dtype_acc, bits),
+                            ", expected ", want, fine ? " within 2^-20 of the terms' magnitude" : " exactly",
+                            " (C + 2AB through two chained WMMAs; fragments laid out by the caps' bit maps)"));
+        }
   }
 }
 

@@ -219,9 +219,11 @@ class CudaRenderer final : public sdk::CRenderer {
       line(cat("if (", name(i), " >= ", name(src(i, 0)), ") return;"));
     }
   }
+  // A barrier or an mma.sync needs every thread of its block (warp): no thread may return early.
   bool has_barrier() const {
     const tg_kir_kernel& k = kernel();
-    return std::any_of(k.insts, k.insts + k.ninsts, [](const tg_kir_inst& in) { return in.op == TG_KIR_BARRIER; });
+    return std::any_of(k.insts, k.insts + k.ninsts,
+                       [](const tg_kir_inst& in) { return in.op == TG_KIR_BARRIER || in.op == TG_KIR_WMMA; });
   }
   std::string barrier() override { return "__syncthreads();"; }
   std::string local_decl(const std::string& type, const std::string& name, int64_t count) override {

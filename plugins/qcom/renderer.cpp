@@ -34,8 +34,11 @@ struct Features {
   bool emulate_tensor_cores = false;
 };
 
-// The emulated unit: NVIDIA's m16n8k16 fragment layout over float32 inputs.
+// The emulated unit: NVIDIA's m16n8k16 fragment layout over float32 inputs, with a 16x16 + 16x8 float scratch per
+// warp in local memory, for up to kScratchWarps warps per work-group.
 const tg_tensor_core kEmulatedTensorCore = sdk::mma_m16n8k16(TG_DTYPE_FLOAT32);
+constexpr uint32_t kScratchFloats = 16 * 16 + 16 * 8, kScratchWarps = 8;
+constexpr uint64_t kScratchBytes = uint64_t{kScratchFloats} * 4 * kScratchWarps;
 
 uint64_t ops_of(const Features& f, uint32_t dtype) {
   if (dtype == TG_DTYPE_BOOL) return kBoolOps;
@@ -63,7 +66,10 @@ tg_renderer_caps caps_of(const Features& f) {
   caps.max_local_threads = f.max_local_threads;
   caps.local_mem_bytes = f.local_mem_bytes;
   caps.max_params = f.max_params;
-  if (f.emulate_tensor_cores && caps.has_local) caps.tensor_cores = &kEmulatedTensorCore, caps.ntensor_cores = 1;
+  if (f.emulate_tensor_cores && caps.has_local && caps.local_mem_bytes > kScratchBytes) {
+    caps.tensor_cores = &kEmulatedTensorCore, caps.ntensor_cores = 1;
+    caps.local_mem_bytes -= kScratchBytes;  // the emulation's scratch is not the kernel's to plan with
+  }
   return caps;
 }
 
@@ -214,12 +220,14 @@ class OpenClRenderer final : public sdk::CRenderer {
     }
     const uint64_t threads = extent[0] * extent[1] * extent[2], tc = kEmulatedTensorCore.threads;
     if (extent[0] % tc) throw Error(TG_ERR_UNSUPPORTED, cat("emulated tensor cores need work-groups of whole warps along dim 0"));
+    if (threads / tc > kScratchWarps)
+      throw Error(TG_ERR_UNSUPPORTED, cat("emulated tensor cores serve at most ", kScratchWarps, " warps per work-group; this kernel has ",
+                                          threads / tc));
     line(cat("__local float tg_tc_scratch[", threads / tc * kScratchFloats, "];"));
     line(cat("const int tg_tc_lane = (int)(get_local_id(0) % ", tc, ");"));
     line(cat("__local float* tg_tc_warp = tg_tc_scratch + (get_local_id(0) + get_local_size(0) * (get_local_id(1) + "
              "get_local_size(1) * get_local_id(2))) / ", tc, " * ", kScratchFloats, ";"));
   }
-  static constexpr uint32_t kScratchFloats = 16 * 16 + 16 * 8;
 
   // One coordinate (row, or col) of a fragment lane as an expression of tg_tc_lane.
   static std::string tc_index(const uint8_t* map, int first, int bits, uint32_t elem) {

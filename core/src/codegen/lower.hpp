@@ -11,10 +11,11 @@ struct LowerOpts {
   int upcast = 0;     // lanes of the output vector: 1 = none, else 2..16 (used when it divides and vectorizes)
   int tile_rows = 0;  // register tile of tile_rows x tile_vecs vectors (1 x 1: none), when it divides
   int tile_vecs = 0;
+  bool plain = false;  // no work-group plans either (tiled matmuls, tensor cores, shared reduces)
   bool operator==(const LowerOpts&) const = default;
 };
-// The plain loop nest (NOOPT=1): no lanes, no register tiles, no work-group plans (tiled matmuls, shared reduces).
-inline constexpr LowerOpts kPlainLoops{1, 1, 1};
+// The plain loop nest (NOOPT=1): no lanes, no register tiles, no work-group plans.
+inline constexpr LowerOpts kPlainLoops{1, 1, 1, true};
 
 // Simplifies indices, maps the outermost output range to the device grid, lowers reductions to accumulator
 // loops, computes what the renderer lacks (16-bit floats in float32, transcendentals by polynomials) and

@@ -4,6 +4,7 @@
 #include <tg/sdk/tensor_cores.hpp>
 
 #include <algorithm>
+#include <cassert>
 #include <functional>
 #include <initializer_list>
 #include <set>
@@ -101,6 +102,10 @@ std::optional<Matmul> match_matmul(const UOpPtr& sink, const std::vector<UOpPtr>
   if (depends_on(mm.a, mm.n)) std::swap(mm.a, mm.b);
   if (depends_on(mm.a, mm.n) || depends_on(mm.b, mm.m) || !depends_on(mm.a, mm.m) || !depends_on(mm.b, mm.n))
     return std::nullopt;
+  // a factor with a reduction of its own (a fused softmax) would be recomputed for every staged element
+  for (const UOpPtr& f : {mm.a, mm.b})
+    for (const UOp* n : toposort(std::vector<UOpPtr>{f}))
+      if (n->op == Op::REDUCE) return std::nullopt;
   return mm;
 }
 
@@ -119,12 +124,13 @@ UOpPtr at(const UOpPtr& value, std::initializer_list<std::pair<const UOpPtr*, UO
 }
 
 // Copies a rows x cols tile, element (r, c) = value(r, c), into local memory at slot(r, c): `threads` work-items
-// (thread id tid) each take w consecutive elements of a row per pass, consecutive ids along c so the global reads
+// (thread id tid; rows * cols must be a multiple of threads) each take w consecutive elements of a row per pass, consecutive ids along c so the global reads
 // coalesce; the w lanes are one vector load where the source is contiguous (and one vector store where the slots
 // are). w is the widest of 4, 2, 1 the renderer takes that tiles the copy exactly.
 void stage_tile(Emitter& e, const UOpPtr& local, int64_t rows, int64_t cols, const UOpPtr& tid, int64_t threads,
                 const std::function<UOpPtr(const UOpPtr&, const UOpPtr&)>& value,
                 const std::function<UOpPtr(const UOpPtr&, const UOpPtr&)>& slot) {
+  assert((rows * cols) % threads == 0);
   int64_t w = 4;
   while (w > 1 && (cols % w || (rows * cols) % (threads * w) || !e.vector_ok(local->dtype, static_cast<int>(w)))) w /= 2;
   for (int64_t first = 0; first < rows * cols; first += threads * w) {
@@ -258,14 +264,15 @@ std::optional<KirProgram> lower_tiled_matmul(KirProgram& k, const UOpPtr& sink, 
 // k-step. nullopt where no tensor core fits the product's dtypes or the shape does not tile. TC=0 turns it off.
 std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
                                           const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params) {
-  if (!TG_ABI_HAS(&caps, tg_renderer_caps, ntensor_cores) || caps.ntensor_cores == 0 || !caps.tensor_cores ||
-      !rt::getenv_int("TC", 1))
+  if (!TG_ABI_HAS(&caps, tg_renderer_caps, ntensor_cores) || caps.ntensor_cores == 0 || !rt::getenv_int("TC", 1))
     return std::nullopt;
   const std::optional<Matmul> mm = match_matmul(sink, ranges);
   if (!mm) return std::nullopt;
   const int64_t M = extent(mm->m), N = extent(mm->n), K = extent(mm->k), B = mm->batch ? extent(mm->batch) : 1;
   for (uint32_t t = 0; t < caps.ntensor_cores; ++t) {
-    const tg_tensor_core& tc = caps.tensor_cores[t];
+    const std::optional<tg_tensor_core> unit = sdk::tensor_core_at(caps, t);
+    if (!unit) continue;
+    const tg_tensor_core& tc = *unit;
     if (!sdk::tc_problem(tc).empty() || tc.dtype_acc != static_cast<uint32_t>(mm->reduce->dtype.scalar)) continue;
     const UOpPtr a = tensor_core_input(mm->a, tc.dtype_in), b = tensor_core_input(mm->b, tc.dtype_in);
     if (!a || !b) continue;
@@ -279,7 +286,7 @@ std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, con
     const int64_t pad = std::max<int64_t>(1, 16 / in.itemsize());  // a 16-byte pad spreads rows over banks
     const int64_t lda = BK + pad, ldb = BN + pad;
     const uint64_t local_bytes = static_cast<uint64_t>((BM * lda + BK * ldb) * in.itemsize());
-    if (M % BM || N % BN || local_bytes > caps.local_mem_bytes || caps.max_global_dims < (mm->batch ? 3u : 2u) ||
+    if (M % BM || N % BN || (BM * BK) % threads || (BK * BN) % threads || local_bytes > caps.local_mem_bytes || caps.max_global_dims < (mm->batch ? 3u : 2u) ||
         N / BN > caps.max_global[0] || M / BM > caps.max_global[1] || (mm->batch && B > caps.max_global[2]))
       continue;
 

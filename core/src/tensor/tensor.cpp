@@ -733,6 +733,10 @@ std::optional<Tensor> matmul_packed(const Tensor& a, const Tensor& b) {
 
 Tensor Tensor::matmul(const Tensor& o) const {
   if (ndim() == 0 || o.ndim() == 0) bad("matmul of a scalar: shapes " + shape_str(shape()) + " and " + shape_str(o.shape()));
+  // 16-bit floats are multiplied exactly (a product of two fits float32's mantissa) and summed in float32, as
+  // tensor cores and BLAS do, then rounded once
+  const DType d = dtype();
+  if (d.is_float() && d.itemsize() == 2 && o.dtype() == d) return cast(dtypes::float32).matmul(o.cast(dtypes::float32)).cast(d);
   Dims da = dims_of(*this), db = dims_of(o);
   if (ndim() == 1 && o.ndim() == 1) {
     if (!same_dim(da[0], db[0])) bad("matmul: shapes " + dims_str(da) + " and " + dims_str(db) + " do not align");
@@ -750,10 +754,6 @@ Tensor Tensor::matmul(const Tensor& o) const {
     bad("matmul: batch dims of " + shape_str(shape()) + " and " + shape_str(o.shape()) + " cannot be broadcast");
   }
   if (std::optional<Tensor> packed = matmul_packed(*this, o)) return *packed;
-  // 16-bit floats are multiplied exactly (a product of two fits float32's mantissa) and summed in float32, as
-  // tensor cores and BLAS do, then rounded once
-  const DType d = dtype();
-  if (d.is_float() && d.itemsize() == 2 && o.dtype() == d) return cast(dtypes::float32).matmul(o.cast(dtypes::float32)).cast(d);
   // (..., M, 1, K) * (..., 1, N, K) summed over K
   Tensor a = unsqueeze(-2);
   Tensor b = o.transpose(-1, -2).unsqueeze(-3);

@@ -243,6 +243,7 @@ static inline size_t tg_param_layout(const tg_kir_param* params, uint32_t nparam
 #define TG_TC_LANE(b) ((uint8_t)(b))
 #define TG_TC_ELEM(b) ((uint8_t)(32 + (b)))
 typedef struct tg_tensor_core {
+  size_t struct_size; /* also the stride of the caps' array: a later minor may append members */
   uint32_t m, n, k;
   uint32_t dtype_in;  /* A and B */
   uint32_t dtype_acc; /* C and D */
@@ -270,7 +271,8 @@ typedef struct tg_renderer_caps {
   const char* language; /* the source language ("c", "opencl-c", "cuda") CUSTOM snippets must be written in;
                            NULL: the renderer takes no inline code */
   /* ABI 1.2 */
-  const tg_tensor_core* tensor_cores; /* WMMA's units, borrowed from the renderer; NULL when ntensor_cores is 0. A
+  const tg_tensor_core* tensor_cores; /* WMMA's units, borrowed from the renderer, struct_size bytes apart (read
+                                         them with TG_ABI_HAS); NULL when ntensor_cores is 0. A
                                          renderer claiming one takes VECTORIZE, GEP and register LOAD/STORE of
                                          its fragments' dtypes and lane counts, whatever vector_widths says */
   uint32_t ntensor_cores;

@@ -133,6 +133,7 @@ std::vector<Program> programs() {
 // One render + one NVRTC compile per kernel and arch; every failure is reported with its source.
 TEST(NvCompile, EveryKernelCompilesForSm80AndSm90) {
   setenv("DEV", "CPU", 1);  // tensors only need a device for their buffers
+  setenv("NV_ARCH", "sm_90", 1);  // the device-less renderer's arch: tensor cores are claimed from sm_80 on
   const tg_plugin_api* api = nv_api();
   ASSERT_NE(api, nullptr) << "cannot load the NV plugin: " << dlerror();
   tg_renderer renderer = nullptr;

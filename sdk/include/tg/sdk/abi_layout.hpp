@@ -72,16 +72,17 @@ TG_ABI_FREEZE(tg_renderer_caps, tensor_cores, 240);
 TG_ABI_FREEZE(tg_renderer_caps, ntensor_cores, 248);
 TG_ABI_FREEZE_SIZE(tg_renderer_caps, 256);
 
-TG_ABI_FREEZE(tg_tensor_core, m, 0);
-TG_ABI_FREEZE(tg_tensor_core, n, 4);
-TG_ABI_FREEZE(tg_tensor_core, k, 8);
-TG_ABI_FREEZE(tg_tensor_core, dtype_in, 12);
-TG_ABI_FREEZE(tg_tensor_core, dtype_acc, 16);
-TG_ABI_FREEZE(tg_tensor_core, threads, 20);
-TG_ABI_FREEZE(tg_tensor_core, a_map, 24);
-TG_ABI_FREEZE(tg_tensor_core, b_map, 40);
-TG_ABI_FREEZE(tg_tensor_core, c_map, 56);
-TG_ABI_FREEZE_SIZE(tg_tensor_core, 72);
+TG_ABI_FREEZE(tg_tensor_core, struct_size, 0);
+TG_ABI_FREEZE(tg_tensor_core, m, 8);
+TG_ABI_FREEZE(tg_tensor_core, n, 12);
+TG_ABI_FREEZE(tg_tensor_core, k, 16);
+TG_ABI_FREEZE(tg_tensor_core, dtype_in, 20);
+TG_ABI_FREEZE(tg_tensor_core, dtype_acc, 24);
+TG_ABI_FREEZE(tg_tensor_core, threads, 28);
+TG_ABI_FREEZE(tg_tensor_core, a_map, 32);
+TG_ABI_FREEZE(tg_tensor_core, b_map, 48);
+TG_ABI_FREEZE(tg_tensor_core, c_map, 64);
+TG_ABI_FREEZE_SIZE(tg_tensor_core, 80);
 
 TG_ABI_FREEZE(tg_buffer_desc, addr, 0);
 TG_ABI_FREEZE(tg_buffer_desc, size, 8);

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -23,8 +25,20 @@ inline constexpr uint8_t kMmaM16N8K16C[16] = {TG_TC_LANE(2), TG_TC_LANE(3), TG_T
 
 // The m16n8k16 unit with the given input dtype: 32 work-items, float32 accumulators.
 inline tg_tensor_core mma_m16n8k16(uint32_t dtype_in) {
-  tg_tensor_core tc{16, 8, 16, dtype_in, TG_DTYPE_FLOAT32, 32, {}, {}, {}};
+  tg_tensor_core tc{sizeof(tg_tensor_core), 16, 8, 16, dtype_in, TG_DTYPE_FLOAT32, 32, {}, {}, {}};
   for (int i = 0; i < 16; ++i) tc.a_map[i] = kMmaM16N8K16A[i], tc.b_map[i] = kMmaM16N8K16B[i], tc.c_map[i] = kMmaM16N8K16C[i];
+  return tc;
+}
+
+// The caps' tensor core t as this SDK knows the struct (members a newer plugin appended are not read), or nullopt
+// when the caps list none, t is past the end, or the plugin's struct is smaller than ABI 1.2's.
+inline std::optional<tg_tensor_core> tensor_core_at(const tg_renderer_caps& caps, uint32_t t) {
+  if (!TG_ABI_HAS(&caps, tg_renderer_caps, ntensor_cores) || caps.tensor_cores == nullptr || t >= caps.ntensor_cores)
+    return std::nullopt;
+  const size_t stride = caps.tensor_cores[0].struct_size;
+  if (stride < sizeof(tg_tensor_core)) return std::nullopt;
+  tg_tensor_core tc;
+  std::memcpy(&tc, reinterpret_cast<const char*>(caps.tensor_cores) + t * stride, sizeof tc);
   return tc;
 }
 
@@ -68,10 +82,18 @@ inline std::string tc_problem(const tg_tensor_core& tc) {
               {"c_map", tc.c_map, tc_log2(tc.m) + tc_log2(tc.n)}};
   for (const auto& m : maps) {
     if (m.bits > 16) return cat(m.name, " needs ", m.bits, " entries; it has 16");
-    for (int i = 0; i < m.bits; ++i)
+    uint64_t seen = 0;
+    int elems = 0;
+    for (int i = 0; i < m.bits; ++i) {
       if (m.map[i] < 32 ? m.map[i] >= lb : m.map[i] >= 32 + 16)
         return cat(m.name, "[", i, "] = ", +m.map[i], " names no lane bit below ", lb, " and no element bit");
-    if (tc_lanes(m.map, m.bits) > 16) return cat(m.name, " gives fragments of more than 16 lanes");
+      if (seen >> m.map[i] & 1u) return cat(m.name, " names source ", +m.map[i], " twice");
+      seen |= uint64_t{1} << m.map[i];
+      elems += m.map[i] >= 32;
+    }
+    // the element bits are exactly 0..E-1, so each fragment lane holds one element and every element is held
+    if ((seen >> 32) != (uint64_t{1} << elems) - 1) return cat(m.name, "'s element bits are not 0..", elems - 1);
+    if (elems > 4) return cat(m.name, " gives fragments of more than 16 lanes");
   }
   return "";
 }
