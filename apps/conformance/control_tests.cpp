@@ -258,6 +258,49 @@ void tensor_cores() {
   }
 }
 
+// Image reads (ABI 1.2), where caps.image_max_width is set: a float32 buffer passed as TG_PARAM_IMAGE, 8 texels
+// wide x 4 high, read by each work-item as one element, as an aligned 4-lane texel, and as 4 lanes starting one
+// element past a texel boundary (the renderer must read those element by element). Every value must be exact.
+void image_reads() {
+  const Session& s = session();
+  if (!TG_ABI_HAS(&s.caps, tg_renderer_caps, image_max_height) || s.caps.image_max_width == 0)
+    throw Skip("caps.image_max_width is 0: the renderer reads no images");
+  if (s.caps.image_max_width < 8 || s.caps.image_max_height < 4)
+    throw Failure(cat("caps claim images of only ", s.caps.image_max_width, " x ", s.caps.image_max_height, " texels"));
+  require_int32_ops({kAdd, kMul});
+  if (!s.claims_width(TG_DTYPE_FLOAT32, 4)) throw Skip("the renderer has no float32 x 4 vectors");
+  constexpr uint32_t n = 128, texels = n / 4;  // 8 x 4 texels
+  Kir k;
+  const uint32_t f32 = TG_DTYPE_FLOAT32;
+  const int out = k.buffer(f32, true), img = k.image(8);
+  const int g = k.global_id(texels - 1);  // texel g; the shifted read needs texel g + 1 too
+  const int four = k.alu(kMul, kI32, {g, k.i32(4)});
+  const int elem = k.load(f32, img, k.alu(kAdd, kI32, {four, k.i32(3)}));           // element 4g + 3
+  const int texel = k.load(f32, img, four, 4);                                       // elements 4g .. 4g + 3
+  const int shifted = k.load(f32, img, k.alu(kAdd, kI32, {four, k.i32(2)}), 4);     // elements 4g + 2 .. 4g + 5
+  // out[g * 9 + 0] = elem, [1..4] = texel lanes, [5..8] = shifted lanes
+  const int base = k.alu(kMul, kI32, {g, k.i32(9)});
+  k.store(out, base, elem);
+  for (uint32_t l = 0; l < 4; ++l) {
+    k.store(out, k.alu(kAdd, kI32, {base, k.i32(1 + l)}), k.op(TG_KIR_GEP, f32, {texel}, 1, l));
+    k.store(out, k.alu(kAdd, kI32, {base, k.i32(5 + l)}), k.op(TG_KIR_GEP, f32, {shifted}, 1, l));
+  }
+  Kernel kernel(k, "conf_image_reads");
+  std::vector<float> data(n), want((texels - 1) * 9);
+  for (uint32_t i = 0; i < n; ++i) data[i] = static_cast<float>(i) * 0.5f - 17.25f;
+  for (uint32_t t = 0; t + 1 < texels; ++t) {
+    want[t * 9] = data[4 * t + 3];
+    for (uint32_t l = 0; l < 4; ++l) want[t * 9 + 1 + l] = data[4 * t + l], want[t * 9 + 5 + l] = data[4 * t + 2 + l];
+  }
+  Buffer bout(std::vector<float>(want.size(), -1.0f)), bimg(data);
+  kernel.launch({bout.addr(), bimg.addr()}, {{texels - 1, 1, 1}, {1, 1, 1}});
+  const std::vector<float> got = bout.read_as<float>();
+  for (size_t i = 0; i < want.size(); ++i)
+    if (got[i] != want[i])
+      kernel.fail(cat("image 8 x 4 texels, work-item ", i / 9, ": ", i % 9 == 0 ? "element 4g+3" : i % 9 < 5 ? "texel 4g lane " : "4 lanes from 4g+2, lane ",
+                      i % 9 == 0 ? std::string() : cat((i % 9 - 1) % 4), " is ", got[i], ", expected ", want[i]));
+}
+
 }  // namespace
 
 // Inline code (ABI 1.1), where caps.language names one: a CUSTOMI expression and a CUSTOM statement written in
@@ -291,6 +334,7 @@ void add_control_tests(Tests& tests) {
   tests.push_back({"control.local_memory_and_barrier", Tier::Core, local_memory_and_barrier});
   tests.push_back({"control.inline_code", Tier::Core, inline_code});
   tests.push_back({"control.tensor_cores", Tier::Core, tensor_cores});
+  tests.push_back({"control.image_reads", Tier::Core, image_reads});
 }
 
 }  // namespace tg::conformance

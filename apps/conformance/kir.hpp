@@ -40,6 +40,13 @@ class Kir {
     return param(TG_PARAM_BUFFER, dtype, writable, "data" + std::to_string(params_.size()));
   }
   int var(uint32_t dtype, const std::string& name) { return param(TG_PARAM_VAR, dtype, false, name); }
+  // A float32 buffer read through an image2d view `width` texels wide (ABI 1.2).
+  int image(uint32_t width) {
+    const int p = param(TG_PARAM_IMAGE, TG_DTYPE_FLOAT32, false, "data" + std::to_string(params_.size()));
+    params_.back().reserved = width;
+    insts_[p].addrspace = TG_ADDR_IMAGE;
+    return p;
+  }
   int i32(int64_t value) { return op(TG_KIR_CONST, TG_DTYPE_INT32, {}, 1, value); }
   int constant(uint32_t dtype, int64_t value) { return op(TG_KIR_CONST, dtype, {}, 1, value); }
   int constant_f(uint32_t dtype, double value) {
@@ -116,8 +123,9 @@ inline std::string dump_kir(const tg_kir_kernel& k, uint32_t max_lines = 80) {
                         " parameters):\n");
   for (uint32_t p = 0; p < k.nparams; ++p) {
     const tg_kir_param& param = k.params[p];
-    out += cat("  param ", p, ": ", param.kind == TG_PARAM_BUFFER ? "buffer " : "var ", sdk::dtype_name(param.dtype),
-               param.kind == TG_PARAM_BUFFER ? "*" : "", " ", param.name ? param.name : "",
+    out += cat("  param ", p, ": ", param.kind == TG_PARAM_BUFFER ? "buffer " : param.kind == TG_PARAM_IMAGE ? "image " : "var ",
+               sdk::dtype_name(param.dtype), param.kind != TG_PARAM_VAR ? "*" : "",
+               param.kind == TG_PARAM_IMAGE ? cat(" (", param.reserved, " texels wide)") : "", " ", param.name ? param.name : "",
                param.writable ? " (writable)" : "", "\n");
   }
   for (uint32_t i = 0; i < k.ninsts && i < max_lines; ++i) {

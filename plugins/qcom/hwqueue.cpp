@@ -60,16 +60,18 @@ cl_int event_status(cl_event event) {
   return status;
 }
 
-// Arguments from the packed blob: a buffer's 8 bytes are its cl_mem; a variable is passed at its own size.
-void set_args(const Program& program, const unsigned char* args) {
+// Arguments from the packed blob: a buffer's 8 bytes are its cl_mem (an image parameter's, its image view's, made
+// current on `queue`); a variable is passed at its own size.
+void set_args(const Program& program, const unsigned char* args, cl_command_queue queue) {
   for (size_t p = 0; p < program.params.size(); ++p) {
     const tg_kir_param& param = program.params[p];
     const unsigned char* at = args + program.offsets[p];
     cl_int err;
-    if (param.kind == TG_PARAM_BUFFER) {
+    if (param.kind != TG_PARAM_VAR) {
       uint64_t addr = 0;
       std::memcpy(&addr, at, sizeof addr);
-      const cl_mem mem = reinterpret_cast<cl_mem>(addr);
+      cl_mem mem = reinterpret_cast<cl_mem>(addr);
+      if (param.kind == TG_PARAM_IMAGE) mem = image_of_buffer(*program.device, queue, mem, param.reserved);
       err = cl().clSetKernelArg(program.kernel, static_cast<cl_uint>(p), sizeof mem, &mem);
     } else {
       err = cl().clSetKernelArg(program.kernel, static_cast<cl_uint>(p), tg_param_size(&param), at);
@@ -235,7 +237,7 @@ tg_status_t hwqueue_submit(tg_hwqueue queue) {
         if (exec->global[0] == 0 || exec->global[1] == 0 || exec->global[2] == 0) continue;  // no work-items
         Program& program = *exec->program;
         std::lock_guard args_lock(program.arg_mutex);
-        set_args(program, exec->args.data());
+        set_args(program, exec->args.data(), queue->queue);
         const cl_int err = api.clEnqueueNDRangeKernel(queue->queue, program.kernel, exec->dims, nullptr, exec->global,
                                                       exec->has_local ? exec->local : nullptr, 0, nullptr, nullptr);
         if (err != CL_SUCCESS)

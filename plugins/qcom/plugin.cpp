@@ -191,6 +191,7 @@ void check_cl(cl_int err, const char* call) {
 
 Device::~Device() {
   if (process_exiting()) return;
+  for (auto& [key, view] : image_views) cl().clReleaseMemObject(view.image);
   if (copy_queue != nullptr) cl().clReleaseCommandQueue(copy_queue);
   if (context != nullptr) cl().clReleaseContext(context);
 }
@@ -237,6 +238,11 @@ std::shared_ptr<Device> DeviceHooks::open(uint32_t index) {
   device->max_work_group_size = device_value<size_t>(device->id, CL_DEVICE_MAX_WORK_GROUP_SIZE);
   device->max_work_item_sizes = device_value<std::array<size_t, 3>>(device->id, CL_DEVICE_MAX_WORK_ITEM_SIZES);
   device->local_mem_bytes = device_value<cl_ulong>(device->id, CL_DEVICE_LOCAL_MEM_SIZE);
+  if (device_value<cl_bool>(device->id, CL_DEVICE_IMAGE_SUPPORT)) {
+    device->image_max_width = static_cast<uint32_t>(std::min<size_t>(device_value<size_t>(device->id, CL_DEVICE_IMAGE2D_MAX_WIDTH), 1u << 30));
+    device->image_max_height = static_cast<uint32_t>(std::min<size_t>(device_value<size_t>(device->id, CL_DEVICE_IMAGE2D_MAX_HEIGHT), 1u << 30));
+    device->image_from_buffer = has_extension(extensions, "cl_khr_image2d_from_buffer");
+  }
   const std::string dev_name = device_string(device->id, CL_DEVICE_NAME);
   const std::string driver = device_string(device->id, CL_DRIVER_VERSION);
   device->description = cat(dev_name, " (", platform_string(device->platform, CL_PLATFORM_NAME), ", ",

@@ -28,7 +28,7 @@ tg_status_t program_create(tg_device device, const void* blob, size_t size, cons
     program->device = device_of(device);
     program->kernel_name = kernel_name;
     for (uint32_t p = 0; p < nparams; ++p) {
-      if (params[p].kind > TG_PARAM_VAR || params[p].dtype >= TG_DTYPE_COUNT)
+      if (params[p].kind > TG_PARAM_IMAGE || params[p].dtype >= TG_DTYPE_COUNT)
         throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel_name, ": parameter ", p, " has kind ",
                                                  params[p].kind, " and dtype ", params[p].dtype));
       program->params.push_back(params[p]);

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,7 +29,8 @@ struct ClApi {
   X(clEnqueueReadBuffer) X(clEnqueueWriteBuffer) X(clEnqueueCopyBuffer) X(clCreateProgramWithSource)             \
   X(clCreateProgramWithBinary) X(clBuildProgram) X(clGetProgramInfo) X(clGetProgramBuildInfo) X(clReleaseProgram) \
   X(clCreateKernel) X(clReleaseKernel) X(clSetKernelArg) X(clEnqueueNDRangeKernel) X(clEnqueueMarkerWithWaitList) \
-  X(clFlush) X(clFinish) X(clWaitForEvents) X(clGetEventInfo) X(clGetEventProfilingInfo) X(clReleaseEvent)
+  X(clFlush) X(clFinish) X(clWaitForEvents) X(clGetEventInfo) X(clGetEventProfilingInfo) X(clReleaseEvent)      \
+  X(clCreateImage) X(clEnqueueCopyBufferToImage) X(clGetMemObjectInfo)
 #define TG_QCOM_CL_MEMBER(fn) decltype(&::fn) fn = nullptr;
   TG_QCOM_CL_FUNCTIONS(TG_QCOM_CL_MEMBER)
 #undef TG_QCOM_CL_MEMBER
@@ -74,6 +76,16 @@ struct Device {
   bool has_fp64 = false;            // cl_khr_fp64
   bool has_int64 = true;            // false on an embedded-profile device without cles_khr_int64
   bool correctly_rounded_sqrt = false;  // -cl-fp32-correctly-rounded-divide-sqrt is allowed
+  uint32_t image_max_width = 0, image_max_height = 0;  // CL_DEVICE_IMAGE2D_MAX_*; 0: no image support
+  bool image_from_buffer = false;  // cl_khr_image2d_from_buffer: an image can alias a buffer's memory
+
+  // Image views of buffers read as TG_PARAM_IMAGE (images.cpp), by (buffer, width in texels).
+  struct ImageView {
+    cl_mem image = nullptr;
+    bool aliases = false;  // a view of the buffer's memory; else a copy refreshed before every kernel
+  };
+  std::mutex image_mutex;
+  std::map<std::pair<cl_mem, uint32_t>, ImageView> image_views;
 
   ~Device();
 };
@@ -119,6 +131,12 @@ tg_status_t program_create(tg_device device, const void* blob, size_t size, cons
                            const tg_kir_param* params, uint32_t nparams, tg_program* out_program);
 void program_destroy(tg_program program);
 std::shared_ptr<Program> program_of(tg_program program);  // throws on NULL
+
+// images.cpp: an RGBA float32 image2d `width` texels wide with `buffer`'s contents as of when the next command on
+// `queue` runs (an alias of its memory where the device can, else a copy enqueued on `queue`); and dropping a
+// buffer's views when it is freed.
+cl_mem image_of_buffer(Device& device, cl_command_queue queue, cl_mem buffer, uint32_t width);
+void release_image_views(Device& device, cl_mem buffer);
 
 // hwqueue.cpp
 tg_status_t hwqueue_create(tg_device device, tg_hwqueue* out_queue);

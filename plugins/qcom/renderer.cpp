@@ -32,6 +32,7 @@ struct Features {
   // QCOM_EMULATE_TENSOR_CORES=1: claim an m16n8k16 tensor core (float32 inputs) computed through local memory,
   // so the core's tensor-core lowering runs, and is checked, on any OpenCL device. A test aid: it is slow.
   bool emulate_tensor_cores = false;
+  uint32_t image_max_width = 0, image_max_height = 0;  // image2d reads (TG_PARAM_IMAGE); 0: none
 };
 
 // The emulated unit: NVIDIA's m16n8k16 fragment layout over float32 inputs, with a 16x16 + 16x8 float scratch per
@@ -66,6 +67,8 @@ tg_renderer_caps caps_of(const Features& f) {
   caps.max_local_threads = f.max_local_threads;
   caps.local_mem_bytes = f.local_mem_bytes;
   caps.max_params = f.max_params;
+  caps.image_max_width = f.image_max_width;
+  caps.image_max_height = f.image_max_height;
   if (f.emulate_tensor_cores && caps.has_local && caps.local_mem_bytes > kScratchBytes) {
     caps.tensor_cores = &kEmulatedTensorCore, caps.ntensor_cores = 1;
     caps.local_mem_bytes -= kScratchBytes;  // the emulation's scratch is not the kernel's to plan with
@@ -143,6 +146,20 @@ std::string division_helpers(const std::string& t, const std::string& name, bool
              " a, ", t, " b) { return b == 0 || b == -1 ? 0 : a % b; }\n");
 }
 
+// Reading a float32 buffer through its image2d view (TG_PARAM_IMAGE): element e is lane e % 4 of texel e / 4, at
+// (texel % width, texel / width). Unnormalized coordinates, no filtering: the exact stored value.
+const char* const kImageHelpers = R"(__constant sampler_t tg_sampler = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_NONE | CLK_FILTER_NEAREST;
+static inline float4 tg_texel(read_only image2d_t img, long e, int width) {
+  const long t = e >> 2;
+  return read_imagef(img, tg_sampler, (int2)((int)(t % width), (int)(t / width)));
+}
+static inline float tg_image_elem(read_only image2d_t img, long e, int width) {
+  const float4 v = tg_texel(img, e, width);
+  const int lane = (int)(e & 3);
+  return lane == 0 ? v.x : lane == 1 ? v.y : lane == 2 ? v.z : v.w;
+}
+)";
+
 std::string max_helper(const std::string& t, const std::string& name) {
   // OpenCL's fmax returns the other operand for a NaN; KIR's MAX propagates NaN (a + b is NaN when either is).
   return cat("static inline ", t, " tg_max_", name, "(", t, " a, ", t,
@@ -178,6 +195,9 @@ class OpenClRenderer final : public sdk::CRenderer {
     // preamble() comes before signature(): enable what the device has rather than what the body used
     if (f_.fp64) out += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
     if (f_.fp16) out += "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n";
+    const tg_kir_kernel& k = kernel();
+    if (std::any_of(k.params, k.params + k.nparams, [](const tg_kir_param& p) { return p.kind == TG_PARAM_IMAGE; }))
+      out += kImageHelpers;
     for (const std::string& helper : helpers_) out += helper;
     return out;
   }
@@ -188,7 +208,9 @@ class OpenClRenderer final : public sdk::CRenderer {
     for (uint32_t p = 0; p < k.nparams; ++p) {
       const tg_kir_param& param = k.params[p];
       out += p ? ", " : "";
-      if (param.kind == TG_PARAM_BUFFER)
+      if (param.kind == TG_PARAM_IMAGE)
+        out += cat("read_only image2d_t ", param_name(p));
+      else if (param.kind == TG_PARAM_BUFFER)
         out += cat("__global ", param.writable ? "" : "const ", memory_type(param.dtype), "* ", param_name(p));
       else
         out += cat(memory_type(param.dtype), " ", param_name(p));
@@ -405,6 +427,18 @@ class OpenClRenderer final : public sdk::CRenderer {
     return cat(x, ".s", static_cast<char>(lane < 10 ? '0' + lane : 'a' + lane - 10));
   }
 
+  // Image parameters: a 4-lane load at an index known to be a multiple of 4 is one texel; anything else reads each
+  // element's texel and picks its lane (still through the texture cache).
+  std::string image_load(const Access& a) override {
+    if (a.dtype != TG_DTYPE_FLOAT32) throw Error(TG_ERR_INVALID_ARGUMENT, cat(a.ptr, ": images hold float32"));
+    if (a.vcount == 4 && a.index_multiple % 4 == 0) return cat("tg_texel(", a.ptr, ", (long)(", a.index, "), ", a.image_width, ")");
+    if (a.vcount == 1) return cat("tg_image_elem(", a.ptr, ", (long)(", a.index, "), ", a.image_width, ")");
+    std::vector<std::string> lanes;
+    for (uint32_t l = 0; l < a.vcount; ++l)
+      lanes.push_back(cat("tg_image_elem(", a.ptr, ", (long)(", a.index, ")+", l, ", ", a.image_width, ")"));
+    return vectorize(a.dtype, a.vcount, lanes);
+  }
+
   // Vector accesses into scalar memory use vloadN/vstoreN, which need only element alignment.
   std::string load_expr(const Access& a) override {
     if (a.vcount == a.ptr_vcount) return CRenderer::lvalue(a);
@@ -461,6 +495,8 @@ Features features_of(const Device& device) {
     f.max_local[d] = static_cast<uint32_t>(std::min<size_t>(device.max_work_item_sizes[d], UINT32_MAX));
   f.max_local_threads = static_cast<uint32_t>(std::min<size_t>(device.max_work_group_size, UINT32_MAX));
   f.local_mem_bytes = device.local_mem_bytes;
+  f.image_max_width = device.image_max_width;
+  f.image_max_height = device.image_max_height;
   const char* emulate = std::getenv("QCOM_EMULATE_TENSOR_CORES");
   f.emulate_tensor_cores = emulate != nullptr && std::string(emulate) == "1";
   return f;

@@ -63,7 +63,7 @@ uint64_t KirProgram::hash() const {
   }
   fnv(h, src_pool.data(), src_pool.size() * sizeof(int32_t));
   for (const auto& p : params) {
-    uint32_t f[] = {p.kind, p.dtype, p.writable};
+    uint32_t f[] = {p.kind, p.dtype, p.writable, p.reserved};
     fnv(h, f, sizeof(f));
   }
   for (const auto& s : strings) fnv(h, s.c_str(), s.size() + 1);

@@ -10,6 +10,8 @@
 
 #include "codegen/emitter.hpp"
 #include "codegen/lower_gpu.hpp"
+#include "runtime/buffer.hpp"
+#include "runtime/env.hpp"
 
 namespace tg::codegen {
 
@@ -77,8 +79,10 @@ KirProgram lower_custom(KirProgram& k, const sched::Kernel& kernel, const UOpPtr
 
 }  // namespace
 
-KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shared_ptr<rt::Buffer>>& bufs,
-                        const tg_renderer_caps& caps, const LowerOpts& opts) {
+namespace {
+
+KirProgram lower_planned(const sched::Kernel& kernel, const std::vector<std::shared_ptr<rt::Buffer>>& bufs,
+                         const tg_renderer_caps& caps, const LowerOpts& opts) {
   KirProgram k;
   k.name = kernel.name;
   // parameters: buffers in order; PARAM 0 is the output
@@ -220,6 +224,42 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
   }
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) e.close_loop(*it);
   k.flops = e.flops();
+  return k;
+}
+
+// The widest image2d view of `texels` RGBA texels within the renderer's limits: a power-of-two width that divides
+// them, with at most image_max_height rows. 0 when there is none.
+uint32_t image_width(int64_t texels, const tg_renderer_caps& caps) {
+  for (uint64_t w = uint64_t{1} << 30; w >= 1; w /= 2)
+    if (w <= caps.image_max_width && texels % static_cast<int64_t>(w) == 0 &&
+        static_cast<uint64_t>(texels) / w <= caps.image_max_height)
+      return static_cast<uint32_t>(w);
+  return 0;
+}
+
+// IMAGE=1 on a renderer with image2d reads (caps.image_max_width): every float32 buffer a kernel only reads goes
+// through an image view (the texture path, which Adreno's caches serve better than plain loads). The lowering
+// does not change: only the parameters' kind and their PARAM instructions' address space.
+void read_through_images(KirProgram& k, const std::vector<std::shared_ptr<rt::Buffer>>& bufs, const tg_renderer_caps& caps) {
+  if (!rt::getenv_int("IMAGE", 0) || !TG_ABI_HAS(&caps, tg_renderer_caps, image_max_height) || caps.image_max_width == 0)
+    return;
+  std::vector<bool> image(k.params.size(), false);
+  for (size_t i = 0; i < bufs.size() && i < k.params.size(); ++i) {
+    tg_kir_param& p = k.params[i];
+    if (p.kind != TG_PARAM_BUFFER || p.writable || p.dtype != TG_DTYPE_FLOAT32 || bufs[i]->numel() % 4 || bufs[i]->numel() == 0) continue;
+    if (const uint32_t w = image_width(bufs[i]->numel() / 4, caps)) p.kind = TG_PARAM_IMAGE, p.reserved = w, image[i] = true;
+  }
+  for (tg_kir_inst& in : k.insts)
+    if (in.op == TG_KIR_PARAM && in.arg.i >= 0 && static_cast<size_t>(in.arg.i) < image.size() && image[in.arg.i])
+      in.addrspace = TG_ADDR_IMAGE;
+}
+
+}  // namespace
+
+KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shared_ptr<rt::Buffer>>& bufs,
+                        const tg_renderer_caps& caps, const LowerOpts& opts) {
+  KirProgram k = lower_planned(kernel, bufs, caps, opts);
+  if (!kernel.custom) read_through_images(k, bufs, caps);
   return k;
 }
 

@@ -82,6 +82,7 @@ typedef enum tg_addrspace {
   TG_ADDR_GLOBAL = 0,
   TG_ADDR_LOCAL = 1, /* shared by a work-group */
   TG_ADDR_REG = 2,   /* private to one work-item */
+  TG_ADDR_IMAGE = 3, /* (ABI 1.2) a TG_PARAM_IMAGE parameter: read through an image2d view, never written */
 } tg_addrspace;
 
 /* KIR opcodes. Numbering is stable; new ops are only appended. `src` lists operands by instruction index. */
@@ -171,13 +172,18 @@ typedef struct tg_kir_inst {
 typedef enum tg_param_kind {
   TG_PARAM_BUFFER = 0, /* passed as a 64-bit device address */
   TG_PARAM_VAR = 1,    /* passed by value at its natural size and alignment */
+  /* (ABI 1.2) a float32 buffer the kernel only reads, through an image2d view of RGBA float32 texels `reserved`
+   * texels wide: element e is lane e % 4 of texel t = e / 4, at (x, y) = (t % width, t / width). Passed like a
+   * buffer (its 64-bit device address); its PARAM instruction has addrspace TG_ADDR_IMAGE. Sent only to
+   * renderers whose caps.image_max_width is nonzero, for views within image_max_width x image_max_height. */
+  TG_PARAM_IMAGE = 2,
 } tg_param_kind;
 
 typedef struct tg_kir_param {
   uint32_t kind;     /* tg_param_kind */
   uint32_t dtype;    /* element dtype of a buffer, or the scalar's dtype */
   uint32_t writable; /* buffers: the kernel stores to it */
-  uint32_t reserved;
+  uint32_t reserved; /* TG_PARAM_IMAGE: the view's width in texels (ABI 1.2); otherwise 0 */
   const char* name;  /* buffers: "data0"...; vars: the variable's name */
 } tg_kir_param;
 
@@ -214,7 +220,7 @@ static inline uint32_t tg_dtype_size(uint32_t dtype) {
 
 /* Bytes a parameter takes in the packed argument blob (its alignment is the same number). */
 static inline uint32_t tg_param_size(const tg_kir_param* param) {
-  return param->kind == TG_PARAM_BUFFER ? 8u : tg_dtype_size(param->dtype);
+  return param->kind == TG_PARAM_VAR ? tg_dtype_size(param->dtype) : 8u;
 }
 
 /* Byte offset of every parameter in the packed blob (out_offsets has nparams entries); returns the blob size. */
@@ -276,6 +282,8 @@ typedef struct tg_renderer_caps {
                                          renderer claiming one takes VECTORIZE, GEP and register LOAD/STORE of
                                          its fragments' dtypes and lane counts, whatever vector_widths says */
   uint32_t ntensor_cores;
+  uint32_t image_max_width;  /* TG_PARAM_IMAGE views up to this many texels wide and image_max_height high; */
+  uint32_t image_max_height; /* 0: the renderer reads no images */
   uint32_t reserved_1_2;
 } tg_renderer_caps;
 

@@ -158,6 +158,38 @@ TEST(GpuLowering, MatmulIsTiledThroughLocalMemory) {
   EXPECT_EQ(count(lower_all(buffer({8, 32}).matmul(buffer({32, 8})), gpu_caps())[0], TG_KIR_DEFINE_LOCAL), 0);
 }
 
+// IMAGE=1 on a renderer that reads images: read-only float32 inputs whose size is a multiple of 4 texel lanes
+// become image parameters (the widest power-of-two view that fits), their PARAMs address space IMAGE; outputs,
+// other dtypes and odd sizes stay buffers, and without IMAGE=1 nothing changes.
+TEST(GpuLowering, ReadOnlyFloatInputsAreReadThroughImages) {
+  tg_renderer_caps caps = gpu_caps();
+  caps.image_max_width = 64, caps.image_max_height = 1024;
+  Tensor a = buffer({32, 96}), b = buffer({32, 96}), odd = buffer({3, 5});
+  Tensor ints = Tensor::from_vector(std::vector<int32_t>(32 * 96), {32, 96}, dtypes::int32);
+  auto program = [&] { return lower_all((a + b) * ints.cast(dtypes::float32) + odd.sum(), caps); };
+  for (const KirProgram& k : program())
+    for (const tg_kir_param& p : k.params) EXPECT_NE(p.kind, TG_PARAM_IMAGE) << "IMAGE is not set";
+  setenv("IMAGE", "1", 1);
+  std::vector<KirProgram> kirs = program();
+  unsetenv("IMAGE");
+  const KirProgram& k = kirs.back();  // the elementwise kernel: data0 out, then a, b, ints, the sum
+  ASSERT_GE(k.params.size(), 4u);
+  EXPECT_EQ(k.params[0].kind, TG_PARAM_BUFFER) << "outputs are written, never images";
+  int images = 0;
+  for (size_t i = 1; i < k.params.size(); ++i) {
+    const tg_kir_param& p = k.params[i];
+    if (p.kind != TG_PARAM_IMAGE) continue;
+    ++images;
+    EXPECT_EQ(p.dtype, TG_DTYPE_FLOAT32);
+    EXPECT_EQ(p.reserved, 64u) << "32 * 96 / 4 = 768 texels: 64 wide, 12 high";
+    for (const tg_kir_inst& in : k.insts)
+      if (in.op == TG_KIR_PARAM && in.arg.i == static_cast<int64_t>(i)) {
+        EXPECT_EQ(in.addrspace, TG_ADDR_IMAGE);
+      }
+  }
+  EXPECT_EQ(images, 2) << "a and b; not the int32 input, not the one-element sum";
+}
+
 // A GPU with NVIDIA's m16n8k16 float16 tensor core.
 const tg_tensor_core kHalfCore = sdk::mma_m16n8k16(TG_DTYPE_FLOAT16);
 tg_renderer_caps tensor_core_caps() {
@@ -272,6 +304,12 @@ void check_gpu_results(const std::string& device, uint32_t seed) {
   std::vector<float> a(6 * 40 * 96);
   for (auto& v : a) v = u(rng);
   Tensor ta = Tensor::from_vector(a, {6, 40, 96}, device);
+  const tg_renderer_caps& caps = rt::Device::get(device).caps();
+  if (std::getenv("IMAGE") && std::string(std::getenv("IMAGE")) == "1" && caps.image_max_width > 0) {
+    const KirProgram k = lower_all(ta * 2.0f + 1.0f, caps).back();
+    EXPECT_TRUE(std::any_of(k.params.begin(), k.params.end(), [](const tg_kir_param& p) { return p.kind == TG_PARAM_IMAGE; }))
+        << "IMAGE=1 on a device that reads images, yet the input is a plain buffer";
+  }
   auto e = (ta * 2.0f + 1.0f).to_vector<float>();
   for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(e[i], a[i] * 2.0f + 1.0f) << "element " << i;
 }

@@ -70,7 +70,9 @@ TG_ABI_FREEZE(tg_renderer_caps, max_params, 224);
 TG_ABI_FREEZE(tg_renderer_caps, language, 232);
 TG_ABI_FREEZE(tg_renderer_caps, tensor_cores, 240);
 TG_ABI_FREEZE(tg_renderer_caps, ntensor_cores, 248);
-TG_ABI_FREEZE_SIZE(tg_renderer_caps, 256);
+TG_ABI_FREEZE(tg_renderer_caps, image_max_width, 252);
+TG_ABI_FREEZE(tg_renderer_caps, image_max_height, 256);
+TG_ABI_FREEZE_SIZE(tg_renderer_caps, 264);
 
 TG_ABI_FREEZE(tg_tensor_core, struct_size, 0);
 TG_ABI_FREEZE(tg_tensor_core, m, 8);
@@ -159,4 +161,4 @@ static_assert(TG_KIR_PARAM == 0 && TG_KIR_CONST == 1 && TG_KIR_SPECIAL == 2 && T
               TG_KIR_WHERE == 38 && TG_KIR_MULACC == 39 && TG_KIR_CUSTOM == 40 && TG_KIR_CUSTOMI == 41 &&
               TG_KIR_FMA == 42 && TG_KIR_WMMA == 43 && TG_KIR_OP_COUNT == 44);
 static_assert(TG_SPECIAL_GLOBAL == 0 && TG_SPECIAL_GROUP == 1 && TG_SPECIAL_LOCAL == 2);
-static_assert(TG_PARAM_BUFFER == 0 && TG_PARAM_VAR == 1);
+static_assert(TG_PARAM_BUFFER == 0 && TG_PARAM_VAR == 1 && TG_PARAM_IMAGE == 2);

@@ -65,11 +65,13 @@ class CRenderer {
 
  protected:
   // One LOAD or STORE: `ptr` holds `ptr_vcount`-lane elements; the access reads `vcount` lanes at `index`, which
-  // is known to be a multiple of `index_multiple` (a power of two; see known_multiple()).
+  // is known to be a multiple of `index_multiple` (a power of two; see known_multiple()). `image_width` is the
+  // texels per row of a TG_PARAM_IMAGE pointer's view (0: not an image).
   struct Access {
     std::string ptr, index;
     uint32_t dtype, vcount, ptr_vcount, addrspace;
     uint64_t index_multiple;
+    uint32_t image_width;
   };
 
   // ---- hooks: types ------------------------------------------------------------------------------------------
@@ -197,6 +199,10 @@ class CRenderer {
   // The value a LOAD reads (default: its lvalue). A backend whose vector accesses are calls (OpenCL's vloadN)
   // overrides this and store_statement() instead of lvalue().
   virtual std::string load_expr(const Access& a) { return lvalue(a); }
+  // A LOAD from a TG_PARAM_IMAGE parameter (ABI 1.2): the renderers whose caps.image_max_width is set override it.
+  virtual std::string image_load(const Access& a) {
+    throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel_->name, ": ", a.ptr, " is an image; this renderer reads none"));
+  }
   // The statement a STORE is (without its gate): default `lvalue = value;`.
   virtual std::string store_statement(const Access& a, const std::string& value) {
     return cat(lvalue(a), " = ", value, ";");
@@ -365,7 +371,7 @@ class CRenderer {
   }
   bool is_pointer(uint32_t i) const {
     const tg_kir_inst& in = inst(i);
-    if (in.op == TG_KIR_PARAM) return kernel_->params[in.arg.i].kind == TG_PARAM_BUFFER;
+    if (in.op == TG_KIR_PARAM) return kernel_->params[in.arg.i].kind != TG_PARAM_VAR;
     return in.op == TG_KIR_DEFINE_REG || in.op == TG_KIR_DEFINE_LOCAL;
   }
   // A parameter's name in the source: its own when that is a safe identifier, else `param<p>`.
@@ -399,9 +405,12 @@ class CRenderer {
     param_names_.clear();
     for (uint32_t p = 0; p < k.nparams; ++p) {
       const tg_kir_param& param = k.params[p];
-      if (param.kind > TG_PARAM_VAR || param.dtype >= TG_DTYPE_COUNT)
+      if (param.kind > TG_PARAM_IMAGE || param.dtype >= TG_DTYPE_COUNT)
         throw Error(TG_ERR_INVALID_ARGUMENT,
                     cat("kernel ", k.name, ": parameter ", p, " has kind ", param.kind, " and dtype ", param.dtype));
+      if (param.kind == TG_PARAM_IMAGE && (param.dtype != TG_DTYPE_FLOAT32 || param.writable || param.reserved == 0))
+        throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", k.name, ": image parameter ", p,
+                                                 " must be read-only float32 with a width (reserved) above 0"));
       const std::string wanted = param.name ? param.name : "";
       param_names_.push_back(is_usable_param_name(wanted, p) ? wanted : cat("param", p));
     }
@@ -498,8 +507,9 @@ class CRenderer {
         const bool is_store = in.op == TG_KIR_STORE;
         const tg_kir_inst& ptr = operand_inst(i, 0);
         const tg_kir_inst& elem = is_store ? operand_inst(i, 2) : in;
+        const bool image = ptr.op == TG_KIR_PARAM && kernel_->params[ptr.arg.i].kind == TG_PARAM_IMAGE;
         const Access a{operand(i, 0, true), operand(i, 1), ptr.dtype, elem.vcount, ptr.vcount, ptr.addrspace,
-                       known_multiple(src(i, 1))};
+                       known_multiple(src(i, 1)), image ? kernel_->params[ptr.arg.i].reserved : 0u};
         if (elem.dtype != ptr.dtype)
           throw invalid(i, cat("accesses ", dtype_name(ptr.dtype), " memory as ", dtype_name(elem.dtype)));
         if (a.vcount != a.ptr_vcount && a.ptr_vcount != 1)
@@ -507,7 +517,7 @@ class CRenderer {
         const uint32_t gate = is_store ? 3 : 2;
         if (in.nsrc > gate && operand_inst(i, gate).dtype != TG_DTYPE_BOOL) throw invalid(i, "gate is not bool");
         if (!is_store) {
-          const std::string value = load_expr(a);
+          const std::string value = image ? image_load(a) : load_expr(a);
           return define(
               i, in.nsrc > gate ? cat("(", operand(i, gate), "?", value, ":", zero(in.dtype, in.vcount), ")") : value);
         }
