@@ -155,6 +155,29 @@ void store_output(Emitter& e, KirProgram& k, const UOpPtr& sink, const Matmul& m
         {e.emit(store->src[0]), e.emit(store->src[1]), e.emit(store->src[2])});
 }
 
+// A fresh int32 range (a work-item id or a loop of the plan) with the next free id.
+UOpPtr new_range(int64_t n, AxisType type, int64_t& id) {
+  return UOp::make(Op::RANGE, dtypes::int32, {const_int(dtypes::int32, n)}, RangeInfo{id++, type});
+}
+
+// What both matmul plans share: block ids on the grid (gx over N / BN blocks on dim 0, gy over M / BM on dim 1,
+// the batch on dim 2, after the work-item ids the plan bound) and the A and B tiles in local memory.
+struct Blocks {
+  UOpPtr gx, gy, as, bs;
+};
+Blocks bind_blocks(Emitter& e, const Matmul& mm, int64_t BM, int64_t BN, DType tile, int64_t a_elems, int64_t b_elems,
+                   int64_t& id) {
+  Blocks b{new_range(extent(mm.n) / BN, AxisType::GLOBAL, id), new_range(extent(mm.m) / BM, AxisType::GLOBAL, id),
+           nullptr, nullptr};
+  e.special(b.gx, TG_SPECIAL_GROUP, 0);
+  e.special(b.gy, TG_SPECIAL_GROUP, 1);
+  if (mm.batch) e.special(mm.batch, TG_SPECIAL_GROUP, 2);
+  b.as = UOp::make(Op::DEFINE_LOCAL, tile, {}, std::vector<int64_t>{a_elems, id++});
+  b.bs = UOp::make(Op::DEFINE_LOCAL, tile, {}, std::vector<int64_t>{b_elems, id++});
+  e.emit(b.as), e.emit(b.bs);
+  return b;
+}
+
 // The value a factor of the product multiplies when a tensor core with input dtype `in` can take it: the
 // factor itself, or the operand of a widening cast from `in` (16-bit floats are multiplied in float32).
 UOpPtr tensor_core_input(const UOpPtr& factor, uint32_t in) {
@@ -201,20 +224,11 @@ std::optional<KirProgram> lower_tiled_matmul(KirProgram& k, const UOpPtr& sink, 
     return std::nullopt;
 
   int64_t id = next_range_id(sink);
-  auto range = [&](int64_t n, AxisType type) {
-    return UOp::make(Op::RANGE, dtypes::int32, {const_int(dtypes::int32, n)}, RangeInfo{id++, type});
-  };
-  const UOpPtr lx = range(T, AxisType::LOCAL), ly = range(T, AxisType::LOCAL);
-  const UOpPtr gx = range(N / BN, AxisType::GLOBAL), gy = range(M / BM, AxisType::GLOBAL);
+  const UOpPtr lx = new_range(T, AxisType::LOCAL, id), ly = new_range(T, AxisType::LOCAL, id);
   Emitter e(k, caps, var_params);
   e.special(lx, TG_SPECIAL_LOCAL, 0);
   e.special(ly, TG_SPECIAL_LOCAL, 1);
-  e.special(gx, TG_SPECIAL_GROUP, 0);
-  e.special(gy, TG_SPECIAL_GROUP, 1);
-  if (mm->batch) e.special(mm->batch, TG_SPECIAL_GROUP, 2);
-  const UOpPtr as = UOp::make(Op::DEFINE_LOCAL, d, {}, std::vector<int64_t>{lda * TK, id++});
-  const UOpPtr bs = UOp::make(Op::DEFINE_LOCAL, d, {}, std::vector<int64_t>{TK * BN, id++});
-  e.emit(as), e.emit(bs);
+  const auto [gx, gy, as, bs] = bind_blocks(e, *mm, BM, BN, d, lda * TK, TK * BN, id);
 
   const uint8_t kd = static_cast<uint8_t>(d.scalar);
   const int32_t acc = k.add(TG_KIR_DEFINE_REG, kd, 1, {}, {.i = TM * TN}, TG_ADDR_REG);
@@ -222,7 +236,7 @@ std::optional<KirProgram> lower_tiled_matmul(KirProgram& k, const UOpPtr& sink, 
   const int32_t zero = e.emit(reduce_identity(ReduceOp::SUM, d));
   for (int64_t q = 0; q < TM * TN; ++q) k.add(TG_KIR_STORE, kd, 1, {acc, slot(q), zero});
 
-  const UOpPtr kt = range(K / TK, AxisType::REDUCE);
+  const UOpPtr kt = new_range(K / TK, AxisType::REDUCE, id);
   const int32_t kt_loop = e.open_loop(kt);
   const UOpPtr tid = ly * T + lx;
   stage_tile(e, as, BM, TK, tid, kThreads,
@@ -232,7 +246,7 @@ std::optional<KirProgram> lower_tiled_matmul(KirProgram& k, const UOpPtr& sink, 
              [&](const UOpPtr& r, const UOpPtr& c) { return at(mm->b, {{&mm->k, kt * TK + r}, {&mm->n, gx * BN + c}}); },
              [&](const UOpPtr& r, const UOpPtr& c) { return r * BN + c; });
   k.add(TG_KIR_BARRIER, 0, 1, {});
-  const UOpPtr kk = range(TK, AxisType::REDUCE);
+  const UOpPtr kk = new_range(TK, AxisType::REDUCE, id);
   const int32_t kk_loop = e.open_loop(kk);
   std::vector<int32_t> av, bv;
   for (int64_t i = 0; i < TM; ++i) av.push_back(e.emit(UOp::make(Op::LOAD, d, {as, kk * lda + (ly + i * T)})));
@@ -291,19 +305,10 @@ std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, con
       continue;
 
     int64_t id = next_range_id(sink);
-    auto range = [&](int64_t n, AxisType type) {
-      return UOp::make(Op::RANGE, dtypes::int32, {const_int(dtypes::int32, n)}, RangeInfo{id++, type});
-    };
-    const UOpPtr lx = range(threads, AxisType::LOCAL);
-    const UOpPtr gx = range(N / BN, AxisType::GLOBAL), gy = range(M / BM, AxisType::GLOBAL);
+    const UOpPtr lx = new_range(threads, AxisType::LOCAL, id);
     Emitter e(k, caps, var_params);
     e.special(lx, TG_SPECIAL_LOCAL, 0);
-    e.special(gx, TG_SPECIAL_GROUP, 0);
-    e.special(gy, TG_SPECIAL_GROUP, 1);
-    if (mm->batch) e.special(mm->batch, TG_SPECIAL_GROUP, 2);
-    const UOpPtr as = UOp::make(Op::DEFINE_LOCAL, in, {}, std::vector<int64_t>{BM * lda, id++});
-    const UOpPtr bs = UOp::make(Op::DEFINE_LOCAL, in, {}, std::vector<int64_t>{BK * ldb, id++});
-    e.emit(as), e.emit(bs);
+    const auto [gx, gy, as, bs] = bind_blocks(e, *mm, BM, BN, in, BM * lda, BK * ldb, id);
 
     const int mb = sdk::tc_log2(tc.m), nb = sdk::tc_log2(tc.n), kb = sdk::tc_log2(tc.k);
     const uint32_t na = sdk::tc_lanes(tc.a_map, mb + kb), nbl = sdk::tc_lanes(tc.b_map, kb + nb), nc = sdk::tc_lanes(tc.c_map, mb + nb);
@@ -315,7 +320,7 @@ std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, con
                                std::vector<int32_t>(nc, e.emit(reduce_identity(ReduceOp::SUM, acc_t))));
     for (int64_t q = 0; q < FM * FN; ++q) k.add(TG_KIR_STORE, kd, static_cast<uint8_t>(nc), {acc, slot(q), zero});
 
-    const UOpPtr kt = range(K / BK, AxisType::REDUCE);
+    const UOpPtr kt = new_range(K / BK, AxisType::REDUCE, id);
     const int32_t kt_loop = e.open_loop(kt);
     stage_tile(e, as, BM, BK, lx, threads,
                [&](const UOpPtr& r, const UOpPtr& c) { return at(a, {{&mm->m, gy * BM + r}, {&mm->k, kt * BK + c}}); },
@@ -412,10 +417,8 @@ std::optional<KirProgram> lower_grouped(KirProgram& k, const UOpPtr& sink, const
   while (static_cast<uint64_t>(L) * 2 <= limit) L *= 2;
   if (L < 16) return std::nullopt;
 
-  int64_t next_id = 0;
-  for (const UOp* n : toposort(std::vector<UOpPtr>{sink}))
-    if (n->op == Op::RANGE) next_id = std::max(next_id, n->range().id + 1);
-  UOpPtr lid = UOp::make(Op::RANGE, dtypes::int32, {const_int(dtypes::int32, L)}, RangeInfo{next_id++, AxisType::LOCAL});
+  int64_t next_id = next_range_id(sink);
+  UOpPtr lid = new_range(L, AxisType::LOCAL, next_id);
   UOpPtr grouped = group_reduces(sink, lid, L, next_id);
 
   Emitter e(k, caps, var_params);

@@ -167,11 +167,15 @@ TEST(GpuLowering, ReadOnlyFloatInputsAreReadThroughImages) {
   Tensor a = buffer({32, 96}), b = buffer({32, 96}), odd = buffer({3, 5});
   Tensor ints = Tensor::from_vector(std::vector<int32_t>(32 * 96), {32, 96}, dtypes::int32);
   auto program = [&] { return lower_all((a + b) * ints.cast(dtypes::float32) + odd.sum(), caps); };
+  const char* was = std::getenv("IMAGE");  // the suite also runs under IMAGE=1
+  const std::string previous = was ? was : "";
+  unsetenv("IMAGE");
   for (const KirProgram& k : program())
     for (const tg_kir_param& p : k.params) EXPECT_NE(p.kind, TG_PARAM_IMAGE) << "IMAGE is not set";
   setenv("IMAGE", "1", 1);
   std::vector<KirProgram> kirs = program();
-  unsetenv("IMAGE");
+  if (was) setenv("IMAGE", previous.c_str(), 1);
+  else unsetenv("IMAGE");
   const KirProgram& k = kirs.back();  // the elementwise kernel: data0 out, then a, b, ints, the sum
   ASSERT_GE(k.params.size(), 4u);
   EXPECT_EQ(k.params[0].kind, TG_PARAM_BUFFER) << "outputs are written, never images";
