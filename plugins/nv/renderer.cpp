@@ -133,7 +133,10 @@ class CudaRenderer final : public sdk::CRenderer {
   std::string gep(const std::string& x, uint32_t lane) override { return cat(x, ".v[", lane, "]"); }
 
   // A vector access is one wide load or store where its index is a multiple of its lanes, else one per lane.
-  static bool aligned(const Access& a) { return a.vcount == a.ptr_vcount || a.index_multiple % a.vcount == 0; }
+  // (register arrays of scalars are not declared aligned; an index_multiple of 0 means nobody worked it out)
+  static bool aligned(const Access& a) {
+    return a.vcount == a.ptr_vcount || (a.addrspace != TG_ADDR_REG && a.index_multiple != 0 && a.index_multiple % a.vcount == 0);
+  }
   std::string load_expr(const Access& a) override {
     if (aligned(a)) return CRenderer::load_expr(a);
     std::vector<std::string> lanes;

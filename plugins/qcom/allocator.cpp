@@ -35,7 +35,7 @@ tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out
 void allocator_free(tg_device device, const tg_buffer_desc* buffer) {
   sdk::guard_void("qcom allocator_free", [&] {
     if (buffer == nullptr || buffer->handle == nullptr || process_exiting()) return;
-    release_image_views(*device_of(device), static_cast<cl_mem>(buffer->handle));  // before the memory they alias
+    if (device != nullptr) release_image_views(*device_of(device), static_cast<cl_mem>(buffer->handle));  // before the memory they alias
     cl().clReleaseMemObject(static_cast<cl_mem>(buffer->handle));
   });
 }

@@ -18,7 +18,9 @@ cl_mem image_of_buffer(Device& device, cl_command_queue queue, cl_mem buffer, ui
     throw Error(TG_ERR_INVALID_ARGUMENT, cat("an image view ", width, " texels wide of a ", bytes, "-byte buffer does not fit ",
                                              device.image_max_width, " x ", device.image_max_height, " (CL_DEVICE_IMAGE2D_MAX_*)"));
   std::lock_guard lock(device.image_mutex);
-  Device::ImageView& view = device.image_views[{buffer, width}];
+  const auto shared = device.image_views.find({buffer, width, nullptr});
+  if (shared != device.image_views.end()) return shared->second.image;  // an alias: always current
+  Device::ImageView& view = device.image_views[{buffer, width, queue}];
   if (view.image == nullptr) {
     const cl_image_format format{CL_RGBA, CL_FLOAT};
     cl_image_desc desc{};
@@ -29,30 +31,31 @@ cl_mem image_of_buffer(Device& device, cl_command_queue queue, cl_mem buffer, ui
     if (device.image_from_buffer) {
       desc.image_row_pitch = row;
       desc.buffer = buffer;
-      view.image = api.clCreateImage(device.context, CL_MEM_READ_ONLY, &format, &desc, nullptr, &err);
-      view.aliases = err == CL_SUCCESS;
+      const cl_mem alias = api.clCreateImage(device.context, CL_MEM_READ_ONLY, &format, &desc, nullptr, &err);
+      if (err == CL_SUCCESS) {
+        device.image_views.erase({buffer, width, queue});
+        device.image_views[{buffer, width, nullptr}] = {alias, true};
+        return alias;
+      }
     }
-    if (!view.aliases) {  // no aliasing here (or not for this pitch): a copy
-      desc.image_row_pitch = 0;
-      desc.buffer = nullptr;
-      view.image = api.clCreateImage(device.context, CL_MEM_READ_ONLY, &format, &desc, nullptr, &err);
-    }
+    desc.image_row_pitch = 0;  // no aliasing here (or not for this pitch): a copy
+    desc.buffer = nullptr;
+    view.image = api.clCreateImage(device.context, CL_MEM_READ_ONLY, &format, &desc, nullptr, &err);
     if (err != CL_SUCCESS) {
-      device.image_views.erase({buffer, width});
+      device.image_views.erase({buffer, width, queue});
       check_cl(err, "clCreateImage");
     }
   }
-  if (!view.aliases) {
-    const size_t origin[3] = {0, 0, 0}, region[3] = {width, height, 1};
-    check_cl(api.clEnqueueCopyBufferToImage(queue, buffer, view.image, 0, origin, region, 0, nullptr, nullptr),
-             "clEnqueueCopyBufferToImage");
-  }
+  const size_t origin[3] = {0, 0, 0}, region[3] = {width, height, 1};
+  check_cl(api.clEnqueueCopyBufferToImage(queue, buffer, view.image, 0, origin, region, 0, nullptr, nullptr),
+           "clEnqueueCopyBufferToImage");
   return view.image;
 }
 
 void release_image_views(Device& device, cl_mem buffer) {
   std::lock_guard lock(device.image_mutex);
-  for (auto it = device.image_views.lower_bound({buffer, 0}); it != device.image_views.end() && it->first.first == buffer;) {
+  for (auto it = device.image_views.lower_bound({buffer, 0, nullptr});
+       it != device.image_views.end() && std::get<0>(it->first) == buffer;) {
     cl().clReleaseMemObject(it->second.image);
     it = device.image_views.erase(it);
   }

@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace tg::qcom {
@@ -79,13 +80,14 @@ struct Device {
   uint32_t image_max_width = 0, image_max_height = 0;  // CL_DEVICE_IMAGE2D_MAX_*; 0: no image support
   bool image_from_buffer = false;  // cl_khr_image2d_from_buffer: an image can alias a buffer's memory
 
-  // Image views of buffers read as TG_PARAM_IMAGE (images.cpp), by (buffer, width in texels).
+  // Image views of buffers read as TG_PARAM_IMAGE (images.cpp), by (buffer, width in texels, queue): an alias is
+  // shared (queue NULL); a copy belongs to the queue that refreshes it, so two queues never write one image.
   struct ImageView {
     cl_mem image = nullptr;
     bool aliases = false;  // a view of the buffer's memory; else a copy refreshed before every kernel
   };
   std::mutex image_mutex;
-  std::map<std::pair<cl_mem, uint32_t>, ImageView> image_views;
+  std::map<std::tuple<cl_mem, uint32_t, cl_command_queue>, ImageView> image_views;
 
   ~Device();
 };

@@ -67,8 +67,7 @@ tg_renderer_caps caps_of(const Features& f) {
   caps.max_local_threads = f.max_local_threads;
   caps.local_mem_bytes = f.local_mem_bytes;
   caps.max_params = f.max_params;
-  caps.image_max_width = f.image_max_width;
-  caps.image_max_height = f.image_max_height;
+  if (f.int64) caps.image_max_width = f.image_max_width, caps.image_max_height = f.image_max_height;  // helpers use long
   if (f.emulate_tensor_cores && caps.has_local && caps.local_mem_bytes > kScratchBytes) {
     caps.tensor_cores = &kEmulatedTensorCore, caps.ntensor_cores = 1;
     caps.local_mem_bytes -= kScratchBytes;  // the emulation's scratch is not the kernel's to plan with
@@ -431,7 +430,7 @@ class OpenClRenderer final : public sdk::CRenderer {
   // element's texel and picks its lane (still through the texture cache).
   std::string image_load(const Access& a) override {
     if (a.dtype != TG_DTYPE_FLOAT32) throw Error(TG_ERR_INVALID_ARGUMENT, cat(a.ptr, ": images hold float32"));
-    if (a.vcount == 4 && a.index_multiple % 4 == 0) return cat("tg_texel(", a.ptr, ", (long)(", a.index, "), ", a.image_width, ")");
+    if (a.vcount == 4 && a.index_multiple != 0 && a.index_multiple % 4 == 0) return cat("tg_texel(", a.ptr, ", (long)(", a.index, "), ", a.image_width, ")");
     if (a.vcount == 1) return cat("tg_image_elem(", a.ptr, ", (long)(", a.index, "), ", a.image_width, ")");
     std::vector<std::string> lanes;
     for (uint32_t l = 0; l < a.vcount; ++l)

@@ -130,7 +130,8 @@ UOpPtr at(const UOpPtr& value, std::initializer_list<std::pair<const UOpPtr*, UO
 void stage_tile(Emitter& e, const UOpPtr& local, int64_t rows, int64_t cols, const UOpPtr& tid, int64_t threads,
                 const std::function<UOpPtr(const UOpPtr&, const UOpPtr&)>& value,
                 const std::function<UOpPtr(const UOpPtr&, const UOpPtr&)>& slot) {
-  assert((rows * cols) % threads == 0);
+  if ((rows * cols) % threads) throw Error("tg: internal: a " + std::to_string(rows) + " x " + std::to_string(cols) +
+                                          " tile does not split over " + std::to_string(threads) + " work-items");
   int64_t w = 4;
   while (w > 1 && (cols % w || (rows * cols) % (threads * w) || !e.vector_ok(local->dtype, static_cast<int>(w)))) w /= 2;
   for (int64_t first = 0; first < rows * cols; first += threads * w) {

@@ -226,7 +226,6 @@ UOpPtr fold_cmp_const(const Match& m, const UOpPtr& u) {
   return nullptr;
 }
 
-// Moves a constant operand of a commutative op to the right: c + x -> x + c.
 // A widening integer cast moves inside a sum, difference or product that cannot wrap in its own dtype (its
 // bounds are not the whole dtype: compute_bounds gives that only when the exact result fits), so CAST(a + 1) -
 // CAST(a) folds to 1: what telling consecutive indices apart in the wide dtype needs.
@@ -242,6 +241,7 @@ UOpPtr push_widening_cast(const Match&, const UOpPtr& u) {
   return alu(x->op, cast(x->src[0], u->dtype), cast(x->src[1], u->dtype));
 }
 
+// Moves a constant operand of a commutative op to the right: c + x -> x + c.
 UOpPtr const_right(const Match&, const UOpPtr& u) {
   if (u->src[0]->op != Op::CONST || u->src[1]->op == Op::CONST) return nullptr;
   return u->replace_src({u->src[1], u->src[0]});

@@ -306,31 +306,32 @@ class CRenderer {
   // its constants, products, sums, shifts and widening casts (1 when nothing is known): an index that is a
   // multiple of a vector's lanes, into a buffer the allocator aligned, allows an aligned vector access. The
   // property survives integer wrap-around (2^16 divides every integer type's modulus from 32 bits on).
-  uint64_t known_multiple(uint32_t i) {
+  uint64_t known_multiple(uint32_t i, int depth = 0) {
     constexpr uint64_t kMax = uint64_t{1} << 16;
     if (multiple_[i] != 0) return multiple_[i];
+    if (depth > 64) return 1;  // deep chains are not worth the stack: assume nothing
     const tg_kir_inst& in = inst(i);
     const auto low_bit = [&](uint64_t v) { return v == 0 ? kMax : std::min(kMax, v & (~v + 1)); };
     uint64_t m = 1;
     if (is_int(in.dtype) && tg_dtype_size(in.dtype) >= 4) {
       switch (in.op) {
         case TG_KIR_CONST: m = low_bit(static_cast<uint64_t>(in.arg.i)); break;
-        case TG_KIR_MUL: m = std::min(kMax, known_multiple(src(i, 0)) * known_multiple(src(i, 1))); break;
+        case TG_KIR_MUL: m = std::min(kMax, known_multiple(src(i, 0), depth + 1) * known_multiple(src(i, 1), depth + 1)); break;
         case TG_KIR_ADD:
-        case TG_KIR_SUB: m = std::min(known_multiple(src(i, 0)), known_multiple(src(i, 1))); break;
+        case TG_KIR_SUB: m = std::min(known_multiple(src(i, 0), depth + 1), known_multiple(src(i, 1), depth + 1)); break;
         case TG_KIR_SHL: {
           const tg_kir_inst& by = operand_inst(i, 1);
           if (by.op == TG_KIR_CONST && by.arg.i >= 0 && by.arg.i <= 16)
-            m = std::min(kMax, known_multiple(src(i, 0)) << by.arg.i);
+            m = std::min(kMax, known_multiple(src(i, 0), depth + 1) << by.arg.i);
           break;
         }
         case TG_KIR_CAST:
-          if (is_int(operand_inst(i, 0).dtype) && tg_dtype_size(operand_inst(i, 0).dtype) >= 4) m = known_multiple(src(i, 0));
+          if (is_int(operand_inst(i, 0).dtype) && tg_dtype_size(operand_inst(i, 0).dtype) >= 4) m = known_multiple(src(i, 0), depth + 1);
           break;
         default: break;
       }
     }
-    return multiple_[i] = m;
+    return multiple_[i] = m;  // (conservative when a deep operand gave up)
   }
 
   Error invalid(uint32_t i, const std::string& what) const {

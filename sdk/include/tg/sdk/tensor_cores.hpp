@@ -36,7 +36,7 @@ inline std::optional<tg_tensor_core> tensor_core_at(const tg_renderer_caps& caps
   if (!TG_ABI_HAS(&caps, tg_renderer_caps, ntensor_cores) || caps.tensor_cores == nullptr || t >= caps.ntensor_cores)
     return std::nullopt;
   const size_t stride = caps.tensor_cores[0].struct_size;
-  if (stride < sizeof(tg_tensor_core)) return std::nullopt;
+  if (stride < sizeof(tg_tensor_core) || stride % 8 || stride > 4096) return std::nullopt;  // not a struct size
   tg_tensor_core tc;
   std::memcpy(&tc, reinterpret_cast<const char*>(caps.tensor_cores) + t * stride, sizeof tc);
   return tc;
