@@ -376,18 +376,42 @@ std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, con
 
 // One output per work-item: the innermost constant output loops go on the grid's dims (dim 0 innermost, for
 // coalesced access), each split into work-groups of a power of two that divides it, up to 256 work-items per
-// group; a loop whose groups would exceed the dim's limit stays a loop.
+// group. When there are more loops than dims, the outer ones are collapsed into the last dim (one id, divided back
+// into each loop's index); a loop whose groups would exceed a dim's limit stays a loop.
 void bind_gpu_grid(Emitter& e, const std::vector<UOpPtr>& ranges, const tg_renderer_caps& caps) {
   constexpr uint64_t kGroupThreads = 256;
+  const uint32_t dims = std::min(caps.max_global_dims, 3u);
+  std::vector<UOpPtr> loops;  // the constant loops, innermost first
+  for (size_t i = ranges.size(); i-- > 0;)
+    if (is_const_end(ranges[i])) loops.push_back(ranges[i]);
   uint64_t threads = 1;
   uint32_t dim = 0;
-  for (size_t i = ranges.size(); i-- > 0 && dim < std::min(caps.max_global_dims, 3u);) {
-    if (!is_const_end(ranges[i])) continue;
-    const int64_t n = ranges[i]->src[0]->arg_int();
-    const uint32_t l = local_size_for(n, std::min<uint64_t>({kGroupThreads / threads, caps.max_local[dim],
-                                                             caps.max_local_threads / threads}));
+  auto local = [&](int64_t n) {
+    return local_size_for(n, std::min<uint64_t>({kGroupThreads / threads, caps.max_local[dim], caps.max_local_threads / threads}));
+  };
+  for (size_t i = 0; i < loops.size() && dim < dims; ++i) {
+    if (dim + 1 == dims && i + 1 < loops.size()) {  // the last dim and loops to spare: one id for all of them
+      int64_t n = 1;
+      for (size_t j = i; j < loops.size(); ++j) n *= extent(loops[j]);
+      const uint32_t l = local(n);
+      if (n / l <= caps.max_global[dim]) {
+        int64_t id = 0;
+        for (const auto& r : loops) id = std::max(id, r->range().id + 1);
+        const UOpPtr flat = UOp::make(Op::RANGE, loops[i]->dtype, {const_int(loops[i]->dtype, n)}, RangeInfo{id, AxisType::GLOBAL});
+        e.special(flat, TG_SPECIAL_GLOBAL, dim++, l);
+        int64_t stride = 1;  // loops[i] varies fastest
+        for (size_t j = i; j < loops.size(); ++j) {
+          const UOpPtr index = simplify(cast(flat, loops[j]->dtype) / stride % extent(loops[j]));
+          e.set(loops[j], e.emit(index));
+          stride *= extent(loops[j]);
+        }
+        return;
+      }
+    }
+    const int64_t n = extent(loops[i]);
+    const uint32_t l = local(n);
     if (n / l > caps.max_global[dim]) continue;
-    e.special(ranges[i], TG_SPECIAL_GLOBAL, dim++, l);
+    e.special(loops[i], TG_SPECIAL_GLOBAL, dim++, l);
     threads *= l;
   }
 }

@@ -137,6 +137,15 @@ Tensor buffer(Shape shape) {
   return Tensor::from_vector(std::vector<float>(static_cast<size_t>(n)), shape);
 }
 
+// Five output loops (a permuted view keeps them apart) on a three-dim grid: the outer three share the last dim.
+TEST(GpuLowering, LoopsBeyondTheGridsDimsAreCollapsedIntoTheLast) {
+  Tensor x = buffer({2, 3, 4, 5, 64});
+  auto kirs = lower_all(x.permute({4, 2, 0, 3, 1}) * 2.0f, gpu_caps());
+  ASSERT_EQ(kirs.size(), 1u);
+  EXPECT_EQ(specials(kirs[0], TG_SPECIAL_GLOBAL), 3);
+  EXPECT_EQ(count(kirs[0], TG_KIR_RANGE), 0) << "every output loop should be on the grid";
+}
+
 TEST(GpuLowering, MatmulIsTiledThroughLocalMemory) {
   Tensor a = buffer({128, 96}), b = buffer({96, 64});
   auto kirs = lower_all(a.matmul(b), gpu_caps());
@@ -316,6 +325,16 @@ void check_gpu_results(const std::string& device, uint32_t seed) {
   }
   auto e = (ta * 2.0f + 1.0f).to_vector<float>();
   for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(e[i], a[i] * 2.0f + 1.0f) << "element " << i;
+  // five loops on three dims (the outer ones collapsed into one): a permutation, element by element
+  Tensor t5 = Tensor::from_vector(std::vector<float>(a.begin(), a.begin() + 2 * 3 * 4 * 5 * 32), {2, 3, 4, 5, 32}, device);
+  auto p = t5.permute({4, 2, 0, 3, 1}).contiguous().to_vector<float>();
+  size_t at = 0;
+  for (int64_t i4 = 0; i4 < 32; ++i4)
+    for (int64_t i2 = 0; i2 < 4; ++i2)
+      for (int64_t i0 = 0; i0 < 2; ++i0)
+        for (int64_t i3 = 0; i3 < 5; ++i3)
+          for (int64_t i1 = 0; i1 < 3; ++i1, ++at)
+            ASSERT_EQ(p[at], a[(((i0 * 3 + i1) * 4 + i2) * 5 + i3) * 32 + i4]) << "permuted element " << at;
 }
 
 TEST(GpuLowering, ResultsOnGpuDevices) {
