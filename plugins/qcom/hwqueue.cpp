@@ -121,6 +121,7 @@ struct tg_hwqueue_s {
     }
     if (queue == nullptr || tg::qcom::process_exiting()) return;
     tg::qcom::cl().clFinish(queue);  // commands still reference kernels and buffers
+    tg::qcom::release_queue_images(*device, queue);
     pending.clear();
     timestamps.clear();
     tg::qcom::cl().clReleaseCommandQueue(queue);

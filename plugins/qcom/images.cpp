@@ -52,6 +52,18 @@ cl_mem image_of_buffer(Device& device, cl_command_queue queue, cl_mem buffer, ui
   return view.image;
 }
 
+void release_queue_images(Device& device, cl_command_queue queue) {
+  std::lock_guard lock(device.image_mutex);
+  for (auto it = device.image_views.begin(); it != device.image_views.end();) {
+    if (std::get<2>(it->first) != queue) {
+      ++it;
+      continue;
+    }
+    cl().clReleaseMemObject(it->second.image);
+    it = device.image_views.erase(it);
+  }
+}
+
 void release_image_views(Device& device, cl_mem buffer) {
   std::lock_guard lock(device.image_mutex);
   for (auto it = device.image_views.lower_bound({buffer, 0, nullptr});

@@ -139,6 +139,7 @@ std::shared_ptr<Program> program_of(tg_program program);  // throws on NULL
 // buffer's views when it is freed.
 cl_mem image_of_buffer(Device& device, cl_command_queue queue, cl_mem buffer, uint32_t width);
 void release_image_views(Device& device, cl_mem buffer);
+void release_queue_images(Device& device, cl_command_queue queue);  // the copies a destroyed queue refreshed
 
 // hwqueue.cpp
 tg_status_t hwqueue_create(tg_device device, tg_hwqueue* out_queue);

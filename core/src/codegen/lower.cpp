@@ -183,7 +183,9 @@ KirProgram lower_planned(const sched::Kernel& kernel, const std::vector<std::sha
       if (u > 1 && end == u) ranges.erase(ranges.begin() + static_cast<long>(ri));
       else if (u > 1) ranges[ri] = ro;
       // the vector loop outermost: one column panel of B stays in cache while every row tile passes over it
-      if (u > 1 && has_vector_loop && vend > c && ranges.size() > 1) std::rotate(ranges.begin(), ranges.end() - 1, ranges.end());
+      // (not on a GPU: its contiguous loop must stay innermost, on grid dim 0)
+      if (u > 1 && has_vector_loop && vend > c && ranges.size() > 1 && !is_gpu(caps))
+        std::rotate(ranges.begin(), ranges.end() - 1, ranges.end());
       break;
     }
   }
@@ -197,7 +199,7 @@ KirProgram lower_planned(const sched::Kernel& kernel, const std::vector<std::sha
     if (is_const_end(ranges[i])) grid = i;
   if (caps.max_global_dims < 1 || is_gpu(caps)) grid = ranges.size();
   if (grid < ranges.size()) e.special(ranges[grid]);
-  if (is_gpu(caps)) bind_gpu_grid(e, ranges, caps);
+  if (is_gpu(caps)) bind_gpu_grid(e, ranges, caps, next_range_id(sink));
   for (size_t i = 0; i < ranges.size(); ++i)
     if (i != grid && !e.bound(ranges[i])) loops.push_back(e.open_loop(ranges[i]));
   if (lane_sinks.size() == 1) {

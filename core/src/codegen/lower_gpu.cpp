@@ -13,6 +13,13 @@
 
 namespace tg::codegen {
 
+int64_t next_range_id(const UOpPtr& sink) {
+  int64_t id = 0;
+  for (const UOp* n : toposort(std::vector<UOpPtr>{sink}))
+    if (n->op == Op::RANGE) id = std::max(id, n->range().id + 1);
+  return id;
+}
+
 bool is_gpu(const tg_renderer_caps& caps) {
   return caps.has_local && !caps.has_threads && caps.max_local_threads > 1 && caps.max_global_dims >= 1;
 }
@@ -109,12 +116,6 @@ std::optional<Matmul> match_matmul(const UOpPtr& sink, const std::vector<UOpPtr>
   return mm;
 }
 
-int64_t next_range_id(const UOpPtr& sink) {
-  int64_t id = 0;
-  for (const UOp* n : toposort(std::vector<UOpPtr>{sink}))
-    if (n->op == Op::RANGE) id = std::max(id, n->range().id + 1);
-  return id;
-}
 
 // `value` with the ranges replaced by index expressions (int32 here; cast to each range's dtype).
 UOpPtr at(const UOpPtr& value, std::initializer_list<std::pair<const UOpPtr*, UOpPtr>> where) {
@@ -378,7 +379,7 @@ std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, con
 // coalesced access), each split into work-groups of a power of two that divides it, up to 256 work-items per
 // group. When there are more loops than dims, the outer ones are collapsed into the last dim (one id, divided back
 // into each loop's index); a loop whose groups would exceed a dim's limit stays a loop.
-void bind_gpu_grid(Emitter& e, const std::vector<UOpPtr>& ranges, const tg_renderer_caps& caps) {
+void bind_gpu_grid(Emitter& e, const std::vector<UOpPtr>& ranges, const tg_renderer_caps& caps, int64_t next_id) {
   constexpr uint64_t kGroupThreads = 256;
   const uint32_t dims = std::min(caps.max_global_dims, 3u);
   std::vector<UOpPtr> loops;  // the constant loops, innermost first
@@ -395,13 +396,12 @@ void bind_gpu_grid(Emitter& e, const std::vector<UOpPtr>& ranges, const tg_rende
       for (size_t j = i; j < loops.size(); ++j) n *= extent(loops[j]);
       const uint32_t l = local(n);
       if (n / l <= caps.max_global[dim]) {
-        int64_t id = 0;
-        for (const auto& r : loops) id = std::max(id, r->range().id + 1);
-        const UOpPtr flat = UOp::make(Op::RANGE, loops[i]->dtype, {const_int(loops[i]->dtype, n)}, RangeInfo{id, AxisType::GLOBAL});
+        const DType t = n <= INT32_MAX ? dtypes::int32 : dtypes::int64;  // 32-bit division where it fits
+        const UOpPtr flat = UOp::make(Op::RANGE, t, {const_int(t, n)}, RangeInfo{next_id, AxisType::GLOBAL});
         e.special(flat, TG_SPECIAL_GLOBAL, dim++, l);
         int64_t stride = 1;  // loops[i] varies fastest
         for (size_t j = i; j < loops.size(); ++j) {
-          const UOpPtr index = simplify(cast(flat, loops[j]->dtype) / stride % extent(loops[j]));
+          const UOpPtr index = simplify(cast(flat / stride % extent(loops[j]), loops[j]->dtype));
           e.set(loops[j], e.emit(index));
           stride *= extent(loops[j]);
         }

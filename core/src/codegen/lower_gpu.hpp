@@ -15,7 +15,11 @@ namespace tg::codegen {
 bool is_gpu(const tg_renderer_caps& caps);
 
 // One output per work-item: the innermost constant output loops go on the grid's dims.
-void bind_gpu_grid(Emitter& e, const std::vector<UOpPtr>& ranges, const tg_renderer_caps& caps);
+// `next_id` is a range id no node of the kernel uses.
+void bind_gpu_grid(Emitter& e, const std::vector<UOpPtr>& ranges, const tg_renderer_caps& caps, int64_t next_id);
+
+// One more than the largest range id in the kernel.
+int64_t next_range_id(const UOpPtr& sink);
 
 // A reduction with few outputs and a long reduce axis: one work-group per output. nullopt when it does not apply.
 std::optional<KirProgram> lower_grouped(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,

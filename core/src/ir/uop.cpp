@@ -157,10 +157,10 @@ void UOp::compute_bounds() {
   auto [dlo, dhi] = dtype_range(dtype);
   vmin_ = dlo, vmax_ = dhi;
   if (dtype.is_float() || dtype.count != 1) return;
-  // a uint64 source at its whole range may hold values past INT64_MAX, which int64 bounds cannot express:
-  // nothing derived from it is known
+  // a uint64 source at its whole range may hold values past INT64_MAX, which int64 bounds cannot express (a
+  // constant past it is stored negative): nothing derived from it is known
   for (const auto& x : src)
-    if (x->dtype.scalar == ScalarType::UInt64 && x->dtype.count == 1 && x->vmax() == INT64_MAX) return;
+    if (x->dtype.scalar == ScalarType::UInt64 && x->dtype.count == 1 && (x->vmax() == INT64_MAX || x->vmin() < 0)) return;
   auto set = [&](__int128 lo, __int128 hi) { std::tie(vmin_, vmax_) = clamp_bounds(dtype, lo, hi); };
   auto s = [&](int i) -> const UOp& { return *src[i]; };
   switch (op) {

@@ -126,6 +126,14 @@ TEST(Symbolic, WideningCastMovesIntoSumsThatCannotWrap) {
   EXPECT_EQ(eval_int(may_wrap, {{"big", int64_t{1} << 30}}), eval_int(cast(big * 4 + 3, dtypes::int64), {{"big", int64_t{1} << 30}}));
 }
 
+// uint64 values past INT64_MAX live in negative int64 bits: bounds must not order them below small values.
+TEST(Symbolic, Uint64PastInt64MaxIsNotOrderedByBounds) {
+  UOpPtr big = const_int(dtypes::uint64, -1);  // UINT64_MAX
+  UOpPtr x = UOp::make(Op::DEFINE_VAR, dtypes::uint64, {}, VarInfo{"x", 0, 4});
+  UOpPtr lt = simplify(alu(Op::CMPLT, big, x));
+  EXPECT_FALSE(lt->op == Op::CONST && lt->const_value() != 0) << "UINT64_MAX < x folded to true: " << lt->str(8);
+}
+
 TEST(UOp, HashConsingMakesEqualNodesIdentical) {
   UOpPtr x = UOp::make(Op::DEFINE_VAR, dtypes::int32, {}, VarInfo{"x", 0, 10});
   EXPECT_EQ(alu(Op::ADD, x, const_int(dtypes::int32, 1)).get(), alu(Op::ADD, x, const_int(dtypes::int32, 1)).get());
