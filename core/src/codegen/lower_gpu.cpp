@@ -157,6 +157,26 @@ void store_output(Emitter& e, KirProgram& k, const UOpPtr& sink, const Matmul& m
         {e.emit(store->src[0]), e.emit(store->src[1]), e.emit(store->src[2])});
 }
 
+// A fragment from its lanes' loads (in lane order): neighbouring lanes at neighbouring addresses are read as one
+// 2-lane load where the renderer has such vectors, the rest one by one.
+int32_t gather_fragment(Emitter& e, KirProgram& k, const std::vector<UOpPtr>& loads) {
+  const uint8_t dt = static_cast<uint8_t>(loads[0]->dtype.scalar);
+  std::vector<int32_t> lanes;
+  for (size_t el = 0; el < loads.size(); ++el) {
+    if (el + 1 < loads.size() && e.vector_ok(loads[0]->dtype, 2)) {
+      const Emitter::Lanes pair = e.emit_lanes({loads[el], loads[el + 1]});
+      if (pair.vcount == 2 && pair.id >= 0 && k.insts[pair.id].op == TG_KIR_LOAD) {
+        lanes.push_back(k.add(TG_KIR_GEP, dt, 1, {pair.id}, {.i = 0}));
+        lanes.push_back(k.add(TG_KIR_GEP, dt, 1, {pair.id}, {.i = 1}));
+        ++el;
+        continue;
+      }
+    }
+    lanes.push_back(e.emit(loads[el]));
+  }
+  return k.add(TG_KIR_VECTORIZE, dt, static_cast<uint8_t>(lanes.size()), lanes);
+}
+
 // A fresh int32 range (a work-item id or a loop of the plan) with the next free id.
 UOpPtr new_range(int64_t n, AxisType type, int64_t& id) {
   return UOp::make(Op::RANGE, dtypes::int32, {const_int(dtypes::int32, n)}, RangeInfo{id++, type});
@@ -300,8 +320,10 @@ std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, con
     const int64_t WM = FM * tm, WN = FN * tn, BM = 2 * WM, BN = 2 * WN, BK = K % (2 * tk) == 0 ? 2 * tk : tk;
     const DType in = a->dtype;
     const int64_t pad = std::max<int64_t>(1, 16 / in.itemsize());  // a 16-byte pad spreads rows over banks
-    const int64_t lda = BK + pad, ldb = BN + pad;
-    const uint64_t local_bytes = static_cast<uint64_t>((BM * lda + BK * ldb) * in.itemsize());
+    // both tiles k-contiguous (A as [m][k], B as [n][k]): the lanes of a fragment that are neighbours along k
+    // (mma's a0/a1, b0/b1) are then neighbours in local memory, one 2-lane load
+    const int64_t lda = BK + pad, ldb = BK + pad;
+    const uint64_t local_bytes = static_cast<uint64_t>((BM * lda + BN * ldb) * in.itemsize());
     if (M % BM || N % BN || (BM * BK) % threads || (BK * BN) % threads || local_bytes > caps.local_mem_bytes || caps.max_global_dims < (mm->batch ? 3u : 2u) ||
         N / BN > caps.max_global[0] || M / BM > caps.max_global[1] || (mm->batch && B > caps.max_global[2]))
       continue;
@@ -310,12 +332,12 @@ std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, con
     const UOpPtr lx = new_range(threads, AxisType::LOCAL, id);
     Emitter e(k, caps, var_params);
     e.special(lx, TG_SPECIAL_LOCAL, 0);
-    const auto [gx, gy, as, bs] = bind_blocks(e, *mm, BM, BN, in, BM * lda, BK * ldb, id);
+    const auto [gx, gy, as, bs] = bind_blocks(e, *mm, BM, BN, in, BM * lda, BN * ldb, id);
 
     const int mb = sdk::tc_log2(tc.m), nb = sdk::tc_log2(tc.n), kb = sdk::tc_log2(tc.k);
     const uint32_t na = sdk::tc_lanes(tc.a_map, mb + kb), nbl = sdk::tc_lanes(tc.b_map, kb + nb), nc = sdk::tc_lanes(tc.c_map, mb + nb);
     const DType acc_t = mm->reduce->dtype;
-    const uint8_t kd = static_cast<uint8_t>(acc_t.scalar), kin = static_cast<uint8_t>(in.scalar);
+    const uint8_t kd = static_cast<uint8_t>(acc_t.scalar);
     const int32_t acc = k.add(TG_KIR_DEFINE_REG, kd, static_cast<uint8_t>(nc), {}, {.i = FM * FN}, TG_ADDR_REG);
     auto slot = [&](int64_t q) { return k.add(TG_KIR_CONST, TG_DTYPE_INT32, 1, {}, {.i = q}); };
     const int32_t zero = k.add(TG_KIR_VECTORIZE, kd, static_cast<uint8_t>(nc),
@@ -329,26 +351,26 @@ std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, con
                [&](const UOpPtr& r, const UOpPtr& c) { return r * lda + c; });
     stage_tile(e, bs, BK, BN, lx, threads,
                [&](const UOpPtr& r, const UOpPtr& c) { return at(b, {{&mm->k, kt * BK + r}, {&mm->n, gx * BN + c}}); },
-               [&](const UOpPtr& r, const UOpPtr& c) { return r * ldb + c; });
+               [&](const UOpPtr& r, const UOpPtr& c) { return c * ldb + r; });
     k.add(TG_KIR_BARRIER, 0, 1, {});
     const UOpPtr lane = lx % warp, wm = lx / warp / 2, wn = lx / warp % 2;
     for (int64_t ks = 0; ks < BK / tk; ++ks) {
       std::vector<int32_t> afrag, bfrag;
       for (int64_t f = 0; f < FM; ++f) {
-        std::vector<int32_t> lanes;
+        std::vector<UOpPtr> loads;
         for (uint32_t el = 0; el < na; ++el) {
           auto [r, c] = tc_coord(tc.a_map, mb, kb, lane, el);
-          lanes.push_back(e.emit(UOp::make(Op::LOAD, in, {as, simplify((wm * WM + (r + f * tm)) * lda + (c + ks * tk))})));
+          loads.push_back(UOp::make(Op::LOAD, in, {as, simplify((wm * WM + (r + f * tm)) * lda + (c + ks * tk))}));
         }
-        afrag.push_back(k.add(TG_KIR_VECTORIZE, kin, static_cast<uint8_t>(na), lanes));
+        afrag.push_back(gather_fragment(e, k, loads));
       }
       for (int64_t f = 0; f < FN; ++f) {
-        std::vector<int32_t> lanes;
+        std::vector<UOpPtr> loads;
         for (uint32_t el = 0; el < nbl; ++el) {
           auto [r, c] = tc_coord(tc.b_map, kb, nb, lane, el);
-          lanes.push_back(e.emit(UOp::make(Op::LOAD, in, {bs, simplify((r + ks * tk) * ldb + (wn * WN + (c + f * tn)))})));
+          loads.push_back(UOp::make(Op::LOAD, in, {bs, simplify((wn * WN + (c + f * tn)) * ldb + (r + ks * tk))}));
         }
-        bfrag.push_back(k.add(TG_KIR_VECTORIZE, kin, static_cast<uint8_t>(nbl), lanes));
+        bfrag.push_back(gather_fragment(e, k, loads));
       }
       for (int64_t i = 0; i < FM; ++i)
         for (int64_t j = 0; j < FN; ++j) {
