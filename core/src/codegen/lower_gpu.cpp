@@ -354,24 +354,26 @@ std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, con
                [&](const UOpPtr& r, const UOpPtr& c) { return c * ldb + r; });
     k.add(TG_KIR_BARRIER, 0, 1, {});
     const UOpPtr lane = lx % warp, wm = lx / warp / 2, wn = lx / warp % 2;
+    // a fragment of `lanes` lanes: lane el holds (r, c) of the unit's matrix, which `at` places in a local tile
+    auto fragment = [&](const uint8_t* map, int row_bits, int col_bits, uint32_t lanes, const UOpPtr& tile,
+                        const std::function<UOpPtr(const UOpPtr&, const UOpPtr&)>& at) {
+      std::vector<UOpPtr> loads;
+      for (uint32_t el = 0; el < lanes; ++el) {
+        auto [r, c] = tc_coord(map, row_bits, col_bits, lane, el);
+        loads.push_back(UOp::make(Op::LOAD, in, {tile, simplify(at(r, c))}));
+      }
+      return gather_fragment(e, k, loads);
+    };
     for (int64_t ks = 0; ks < BK / tk; ++ks) {
       std::vector<int32_t> afrag, bfrag;
-      for (int64_t f = 0; f < FM; ++f) {
-        std::vector<UOpPtr> loads;
-        for (uint32_t el = 0; el < na; ++el) {
-          auto [r, c] = tc_coord(tc.a_map, mb, kb, lane, el);
-          loads.push_back(UOp::make(Op::LOAD, in, {as, simplify((wm * WM + (r + f * tm)) * lda + (c + ks * tk))}));
-        }
-        afrag.push_back(gather_fragment(e, k, loads));
-      }
-      for (int64_t f = 0; f < FN; ++f) {
-        std::vector<UOpPtr> loads;
-        for (uint32_t el = 0; el < nbl; ++el) {
-          auto [r, c] = tc_coord(tc.b_map, kb, nb, lane, el);
-          loads.push_back(UOp::make(Op::LOAD, in, {bs, simplify((wn * WN + (c + f * tn)) * ldb + (r + ks * tk))}));
-        }
-        bfrag.push_back(gather_fragment(e, k, loads));
-      }
+      for (int64_t f = 0; f < FM; ++f)  // A[m][k] at (wm * WM + f * tm + r) * lda + ks * tk + c
+        afrag.push_back(fragment(tc.a_map, mb, kb, na, as, [&](const UOpPtr& r, const UOpPtr& c) {
+          return (wm * WM + (r + f * tm)) * lda + (c + ks * tk);
+        }));
+      for (int64_t f = 0; f < FN; ++f)  // B[k][n] kept as [n][k]: (wn * WN + f * tn + c) * ldb + ks * tk + r
+        bfrag.push_back(fragment(tc.b_map, kb, nb, nbl, bs, [&](const UOpPtr& r, const UOpPtr& c) {
+          return (wn * WN + (c + f * tn)) * ldb + (r + ks * tk);
+        }));
       for (int64_t i = 0; i < FM; ++i)
         for (int64_t j = 0; j < FN; ++j) {
           const int32_t q = slot(i * FN + j), cur = k.add(TG_KIR_LOAD, kd, static_cast<uint8_t>(nc), {acc, q});
