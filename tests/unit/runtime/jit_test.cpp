@@ -8,18 +8,14 @@
 #include <random>
 
 #include "tg/profile.hpp"
+#include "../random_floats.hpp"
 
 namespace tg {
 namespace {
 
 using ::testing::HasSubstr;
 
-std::vector<float> random_floats(size_t n, std::mt19937& rng) {
-  std::uniform_real_distribution<float> u(-2, 2);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(rng);
-  return v;
-}
+std::vector<float> random_floats(size_t n, std::mt19937& rng) { return test::random_floats(n, rng, -2, 2); }
 
 TEST(Jit, ReplaysMatchTheReferenceWithNewInputs) {
   uint32_t seed = std::random_device{}();

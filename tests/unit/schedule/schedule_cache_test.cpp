@@ -14,6 +14,7 @@
 #include "tg/profile.hpp"
 #include "tg/tensor.hpp"
 #include "tg/variable.hpp"
+#include "../random_floats.hpp"
 
 namespace tg::sched {
 namespace {
@@ -22,13 +23,7 @@ namespace fs = std::filesystem;
 
 const std::string kDir = test::fresh_cache_dir("scache");
 
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-4, 4);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(rng);
-  return v;
-}
+std::vector<float> random_floats(size_t n, uint32_t seed) { return test::random_floats(n, seed, -4, 4); }
 
 // (a*b + c).sum(1) over fresh tensors: the same graph every call, different buffers and data.
 std::vector<float> fused(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& c) {

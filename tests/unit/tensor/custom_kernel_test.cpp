@@ -8,19 +8,14 @@
 #include <algorithm>
 #include <numeric>
 #include <random>
+#include "../random_floats.hpp"
 
 namespace tg {
 namespace {
 
 using ::testing::HasSubstr;
 
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-10, 10);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(rng);
-  return v;
-}
+std::vector<float> random_floats(size_t n, uint32_t seed) { return test::random_floats(n, seed, -10, 10); }
 
 TEST(CustomKernel, TwoOutputsInOneParallelKernel) {
   const int64_t n = 1000;

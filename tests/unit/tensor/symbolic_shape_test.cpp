@@ -15,6 +15,7 @@
 #include "tg/jit.hpp"
 #include "tg/profile.hpp"
 #include "tg/tensor.hpp"
+#include "../random_floats.hpp"
 
 namespace tg {
 namespace {
@@ -41,12 +42,7 @@ std::vector<float> iota_floats(size_t n, float start = 0) {
   return v;
 }
 
-std::vector<float> random_floats(size_t n, std::mt19937& rng) {
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(rng);
-  return v;
-}
+using test::random_floats;
 
 uint32_t announce_seed(const char* test) {
   uint32_t seed = std::random_device{}();
