@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <numeric>
 #include <random>
+
 #include "../random_floats.hpp"
 
 namespace tg {
