@@ -123,10 +123,13 @@ int main() {
   cublasHandle_t blas;
   CHECK_BLAS(cublasCreate(&blas));
   const double flops = 2.0 * kN * kN * kN;
-  // fp32 and fp16 GEMM: tg (fp16 on tensor cores, then with TC=0 tiled through shared memory like fp32)
-  for (int variant = 0; variant < 3; ++variant) {
+  // fp32 and fp16 GEMM: tg (fp16 on tensor cores, then with TC=0 tiled through shared memory like fp32, then on
+  // tensor cores with BEAM=2 choosing the tiles per warp by timing)
+  const char* const names[] = {"float32", "float16", "float16_TC=0", "float16_BEAM=2"};
+  for (int variant = 0; variant < 4; ++variant) {
     const tg::DType d = variant == 0 ? tg::dtypes::float32 : tg::dtypes::float16;
     setenv("TC", variant == 2 ? "0" : "1", 1);
+    setenv("BEAM", variant == 3 ? "2" : "0", 1);
     tg::Tensor a = tg::Tensor::rand({kN, kN}, 1, d, "NV").realize(), b = tg::Tensor::rand({kN, kN}, 2, d, "NV").realize();
     // the product against a host loop on a few entries, so a fast wrong kernel cannot pass as a result
     const std::vector<float> ha = a.cast(tg::dtypes::float32).to_vector<float>(), hb = b.cast(tg::dtypes::float32).to_vector<float>();
@@ -137,7 +140,7 @@ int main() {
       for (int q = 0; q < kN; ++q) want += double{ha[size_t{1} * i * kN + q]} * hb[size_t{1} * q * kN + j];
       const double got = hc[size_t{1} * i * kN + j];
       if (std::abs(got - want) > 1e-2 * (1 + std::abs(want))) {
-        std::fprintf(stderr, "wrong GEMM result (%s): C[%d][%d] = %f, host loop %f\n", variant ? "float16" : "float32", i, j, got, want);
+        std::fprintf(stderr, "wrong GEMM result (%s): C[%d][%d] = %f, host loop %f\n", names[variant], i, j, got, want);
         return 1;
       }
     }
@@ -162,10 +165,11 @@ int main() {
         CHECK_BLAS(cublasHgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, kN, kN, kN, &one, (__half*)db, kN, (__half*)da, kN, &zero, (__half*)dc, kN));
       });
     }
-    report("gemm_4096", variant == 0 ? "float32" : variant == 1 ? "float16" : "float16_TC=0", tg_ms, peer_ms, flops, "gflops");
+    report("gemm_4096", names[variant], tg_ms, peer_ms, flops, "gflops");
     cudaFree(da), cudaFree(db), cudaFree(dc);
   }
   unsetenv("TC");
+  unsetenv("BEAM");
   // copy bandwidth: 256 MiB read + 256 MiB written
   const int64_t n = int64_t{64} << 20;
   tg::Tensor x = tg::Tensor::rand({n}, 3, tg::dtypes::float32, "NV").realize();

@@ -108,8 +108,8 @@ KirProgram lower_planned(const sched::Kernel& kernel, const std::vector<std::sha
   for (const auto& r : kernel.out_ranges)
     if (!is_const_end(r) || r->src[0]->arg_int() > 1) ranges.push_back(r);
   if (is_gpu(caps) && !opts.plain) {
-    if (std::optional<KirProgram> tc = lower_tc_matmul(k, sink, ranges, caps, var_params)) return std::move(*tc);
-    if (std::optional<KirProgram> tiled = lower_tiled_matmul(k, sink, ranges, caps, var_params)) return std::move(*tiled);
+    if (std::optional<KirProgram> tc = lower_tc_matmul(k, sink, ranges, caps, var_params, opts)) return std::move(*tc);
+    if (std::optional<KirProgram> tiled = lower_tiled_matmul(k, sink, ranges, caps, var_params, opts)) return std::move(*tiled);
     if (std::optional<KirProgram> grouped = lower_grouped(k, sink, ranges, caps, var_params)) return std::move(*grouped);
   }
 

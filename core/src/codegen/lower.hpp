@@ -9,8 +9,8 @@ namespace tg::codegen {
 // What the heuristics choose that a search (BEAM=n) may override; 0 leaves a choice to the heuristic.
 struct LowerOpts {
   int upcast = 0;     // lanes of the output vector: 1 = none, else 2..16 (used when it divides and vectorizes)
-  int tile_rows = 0;  // register tile of tile_rows x tile_vecs vectors (1 x 1: none), when it divides
-  int tile_vecs = 0;
+  int tile_rows = 0;  // register tile of tile_rows x tile_vecs vectors (1 x 1: none), when it divides; in a GPU
+  int tile_vecs = 0;  // matmul plan: the most outputs per work-item (rows x columns) or m x n tiles per warp
   bool plain = false;  // no work-group plans either (tiled matmuls, tensor cores, shared reduces)
   bool operator==(const LowerOpts&) const = default;
 };

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "codegen/emitter.hpp"
+#include "codegen/lower.hpp"
 
 namespace tg::codegen {
 
@@ -27,10 +28,12 @@ std::optional<KirProgram> lower_grouped(KirProgram& k, const UOpPtr& sink, const
 
 // A matmul on the renderer's tensor cores (lower_gpu.cpp has the plan). nullopt when it does not apply.
 std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
-                                          const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params);
+                                          const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params,
+                                          const LowerOpts& opts);
 
 // A matmul tiled through local memory (lower_gpu.cpp has the plan). nullopt when it does not apply.
 std::optional<KirProgram> lower_tiled_matmul(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
-                                             const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params);
+                                             const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params,
+                                             const LowerOpts& opts);
 
 }  // namespace tg::codegen

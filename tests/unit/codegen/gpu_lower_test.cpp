@@ -30,11 +30,11 @@ tg_renderer_caps gpu_caps() {
   return caps;
 }
 
-std::vector<KirProgram> lower_all(const Tensor& t, const tg_renderer_caps& caps) {
+std::vector<KirProgram> lower_all(const Tensor& t, const tg_renderer_caps& caps, const LowerOpts& opts = {}) {
   std::vector<std::shared_ptr<rt::Buffer>> outs;
   std::vector<KirProgram> kirs;
   for (auto& it : sched::create_schedule({t.node()}, t.device(), outs))
-    if (it.kind == sched::ScheduleItem::Kind::KERNEL) kirs.push_back(lower_kernel(it.kernel, it.bufs, caps));
+    if (it.kind == sched::ScheduleItem::Kind::KERNEL) kirs.push_back(lower_kernel(it.kernel, it.bufs, caps, opts));
   return kirs;
 }
 
@@ -158,6 +158,10 @@ TEST(GpuLowering, MatmulIsTiledThroughLocalMemory) {
   EXPECT_EQ(count(k, TG_KIR_FMA), 16) << "a 4 x 4 register tile per work-item";
   EXPECT_EQ(k.dims.local[0] * k.dims.local[1], 256u);
   EXPECT_EQ(uint64_t{k.dims.global[0]} * k.dims.global[1] * 256u * 16u, 128u * 64u) << "every output once";
+  // BEAM's tile choice sets the outputs per work-item: 2 x 1 here, so 4x as many work-groups
+  const KirProgram small = lower_all(a.matmul(b), gpu_caps(), LowerOpts{0, 2, 1})[0];
+  EXPECT_EQ(count(small, TG_KIR_FMA), 2);
+  EXPECT_EQ(uint64_t{small.dims.global[0]} * small.dims.global[1] * 256u * 2u, 128u * 64u);
   // a batch of products puts the batch on the grid's third dim
   auto batched = lower_all(buffer({3, 64, 64}).matmul(buffer({3, 64, 64})), gpu_caps());
   ASSERT_EQ(batched.size(), 1u);
@@ -219,6 +223,9 @@ TEST(GpuLowering, HalfMatmulRunsOnTensorCores) {
   const KirProgram& k = kirs[0];
   // 2 x 2 warps of 32, each 2 x 4 tiles of m16n8 per k-step of 16, two k-steps per 32-wide K tile
   EXPECT_EQ(count(k, TG_KIR_WMMA), 2 * 4 * 2);
+  // BEAM's tile choice sets the m16n8 tiles per warp: 1 x 2 gives 4 WMMAs per K tile of 32
+  EXPECT_EQ(count(lower_all(half_buffer({128, 64}).matmul(half_buffer({64, 128})), tensor_core_caps(), LowerOpts{0, 1, 2})[0],
+                  TG_KIR_WMMA), 1 * 2 * 2);
   EXPECT_EQ(k.dims.local[0], 128u);
   EXPECT_EQ(k.dims.global[0] * k.dims.global[1], 2u * 2u) << "64 x 64 blocks";
   EXPECT_EQ(count(k, TG_KIR_DEFINE_LOCAL), 2);
