@@ -1,10 +1,10 @@
-// Kernel planning for work-group devices: grid binding, group-shared reductions, tiled matmuls.
+// Kernel planning for work-group devices: grid binding, group-shared reductions, matmuls tiled through local
+// memory or on tensor cores.
 #include "codegen/lower_gpu.hpp"
 
 #include <tg/sdk/tensor_cores.hpp>
 
 #include <algorithm>
-#include <cassert>
 #include <functional>
 #include <initializer_list>
 #include <set>
