@@ -45,6 +45,17 @@ class KExpr {
   KExpr operator!=(const KExpr& o) const;
   KExpr operator&&(const KExpr& o) const;
   KExpr operator||(const KExpr& o) const;
+  // integers only: bitwise and shifts (shifting by the width or more is undefined in KIR, as in C)
+  KExpr operator&(const KExpr& o) const;
+  KExpr operator|(const KExpr& o) const;
+  KExpr operator^(const KExpr& o) const;
+  KExpr operator<<(const KExpr& o) const;
+  KExpr operator>>(const KExpr& o) const;
+  KExpr operator&(int64_t o) const;
+  KExpr operator<<(int64_t o) const;
+  KExpr operator>>(int64_t o) const;
+  KExpr operator-(int64_t o) const;
+  KExpr bitcast(DType d) const;  // same itemsize (float16 bits from a uint16, say)
   KExpr operator+(int64_t o) const;
   KExpr operator*(int64_t o) const;
   KExpr operator<(int64_t o) const;
@@ -64,6 +75,9 @@ class CustomKernel {
   KExpr buffer(int index, DType dtype);              // the index-th Tensor argument, as a pointer
   KExpr range(int64_t n, Axis axis);                 // an index in [0, n)
   KExpr constant(double v, DType dtype);
+  // a variable's value at launch (bind it in operator()): one compiled kernel serves every value, and a Jit
+  // replay patches it like any other kernel's variable
+  KExpr variable(const Variable& v);
   KExpr load(const KExpr& buf, const KExpr& idx);
   KExpr load(const KExpr& buf, const KExpr& idx, const KExpr& gate);  // 0 where the gate is false
   KExpr reduce(const KExpr& value, Reduce op, const std::vector<KExpr>& ranges);
@@ -87,7 +101,10 @@ class CustomKernel {
   CustomKernel& parallel(bool on = true);            // spread the first GLOBAL range over cores / the grid
 
   // Runs the kernel: allocates the outputs, realizes the inputs, launches once.
-  std::vector<Tensor> operator()(const std::vector<std::pair<Shape, DType>>& outputs, const std::vector<Tensor>& inputs) const;
+  // `vars` binds every variable() the kernel reads. A kernel may also store into an input buffer (an in-place
+  // update such as a KV-cache row): the store happens when the kernel runs, which is now.
+  std::vector<Tensor> operator()(const std::vector<std::pair<Shape, DType>>& outputs, const std::vector<Tensor>& inputs,
+                                 const std::vector<BoundVariable>& vars = {}) const;
 
  private:
   struct Impl;

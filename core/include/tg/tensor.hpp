@@ -35,6 +35,11 @@ class Tensor {
   static Tensor randn(const Shape& shape, uint64_t seed, DType dtype = dtypes::float32, const std::string& device = "");
   // host data (T must match dtype's size: float, int32_t, uint16_t for float16/bfloat16 bits, ...)
   static Tensor from_bytes(const void* data, size_t nbytes, const Shape& shape, DType dtype, const std::string& device = "");
+  // Host memory the caller keeps alive through `owner` (a memory-mapped file, say): on devices whose buffers the
+  // host addresses (the CPU) the tensor reads it in place, with no copy; elsewhere it is copied in. Kernels only
+  // read such a tensor: it must be an input, never written.
+  static Tensor from_host_memory(const void* data, size_t nbytes, const Shape& shape, DType dtype,
+                                 std::shared_ptr<const void> owner, const std::string& device = "");
   template <typename T>
   static Tensor from_vector(const std::vector<T>& v, const Shape& shape, DType dtype, const std::string& device = "") {
     return from_bytes(v.data(), v.size() * sizeof(T), shape, dtype, device);

@@ -10,8 +10,15 @@ Buffer::~Buffer() {
   --device_->live_buffers;
 }
 
+void Buffer::adopt_host_memory(const void* data, std::shared_ptr<const void> owner) {
+  if (!device_->is_host()) throw Error("tg: " + device_->name() + " buffers are not host memory; copy the data in instead");
+  if (allocated_ || host_owner_) throw Error("tg: adopt_host_memory on a buffer that already has memory");
+  desc_ = tg_buffer_desc{reinterpret_cast<uint64_t>(data), nbytes(), nullptr};
+  host_owner_ = owner ? std::move(owner) : std::make_shared<int>(0);
+}
+
 const tg_buffer_desc& Buffer::desc() {
-  if (!allocated_) {
+  if (!allocated_ && !host_owner_) {
     device_->check(device_->api()->allocator_alloc(device_->handle(), nbytes(), &desc_),
                    "allocate " + std::to_string(nbytes()) + " bytes");
     allocated_ = true;
@@ -20,6 +27,7 @@ const tg_buffer_desc& Buffer::desc() {
 }
 
 void Buffer::copy_in(const void* src, uint64_t n) {
+  if (host_owner_) throw Error("tg: copy_in into read-only host memory adopted by a tensor");
   if (n != nbytes()) throw Error("tg: copy_in of " + std::to_string(n) + " bytes into a buffer of " + std::to_string(nbytes()));
   const auto& d = desc();
   device_->synchronize();

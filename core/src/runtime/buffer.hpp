@@ -23,6 +23,9 @@ class Buffer : public ir::Payload {
   int64_t numel() const { return numel_; }
   uint64_t nbytes() const { return static_cast<uint64_t>(numel_) * dtype_.itemsize(); }
 
+  // Host devices only: the buffer is `data` itself (not allocated, never freed; `owner` keeps it alive).
+  void adopt_host_memory(const void* data, std::shared_ptr<const void> owner);
+
   // Allocates on first use.
   const tg_buffer_desc& desc();
   void copy_in(const void* src, uint64_t nbytes);
@@ -34,6 +37,7 @@ class Buffer : public ir::Payload {
   int64_t numel_;
   tg_buffer_desc desc_{};
   bool allocated_ = false;
+  std::shared_ptr<const void> host_owner_;  // set for adopted host memory
 };
 
 }  // namespace tg::rt

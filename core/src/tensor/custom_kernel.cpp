@@ -1,6 +1,7 @@
 // CustomKernel: a thin builder over kernel-graph UOps, and its launch as a one-item schedule.
 #include "tg/custom_kernel.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "ir/uop.hpp"
@@ -26,6 +27,11 @@ KExpr binary(Op op, const KExpr& a, const KExpr& b) {
   return KExpr(alu(op, x, y));
 }
 
+KExpr int_binary(Op op, const KExpr& a, const KExpr& b) {
+  if (!need(a, "operand")->dtype.is_int()) bad(std::string(op_name(op)) + " of " + a.node->dtype.name() + ": integers only");
+  return binary(op, a, b);
+}
+
 }  // namespace
 
 DType KExpr::dtype() const { return need(*this, "value")->dtype; }
@@ -40,6 +46,20 @@ KExpr KExpr::operator==(const KExpr& o) const { return binary(Op::CMPEQ, *this, 
 KExpr KExpr::operator!=(const KExpr& o) const { return binary(Op::CMPNE, *this, o); }
 KExpr KExpr::operator&&(const KExpr& o) const { return binary(Op::AND, cast(dtypes::bool_), o.cast(dtypes::bool_)); }
 KExpr KExpr::operator||(const KExpr& o) const { return binary(Op::OR, cast(dtypes::bool_), o.cast(dtypes::bool_)); }
+KExpr KExpr::operator&(const KExpr& o) const { return int_binary(Op::AND, *this, o); }
+KExpr KExpr::operator|(const KExpr& o) const { return int_binary(Op::OR, *this, o); }
+KExpr KExpr::operator^(const KExpr& o) const { return int_binary(Op::XOR, *this, o); }
+KExpr KExpr::operator<<(const KExpr& o) const { return int_binary(Op::SHL, *this, o); }
+KExpr KExpr::operator>>(const KExpr& o) const { return int_binary(Op::SHR, *this, o); }
+KExpr KExpr::operator&(int64_t o) const { return *this & KExpr(const_int(dtype(), o)); }
+KExpr KExpr::operator<<(int64_t o) const { return *this << KExpr(const_int(dtype(), o)); }
+KExpr KExpr::operator>>(int64_t o) const { return *this >> KExpr(const_int(dtype(), o)); }
+KExpr KExpr::operator-(int64_t o) const { return *this - KExpr(const_int(dtype(), o)); }
+KExpr KExpr::bitcast(DType d) const {
+  DType from = need(*this, "value")->dtype;
+  if (from.itemsize() != d.itemsize() || from.count != d.count) bad("bitcast of " + from.name() + " to " + d.name() + " changes the size");
+  return KExpr(UOp::make(Op::BITCAST, d, {node}));
+}
 KExpr KExpr::operator+(int64_t o) const { return *this + KExpr(const_int(dtype(), o)); }
 KExpr KExpr::operator*(int64_t o) const { return *this * KExpr(const_int(dtype(), o)); }
 KExpr KExpr::operator<(int64_t o) const { return *this < KExpr(const_int(dtype(), o)); }
@@ -53,6 +73,7 @@ struct CustomKernel::Impl {
   std::string name;
   std::vector<UOpPtr> statements, global_ranges, local_ranges;
   std::vector<std::pair<int, DType>> buffers;
+  std::vector<UOpPtr> vars;  // DEFINE_VARs read, in declaration order
   int64_t next_id = 0;
   bool parallel = false;
 };
@@ -82,6 +103,13 @@ KExpr CustomKernel::range(int64_t n, Axis axis) {
 }
 
 KExpr CustomKernel::constant(double v, DType dtype) { return KExpr(const_float(dtype, v)); }
+
+KExpr CustomKernel::variable(const Variable& v) {
+  for (const auto& u : impl_->vars)
+    if (u->var().name == v.name() && u != v.node()) bad("two different variables named '" + v.name() + "'");
+  if (std::find(impl_->vars.begin(), impl_->vars.end(), v.node()) == impl_->vars.end()) impl_->vars.push_back(v.node());
+  return KExpr(v.node());
+}
 
 KExpr CustomKernel::load(const KExpr& buf, const KExpr& idx) {
   const UOpPtr& b = need(buf, "buffer");
@@ -185,7 +213,8 @@ CustomKernel& CustomKernel::parallel(bool on) {
   return *this;
 }
 
-std::vector<Tensor> CustomKernel::operator()(const std::vector<std::pair<Shape, DType>>& outputs, const std::vector<Tensor>& inputs) const {
+std::vector<Tensor> CustomKernel::operator()(const std::vector<std::pair<Shape, DType>>& outputs, const std::vector<Tensor>& inputs,
+                                             const std::vector<BoundVariable>& vars) const {
   if (impl_->statements.empty()) bad(impl_->name + " has no statements (add them with run())");
   std::string device = inputs.empty() ? default_device() : inputs[0].device();
   std::vector<Tensor> outs;
@@ -205,6 +234,18 @@ std::vector<Tensor> CustomKernel::operator()(const std::vector<std::pair<Shape, 
     if (bufs[i]->dtype() != d) bad(impl_->name + " declares buffer " + std::to_string(i) + " as " + d.name() + ", got " + bufs[i]->dtype().name());
   }
   sched::ScheduleItem item;
+  // kernel params after the buffers: the variables sorted by name, as the scheduler orders them
+  std::vector<UOpPtr> declared = impl_->vars;
+  std::sort(declared.begin(), declared.end(), [](const UOpPtr& a, const UOpPtr& b) { return a->var().name < b->var().name; });
+  for (const auto& d : declared) {
+    auto it = std::find_if(vars.begin(), vars.end(), [&](const BoundVariable& b) { return b.var().node() == d; });
+    if (it == vars.end()) bad(impl_->name + " reads variable '" + d->var().name + "' but no value was bound for it");
+    item.kernel.vars.push_back(d);
+    item.var_vals.push_back(it->value());
+  }
+  for (const auto& b : vars)
+    if (std::find(declared.begin(), declared.end(), b.var().node()) == declared.end())
+      bad(impl_->name + " was given variable '" + b.var().name() + "', which it does not read");
   item.kernel.sink = UOp::make(Op::SINK, dtypes::bool_, impl_->statements);
   item.kernel.out_ranges = impl_->global_ranges;
   item.kernel.local_ranges = impl_->local_ranges;

@@ -152,6 +152,19 @@ Tensor Tensor::from_bytes(const void* data, size_t nbytes, const Shape& shape, D
   return t;
 }
 
+Tensor Tensor::from_host_memory(const void* data, size_t nbytes, const Shape& shape, DType dtype,
+                                std::shared_ptr<const void> owner, const std::string& device) {
+  std::string dev = resolve_device(device);
+  rt::Device& d = rt::Device::get(dev);
+  if (!d.is_host()) return from_bytes(data, nbytes, shape, dtype, dev);
+  size_t need = static_cast<size_t>(prod(shape)) * dtype.itemsize();
+  if (nbytes != need)
+    bad("host memory has " + std::to_string(nbytes) + " bytes, shape " + shape_str(shape) + " of " + dtype.name() + " needs " + std::to_string(need));
+  auto buf = std::make_shared<rt::Buffer>(d, dtype, prod(shape));
+  buf->adopt_host_memory(data, std::move(owner));
+  return Tensor(sched::buffer_node(buf, shape), dev);
+}
+
 Tensor Tensor::from_variable(const BoundVariable& v, const std::string& device) {
   return Tensor(mk(Op::BIND, v.var().dtype(), {v.var().node()}, v.value(), {}), resolve_device(device));
 }

@@ -1,0 +1,150 @@
+// Quantized kernels: custom kernels over the packed uint16 words, each block decoded where it is read.
+#include "quant.hpp"
+
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "quant_formats.hpp"
+#include "tg/custom_kernel.hpp"
+
+namespace tg::llm {
+
+namespace {
+
+[[noreturn]] void unsupported(const std::string& what, GGMLType t) {
+  std::string list;
+  for (GGMLType s : supported_types()) list += (list.empty() ? "" : ", ") + type_name(s);
+  throw Error("tg-llm: " + what + " has weight type " + type_name(t) + ", which tg cannot decode (supported: " + list + ")");
+}
+
+const Format& format_of(const QuantMatrix& w) {
+  const Format* f = find_format(w.type);
+  if (!f) unsupported("a matrix", w.type);
+  return *f;
+}
+
+Tensor codebook(const std::string& device) {
+  return Tensor::from_vector(std::vector<float>(iq4_codebook(), iq4_codebook() + 16), {16}, device);
+}
+
+// Kernels are built once per (what, format, shape) and reused: building the expression graph is host work.
+using KernelKey = std::tuple<int, GGMLType, int64_t, int64_t, int64_t>;
+std::mutex kernels_mu;
+std::map<KernelKey, std::shared_ptr<CustomKernel>> kernels;
+
+template <typename Build>
+const CustomKernel& cached(KernelKey key, Build build) {
+  std::lock_guard lock(kernels_mu);
+  auto& k = kernels[key];
+  if (!k) k = std::make_shared<CustomKernel>(build());
+  return *k;
+}
+
+// The element index inside a group: 32 lanes unrolled, 256-element super-blocks as 8 runs of 32.
+struct GroupIndex {
+  KExpr e;
+  std::vector<KExpr> ranges;  // to reduce over (with the block range)
+};
+
+GroupIndex group_index(CustomKernel& k, const Format& f) {
+  KExpr lane = k.range(32, Axis::UNROLL);
+  if (f.group_elems == 32) return {lane, {lane}};
+  KExpr run = k.range(f.group_elems / 32, Axis::REDUCE);
+  return {run * 32 + lane, {run, lane}};
+}
+
+std::vector<Tensor> with_lut(const Format& f, std::vector<Tensor> inputs) {
+  if (f.needs_lut) inputs.push_back(codebook(inputs[0].device()));
+  return inputs;
+}
+
+}  // namespace
+
+const std::vector<GGMLType>& supported_types() {
+  static const std::vector<GGMLType> types = {GGMLType::F32,  GGMLType::F16,  GGMLType::BF16, GGMLType::Q8_0, GGMLType::Q4_0,
+                                              GGMLType::Q4_1, GGMLType::Q5_0, GGMLType::Q5_1, GGMLType::Q4_K, GGMLType::Q5_K,
+                                              GGMLType::Q6_K, GGMLType::IQ4_NL, GGMLType::IQ4_XS};
+  return types;
+}
+
+bool is_supported(GGMLType t) { return find_format(t) != nullptr; }
+
+int64_t QuantMatrix::row_words() const {
+  const Format* f = find_format(type);
+  return f ? cols / f->group_elems * f->group_bytes / 2 : 0;
+}
+
+QuantMatrix upload_matrix(const GGUFTensor& t, std::shared_ptr<const void> owner, const std::string& device) {
+  const Format* f = find_format(t.type);
+  if (!f) unsupported("tensor '" + t.name + "'", t.type);
+  const int64_t cols = t.ne.at(0), rows = t.rows();
+  if (cols % f->group_elems != 0)
+    throw Error("tg-llm: tensor '" + t.name + "' rows of " + std::to_string(cols) + " " + type_name(t.type) + " values are not a multiple of " +
+                std::to_string(f->group_elems));
+  const int64_t words = rows * (cols / f->group_elems * f->group_bytes / 2);
+  if (static_cast<uint64_t>(words) * 2 != t.nbytes)
+    throw Error("tg-llm: tensor '" + t.name + "' holds " + std::to_string(t.nbytes) + " bytes, its shape needs " + std::to_string(words * 2));
+  return QuantMatrix{t.type, rows, cols, Tensor::from_host_memory(t.data, t.nbytes, {words}, dtypes::uint16, std::move(owner), device)};
+}
+
+Tensor qmatmul(const QuantMatrix& w, const Tensor& x) {
+  const Format& f = format_of(w);
+  if (x.ndim() != 2 || x.shape()[1] != w.cols || x.dtype() != dtypes::float32)
+    throw std::invalid_argument("tg-llm: qmatmul of a " + std::to_string(w.rows) + "x" + std::to_string(w.cols) + " " + type_name(w.type) +
+                                " matrix needs float32 (T, " + std::to_string(w.cols) + ") activations, got " + x.dtype().name() + " " + shape_str(x.shape()));
+  const int64_t T = x.shape()[0], rows = w.rows, cols = w.cols, rw = w.row_words();
+  const CustomKernel& k = cached({0, w.type, rows, cols, T}, [&] {
+    CustomKernel k(std::string("qmm_") + type_traits(w.type).name);
+    KExpr r = k.range(rows, Axis::GLOBAL), t = k.range(T, Axis::GLOBAL), b = k.range(cols / f.group_elems, Axis::REDUCE);
+    GroupIndex g = group_index(k, f);
+    GroupReader rd{k, k.buffer(1, dtypes::uint16), r * rw + b * (f.group_bytes / 2), f.needs_lut ? k.buffer(3, dtypes::float32) : KExpr()};
+    KExpr xv = k.load(k.buffer(2, dtypes::float32), t * cols + b * f.group_elems + g.e);
+    std::vector<KExpr> red{b};
+    red.insert(red.end(), g.ranges.begin(), g.ranges.end());
+    k.run(k.store(k.buffer(0, dtypes::float32), t * rows + r, k.reduce(f.decode(rd, g.e) * xv, Reduce::SUM, red)));
+    k.parallel();
+    return k;
+  });
+  return k({{{T, rows}, dtypes::float32}}, with_lut(f, {w.words, x.contiguous()}))[0];
+}
+
+namespace {
+
+// out[t, c] = W[row(t), c]: the rows of the ids (embedding) or every row (dequantize).
+Tensor gather_rows(const QuantMatrix& w, const Tensor* ids) {
+  const Format& f = format_of(w);
+  const int64_t cols = w.cols, rw = w.row_words(), T = ids ? ids->shape()[0] : w.rows;
+  const CustomKernel& k = cached({ids ? 1 : 2, w.type, w.rows, cols, T}, [&] {
+    CustomKernel k(std::string(ids ? "qembed_" : "dequant_") + type_traits(w.type).name);
+    KExpr t = k.range(T, Axis::GLOBAL), c = k.range(cols, Axis::GLOBAL);
+    KExpr row = t, ok;
+    if (ids) {
+      KExpr id = k.load(k.buffer(2, dtypes::int32), t).cast(dtypes::int64);
+      ok = (k.constant(-1, dtypes::int64) < id) && (id < w.rows);
+      row = KExpr::where(ok, id, k.constant(0, dtypes::int64));
+    }
+    KExpr lut = f.needs_lut ? k.buffer(ids ? 3 : 2, dtypes::float32) : KExpr();
+    GroupReader rd{k, k.buffer(1, dtypes::uint16), row * rw + (c / k.constant(f.group_elems, dtypes::int64)) * (f.group_bytes / 2), lut};
+    KExpr v = f.decode(rd, c % k.constant(f.group_elems, dtypes::int64));
+    if (ids) v = KExpr::where(ok, v, k.constant(0, dtypes::float32));
+    k.run(k.store(k.buffer(0, dtypes::float32), t * cols + c, v));
+    k.parallel();
+    return k;
+  });
+  std::vector<Tensor> in{w.words};
+  if (ids) in.push_back(*ids);
+  return k({{{T, cols}, dtypes::float32}}, with_lut(f, in))[0];
+}
+
+}  // namespace
+
+Tensor qembedding(const QuantMatrix& w, const Tensor& ids) {
+  if (ids.ndim() != 1 || ids.dtype() != dtypes::int32)
+    throw std::invalid_argument("tg-llm: embedding ids must be (T,) int32, got " + ids.dtype().name() + " " + shape_str(ids.shape()));
+  return gather_rows(w, &ids);
+}
+
+Tensor dequantize(const QuantMatrix& w) { return gather_rows(w, nullptr); }
+
+}  // namespace tg::llm

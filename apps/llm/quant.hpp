@@ -1,0 +1,39 @@
+// Quantized weights on the device and the kernels that read their packed blocks in place: matrix-vector /
+// matrix products, embedding rows and (for tests and small tensors) whole dequantization.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gguf.hpp"
+#include "tg/tensor.hpp"
+
+namespace tg::llm {
+
+// The weight formats the kernels decode (the others are refused with this list).
+const std::vector<GGMLType>& supported_types();
+bool is_supported(GGMLType t);
+
+// A [rows, cols] weight matrix exactly as the GGUF stores it: each row a run of packed blocks, held on the
+// device as little-endian uint16 words (every supported block is an even number of bytes). Nothing is
+// dequantized or repacked; on host devices `words` is the mapped file itself.
+struct QuantMatrix {
+  GGMLType type = GGMLType::F32;
+  int64_t rows = 0, cols = 0;
+  Tensor words;  // (rows * row_words,) uint16
+  int64_t row_words() const;
+};
+
+// Views GGUF tensor `t` (ne = {cols, rows, ...}; dims past the first fold into rows). `owner` keeps its bytes
+// alive (the GGUFFile's mapping). Unsupported types: tg::Error naming the tensor, its type and the supported ones.
+QuantMatrix upload_matrix(const GGUFTensor& t, std::shared_ptr<const void> owner, const std::string& device = "");
+
+// y = x W^T: x is (T, cols) float32, y is (T, rows) float32. Each weight block is decoded inside the kernel.
+Tensor qmatmul(const QuantMatrix& w, const Tensor& x);
+// Rows of W for token ids (T,) int32 -> (T, cols) float32 (ids outside [0, rows) give zero rows).
+Tensor qembedding(const QuantMatrix& w, const Tensor& ids);
+// All of W as float32 (rows, cols): tests and small tensors only.
+Tensor dequantize(const QuantMatrix& w);
+
+}  // namespace tg::llm

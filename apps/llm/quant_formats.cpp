@@ -1,0 +1,116 @@
+// The decoders, one row each, following ggml's block layouts (ggml-common.h): offsets are bytes from the
+// block start, element e counts along the row inside the block.
+#include "quant_formats.hpp"
+
+namespace tg::llm {
+
+KExpr GroupReader::c(int64_t v) const { return k.constant(static_cast<double>(v), dtypes::int64); }
+KExpr GroupReader::i(int64_t v) const { return k.constant(static_cast<double>(v), dtypes::int32); }
+KExpr GroupReader::word(const KExpr& byte_off) const { return k.load(words, base + byte_off / c(2)).cast(dtypes::int32); }
+KExpr GroupReader::byte(const KExpr& off) const { return (word(off) >> ((off % c(2)).cast(dtypes::int32) << 3)) & 255; }
+KExpr GroupReader::byte(int64_t off) const { return byte(c(off)); }
+KExpr GroupReader::sbyte(const KExpr& off) const { return (byte(off) ^ i(128)) - i(128); }
+KExpr GroupReader::half(int64_t off) const {
+  return k.load(words, base + c(off / 2)).bitcast(dtypes::float16).cast(dtypes::float32);
+}
+
+namespace {
+
+KExpr f32(const KExpr& x) { return x.cast(dtypes::float32); }
+
+// The 4-bit nibble of element e in a 32-element run of 16 bytes at `off`: low nibbles first, then high ones.
+KExpr nibble32(const GroupReader& r, int64_t off, const KExpr& e) {
+  KExpr b = r.byte(r.c(off) + e % r.c(16));
+  return (b >> ((e / r.c(16)).cast(dtypes::int32) << 2)) & 15;
+}
+
+// Q4_K / Q5_K: 8 sub-blocks of 32 share a 6-bit scale and min, packed into 12 bytes at offset 4.
+KExpr k_scale(const GroupReader& r, const KExpr& is, bool min) {
+  KExpr lo = r.byte(r.c(4) + is + r.c(min ? 4 : 0)) & 63;
+  KExpr hi = min ? (r.byte(r.c(4) + is + r.c(4)) >> 4) | ((r.byte(r.c(4) + is) >> 6) << 4)
+                 : (r.byte(r.c(4) + is + r.c(4)) & 15) | ((r.byte(r.c(4) + is - r.c(4)) >> 6) << 4);
+  return KExpr::where(is < 4, lo, hi);
+}
+
+KExpr lut(const GroupReader& r, const KExpr& idx) { return r.k.load(r.lut, idx); }
+
+const float kIQ4[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+const Format kFormats[] = {
+    {GGMLType::F32, 32, 128, false,
+     [](const GroupReader& r, const KExpr& e) {
+       // unsigned: shifting into the sign bit of an int32 is undefined
+       KExpr lo = r.word(e * r.c(4)).cast(dtypes::uint32), hi = r.word(e * r.c(4) + r.c(2)).cast(dtypes::uint32);
+       return (lo | (hi << 16)).bitcast(dtypes::float32);
+     }},
+    {GGMLType::F16, 32, 64, false,
+     [](const GroupReader& r, const KExpr& e) {
+       return r.k.load(r.words, r.base + e).bitcast(dtypes::float16).cast(dtypes::float32);
+     }},
+    {GGMLType::BF16, 32, 64, false,
+     [](const GroupReader& r, const KExpr& e) { return (r.word(e * r.c(2)).cast(dtypes::uint32) << 16).bitcast(dtypes::float32); }},
+    {GGMLType::Q8_0, 32, 34, false,
+     [](const GroupReader& r, const KExpr& e) { return r.half(0) * f32(r.sbyte(r.c(2) + e)); }},
+    {GGMLType::Q4_0, 32, 18, false,
+     [](const GroupReader& r, const KExpr& e) { return r.half(0) * f32(nibble32(r, 2, e) - r.i(8)); }},
+    {GGMLType::Q4_1, 32, 20, false,
+     [](const GroupReader& r, const KExpr& e) { return r.half(0) * f32(nibble32(r, 4, e)) + r.half(2); }},
+    {GGMLType::Q5_0, 32, 22, false,
+     [](const GroupReader& r, const KExpr& e) {
+       // the fifth bit of element e is bit e of the 32-bit qh at offset 2
+       KExpr hb = (r.byte(r.c(2) + e / r.c(8)) >> (e % r.c(8)).cast(dtypes::int32)) & 1;
+       return r.half(0) * f32((nibble32(r, 6, e) | (hb << 4)) - r.i(16));
+     }},
+    {GGMLType::Q5_1, 32, 24, false,
+     [](const GroupReader& r, const KExpr& e) {
+       KExpr hb = (r.byte(r.c(4) + e / r.c(8)) >> (e % r.c(8)).cast(dtypes::int32)) & 1;
+       return r.half(0) * f32(nibble32(r, 8, e) | (hb << 4)) + r.half(2);
+     }},
+    {GGMLType::Q4_K, 256, 144, false,
+     [](const GroupReader& r, const KExpr& e) {
+       // 4 groups of 64: 32 bytes of qs each, low nibbles (sub-block 2g) then high nibbles (2g+1)
+       KExpr g = e / r.c(64), hi = (e / r.c(32)) % r.c(2), l = e % r.c(32), is = e / r.c(32);
+       KExpr q = (r.byte(r.c(16) + g * r.c(32) + l) >> (hi.cast(dtypes::int32) << 2)) & 15;
+       return r.half(0) * f32(k_scale(r, is, false) * q) - r.half(2) * f32(k_scale(r, is, true));
+     }},
+    {GGMLType::Q5_K, 256, 176, false,
+     [](const GroupReader& r, const KExpr& e) {
+       KExpr g = e / r.c(64), hi = (e / r.c(32)) % r.c(2), l = e % r.c(32), is = e / r.c(32);
+       KExpr q = (r.byte(r.c(48) + g * r.c(32) + l) >> (hi.cast(dtypes::int32) << 2)) & 15;
+       KExpr hb = (r.byte(r.c(16) + l) >> is.cast(dtypes::int32)) & 1;
+       return r.half(0) * f32(k_scale(r, is, false) * (q | (hb << 4))) - r.half(2) * f32(k_scale(r, is, true));
+     }},
+    {GGMLType::Q6_K, 256, 210, false,
+     [](const GroupReader& r, const KExpr& e) {
+       // two halves of 128; per half, quarter qt takes ql[l + 32 (qt&1)] nibble (qt>>1) and qh[l] bits 2qt..2qt+1
+       KExpr n = e / r.c(128), qt = (e / r.c(32)) % r.c(4), l = e % r.c(32);
+       KExpr ql = r.byte(n * r.c(64) + l + (qt % r.c(2)) * r.c(32)) >> ((qt / r.c(2)).cast(dtypes::int32) << 2);
+       KExpr qh = r.byte(r.c(128) + n * r.c(32) + l) >> (qt.cast(dtypes::int32) << 1);
+       KExpr q = ((ql & 15) | ((qh & 3) << 4)) - r.i(32);
+       KExpr sc = r.sbyte(r.c(192) + n * r.c(8) + l / r.c(16) + qt * r.c(2));
+       return r.half(208) * f32(sc * q);
+     }},
+    {GGMLType::IQ4_NL, 32, 18, true,
+     [](const GroupReader& r, const KExpr& e) { return r.half(0) * lut(r, nibble32(r, 2, e)); }},
+    {GGMLType::IQ4_XS, 256, 136, true,
+     [](const GroupReader& r, const KExpr& e) {
+       // 8 sub-blocks of 32: a 6-bit scale (4 low bits in scales_l, 2 high bits in the uint16 scales_h)
+       KExpr ib = e / r.c(32), j = e % r.c(32);
+       KExpr lo = (r.byte(r.c(4) + ib / r.c(2)) >> ((ib % r.c(2)).cast(dtypes::int32) << 2)) & 15;
+       KExpr hi = (r.word(r.c(2)) >> (ib.cast(dtypes::int32) << 1)) & 3;
+       KExpr q = (r.byte(r.c(8) + ib * r.c(16) + j % r.c(16)) >> ((j / r.c(16)).cast(dtypes::int32) << 2)) & 15;
+       return r.half(0) * f32((lo | (hi << 4)) - r.i(32)) * lut(r, q);
+     }},
+};
+
+}  // namespace
+
+const Format* find_format(GGMLType t) {
+  for (const auto& f : kFormats)
+    if (f.type == t) return &f;
+  return nullptr;
+}
+
+const float* iq4_codebook() { return kIQ4; }
+
+}  // namespace tg::llm

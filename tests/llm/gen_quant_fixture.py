@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Writes random packed weight blocks for every format tg decodes, with the PyPI `gguf` package's numpy
+dequantization of them (gguf.quants.dequantize, an implementation independent of tg's kernels).
+
+usage: gen_quant_fixture.py OUT_DIR [SEED]   ->  OUT_DIR/<TYPE>.bin (raw rows), OUT_DIR/<TYPE>.f32 (float32 values)
+"""
+import sys, os
+import numpy as np
+from gguf import GGMLQuantizationType as Q, GGML_QUANT_SIZES
+from gguf.quants import dequantize
+
+ROWS, COLS = 3, 512
+# byte offsets of the float16 fields in each block: random bytes there could be NaN or huge, so they get
+# ordinary halves instead (everything else stays random)
+HALF_FIELDS = {"Q8_0": [0], "Q4_0": [0], "Q4_1": [0, 2], "Q5_0": [0], "Q5_1": [0, 2], "Q4_K": [0, 2],
+               "Q5_K": [0, 2], "Q6_K": [208], "IQ4_NL": [0], "IQ4_XS": [0]}
+
+def main():
+    out, seed = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    os.makedirs(out, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    for name in ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS"]:
+        qt = Q[name]
+        block, nbytes = GGML_QUANT_SIZES[qt]
+        nblocks = ROWS * COLS // block
+        if name == "F32":
+            raw = rng.standard_normal(ROWS * COLS).astype(np.float32).view(np.uint8)
+        elif name == "F16":
+            raw = rng.standard_normal(ROWS * COLS).astype(np.float16).view(np.uint8)
+        elif name == "BF16":
+            raw = (rng.standard_normal(ROWS * COLS).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16).view(np.uint8)
+        else:
+            raw = rng.integers(0, 256, size=(nblocks, nbytes), dtype=np.uint8)
+            for off in HALF_FIELDS[name]:
+                h = (rng.standard_normal(nblocks) * 0.05).astype(np.float16)
+                raw[:, off:off + 2] = h.view(np.uint8).reshape(nblocks, 2)
+            raw = raw.reshape(-1)
+        rows = raw.reshape(ROWS, -1)
+        values = dequantize(rows, qt).astype(np.float32).reshape(ROWS, COLS)
+        rows.tofile(os.path.join(out, name + ".bin"))
+        values.tofile(os.path.join(out, name + ".f32"))
+    print(f"wrote {out} (seed {seed})")
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+// Weight formats: tg's in-kernel decoders against the PyPI `gguf` package's numpy dequantizer (random blocks
+// written by gen_quant_fixture.py), hand-built blocks with known values, and the quantized matrix product and
+// embedding kernels against float64 loops over the reference values.
+#include "quant.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <random>
+
+#include "tg/dtype.hpp"
+
+namespace tg::llm {
+namespace {
+
+constexpr int64_t kRows = 3, kCols = 512;
+
+std::vector<uint8_t> read_file(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+}
+
+// The fixture directory, produced once per test run by the Python reference.
+const std::string& fixture_dir() {
+  static std::string dir = [] {
+    std::string d = ::testing::TempDir() + "tg_quant_fixture";
+    uint32_t seed = std::random_device{}();
+    std::cout << "quant fixture seed=" << seed << "\n";
+    std::string cmd = std::string(TG_PYTHON) + " " + TG_LLM_TEST_DIR + "/gen_quant_fixture.py " + d + " " + std::to_string(seed);
+    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("the fixture script failed (needs python3 with the gguf package): " + cmd);
+    return d;
+  }();
+  return dir;
+}
+
+struct Fixture {
+  std::vector<uint8_t> raw;
+  std::vector<float> want;
+};
+
+Fixture load(const std::string& type) {
+  Fixture f{read_file(fixture_dir() + "/" + type + ".bin"), {}};
+  auto v = read_file(fixture_dir() + "/" + type + ".f32");
+  f.want.resize(v.size() / 4);
+  std::memcpy(f.want.data(), v.data(), v.size());
+  return f;
+}
+
+GGUFTensor as_tensor(GGMLType t, const std::vector<uint8_t>& raw, int64_t rows, int64_t cols) {
+  GGUFTensor g;
+  g.name = "w";
+  g.ne = {cols, rows};
+  g.type = t;
+  g.data = raw.data();
+  g.nbytes = raw.size();
+  return g;
+}
+
+class Formats : public ::testing::TestWithParam<GGMLType> {};
+
+TEST_P(Formats, DequantizeMatchesGgufPy) {
+  GGMLType t = GetParam();
+  Fixture f = load(type_name(t));
+  ASSERT_EQ(f.want.size(), static_cast<size_t>(kRows * kCols));
+  QuantMatrix m = upload_matrix(as_tensor(t, f.raw, kRows, kCols), nullptr);
+  auto got = dequantize(m).to_vector<float>();
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], f.want[i], 1e-6 * std::fabs(f.want[i]) + 1e-7) << type_name(t) << " element " << i;
+}
+
+TEST_P(Formats, MatrixProductAndEmbeddingMatchFloat64Loops) {
+  GGMLType t = GetParam();
+  Fixture f = load(type_name(t));
+  QuantMatrix m = upload_matrix(as_tensor(t, f.raw, kRows, kCols), nullptr);
+  for (int64_t T : {1, 5}) {
+    std::vector<float> x(static_cast<size_t>(T * kCols));
+    std::mt19937 rng(static_cast<uint32_t>(T));
+    std::normal_distribution<float> nd;
+    for (auto& v : x) v = nd(rng);
+    auto y = qmatmul(m, Tensor::from_vector(x, {T, kCols})).to_vector<float>();
+    ASSERT_EQ(y.size(), static_cast<size_t>(T * kRows));
+    for (int64_t tt = 0; tt < T; ++tt)
+      for (int64_t r = 0; r < kRows; ++r) {
+        double ref = 0, mag = 0;
+        for (int64_t c = 0; c < kCols; ++c) {
+          ref += static_cast<double>(f.want[r * kCols + c]) * x[tt * kCols + c];
+          mag += std::fabs(static_cast<double>(f.want[r * kCols + c]) * x[tt * kCols + c]);
+        }
+        EXPECT_NEAR(y[tt * kRows + r], ref, 1e-5 * mag + 1e-6) << type_name(t) << " T=" << T << " t=" << tt << " row " << r;
+      }
+  }
+  std::vector<int32_t> ids = {2, 0, 2, -1, 7};
+  auto e = qembedding(m, Tensor::from_vector(ids, {5}, dtypes::int32)).to_vector<float>();
+  for (size_t i = 0; i < ids.size(); ++i)
+    for (int64_t c = 0; c < kCols; ++c) {
+      float want = ids[i] >= 0 && ids[i] < kRows ? f.want[ids[i] * kCols + c] : 0.0f;
+      ASSERT_NEAR(e[i * kCols + c], want, 1e-6 * std::fabs(want) + 1e-7) << type_name(t) << " id " << ids[i] << " col " << c;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllSupported, Formats, ::testing::ValuesIn(supported_types()),
+                         [](const auto& info) { return type_name(info.param); });
+
+// Hand-built blocks whose values are worked out by hand from ggml's layouts.
+TEST(QuantBlocks, KnownValues) {
+  // Q8_0: d = 0.5, q = -16..15: value = d * q
+  std::vector<uint8_t> q8(34);
+  uint16_t half = float_to_half(0.5f);
+  std::memcpy(q8.data(), &half, 2);
+  for (int i = 0; i < 32; ++i) q8[2 + i] = static_cast<uint8_t>(static_cast<int8_t>(i - 16));
+  auto v = dequantize(upload_matrix(as_tensor(GGMLType::Q8_0, q8, 1, 32), nullptr)).to_vector<float>();
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(v[i], 0.5f * (i - 16)) << i;
+  // Q4_0: d = 2, byte j = (15-j%16) << 4 | j%16: element j < 16 is the low nibble j, element 16+j the high 15-j; minus 8
+  std::vector<uint8_t> q4(18);
+  half = float_to_half(2.0f);
+  std::memcpy(q4.data(), &half, 2);
+  for (int j = 0; j < 16; ++j) q4[2 + j] = static_cast<uint8_t>(((15 - j) << 4) | j);
+  v = dequantize(upload_matrix(as_tensor(GGMLType::Q4_0, q4, 1, 32), nullptr)).to_vector<float>();
+  for (int j = 0; j < 16; ++j) {
+    EXPECT_EQ(v[j], 2.0f * (j - 8)) << j;
+    EXPECT_EQ(v[16 + j], 2.0f * (15 - j - 8)) << 16 + j;
+  }
+  // Q5_0: d = 1, qs = 0, qh = 0xAAAAAAAA (odd elements have the fifth bit): value = 16 * (e odd) - 16
+  std::vector<uint8_t> q5(22);
+  half = float_to_half(1.0f);
+  std::memcpy(q5.data(), &half, 2);
+  for (int j = 0; j < 4; ++j) q5[2 + j] = 0xAA;
+  v = dequantize(upload_matrix(as_tensor(GGMLType::Q5_0, q5, 1, 32), nullptr)).to_vector<float>();
+  for (int e = 0; e < 32; ++e) EXPECT_EQ(v[e], e % 2 ? 0.0f : -16.0f) << e;
+}
+
+TEST(QuantErrors, UnsupportedTypesAndBadShapesAreNamed) {
+  std::vector<uint8_t> raw(110);
+  try {
+    upload_matrix(as_tensor(GGMLType::Q3_K, raw, 1, 256), nullptr);
+    FAIL() << "Q3_K accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor 'w' has weight type Q3_K"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Q4_K"), std::string::npos) << e.what();
+  }
+  std::vector<uint8_t> q8(34 * 2);
+  QuantMatrix m = upload_matrix(as_tensor(GGMLType::Q8_0, q8, 1, 64), nullptr);
+  EXPECT_THROW(qmatmul(m, Tensor::zeros({1, 32})), std::invalid_argument);
+  EXPECT_THROW(upload_matrix(as_tensor(GGMLType::Q8_0, std::vector<uint8_t>(30), 1, 32), nullptr), Error);
+}
+
+}  // namespace
+}  // namespace tg::llm
