@@ -10,7 +10,7 @@ packages=(
   llvm-19-dev libclang-19-dev clang-19 lld-19                         # in-process C compiler + ORC JIT
   libopenblas-dev                                                     # peer for CPU benchmarks
   zlib1g-dev libzstd-dev libedit-dev libcurl4-openssl-dev libxml2-dev # link deps of LLVM's cmake package
-  nlohmann-json3-dev                                                  # JSON for tg-llm (chat templates, server)
+  nlohmann-json3-dev libicu-dev                                       # tg-llm: JSON (templates, server), Unicode regexes
   pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo # QCOM plugin runs on PoCL
 )
 

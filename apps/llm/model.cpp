@@ -1,0 +1,195 @@
+// The decoder's forward pass on tg tensors: quantized projections are custom kernels over the packed weights,
+// everything else (norms, RoPE, attention, GLU) is lazy tensor code the scheduler fuses.
+#include "model.hpp"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "tg/custom_kernel.hpp"
+
+namespace tg::llm {
+
+struct Model::Layer {
+  std::optional<QuantMatrix> q, k, v, o, gate, up, down;
+  std::optional<Tensor> attn_norm, ffn_norm, q_norm, k_norm, post_attn_norm, post_ffw_norm;
+};
+
+namespace {
+
+// Writes rows [pos, pos + T) of a KV cache in place (the cache is realized once; the kernel stores into it).
+void write_rows(Tensor& cache, const Tensor& rows, const BoundVariable& pos) {
+  const int64_t T = rows.shape()[0], width = rows.shape()[1];
+  CustomKernel k("kv_write");
+  KExpr t = k.range(T, Axis::GLOBAL), c = k.range(width, Axis::GLOBAL);
+  KExpr row = k.variable(pos.var()).cast(dtypes::int64) + t;
+  const DType dt = cache.dtype();
+  k.run(k.store(k.buffer(1, dt), row * width + c, k.load(k.buffer(0, dtypes::float32), t * width + c).cast(dt)));
+  k({}, {rows, cache}, {pos});
+}
+
+}  // namespace
+
+std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& opts) {
+  auto file = std::make_shared<GGUFFile>(GGUFFile::open(path));
+  return std::make_unique<Model>(std::move(file), opts);
+}
+
+Model::Model(std::shared_ptr<GGUFFile> file, const LoadOptions& opts)
+    : file_(std::move(file)),
+      cfg_(read_config(*file_)),
+      device_(opts.device),
+      max_ctx_(std::max<int64_t>(1, std::min(opts.max_context, cfg_.context_length))),
+      pos_var_("start_pos", 0, max_ctx_ - 1) {
+  std::shared_ptr<const void> owner = file_;
+  auto matrix = [&](const std::string& name, int64_t rows, int64_t cols) {
+    const GGUFTensor& t = file_->need_tensor(name);
+    QuantMatrix m = upload_matrix(t, owner, device_);
+    if (m.rows != rows || m.cols != cols)
+      throw Error("tg-llm: " + file_->path() + ": tensor '" + name + "' is " + std::to_string(m.rows) + "x" + std::to_string(m.cols) + ", expected " +
+                  std::to_string(rows) + "x" + std::to_string(cols));
+    if (name != "token_embd.weight") step_bytes_ += t.nbytes;  // the embedding reads one row per token
+    return m;
+  };
+  auto vec = [&](const std::string& name, int64_t n) {
+    const GGUFTensor& t = file_->need_tensor(name);
+    if (t.type != GGMLType::F32 || t.numel() != n)
+      throw Error("tg-llm: " + file_->path() + ": norm '" + name + "' must be " + std::to_string(n) + " float32 values, got " + type_name(t.type) + " x " + std::to_string(t.numel()));
+    return Tensor::from_host_memory(t.data, t.nbytes, {n}, dtypes::float32, owner, device_);
+  };
+  const ModelConfig& c = cfg_;
+  const int64_t d = c.d_model, hd = c.head_dim, q_dim = c.n_heads * hd, kv_dim = c.n_kv_heads * hd;
+  embed_ = std::make_unique<QuantMatrix>(matrix("token_embd.weight", c.vocab, d));
+  output_ = std::make_unique<QuantMatrix>(file_->tensor("output.weight") ? matrix("output.weight", c.vocab, d) : *embed_);
+  if (!file_->tensor("output.weight")) step_bytes_ += file_->need_tensor("token_embd.weight").nbytes;  // tied head
+  out_norm_ = std::make_unique<Tensor>(vec("output_norm.weight", d));
+  for (int64_t il = 0; il < c.n_layers; ++il) {
+    const std::string b = "blk." + std::to_string(il) + ".";
+    Layer L;
+    L.q = matrix(b + "attn_q.weight", q_dim, d);
+    L.k = matrix(b + "attn_k.weight", kv_dim, d);
+    L.v = matrix(b + "attn_v.weight", kv_dim, d);
+    L.o = matrix(b + "attn_output.weight", d, q_dim);
+    L.gate = matrix(b + "ffn_gate.weight", c.d_ff, d);
+    L.up = matrix(b + "ffn_up.weight", c.d_ff, d);
+    L.down = matrix(b + "ffn_down.weight", d, c.d_ff);
+    L.attn_norm = vec(b + "attn_norm.weight", d);
+    L.ffn_norm = vec(b + "ffn_norm.weight", d);
+    if (c.qk_norm) {
+      L.q_norm = vec(b + "attn_q_norm.weight", hd);
+      L.k_norm = vec(b + "attn_k_norm.weight", hd);
+    }
+    if (c.post_norms) {
+      L.post_attn_norm = vec(b + "post_attention_norm.weight", d);
+      L.post_ffw_norm = vec(b + "post_ffw_norm.weight", d);
+    }
+    layers_.push_back(std::move(L));
+    // zeroed caches, realized once: kv_write stores into them in place
+    const DType kv = opts.kv_f16 ? dtypes::float16 : dtypes::float32;
+    k_cache_.push_back(Tensor::zeros({max_ctx_, kv_dim}, kv, device_).contiguous().realize());
+    v_cache_.push_back(Tensor::zeros({max_ctx_, kv_dim}, kv, device_).contiguous().realize());
+  }
+  // RoPE angles pos * base^(-2i/hd) for every cache row, computed in double on the host once
+  auto table = [&](double base, bool sine) {
+    std::vector<float> v(static_cast<size_t>(max_ctx_ * (hd / 2)));
+    for (int64_t p = 0; p < max_ctx_; ++p)
+      for (int64_t i = 0; i < hd / 2; ++i) {
+        double a = static_cast<double>(p) * std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
+        v[p * (hd / 2) + i] = static_cast<float>(sine ? std::sin(a) : std::cos(a));
+      }
+    return std::make_unique<Tensor>(Tensor::from_vector(v, {max_ctx_, hd / 2}, device_));
+  };
+  rope_cos_ = table(c.rope_base, false);
+  rope_sin_ = table(c.rope_base, true);
+  rope_cos_local_ = table(c.rope_base_local, false);
+  rope_sin_local_ = table(c.rope_base_local, true);
+  key_index_ = std::make_unique<Tensor>(Tensor::arange(0, static_cast<double>(max_ctx_), 1, dtypes::int32, device_).contiguous().realize());
+  if (device_.empty()) device_ = embed_->words.device();
+}
+
+Model::~Model() = default;
+
+Tensor Model::norm(const Tensor& x, const Tensor& w) const {
+  return x * ((x * x).mean({-1}, true) + cfg_.norm_eps).rsqrt() * w;
+}
+
+// x: (T, heads, hd) rotated by the angles of positions [pos, pos + T)
+Tensor Model::rope(const Tensor& x, int64_t T, const BoundVariable& pos, bool local) const {
+  const int64_t hd = cfg_.head_dim, half = hd / 2, heads = x.shape()[1];
+  Tensor c = (local ? *rope_cos_local_ : *rope_cos_).shrink(0, Dim(pos), Dim(T)).reshape({Dim(T), 1, half});
+  Tensor s = (local ? *rope_sin_local_ : *rope_sin_).shrink(0, Dim(pos), Dim(T)).reshape({Dim(T), 1, half});
+  if (cfg_.rope_neox) {
+    Tensor x1 = x.slice(-1, 0, half), x2 = x.slice(-1, half, hd);
+    return Tensor::cat({x1 * c - x2 * s, x2 * c + x1 * s}, -1);
+  }
+  Tensor xr = x.reshape({T, heads, half, 2});
+  Tensor x0 = xr.slice(-1, 0, 1).squeeze(-1), x1 = xr.slice(-1, 1, 2).squeeze(-1);
+  return Tensor::stack({x0 * c - x1 * s, x0 * s + x1 * c}, -1).reshape({T, heads, hd});
+}
+
+Tensor Model::attention(const Layer& L, int layer, const Tensor& h, int64_t T, const BoundVariable& pos) {
+  const ModelConfig& c = cfg_;
+  const int64_t H = c.n_heads, KV = c.n_kv_heads, G = H / KV, hd = c.head_dim;
+  const bool local = c.layer_is_local[static_cast<size_t>(layer)];
+  Tensor q = qmatmul(*L.q, h).reshape({T, H, hd}), k = qmatmul(*L.k, h).reshape({T, KV, hd});
+  Tensor v = qmatmul(*L.v, h);
+  if (c.qk_norm) {
+    q = norm(q, *L.q_norm);
+    k = norm(k, *L.k_norm);
+  }
+  q = rope(q, T, pos, local);
+  k = rope(k, T, pos, local);
+  write_rows(k_cache_[static_cast<size_t>(layer)], k.reshape({T, KV * hd}), pos);
+  write_rows(v_cache_[static_cast<size_t>(layer)], v, pos);
+  const Dim len = Dim(pos) + Dim(T);  // keys [0, pos + T)
+  Tensor keys = k_cache_[static_cast<size_t>(layer)].shrink(0, Dim(0), len).reshape({len, Dim(KV), Dim(hd)}).permute({1, 2, 0}).cast(dtypes::float32);  // (KV, hd, L)
+  Tensor vals = v_cache_[static_cast<size_t>(layer)].shrink(0, Dim(0), len).reshape({len, Dim(KV), Dim(hd)}).permute({1, 0, 2}).cast(dtypes::float32);  // (KV, L, hd)
+  Tensor qh = q.reshape({T, KV, G, hd}).permute({1, 2, 0, 3}).reshape({KV, G * T, hd});
+  Tensor scores = (qh.matmul(keys) * c.attn_scale).reshape({Dim(KV), Dim(G), Dim(T), len});
+  // causal (and sliding-window) mask from absolute positions: query pos + t sees key j when j <= pos + t
+  Tensor qpos = (Tensor::arange(0, static_cast<double>(T), 1, dtypes::int32, device_) + Tensor::from_variable(pos, device_)).reshape({1, 1, T, 1});
+  Tensor kpos = key_index_->shrink(0, Dim(0), len).reshape({Dim(1), Dim(1), Dim(1), len});
+  const double ninf = -std::numeric_limits<double>::infinity();
+  Tensor neg = Tensor::full({1}, ninf, dtypes::float32, device_).reshape({1, 1, 1, 1});
+  scores = Tensor::where(kpos.le(qpos), scores, neg);
+  if (local) scores = Tensor::where((qpos - kpos).lt(Tensor::full({1}, static_cast<double>(c.sliding_window), dtypes::int32, device_).reshape({1, 1, 1, 1})), scores, neg);
+  Tensor p = scores.softmax(-1).reshape({Dim(KV), Dim(G * T), len});
+  Tensor out = p.matmul(vals).reshape({KV, G, T, hd}).permute({2, 0, 1, 3}).reshape({T, H * hd});
+  return qmatmul(*L.o, out);
+}
+
+Tensor Model::run(const Tensor& ids, int64_t T, const BoundVariable& pos) {
+  const ModelConfig& c = cfg_;
+  Tensor x = qembedding(*embed_, ids);
+  if (c.embed_scale != 1.0) x = x * c.embed_scale;
+  for (size_t il = 0; il < layers_.size(); ++il) {
+    const Layer& L = layers_[il];
+    Tensor a = attention(L, static_cast<int>(il), norm(x, *L.attn_norm), T, pos);
+    if (c.post_norms) a = norm(a, *L.post_attn_norm);
+    x = (x + a).realize();  // the residual stream is read twice: realized once, not recomputed by each reader
+    Tensor h = norm(x, *L.ffn_norm);
+    Tensor g = qmatmul(*L.gate, h), u = qmatmul(*L.up, h);
+    Tensor f = qmatmul(*L.down, (c.gelu_ffn ? g.gelu() : g.silu()) * u);
+    if (c.post_norms) f = norm(f, *L.post_ffw_norm);
+    x = (x + f).realize();
+  }
+  Tensor last = T == 1 ? x : x.slice(0, T - 1, T);
+  return qmatmul(*output_, norm(last, *out_norm_));
+}
+
+Tensor Model::forward(const std::vector<int32_t>& tokens, int64_t start_pos) {
+  const int64_t T = static_cast<int64_t>(tokens.size());
+  if (T == 0) throw std::invalid_argument("tg-llm: forward of no tokens");
+  if (start_pos < 0 || start_pos + T > max_ctx_)
+    throw Error("tg-llm: " + std::to_string(T) + " tokens at position " + std::to_string(start_pos) + " do not fit in the context of " +
+                std::to_string(max_ctx_) + " tokens (--max-context)");
+  for (int32_t id : tokens)
+    if (id < 0 || id >= cfg_.vocab) throw Error("tg-llm: token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(cfg_.vocab));
+  // the position's range is what keeps [pos, pos + T) inside the cache, so each chunk length has its own variable
+  const Variable var = T == 1 ? pos_var_ : Variable("start_pos", 0, max_ctx_ - T);
+  return run(Tensor::from_vector(tokens, {T}, dtypes::int32, device_), T, var.bind(start_pos));
+}
+
+Tensor Model::decode_step(const Tensor& token, const BoundVariable& pos) { return run(token, 1, pos); }
+
+}  // namespace tg::llm

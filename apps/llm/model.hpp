@@ -1,0 +1,84 @@
+// Transformer decoders read from a GGUF: llama (Llama 3.x, SmolLM2), qwen3 (QK-norm) and gemma3 (sliding-window
+// layers, pre- and post-norms, GELU-tanh GLU, scaled embeddings). Every kernel is a tg tensor op or a tg custom
+// kernel on the chosen device; weights stay packed in the mapped file.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gguf.hpp"
+#include "quant.hpp"
+#include "tg/tensor.hpp"
+#include "tg/variable.hpp"
+
+namespace tg::llm {
+
+struct ModelConfig {
+  std::string arch;       // general.architecture
+  int64_t n_layers = 0, d_model = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0, d_ff = 0, vocab = 0;
+  int64_t context_length = 0;  // what the model was trained for
+  double norm_eps = 1e-5;
+  double rope_base = 10000, rope_base_local = 10000;  // local: sliding-window layers (gemma3)
+  int64_t sliding_window = 0;                         // 0: none
+  std::vector<bool> layer_is_local;                   // per layer: sliding-window attention
+  bool rope_neox = false;      // rotate halves (NEOX) rather than adjacent pairs
+  bool gelu_ffn = false;       // GELU-tanh gate instead of SiLU
+  bool qk_norm = false;        // RMS-norm of q and k per head
+  bool post_norms = false;     // norms after attention and FFN outputs (gemma)
+  double embed_scale = 1.0;    // gemma: sqrt(d_model)
+  double attn_scale = 0;       // 1/sqrt(head_dim) unless the file says otherwise
+};
+
+struct LoadOptions {
+  std::string device;          // "" = the default device
+  int64_t max_context = 4096;  // KV cache rows (clamped to the model's context length)
+  bool kv_f16 = false;         // KV cache in float16 (half the memory and bandwidth) instead of float32
+};
+
+// Reads the architecture's hyper-parameters; unknown architectures: tg::Error listing the supported ones.
+ModelConfig read_config(const GGUFFile& f);
+const std::vector<std::string>& supported_architectures();
+
+class Model {
+ public:
+  static std::unique_ptr<Model> load(const std::string& path, const LoadOptions& opts = {});
+  Model(std::shared_ptr<GGUFFile> file, const LoadOptions& opts);  // use load()
+  ~Model();
+
+  const ModelConfig& config() const { return cfg_; }
+  const GGUFFile& gguf() const { return *file_; }
+  int64_t max_context() const { return max_ctx_; }
+  const std::string& device() const { return device_; }
+  uint64_t weight_bytes_per_token() const { return step_bytes_; }  // packed weights one decode step reads
+
+  // Runs `tokens` at positions [start_pos, start_pos + n) through every layer, writing their keys and values
+  // into the KV cache, and returns the logits of the last token: (1, vocab) float32, unrealized. Errors if the
+  // tokens do not fit in the cache or an id is outside the vocabulary.
+  Tensor forward(const std::vector<int32_t>& tokens, int64_t start_pos);
+  // The same for one token given as a (1,) int32 tensor, with the position a variable: the graph is identical
+  // for every position, so a tg::Jit can capture it once (see Generator).
+  Tensor decode_step(const Tensor& token, const BoundVariable& pos);
+  const Variable& pos_variable() const { return pos_var_; }
+
+ private:
+  struct Layer;
+  Tensor run(const Tensor& ids, int64_t n_tokens, const BoundVariable& pos);
+  Tensor attention(const Layer& L, int layer, const Tensor& h, int64_t T, const BoundVariable& pos);
+  Tensor rope(const Tensor& x, int64_t T, const BoundVariable& pos, bool local) const;
+  Tensor norm(const Tensor& x, const Tensor& w) const;
+
+  std::shared_ptr<GGUFFile> file_;
+  ModelConfig cfg_;
+  std::string device_;
+  int64_t max_ctx_ = 0;
+  uint64_t step_bytes_ = 0;
+  Variable pos_var_;
+  std::vector<Layer> layers_;
+  std::unique_ptr<QuantMatrix> embed_, output_;
+  std::unique_ptr<Tensor> out_norm_, rope_cos_, rope_sin_, rope_cos_local_, rope_sin_local_, key_index_;
+  std::vector<Tensor> k_cache_, v_cache_;
+};
+
+}  // namespace tg::llm
