@@ -41,19 +41,6 @@ const CustomKernel& cached(KernelKey key, Build build) {
   return *k;
 }
 
-// The element index inside a group: 32 lanes unrolled, 256-element super-blocks as 8 runs of 32.
-struct GroupIndex {
-  KExpr e;
-  std::vector<KExpr> ranges;  // to reduce over (with the block range)
-};
-
-GroupIndex group_index(CustomKernel& k, const Format& f) {
-  KExpr lane = k.range(32, Axis::UNROLL);
-  if (f.group_elems == 32) return {lane, {lane}};
-  KExpr run = k.range(f.group_elems / 32, Axis::REDUCE);
-  return {run * 32 + lane, {run, lane}};
-}
-
 std::vector<Tensor> with_lut(const Format& f, std::vector<Tensor> inputs) {
   if (f.needs_lut) inputs.push_back(codebook(inputs[0].device()));
   return inputs;
@@ -72,7 +59,7 @@ bool is_supported(GGMLType t) { return find_format(t) != nullptr; }
 
 int64_t QuantMatrix::row_words() const {
   const Format* f = find_format(type);
-  return f ? cols / f->group_elems * f->group_bytes / 2 : 0;
+  return f ? cols / f->group_elems * f->group_bytes : 0;
 }
 
 QuantMatrix upload_matrix(const GGUFTensor& t, std::shared_ptr<const void> owner, const std::string& device) {
@@ -82,10 +69,10 @@ QuantMatrix upload_matrix(const GGUFTensor& t, std::shared_ptr<const void> owner
   if (cols % f->group_elems != 0)
     throw Error("tg-llm: tensor '" + t.name + "' rows of " + std::to_string(cols) + " " + type_name(t.type) + " values are not a multiple of " +
                 std::to_string(f->group_elems));
-  const int64_t words = rows * (cols / f->group_elems * f->group_bytes / 2);
-  if (static_cast<uint64_t>(words) * 2 != t.nbytes)
-    throw Error("tg-llm: tensor '" + t.name + "' holds " + std::to_string(t.nbytes) + " bytes, its shape needs " + std::to_string(words * 2));
-  return QuantMatrix{t.type, rows, cols, Tensor::from_host_memory(t.data, t.nbytes, {words}, dtypes::uint16, std::move(owner), device)};
+  const int64_t bytes = rows * (cols / f->group_elems * f->group_bytes);
+  if (static_cast<uint64_t>(bytes) != t.nbytes)
+    throw Error("tg-llm: tensor '" + t.name + "' holds " + std::to_string(t.nbytes) + " bytes, its shape needs " + std::to_string(bytes));
+  return QuantMatrix{t.type, rows, cols, Tensor::from_host_memory(t.data, t.nbytes, {bytes}, dtypes::uint8, std::move(owner), device)};
 }
 
 // x is realized in place (not copied into a contiguous temporary), so the other readers of a shared activation
@@ -97,14 +84,30 @@ Tensor qmatmul(const QuantMatrix& w, const Tensor& x) {
                                 " matrix needs float32 (T, " + std::to_string(w.cols) + ") activations, got " + x.dtype().name() + " " + shape_str(x.shape()));
   const int64_t T = x.shape()[0], rows = w.rows, cols = w.cols, rw = w.row_words();
   const CustomKernel& k = cached({0, w.type, rows, cols, T}, [&] {
+    // 32 partial sums per output, one per lane of a block: independent add chains the compiler can keep in
+    // vector registers (one running sum would be a chain of dependent adds, latency-bound)
     CustomKernel k(std::string("qmm_") + type_traits(w.type).name);
-    KExpr r = k.range(rows, Axis::GLOBAL), t = k.range(T, Axis::GLOBAL), b = k.range(cols / f.group_elems, Axis::REDUCE);
-    GroupIndex g = group_index(k, f);
-    GroupReader rd{k, k.buffer(1, dtypes::uint16), r * rw + b * (f.group_bytes / 2), f.needs_lut ? k.buffer(3, dtypes::float32) : KExpr()};
-    KExpr xv = k.load(k.buffer(2, dtypes::float32), t * cols + b * f.group_elems + g.e);
-    std::vector<KExpr> red{b};
-    red.insert(red.end(), g.ranges.begin(), g.ranges.end());
-    k.run(k.store(k.buffer(0, dtypes::float32), t * rows + r, k.reduce(f.decode(rd, g.e) * xv, Reduce::SUM, red)));
+    KExpr r = k.range(rows, Axis::GLOBAL), t = k.range(T, Axis::GLOBAL);
+    KExpr acc = k.reg(dtypes::float32, 32), zero = k.range(32, Axis::UPCAST);
+    KExpr init = k.loop({k.store(acc, zero, k.constant(0, dtypes::float32))}, {zero});
+    KExpr b = k.range(cols / f.group_elems, Axis::LOOP), lane = k.range(32, Axis::UPCAST);
+    std::vector<KExpr> loops{b};
+    KExpr e = lane;
+    if (f.group_elems > 32) {
+      KExpr run = k.range(f.group_elems / 32, Axis::LOOP);
+      loops.push_back(run);
+      e = run * 32 + lane;
+    }
+    loops.push_back(lane);
+    GroupReader rd{k, k.buffer(1, dtypes::uint8), r * rw + b * f.group_bytes, f.needs_lut ? k.buffer(3, dtypes::float32) : KExpr()};
+    KExpr xv = k.load(k.buffer(2, dtypes::float32), t * cols + b * f.group_elems + e);
+    KExpr acc_in = k.after(acc, {init});
+    KExpr step = k.loop({k.store(acc, lane, k.load(acc_in, lane) + f.decode(rd, e) * xv)}, loops);
+    KExpr fin = k.range(32, Axis::UNROLL);
+    KExpr sum = k.reduce(k.load(k.after(acc, {step}), fin), Reduce::SUM, {fin});
+    k.run(init);
+    k.run(step);
+    k.run(k.store(k.buffer(0, dtypes::float32), t * rows + r, sum));
     k.parallel();
     return k;
   });
@@ -127,7 +130,7 @@ Tensor gather_rows(const QuantMatrix& w, const Tensor* ids) {
       row = KExpr::where(ok, id, k.constant(0, dtypes::int64));
     }
     KExpr lut = f.needs_lut ? k.buffer(ids ? 3 : 2, dtypes::float32) : KExpr();
-    GroupReader rd{k, k.buffer(1, dtypes::uint16), row * rw + (c / k.constant(f.group_elems, dtypes::int64)) * (f.group_bytes / 2), lut};
+    GroupReader rd{k, k.buffer(1, dtypes::uint8), row * rw + (c / k.constant(f.group_elems, dtypes::int64)) * f.group_bytes, lut};
     KExpr v = f.decode(rd, c % k.constant(f.group_elems, dtypes::int64));
     if (ids) v = KExpr::where(ok, v, k.constant(0, dtypes::float32));
     k.run(k.store(k.buffer(0, dtypes::float32), t * cols + c, v));

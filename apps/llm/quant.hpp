@@ -16,13 +16,12 @@ const std::vector<GGMLType>& supported_types();
 bool is_supported(GGMLType t);
 
 // A [rows, cols] weight matrix exactly as the GGUF stores it: each row a run of packed blocks, held on the
-// device as little-endian uint16 words (every supported block is an even number of bytes). Nothing is
-// dequantized or repacked; on host devices `words` is the mapped file itself.
+// device as its bytes. Nothing is dequantized or repacked; on host devices `words` is the mapped file itself.
 struct QuantMatrix {
   GGMLType type = GGMLType::F32;
   int64_t rows = 0, cols = 0;
-  Tensor words;  // (rows * row_words,) uint16
-  int64_t row_words() const;
+  Tensor words;  // (rows * row_words,) uint8
+  int64_t row_words() const;  // bytes per row
 };
 
 // Views GGUF tensor `t` (ne = {cols, rows, ...}; dims past the first fold into rows). `owner` keeps its bytes

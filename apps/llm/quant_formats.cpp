@@ -6,12 +6,12 @@ namespace tg::llm {
 
 KExpr GroupReader::c(int64_t v) const { return k.constant(static_cast<double>(v), dtypes::int64); }
 KExpr GroupReader::i(int64_t v) const { return k.constant(static_cast<double>(v), dtypes::int32); }
-KExpr GroupReader::word(const KExpr& byte_off) const { return k.load(words, base + byte_off / c(2)).cast(dtypes::int32); }
-KExpr GroupReader::byte(const KExpr& off) const { return (word(off) >> ((off % c(2)).cast(dtypes::int32) << 3)) & 255; }
+KExpr GroupReader::byte(const KExpr& off) const { return k.load(words, base + off).cast(dtypes::int32); }
 KExpr GroupReader::byte(int64_t off) const { return byte(c(off)); }
-KExpr GroupReader::sbyte(const KExpr& off) const { return (byte(off) ^ i(128)) - i(128); }
+KExpr GroupReader::word(const KExpr& off) const { return byte(off) | (byte(off + c(1)) << 8); }
+KExpr GroupReader::sbyte(const KExpr& off) const { return k.load(words, base + off).bitcast(dtypes::int8).cast(dtypes::int32); }
 KExpr GroupReader::half(int64_t off) const {
-  return k.load(words, base + c(off / 2)).bitcast(dtypes::float16).cast(dtypes::float32);
+  return word(c(off)).cast(dtypes::uint16).bitcast(dtypes::float16).cast(dtypes::float32);
 }
 
 namespace {
@@ -45,7 +45,7 @@ const Format kFormats[] = {
      }},
     {GGMLType::F16, 32, 64, false,
      [](const GroupReader& r, const KExpr& e) {
-       return r.k.load(r.words, r.base + e).bitcast(dtypes::float16).cast(dtypes::float32);
+       return r.word(e * r.c(2)).cast(dtypes::uint16).bitcast(dtypes::float16).cast(dtypes::float32);
      }},
     {GGMLType::BF16, 32, 64, false,
      [](const GroupReader& r, const KExpr& e) { return (r.word(e * r.c(2)).cast(dtypes::uint32) << 16).bitcast(dtypes::float32); }},

@@ -9,18 +9,18 @@
 
 namespace tg::llm {
 
-// Reads the bytes of one group (32 elements, or one 256-element super-block) from a uint16 word buffer.
+// Reads the bytes of one group (32 elements, or one 256-element super-block) from the packed weight bytes.
 struct GroupReader {
   CustomKernel& k;
-  KExpr words;  // the uint16 weight buffer
-  KExpr base;   // int64 word index of the group's first byte
+  KExpr words;  // the uint8 weight buffer
+  KExpr base;   // int64 index of the group's first byte
   KExpr lut;    // float32 table of 16 entries (IQ4 formats), empty otherwise
 
-  KExpr word(const KExpr& byte_off) const;    // the uint16 holding an (even) byte offset, as int32
+  KExpr word(const KExpr& off) const;         // little-endian uint16 at a byte offset, as int32
   KExpr byte(const KExpr& off) const;         // unsigned byte at a byte offset, as int32 in [0, 255]
   KExpr byte(int64_t off) const;
   KExpr sbyte(const KExpr& off) const;        // signed byte, int32 in [-128, 127]
-  KExpr half(int64_t off) const;              // float16 at an even byte offset, as float32
+  KExpr half(int64_t off) const;              // float16 at a byte offset, as float32
   KExpr c(int64_t v) const;                   // int64 constant (for offset arithmetic)
   KExpr i(int64_t v) const;                   // int32 constant (for bit arithmetic)
 };
