@@ -8,7 +8,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <regex>
 #include <sstream>
 
 namespace tg::llm {
@@ -103,6 +102,11 @@ GGUFValue read_value(Cursor& c, GGUFValue::Type t, int depth) {
     default: c.fail("unknown metadata value type " + std::to_string(static_cast<uint32_t>(t)));
   }
   return v;
+}
+
+std::string five_digits(int64_t v) {
+  std::string s = std::to_string(v);
+  return std::string(s.size() < 5 ? 5 - s.size() : 0, '0') + s;
 }
 
 [[noreturn]] void wrong(const GGUFValue& v, const char* want) {
@@ -272,15 +276,12 @@ GGUFFile GGUFFile::open(const std::string& path) {
   int64_t parts = f.get_int("split.count", 1);
   if (parts > 1) {
     // name-00001-of-00003.gguf: the other parts sit beside it with the same prefix
-    static const std::regex pat("(.*)-([0-9]{5})-of-([0-9]{5})\\.gguf");
-    std::smatch m;
-    if (!std::regex_match(path, m, pat) || std::stoll(m[3].str()) != parts)
-      throw Error("gguf: " + path + " is part of a " + std::to_string(parts) + "-part split but its name is not <prefix>-NNNNN-of-" + std::to_string(parts) + ".gguf");
-    if (std::stoll(m[2].str()) != 1) throw Error("gguf: open the first part of a split model (" + m[1].str() + "-00001-of-...), not " + path);
+    const std::string tail = "-00001-of-" + five_digits(parts) + ".gguf";
+    if (parts > 99999 || path.size() < tail.size() || path.compare(path.size() - tail.size(), tail.size(), tail) != 0)
+      throw Error("gguf: " + path + " is the first of a " + std::to_string(parts) + "-part split only if it is named <prefix>" + tail);
+    const std::string prefix = path.substr(0, path.size() - tail.size());
     for (int64_t i = 2; i <= parts; ++i) {
-      char num[64];
-      std::snprintf(num, sizeof num, "-%05lld-of-%05lld.gguf", static_cast<long long>(i), static_cast<long long>(parts));
-      std::string p = m[1].str() + num;
+      std::string p = prefix + "-" + five_digits(i) + "-of-" + five_digits(parts) + ".gguf";
       auto [pd, pn] = map_one(p);
       f.parse_part(pd, pn, p, false);
     }

@@ -78,6 +78,11 @@ struct Node {
   Body body;                         // For, SetBlock, Macro, CallBlock, FilterBlock
   Body else_body;                    // If, For
   std::vector<std::pair<std::string, ExprPtr>> params;  // Macro, CallBlock: name and default (may be null)
+  bool uses_loop = true;             // For: whether the body names `loop` (if not, no loop object is built)
 };
+
+// Whether `name` appears as a variable anywhere in `body` (conservatively, in nested blocks too).
+bool mentions_name(const Body& body, const std::string& name);
+bool mentions_name_in(const Expr* e, const std::string& name);  // e may be null
 
 }  // namespace tg::llm::jinja

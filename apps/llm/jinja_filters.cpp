@@ -282,8 +282,11 @@ Value f_sort(const Value& in, const CallArgs& a) {
   List items = in.iterate();
   std::vector<std::pair<Value, size_t>> keyed;
   for (size_t i = 0; i < items.size(); ++i) keyed.emplace_back(sort_key(items[i], attribute, case_sensitive), i);
-  std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& x, const auto& y) {
-    return reverse ? value_less(y.first, x.first) : value_less(x.first, y.first);
+  // Stable like Python's sorted (the index breaks ties); std::sort, as clang 19 rejects libstdc++ 12's stable_sort.
+  std::sort(keyed.begin(), keyed.end(), [&](const auto& x, const auto& y) {
+    if (reverse ? value_less(y.first, x.first) : value_less(x.first, y.first)) return true;
+    if (reverse ? value_less(x.first, y.first) : value_less(y.first, x.first)) return false;
+    return x.second < y.second;
   });
   List out;
   for (const auto& k : keyed) out.push_back(items[k.second]);
@@ -461,11 +464,10 @@ Value f_dictsort(const Value& in, const CallArgs& a) {
   bool reverse = bool_arg(a, 2, "reverse", false);
   List pairs = f_items(in, {}).as_list();
   size_t col = by == "value" ? 1 : 0;
-  std::stable_sort(pairs.begin(), pairs.end(), [&](const Value& x, const Value& y) {
-    Value kx = sort_key(x.as_list()[col], nullptr, case_sensitive), ky = sort_key(y.as_list()[col], nullptr, case_sensitive);
-    return reverse ? value_less(ky, kx) : value_less(kx, ky);
-  });
-  return Value(std::move(pairs));
+  CallArgs sort_args;
+  sort_args.kw = {{"reverse", Value(reverse)}, {"case_sensitive", Value(case_sensitive)},
+                  {"attribute", Value(std::to_string(col))}};
+  return f_sort(Value(std::move(pairs)), sort_args);
 }
 
 Value f_format(const Value& in, const CallArgs& a) {

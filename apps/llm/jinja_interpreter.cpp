@@ -194,11 +194,12 @@ class Interpreter {
     }
     int64_t length = static_cast<int64_t>(items.size());
     for (int64_t i = 0; i < length; ++i) {
+      steps_ += 3;  // an iteration allocates a scope (and a loop object): dearer than one evaluation
       step(n.line, n.column);
       auto iter = std::make_shared<Scope>();
       iter->parent = scope;
       bind_targets(n, *iter, items[static_cast<size_t>(i)]);
-      iter->set("loop", loop_object(items, i));
+      if (n.uses_loop) iter->set("loop", loop_object(items, i));
       if (render_body(n.body, iter, out) == Flow::Break) break;
     }
   }
@@ -473,8 +474,12 @@ class Interpreter {
     return Value(std::move(out), seq.is_tuple());
   }
 
+  void check_size(size_t bytes) const {
+    if (bytes > limits_.max_output_bytes) fail("string result exceeds " + std::to_string(limits_.max_output_bytes) + " bytes");
+  }
+
   Value checked_string(std::string s) {
-    if (s.size() > limits_.max_output_bytes) fail("string result exceeds " + std::to_string(limits_.max_output_bytes) + " bytes");
+    check_size(s.size());
     charge_bytes(s.size());
     return Value(std::move(s));
   }
@@ -484,7 +489,11 @@ class Interpreter {
   }
 
   Value binary(Expr::Op op, const Value& a, const Value& b) {
-    if (op == Expr::Op::Concat) return checked_string(py_str(a) + py_str(b));
+    if (op == Expr::Op::Concat) {
+      std::string x = py_str(a), y = py_str(b);
+      check_size(x.size() + y.size());
+      return checked_string(x + y);
+    }
     if (a.is_undefined()) fail(a.undefined_message());
     if (b.is_undefined()) fail(b.undefined_message());
     bool ints = a.is_int() && b.is_int(), nums = a.is_number() && b.is_number();
@@ -492,7 +501,10 @@ class Interpreter {
       case Expr::Op::Add:
         if (ints) return checked_int(static_cast<__int128>(a.as_int()) + b.as_int());
         if (nums) return Value(a.as_float() + b.as_float());
-        if (a.is_string() && b.is_string()) return checked_string(a.as_string() + b.as_string());
+        if (a.is_string() && b.is_string()) {
+          check_size(a.as_string().size() + b.as_string().size());
+          return checked_string(a.as_string() + b.as_string());
+        }
         if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
           if (a.as_list().size() + b.as_list().size() > limits_.max_output_bytes) fail("list result is too long");
           List out = a.as_list();

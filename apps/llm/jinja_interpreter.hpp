@@ -11,7 +11,7 @@ namespace tg::llm::jinja {
 // Bounds that keep a hostile template from hanging the process or exhausting its memory or stack.
 struct RenderLimits {
   size_t max_output_bytes = size_t{64} << 20;  // also the largest string a template may build
-  int64_t max_steps = 20'000'000;              // expression evaluations, statements and loop iterations
+  int64_t max_steps = 10'000'000;              // expression evaluations and statements; a loop iteration counts 4
   int max_call_depth = 32;                     // nested macro calls
 };
 

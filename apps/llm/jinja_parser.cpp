@@ -109,6 +109,16 @@ class Parser {
 
   // Parses until a `{% name %}` with name in `ends` (left unconsumed) or the end of the template.
   Body subparse(std::initializer_list<const char*> ends, const Token* opener) {
+    struct OpenBlock {  // what a stray end tag inside this block is told was expected
+      Parser& p;
+      bool pushed;
+      OpenBlock(Parser& parser, std::string expects, bool push) : p(parser), pushed(push) {
+        if (pushed) p.open_blocks_.push_back(std::move(expects));
+      }
+      ~OpenBlock() {
+        if (pushed) p.open_blocks_.pop_back();
+      }
+    } open(*this, join_names(ends), opener != nullptr);
     Body body;
     while (true) {
       const Token& t = peek();
@@ -166,6 +176,8 @@ class Parser {
       for (auto& node : inner) body.push_back(std::move(node));
       return;
     }
+    if (n.rfind("end", 0) == 0 || n == "elif" || n == "else")
+      error(name, "unexpected '" + n + "'" + (open_blocks_.empty() ? std::string(", no block is open") : ", expected " + open_blocks_.back()));
     if (n == "include" || n == "import" || n == "from" || n == "extends" || n == "block")
       error(name, "'" + n + "' is not supported in chat templates (there are no other templates to load)");
     error(name, "unknown statement '" + n + "'");
@@ -224,6 +236,7 @@ class Parser {
     ++loop_depth_;
     node->body = subparse({"else", "endfor"}, &opener);
     --loop_depth_;
+    node->uses_loop = mentions_name(node->body, "loop") || (node->filter && mentions_name_in(node->filter.get(), "loop"));
     if (is_name("else", 1)) {
       end_block("else");
       node->else_body = subparse({"endfor"}, &opener);
@@ -676,6 +689,7 @@ class Parser {
   size_t pos_ = 0;
   int depth_ = 0;
   int loop_depth_ = 0;
+  std::vector<std::string> open_blocks_;
 };
 
 }  // namespace

@@ -178,7 +178,7 @@ struct JsonWriter {
         std::vector<const std::pair<std::string, Value>*> items;
         for (const auto& kv : v.as_dict().items) items.push_back(&kv);
         if (opt.sort_keys)
-          std::stable_sort(items.begin(), items.end(), [](auto* a, auto* b) { return a->first < b->first; });
+          std::sort(items.begin(), items.end(), [](auto* a, auto* b) { return a->first < b->first; });  // keys are unique
         if (items.empty()) {
           out += "{}";
           return;

@@ -1,6 +1,7 @@
 // Quantized kernels: custom kernels over the packed uint16 words, each block decoded where it is read.
 #include "quant.hpp"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -83,14 +84,16 @@ Tensor qmatmul(const QuantMatrix& w, const Tensor& x) {
     throw std::invalid_argument("tg-llm: qmatmul of a " + std::to_string(w.rows) + "x" + std::to_string(w.cols) + " " + type_name(w.type) +
                                 " matrix needs float32 (T, " + std::to_string(w.cols) + ") activations, got " + x.dtype().name() + " " + shape_str(x.shape()));
   const int64_t T = x.shape()[0], rows = w.rows, cols = w.cols, rw = w.row_words();
-  const CustomKernel& k = cached({0, w.type, rows, cols, T}, [&] {
-    // 32 partial sums per output, one per lane of a block: independent add chains the compiler can keep in
-    // vector registers (one running sum would be a chain of dependent adds, latency-bound)
+  // U tokens share each decoded weight (prefill); the activations are padded to a multiple of U rows
+  const int64_t U = std::min<int64_t>(T, 8), Tp = (T + U - 1) / U * U;
+  const CustomKernel& k = cached({0, w.type, rows, cols, Tp}, [&] {
+    // 32 partial sums per output and token, one per lane of a block: independent add chains the compiler can
+    // keep in vector registers (one running sum would be a chain of dependent adds, latency-bound)
     CustomKernel k(std::string("qmm_") + type_traits(w.type).name);
-    KExpr r = k.range(rows, Axis::GLOBAL), t = k.range(T, Axis::GLOBAL);
-    KExpr acc = k.reg(dtypes::float32, 32), zero = k.range(32, Axis::UPCAST);
+    KExpr r = k.range(rows, Axis::GLOBAL), tg = k.range(Tp / U, Axis::GLOBAL);
+    KExpr acc = k.reg(dtypes::float32, 32 * U), zero = k.range(32 * U, Axis::UPCAST);
     KExpr init = k.loop({k.store(acc, zero, k.constant(0, dtypes::float32))}, {zero});
-    KExpr b = k.range(cols / f.group_elems, Axis::LOOP), lane = k.range(32, Axis::UPCAST);
+    KExpr b = k.range(cols / f.group_elems, Axis::LOOP), lane = k.range(32, Axis::UPCAST), u = k.range(U, Axis::UPCAST);
     std::vector<KExpr> loops{b};
     KExpr e = lane;
     if (f.group_elems > 32) {
@@ -98,20 +101,23 @@ Tensor qmatmul(const QuantMatrix& w, const Tensor& x) {
       loops.push_back(run);
       e = run * 32 + lane;
     }
-    loops.push_back(lane);
+    loops.insert(loops.end(), {lane, u});
     GroupReader rd{k, k.buffer(1, dtypes::uint8), r * rw + b * f.group_bytes, f.needs_lut ? k.buffer(3, dtypes::float32) : KExpr()};
-    KExpr xv = k.load(k.buffer(2, dtypes::float32), t * cols + b * f.group_elems + e);
-    KExpr acc_in = k.after(acc, {init});
-    KExpr step = k.loop({k.store(acc, lane, k.load(acc_in, lane) + f.decode(rd, e) * xv)}, loops);
-    KExpr fin = k.range(32, Axis::UNROLL);
-    KExpr sum = k.reduce(k.load(k.after(acc, {step}), fin), Reduce::SUM, {fin});
+    KExpr wv = f.decode(rd, e);  // one decode for the U tokens
+    KExpr xv = k.load(k.buffer(2, dtypes::float32), (tg * U + u) * cols + b * f.group_elems + e);
+    KExpr slot = u * 32 + lane;
+    KExpr step = k.loop({k.store(acc, slot, k.load(k.after(acc, {init}), slot) + wv * xv)}, loops);
+    KExpr fin = k.range(32, Axis::UNROLL), uo = k.range(U, Axis::UPCAST);
+    KExpr sum = k.reduce(k.load(k.after(acc, {step}), uo * 32 + fin), Reduce::SUM, {fin});
     k.run(init);
     k.run(step);
-    k.run(k.store(k.buffer(0, dtypes::float32), t * rows + r, sum));
+    k.run(k.loop({k.store(k.buffer(0, dtypes::float32), (tg * U + uo) * rows + r, sum)}, {uo}));
     k.parallel();
     return k;
   });
-  return k({{{T, rows}, dtypes::float32}}, with_lut(f, {w.words, x}))[0];
+  Tensor xp = Tp == T ? x : x.pad({{0, Tp - T}, {0, 0}});
+  Tensor y = k({{{Tp, rows}, dtypes::float32}}, with_lut(f, {w.words, xp}))[0];
+  return Tp == T ? y : y.shrink({{0, T}, {0, rows}});
 }
 
 namespace {

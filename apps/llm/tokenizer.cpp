@@ -74,7 +74,7 @@ std::string bpe_piece_bytes(std::string_view text) {
   std::string out;
   for (size_t i = 0; i < text.size();) {
     const auto lead = static_cast<unsigned char>(text[i]);
-    const size_t n = std::min(detail::utf8_lead_length(lead), text.size() - i);
+    const size_t n = detail::utf8_sequence_length(text, i);
     uint32_t cp = n == 1 ? lead : lead & (0x7F >> n);
     for (size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
     const int byte = detail::unicode_to_byte(cp);

@@ -3,8 +3,10 @@
 // byte-to-unicode alphabet after a regex pre-split), with special tokens, decoding and streaming decoding.
 //
 // Both follow llama.cpp's tokenizers (llm_tokenizer_spm / llm_tokenizer_bpe and their pre-tokenizer regexes), so
-// a GGUF tokenizes here as it does there. A Tokenizer is immutable after construction: copies share one
-// read-only state and may be used from several threads at once.
+// a GGUF tokenizes here as it does there, with SentencePiece's and HuggingFace's rules where llama.cpp is loose:
+// control and byte pieces never come out of merging, special tokens match leftmost-longest, and bytes a
+// byte-level vocabulary cannot spell become U+FFFD instead of vanishing. A Tokenizer is immutable: copies share
+// one read-only state and may be used from several threads at once.
 #pragma once
 
 #include <cstdint>

@@ -34,7 +34,7 @@ const ByteAlphabet& alphabet() {
 
 // A symbol of the word being merged: one token, linked to its live neighbours.
 struct Symbol {
-  TokenId id;  // -1: a byte whose spelling is not a token (it can take part in no merge)
+  TokenId id;
   int32_t prev;
   int32_t next;
   bool alive;
@@ -66,10 +66,22 @@ int unicode_to_byte(uint32_t cp) {
   return cp < table.size() ? table[cp] : -1;
 }
 
-BpeEncoder::BpeEncoder(const Vocab& vocab, const TokenIndex& index) : vocab_(vocab), index_(index), pre_(vocab.pre) {
+BpeEncoder::BpeEncoder(const Vocab& vocab, const TokenIndex& index) : index_(index), pre_(vocab.pre) {
+  auto spell = [&](uint8_t b) {
+    auto it = index.find(byte_to_unicode(b));
+    return it == index.end() ? -1 : it->second;
+  };
+  // Unspellable bytes only come from broken or unusual text; U+FFFD keeps a visible trace of them where
+  // llama.cpp and HuggingFace drop them silently.
+  const TokenId replacement[] = {spell(0xEF), spell(0xBF), spell(0xBD)};
+  const bool can_replace = replacement[0] >= 0 && replacement[1] >= 0 && replacement[2] >= 0;
   for (int b = 0; b < 256; ++b) {
-    auto it = index.find(byte_to_unicode(static_cast<uint8_t>(b)));
-    byte_ids_[b] = it == index.end() ? -1 : it->second;
+    if (const TokenId id = spell(static_cast<uint8_t>(b)); id >= 0)
+      byte_symbols_[b] = {id};
+    else if (can_replace)
+      byte_symbols_[b].assign(std::begin(replacement), std::end(replacement));
+    else if (vocab.unk_id >= 0)
+      byte_symbols_[b] = {vocab.unk_id};
   }
   auto lookup = [&](size_t rank, const std::string& merge, std::string_view text) {
     auto it = index.find(text);
@@ -117,9 +129,18 @@ void BpeEncoder::encode(std::string_view text, std::vector<TokenId>& out) const 
     }
 
     symbols.clear();
-    for (size_t i = 0; i < word.size(); ++i) {
-      const auto index = static_cast<int32_t>(i);
-      symbols.push_back({byte_ids_[static_cast<unsigned char>(word[i])], index - 1, index + 1, true});
+    for (char c : word) {
+      const auto b = static_cast<unsigned char>(c);
+      if (byte_symbols_[b].empty()) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned>(b));
+        throw Error(std::string("tokenizer: cannot encode byte ") + hex + ": the vocabulary spells neither it (\"" +
+                    byte_to_unicode(b) + "\") nor U+FFFD and has no unknown token");
+      }
+      for (TokenId id : byte_symbols_[b]) {
+        const auto index = static_cast<int32_t>(symbols.size());
+        symbols.push_back({id, index - 1, index + 1, true});
+      }
     }
     symbols.back().next = -1;
 
@@ -128,7 +149,6 @@ void BpeEncoder::encode(std::string_view text, std::vector<TokenId>& out) const 
       if (left < 0 || right < 0) return;
       const TokenId l = symbols[left].id;
       const TokenId r = symbols[right].id;
-      if (l < 0 || r < 0) return;
       auto it = merges_.find(pair_key(l, r));
       if (it == merges_.end()) return;
       heap.push_back({it->second.rank, left, right, l, r, it->second.result});
@@ -153,21 +173,7 @@ void BpeEncoder::encode(std::string_view text, std::vector<TokenId>& out) const 
       try_add(top.left, left.next);
     }
 
-    for (int32_t i = 0; i != -1; i = symbols[i].next) {
-      if (symbols[i].id >= 0) {
-        out.push_back(symbols[i].id);
-        continue;
-      }
-      if (vocab_.unk_id < 0) {
-        // An unmerged symbol is still the single byte at its own index.
-        char hex[8];
-        std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned>(static_cast<unsigned char>(word[i])));
-        throw Error(std::string("tokenizer: cannot encode byte ") + hex + ": its spelling \"" +
-                    byte_to_unicode(static_cast<uint8_t>(word[i])) +
-                    "\" is not a token and the vocabulary has no unknown token");
-      }
-      out.push_back(vocab_.unk_id);
-    }
+    for (int32_t i = 0; i != -1; i = symbols[i].next) out.push_back(symbols[i].id);
   }
 }
 

@@ -68,6 +68,11 @@ Scan scan_utf8(std::string_view s, size_t i, size_t& length) {
 
 }  // namespace
 
+size_t utf8_sequence_length(std::string_view s, size_t i) {
+  size_t length = 0;
+  return scan_utf8(s, i, length) == Scan::Complete ? length : 1;
+}
+
 size_t append_repaired_utf8(std::string_view bytes, bool final, std::string& out) {
   size_t i = 0;
   while (i < bytes.size()) {

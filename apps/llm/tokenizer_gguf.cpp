@@ -11,7 +11,8 @@ TokenId id_key(const GGUFFile& f, const std::string& key) {
   const GGUFValue* v = f.find(key);
   if (!v) return -1;
   const int64_t id = v->as_int();
-  if (id < INT32_MIN || id > INT32_MAX) throw Error("tokenizer: " + f.path() + ": " + key + " = " + std::to_string(id) + " is not a token id");
+  if (id < INT32_MIN || id > INT32_MAX)
+    throw Error("tokenizer: " + f.path() + ": " + key + " = " + std::to_string(id) + " is not a token id");
   return static_cast<TokenId>(id);
 }
 

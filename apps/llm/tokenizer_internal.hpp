@@ -17,15 +17,8 @@ namespace tg::llm::detail {
 // Token text -> id. The views point into the Vocab that owns the strings, which never changes after build.
 using TokenIndex = std::unordered_map<std::string_view, TokenId>;
 
-// Bytes in the UTF-8 sequence that `lead` starts, grouping bytes the way llama.cpp splits text into symbols:
-// a stray continuation byte or an invalid lead counts as one byte (the caller clamps to the text's end).
-inline size_t utf8_lead_length(unsigned char lead) {
-  if (lead < 0xC0) return 1;
-  if (lead < 0xE0) return 2;
-  if (lead < 0xF0) return 3;
-  return lead < 0xF8 ? 4 : 1;
-}
-
+// Length of the well-formed UTF-8 sequence at s[i]; 1 for a byte that starts none (it stands alone).
+size_t utf8_sequence_length(std::string_view s, size_t i);
 void append_utf8(uint32_t cp, std::string& out);
 
 // Appends the valid UTF-8 of `bytes` to `out`, with one U+FFFD for each maximal ill-formed subsequence (the
@@ -69,8 +62,8 @@ class SpmEncoder {
 
  private:
   TokenId mergeable(std::string_view piece) const;  // -1 unless a piece merging may produce
-  void resegment(std::string_view piece, const std::unordered_map<TokenId, std::pair<std::string_view, std::string_view>>& splits,
-                 std::vector<TokenId>& out) const;
+  using Splits = std::unordered_map<TokenId, std::pair<std::string_view, std::string_view>>;
+  void resegment(std::string_view piece, const Splits& splits, std::vector<TokenId>& out) const;
   const Vocab& vocab_;
   const TokenIndex& index_;
   std::array<TokenId, 256> byte_ids_{};  // <0xNN> (or the one-byte token) for each byte; -1: none
@@ -91,10 +84,12 @@ class BpeEncoder {
   static uint64_t pair_key(TokenId left, TokenId right) {
     return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
   }
-  const Vocab& vocab_;
   const TokenIndex& index_;
   std::unordered_map<uint64_t, Merge> merges_;  // pair_key(left, right) -> rank and merged token
-  std::array<TokenId, 256> byte_ids_{};         // the token spelling each byte's code point; -1: none
+  // The initial symbols for each byte: the token spelling its code point; for a byte the vocabulary cannot spell
+  // (byte-level vocabularies often lack 0xC0, 0xC1, 0xF5..0xFF and some controls) the symbols of U+FFFD, else
+  // the unknown token; empty when not even that exists.
+  std::array<std::vector<TokenId>, 256> byte_symbols_;
   PreTokenizer pre_;
 };
 

@@ -66,9 +66,7 @@ TokenId SpmEncoder::mergeable(std::string_view piece) const {
   return -1;
 }
 
-void SpmEncoder::resegment(std::string_view piece,
-                           const std::unordered_map<TokenId, std::pair<std::string_view, std::string_view>>& splits,
-                           std::vector<TokenId>& out) const {
+void SpmEncoder::resegment(std::string_view piece, const Splits& splits, std::vector<TokenId>& out) const {
   const TokenId id = mergeable(piece);
   if (id >= 0) {
     // An unused piece may only be a step towards a longer one: emit the two pieces it was merged from.
@@ -98,7 +96,9 @@ void SpmEncoder::encode(std::string_view text, std::vector<TokenId>& out) const 
   std::vector<Symbol> symbols;
   symbols.reserve(text.size());
   for (size_t offset = 0; offset < text.size();) {
-    const size_t n = std::min(utf8_lead_length(static_cast<unsigned char>(text[offset])), text.size() - offset);
+    // Whole characters; a byte of broken UTF-8 is a symbol of its own (then a byte token), so it cannot swallow
+    // the next character's bytes.
+    const size_t n = utf8_sequence_length(text, offset);
     const auto index = static_cast<int32_t>(symbols.size());
     symbols.push_back({index - 1, index + 1, static_cast<uint32_t>(offset), static_cast<uint32_t>(n)});
     offset += n;
@@ -107,7 +107,7 @@ void SpmEncoder::encode(std::string_view text, std::vector<TokenId>& out) const 
 
   std::priority_queue<Bigram, std::vector<Bigram>, LowerPriority> queue;
   // Unused piece -> the two pieces last merged into it (SentencePiece's rev_merge), for resegmenting.
-  std::unordered_map<TokenId, std::pair<std::string_view, std::string_view>> splits;
+  Splits splits;
   auto try_add = [&](int32_t left, int32_t right) {
     if (left < 0 || right < 0) return;
     const Symbol& l = symbols[left];

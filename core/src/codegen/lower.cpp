@@ -88,7 +88,9 @@ KirProgram lower_planned(const sched::Kernel& kernel, const std::vector<std::sha
   // parameters: buffers in order; PARAM 0 is the output
   for (size_t i = 0; i < bufs.size(); ++i) {
     k.param_names.push_back("data" + std::to_string(i));
-    k.params.push_back({TG_PARAM_BUFFER, dt(bufs[i]->dtype()), i < static_cast<size_t>(kernel.n_outputs) ? 1u : 0u, 0, nullptr});
+    bool written = i < static_cast<size_t>(kernel.n_outputs) ||
+                   std::find(kernel.written_inputs.begin(), kernel.written_inputs.end(), static_cast<int>(i)) != kernel.written_inputs.end();
+    k.params.push_back({TG_PARAM_BUFFER, dt(bufs[i]->dtype()), written ? 1u : 0u, 0, nullptr});
     k.bytes += static_cast<double>(bufs[i]->nbytes());
   }
   std::map<std::string, int64_t> var_params;

@@ -18,6 +18,7 @@ struct Kernel {
   std::string name;                    // "E_4_16", "r_64_32" (E: elementwise, r: has a reduction)
   std::vector<ir::UOpPtr> vars;        // DEFINE_VARs it reads, sorted by name: kernel params after the buffers
   int n_outputs = 1;                   // the first n buffers are written
+  std::vector<int> written_inputs;     // custom kernels: input buffers it also stores into (in-place updates)
   bool custom = false;                 // hand-written (SINK of statements): lowered as written, no upcast
   bool parallel = true;                // the first output range may be spread over cores / the grid
 };

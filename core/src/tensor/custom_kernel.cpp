@@ -2,6 +2,8 @@
 #include "tg/custom_kernel.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <set>
 #include <stdexcept>
 
 #include "ir/uop.hpp"
@@ -247,6 +249,19 @@ std::vector<Tensor> CustomKernel::operator()(const std::vector<std::pair<Shape, 
     if (std::find(declared.begin(), declared.end(), b.var().node()) == declared.end())
       bad(impl_->name + " was given variable '" + b.var().name() + "', which it does not read");
   item.kernel.sink = UOp::make(Op::SINK, dtypes::bool_, impl_->statements);
+  // inputs the kernel stores into are writable parameters (everything else stays read-only)
+  std::set<const UOp*> seen;
+  std::function<void(const UOpPtr&)> scan = [&](const UOpPtr& u) {
+    if (!seen.insert(u.get()).second) return;
+    if (u->op == Op::STORE && u->src[0]->op == Op::PARAM) {
+      int idx = static_cast<int>(std::get<int64_t>(u->src[0]->arg));
+      if (idx >= static_cast<int>(outputs.size()) &&
+          std::find(item.kernel.written_inputs.begin(), item.kernel.written_inputs.end(), idx) == item.kernel.written_inputs.end())
+        item.kernel.written_inputs.push_back(idx);
+    }
+    for (const auto& s : u->src) scan(s);
+  };
+  scan(item.kernel.sink);
   item.kernel.out_ranges = impl_->global_ranges;
   item.kernel.local_ranges = impl_->local_ranges;
   item.kernel.name = impl_->name;
