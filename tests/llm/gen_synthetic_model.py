@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""Writes a tiny random decoder as a complete GGUF (llama.cpp's tensor names and metadata keys, a small
+SentencePiece-style vocabulary) with every matrix in one weight type, then runs reference_forward.py on it.
+
+usage: gen_synthetic_model.py OUT.gguf --arch {llama,qwen3,gemma3} --wtype TYPE --seed N
+                              [--tokens 1,2,3] [--steps 32] [--vocab 300] [--untied] [--arch-name NAME]
+  TYPE: F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K IQ4_NL IQ4_XS
+  --untied     writes output.weight (otherwise the output projection is tied to token_embd.weight)
+  --arch-name  stores the layout of --arch under another general.architecture (and key prefix); the reference
+               is skipped for names it does not know (the bad-input test: "mamba9")
+  Outputs: OUT.gguf, and unless skipped OUT.gguf.logits.f64 and OUT.gguf.greedy.i32 (see reference_forward.py).
+
+Types the gguf package cannot quantize (K-quants, IQ4) are encoded here by small quantizers of our own: their
+only job is to give weights of the right scale (so activations stay O(1)); the reference reads back whatever
+was stored through gguf.quants.dequantize, so a loose quantizer cannot make the test wrong.
+"""
+import argparse
+import os
+import sys
+
+# tiny matrices: BLAS threads only contend with the build for the cores
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+import numpy as np
+import gguf
+from gguf import GGMLQuantizationType as Q, GGML_QUANT_SIZES
+from gguf.quants import dequantize, quantize
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reference_forward  # noqa: E402
+
+KVALUES_IQ4 = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113], dtype=np.float32)
+CONTEXT_LENGTH = 128
+
+
+def dims(arch, wtype):
+    """Model sizes: every matrix's input dim must be a multiple of the weight type's block (256 for K and IQ4_XS)."""
+    big = GGML_QUANT_SIZES[Q[wtype]][0] >= 256
+    if arch == "llama":
+        return dict(d=256, ff=512, heads=4, kv=2, hd=64, layers=2) if big else \
+               dict(d=128, ff=256, heads=4, kv=2, hd=32, layers=2)
+    if arch == "qwen3":  # q width (heads * head_dim) differs from d_model, as in real Qwen3
+        return dict(d=256, ff=512, heads=4, kv=2, hd=128, layers=3) if big else \
+               dict(d=128, ff=256, heads=4, kv=2, hd=64, layers=3)
+    if arch == "gemma3":  # 6 layers: layers 0-4 slide, layer 5 is global
+        return dict(d=256, ff=512, heads=4, kv=1, hd=128, layers=6, window=4) if big else \
+               dict(d=64, ff=128, heads=4, kv=1, hd=32, layers=6, window=4)
+    raise SystemExit(f"unknown --arch {arch}")
+
+
+# ---- quantizers for the formats gguf.quants cannot write. x: (n_blocks, block) float32 -> (n_blocks, bytes) uint8
+
+def _half_bytes(v):
+    return v.astype(np.float16).reshape(-1, 1).view(np.uint8)
+
+
+def _safe_div(a, b):
+    return np.divide(a, b, out=np.zeros(np.broadcast(a, b).shape, dtype=np.float32), where=b != 0)
+
+
+def _kquant_affine(x, qmax):
+    """Q4_K/Q5_K: 8 sub-blocks of 32, value = d*sc*q - dmin*m with 6-bit sc, m and q in [0, qmax]."""
+    nb = x.shape[0]
+    sub = x.reshape(nb, 8, 32)
+    lo = np.minimum(sub.min(-1), 0)
+    scale, offs = (sub.max(-1) - lo) / qmax, -lo
+    d, dmin = (scale.max(-1) / 63).astype(np.float16), (offs.max(-1) / 63).astype(np.float16)
+    df, dmf = d.astype(np.float32)[:, None], dmin.astype(np.float32)[:, None]
+    sc = np.clip(np.round(_safe_div(scale, df)), 0, 63).astype(np.uint8)
+    m = np.clip(np.ceil(_safe_div(offs, dmf)), 0, 63).astype(np.uint8)
+    es, em = (df * sc)[..., None], (dmf * m)[..., None]
+    q = np.clip(np.round(_safe_div(sub + em, es)), 0, qmax).astype(np.uint8)
+    # 12 scale bytes: bytes 0-3 / 4-7 hold sc / m of sub-blocks 0-3 in 6 bits and the top 2 bits of sub-blocks
+    # 4-7; bytes 8-11 hold the low 4 bits of sc (low nibble) and m (high nibble) of sub-blocks 4-7
+    s = np.zeros((nb, 12), dtype=np.uint8)
+    s[:, 0:4] = sc[:, :4] | ((sc[:, 4:] >> 4) << 6)
+    s[:, 4:8] = m[:, :4] | ((m[:, 4:] >> 4) << 6)
+    s[:, 8:12] = (sc[:, 4:] & 0xF) | ((m[:, 4:] & 0xF) << 4)
+    # 128 nibble bytes: byte c*32+i holds element i of sub-block 2c (low) and of 2c+1 (high)
+    lo4 = q & 0xF
+    qs = (lo4[:, 0::2, :] | (lo4[:, 1::2, :] << 4)).reshape(nb, 128)
+    head = np.concatenate([_half_bytes(d), _half_bytes(dmin), s], axis=1)
+    if qmax == 15:
+        return np.concatenate([head, qs], axis=1)
+    # Q5_K: bit j of qh[i] is the fifth bit of element i of sub-block j
+    qh = np.zeros((nb, 32), dtype=np.uint8)
+    for j in range(8):
+        qh |= ((q[:, j, :] >> 4) & 1) << j
+    return np.concatenate([head, qh, qs], axis=1)
+
+
+def _q6_k(x):
+    """16 sub-blocks of 16, value = d * sc * (q - 32) with int8 sc and 6-bit q."""
+    nb = x.shape[0]
+    sub = x.reshape(nb, 16, 16)
+    scale = np.abs(sub).max(-1) / 31
+    d = (scale.max(-1) / 127).astype(np.float16)
+    df = d.astype(np.float32)[:, None]
+    sc = np.clip(np.round(_safe_div(scale, df)), 0, 127).astype(np.int8)
+    q = (np.clip(np.round(_safe_div(sub, (df * sc)[..., None])), -32, 31) + 32).astype(np.uint8).reshape(nb, 256)
+    # element h*128 + s*64 + e: low nibble in ql[h*64 + e] at shift 4s; element h*128 + t*32 + e: high 2 bits
+    # in qh[h*32 + e] at shift 2t
+    ql = np.zeros((nb, 128), dtype=np.uint8)
+    qh = np.zeros((nb, 64), dtype=np.uint8)
+    for h in range(2):
+        for s in range(2):
+            ql[:, h * 64:(h + 1) * 64] |= (q[:, h * 128 + s * 64: h * 128 + (s + 1) * 64] & 0xF) << (4 * s)
+        for t in range(4):
+            qh[:, h * 32:(h + 1) * 32] |= ((q[:, h * 128 + t * 32: h * 128 + (t + 1) * 32] >> 4) & 3) << (2 * t)
+    return np.concatenate([ql, qh, sc.view(np.uint8), _half_bytes(d)], axis=1)
+
+
+def _nearest_iq4(y):
+    return np.abs(y[..., None] - KVALUES_IQ4).argmin(-1).astype(np.uint8)
+
+
+def _pack_iq4_nibbles(q):
+    # 32 elements -> 16 bytes: element e in the low nibble of byte e, element 16+e in its high nibble
+    return q[..., :16] | (q[..., 16:] << 4)
+
+
+def _iq4_nl(x):
+    nb = x.shape[0]
+    # d signed so that the largest-magnitude element lands on the table's -127 end
+    xm = np.take_along_axis(x, np.abs(x).argmax(-1)[:, None], -1)[:, 0]
+    d = (xm / -127).astype(np.float16)
+    q = _nearest_iq4(_safe_div(x, d.astype(np.float32)[:, None]))
+    return np.concatenate([_half_bytes(d), _pack_iq4_nibbles(q).reshape(nb, 16)], axis=1)
+
+
+def _iq4_xs(x):
+    nb = x.shape[0]
+    sub = x.reshape(nb, 8, 32)
+    xm = np.take_along_axis(sub, np.abs(sub).argmax(-1)[..., None], -1)[..., 0]
+    s = xm / -127
+    d = (np.abs(s).max(-1) / 32).astype(np.float16)
+    df = d.astype(np.float32)[:, None]
+    ls = (np.clip(np.round(_safe_div(s, df)), -32, 31) + 32).astype(np.uint8)   # stored as ls, means ls - 32
+    q = _nearest_iq4(_safe_div(sub, (df * (ls.astype(np.float32) - 32))[..., None]))
+    scales_l = (ls[:, 0::2] & 0xF) | ((ls[:, 1::2] & 0xF) << 4)                 # (nb, 4)
+    scales_h = np.zeros(nb, dtype=np.uint16)
+    for j in range(8):
+        scales_h |= ((ls[:, j].astype(np.uint16) >> 4) & 3) << (2 * j)
+    qs = _pack_iq4_nibbles(q).reshape(nb, 128)
+    return np.concatenate([_half_bytes(d), scales_h.reshape(-1, 1).view(np.uint8), scales_l, qs], axis=1)
+
+
+OWN_QUANTIZERS = {"Q4_K": lambda x: _kquant_affine(x, 15), "Q5_K": lambda x: _kquant_affine(x, 31),
+                  "Q6_K": _q6_k, "IQ4_NL": _iq4_nl, "IQ4_XS": _iq4_xs}
+
+
+def encode(w, wtype):
+    """w (rows, cols) float -> (array for GGUFWriter.add_tensor, raw_dtype)."""
+    w = np.ascontiguousarray(w, dtype=np.float32)
+    if wtype == "F32":
+        return w, None
+    if wtype == "F16":
+        return w.astype(np.float16), None
+    qt = Q[wtype]
+    if wtype in OWN_QUANTIZERS:
+        block, nbytes = GGML_QUANT_SIZES[qt]
+        raw = OWN_QUANTIZERS[wtype](w.reshape(-1, block)).reshape(w.shape[0], -1)
+        assert raw.dtype == np.uint8 and raw.shape[1] == w.shape[1] // block * nbytes, (wtype, raw.shape)
+    else:
+        raw = quantize(w, qt)
+    # a layout slip would decode to noise: the round trip through gguf's decoder must stay close
+    back = dequantize(raw, qt)
+    err = np.sqrt(np.mean((back - w) ** 2) / np.mean(w ** 2))
+    assert err < 0.2, f"{wtype} round-trip error {err:.3f}"
+    return raw, qt
+
+
+def vocabulary(n):
+    """SentencePiece-style: <unk> <s> </s>, the 256 byte tokens, then word pieces."""
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
+    types = [gguf.TokenType.UNKNOWN, gguf.TokenType.CONTROL, gguf.TokenType.CONTROL] + [gguf.TokenType.BYTE] * 256
+    i = 0
+    while len(tokens) < n:
+        tokens.append("\u2581w" + str(i))
+        types.append(gguf.TokenType.NORMAL)
+        i += 1
+    scores = [0.0] * 259 + [-float(k) for k in range(len(tokens) - 259)]
+    return tokens[:n], scores[:n], types[:n]
+
+
+def write_model(path, arch, wtype, seed, vocab, untied, arch_name):
+    D = dims(arch, wtype)
+    d, ff, H, KV, hd, L = D["d"], D["ff"], D["heads"], D["kv"], D["hd"], D["layers"]
+    rng = np.random.default_rng(seed)
+    # N(0, 1/fan_in) keeps every projection's output O(1); norm weights near 1 (gemma's +1 is already in them)
+    mat = lambda out, inp: rng.standard_normal((out, inp)) / np.sqrt(inp)
+    norm = lambda n: (1.0 + 0.1 * rng.standard_normal(n)).astype(np.float32)
+    eps = {"llama": 1e-5, "qwen3": 1e-6, "gemma3": 1e-6}[arch]
+    base = {"llama": 500000.0, "qwen3": 1000000.0, "gemma3": 1000000.0}[arch]
+
+    w = gguf.GGUFWriter(path, arch_name)
+    w.add_name(f"synthetic {arch} {wtype} seed {seed}")
+    w.add_context_length(CONTEXT_LENGTH)
+    w.add_embedding_length(d)
+    w.add_block_count(L)
+    w.add_feed_forward_length(ff)
+    w.add_head_count(H)
+    w.add_head_count_kv(KV)
+    w.add_key_length(hd)
+    w.add_value_length(hd)
+    w.add_rope_dimension_count(hd)
+    w.add_layer_norm_rms_eps(eps)
+    w.add_rope_freq_base(base)
+    if arch == "gemma3":
+        w.add_sliding_window(D["window"])
+    tokens, scores, types = vocabulary(vocab)
+    w.add_tokenizer_model("llama")
+    w.add_token_list(tokens)
+    w.add_token_scores(scores)
+    w.add_token_types(types)
+    w.add_unk_token_id(0)
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+
+    def add(name, arr, quantized=True):
+        data, raw = encode(arr, wtype) if quantized else (arr, None)
+        w.add_tensor(name, data, raw_dtype=raw)
+
+    add("token_embd.weight", mat(vocab, d))
+    add("output_norm.weight", norm(d), quantized=False)
+    if untied:
+        add("output.weight", mat(vocab, d))
+    for il in range(L):
+        p = f"blk.{il}."
+        add(p + "attn_norm.weight", norm(d), quantized=False)
+        add(p + "attn_q.weight", mat(H * hd, d))
+        add(p + "attn_k.weight", mat(KV * hd, d))
+        add(p + "attn_v.weight", mat(KV * hd, d))
+        add(p + "attn_output.weight", mat(d, H * hd))
+        if arch in ("qwen3", "gemma3"):
+            add(p + "attn_q_norm.weight", norm(hd), quantized=False)
+            add(p + "attn_k_norm.weight", norm(hd), quantized=False)
+        if arch == "gemma3":
+            add(p + "post_attention_norm.weight", norm(d), quantized=False)
+        add(p + "ffn_norm.weight", norm(d), quantized=False)
+        add(p + "ffn_gate.weight", mat(ff, d))
+        add(p + "ffn_up.weight", mat(ff, d))
+        add(p + "ffn_down.weight", mat(d, ff))
+        if arch == "gemma3":
+            add(p + "post_ffw_norm.weight", norm(d), quantized=False)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out")
+    ap.add_argument("--arch", required=True, choices=["llama", "qwen3", "gemma3"])
+    ap.add_argument("--wtype", required=True, choices=["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1",
+                                                      "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS"])
+    ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--tokens", default=None, help="prompt ids (default: 7 drawn from the seed)")
+    ap.add_argument("--steps", type=int, default=32)
+    ap.add_argument("--vocab", type=int, default=300)
+    ap.add_argument("--untied", action="store_true")
+    ap.add_argument("--arch-name", default=None)
+    a = ap.parse_args()
+    if a.vocab < 259:
+        raise SystemExit("--vocab must hold the 3 specials and 256 byte tokens (>= 259)")
+    write_model(a.out, a.arch, a.wtype, a.seed, a.vocab, a.untied, a.arch_name or a.arch)
+    if (a.arch_name or a.arch) not in reference_forward.SUPPORTED:
+        print(f"wrote {a.out} (architecture {a.arch_name}: no reference)")
+        return
+    if a.tokens:
+        prompt = [int(t) for t in a.tokens.split(",")]
+    else:
+        prompt = [int(t) for t in np.random.default_rng(a.seed + 1).integers(3, a.vocab, 7)]
+    reference_forward.write_reference(a.out, prompt, a.steps)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,229 @@
+// The decoder (apps/llm/model.cpp) against an independent reference: tests/llm/gen_synthetic_model.py writes a tiny
+// random llama / qwen3 / gemma3 GGUF in one weight type, and tests/llm/reference_forward.py runs llama.cpp's
+// graph for that architecture in numpy float64 over the weights as gguf.quants dequantizes them from the file.
+// Each case compares the logits of a prompt (whole and in two chunks) and of 32 single-token steps (forward(),
+// then decode_step() under a tg::Jit as the Generator runs it), and checks that tg's greedy choice matches the
+// reference's at every step. Plus the load and forward errors.
+//
+// Each case draws its own seed and prints it; TG_MODEL_TEST_SEED=N in the environment reruns with that one.
+#include "model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <random>
+
+#include "tg/error.hpp"
+#include "tg/jit.hpp"
+
+namespace tg::llm {
+namespace {
+
+constexpr int64_t kVocab = 300, kPrompt = 7, kSteps = 32, kMaxContext = 64;
+// tg runs float32 against a float64 reference over identical (dequantized) weights: rounding moves the logits
+// by ~1e-6 of their largest magnitude, while a semantic slip (RoPE mode or base, a missing norm, the window)
+// moves them by O(1) of it. The bound is relative to max |reference logit| of the row.
+constexpr double kTol = 1e-3;
+constexpr int kReported = 3;  // mismatches reported in detail per case
+
+struct Case {
+  const char* arch;
+  const char* wtype;
+  bool untied;  // writes output.weight; otherwise the output projection is token_embd
+};
+void PrintTo(const Case& c, std::ostream* os) { *os << c.arch << " " << c.wtype << (c.untied ? " untied" : ""); }  // ctest names
+
+template <typename T>
+std::vector<T> read_raw(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), {});
+  std::vector<T> v(bytes.size() / sizeof(T));
+  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
+  return v;
+}
+
+std::string temp_path(const std::string& stem) {
+  return ::testing::TempDir() + "tg_model_" + stem + "_" + std::to_string(::getpid()) + ".gguf";
+}
+
+// Runs the generator; `extra` are more of its flags. Returns false (after a test failure) when it fails.
+bool generate(const std::string& path, const std::string& arch, const std::string& wtype, uint32_t seed,
+              const std::vector<int32_t>& prompt, int64_t steps, const std::string& extra = "") {
+  std::string toks;
+  for (int32_t t : prompt) toks += (toks.empty() ? "" : ",") + std::to_string(t);
+  std::string cmd = std::string(TG_PYTHON) + " " + TG_LLM_TEST_DIR + "/gen_synthetic_model.py " + path + " --arch " + arch +
+                    " --wtype " + wtype + " --seed " + std::to_string(seed) + " --vocab " + std::to_string(kVocab) +
+                    " --steps " + std::to_string(steps) + (toks.empty() ? "" : " --tokens " + toks) + " " + extra;
+  std::cout.flush();
+  if (std::system(cmd.c_str()) != 0) {
+    ADD_FAILURE() << "the generator failed (needs python3 with numpy and the gguf package): " << cmd;
+    return false;
+  }
+  return true;
+}
+
+void remove_outputs(const std::string& path) {
+  for (const char* suffix : {"", ".logits.f64", ".greedy.i32"}) std::filesystem::remove(path + suffix);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int64_t argmax(const std::vector<float>& v) { return std::max_element(v.begin(), v.end()) - v.begin(); }
+
+class ModelVsReference : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ModelVsReference, LogitsAndGreedyTokens) {
+  const Case c = GetParam();
+  const char* fixed = std::getenv("TG_MODEL_TEST_SEED");
+  const uint32_t seed = fixed ? static_cast<uint32_t>(std::strtoul(fixed, nullptr, 10)) : std::random_device{}();
+  std::cout << "model_test " << c.arch << " " << c.wtype << " seed=" << seed << "\n";
+  SCOPED_TRACE(std::string(c.arch) + " " + c.wtype + " seed=" + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> id(3, kVocab - 1);  // past <unk> <s> </s>
+  std::vector<int32_t> prompt(kPrompt);
+  for (auto& t : prompt) t = id(rng);
+
+  const std::string path = temp_path(std::string(c.arch) + "_" + c.wtype);
+  auto t0 = std::chrono::steady_clock::now();
+  if (!generate(path, c.arch, c.wtype, seed, prompt, kSteps, c.untied ? "--untied" : "")) return;
+  // rows: positions 0 .. kPrompt + kSteps - 1 of prompt + greedy; row p is the prediction after token p
+  const std::vector<double> want = read_raw<double>(path + ".logits.f64");
+  const std::vector<int32_t> greedy = read_raw<int32_t>(path + ".greedy.i32");
+  ASSERT_EQ(want.size(), static_cast<size_t>((kPrompt + kSteps) * kVocab));
+  ASSERT_EQ(greedy.size(), static_cast<size_t>(kSteps));
+
+  const double t_gen = seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  auto model = Model::load(path, {.max_context = kMaxContext});
+  const ModelConfig& cfg = model->config();
+  ASSERT_EQ(cfg.arch, c.arch);
+  ASSERT_EQ(cfg.vocab, kVocab);
+  if (cfg.arch == "gemma3") {
+    ASSERT_EQ(cfg.sliding_window, 4);
+    ASSERT_EQ(cfg.layer_is_local.size(), static_cast<size_t>(cfg.n_layers));
+    for (int64_t il = 0; il < cfg.n_layers; ++il) EXPECT_EQ(cfg.layer_is_local[il], il % 6 != 5) << "layer " << il;
+  }
+
+  double worst = 0;
+  int worst_row = -1, bad_rows = 0, bad_steps = 0;
+  // Compares tg's (1, vocab) logits with reference row `row`; returns them for the greedy check.
+  auto check = [&](Tensor logits, int64_t row, const std::string& what) {
+    std::vector<float> got = logits.to_vector<float>();
+    EXPECT_EQ(got.size(), static_cast<size_t>(kVocab)) << what;
+    got.resize(kVocab);
+    const double* w = want.data() + row * kVocab;
+    double scale = 0, err = 0;
+    int64_t at = 0;
+    for (int64_t i = 0; i < kVocab; ++i) {
+      scale = std::max(scale, std::fabs(w[i]));
+      double e = std::fabs(got[i] - w[i]);
+      if (!(e <= err)) err = e, at = i;  // NaN counts as the worst
+    }
+    const double rel = err / scale;
+    if (!(rel <= kTol) && ++bad_rows <= kReported)  // the first few in detail, the count at the end
+      ADD_FAILURE() << what << " (position " << row << "): max |error| / max |logit| = " << rel << " > " << kTol << "; logit " << at
+                    << " is " << got[at] << ", reference " << w[at] << " (max |logit| " << scale << ")";
+    if (!(rel <= worst)) worst = rel, worst_row = static_cast<int>(row);
+    return got;
+  };
+
+  // the prompt at once, then again in two chunks (which rewrites the same cache rows)
+  check(model->forward(prompt, 0), kPrompt - 1, "prompt");
+  check(model->forward({prompt.begin(), prompt.begin() + 3}, 0), 2, "chunk [0, 3)");
+  std::vector<float> got = check(model->forward({prompt.begin() + 3, prompt.end()}, 3), kPrompt - 1, "chunk [3, 7)");
+
+  const double t_prompt = seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  // greedy decoding one token at a time; the reference's token is fed back (so a near tie cannot derail the
+  // comparison), and a different choice is accepted only where the reference itself has a near tie
+  int agree = 0, ties = 0;
+  Jit decode([&](const std::vector<Tensor>& in, const std::vector<BoundVariable>& vars) {
+    return std::vector<Tensor>{model->decode_step(in[0], vars[0])};
+  });
+  for (int64_t s = 0; s < kSteps; ++s) {
+    const int64_t row = kPrompt - 1 + s;
+    const int64_t mine = argmax(got);
+    if (mine == greedy[s]) {
+      ++agree;
+    } else {
+      const double* w = want.data() + row * kVocab;
+      double scale = 0;
+      for (int64_t i = 0; i < kVocab; ++i) scale = std::max(scale, std::fabs(w[i]));
+      if (w[greedy[s]] - w[mine] <= kTol * scale)
+        ++ties;
+      else if (++bad_steps <= kReported)
+        ADD_FAILURE() << "greedy step " << s << ": tg picks " << mine << " (reference logit " << w[mine] << "), the reference "
+                      << greedy[s] << " (" << w[greedy[s]] << ")";
+    }
+    const int32_t next = greedy[s];
+    const int64_t pos = kPrompt + s;
+    // the first two steps through forward(); the rest as the Generator decodes: decode_step() under a tg::Jit,
+    // which runs it, captures it, then replays the capture with the new token and position
+    if (s < 2) {
+      got = check(model->forward({next}, pos), pos, "step " + std::to_string(s) + " (forward)");
+    } else {
+      Tensor tok = Tensor::from_vector(std::vector<int32_t>{next}, {1}, dtypes::int32, model->device());
+      got = check(decode({tok}, {model->pos_variable().bind(pos)})[0], pos, "step " + std::to_string(s) + " (decode_step, Jit)");
+    }
+  }
+  EXPECT_EQ(bad_rows, 0) << "positions whose logits are off (of " << kSteps + 3 << " compared)";
+  EXPECT_EQ(bad_steps, 0) << "greedy steps that disagree (of " << kSteps << ")";
+  std::cout << "model_test " << c.arch << " " << c.wtype << ": max relative logit error " << worst << " (position " << worst_row
+            << ", bound " << kTol << "), greedy " << agree << "/" << kSteps << " agree, " << ties << " near ties; generator "
+            << t_gen << " s, load + prompt " << t_prompt << " s, steps " << seconds_since(t0) << " s\n";
+  if (!HasFailure()) remove_outputs(path);
+}
+
+// About 1.5 s a case on 2 cores. K-quant matrices need 256-wide rows, so those cases are wider models (see
+// gen_synthetic_model.py's dims); the generator also writes F16, BF16, Q4_0, Q5_1, IQ4_NL and IQ4_XS.
+INSTANTIATE_TEST_SUITE_P(Synthetic, ModelVsReference,
+                         ::testing::Values(Case{"llama", "F32", true}, Case{"llama", "Q8_0", false}, Case{"llama", "Q4_1", false},
+                                           Case{"llama", "Q4_K", true}, Case{"qwen3", "Q8_0", false}, Case{"qwen3", "Q6_K", false},
+                                           Case{"gemma3", "Q5_0", false}, Case{"gemma3", "Q4_K", false},
+                                           Case{"gemma3", "Q8_0", false}, Case{"qwen3", "Q5_K", true}),
+                         [](const auto& info) { return std::string(info.param.arch) + "_" + info.param.wtype; });
+
+TEST(ModelErrors, UnknownArchitectureListsTheSupportedOnes) {
+  const std::string path = temp_path("mamba9");
+  // llama's tensors and keys, but general.architecture (and the key prefix) "mamba9"
+  if (!generate(path, "llama", "F32", 1, {}, 0, "--arch-name mamba9")) return;
+  try {
+    Model::load(path, {.max_context = kMaxContext});
+    ADD_FAILURE() << "an unknown architecture loaded";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("mamba9"), std::string::npos) << msg;
+    ASSERT_FALSE(supported_architectures().empty());
+    for (const std::string& a : supported_architectures()) EXPECT_NE(msg.find(a), std::string::npos) << a << " not in: " << msg;
+  }
+  remove_outputs(path);
+}
+
+TEST(ModelErrors, TokensPastTheContextOrVocabulary) {
+  const std::string path = temp_path("llama_ctx");
+  if (!generate(path, "llama", "F32", 2, {5}, 0)) return;
+  auto model = Model::load(path, {.max_context = kMaxContext});
+  EXPECT_EQ(model->max_context(), kMaxContext);
+  EXPECT_THROW(model->forward(std::vector<int32_t>(kMaxContext + 1, 5), 0), Error);  // a prompt longer than the cache
+  EXPECT_THROW(model->forward(std::vector<int32_t>(5, 5), kMaxContext - 3), Error);  // runs past its end
+  EXPECT_THROW(model->forward({static_cast<int32_t>(kVocab)}, 0), Error);
+  EXPECT_THROW(model->forward({-1}, 0), Error);
+  // the file says context_length 128: a larger request is clamped to it
+  EXPECT_EQ(Model::load(path, {.max_context = 100000})->max_context(), 128);
+  remove_outputs(path);
+}
+
+}  // namespace
+}  // namespace tg::llm
