@@ -8,6 +8,8 @@
 #include <llvm/Support/MemoryBuffer.h>
 
 #include <atomic>
+#include <cmath>
+#include <cstring>
 
 namespace tg::cpu {
 
@@ -21,6 +23,36 @@ struct Jit {
 };
 
 namespace {
+
+// Float -> bfloat16 conversions the kernel compiler calls as libcalls (AVX512_BF16 is off: see compiler.cpp),
+// rounding to nearest even with NaNs kept quiet. The x86-64 ABI returns a bfloat16 in the low 16 bits of xmm0,
+// as it returns a float, so a float whose low bits hold the result is the same value to the caller.
+uint16_t bf16_bits(uint32_t u) {
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+float as_bf16_return(uint16_t b) {
+  uint32_t u = b;
+  float r;
+  std::memcpy(&r, &u, 4);
+  return r;
+}
+extern "C" float tg_truncsfbf2(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return as_bf16_return(bf16_bits(u));
+}
+extern "C" float tg_truncdfbf2(double d) {
+  // double -> float rounded to odd (truncate, then set the last bit when inexact) keeps the rounding to
+  // bfloat16 that follows exact: one rounding, not two
+  float f = static_cast<float>(d);
+  if (std::isfinite(f) && std::fabs(static_cast<double>(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if (std::isfinite(f) && static_cast<double>(f) != d) u |= 1u;
+  return as_bf16_return(bf16_bits(u));
+}
+
 
 [[noreturn]] void fail(tg_status_code code, const std::string& what, llvm::Error error) {
   throw Error(code, cat(what, ": ", llvm::toString(std::move(error))));
@@ -81,6 +113,11 @@ tg_status_t program_create(tg_device device, const void* blob, size_t size, cons
         llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(lljit.getDataLayout().getGlobalPrefix());
     if (!process) fail(TG_ERR_INTERNAL, "cannot search this process for symbols", process.takeError());
     dylib->addGenerator(std::move(*process));
+    llvm::orc::SymbolMap runtime;
+    runtime[lljit.mangleAndIntern("__truncsfbf2")] = {llvm::orc::ExecutorAddr::fromPtr(&tg_truncsfbf2), llvm::JITSymbolFlags::Exported};
+    runtime[lljit.mangleAndIntern("__truncdfbf2")] = {llvm::orc::ExecutorAddr::fromPtr(&tg_truncdfbf2), llvm::JITSymbolFlags::Exported};
+    if (llvm::Error error = dylib->define(llvm::orc::absoluteSymbols(std::move(runtime))))
+      fail(TG_ERR_INTERNAL, "cannot define the bfloat16 conversion helpers", std::move(error));
 
     auto object =
         llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(static_cast<const char*>(blob), size), kernel_name);
