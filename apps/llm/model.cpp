@@ -141,11 +141,17 @@ Tensor Model::attention(const Layer& L, int layer, const Tensor& h, int64_t T, c
   k = rope(k, T, pos, local);
   write_rows(k_cache_[static_cast<size_t>(layer)], k.reshape({T, KV * hd}), pos);
   write_rows(v_cache_[static_cast<size_t>(layer)], v, pos);
-  const Dim len = Dim(pos) + Dim(T);  // keys [0, pos + T)
+  // keys [0, pos + T). Decode (one token, Jit-replayed) keeps the length symbolic; a prefill chunk attends over a
+  // static length rounded up to 128 rows (the mask hides rows past pos + T), so its kernels get static shapes,
+  // which the optimizer vectorizes, while a few lengths cover every position
+  const int64_t bucket = std::min(max_ctx_, (pos.value() + T + 127) / 128 * 128);
+  const Dim len = T == 1 ? Dim(pos) + Dim(T) : Dim(bucket);
   Tensor keys = k_cache_[static_cast<size_t>(layer)].shrink(0, Dim(0), len).reshape({len, Dim(KV), Dim(hd)}).permute({1, 2, 0}).cast(dtypes::float32);  // (KV, hd, L)
   Tensor vals = v_cache_[static_cast<size_t>(layer)].shrink(0, Dim(0), len).reshape({len, Dim(KV), Dim(hd)}).permute({1, 0, 2}).cast(dtypes::float32);  // (KV, L, hd)
+  if (T > 1) keys = keys.contiguous();  // (KV, hd, L) rows contiguous along L: the product vectorizes over keys
   Tensor qh = q.reshape({T, KV, G, hd}).permute({1, 2, 0, 3}).reshape({KV, G * T, hd});
-  Tensor scores = (qh.matmul(keys) * c.attn_scale).reshape({Dim(KV), Dim(G), Dim(T), len});
+  // realized once: the softmax reads the scores three times (max, sum, normalize) and would recompute each dot
+  Tensor scores = (qh.matmul(keys) * c.attn_scale).contiguous().reshape({Dim(KV), Dim(G), Dim(T), len});
   // causal (and sliding-window) mask from absolute positions: query pos + t sees key j when j <= pos + t
   Tensor qpos = (Tensor::arange(0, static_cast<double>(T), 1, dtypes::int32, device_) + Tensor::from_variable(pos, device_)).reshape({1, 1, T, 1});
   Tensor kpos = key_index_->shrink(0, Dim(0), len).reshape({Dim(1), Dim(1), Dim(1), len});
@@ -154,7 +160,8 @@ Tensor Model::attention(const Layer& L, int layer, const Tensor& h, int64_t T, c
   scores = Tensor::where(kpos.le(qpos), scores, neg);
   if (local) scores = Tensor::where((qpos - kpos).lt(Tensor::full({1}, static_cast<double>(c.sliding_window), dtypes::int32, device_).reshape({1, 1, 1, 1})), scores, neg);
   Tensor p = scores.softmax(-1).reshape({Dim(KV), Dim(G * T), len});
-  Tensor out = p.matmul(vals).reshape({KV, G, T, hd}).permute({2, 0, 1, 3}).reshape({T, H * hd});
+  // the product in its natural layout first: fusing the head permute into its store makes the reduction stride
+  Tensor out = p.matmul(vals).contiguous().reshape({KV, G, T, hd}).permute({2, 0, 1, 3}).reshape({T, H * hd});
   return qmatmul(*L.o, out);
 }
 
