@@ -1,4 +1,4 @@
-// Quantized kernels: custom kernels over the packed uint16 words, each block decoded where it is read.
+// Quantized kernels: custom kernels over the packed weight bytes, each block decoded where it is read.
 #include "quant.hpp"
 
 #include <algorithm>

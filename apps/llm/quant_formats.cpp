@@ -9,6 +9,11 @@ KExpr GroupReader::i(int64_t v) const { return k.constant(static_cast<double>(v)
 KExpr GroupReader::byte(const KExpr& off) const { return k.load(words, base + off).cast(dtypes::int32); }
 KExpr GroupReader::byte(int64_t off) const { return byte(c(off)); }
 KExpr GroupReader::word(const KExpr& off) const { return byte(off) | (byte(off + c(1)) << 8); }
+KExpr GroupReader::u32(int64_t off) const {
+  KExpr v = byte(off).cast(dtypes::uint32);
+  for (int64_t i = 1; i < 4; ++i) v = v | (byte(off + i).cast(dtypes::uint32) << static_cast<int64_t>(8 * i));
+  return v;
+}
 KExpr GroupReader::sbyte(const KExpr& off) const { return k.load(words, base + off).bitcast(dtypes::int8).cast(dtypes::int32); }
 KExpr GroupReader::half(int64_t off) const {
   return word(c(off)).cast(dtypes::uint16).bitcast(dtypes::float16).cast(dtypes::float32);
@@ -57,13 +62,13 @@ const Format kFormats[] = {
      [](const GroupReader& r, const KExpr& e) { return r.half(0) * f32(nibble32(r, 4, e)) + r.half(2); }},
     {GGMLType::Q5_0, 32, 22, false,
      [](const GroupReader& r, const KExpr& e) {
-       // the fifth bit of element e is bit e of the 32-bit qh at offset 2
-       KExpr hb = (r.byte(r.c(2) + e / r.c(8)) >> (e % r.c(8)).cast(dtypes::int32)) & 1;
+       // the fifth bit of element e is bit e of the 32-bit qh at offset 2 (one word per block, shared by the lanes)
+       KExpr hb = ((r.u32(2) >> e.cast(dtypes::uint32)) & 1).cast(dtypes::int32);
        return r.half(0) * f32((nibble32(r, 6, e) | (hb << 4)) - r.i(16));
      }},
     {GGMLType::Q5_1, 32, 24, false,
      [](const GroupReader& r, const KExpr& e) {
-       KExpr hb = (r.byte(r.c(4) + e / r.c(8)) >> (e % r.c(8)).cast(dtypes::int32)) & 1;
+       KExpr hb = ((r.u32(4) >> e.cast(dtypes::uint32)) & 1).cast(dtypes::int32);
        return r.half(0) * f32(nibble32(r, 8, e) | (hb << 4)) + r.half(2);
      }},
     {GGMLType::Q4_K, 256, 144, false,

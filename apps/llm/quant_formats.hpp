@@ -19,6 +19,7 @@ struct GroupReader {
   KExpr word(const KExpr& off) const;         // little-endian uint16 at a byte offset, as int32
   KExpr byte(const KExpr& off) const;         // unsigned byte at a byte offset, as int32 in [0, 255]
   KExpr byte(int64_t off) const;
+  KExpr u32(int64_t off) const;               // little-endian uint32 at a byte offset
   KExpr sbyte(const KExpr& off) const;        // signed byte, int32 in [-128, 127]
   KExpr half(int64_t off) const;              // float16 at a byte offset, as float32
   KExpr c(int64_t v) const;                   // int64 constant (for offset arithmetic)
