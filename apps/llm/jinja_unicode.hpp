@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "utf8.hpp"
+
 namespace tg::llm::jinja {
 
 // Byte offsets of each code point's start, plus one final entry at s.size(). Invalid bytes count as one
@@ -13,7 +15,7 @@ std::vector<size_t> code_point_offsets(const std::string& s);
 int64_t code_point_count(const std::string& s);
 // The code point starting at byte `pos`; sets `len` to its byte length (1 for an invalid byte).
 uint32_t decode_code_point(const std::string& s, size_t pos, size_t& len);
-void append_utf8(std::string& out, uint32_t cp);
+using tg::llm::append_utf8;  // utf8.hpp
 // Python's str.isspace() for one code point.
 bool is_python_space(uint32_t cp);
 // str.strip/lstrip/rstrip: with no `chars`, Python whitespace; otherwise any code point of `chars`.

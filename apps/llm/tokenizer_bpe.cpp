@@ -21,7 +21,7 @@ struct ByteAlphabet {
     for (int b = 0; b < 256; ++b) {
       const bool printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE);
       const int cp = printable ? b : 256 + moved++;
-      append_utf8(static_cast<uint32_t>(cp), to_utf8[b]);
+      append_utf8(to_utf8[b], static_cast<uint32_t>(cp));
       from_code_point[cp] = static_cast<int16_t>(b);
     }
   }

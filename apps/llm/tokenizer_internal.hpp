@@ -10,6 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "utf8.hpp"
+
 #include "tokenizer.hpp"
 
 namespace tg::llm::detail {
@@ -19,7 +21,6 @@ using TokenIndex = std::unordered_map<std::string_view, TokenId>;
 
 // Length of the well-formed UTF-8 sequence at s[i]; 1 for a byte that starts none (it stands alone).
 size_t utf8_sequence_length(std::string_view s, size_t i);
-void append_utf8(uint32_t cp, std::string& out);
 
 // Appends the valid UTF-8 of `bytes` to `out`, with one U+FFFD for each maximal ill-formed subsequence (the
 // Unicode "best practice"), and returns how many bytes it consumed. Unless `final`, an incomplete sequence at
