@@ -301,25 +301,27 @@ const GGUFValue& GGUFFile::at(const std::string& key) const {
   throw Error("gguf: " + path_ + " has no metadata key '" + key + "'");
 }
 
-int64_t GGUFFile::get_int(const std::string& key, std::optional<int64_t> fallback) const {
-  if (auto* v = find(key)) return v->as_int();
+namespace {
+// A key's value converted by `as`, the fallback when the key is absent, else the missing-key error.
+template <typename T, typename As>
+T lookup(const GGUFFile& f, const std::string& key, const std::optional<T>& fallback, As as) {
+  if (auto* v = f.find(key)) return as(*v);
   if (fallback) return *fallback;
-  return at(key).as_int();
+  return as(f.at(key));
+}
+}  // namespace
+
+int64_t GGUFFile::get_int(const std::string& key, std::optional<int64_t> fallback) const {
+  return lookup(*this, key, fallback, [](const GGUFValue& v) { return v.as_int(); });
 }
 double GGUFFile::get_float(const std::string& key, std::optional<double> fallback) const {
-  if (auto* v = find(key)) return v->as_float();
-  if (fallback) return *fallback;
-  return at(key).as_float();
+  return lookup(*this, key, fallback, [](const GGUFValue& v) { return v.as_float(); });
 }
 std::string GGUFFile::get_string(const std::string& key, std::optional<std::string> fallback) const {
-  if (auto* v = find(key)) return v->as_string();
-  if (fallback) return *fallback;
-  return at(key).as_string();
+  return lookup(*this, key, fallback, [](const GGUFValue& v) { return v.as_string(); });
 }
 bool GGUFFile::get_bool(const std::string& key, std::optional<bool> fallback) const {
-  if (auto* v = find(key)) return v->as_bool();
-  if (fallback) return *fallback;
-  return at(key).as_bool();
+  return lookup(*this, key, fallback, [](const GGUFValue& v) { return v.as_bool(); });
 }
 
 const GGUFTensor* GGUFFile::tensor(const std::string& name) const {
