@@ -17,7 +17,7 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
 double percentile(std::vector<double> v, double q) {
