@@ -28,11 +28,15 @@ struct QuantMatrix {
 // alive (the GGUFFile's mapping). Unsupported types: tg::Error naming the tensor, its type and the supported ones.
 QuantMatrix upload_matrix(const GGUFTensor& t, std::shared_ptr<const void> owner, const std::string& device = "");
 
-// y = x W^T: x is (T, cols) float32, y is (T, rows) float32. Each weight block is decoded inside the kernel.
+// y = x W^T: x is (T, cols) float32, y is (T, rows) float32. Below kPanelTokens tokens each weight block is
+// decoded inside the product kernel; from there on (prefill) panels of rows are decoded into a bounded scratch
+// and multiplied by tg's float32 GEMM.
+inline constexpr int64_t kPanelTokens = 32;
 Tensor qmatmul(const QuantMatrix& w, const Tensor& x);
 // Rows of W for token ids (T,) int32 -> (T, cols) float32 (ids outside [0, rows) give zero rows).
 Tensor qembedding(const QuantMatrix& w, const Tensor& ids);
-// All of W as float32 (rows, cols): tests and small tensors only.
+// All of W as float32 (rows, cols): tests and small tensors only. dequantize_rows: rows [row0, row0 + n).
 Tensor dequantize(const QuantMatrix& w);
+Tensor dequantize_rows(const QuantMatrix& w, int64_t row0, int64_t n);
 
 }  // namespace tg::llm
