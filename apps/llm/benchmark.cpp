@@ -46,11 +46,11 @@ int64_t peak_rss_kb() {
 void warm_up(Generator& gen, int64_t prefill_tokens, const std::function<void(double)>& progress) {
   const int64_t vocab = gen.model().config().vocab;
   Sampler greedy(SamplingParams{});
-  const int64_t n = std::max<int64_t>(2, std::min(prefill_tokens, gen.model().max_context() - 4));
+  const int64_t ctx = gen.model().max_context(), n = std::max<int64_t>(1, std::min(prefill_tokens, ctx - 3));
   gen.reset();
   gen.prefill(synthetic_tokens(n, vocab, 0));
   if (progress) progress(0.5);
-  for (int i = 0; i < 3; ++i) {  // call 1 runs, call 2 captures, call 3 replays
+  for (int i = 0; i < 3 && n + i < ctx; ++i) {  // call 1 runs, call 2 captures, call 3 replays
     gen.next(greedy);
     if (progress) progress(0.5 + 0.5 * (i + 1) / 3);
   }

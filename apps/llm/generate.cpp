@@ -24,6 +24,8 @@ Generator::Prefill Generator::prefill(const std::vector<int32_t>& prompt) {
   size_t reuse = 0;
   while (reuse < cached_.size() && reuse + 1 < prompt.size() && cached_[reuse] == prompt[reuse]) ++reuse;
   cached_.resize(reuse);
+  logits_.reset();  // a chunk that fails must not leave the previous context's logits to sample from
+  argmax_.reset();
   Prefill r{static_cast<int64_t>(reuse), static_cast<int64_t>(prompt.size() - reuse)};
   for (size_t at = reuse; at < prompt.size();) {
     size_t n = std::min(prompt.size() - at, static_cast<size_t>(chunk_));

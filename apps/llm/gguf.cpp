@@ -93,8 +93,7 @@ GGUFValue read_value(Cursor& c, GGUFValue::Type t, int depth) {
       uint64_t n = c.get<uint64_t>("array length");
       if (n > kMaxArray || n > c.size() - c.pos()) c.fail("array claims " + std::to_string(n) + " elements");
       v.elem_type = static_cast<T>(et);
-      std::vector<GGUFValue> items;
-      items.reserve(n);
+      std::vector<GGUFValue> items;  // no reserve(n): a hostile length must fail on the bytes, not on memory
       for (uint64_t i = 0; i < n; ++i) items.push_back(read_value(c, v.elem_type, depth + 1));
       v.value = std::move(items);
       break;
@@ -207,7 +206,8 @@ void GGUFFile::parse_part(const uint8_t* data, size_t size, const std::string& n
   uint64_t alignment = 32;
   if (auto it = kv_.find("general.alignment"); it != kv_.end()) {
     int64_t a = it->second.is_int() ? it->second.as_int() : 0;
-    if (a <= 0 || (a & (a - 1)) != 0 || a > (1 << 20)) c.fail("general.alignment " + it->second.str() + " is not a power of two");
+    // the spec asks for a multiple of 8: tensor data is read in place as floats and vectors
+    if (a < 8 || (a & (a - 1)) != 0 || a > (1 << 20)) c.fail("general.alignment " + it->second.str() + " is not a power of two of at least 8");
     alignment = static_cast<uint64_t>(a);
   }
   struct Info { GGUFTensor t; uint64_t offset; };

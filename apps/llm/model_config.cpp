@@ -54,6 +54,11 @@ ModelConfig read_config(const GGUFFile& f) {
   c.norm_eps = f.get_float(p + "attention.layer_norm_rms_epsilon", 1e-5);
   c.rope_base = f.get_float(p + "rope.freq_base", 10000);
   c.rope_base_local = 10000;
+  // RoPE scaling (Llama 3.1+'s rope_freqs, Gemma 3 4B+'s linear factor) is not implemented: refuse rather than
+  // compute wrong angles
+  const bool scaled = f.get_string(p + "rope.scaling.type", "none") != "none" && f.get_float(p + "rope.scaling.factor", 1.0) != 1.0;
+  if (f.tensor("rope_freqs.weight") || scaled)
+    throw Error("tg-llm: " + f.path() + ": RoPE scaling (rope_freqs / " + p + "rope.scaling.*) is not supported yet");
   c.rope_neox = rules->rope_neox;
   c.gelu_ffn = rules->gelu_ffn;
   c.qk_norm = rules->qk_norm;

@@ -14,8 +14,8 @@ int32_t Sampler::sample(std::span<const float> logits) {
   std::vector<int32_t> idx;
   idx.reserve(logits.size());
   for (size_t i = 0; i < logits.size(); ++i)
-    if (!std::isnan(logits[i])) idx.push_back(static_cast<int32_t>(i));
-  if (idx.empty()) throw Error("tg-llm: every logit is NaN (the model produced no usable output)");
+    if (std::isfinite(logits[i])) idx.push_back(static_cast<int32_t>(i));
+  if (idx.empty()) throw Error("tg-llm: no logit is finite (the model produced no usable output)");
   auto by_logit = [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
   if (p_.greedy()) return *std::min_element(idx.begin(), idx.end(), by_logit);
   size_t k = p_.top_k > 0 ? std::min(idx.size(), static_cast<size_t>(p_.top_k)) : idx.size();

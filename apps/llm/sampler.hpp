@@ -21,7 +21,7 @@ class Sampler {
  public:
   explicit Sampler(SamplingParams p) : p_(p), rng_(p.seed) {}
   const SamplingParams& params() const { return p_; }
-  // Index of the chosen logit. NaN logits are never chosen; all-NaN input throws tg::Error.
+  // Index of the chosen logit. NaN and infinite logits are never chosen; if none is finite: tg::Error.
   int32_t sample(std::span<const float> logits);
 
  private:

@@ -156,6 +156,9 @@ TEST(Gguf, MalformedFilesGiveOneClearError) {
   Builder align;
   align.header(3, 0, 1).str("general.alignment").put<uint32_t>(4).put<uint32_t>(48);
   EXPECT_NE(error_of(align.b).find("not a power of two"), std::string::npos);
+  Builder small;
+  small.header(3, 0, 1).str("general.alignment").put<uint32_t>(4).put<uint32_t>(2);
+  EXPECT_NE(error_of(small.b).find("of at least 8"), std::string::npos);
   Builder dup;
   dup.header(3, 2, 0).tensor("w", {32}, 0, 0).tensor("w", {32}, 0, 128).pad(32);
   dup.b.resize(dup.b.size() + 256);

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <random>
 
+#include "tg/custom_kernel.hpp"
 #include "tg/dtype.hpp"
 
 namespace tg::llm {
@@ -146,6 +147,28 @@ TEST(QuantErrors, UnsupportedTypesAndBadShapesAreNamed) {
   QuantMatrix m = upload_matrix(as_tensor(GGMLType::Q8_0, q8, 1, 64), nullptr);
   EXPECT_THROW(qmatmul(m, Tensor::zeros({1, 32})), std::invalid_argument);
   EXPECT_THROW(upload_matrix(as_tensor(GGMLType::Q8_0, std::vector<uint8_t>(30), 1, 32), nullptr), Error);
+}
+
+// Weights adopted from a read-only mapping can be read by kernels but never stored into; an in-place store
+// into a lazy tensor would be lost, so it is refused too.
+TEST(QuantErrors, InPlaceStoresNeedAWritableRealizedBuffer) {
+  std::vector<uint8_t> raw(34, 0);
+  QuantMatrix m = upload_matrix(as_tensor(GGMLType::Q8_0, raw, 1, 32), nullptr);
+  CustomKernel k("poke");
+  KExpr i = k.range(1, Axis::GLOBAL);
+  k.run(k.store(k.buffer(0, dtypes::uint8), i, k.constant(1, dtypes::uint8)));
+  try {
+    k({}, {m.words});
+    if (m.words.device() == "CPU") FAIL() << "a store into adopted host memory ran";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("read-only host memory"), std::string::npos) << e.what();
+  }
+  try {
+    k({}, {Tensor::zeros({4}, dtypes::uint8)});
+    FAIL() << "a store into a lazy input was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("not a realized buffer"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

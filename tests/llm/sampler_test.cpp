@@ -28,6 +28,9 @@ TEST(Sampler, GreedyTakesTheFirstMaximumAndSkipsNaN) {
   EXPECT_EQ(s.sample(std::vector<float>{1, 3, 2, 3}), 1);
   EXPECT_EQ(s.sample(std::vector<float>{nan, -1, -5}), 1);
   EXPECT_THROW(s.sample(std::vector<float>{nan, nan}), Error);
+  const float inf = std::numeric_limits<float>::infinity();
+  Sampler t(SamplingParams{.temperature = 1.0, .top_k = 0, .top_p = 1.0, .min_p = 0.0, .seed = 3});
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(t.sample(std::vector<float>{inf, 0.5f, -inf, nan}), 1);
 }
 
 TEST(Sampler, FiltersKeepTheHandComputedCandidates) {

@@ -25,6 +25,7 @@ class Buffer : public ir::Payload {
 
   // Host devices only: the buffer is `data` itself (not allocated, never freed; `owner` keeps it alive).
   void adopt_host_memory(const void* data, std::shared_ptr<const void> owner);
+  bool is_adopted_host_memory() const { return host_owner_ != nullptr; }
 
   // Allocates on first use.
   const tg_buffer_desc& desc();

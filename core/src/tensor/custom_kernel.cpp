@@ -218,6 +218,28 @@ CustomKernel& CustomKernel::parallel(bool on) {
 std::vector<Tensor> CustomKernel::operator()(const std::vector<std::pair<Shape, DType>>& outputs, const std::vector<Tensor>& inputs,
                                              const std::vector<BoundVariable>& vars) const {
   if (impl_->statements.empty()) bad(impl_->name + " has no statements (add them with run())");
+  std::vector<int> written;
+  // inputs the kernel stores into are writable parameters (everything else stays read-only)
+  std::set<const UOp*> seen;
+  std::function<void(const UOpPtr&)> scan = [&](const UOpPtr& u) {
+    if (!seen.insert(u.get()).second) return;
+    const UOp* target = u->op == Op::STORE ? u->src[0].get() : nullptr;
+    while (target && target->op == Op::AFTER) target = target->src[0].get();  // a store through after(buffer)
+    if (target && target->op == Op::PARAM) {
+      int idx = static_cast<int>(std::get<int64_t>(target->arg));
+      if (idx >= static_cast<int>(outputs.size()) &&
+          std::find(written.begin(), written.end(), idx) == written.end())
+        written.push_back(idx);
+    }
+    for (const auto& s : u->src) scan(s);
+  };
+  scan(UOp::make(Op::SINK, dtypes::bool_, impl_->statements));
+  for (int idx : written) {
+    const size_t in = static_cast<size_t>(idx) - outputs.size();
+    // an in-place store must land in the caller's buffer: a lazy input would be realized into a temporary
+    if (in < inputs.size() && inputs[in].node()->op != Op::BUFFER)
+      bad(impl_->name + " stores into input " + std::to_string(idx) + ", which is not a realized buffer (realize() it first: the store would be lost)");
+  }
   std::string device = inputs.empty() ? default_device() : inputs[0].device();
   std::vector<Tensor> outs;
   std::vector<std::shared_ptr<rt::Buffer>> bufs;
@@ -230,12 +252,17 @@ std::vector<Tensor> CustomKernel::operator()(const std::vector<std::pair<Shape, 
     t.realize();
     bufs.push_back(std::static_pointer_cast<rt::Buffer>(t.node()->payload()));
   }
+  if (bufs.empty()) bad(impl_->name + " has neither outputs nor inputs");
+  for (int idx : written)
+    if (idx < static_cast<int>(bufs.size()) && bufs[static_cast<size_t>(idx)]->is_adopted_host_memory())
+      bad(impl_->name + " stores into input " + std::to_string(idx) + ", which is read-only host memory (Tensor::from_host_memory)");
   for (const auto& [i, d] : impl_->buffers) {
     if (i >= static_cast<int>(bufs.size()))
       bad(impl_->name + " uses buffer " + std::to_string(i) + " but was called with " + std::to_string(bufs.size()) + " tensors");
     if (bufs[i]->dtype() != d) bad(impl_->name + " declares buffer " + std::to_string(i) + " as " + d.name() + ", got " + bufs[i]->dtype().name());
   }
   sched::ScheduleItem item;
+  item.kernel.written_inputs = written;
   // kernel params after the buffers: the variables sorted by name, as the scheduler orders them
   std::vector<UOpPtr> declared = impl_->vars;
   std::sort(declared.begin(), declared.end(), [](const UOpPtr& a, const UOpPtr& b) { return a->var().name < b->var().name; });
@@ -249,19 +276,6 @@ std::vector<Tensor> CustomKernel::operator()(const std::vector<std::pair<Shape, 
     if (std::find(declared.begin(), declared.end(), b.var().node()) == declared.end())
       bad(impl_->name + " was given variable '" + b.var().name() + "', which it does not read");
   item.kernel.sink = UOp::make(Op::SINK, dtypes::bool_, impl_->statements);
-  // inputs the kernel stores into are writable parameters (everything else stays read-only)
-  std::set<const UOp*> seen;
-  std::function<void(const UOpPtr&)> scan = [&](const UOpPtr& u) {
-    if (!seen.insert(u.get()).second) return;
-    if (u->op == Op::STORE && u->src[0]->op == Op::PARAM) {
-      int idx = static_cast<int>(std::get<int64_t>(u->src[0]->arg));
-      if (idx >= static_cast<int>(outputs.size()) &&
-          std::find(item.kernel.written_inputs.begin(), item.kernel.written_inputs.end(), idx) == item.kernel.written_inputs.end())
-        item.kernel.written_inputs.push_back(idx);
-    }
-    for (const auto& s : u->src) scan(s);
-  };
-  scan(item.kernel.sink);
   item.kernel.out_ranges = impl_->global_ranges;
   item.kernel.local_ranges = impl_->local_ranges;
   item.kernel.name = impl_->name;
