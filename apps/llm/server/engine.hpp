@@ -1,0 +1,101 @@
+// The one thread that runs the model. HTTP handlers submit jobs into a bounded queue and read each job's events
+// from its own channel; a job is cancelled by its handler (client gone) and stops within one token.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "generate.hpp"
+#include "server/output_parser.hpp"
+#include "tokenizer.hpp"
+
+namespace tg::llm::server {
+
+struct JobSpec {
+  std::string kind = "chat";  // for the log line
+  std::vector<int32_t> prompt;
+  SamplingParams sampling;
+  int64_t max_tokens = 0;  // 0: until the context is full
+  OutputParser::Options output;
+};
+
+struct Usage {
+  int64_t prompt_tokens = 0, cached_tokens = 0, completion_tokens = 0;
+};
+
+struct JobEvent {
+  enum class Kind { Output, Done, Failed } kind;
+  OutputEvent output;             // Output
+  std::string finish_reason;      // Done: stop, length or tool_calls
+  Usage usage;                    // Done
+  std::string error;              // Failed
+};
+
+class Job {
+ public:
+  explicit Job(JobSpec spec, uint64_t id) : spec_(std::move(spec)), id_(id) {}
+  // The next event, or nothing if none came within `wait`.
+  std::optional<JobEvent> next(std::chrono::milliseconds wait);
+  void cancel() { cancelled_ = true; }
+  bool cancelled() const { return cancelled_; }
+  uint64_t id() const { return id_; }
+  const JobSpec& spec() const { return spec_; }
+  void push(JobEvent e);
+
+ private:
+  JobSpec spec_;
+  uint64_t id_;
+  std::atomic<bool> cancelled_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<JobEvent> events_;
+};
+
+struct EngineMetrics {
+  uint64_t requests = 0, interrupted = 0, rejected = 0, failed = 0;
+  uint64_t prompt_tokens = 0, cached_tokens = 0, generated_tokens = 0;
+  size_t queued = 0;
+  bool busy = false;
+};
+
+struct QueueFull : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Engine {
+ public:
+  Engine(Generator& gen, Tokenizer tok, size_t max_queued);
+  ~Engine();  // stop(), then waits for the worker
+  // Throws QueueFull when max_queued jobs are already waiting, or once stopping.
+  std::shared_ptr<Job> submit(JobSpec spec);
+  // Cancels the running job and fails the queued ones ("shutting down"); later submits are refused.
+  void stop();
+  EngineMetrics metrics() const;
+
+ private:
+  void worker();
+  void run(Job& job);
+
+  Generator& gen_;
+  Tokenizer tok_;
+  size_t max_queued_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<Job>> queue_;
+  bool stopping_ = false;
+  std::shared_ptr<Job> current_;
+  uint64_t next_id_ = 1;
+  EngineMetrics totals_;
+  std::thread thread_;
+};
+
+}  // namespace tg::llm::server

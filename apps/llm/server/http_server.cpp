@@ -1,0 +1,314 @@
+// Routes, authentication, SSE streaming and error bodies. A handler thread prepares the prompt (template and
+// tokenizer are read-only), submits a job and relays its events; a failed write means the client is gone and
+// cancels the job, which the engine notices before its next token.
+#include "server/http_server.hpp"
+
+#include <httplib.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "chat_prompt.hpp"
+
+namespace tg::llm::server {
+
+using nlohmann::json;
+
+namespace {
+
+void send_json(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump(), "application/json");
+}
+
+void send_error(httplib::Response& res, const ApiError& e) { send_json(res, e.status, e.body()); }
+
+// Known routes and the methods each takes: other methods get 405, other paths 404.
+struct Route {
+  const char* path;
+  const char* method;
+};
+constexpr Route kRoutes[] = {{"/", "GET"},          {"/health", "GET"},          {"/metrics", "GET"},
+                             {"/v1/models", "GET"}, {"/v1/chat/completions", "POST"}, {"/v1/completions", "POST"},
+                             {"/chat/completions", "POST"}, {"/completions", "POST"}};
+
+class Service {
+ public:
+  Service(Generator& gen, const Tokenizer& tok, const ServeOptions& o) : gen_(gen), tok_(tok), opts_(o) {}
+
+  void install(httplib::Server& svr) {
+    svr.set_payload_max_length(opts_.max_body_bytes);
+    svr.set_read_timeout(opts_.timeout_s, 0);
+    svr.set_write_timeout(opts_.timeout_s, 0);
+    svr.set_keep_alive_timeout(5);
+    const size_t threads = opts_.max_queued + 16;  // every queued request holds a thread; the rest serve /health, errors
+    svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    svr.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) { return gate(req, res); });
+    // errors httplib itself answers (a body over the limit: 413, a malformed request line: 400) get an API body
+    svr.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request&, httplib::Response& res) {
+      if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+      std::string what = res.status == 413 ? "the request body is larger than " + std::to_string(opts_.max_body_bytes) + " bytes"
+                                           : "HTTP error " + std::to_string(res.status);
+      send_json(res, res.status, ApiError(res.status, res.status >= 500 ? "server_error" : "invalid_request_error", what).body());
+      return httplib::Server::HandlerResponse::Handled;
+    }));
+    svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+      std::string msg = "internal error";
+      try {
+        std::rethrow_exception(ep);
+      } catch (const std::exception& e) {
+        msg = e.what();
+      } catch (...) {
+      }
+      send_json(res, 500, ApiError(500, "server_error", msg).body());
+    });
+    svr.Get("/", [](const httplib::Request&, httplib::Response& res) { res.set_content(chat_page_html(), "text/html; charset=utf-8"); });
+    svr.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+      send_json(res, engine_ ? 200 : 503, {{"status", engine_ ? "ready" : "loading"}});
+    });
+    svr.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) { res.set_content(metrics(), "text/plain; version=0.0.4"); });
+    svr.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+      send_json(res, 200, {{"object", "list"}, {"data", json::array({model_json()})}});
+    });
+    svr.Get(R"(/v1/models/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
+      if (req.matches[1] == opts_.defaults.model_id)
+        send_json(res, 200, model_json());
+      else
+        send_error(res, ApiError(404, "invalid_request_error", "The model '" + std::string(req.matches[1]) + "' does not exist", "model", "model_not_found"));
+    });
+    for (const char* p : {"/v1/chat/completions", "/chat/completions"})
+      svr.Post(p, [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, true); });
+    for (const char* p : {"/v1/completions", "/completions"})
+      svr.Post(p, [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, false); });
+    auto fallback = [](const httplib::Request& req, httplib::Response& res) {
+      std::string allow;
+      for (const Route& r : kRoutes)
+        if (req.path == r.path) allow += (allow.empty() ? "" : ", ") + std::string(r.method);
+      if (allow.empty()) return send_error(res, ApiError(404, "invalid_request_error", "no route " + req.path));
+      res.set_header("Allow", allow);
+      send_error(res, ApiError(405, "invalid_request_error", req.method + " is not allowed on " + req.path + " (allowed: " + allow + ")"));
+    };
+    svr.Get(".*", fallback);
+    svr.Post(".*", fallback);
+    svr.Put(".*", fallback);
+    svr.Patch(".*", fallback);
+    svr.Delete(".*", fallback);
+    svr.Options(".*", fallback);
+  }
+
+  void ready() {
+    owned_ = std::make_unique<Engine>(gen_, tok_, opts_.max_queued);
+    engine_ = owned_.get();
+  }
+  void stop() {
+    if (Engine* e = engine_) e->stop();
+  }
+
+ private:
+  // Authentication, then "still loading"; / and /health are open to all.
+  httplib::Server::HandlerResponse gate(const httplib::Request& req, httplib::Response& res) {
+    if (req.path == "/" || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
+    if (!opts_.api_key.empty() && req.get_header_value("Authorization") != "Bearer " + opts_.api_key) {
+      send_error(res, ApiError(401, "invalid_request_error", "missing or wrong API key: send 'Authorization: Bearer <key>'", {}, "invalid_api_key"));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (!engine_ && req.path != "/metrics") {
+      send_error(res, ApiError(503, "unavailable_error", "the model is still loading; retry when /health says ready"));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  }
+
+  json model_json() const {
+    return {{"id", opts_.defaults.model_id}, {"object", "model"}, {"created", 0}, {"owned_by", "tg"},
+            {"meta", {{"n_ctx", gen_.model().max_context()}, {"architecture", gen_.model().config().arch}}}};
+  }
+
+  std::string metrics() const {
+    Engine* e = engine_;
+    EngineMetrics m = e ? e->metrics() : EngineMetrics{};
+    std::string out;
+    auto put = [&](const char* name, const char* type, const char* help, uint64_t v) {
+      out += std::string("# HELP tg_llm_") + name + " " + help + "\n# TYPE tg_llm_" + name + " " + type + "\ntg_llm_" + name + " " + std::to_string(v) + "\n";
+    };
+    put("requests_total", "counter", "generation requests finished", m.requests);
+    put("requests_interrupted_total", "counter", "requests whose client went away mid-generation", m.interrupted);
+    put("requests_rejected_total", "counter", "requests refused because the queue was full", m.rejected);
+    put("requests_failed_total", "counter", "requests that failed in the model", m.failed);
+    put("prompt_tokens_total", "counter", "prompt tokens of finished requests", m.prompt_tokens);
+    put("prompt_tokens_cached_total", "counter", "prompt tokens reused from the KV cache instead of prefilled", m.cached_tokens);
+    put("tokens_generated_total", "counter", "tokens generated", m.generated_tokens);
+    put("requests_queued", "gauge", "requests waiting", m.queued);
+    put("requests_running", "gauge", "requests generating", m.busy ? 1u : 0u);
+    return out;
+  }
+
+  JobSpec job_spec(const GenerationRequest& r, const char* kind) const {
+    JobSpec s;
+    s.kind = kind;
+    s.sampling = r.sampling;
+    s.max_tokens = r.max_tokens;
+    s.output.stop = r.stop;
+    return s;
+  }
+
+  void generate(const httplib::Request& req, httplib::Response& res, bool chat) {
+    try {
+      json body = json::parse(req.body, nullptr, false);
+      if (body.is_discarded()) throw invalid_request("the request body is not valid JSON");
+      JobSpec spec;
+      GenerationRequest common;
+      if (chat) {
+        ChatRequest r = parse_chat_request(body, opts_.defaults);
+        ChatPrompt p;
+        try {
+          p = chat_prompt(gen_.model(), tok_, r.messages, r.tools, r.template_kwargs);
+        } catch (const Error& e) {
+          throw invalid_request(e.what(), "chat_template_kwargs");
+        }
+        if (!p.warning.empty()) std::fprintf(stderr, "tg-llm: warning: %s\n", p.warning.c_str());
+        spec = job_spec(r, "chat");
+        spec.prompt = std::move(p.tokens);
+        // the template opened the reasoning block itself (Qwen3 with enable_thinking, DeepSeek-R1)
+        std::string_view t = p.text;
+        while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
+        spec.output.in_reasoning = t.ends_with("<think>");
+        spec.output.tools = true;
+        common = r;
+      } else {
+        CompletionRequest r = parse_completion_request(body, opts_.defaults);
+        spec = job_spec(r, "completion");
+        spec.prompt = tok_.encode(r.prompt, true, true);
+        spec.output.reasoning = spec.output.tools = false;  // raw text in, raw text out
+        common = r;
+      }
+      const int64_t ctx = gen_.model().max_context();
+      if (spec.prompt.empty()) throw invalid_request("the prompt is empty", chat ? "messages" : "prompt");
+      if (static_cast<int64_t>(spec.prompt.size()) >= ctx)
+        throw ApiError(400, "invalid_request_error",
+                       "the prompt has " + std::to_string(spec.prompt.size()) + " tokens; this server's context is " + std::to_string(ctx) +
+                           " tokens (--max-context) and the reply needs at least one",
+                       chat ? "messages" : "prompt", "context_length_exceeded");
+      std::shared_ptr<Job> job;
+      try {
+        Engine* engine = engine_;
+        job = engine->submit(std::move(spec));
+      } catch (const QueueFull& e) {
+        throw ApiError(503, "unavailable_error", e.what());
+      }
+      if (common.stream)
+        stream(res, job, chat, common.include_usage);
+      else
+        reply(res, job, chat);
+    } catch (const ApiError& e) {
+      send_error(res, e);
+    }
+  }
+
+  void reply(httplib::Response& res, const std::shared_ptr<Job>& job, bool chat) {
+    ReplyBuilder b(chat, opts_.defaults.model_id);
+    for (;;) {
+      auto e = job->next(std::chrono::milliseconds(1000));
+      if (!e) continue;
+      if (e->kind == JobEvent::Kind::Failed) return send_error(res, ApiError(500, "server_error", e->error));
+      b.absorb(*e);
+      if (e->kind == JobEvent::Kind::Done) return send_json(res, 200, b.reply());
+    }
+  }
+
+  void stream(httplib::Response& res, const std::shared_ptr<Job>& job, bool chat, bool include_usage) {
+    auto b = std::make_shared<ReplyBuilder>(chat, opts_.defaults.model_id);
+    auto started = std::make_shared<bool>(false);
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [job, b, started, include_usage](size_t, httplib::DataSink& sink) {
+          auto send = [&](const std::vector<json>& chunks) {
+            for (const auto& c : chunks) {
+              std::string line = "data: " + c.dump() + "\n\n";
+              if (!sink.write(line.data(), line.size())) return false;
+            }
+            return true;
+          };
+          bool ok = true;
+          if (!*started) {
+            *started = true;
+            ok = send(b->first_chunks());
+          }
+          auto e = ok ? job->next(std::chrono::milliseconds(1000)) : std::nullopt;
+          if (ok && !e) {  // nothing yet (queued or prefilling): a comment line finds out whether the client is there
+            static const char ping[] = ": waiting\n\n";
+            ok = sink.write(ping, sizeof ping - 1);
+          } else if (ok && e->kind == JobEvent::Kind::Failed) {
+            ok = send({ApiError(500, "server_error", e->error).body()});
+          } else if (ok) {
+            ok = send(b->chunks(*e));
+            if (ok && e->kind != JobEvent::Kind::Done) return true;
+            if (ok) ok = send(b->final_chunks(include_usage));
+          }
+          if (!ok) {
+            job->cancel();
+            return false;
+          }
+          if (e) {
+            static const char done[] = "data: [DONE]\n\n";
+            sink.write(done, sizeof done - 1);
+            sink.done();
+          }
+          return true;
+        },
+        [job](bool success) {
+          if (!success) job->cancel();
+        });
+  }
+
+  Generator& gen_;
+  const Tokenizer& tok_;
+  const ServeOptions& opts_;
+  std::unique_ptr<Engine> owned_;
+  std::atomic<Engine*> engine_{nullptr};  // set once warmed up; handler threads read it
+};
+
+}  // namespace
+
+int serve(Generator& gen, const Tokenizer& tok, const ServeOptions& opts, const std::function<void()>& warm_up) {
+  // SIGINT / SIGTERM are taken by one thread (blocked everywhere else, so httplib's threads never see them)
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  httplib::Server svr;
+  Service service(gen, tok, opts);
+  service.install(svr);
+  int port = opts.port == 0 ? svr.bind_to_any_port(opts.host) : (svr.bind_to_port(opts.host, opts.port) ? opts.port : -1);
+  if (port < 0) throw Error("tg-llm: cannot listen on " + opts.host + ":" + std::to_string(opts.port) + " (in use, or not an address of this host)");
+  std::fprintf(stderr, "tg-llm: listening on http://%s:%d (loading)\n", opts.host.c_str(), port);
+  std::thread listener([&] { svr.listen_after_bind(); });
+  std::atomic<bool> warmed{false};
+  std::thread stopper([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    std::fprintf(stderr, "\ntg-llm: %s, stopping\n", sig == SIGINT ? "interrupted" : "terminated");
+    if (!warmed) std::_Exit(128 + sig);  // warm-up cannot be interrupted cleanly; nothing is half-written
+    service.stop();  // handlers waiting on jobs get their last event, so the server's threads can finish
+    svr.stop();
+  });
+  warm_up();
+  service.ready();
+  warmed = true;
+  std::fprintf(stderr, "tg-llm: ready: http://%s:%d/ (chat page), OpenAI API at http://%s:%d/v1\n", opts.host.c_str(), port, opts.host.c_str(), port);
+  listener.join();
+  pthread_kill(stopper.native_handle(), SIGTERM);  // if the listener ended on its own, the stopper still waits
+  stopper.join();
+  return 0;
+}
+
+}  // namespace tg::llm::server

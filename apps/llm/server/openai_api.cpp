@@ -1,0 +1,267 @@
+// Field rules follow OpenAI's API reference (types, ranges, max_tokens vs max_completion_tokens, stop as a string
+// or a list, stream_options.include_usage); top_k and min_p are accepted as llama.cpp's server accepts them.
+#include "server/openai_api.hpp"
+
+#include <chrono>
+#include <random>
+
+namespace tg::llm::server {
+
+using nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+json ApiError::body() const {
+  json e = {{"message", what()}, {"type", type}, {"param", param.empty() ? json(nullptr) : json(param)},
+            {"code", code.empty() ? json(nullptr) : json(code)}};
+  return {{"error", e}};
+}
+
+ApiError invalid_request(const std::string& message, const std::string& param) {
+  return ApiError(400, "invalid_request_error", message, param);
+}
+
+namespace {
+
+const json* field(const json& b, const char* key) {
+  auto it = b.find(key);
+  return it == b.end() || it->is_null() ? nullptr : &*it;
+}
+
+double number(const json& b, const char* key, double lo, double hi, double def) {
+  const json* v = field(b, key);
+  if (!v) return def;
+  if (!v->is_number()) throw invalid_request(std::string("'") + key + "' must be a number", key);
+  double x = v->get<double>();
+  if (!(x >= lo && x <= hi))
+    throw invalid_request(std::string("'") + key + "' must be between " + json(lo).dump() + " and " + json(hi).dump(), key);
+  return x;
+}
+
+int64_t integer(const json& b, const char* key, int64_t lo, int64_t def) {
+  const json* v = field(b, key);
+  if (!v) return def;
+  if (!v->is_number_integer()) throw invalid_request(std::string("'") + key + "' must be an integer", key);
+  if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+    throw invalid_request(std::string("'") + key + "' is too large", key);
+  int64_t x = v->get<int64_t>();
+  if (x < lo) throw invalid_request(std::string("'") + key + "' must be at least " + std::to_string(lo), key);
+  return x;
+}
+
+bool boolean(const json& b, const char* key, bool def) {
+  const json* v = field(b, key);
+  if (!v) return def;
+  if (!v->is_boolean()) throw invalid_request(std::string("'") + key + "' must be a boolean", key);
+  return v->get<bool>();
+}
+
+void check_model(const json& b, const RequestDefaults& d) {
+  const json* m = field(b, "model");
+  if (!m) return;
+  if (!m->is_string()) throw invalid_request("'model' must be a string", "model");
+  if (m->get<std::string>() != d.model_id)
+    throw ApiError(404, "invalid_request_error", "The model '" + m->get<std::string>() + "' does not exist; this server serves '" + d.model_id + "'",
+                   "model", "model_not_found");
+}
+
+GenerationRequest parse_common(const json& b, const RequestDefaults& d) {
+  if (!b.is_object()) throw invalid_request("the request body must be a JSON object");
+  check_model(b, d);
+  GenerationRequest r;
+  r.stream = boolean(b, "stream", false);
+  if (const json* so = field(b, "stream_options")) {
+    if (!so->is_object()) throw invalid_request("'stream_options' must be an object", "stream_options");
+    r.include_usage = boolean(*so, "include_usage", false);
+  }
+  r.sampling = d.sampling;
+  r.sampling.temperature = number(b, "temperature", 0, 2, d.sampling.temperature);
+  r.sampling.top_p = number(b, "top_p", 0, 1, d.sampling.top_p);
+  r.sampling.min_p = number(b, "min_p", 0, 1, d.sampling.min_p);
+  r.sampling.top_k = integer(b, "top_k", 0, d.sampling.top_k);
+  if (field(b, "seed"))
+    r.sampling.seed = static_cast<uint64_t>(integer(b, "seed", INT64_MIN, 0));
+  else
+    r.sampling.seed = std::random_device{}();
+  if (integer(b, "n", 1, 1) != 1) throw invalid_request("'n' must be 1: this server returns one choice", "n");
+  r.max_tokens = integer(b, "max_tokens", 1, d.max_tokens);
+  r.max_tokens = integer(b, "max_completion_tokens", 1, r.max_tokens);
+  if (const json* s = field(b, "stop")) {
+    if (s->is_string()) {
+      r.stop.push_back(s->get<std::string>());
+    } else if (s->is_array() && s->size() <= 16) {
+      for (const auto& x : *s) {
+        if (!x.is_string()) throw invalid_request("'stop' must be a string or a list of strings", "stop");
+        r.stop.push_back(x.get<std::string>());
+      }
+    } else {
+      throw invalid_request("'stop' must be a string or a list of at most 16 strings", "stop");
+    }
+  }
+  return r;
+}
+
+// A message's content as the template sees it: a string (text parts joined), or null.
+ojson message_content(const json& m, size_t i) {
+  const json* c = field(m, "content");
+  if (!c) return nullptr;
+  if (c->is_string()) return c->get<std::string>();
+  const std::string where = "messages[" + std::to_string(i) + "].content";
+  if (!c->is_array()) throw invalid_request("'" + where + "' must be a string or a list of content parts", where);
+  std::string text;
+  for (const auto& part : *c) {
+    if (!part.is_object() || !part.contains("type") || !part["type"].is_string())
+      throw invalid_request("each part of '" + where + "' must be an object with a 'type'", where);
+    if (part["type"] != "text")
+      throw invalid_request("content parts of type '" + part["type"].get<std::string>() + "' are not supported: this model reads text", where);
+    if (!part.contains("text") || !part["text"].is_string()) throw invalid_request("a text part of '" + where + "' needs a string 'text'", where);
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+}  // namespace
+
+ChatRequest parse_chat_request(const json& b, const RequestDefaults& d) {
+  ChatRequest r{parse_common(b, d), {}, nullptr, nullptr};
+  const json* msgs = field(b, "messages");
+  if (!msgs || !msgs->is_array()) throw invalid_request("'messages' must be a list of messages", "messages");
+  if (msgs->empty()) throw invalid_request("'messages' must not be empty", "messages");
+  r.messages = ojson::array();
+  for (size_t i = 0; i < msgs->size(); ++i) {
+    const json& m = (*msgs)[i];
+    const std::string where = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object()) throw invalid_request("'" + where + "' must be an object", where);
+    const json* role = field(m, "role");
+    if (!role || !role->is_string()) throw invalid_request("'" + where + ".role' must be a string", where + ".role");
+    std::string rs = role->get<std::string>();
+    if (rs == "developer") rs = "system";  // OpenAI's newer name; chat templates know "system"
+    if (rs != "system" && rs != "user" && rs != "assistant" && rs != "tool")
+      throw invalid_request("'" + where + ".role' must be one of system, developer, user, assistant, tool", where + ".role");
+    ojson out = ojson::parse(m.dump());
+    out["role"] = rs;
+    out["content"] = message_content(m, i);
+    if (out["content"].is_null() && !(rs == "assistant" && field(m, "tool_calls")))
+      throw invalid_request("'" + where + ".content' is required", where + ".content");
+    r.messages.push_back(std::move(out));
+  }
+  if (const json* t = field(b, "tools")) {
+    if (!t->is_array()) throw invalid_request("'tools' must be a list", "tools");
+    for (const auto& tool : *t)
+      if (!tool.is_object() || !tool.contains("function") || !tool["function"].is_object() || !tool["function"].contains("name") ||
+          !tool["function"]["name"].is_string())
+        throw invalid_request("each tool must be {\"type\": \"function\", \"function\": {\"name\": ...}}", "tools");
+    if (!t->empty()) r.tools = ojson::parse(t->dump());
+  }
+  if (const json* k = field(b, "chat_template_kwargs")) {
+    if (!k->is_object()) throw invalid_request("'chat_template_kwargs' must be an object", "chat_template_kwargs");
+    r.template_kwargs = ojson::parse(k->dump());
+  }
+  return r;
+}
+
+CompletionRequest parse_completion_request(const json& b, const RequestDefaults& d) {
+  CompletionRequest r{parse_common(b, d), {}};
+  const json* p = field(b, "prompt");
+  if (p && p->is_array() && p->size() == 1) p = &(*p)[0];
+  if (!p || !p->is_string()) throw invalid_request("'prompt' must be a string (or a list of one string)", "prompt");
+  r.prompt = p->get<std::string>();
+  return r;
+}
+
+// ---- replies
+
+namespace {
+std::string random_id(const char* prefix) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
+  return std::string(prefix) + buf;
+}
+}  // namespace
+
+ReplyBuilder::ReplyBuilder(bool chat, std::string model_id)
+    : chat_(chat),
+      model_(std::move(model_id)),
+      id_(random_id(chat ? "chatcmpl-" : "cmpl-")),
+      created_(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count()) {}
+
+json ReplyBuilder::chunk(json choice) const {
+  return {{"id", id_}, {"object", chat_ ? "chat.completion.chunk" : "text_completion"}, {"created", created_}, {"model", model_},
+          {"choices", json::array({std::move(choice)})}};
+}
+
+json ReplyBuilder::usage_json() const {
+  return {{"prompt_tokens", usage_.prompt_tokens},
+          {"completion_tokens", usage_.completion_tokens},
+          {"total_tokens", usage_.prompt_tokens + usage_.completion_tokens},
+          {"prompt_tokens_details", {{"cached_tokens", usage_.cached_tokens}}}};
+}
+
+json ReplyBuilder::tool_call_json(const ToolCall& c, int index) {
+  return {{"index", index}, {"id", random_id("call_")}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}};
+}
+
+std::vector<json> ReplyBuilder::first_chunks() const {
+  if (!chat_) return {};
+  return {chunk({{"index", 0}, {"delta", {{"role", "assistant"}, {"content", ""}}}, {"logprobs", nullptr}, {"finish_reason", nullptr}})};
+}
+
+std::vector<json> ReplyBuilder::chunks(const JobEvent& e) {
+  if (e.kind == JobEvent::Kind::Done) {
+    usage_ = e.usage;
+    finish_ = e.finish_reason;
+    return {};
+  }
+  if (e.kind != JobEvent::Kind::Output) return {};
+  const OutputEvent& o = e.output;
+  if (!chat_) return {chunk({{"index", 0}, {"text", o.text}, {"logprobs", nullptr}, {"finish_reason", nullptr}})};
+  json delta;
+  if (o.kind == OutputEvent::Kind::Content) delta = {{"content", o.text}};
+  if (o.kind == OutputEvent::Kind::Reasoning) delta = {{"reasoning_content", o.text}};
+  if (o.kind == OutputEvent::Kind::ToolCall) delta = {{"tool_calls", json::array({tool_call_json(o.call, n_calls_++)})}};
+  return {chunk({{"index", 0}, {"delta", delta}, {"logprobs", nullptr}, {"finish_reason", nullptr}})};
+}
+
+std::vector<json> ReplyBuilder::final_chunks(bool include_usage) const {
+  std::vector<json> out;
+  json last = chat_ ? json{{"index", 0}, {"delta", json::object()}, {"logprobs", nullptr}, {"finish_reason", finish_}}
+                    : json{{"index", 0}, {"text", ""}, {"logprobs", nullptr}, {"finish_reason", finish_}};
+  out.push_back(chunk(std::move(last)));
+  if (include_usage) {
+    json u = chunk(nullptr);
+    u["choices"] = json::array();
+    u["usage"] = usage_json();
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
+void ReplyBuilder::absorb(const JobEvent& e) {
+  if (e.kind == JobEvent::Kind::Done) {
+    usage_ = e.usage;
+    finish_ = e.finish_reason;
+  }
+  if (e.kind != JobEvent::Kind::Output) return;
+  if (!chat_ || e.output.kind == OutputEvent::Kind::Content) content_ += e.output.text;
+  if (chat_ && e.output.kind == OutputEvent::Kind::Reasoning) reasoning_ += e.output.text;
+  if (chat_ && e.output.kind == OutputEvent::Kind::ToolCall) tool_calls_.push_back(tool_call_json(e.output.call, n_calls_++));
+}
+
+json ReplyBuilder::reply() const {
+  json choice;
+  if (chat_) {
+    json msg = {{"role", "assistant"}, {"content", content_.empty() && !tool_calls_.empty() ? json(nullptr) : json(content_)}};
+    if (!reasoning_.empty()) msg["reasoning_content"] = reasoning_;
+    if (!tool_calls_.empty()) {
+      msg["tool_calls"] = tool_calls_;
+      for (auto& c : msg["tool_calls"]) c.erase("index");
+    }
+    choice = {{"index", 0}, {"message", msg}, {"logprobs", nullptr}, {"finish_reason", finish_}};
+  } else {
+    choice = {{"index", 0}, {"text", content_}, {"logprobs", nullptr}, {"finish_reason", finish_}};
+  }
+  return {{"id", id_}, {"object", chat_ ? "chat.completion" : "text_completion"}, {"created", created_}, {"model", model_},
+          {"choices", json::array({choice})}, {"usage", usage_json()}};
+}
+
+}  // namespace tg::llm::server

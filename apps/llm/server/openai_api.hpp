@@ -1,0 +1,73 @@
+// OpenAI's chat-completions and completions wire format: requests validated field by field into what the
+// engine runs, replies and stream chunks built from engine events. Every bad request is an ApiError that the
+// HTTP layer turns into {"error": {"message", "type", "param", "code"}}.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "server/engine.hpp"
+
+namespace tg::llm::server {
+
+struct ApiError : std::runtime_error {
+  ApiError(int status, std::string type, const std::string& message, std::string param = {}, std::string code = {})
+      : std::runtime_error(message), status(status), type(std::move(type)), param(std::move(param)), code(std::move(code)) {}
+  int status;
+  std::string type, param, code;
+  nlohmann::json body() const;
+};
+ApiError invalid_request(const std::string& message, const std::string& param = {});
+
+struct RequestDefaults {
+  SamplingParams sampling;  // the server's --temperature etc.; a request overrides them
+  int64_t max_tokens = 0;   // 0: until the context is full
+  std::string model_id;     // what /v1/models lists; a request naming another model is refused
+};
+
+// Fields shared by both endpoints.
+struct GenerationRequest {
+  bool stream = false, include_usage = false;
+  SamplingParams sampling;
+  int64_t max_tokens = 0;
+  std::vector<std::string> stop;
+};
+
+struct ChatRequest : GenerationRequest {
+  nlohmann::ordered_json messages, tools, template_kwargs;  // messages with content parts joined into strings
+};
+
+struct CompletionRequest : GenerationRequest {
+  std::string prompt;
+};
+
+ChatRequest parse_chat_request(const nlohmann::json& body, const RequestDefaults& d);
+CompletionRequest parse_completion_request(const nlohmann::json& body, const RequestDefaults& d);
+
+// Collects a job's events into a whole reply, or turns each into a stream chunk.
+class ReplyBuilder {
+ public:
+  ReplyBuilder(bool chat, std::string model_id);
+  // Stream chunks for one event (none for Done: see final_chunks).
+  std::vector<nlohmann::json> chunks(const JobEvent& e);
+  std::vector<nlohmann::json> first_chunks() const;  // chat: the assistant role
+  std::vector<nlohmann::json> final_chunks(bool include_usage) const;
+  void absorb(const JobEvent& e);  // for a non-streamed reply
+  nlohmann::json reply() const;
+
+ private:
+  nlohmann::json chunk(nlohmann::json choice) const;
+  nlohmann::json usage_json() const;
+  nlohmann::json tool_call_json(const ToolCall& c, int index);
+  bool chat_;
+  std::string model_, id_;
+  int64_t created_;
+  std::string content_, reasoning_, finish_;
+  nlohmann::json tool_calls_ = nlohmann::json::array();
+  Usage usage_;
+  int n_calls_ = 0;
+};
+
+}  // namespace tg::llm::server
