@@ -141,6 +141,7 @@ int serve(Generator& gen, const Tokenizer& tok, Options& o) {
 
 int run(int argc, char** argv) {
   Options o = parse(argc, argv);
+  if (o.serve_port >= 0) server::block_stop_signals();  // before the device's threads exist
   if (!std::filesystem::exists(o.model))
     throw tg::Error("tg-llm: model file " + o.model + " does not exist" + (o.model == default_model() ? " (run scripts/setup.sh to install the default model)" : ""));
   auto t0 = std::chrono::steady_clock::now();

@@ -276,13 +276,25 @@ class Service {
 
 }  // namespace
 
+namespace {
+sigset_t stop_signal_set() {
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, SIGINT);
+  sigaddset(&s, SIGTERM);
+  return s;
+}
+}  // namespace
+
+void block_stop_signals() {
+  sigset_t s = stop_signal_set();
+  pthread_sigmask(SIG_BLOCK, &s, nullptr);
+}
+
 int serve(Generator& gen, const Tokenizer& tok, const ServeOptions& opts, const std::function<void()>& warm_up) {
   // SIGINT / SIGTERM are taken by one thread (blocked everywhere else, so httplib's threads never see them)
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  block_stop_signals();
+  sigset_t stop_signals = stop_signal_set();
   signal(SIGPIPE, SIG_IGN);
 
   httplib::Server svr;

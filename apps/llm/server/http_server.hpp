@@ -26,6 +26,10 @@ struct ServeOptions {
 // process exit code. Errors binding (port in use) are tg::Error.
 int serve(Generator& gen, const Tokenizer& tok, const ServeOptions& opts, const std::function<void()>& warm_up);
 
+// Blocks SIGINT and SIGTERM in the calling thread and every thread it starts later: serve() takes them in one
+// thread of its own. Call before anything starts threads (plugins, TBB), so no other thread is killed by them.
+void block_stop_signals();
+
 // The chat page served at / (chat_page.cpp).
 const std::string& chat_page_html();
 

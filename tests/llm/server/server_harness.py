@@ -1,0 +1,95 @@
+"""Starts `tg-llm --serve 0` on a model and stops it; used by the server's end-to-end suites.
+
+TG_LLM is the tg-llm binary, TG_LLM_WORK a scratch directory (ctest sets both). The scripted model
+(gen_scripted_model.py) is written there once.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TG_LLM = os.environ.get("TG_LLM", os.path.join(HERE, "..", "..", "..", "build", "bin", "tg-llm"))
+WORK = os.environ.get("TG_LLM_WORK") or tempfile.mkdtemp(prefix="tg-llm-server-")
+
+
+def scripted_model():
+    os.makedirs(WORK, exist_ok=True)
+    path = os.path.join(WORK, "scripted.gguf")
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}.tmp"  # suites run in parallel: each writes its own, the rename is atomic
+        subprocess.run([sys.executable, os.path.join(HERE, "gen_scripted_model.py"), tmp], check=True)
+        os.replace(tmp, path)
+    return path
+
+
+def installed_model(name):
+    """Path of a model scripts/setup.sh installed ("gemma" or "smollm")."""
+    out = subprocess.run([sys.executable, os.path.join(HERE, "..", "model_paths.py"), name], check=True,
+                         capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+class Server:
+    """A running tg-llm --serve; `log` collects its stderr lines."""
+
+    def __init__(self, model, *args, ready_timeout=300):
+        self.key = args[list(args).index("--api-key") + 1] if "--api-key" in args else None
+        self.log = []
+        self._cond = threading.Condition()
+        self.proc = subprocess.Popen([TG_LLM, "--model", model, "--serve", "0", *args], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True, errors="replace")
+        threading.Thread(target=self._read, daemon=True).start()
+        line = self.wait_for(r"ready: http://([0-9.]+):(\d+)/", ready_timeout)
+        m = re.search(r"ready: http://([0-9.]+):(\d+)/", line)
+        self.url = f"http://{m.group(1)}:{m.group(2)}"
+
+    def _read(self):
+        for line in self.proc.stderr:
+            with self._cond:
+                self.log.append(line.rstrip("\n"))
+                self._cond.notify_all()
+        with self._cond:
+            self._cond.notify_all()
+
+    def wait_for(self, pattern, timeout=60, start=0):
+        """The first log line from index `start` matching `pattern`; fails after `timeout` s or if tg-llm exits."""
+        deadline = time.time() + timeout
+        with self._cond:
+            while True:
+                for line in self.log[start:]:
+                    if re.search(pattern, line):
+                        return line
+                if self.proc.poll() is not None:
+                    raise AssertionError(f"tg-llm exited ({self.proc.returncode}); log:\n" + "\n".join(self.log))
+                left = deadline - time.time()
+                if left <= 0:
+                    raise AssertionError(f"no log line matching {pattern!r} in {timeout} s; log:\n" + "\n".join(self.log))
+                self._cond.wait(min(left, 0.5))
+
+    def request_lines(self, start=0):
+        with self._cond:
+            return [l for l in self.log[start:] if re.match(r"tg-llm: request \d+", l)]
+
+    def metrics(self):
+        req = urllib.request.Request(self.url + "/metrics", headers={"Authorization": f"Bearer {self.key}"} if self.key else {})
+        text = urllib.request.urlopen(req, timeout=10).read().decode()
+        return {k: int(v) for k, v in re.findall(r"^tg_llm_(\w+) (\d+)$", text, re.M)}
+
+    def rss_kb(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode

@@ -1,0 +1,331 @@
+"""The official openai client (PyPI) against tg-llm --serve.
+
+The scripted model (gen_scripted_model.py) makes every expectation exact: its greedy continuation of the last
+prompt character is a fixed script, computed by tg running the model's layers. The real models check that a
+real template and vocabulary come through: Gemma 3 270M (the default, no template) and SmolLM2 (a Jinja one).
+"""
+import http.client
+import json
+import socket
+import time
+import unittest
+import urllib.request
+
+import openai
+
+from server_harness import Server, installed_model, scripted_model
+
+KEY = "sk-test-key"
+
+
+class ScriptedModel(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server(scripted_model(), "--max-context", "256", "--api-key", KEY)
+        cls.client = openai.OpenAI(base_url=cls.server.url + "/v1", api_key=KEY, max_retries=0, timeout=60)
+        cls.model = cls.client.models.list().data[0].id
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.server.stop()
+        assert rc == 0, f"tg-llm exited with {rc}"
+
+    def chat(self, content, **kw):
+        return self.client.chat.completions.create(model=self.model, messages=[{"role": "user", "content": content}], **kw)
+
+    def stream(self, content, **kw):
+        parts = {"content": "", "reasoning": "", "tools": [], "finish": None, "usage": None, "chunks": 0}
+        for c in self.chat(content, stream=True, **kw):
+            parts["chunks"] += 1
+            if c.usage:
+                parts["usage"] = c.usage
+            if not c.choices:
+                continue
+            d = c.choices[0].delta
+            parts["content"] += d.content or ""
+            parts["reasoning"] += getattr(d, "reasoning_content", None) or (d.model_extra or {}).get("reasoning_content") or ""
+            parts["tools"] += d.tool_calls or []
+            parts["finish"] = c.choices[0].finish_reason or parts["finish"]
+        return parts
+
+    def test_models_list(self):
+        self.assertEqual(self.model, "scripted")
+
+    def test_content_and_usage(self):
+        r = self.chat("H")
+        self.assertEqual(r.choices[0].message.content, "Hello, world!")
+        self.assertEqual(r.choices[0].finish_reason, "stop")
+        self.assertEqual(r.usage.prompt_tokens, 2)  # <s> H
+        self.assertEqual(r.usage.completion_tokens, 2)  # "Hello, " "world!" (the end token is not counted)
+        self.assertEqual(r.usage.total_tokens, 4)
+
+    def test_streaming_content_and_usage(self):
+        s = self.stream("H", stream_options={"include_usage": True})
+        self.assertEqual(s["content"], "Hello, world!")
+        self.assertEqual(s["finish"], "stop")
+        self.assertEqual(s["usage"].completion_tokens, 2)
+        self.assertGreaterEqual(s["chunks"], 4)  # role, two pieces, finish (+ usage)
+        self.assertIsNone(self.stream("H")["usage"])
+
+    def test_content_parts(self):
+        r = self.client.chat.completions.create(model=self.model, messages=[
+            {"role": "user", "content": [{"type": "text", "text": "x"}, {"type": "text", "text": "H"}]}])
+        self.assertEqual(r.choices[0].message.content, "Hello, world!")
+
+    def test_length_stop(self):
+        r = self.chat("L", max_tokens=5)
+        self.assertEqual(r.choices[0].message.content, "lalelalela")
+        self.assertEqual(r.choices[0].finish_reason, "length")
+        r = self.chat("L", max_completion_tokens=3)
+        self.assertEqual(r.choices[0].message.content, "lalela")
+        s = self.stream("L", max_tokens=4)
+        self.assertEqual((s["content"], s["finish"]), ("lalelale", "length"))
+
+    def test_stop_strings(self):
+        self.assertEqual(self.chat("L", max_tokens=20, stop="ela").choices[0].message.content, "lal")  # across tokens
+        r = self.chat("L", max_tokens=20, stop=["xyz", "lalela"])
+        self.assertEqual((r.choices[0].message.content, r.choices[0].finish_reason), ("", "stop"))
+        self.assertEqual(self.stream("H", stop=["world"])["content"], "Hello, ")
+
+    def test_reasoning_split(self):
+        m = self.chat("R").choices[0].message
+        self.assertEqual(m.content, "The answer is 4.")
+        self.assertEqual(m.model_extra["reasoning_content"], "Let me think.")
+        s = self.stream("R")
+        self.assertEqual((s["reasoning"], s["content"]), ("Let me think.", "The answer is 4."))
+
+    def test_template_opens_think(self):
+        # enable_thinking makes the template end the prompt with <think>: the reply starts inside reasoning
+        m = self.chat("H", extra_body={"chat_template_kwargs": {"enable_thinking": True}}).choices[0].message
+        self.assertEqual(m.model_extra["reasoning_content"], "Let me think.")
+        self.assertEqual(m.content, "The answer is 4.")
+
+    def test_template_kwargs_cannot_override_messages(self):
+        with self.assertRaises(openai.BadRequestError) as e:
+            self.chat("H", extra_body={"chat_template_kwargs": {"messages": [{"role": "user", "content": "R"}]}})
+        self.assertIn("messages", str(e.exception))
+
+    def test_tools_reach_the_template(self):
+        tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+        plain, with_tools = self.chat("H"), self.chat("H", tools=tools)
+        # "[tools: get_weather]" is 20 characters, one token each in this vocabulary
+        self.assertEqual(with_tools.usage.prompt_tokens - plain.usage.prompt_tokens, len("[tools: get_weather]"))
+
+    def test_tool_call(self):
+        tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+        r = self.chat("T", tools=tools)
+        c = r.choices[0]
+        self.assertEqual(c.finish_reason, "tool_calls")
+        self.assertEqual(len(c.message.tool_calls), 1)
+        call = c.message.tool_calls[0]
+        self.assertEqual(call.type, "function")
+        self.assertEqual(call.function.name, "get_weather")
+        self.assertEqual(json.loads(call.function.arguments), {"city": "Paris"})
+        self.assertTrue(call.id.startswith("call_"))
+        s = self.stream("T", tools=tools)
+        self.assertEqual(s["finish"], "tool_calls")
+        self.assertEqual([t.function.name for t in s["tools"]], ["get_weather"])
+
+    def test_unparsable_tool_call_is_content(self):
+        c = self.chat("B").choices[0]
+        self.assertEqual(c.finish_reason, "stop")
+        self.assertFalse(c.message.tool_calls)
+        self.assertEqual(c.message.content, '<tool_call>{"name": oops</tool_call>')
+
+    def test_completions(self):
+        r = self.client.completions.create(model=self.model, prompt="L", max_tokens=3)
+        self.assertEqual((r.choices[0].text, r.choices[0].finish_reason), ("lalela", "length"))
+        text = "".join(c.choices[0].text for c in self.client.completions.create(model=self.model, prompt="H", stream=True))
+        self.assertEqual(text, "Hello, world!")
+        # raw completions keep the tags as text
+        self.assertEqual(self.client.completions.create(model=self.model, prompt="R").choices[0].text,
+                         "<think>Let me think.</think>The answer is 4.")
+
+    def test_sampling_follows_the_script(self):
+        r = self.chat("H", temperature=1.0, top_p=0.9, seed=7)
+        self.assertEqual(r.choices[0].message.content, "Hello, world!")
+
+    def test_prefix_reuse(self):
+        before = self.server.metrics()
+        start = len(self.server.log)
+        p = "The quick brown fox jumps over the lazy dog. " * 3
+        first = self.client.completions.create(model=self.model, prompt=p + "H", max_tokens=1)
+        r = self.client.completions.create(model=self.model, prompt=p + "Hx", max_tokens=1)
+        n = first.usage.prompt_tokens  # the whole first prompt is cached; only x is new
+        self.assertEqual(r.usage.prompt_tokens, n + 1)
+        self.assertEqual(r.usage.prompt_tokens_details.cached_tokens, n)
+        after = self.server.metrics()
+        self.assertEqual(after["prompt_tokens_cached_total"] - before["prompt_tokens_cached_total"],
+                         first.usage.prompt_tokens_details.cached_tokens + n)
+        lines = self.server.request_lines(start)
+        self.assertRegex(lines[-1], rf"cached {n}, new 1, prefill [0-9.]+ tok/s, decode [0-9.]+ tok/s, "
+                                    r"\d+ tokens, [0-9.]+ s total")
+
+    def test_disconnect_mid_stream_then_next_request(self):
+        start = len(self.server.log)
+        before = self.server.metrics()["requests_interrupted_total"]
+        s = socket.create_connection(("127.0.0.1", int(self.server.url.rsplit(":", 1)[1])))
+        body = json.dumps({"model": self.model, "messages": [{"role": "user", "content": "L"}], "stream": True,
+                           "max_tokens": 200})
+        s.sendall((f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {KEY}\r\n"
+                   f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n{body}").encode())
+        got = b""
+        while got.count(b"data: ") < 4:  # a few tokens arrived
+            got += s.recv(4096)
+        s.close()
+        line = self.server.wait_for(r"request \d+ chat: .* interrupted", 30, start)
+        tokens = int(line.split(" tokens,")[0].rsplit(" ", 1)[1])
+        self.assertLess(tokens, 200)
+        t0 = time.time()
+        self.assertEqual(self.chat("H").choices[0].message.content, "Hello, world!")
+        self.assertLess(time.time() - t0, 5)  # the slot was freed: no wait for the abandoned generation
+        self.assertEqual(self.server.metrics()["requests_interrupted_total"], before + 1)
+
+
+class BadInput(unittest.TestCase):
+    """Each bad request gets the right status and an OpenAI-style error body; the server keeps serving."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server(scripted_model(), "--max-context", "64", "--api-key", KEY, "--queue", "2")
+        cls.host, cls.port = cls.server.url.split("//")[1].split(":")
+        cls.client = openai.OpenAI(base_url=cls.server.url + "/v1", api_key=KEY, max_retries=0, timeout=60)
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.server.stop()
+        assert rc == 0, f"tg-llm exited with {rc}"
+
+    def raw(self, method, path, body=None, key=KEY, headers=None):
+        c = http.client.HTTPConnection(self.host, int(self.port), timeout=30)
+        h = dict(headers or {})
+        if key:
+            h["Authorization"] = "Bearer " + key
+        c.request(method, path, body=body, headers=h)
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        return r.status, data
+
+    def error(self, status, method, path, body=None, **kw):
+        got, data = self.raw(method, path, body, **kw)
+        self.assertEqual(got, status, data)
+        e = json.loads(data)["error"]
+        self.assertIsInstance(e["message"], str)
+        self.assertTrue(e["message"])
+        self.assertIsInstance(e["type"], str)
+        return e
+
+    def chat_body(self, **fields):
+        return json.dumps({"messages": [{"role": "user", "content": "H"}], **fields})
+
+    def test_malformed_json(self):
+        self.error(400, "POST", "/v1/chat/completions", "{\"messages\": [")
+        self.error(400, "POST", "/v1/chat/completions", "\xff\xfe")
+        self.error(400, "POST", "/v1/chat/completions", "[1, 2]")
+
+    def test_wrong_types(self):
+        for field, value in [("temperature", "hot"), ("temperature", 5), ("top_p", -1), ("max_tokens", "10"),
+                             ("max_tokens", 0), ("stream", "yes"), ("stop", 3), ("stop", [1]), ("seed", 1.5),
+                             ("n", 2), ("stream_options", 1), ("tools", {}), ("chat_template_kwargs", [])]:
+            e = self.error(400, "POST", "/v1/chat/completions", self.chat_body(**{field: value}))
+            self.assertEqual(e["param"], field, (field, value))
+        for messages in [None, "hi", [1], [{"content": "x"}], [{"role": "robot", "content": "x"}],
+                         [{"role": "user", "content": 3}], [{"role": "user"}],
+                         [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]]:
+            self.error(400, "POST", "/v1/chat/completions", json.dumps({"messages": messages}))
+        self.error(400, "POST", "/v1/completions", json.dumps({"prompt": 5}))
+
+    def test_empty_messages(self):
+        e = self.error(400, "POST", "/v1/chat/completions", json.dumps({"messages": []}))
+        self.assertIn("empty", e["message"])
+
+    def test_unknown_model(self):
+        e = self.error(404, "POST", "/v1/chat/completions", self.chat_body(model="gpt-9"))
+        self.assertEqual(e["code"], "model_not_found")
+        with self.assertRaises(openai.NotFoundError):
+            self.client.chat.completions.create(model="gpt-9", messages=[{"role": "user", "content": "H"}])
+
+    def test_prompt_longer_than_context(self):
+        e = self.error(400, "POST", "/v1/completions", json.dumps({"prompt": "x" * 100}))
+        self.assertEqual(e["code"], "context_length_exceeded")
+
+    def test_body_too_large(self):
+        self.error(413, "POST", "/v1/chat/completions", self.chat_body(pad="x" * (9 << 20)))
+
+    def test_unknown_route_and_method(self):
+        self.error(404, "GET", "/v2/whatever")
+        self.error(404, "POST", "/v1/embeddings", "{}")
+        self.error(405, "GET", "/v1/chat/completions")
+        self.error(405, "DELETE", "/v1/models")
+
+    def test_api_key(self):
+        self.error(401, "GET", "/v1/models", key=None)
+        self.error(401, "POST", "/v1/chat/completions", self.chat_body(), key="wrong")
+        with self.assertRaises(openai.AuthenticationError):
+            openai.OpenAI(base_url=self.server.url + "/v1", api_key="nope", max_retries=0).models.list()
+        self.assertEqual(self.raw("GET", "/health", key=None)[0], 200)  # open to all, as is the chat page
+        self.assertEqual(self.raw("GET", "/", key=None)[0], 200)
+
+    def test_queue_full_is_503(self):
+        # 16 requests at once against one running and two waiting (--queue 2): the rest are refused with 503, the
+        # accepted ones are answered in full
+        import threading
+        body = json.dumps({"messages": [{"role": "user", "content": "L"}], "max_tokens": 40})
+        barrier, results = threading.Barrier(16), []
+
+        def one():
+            barrier.wait()
+            results.append(self.raw("POST", "/v1/chat/completions", body))
+
+        threads = [threading.Thread(target=one) for _ in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        statuses = sorted(st for st, _ in results)
+        self.assertIn(503, statuses)
+        self.assertGreaterEqual(statuses.count(200), 3)
+        for st, data in results:
+            if st == 200:
+                self.assertEqual(json.loads(data)["choices"][0]["message"]["content"], "la" + "lela" * 19 + "le")
+            else:
+                self.assertEqual(st, 503)
+                self.assertIn("busy", json.loads(data)["error"]["message"])
+        self.assertGreater(self.server.metrics()["requests_rejected_total"], 0)
+
+    def test_still_serving(self):
+        self.assertEqual(self.client.chat.completions.create(
+            model="scripted", messages=[{"role": "user", "content": "H"}]).choices[0].message.content, "Hello, world!")
+
+
+class RealModels(unittest.TestCase):
+    def test_default_model_answers(self):
+        server = Server(installed_model("gemma"), "--max-context", "512")
+        try:
+            c = openai.OpenAI(base_url=server.url + "/v1", api_key="none", max_retries=0, timeout=300)
+            r = c.completions.create(model=c.models.list().data[0].id, prompt="Question: What is the capital of France?\nAnswer:",
+                                     max_tokens=8, temperature=0)
+            self.assertIn("Paris", r.choices[0].text)
+        finally:
+            self.assertEqual(server.stop(), 0)
+
+    def test_smollm_chat_template(self):
+        server = Server(installed_model("smollm"), "--max-context", "512")
+        try:
+            c = openai.OpenAI(base_url=server.url + "/v1", api_key="none", max_retries=0, timeout=300)
+            model = c.models.list().data[0].id
+            r = c.chat.completions.create(model=model, temperature=0, max_tokens=24, messages=[
+                {"role": "system", "content": "You are a helpful assistant."},
+                {"role": "user", "content": "What is the capital of France?"}])
+            self.assertIn("Paris", r.choices[0].message.content)
+            text = "".join(ch.choices[0].delta.content or "" for ch in c.chat.completions.create(
+                model=model, temperature=0, max_tokens=24, stream=True,
+                messages=[{"role": "user", "content": "What is the capital of France?"}]) if ch.choices)
+            self.assertIn("Paris", text)
+        finally:
+            self.assertEqual(server.stop(), 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
