@@ -13,6 +13,7 @@
 #include <set>
 
 #include "codegen/lower.hpp"
+#include "codegen/lower_cache.hpp"
 #include "runtime/disk_cache.hpp"
 #include "runtime/env.hpp"
 #include "runtime/shadow_check.hpp"
@@ -187,6 +188,7 @@ namespace {
 void set_capture(std::vector<CapturedLaunch>* sink) { t_capture = sink; }
 
 void clear_program_cache(const Device* device) {
+  codegen::clear_lower_cache(device ? device->name() : "");
   {
     std::lock_guard lock(g_cache_mu);
     std::erase_if(g_programs, [&](const auto& kv) { return !device || kv.second->device == device; });
@@ -201,12 +203,12 @@ void run_schedule(std::vector<sched::ScheduleItem>& items) {
   for (auto& it : items) {
     if (it.kind != sched::ScheduleItem::Kind::KERNEL || it.bufs[0]->numel() == 0) continue;
     Device& dev = it.bufs[0]->device();
-    Prepared p{&it, &dev, codegen::lower_kernel(it.kernel, it.bufs, dev.caps()), nullptr, {}, {}};
+    Prepared p{&it, &dev, codegen::lower_kernel_cached(it.kernel, it.bufs, dev.caps(), dev.name()), nullptr, {}, {}};
     if (getenv_int("NOOPT", 0) && !it.kernel.custom) {  // the plain loop nest: no vectors, no register tiles
-      p.kir = codegen::lower_kernel(it.kernel, it.bufs, dev.caps(), codegen::kPlainLoops);
+      p.kir = codegen::lower_kernel_cached(it.kernel, it.bufs, dev.caps(), dev.name(), codegen::kPlainLoops);
     } else if (const int beam = getenv_int("BEAM", 0); beam > 0 && !it.kernel.custom) {
       const codegen::LowerOpts opts = beam_choice(it, dev, p.kir, beam);
-      if (!(opts == codegen::LowerOpts{})) p.kir = codegen::lower_kernel(it.kernel, it.bufs, dev.caps(), opts);
+      if (!(opts == codegen::LowerOpts{})) p.kir = codegen::lower_kernel_cached(it.kernel, it.bufs, dev.caps(), dev.name(), opts);
     }
     if (debug_level() >= 3) std::fprintf(stderr, "kernel %s:\n  %s\n", p.kir.name.c_str(), it.kernel.sink->str(12).c_str());
     if (debug_level() >= 5) std::fprintf(stderr, "%s", p.kir.dump().c_str());
