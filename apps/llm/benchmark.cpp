@@ -43,18 +43,26 @@ int64_t peak_rss_kb() {
   return 0;
 }
 
-void warm_up(Generator& gen, int64_t prefill_tokens, const std::function<void(double)>& progress) {
+void warm_up(Generator& gen, const std::vector<int64_t>& prefill_lengths, const std::function<void(double)>& progress) {
   const int64_t vocab = gen.model().config().vocab;
   Sampler greedy(SamplingParams{});
-  const int64_t ctx = gen.model().max_context(), n = std::max<int64_t>(1, std::min(prefill_tokens, ctx - 3));
-  gen.reset();
-  gen.prefill(synthetic_tokens(n, vocab, 0));
-  if (progress) progress(0.5);
-  for (int i = 0; i < 3 && n + i < ctx; ++i) {  // call 1 runs, call 2 captures, call 3 replays
+  const int64_t ctx = gen.model().max_context();
+  const double steps = static_cast<double>(prefill_lengths.size()) + 3;
+  double done = 0;
+  int64_t n = 1;
+  for (int64_t len : prefill_lengths) {
+    n = std::max<int64_t>(1, std::min(len, ctx - 3));
+    gen.reset();
+    gen.prefill(synthetic_tokens(n, vocab, 0));
+    gen.next(greedy);  // realizes the prefill
+    if (progress) progress(++done / steps);
+  }
+  for (int i = 0; i < 3 && n + 1 + i < ctx; ++i) {  // decode: call 1 runs, call 2 captures, call 3 replays
     gen.next(greedy);
-    if (progress) progress(0.5 + 0.5 * (i + 1) / 3);
+    if (progress) progress(++done / steps);
   }
   gen.reset();
+  if (progress) progress(1.0);
 }
 
 BenchmarkResult run_benchmark(Generator& gen, const BenchmarkOptions& o) {

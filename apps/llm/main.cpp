@@ -135,7 +135,11 @@ int serve(Generator& gen, const Tokenizer& tok, Options& o) {
   o.serve.defaults.max_tokens = 0;
   o.serve.defaults.model_id = std::filesystem::path(o.model).stem().string();
   return server::serve(gen, tok, o.serve, [&] {
-    warm_up(gen, std::min<int64_t>(256, gen.model().max_context() - 4), [](double f) { progress_bar("warm-up", f); });
+    // every padded prefill length a chunk can have (Model::prefill_length), so no request waits for a compile
+    std::vector<int64_t> lengths;
+    for (int64_t n = 1; n <= std::min<int64_t>(256, gen.model().max_context() - 3); ++n)
+      if (lengths.empty() || gen.model().prefill_length(n, 0) != lengths.back()) lengths.push_back(gen.model().prefill_length(n, 0));
+    warm_up(gen, lengths, [](double f) { progress_bar("warm-up", f); });
   });
 }
 
@@ -153,7 +157,7 @@ int run(int argc, char** argv) {
   Generator gen(*model);
   if (o.serve_port >= 0) return serve(gen, tok, o);
   auto w0 = std::chrono::steady_clock::now();
-  warm_up(gen, o.benchmark ? std::min(o.bench.prompt_tokens, model->max_context() - 4) : 16, [](double f) { progress_bar("warm-up", f); });
+  warm_up(gen, {o.benchmark ? std::min(o.bench.prompt_tokens, model->max_context() - 4) : 16}, [](double f) { progress_bar("warm-up", f); });
   double warm_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
   if (o.verbose) std::fprintf(stderr, "[%s on %s: load %.3f s, warm-up %.3f s]\n", o.model.c_str(), model->device().c_str(), load_s, warm_s);
 

@@ -165,7 +165,7 @@ Tensor Model::attention(const Layer& L, int layer, const Tensor& h, int64_t T, c
   return qmatmul(*L.o, out);
 }
 
-Tensor Model::run(const Tensor& ids, int64_t T, const BoundVariable& pos) {
+Tensor Model::run(const Tensor& ids, int64_t T, const BoundVariable& pos, const Tensor* last_row) {
   const ModelConfig& c = cfg_;
   Tensor x = qembedding(*embed_, ids);
   if (c.embed_scale != 1.0) x = x * c.embed_scale;
@@ -180,7 +180,8 @@ Tensor Model::run(const Tensor& ids, int64_t T, const BoundVariable& pos) {
     if (c.post_norms) f = norm(f, *L.post_ffw_norm);
     x = (x + f).realize();
   }
-  Tensor last = T == 1 ? x : x.slice(0, T - 1, T);
+  // the row is picked by a product with a one-hot vector (data, not shape): one graph for every real length
+  Tensor last = last_row ? last_row->matmul(x) : x;
   return qmatmul(*output_, norm(last, *out_norm_));
 }
 
@@ -192,11 +193,23 @@ Tensor Model::forward(const std::vector<int32_t>& tokens, int64_t start_pos) {
                 std::to_string(max_ctx_) + " tokens (--max-context)");
   for (int32_t id : tokens)
     if (id < 0 || id >= cfg_.vocab) throw Error("tg-llm: token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(cfg_.vocab));
-  // the position's range is what keeps [pos, pos + T) inside the cache, so each chunk length has its own variable
-  const Variable var = T == 1 ? pos_var_ : Variable("start_pos", 0, max_ctx_ - T);
-  return run(Tensor::from_vector(tokens, {T}, dtypes::int32, device_), T, var.bind(start_pos));
+  const int64_t P = prefill_length(T, start_pos);
+  // the position's range is what keeps [pos, pos + P) inside the cache, so each chunk length has its own variable
+  const Variable var = P == 1 ? pos_var_ : Variable("start_pos", 0, max_ctx_ - P);
+  std::vector<int32_t> ids(tokens);
+  ids.resize(static_cast<size_t>(P), tokens.back());
+  std::vector<float> pick(static_cast<size_t>(P), 0.0f);
+  pick[static_cast<size_t>(T - 1)] = 1.0f;
+  Tensor last = Tensor::from_vector(pick, {1, P}, dtypes::float32, device_);
+  return run(Tensor::from_vector(ids, {P}, dtypes::int32, device_), P, var.bind(start_pos), P == 1 ? nullptr : &last);
 }
 
-Tensor Model::decode_step(const Tensor& token, const BoundVariable& pos) { return run(token, 1, pos); }
+int64_t Model::prefill_length(int64_t n, int64_t start_pos) const {
+  if (n <= 1) return n;
+  const int64_t p = n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : (n + 63) / 64 * 64;
+  return start_pos + p <= max_ctx_ ? p : n;
+}
+
+Tensor Model::decode_step(const Tensor& token, const BoundVariable& pos) { return run(token, 1, pos, nullptr); }
 
 }  // namespace tg::llm

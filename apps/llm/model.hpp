@@ -55,16 +55,22 @@ class Model {
 
   // Runs `tokens` at positions [start_pos, start_pos + n) through every layer, writing their keys and values
   // into the KV cache, and returns the logits of the last token: (1, vocab) float32, unrealized. Errors if the
-  // tokens do not fit in the cache or an id is outside the vocabulary.
+  // tokens do not fit in the cache or an id is outside the vocabulary. Chunks are padded to a few lengths
+  // (prefill_length) so that prompts of every length share compiled kernels; the padding's keys and values land
+  // past the last token, where the next tokens overwrite them before anything attends to them.
   Tensor forward(const std::vector<int32_t>& tokens, int64_t start_pos);
   // The same for one token given as a (1,) int32 tensor, with the position a variable: the graph is identical
   // for every position, so a tg::Jit can capture it once (see Generator).
   Tensor decode_step(const Tensor& token, const BoundVariable& pos);
   const Variable& pos_variable() const { return pos_var_; }
+  // The padded length a chunk of n tokens at start_pos runs as: 1, 8, 16, 32, then multiples of 64 (n itself
+  // where that would not fit in the cache).
+  int64_t prefill_length(int64_t n, int64_t start_pos) const;
 
  private:
   struct Layer;
-  Tensor run(const Tensor& ids, int64_t n_tokens, const BoundVariable& pos);
+  // `last`: (1, n_tokens) one-hot row picking the token whose logits are returned (null: the only token)
+  Tensor run(const Tensor& ids, int64_t n_tokens, const BoundVariable& pos, const Tensor* last);
   Tensor attention(const Layer& L, int layer, const Tensor& h, int64_t T, const BoundVariable& pos);
   Tensor rope(const Tensor& x, int64_t T, const BoundVariable& pos, bool local) const;
   Tensor norm(const Tensor& x, const Tensor& w) const;

@@ -294,6 +294,28 @@ class BadInput(unittest.TestCase):
                 self.assertIn("busy", json.loads(data)["error"]["message"])
         self.assertGreater(self.server.metrics()["requests_rejected_total"], 0)
 
+    def test_stalled_clients_do_not_block_others(self):
+        # clients that send half a request, or ask for a stream and never read it, hold a connection each; the
+        # others are served meanwhile, and the stalled ones are dropped after --timeout
+        port = int(self.port)
+        stalled = []
+        for i in range(6):
+            s = socket.create_connection((self.host, port))
+            if i % 2:
+                s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 500\r\n\r\n{\"messages\"")
+            else:
+                body = json.dumps({"messages": [{"role": "user", "content": "L"}], "stream": True, "max_tokens": 50})
+                s.sendall((f"POST /v1/chat/completions HTTP/1.1\r\nAuthorization: Bearer {KEY}\r\n"
+                           f"Content-Length: {len(body)}\r\n\r\n{body}").encode())
+            stalled.append(s)
+        t0 = time.time()
+        for _ in range(3):
+            self.assertEqual(self.client.chat.completions.create(
+                model="scripted", messages=[{"role": "user", "content": "H"}]).choices[0].message.content, "Hello, world!")
+        self.assertLess(time.time() - t0, 5)
+        for s in stalled:
+            s.close()
+
     def test_still_serving(self):
         self.assertEqual(self.client.chat.completions.create(
             model="scripted", messages=[{"role": "user", "content": "H"}]).choices[0].message.content, "Hello, world!")
