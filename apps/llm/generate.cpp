@@ -1,5 +1,5 @@
-// Prefill and decode. The decode step is captured once by a tg::Jit and replayed: no scheduling or codegen per
-// token, only the token buffer and the start_pos value change.
+// Prefill and decode. The decode step is captured once per batch size by a tg::Jit and replayed: no scheduling
+// or codegen per token, only the token buffer and the slot / position values change.
 #include "generate.hpp"
 
 #include <algorithm>
@@ -7,69 +7,111 @@
 namespace tg::llm {
 
 Generator::Generator(Model& model, int64_t prefill_chunk)
-    : model_(model),
-      chunk_(std::max<int64_t>(1, prefill_chunk)),
-      decode_([this](const std::vector<Tensor>& in, const std::vector<BoundVariable>& vars) {
-        Tensor logits = model_.decode_step(in[0], vars[0]);
-        return std::vector<Tensor>{logits, logits.argmax(-1)};
-      }) {}
+    : model_(model), chunk_(std::max<int64_t>(1, prefill_chunk)), seqs_(static_cast<size_t>(model.slots())) {}
 
-Generator::Prefill Generator::prefill(const std::vector<int32_t>& prompt) {
+Generator::Seq& Generator::seq(int slot) {
+  if (slot < 0 || slot >= slots()) throw std::invalid_argument("tg-llm: no KV-cache slot " + std::to_string(slot));
+  return seqs_[static_cast<size_t>(slot)];
+}
+const Generator::Seq& Generator::seq(int slot) const { return const_cast<Generator*>(this)->seq(slot); }
+
+int64_t Generator::position(int slot) const {
+  const Seq& s = seq(slot);
+  return static_cast<int64_t>(s.cached.size()) + (s.pending ? 1 : 0);
+}
+
+const std::vector<int32_t>& Generator::cached_tokens(int slot) const { return seq(slot).cached; }
+
+Generator::Prefill Generator::prefill(const std::vector<int32_t>& prompt, int slot) {
+  Seq& s = seq(slot);
   if (prompt.empty()) throw std::invalid_argument("tg-llm: empty prompt");
   if (static_cast<int64_t>(prompt.size()) > model_.max_context())
     throw Error("tg-llm: the prompt has " + std::to_string(prompt.size()) + " tokens, more than the context of " +
                 std::to_string(model_.max_context()) + " (--max-context)");
-  pending_.reset();
+  s.pending.reset();
   // the longest prefix already cached, leaving at least one token to run so there are logits to sample from
   size_t reuse = 0;
-  while (reuse < cached_.size() && reuse + 1 < prompt.size() && cached_[reuse] == prompt[reuse]) ++reuse;
-  cached_.resize(reuse);
-  logits_.reset();  // a chunk that fails must not leave the previous context's logits to sample from
-  argmax_.reset();
+  while (reuse < s.cached.size() && reuse + 1 < prompt.size() && s.cached[reuse] == prompt[reuse]) ++reuse;
+  s.cached.resize(reuse);
+  s.out.reset();  // a chunk that fails must not leave the previous context's logits to sample from
   Prefill r{static_cast<int64_t>(reuse), static_cast<int64_t>(prompt.size() - reuse)};
   for (size_t at = reuse; at < prompt.size();) {
     size_t n = std::min(prompt.size() - at, static_cast<size_t>(chunk_));
     std::vector<int32_t> part(prompt.begin() + static_cast<ptrdiff_t>(at), prompt.begin() + static_cast<ptrdiff_t>(at + n));
-    logits_ = model_.forward(part, static_cast<int64_t>(at));
-    argmax_.reset();
-    cached_.insert(cached_.end(), part.begin(), part.end());
+    s.out = std::make_shared<Outputs>(Outputs{model_.forward(part, static_cast<int64_t>(at), slot), {}, {}, {}});
+    s.row = 0;
+    s.cached.insert(s.cached.end(), part.begin(), part.end());
     at += n;
   }
   return r;
 }
 
-void Generator::reset() {
-  cached_.clear();
-  pending_.reset();
-  logits_.reset();
-  argmax_.reset();
+void Generator::reset(int slot) {
+  for (int i = 0; i < slots(); ++i)
+    if (slot < 0 || i == slot) seqs_[static_cast<size_t>(i)] = Seq{};
 }
 
-void Generator::feed_pending() {
-  if (!pending_) return;
-  const int64_t pos = static_cast<int64_t>(cached_.size());
-  if (pos >= model_.max_context())
-    throw Error("tg-llm: the context of " + std::to_string(model_.max_context()) + " tokens is full (--max-context)");
-  Tensor tok = Tensor::from_vector(std::vector<int32_t>{*pending_}, {1}, dtypes::int32, model_.device());
-  auto out = decode_({tok}, {model_.pos_variable().bind(pos)});
-  logits_ = out[0];
-  argmax_ = out[1];
-  cached_.push_back(*pending_);
-  pending_.reset();
-}
-
-int32_t Generator::next(Sampler& sampler) {
-  feed_pending();
-  if (!logits_) throw std::logic_error("tg-llm: next() before prefill()");
-  int32_t tok;
-  if (sampler.params().greedy()) {
-    if (!argmax_) argmax_ = logits_->argmax(-1);
-    tok = argmax_->to_vector<int32_t>()[0];
-  } else {
-    tok = sampler.sample(logits_->to_vector<float>());
+void Generator::feed_pending(const std::vector<int>& slots) {
+  std::vector<int> feed;
+  for (int sl : slots)
+    if (seq(sl).pending) feed.push_back(sl);
+  if (feed.empty()) return;
+  std::vector<int32_t> toks;
+  std::vector<BoundVariable> vars;
+  for (size_t b = 0; b < feed.size(); ++b) {
+    Seq& s = seq(feed[b]);
+    const int64_t pos = static_cast<int64_t>(s.cached.size());
+    if (pos >= model_.max_context())
+      throw Error("tg-llm: the context of " + std::to_string(model_.max_context()) + " tokens is full (--max-context)");
+    toks.push_back(*s.pending);
+    SeqPos at = model_.decode_position(static_cast<int>(b), feed[b], pos);
+    vars.push_back(at.base);
+    vars.push_back(at.pos);
   }
-  pending_ = tok;
-  return tok;
+  auto it = decode_.find(feed.size());
+  if (it == decode_.end())
+    it = decode_.emplace(feed.size(), Jit([this](const std::vector<Tensor>& in, const std::vector<BoundVariable>& v) {
+                            std::vector<SeqPos> seqs;
+                            for (size_t i = 0; i + 1 < v.size(); i += 2) seqs.push_back({v[i], v[i + 1]});
+                            Tensor logits = model_.decode(in[0], seqs);
+                            return std::vector<Tensor>{logits, logits.argmax(-1)};
+                          })).first;
+  Tensor tok = Tensor::from_vector(toks, {static_cast<int64_t>(toks.size())}, dtypes::int32, model_.device());
+  auto res = it->second({tok}, vars);
+  auto out = std::make_shared<Outputs>(Outputs{res[0], res[1], {}, {}});
+  for (size_t b = 0; b < feed.size(); ++b) {
+    Seq& s = seq(feed[b]);
+    s.out = out;
+    s.row = static_cast<int64_t>(b);
+    s.cached.push_back(*s.pending);
+    s.pending.reset();
+  }
 }
+
+std::vector<int32_t> Generator::next_batch(const std::vector<int>& slots, const std::vector<Sampler*>& samplers) {
+  if (slots.size() != samplers.size()) throw std::invalid_argument("tg-llm: next_batch needs one sampler per slot");
+  feed_pending(slots);
+  std::vector<int32_t> out;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    Seq& s = seq(slots[i]);
+    if (!s.out) throw std::logic_error("tg-llm: next() before prefill()");
+    Outputs& o = *s.out;  // shared by the slots of one decode batch: read back once
+    const int64_t vocab = o.logits.shape()[1];
+    int32_t tok;
+    if (samplers[i]->params().greedy()) {
+      if (!o.argmax) o.argmax = o.logits.argmax(-1);
+      if (o.host_argmax.empty()) o.host_argmax = o.argmax->to_vector<int32_t>();
+      tok = o.host_argmax[static_cast<size_t>(s.row)];
+    } else {
+      if (o.host_logits.empty()) o.host_logits = o.logits.to_vector<float>();
+      tok = samplers[i]->sample(std::span<const float>(o.host_logits.data() + s.row * vocab, static_cast<size_t>(vocab)));
+    }
+    s.pending = tok;
+    out.push_back(tok);
+  }
+  return out;
+}
+
+int32_t Generator::next(Sampler& sampler, int slot) { return next_batch({slot}, {&sampler})[0]; }
 
 }  // namespace tg::llm

@@ -1,9 +1,11 @@
 // Token generation on a Model: prompts prefilled in chunks (reusing the cached prefix), then one token at a time
-// through a tg::Jit replay of the decode step with the position as a bound variable.
+// through a tg::Jit replay of the decode step with the positions as bound variables. Each of the model's KV-cache
+// slots holds one sequence; next_batch() decodes several of them in one step (the weights are read once).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -22,24 +24,40 @@ class Generator {
     int64_t reused = 0;    // prompt tokens already in the KV cache (a shared prefix with the last request)
     int64_t computed = 0;  // tokens run through the model
   };
-  // Makes the context `prompt` (non-empty). Errors if it does not fit in the model's context.
-  Prefill prefill(const std::vector<int32_t>& prompt);
-  // Samples the token after the context and appends it (it is run through the model on the next call).
-  int32_t next(Sampler& sampler);
-  void reset();  // an empty context (the decode capture is kept)
+  // Makes `prompt` (non-empty) the context of `slot`. Errors if it does not fit in the model's context.
+  Prefill prefill(const std::vector<int32_t>& prompt, int slot = 0);
+  // Samples the token after the context of `slot` and appends it (it is run through the model on the next call).
+  int32_t next(Sampler& sampler, int slot = 0);
+  // The same for several slots at once: their pending tokens go through one batched decode step.
+  std::vector<int32_t> next_batch(const std::vector<int>& slots, const std::vector<Sampler*>& samplers);
+  void reset(int slot = -1);  // an empty context for `slot` (-1: every slot); the decode captures are kept
   // Tokens in the context so far (prompt and generated, the last one possibly not yet run).
-  int64_t position() const { return static_cast<int64_t>(cached_.size()) + (pending_ ? 1 : 0); }
-  const std::vector<int32_t>& cached_tokens() const { return cached_; }
+  int64_t position(int slot = 0) const;
+  const std::vector<int32_t>& cached_tokens(int slot = 0) const;
+  int slots() const { return static_cast<int>(seqs_.size()); }
   Model& model() { return model_; }
 
  private:
-  void feed_pending();
+  // The logits of one forward pass (a prefill chunk, or a decode batch shared by its slots), read back lazily.
+  struct Outputs {
+    Tensor logits;                  // (rows, vocab)
+    std::optional<Tensor> argmax;   // (rows,)
+    std::vector<float> host_logits;
+    std::vector<int32_t> host_argmax;
+  };
+  struct Seq {
+    std::vector<int32_t> cached;       // tokens whose keys and values are in the slot, in order
+    std::optional<int32_t> pending;    // sampled, not yet run
+    std::shared_ptr<Outputs> out;      // after the last token run
+    int64_t row = 0;                   // this slot's row in it
+  };
+  Seq& seq(int slot);
+  const Seq& seq(int slot) const;
+  void feed_pending(const std::vector<int>& slots);
   Model& model_;
   int64_t chunk_;
-  std::vector<int32_t> cached_;          // tokens whose keys and values are in the cache, in order
-  std::optional<int32_t> pending_;       // sampled, not yet run
-  std::optional<Tensor> logits_, argmax_;  // after the last token run
-  Jit decode_;
+  std::vector<Seq> seqs_;
+  std::map<size_t, Jit> decode_;  // one capture per batch size
 };
 
 }  // namespace tg::llm

@@ -17,15 +17,16 @@ struct Model::Layer {
 
 namespace {
 
-// Writes rows [pos, pos + T) of a KV cache in place (the cache is realized once; the kernel stores into it).
-void write_rows(Tensor& cache, const Tensor& rows, const BoundVariable& pos) {
+// Writes rows [base + pos, base + pos + T) of a KV cache in place (the cache is realized once; the kernel stores
+// into it).
+void write_rows(Tensor& cache, const Tensor& rows, const SeqPos& at) {
   const int64_t T = rows.shape()[0], width = rows.shape()[1];
   CustomKernel k("kv_write");
   KExpr t = k.range(T, Axis::GLOBAL), c = k.range(width, Axis::GLOBAL);
-  KExpr row = k.variable(pos.var()).cast(dtypes::int64) + t;
+  KExpr row = k.variable(at.base.var()).cast(dtypes::int64) + k.variable(at.pos.var()).cast(dtypes::int64) + t;
   const DType dt = cache.dtype();
   k.run(k.store(k.buffer(1, dt), row * width + c, k.load(k.buffer(0, dtypes::float32), t * width + c).cast(dt)));
-  k({}, {rows, cache}, {pos});
+  k({}, {rows, cache}, {at.base, at.pos});
 }
 
 }  // namespace
@@ -40,7 +41,12 @@ Model::Model(std::shared_ptr<GGUFFile> file, const LoadOptions& opts)
       cfg_(read_config(*file_)),
       device_(opts.device),
       max_ctx_(std::max<int64_t>(1, std::min(opts.max_context, cfg_.context_length))),
-      pos_var_("start_pos", 0, max_ctx_ - 1) {
+      slots_(std::max(1, opts.slots)) {
+  for (int b = 0; b < slots_; ++b) {
+    const std::string n = b == 0 ? "" : std::to_string(b);
+    pos_vars_.emplace_back("start_pos" + n, 0, max_ctx_ - 1);
+    base_vars_.emplace_back("slot_base" + n, 0, (slots_ - 1) * max_ctx_);
+  }
   std::shared_ptr<const void> owner = file_;
   auto matrix = [&](const std::string& name, int64_t rows, int64_t cols) {
     const GGUFTensor& t = file_->need_tensor(name);
@@ -86,8 +92,8 @@ Model::Model(std::shared_ptr<GGUFFile> file, const LoadOptions& opts)
     layers_.push_back(std::move(L));
     // zeroed caches, realized once: kv_write stores into them in place
     const DType kv = opts.kv_f16 ? dtypes::float16 : dtypes::float32;
-    k_cache_.push_back(Tensor::zeros({max_ctx_, kv_dim}, kv, device_).contiguous().realize());
-    v_cache_.push_back(Tensor::zeros({max_ctx_, kv_dim}, kv, device_).contiguous().realize());
+    k_cache_.push_back(Tensor::zeros({slots_ * max_ctx_, kv_dim}, kv, device_).contiguous().realize());
+    v_cache_.push_back(Tensor::zeros({slots_ * max_ctx_, kv_dim}, kv, device_).contiguous().realize());
   }
   // RoPE angles pos * base^(-2i/hd) for every cache row, computed in double on the host once
   auto table = [&](double base, bool sine) {
@@ -127,27 +133,42 @@ Tensor Model::rope(const Tensor& x, int64_t T, const BoundVariable& pos, bool lo
   return Tensor::stack({x0 * c - x1 * s, x0 * s + x1 * c}, -1).reshape({T, heads, hd});
 }
 
-Tensor Model::attention(const Layer& L, int layer, const Tensor& h, int64_t T, const BoundVariable& pos) {
+Tensor Model::attention(const Layer& L, int layer, const Tensor& h, int64_t T, const std::vector<SeqPos>& seqs) {
   const ModelConfig& c = cfg_;
-  const int64_t H = c.n_heads, KV = c.n_kv_heads, G = H / KV, hd = c.head_dim;
-  const bool local = c.layer_is_local[static_cast<size_t>(layer)];
+  const int64_t H = c.n_heads, KV = c.n_kv_heads, hd = c.head_dim;
   Tensor q = qmatmul(*L.q, h).reshape({T, H, hd}), k = qmatmul(*L.k, h).reshape({T, KV, hd});
   Tensor v = qmatmul(*L.v, h);
   if (c.qk_norm) {
     q = norm(q, *L.q_norm);
     k = norm(k, *L.k_norm);
   }
+  Tensor out = [&] {
+    if (seqs.size() == 1) return attend(layer, q, k, v, T, seqs[0]);
+    // a decode batch: the projections above are shared, each sequence attends over its own slot
+    std::vector<Tensor> outs;
+    for (int64_t b = 0; b < T; ++b)
+      outs.push_back(attend(layer, q.slice(0, b, b + 1), k.slice(0, b, b + 1), v.slice(0, b, b + 1), 1, seqs[static_cast<size_t>(b)]));
+    return Tensor::cat(outs, 0);
+  }();
+  return qmatmul(*L.o, out);
+}
+
+Tensor Model::attend(int layer, Tensor q, Tensor k, const Tensor& v, int64_t T, const SeqPos& at) {
+  const ModelConfig& c = cfg_;
+  const int64_t H = c.n_heads, KV = c.n_kv_heads, G = H / KV, hd = c.head_dim;
+  const bool local = c.layer_is_local[static_cast<size_t>(layer)];
+  const BoundVariable& pos = at.pos;
   q = rope(q, T, pos, local);
   k = rope(k, T, pos, local);
-  write_rows(k_cache_[static_cast<size_t>(layer)], k.reshape({T, KV * hd}), pos);
-  write_rows(v_cache_[static_cast<size_t>(layer)], v, pos);
-  // keys [0, pos + T). Decode (one token, Jit-replayed) keeps the length symbolic; a prefill chunk attends over a
-  // static length rounded up to 128 rows (the mask hides rows past pos + T), so its kernels get static shapes,
-  // which the optimizer vectorizes, while a few lengths cover every position
+  write_rows(k_cache_[static_cast<size_t>(layer)], k.reshape({T, KV * hd}), at);
+  write_rows(v_cache_[static_cast<size_t>(layer)], v, at);
+  // keys [0, pos + T) of the slot. Decode (one token, Jit-replayed) keeps the length symbolic; a prefill chunk
+  // attends over a static length rounded up to 128 rows (the mask hides rows past pos + T), so its kernels get
+  // static shapes, which the optimizer vectorizes, while a few lengths cover every position
   const int64_t bucket = std::min(max_ctx_, (pos.value() + T + 127) / 128 * 128);
   const Dim len = T == 1 ? Dim(pos) + Dim(T) : Dim(bucket);
-  Tensor keys = k_cache_[static_cast<size_t>(layer)].shrink(0, Dim(0), len).reshape({len, Dim(KV), Dim(hd)}).permute({1, 2, 0}).cast(dtypes::float32);  // (KV, hd, L)
-  Tensor vals = v_cache_[static_cast<size_t>(layer)].shrink(0, Dim(0), len).reshape({len, Dim(KV), Dim(hd)}).permute({1, 0, 2}).cast(dtypes::float32);  // (KV, L, hd)
+  Tensor keys = k_cache_[static_cast<size_t>(layer)].shrink(0, Dim(at.base), len).reshape({len, Dim(KV), Dim(hd)}).permute({1, 2, 0}).cast(dtypes::float32);  // (KV, hd, L)
+  Tensor vals = v_cache_[static_cast<size_t>(layer)].shrink(0, Dim(at.base), len).reshape({len, Dim(KV), Dim(hd)}).permute({1, 0, 2}).cast(dtypes::float32);  // (KV, L, hd)
   if (T > 1) keys = keys.contiguous();  // (KV, hd, L) rows contiguous along L: the product vectorizes over keys
   Tensor qh = q.reshape({T, KV, G, hd}).permute({1, 2, 0, 3}).reshape({KV, G * T, hd});
   // realized once: the softmax reads the scores three times (max, sum, normalize) and would recompute each dot
@@ -161,17 +182,16 @@ Tensor Model::attention(const Layer& L, int layer, const Tensor& h, int64_t T, c
   if (local) scores = Tensor::where((qpos - kpos).lt(Tensor::full({1}, static_cast<double>(c.sliding_window), dtypes::int32, device_).reshape({1, 1, 1, 1})), scores, neg);
   Tensor p = scores.softmax(-1).reshape({Dim(KV), Dim(G * T), len});
   // the product in its natural layout first: fusing the head permute into its store makes the reduction stride
-  Tensor out = p.matmul(vals).contiguous().reshape({KV, G, T, hd}).permute({2, 0, 1, 3}).reshape({T, H * hd});
-  return qmatmul(*L.o, out);
+  return p.matmul(vals).contiguous().reshape({KV, G, T, hd}).permute({2, 0, 1, 3}).reshape({T, H * hd});
 }
 
-Tensor Model::run(const Tensor& ids, int64_t T, const BoundVariable& pos, const Tensor* last_row) {
+Tensor Model::run(const Tensor& ids, int64_t T, const std::vector<SeqPos>& seqs, const Tensor* last_row) {
   const ModelConfig& c = cfg_;
   Tensor x = qembedding(*embed_, ids);
   if (c.embed_scale != 1.0) x = x * c.embed_scale;
   for (size_t il = 0; il < layers_.size(); ++il) {
     const Layer& L = layers_[il];
-    Tensor a = attention(L, static_cast<int>(il), norm(x, *L.attn_norm), T, pos);
+    Tensor a = attention(L, static_cast<int>(il), norm(x, *L.attn_norm), T, seqs);
     if (c.post_norms) a = norm(a, *L.post_attn_norm);
     x = (x + a).realize();  // the residual stream is read twice: realized once, not recomputed by each reader
     Tensor h = norm(x, *L.ffn_norm);
@@ -185,7 +205,7 @@ Tensor Model::run(const Tensor& ids, int64_t T, const BoundVariable& pos, const 
   return qmatmul(*output_, norm(last, *out_norm_));
 }
 
-Tensor Model::forward(const std::vector<int32_t>& tokens, int64_t start_pos) {
+Tensor Model::forward(const std::vector<int32_t>& tokens, int64_t start_pos, int slot) {
   const int64_t T = static_cast<int64_t>(tokens.size());
   if (T == 0) throw std::invalid_argument("tg-llm: forward of no tokens");
   if (start_pos < 0 || start_pos + T > max_ctx_)
@@ -193,15 +213,17 @@ Tensor Model::forward(const std::vector<int32_t>& tokens, int64_t start_pos) {
                 std::to_string(max_ctx_) + " tokens (--max-context)");
   for (int32_t id : tokens)
     if (id < 0 || id >= cfg_.vocab) throw Error("tg-llm: token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(cfg_.vocab));
+  if (slot < 0 || slot >= slots_) throw std::invalid_argument("tg-llm: KV-cache slot " + std::to_string(slot) + " of " + std::to_string(slots_));
   const int64_t P = prefill_length(T, start_pos);
   // the position's range is what keeps [pos, pos + P) inside the cache, so each chunk length has its own variable
-  const Variable var = P == 1 ? pos_var_ : Variable("start_pos", 0, max_ctx_ - P);
+  const Variable var = P == 1 ? pos_vars_[0] : Variable("start_pos", 0, max_ctx_ - P);
   std::vector<int32_t> ids(tokens);
   ids.resize(static_cast<size_t>(P), tokens.back());
   std::vector<float> pick(static_cast<size_t>(P), 0.0f);
   pick[static_cast<size_t>(T - 1)] = 1.0f;
   Tensor last = Tensor::from_vector(pick, {1, P}, dtypes::float32, device_);
-  return run(Tensor::from_vector(ids, {P}, dtypes::int32, device_), P, var.bind(start_pos), P == 1 ? nullptr : &last);
+  const SeqPos at{base_vars_[0].bind(static_cast<int64_t>(slot) * max_ctx_), var.bind(start_pos)};
+  return run(Tensor::from_vector(ids, {P}, dtypes::int32, device_), P, {at}, P == 1 ? nullptr : &last);
 }
 
 int64_t Model::prefill_length(int64_t n, int64_t start_pos) const {
@@ -210,6 +232,15 @@ int64_t Model::prefill_length(int64_t n, int64_t start_pos) const {
   return start_pos + p <= max_ctx_ ? p : n;
 }
 
-Tensor Model::decode_step(const Tensor& token, const BoundVariable& pos) { return run(token, 1, pos, nullptr); }
+SeqPos Model::decode_position(int b, int slot, int64_t pos) const {
+  if (b < 0 || b >= slots_ || slot < 0 || slot >= slots_) throw std::invalid_argument("tg-llm: decode batch row " + std::to_string(b) + " / slot " + std::to_string(slot));
+  return {base_vars_[static_cast<size_t>(b)].bind(static_cast<int64_t>(slot) * max_ctx_), pos_vars_[static_cast<size_t>(b)].bind(pos)};
+}
+
+Tensor Model::decode(const Tensor& tokens, const std::vector<SeqPos>& seqs) {
+  const int64_t B = tokens.shape()[0];
+  if (B < 1 || static_cast<size_t>(B) != seqs.size()) throw std::invalid_argument("tg-llm: decode of " + std::to_string(B) + " tokens and " + std::to_string(seqs.size()) + " positions");
+  return run(tokens, B, seqs, nullptr);
+}
 
 }  // namespace tg::llm

@@ -35,6 +35,13 @@ struct LoadOptions {
   std::string device;          // "" = the default device
   int64_t max_context = 4096;  // KV cache rows (clamped to the model's context length)
   bool kv_f16 = false;         // KV cache in float16 (half the memory and bandwidth) instead of float32
+  int slots = 1;               // sequences the KV cache holds at once (each max_context rows)
+};
+
+// Where one sequence of a forward pass is: its KV-cache slot (as the first cache row, slot * max_context) and
+// the position of its first token. Both are bound variables, so one graph serves every slot and position.
+struct SeqPos {
+  BoundVariable base, pos;
 };
 
 // Reads the architecture's hyper-parameters; unknown architectures: tg::Error listing the supported ones.
@@ -58,20 +65,25 @@ class Model {
   // tokens do not fit in the cache or an id is outside the vocabulary. Chunks are padded to a few lengths
   // (prefill_length) so that prompts of every length share compiled kernels; the padding's keys and values land
   // past the last token, where the next tokens overwrite them before anything attends to them.
-  Tensor forward(const std::vector<int32_t>& tokens, int64_t start_pos);
-  // The same for one token given as a (1,) int32 tensor, with the position a variable: the graph is identical
-  // for every position, so a tg::Jit can capture it once (see Generator).
-  Tensor decode_step(const Tensor& token, const BoundVariable& pos);
-  const Variable& pos_variable() const { return pos_var_; }
+  Tensor forward(const std::vector<int32_t>& tokens, int64_t start_pos, int slot = 0);
+  // One token for each of B sequences (B <= slots), given as a (B,) int32 tensor, each at its own slot and
+  // position: (B, vocab) logits. The graph depends only on B, so a tg::Jit per B captures it once (Generator).
+  Tensor decode(const Tensor& tokens, const std::vector<SeqPos>& seqs);
+  // The variables of sequence b of a decode batch, bound to slot `slot` at position `pos`.
+  SeqPos decode_position(int b, int slot, int64_t pos) const;
+  int slots() const { return slots_; }
   // The padded length a chunk of n tokens at start_pos runs as: 1, 8, 16, 32, then multiples of 64 (n itself
   // where that would not fit in the cache).
   int64_t prefill_length(int64_t n, int64_t start_pos) const;
 
  private:
   struct Layer;
-  // `last`: (1, n_tokens) one-hot row picking the token whose logits are returned (null: the only token)
-  Tensor run(const Tensor& ids, int64_t n_tokens, const BoundVariable& pos, const Tensor* last);
-  Tensor attention(const Layer& L, int layer, const Tensor& h, int64_t T, const BoundVariable& pos);
+  // `seqs`: one sequence of n_tokens, or n_tokens sequences of one token each. `last`: (1, n_tokens) one-hot
+  // row picking the token whose logits are returned (null: every row's)
+  Tensor run(const Tensor& ids, int64_t n_tokens, const std::vector<SeqPos>& seqs, const Tensor* last);
+  Tensor attention(const Layer& L, int layer, const Tensor& h, int64_t T, const std::vector<SeqPos>& seqs);
+  // q (T, H, hd) and k (T, KV, hd) before RoPE, v (T, KV * hd): T tokens of one sequence -> (T, H * hd)
+  Tensor attend(int layer, Tensor q, Tensor k, const Tensor& v, int64_t T, const SeqPos& at);
   Tensor rope(const Tensor& x, int64_t T, const BoundVariable& pos, bool local) const;
   Tensor norm(const Tensor& x, const Tensor& w) const;
 
@@ -80,7 +92,8 @@ class Model {
   std::string device_;
   int64_t max_ctx_ = 0;
   uint64_t step_bytes_ = 0;
-  Variable pos_var_;
+  int slots_ = 1;
+  std::vector<Variable> pos_vars_, base_vars_;  // per sequence of a decode batch
   std::vector<Layer> layers_;
   std::unique_ptr<QuantMatrix> embed_, output_;
   std::unique_ptr<Tensor> out_norm_, rope_cos_, rope_sin_, rope_cos_local_, rope_sin_local_, key_index_;

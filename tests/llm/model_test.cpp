@@ -2,7 +2,7 @@
 // random llama / qwen3 / gemma3 GGUF in one weight type, and tests/llm/reference_forward.py runs llama.cpp's
 // graph for that architecture in numpy float64 over the weights as gguf.quants dequantizes them from the file.
 // Each case compares the logits of a prompt (whole and in two chunks) and of 32 single-token steps (forward(),
-// then decode_step() under a tg::Jit as the Generator runs it), and checks that tg's greedy choice matches the
+// then decode() under a tg::Jit as the Generator runs it), and checks that tg's greedy choice matches the
 // reference's at every step. Plus the load and forward errors.
 //
 // Each case draws its own seed and prints it; TG_MODEL_TEST_SEED=N in the environment reruns with that one.
@@ -150,7 +150,7 @@ TEST_P(ModelVsReference, LogitsAndGreedyTokens) {
   // comparison), and a different choice is accepted only where the reference itself has a near tie
   int agree = 0, ties = 0;
   Jit decode([&](const std::vector<Tensor>& in, const std::vector<BoundVariable>& vars) {
-    return std::vector<Tensor>{model->decode_step(in[0], vars[0])};
+    return std::vector<Tensor>{model->decode(in[0], {SeqPos{vars[0], vars[1]}})};
   });
   for (int64_t s = 0; s < kSteps; ++s) {
     const int64_t row = kPrompt - 1 + s;
@@ -169,13 +169,14 @@ TEST_P(ModelVsReference, LogitsAndGreedyTokens) {
     }
     const int32_t next = greedy[s];
     const int64_t pos = kPrompt + s;
-    // the first two steps through forward(); the rest as the Generator decodes: decode_step() under a tg::Jit,
+    // the first two steps through forward(); the rest as the Generator decodes: decode() under a tg::Jit,
     // which runs it, captures it, then replays the capture with the new token and position
     if (s < 2) {
       got = check(model->forward({next}, pos), pos, "step " + std::to_string(s) + " (forward)");
     } else {
       Tensor tok = Tensor::from_vector(std::vector<int32_t>{next}, {1}, dtypes::int32, model->device());
-      got = check(decode({tok}, {model->pos_variable().bind(pos)})[0], pos, "step " + std::to_string(s) + " (decode_step, Jit)");
+      const SeqPos at = model->decode_position(0, 0, pos);
+      got = check(decode({tok}, {at.base, at.pos})[0], pos, "step " + std::to_string(s) + " (decode, Jit)");
     }
   }
   EXPECT_EQ(bad_rows, 0) << "positions whose logits are off (of " << kSteps + 3 << " compared)";
@@ -193,6 +194,67 @@ INSTANTIATE_TEST_SUITE_P(Synthetic, ModelVsReference,
                                            Case{"llama", "Q4_K", true}, Case{"qwen3", "Q8_0", false}, Case{"qwen3", "Q6_K", false},
                                            Case{"gemma3", "Q5_0", false}, Case{"gemma3", "Q4_K", false},
                                            Case{"gemma3", "Q8_0", false}, Case{"qwen3", "Q5_K", true}),
+                         [](const auto& info) { return std::string(info.param.arch) + "_" + info.param.wtype; });
+
+// Several sequences in one KV cache (LoadOptions::slots) decoded together: batch rows in another order than the
+// slots, at different positions, next to a slot holding an unrelated sequence; each row must match the
+// reference as the single-sequence decode does (a slot leaking into another moves the logits by O(1)).
+class SlotsVsReference : public ::testing::TestWithParam<Case> {};
+
+TEST_P(SlotsVsReference, BatchedDecodeOfSeveralSlots) {
+  const Case c = GetParam();
+  const char* fixed = std::getenv("TG_MODEL_TEST_SEED");
+  const uint32_t seed = fixed ? static_cast<uint32_t>(std::strtoul(fixed, nullptr, 10)) : std::random_device{}();
+  std::cout << "model_test slots " << c.arch << " " << c.wtype << " seed=" << seed << "\n";
+  SCOPED_TRACE(std::string(c.arch) + " " + c.wtype + " seed=" + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> id(3, kVocab - 1);
+  std::vector<int32_t> prompt(kPrompt), other(11);
+  for (auto& t : prompt) t = id(rng);
+  for (auto& t : other) t = id(rng);
+  const std::string path = temp_path(std::string("slots_") + c.arch + "_" + c.wtype);
+  constexpr int64_t steps = 12;
+  if (!generate(path, c.arch, c.wtype, seed, prompt, steps)) return;
+  const std::vector<double> want = read_raw<double>(path + ".logits.f64");
+  const std::vector<int32_t> greedy = read_raw<int32_t>(path + ".greedy.i32");
+  ASSERT_EQ(want.size(), static_cast<size_t>((kPrompt + steps) * kVocab));
+  auto model = Model::load(path, {.max_context = kMaxContext, .slots = 3});
+  ASSERT_EQ(model->slots(), 3);
+  int bad = 0;
+  auto check = [&](const float* got, int64_t row, const std::string& what) {
+    const double* w = want.data() + row * kVocab;
+    double scale = 0, err = 0;
+    for (int64_t i = 0; i < kVocab; ++i) scale = std::max(scale, std::fabs(w[i])), err = std::max(err, std::fabs(got[i] - w[i]) + (std::isnan(got[i]) ? 1e30 : 0));
+    if (!(err / scale <= kTol) && ++bad <= kReported) ADD_FAILURE() << what << " (position " << row << "): max |error| / max |logit| = " << err / scale;
+  };
+  // slot 2 and slot 0 hold the prompt, slot 1 another sequence
+  check(model->forward(prompt, 0, 2).to_vector<float>().data(), kPrompt - 1, "prefill slot 2");
+  model->forward(other, 0, 1).realize();
+  check(model->forward(prompt, 0, 0).to_vector<float>().data(), kPrompt - 1, "prefill slot 0");
+  Jit decode([&](const std::vector<Tensor>& in, const std::vector<BoundVariable>& v) {
+    return std::vector<Tensor>{model->decode(in[0], {{v[0], v[1]}, {v[2], v[3]}, {v[4], v[5]}})};
+  });
+  // batch row 0: slot 2, one step ahead of row 2: slot 0; row 1: slot 1 continues its own sequence
+  int32_t other_next = 5;
+  for (int64_t s = 0; s + 1 < steps; ++s) {
+    const int64_t p2 = kPrompt + s + 1, p0 = kPrompt + s;  // slot 2 got greedy[0] at kPrompt alone first
+    if (s == 0) check(model->forward({greedy[0]}, kPrompt, 2).to_vector<float>().data(), kPrompt, "slot 2 alone");
+    std::vector<int32_t> toks{greedy[static_cast<size_t>(s + 1)], other_next, greedy[static_cast<size_t>(s)]};
+    const SeqPos a = model->decode_position(0, 2, p2), b = model->decode_position(1, 1, static_cast<int64_t>(other.size()) + s),
+                 d = model->decode_position(2, 0, p0);
+    Tensor t = Tensor::from_vector(toks, {3}, dtypes::int32, model->device());
+    std::vector<float> got = decode({t}, {a.base, a.pos, b.base, b.pos, d.base, d.pos})[0].to_vector<float>();
+    ASSERT_EQ(got.size(), static_cast<size_t>(3 * kVocab));
+    check(got.data(), p2, "batch row 0 (slot 2) step " + std::to_string(s));
+    check(got.data() + 2 * kVocab, p0, "batch row 2 (slot 0) step " + std::to_string(s));
+    other_next = static_cast<int32_t>(std::max_element(got.begin() + kVocab, got.begin() + 2 * kVocab) - (got.begin() + kVocab));
+  }
+  EXPECT_EQ(bad, 0) << "batched rows whose logits are off";
+  remove_outputs(path);
+}
+
+INSTANTIATE_TEST_SUITE_P(Synthetic, SlotsVsReference,
+                         ::testing::Values(Case{"llama", "Q8_0", false}, Case{"gemma3", "Q4_K", false}),
                          [](const auto& info) { return std::string(info.param.arch) + "_" + info.param.wtype; });
 
 TEST(ModelErrors, UnknownArchitectureListsTheSupportedOnes) {
