@@ -61,7 +61,17 @@ void warm_up(Generator& gen, const std::vector<int64_t>& prefill_lengths, const 
     gen.next(greedy);
     if (progress) progress(++done / steps);
   }
-  gen.reset();
+  // batched decode of 2 .. slots sequences (each batch size is its own capture)
+  for (int b = 2; b <= gen.slots() && ctx > 8; ++b) {
+    std::vector<int> slots;
+    std::vector<Sampler*> samplers;
+    for (int s = 0; s < b; ++s) {
+      gen.prefill(synthetic_tokens(4, vocab, s), s);
+      slots.push_back(s);
+      samplers.push_back(&greedy);
+    }
+    for (int i = 0; i < 3; ++i) gen.next_batch(slots, samplers);
+  }
   if (progress) progress(1.0);
 }
 

@@ -27,6 +27,7 @@ struct Options {
   SamplingParams sampling;
   BenchmarkOptions bench;
   int serve_port = -1;  // --serve
+  int parallel = 1;
   server::ServeOptions serve;
 };
 
@@ -84,6 +85,7 @@ Options parse(int argc, char** argv) {
       ("serve", po::value(&o.serve_port), "serve the OpenAI API and a chat page on this port (0: any free port)")
       ("host", po::value(&o.serve.host)->default_value("127.0.0.1"), "--serve: address to listen on")
       ("api-key", po::value(&o.serve.api_key), "--serve: require 'Authorization: Bearer KEY' (except / and /health)")
+      ("parallel", po::value(&o.parallel)->default_value(1), "--serve: requests generated at once, decoded together (each has its own --max-context of KV cache)")
       ("queue", po::value(&o.serve.max_queued)->default_value(16), "--serve: requests that may wait; more get HTTP 503")
       ("timeout", po::value(&o.serve.timeout_s)->default_value(30), "--serve: seconds to read a request or write a reply")
       ("verbose,v", po::bool_switch(&o.verbose), "per-token timings on stderr");
@@ -99,6 +101,7 @@ Options parse(int argc, char** argv) {
   if (o.max_tokens < 0) throw tg::Error("tg-llm: --max-tokens must be >= 0");
   if (vm.count("serve") && (o.serve_port < 0 || o.serve_port > 65535)) throw tg::Error("tg-llm: --serve needs a port in [0, 65535]");
   if (o.serve.max_queued < 1) throw tg::Error("tg-llm: --queue must be >= 1");
+  if (o.parallel < 1 || o.parallel > 64) throw tg::Error("tg-llm: --parallel must be in [1, 64]");
   if (o.serve.timeout_s < 1) throw tg::Error("tg-llm: --timeout must be >= 1");
   o.prompt = unescape(o.prompt);
   o.system = unescape(o.system);
@@ -150,7 +153,7 @@ int run(int argc, char** argv) {
     throw tg::Error("tg-llm: model file " + o.model + " does not exist" + (o.model == default_model() ? " (run scripts/setup.sh to install the default model)" : ""));
   auto t0 = std::chrono::steady_clock::now();
   progress_bar("loading", 0);
-  auto model = Model::load(o.model, {.device = "", .max_context = o.max_context, .kv_f16 = o.kv_type == "f16"});
+  auto model = Model::load(o.model, {.device = "", .max_context = o.max_context, .kv_f16 = o.kv_type == "f16", .slots = o.serve_port >= 0 ? o.parallel : 1});
   Tokenizer tok = Tokenizer::from_gguf(model->gguf());
   progress_bar("loading", 1);
   double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -4,7 +4,9 @@ compare_llamacpp.py uses, plus its server extras: pip install uvicorn fastapi ss
 pydantic-settings) on the same GGUF, threads and loopback load. For 1 and 4 concurrent clients, each streaming
 --requests completions of --max-tokens tokens (temperature 0), it reports time to first token, tokens/s per
 client and aggregate tokens/s (medians over --runs), and the ratios tg / llama.cpp (>1: tg is better; for TTFT
-the ratio is llama.cpp / tg so that >1 is better too). Prints one JSON object.
+the ratio is llama.cpp / tg so that >1 is better too). Prints one JSON object. tg runs with --parallel set to the
+largest client count (its requests are decoded together); llama_cpp.server runs one request at a time (it has
+no parallel slots) with --interrupt_requests False (its default lets a new request cut off the running one).
 
 usage: compare_server.py MODEL.gguf [--tg build/bin/tg-llm] [--peer-python ~/.venvs/llamacpp/bin/python]
        [--threads 2] [--clients 1,4] [--requests 2] [--max-tokens 64] [--runs 3]
@@ -101,7 +103,10 @@ def main():
            "requests_per_client": a.requests, "runs": a.runs}
 
     env = dict(os.environ, CPU_COUNT=str(a.threads), DEV=os.environ.get("DEV", "CPU"))
-    tg = subprocess.Popen([a.tg, "--model", a.model, "--serve", "0", "--max-context", str(a.ctx), "--queue", "64"],
+    parallel = max(int(x) for x in a.clients.split(","))  # tg decodes the concurrent requests together
+    out["tg_parallel"] = parallel
+    tg = subprocess.Popen([a.tg, "--model", a.model, "--serve", "0", "--max-context", str(a.ctx), "--queue", "64",
+                           "--parallel", str(parallel)],
                           env=env, stderr=subprocess.PIPE, text=True)
     for line in tg.stderr:
         m = re.search(r"ready: (http://[0-9.]+:\d+)/", line)
@@ -120,7 +125,7 @@ def main():
         port = free_port()
         peer = subprocess.Popen([a.peer_python, "-m", "llama_cpp.server", "--model", a.model, "--model_alias", model_id,
                                  "--n_threads", str(a.threads), "--n_threads_batch", str(a.threads), "--n_ctx", str(a.ctx),
-                                 "--host", "127.0.0.1", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                 "--host", "127.0.0.1", "--port", str(port), "--interrupt_requests", "False"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             url = f"http://127.0.0.1:{port}"
             wait_ready(url, peer)

@@ -1,5 +1,6 @@
-// One job at a time on the model (its KV cache holds one sequence); the cached prefix of the previous job is
-// reused by Generator::prefill. Each job ends with exactly one Done or Failed event and one log line.
+// Continuous batching: queued jobs take free KV-cache slots (the one whose cached tokens share the most of the
+// prompt, so Generator::prefill reuses it), are prefilled one by one, then every running job gets one token per
+// batched decode step until it stops. Each job ends with exactly one Done or Failed event and one log line.
 #include "server/engine.hpp"
 
 #include <cstdio>
@@ -22,8 +23,27 @@ std::optional<JobEvent> Job::next(std::chrono::milliseconds wait) {
   return e;
 }
 
+// A job in a slot: its sampler, decoder and parser, what it has produced and when.
+struct Engine::Running {
+  using clock = std::chrono::steady_clock;
+  std::shared_ptr<Job> job;
+  Sampler sampler;
+  StreamDecoder dec;
+  OutputParser parser;
+  Usage usage;
+  int64_t budget = 0;
+  std::string finish = "length";
+  bool interrupted = false;
+  clock::time_point t0, t_first;
+  Running(std::shared_ptr<Job> j, const Tokenizer& tok)
+      : job(std::move(j)), sampler(job->spec().sampling), dec(tok), parser(job->spec().output), t0(clock::now()) {}
+  void send(std::vector<OutputEvent> evs) {
+    for (auto& e : evs) job->push({JobEvent::Kind::Output, std::move(e), {}, {}, {}});
+  }
+};
+
 Engine::Engine(Generator& gen, Tokenizer tok, size_t max_queued)
-    : gen_(gen), tok_(std::move(tok)), max_queued_(max_queued), thread_([this] { worker(); }) {}
+    : gen_(gen), tok_(std::move(tok)), max_queued_(max_queued), running_(static_cast<size_t>(gen.slots())), thread_([this] { worker(); }) {}
 
 Engine::~Engine() {
   stop();
@@ -34,7 +54,6 @@ void Engine::stop() {
   {
     std::lock_guard<std::mutex> l(mu_);
     stopping_ = true;
-    if (current_) current_->cancel();
     for (auto& j : queue_) {
       j->cancel();
       j->push({JobEvent::Kind::Failed, {}, {}, {}, "the server is shutting down"});
@@ -61,96 +80,148 @@ EngineMetrics Engine::metrics() const {
   std::lock_guard<std::mutex> l(mu_);
   EngineMetrics m = totals_;
   m.queued = queue_.size();
-  m.busy = current_ != nullptr;
+  m.running = n_running_;
   return m;
+}
+
+int Engine::pick_slot(const std::vector<int32_t>& prompt) const {
+  int best = -1;
+  size_t best_len = 0;
+  for (int s = 0; s < gen_.slots(); ++s) {
+    if (running_[static_cast<size_t>(s)]) continue;
+    const auto& c = gen_.cached_tokens(s);
+    size_t n = 0;
+    while (n < c.size() && n < prompt.size() && c[n] == prompt[n]) ++n;
+    if (best < 0 || n > best_len) best = s, best_len = n;
+  }
+  return best;
 }
 
 void Engine::worker() {
   for (;;) {
-    std::shared_ptr<Job> job;
+    std::vector<std::pair<std::shared_ptr<Job>, int>> admitted;
     {
       std::unique_lock<std::mutex> l(mu_);
-      cv_.wait(l, [&] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;
-      job = current_ = queue_.front();
-      queue_.pop_front();
+      cv_.wait(l, [&] { return stopping_ || n_running_ > 0 || !queue_.empty(); });
+      if (stopping_) break;
+      // jobs take the free slots, each the one whose cached tokens share the most of its prompt
+      while (!queue_.empty() && n_running_ + admitted.size() < running_.size()) {
+        std::shared_ptr<Job> job = queue_.front();
+        queue_.pop_front();
+        int slot = pick_slot(job->spec().prompt);
+        running_[static_cast<size_t>(slot)] = std::make_unique<Running>(job, tok_);  // reserves the slot
+        admitted.push_back({job, slot});
+      }
+      n_running_ += admitted.size();
     }
-    run(*job);
-    std::lock_guard<std::mutex> l(mu_);
-    current_.reset();
+    for (auto& [job, slot] : admitted) admit(job, slot);
+    step();
+  }
+  for (size_t s = 0; s < running_.size(); ++s)
+    if (running_[s]) {
+      running_[s]->interrupted = true;
+      finish(static_cast<int>(s));
+    }
+}
+
+bool Engine::admit(std::shared_ptr<Job> job, int slot) {
+  Running& r = *running_[static_cast<size_t>(slot)];
+  r.usage.prompt_tokens = static_cast<int64_t>(job->spec().prompt.size());
+  if (job->cancelled()) {
+    r.interrupted = true;
+    finish(slot);
+    return false;
+  }
+  try {
+    r.usage.cached_tokens = gen_.prefill(job->spec().prompt, slot).reused;
+  } catch (const std::exception& e) {
+    gen_.reset(slot);  // a failure mid-prefill leaves the slot in an unknown state
+    finish(slot, e.what());
+    return false;
+  }
+  const int64_t room = gen_.model().max_context() - r.usage.prompt_tokens;
+  r.budget = job->spec().max_tokens > 0 ? std::min(job->spec().max_tokens, room) : room;
+  if (r.budget <= 0) finish(slot);
+  return true;
+}
+
+void Engine::step() {
+  std::vector<int> slots;
+  std::vector<Sampler*> samplers;
+  for (size_t s = 0; s < running_.size(); ++s) {
+    Running* r = running_[s].get();
+    if (!r) continue;
+    if (r->job->cancelled()) {  // the client went away: stop before the next token
+      r->interrupted = true;
+      finish(static_cast<int>(s));
+      continue;
+    }
+    slots.push_back(static_cast<int>(s));
+    samplers.push_back(&r->sampler);
+  }
+  if (slots.empty()) return;
+  std::vector<int32_t> ids;
+  try {
+    ids = gen_.next_batch(slots, samplers);
+  } catch (const std::exception& e) {
+    for (int s : slots) {
+      gen_.reset(s);
+      finish(s, e.what());
+    }
+    return;
+  }
+  for (size_t i = 0; i < slots.size(); ++i) {
+    Running& r = *running_[static_cast<size_t>(slots[i])];
+    if (r.usage.completion_tokens == 0) r.t_first = Running::clock::now();
+    if (tok_.is_end_of_generation(ids[i])) {
+      r.finish = "stop";
+      finish(slots[i]);
+      continue;
+    }
+    ++r.usage.completion_tokens;
+    r.send(r.parser.feed(r.dec.push(ids[i])));
+    if (r.parser.stopped()) {
+      r.finish = "stop";
+      finish(slots[i]);
+    } else if (r.usage.completion_tokens >= r.budget) {
+      finish(slots[i]);
+    }
   }
 }
 
-void Engine::run(Job& job) {
-  using clock = std::chrono::steady_clock;
-  const JobSpec& spec = job.spec();
-  const auto t0 = clock::now();
-  Usage usage{static_cast<int64_t>(spec.prompt.size()), 0, 0};
-  std::string finish = "stop", error;
-  double prefill_s = 0, decode_s = 0;
-  bool interrupted = job.cancelled();
-  try {
-    if (!interrupted) {
-      auto pre = gen_.prefill(spec.prompt);
-      usage.cached_tokens = pre.reused;
-      Sampler sampler(spec.sampling);
-      StreamDecoder dec(tok_);
-      OutputParser parser(spec.output);
-      auto send = [&](std::vector<OutputEvent> evs) {
-        for (auto& e : evs) job.push({JobEvent::Kind::Output, std::move(e), {}, {}, {}});
-      };
-      const int64_t room = gen_.model().max_context() - static_cast<int64_t>(spec.prompt.size());
-      const int64_t budget = spec.max_tokens > 0 ? std::min(spec.max_tokens, room) : room;
-      finish = "length";
-      auto t1 = clock::now();
-      for (int64_t n = 0; n < budget; ++n) {
-        if (job.cancelled()) {
-          interrupted = true;
-          break;
-        }
-        int32_t id = gen_.next(sampler);  // the first call also computes the prompt's logits
-        if (n == 0) prefill_s = std::chrono::duration<double>(clock::now() - t1).count();
-        if (tok_.is_end_of_generation(id)) {
-          finish = "stop";
-          break;
-        }
-        ++usage.completion_tokens;
-        send(parser.feed(dec.push(id)));
-        if (parser.stopped()) {
-          finish = "stop";
-          break;
-        }
-      }
-      if (!parser.stopped()) send(parser.feed(dec.finish()));
-      send(parser.finish());
-      if (finish == "stop" && parser.tool_calls() > 0) finish = "tool_calls";
-      prefill_s += std::chrono::duration<double>(t1 - t0).count();
-      decode_s = std::chrono::duration<double>(clock::now() - t0).count() - prefill_s;
-    }
-  } catch (const std::exception& e) {
-    error = e.what();
-    gen_.reset();  // a failure mid-prefill leaves the cache in an unknown state
+// Flushes what the decoder and parser hold, sends the last event, logs the request and frees the slot.
+void Engine::finish(int slot, const std::string& error) {
+  std::unique_ptr<Running> owned = std::move(running_[static_cast<size_t>(slot)]);
+  Running& r = *owned;
+  if (error.empty() && !r.interrupted) {
+    if (!r.parser.stopped()) r.send(r.parser.feed(r.dec.finish()));
+    r.send(r.parser.finish());
+    if (r.finish == "stop" && r.parser.tool_calls() > 0) r.finish = "tool_calls";
   }
   if (error.empty())
-    job.push({JobEvent::Kind::Done, {}, finish, usage, {}});
+    r.job->push({JobEvent::Kind::Done, {}, r.finish, r.usage, {}});
   else
-    job.push({JobEvent::Kind::Failed, {}, {}, usage, error});
-  const double total = std::chrono::duration<double>(clock::now() - t0).count();
-  const int64_t fresh = usage.prompt_tokens - usage.cached_tokens;
+    r.job->push({JobEvent::Kind::Failed, {}, {}, r.usage, error});
+  using secs = std::chrono::duration<double>;
+  const auto now = Running::clock::now();
+  const bool started = r.usage.completion_tokens > 0;
+  const double total = secs(now - r.t0).count(), prefill = started ? secs(r.t_first - r.t0).count() : total;
+  const int64_t fresh = r.usage.prompt_tokens - r.usage.cached_tokens;
+  std::string how = r.interrupted ? "interrupted" : !error.empty() ? "failed: " + error : "finish " + r.finish;
   std::fprintf(stderr,
-               "tg-llm: request %llu %s: cached %lld, new %lld, prefill %.1f tok/s, decode %.1f tok/s, %lld tokens, %.2f s total, %s\n",
-               static_cast<unsigned long long>(job.id()), spec.kind.c_str(), static_cast<long long>(usage.cached_tokens),
-               static_cast<long long>(fresh), fresh / std::max(prefill_s, 1e-9),
-               usage.completion_tokens > 1 ? (usage.completion_tokens - 1) / std::max(decode_s, 1e-9) : 0.0,
-               static_cast<long long>(usage.completion_tokens), total,
-               interrupted ? "interrupted" : !error.empty() ? ("failed: " + error).c_str() : ("finish " + finish).c_str());
+               "tg-llm: request %llu %s (slot %d): cached %lld, new %lld, prefill %.1f tok/s, decode %.1f tok/s, %lld tokens, %.2f s total, %s\n",
+               static_cast<unsigned long long>(r.job->id()), r.job->spec().kind.c_str(), slot, static_cast<long long>(r.usage.cached_tokens),
+               static_cast<long long>(fresh), fresh / std::max(prefill, 1e-9),
+               r.usage.completion_tokens > 1 ? (r.usage.completion_tokens - 1) / std::max(secs(now - r.t_first).count(), 1e-9) : 0.0,
+               static_cast<long long>(r.usage.completion_tokens), total, how.c_str());
   std::lock_guard<std::mutex> l(mu_);
+  --n_running_;
   ++totals_.requests;
-  totals_.interrupted += interrupted;
+  totals_.interrupted += r.interrupted;
   totals_.failed += !error.empty();
-  totals_.prompt_tokens += static_cast<uint64_t>(usage.prompt_tokens);
-  totals_.cached_tokens += static_cast<uint64_t>(usage.cached_tokens);
-  totals_.generated_tokens += static_cast<uint64_t>(usage.completion_tokens);
+  totals_.prompt_tokens += static_cast<uint64_t>(r.usage.prompt_tokens);
+  totals_.cached_tokens += static_cast<uint64_t>(r.usage.cached_tokens);
+  totals_.generated_tokens += static_cast<uint64_t>(r.usage.completion_tokens);
 }
 
 }  // namespace tg::llm::server

@@ -1,5 +1,6 @@
 // The one thread that runs the model. HTTP handlers submit jobs into a bounded queue and read each job's events
-// from its own channel; a job is cancelled by its handler (client gone) and stops within one token.
+// from its own channel; a job is cancelled by its handler (client gone) and stops within one token. Each of the
+// generator's KV-cache slots runs one job; the running jobs advance together, one batched decode step per token.
 #pragma once
 
 #include <atomic>
@@ -63,8 +64,7 @@ class Job {
 struct EngineMetrics {
   uint64_t requests = 0, interrupted = 0, rejected = 0, failed = 0;
   uint64_t prompt_tokens = 0, cached_tokens = 0, generated_tokens = 0;
-  size_t queued = 0;
-  bool busy = false;
+  size_t queued = 0, running = 0;
 };
 
 struct QueueFull : std::runtime_error {
@@ -82,8 +82,12 @@ class Engine {
   EngineMetrics metrics() const;
 
  private:
+  struct Running;
   void worker();
-  void run(Job& job);
+  bool admit(std::shared_ptr<Job> job, int slot);   // prefill; false (job failed) on an error
+  void step();                                     // one token for every running job
+  void finish(int slot, const std::string& error = {});
+  int pick_slot(const std::vector<int32_t>& prompt) const;  // the free slot sharing the longest prefix
 
   Generator& gen_;
   Tokenizer tok_;
@@ -92,10 +96,11 @@ class Engine {
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Job>> queue_;
   bool stopping_ = false;
-  std::shared_ptr<Job> current_;
+  std::vector<std::unique_ptr<Running>> running_;  // per slot; touched only by the worker (counted under mu_)
+  size_t n_running_ = 0;
   uint64_t next_id_ = 1;
   EngineMetrics totals_;
-  std::thread thread_;
+  std::thread thread_;  // last: starts once the members above exist
 };
 
 }  // namespace tg::llm::server

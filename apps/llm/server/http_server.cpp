@@ -144,7 +144,7 @@ class Service {
     put("prompt_tokens_cached_total", "counter", "prompt tokens reused from the KV cache instead of prefilled", m.cached_tokens);
     put("tokens_generated_total", "counter", "tokens generated", m.generated_tokens);
     put("requests_queued", "gauge", "requests waiting", m.queued);
-    put("requests_running", "gauge", "requests generating", m.busy ? 1u : 0u);
+    put("requests_running", "gauge", "requests generating", m.running);
     return out;
   }
 

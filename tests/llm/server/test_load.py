@@ -1,5 +1,6 @@
 """A bounded load test on loopback: 16 clients x 20 requests against one tg-llm --serve (scripted model), a mix
-of chat, streamed chat, completions, clients that hang up mid-stream and clients that send garbage. Every good
+of chat, streamed chat, completions, clients that hang up mid-stream and clients that send garbage, on four
+KV-cache slots decoded together. Every good
 request must get its exact scripted answer, the server must survive, and its resident memory must come back
 within 10% of where it started. The request mix is drawn from a seed (printed; TG_LOAD_SEED repeats it).
 """
@@ -19,7 +20,7 @@ CLIENTS, REQUESTS = 16, 20
 
 class Load(unittest.TestCase):
     def setUp(self):
-        self.server = Server(scripted_model(), "--max-context", "256", "--queue", "32", "--timeout", "5")
+        self.server = Server(scripted_model(), "--max-context", "256", "--queue", "32", "--timeout", "5", "--parallel", "4")
         self.host, port = self.server.url.split("//")[1].split(":")
         self.port = int(port)
 

@@ -6,6 +6,7 @@ real template and vocabulary come through: Gemma 3 270M (the default, no templat
 """
 import http.client
 import json
+import re
 import socket
 import time
 import unittest
@@ -19,9 +20,11 @@ KEY = "sk-test-key"
 
 
 class ScriptedModel(unittest.TestCase):
+    ARGS = ()
+
     @classmethod
     def setUpClass(cls):
-        cls.server = Server(scripted_model(), "--max-context", "256", "--api-key", KEY)
+        cls.server = Server(scripted_model(), "--max-context", "256", "--api-key", KEY, *cls.ARGS)
         cls.client = openai.OpenAI(base_url=cls.server.url + "/v1", api_key=KEY, max_retries=0, timeout=60)
         cls.model = cls.client.models.list().data[0].id
 
@@ -173,13 +176,38 @@ class ScriptedModel(unittest.TestCase):
         while got.count(b"data: ") < 4:  # a few tokens arrived
             got += s.recv(4096)
         s.close()
-        line = self.server.wait_for(r"request \d+ chat: .* interrupted", 30, start)
+        line = self.server.wait_for(r"request \d+ chat \(slot \d+\): .* interrupted", 30, start)
         tokens = int(line.split(" tokens,")[0].rsplit(" ", 1)[1])
         self.assertLess(tokens, 200)
         t0 = time.time()
         self.assertEqual(self.chat("H").choices[0].message.content, "Hello, world!")
         self.assertLess(time.time() - t0, 5)  # the slot was freed: no wait for the abandoned generation
         self.assertEqual(self.server.metrics()["requests_interrupted_total"], before + 1)
+
+
+class ScriptedModelParallel(ScriptedModel):
+    """Everything above again with three KV-cache slots decoded together, plus streams that overlap."""
+    ARGS = ("--parallel", "3")
+
+    def test_concurrent_streams_get_their_own_tokens(self):
+        import threading
+        results = {}
+        start = len(self.server.log)
+
+        def run(prompt, **kw):
+            results[prompt] = self.stream(prompt, **kw)
+
+        jobs = [("H", {}), ("R", {}), ("L", {"max_tokens": 120})]
+        threads = [threading.Thread(target=run, args=(p,), kwargs=kw) for p, kw in jobs]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(results["H"]["content"], "Hello, world!")
+        self.assertEqual((results["R"]["reasoning"], results["R"]["content"]), ("Let me think.", "The answer is 4."))
+        self.assertEqual((results["L"]["content"], results["L"]["finish"]), ("lale" * 60, "length"))
+        slots = {int(m) for m in re.findall(r"\(slot (\d)\)", "\n".join(self.server.request_lines(start)))}
+        self.assertGreater(len(slots), 1, "the requests did not run in different slots")
 
 
 class BadInput(unittest.TestCase):
