@@ -94,7 +94,10 @@ Tensor qmatmul(const QuantMatrix& w, const Tensor& x) {
     // keep in vector registers (one running sum would be a chain of dependent adds, latency-bound)
     CustomKernel k(std::string("qmm_") + type_traits(w.type).name);
     KExpr r = k.range(rows, Axis::GLOBAL), tg = k.range(Tp / U, Axis::GLOBAL);
-    KExpr acc = k.reg(dtypes::float32, 32 * U), zero = k.range(32 * U, Axis::UPCAST);
+    // the init and the final sum are loops, not unrolled: indexed by a loop variable, the accumulators stay an
+    // array, so the compiler's SLP vectorizer sees the per-lane stores of the main loop and vectorizes its lanes
+    // (unrolled everywhere, they become 32 * U scalars that it never groups)
+    KExpr acc = k.reg(dtypes::float32, 32 * U), zero = k.range(32 * U, Axis::LOOP);
     KExpr init = k.loop({k.store(acc, zero, k.constant(0, dtypes::float32))}, {zero});
     KExpr b = k.range(cols / f.group_elems, Axis::LOOP), lane = k.range(32, Axis::UPCAST), u = k.range(U, Axis::UPCAST);
     std::vector<KExpr> loops{b};
@@ -110,7 +113,7 @@ Tensor qmatmul(const QuantMatrix& w, const Tensor& x) {
     KExpr xv = k.load(k.buffer(2, dtypes::float32), (tg * U + u) * cols + b * f.group_elems + e);
     KExpr slot = u * 32 + lane;
     KExpr step = k.loop({k.store(acc, slot, k.load(k.after(acc, {init}), slot) + wv * xv)}, loops);
-    KExpr fin = k.range(32, Axis::UNROLL), uo = k.range(U, Axis::UPCAST);
+    KExpr fin = k.range(32, Axis::LOOP), uo = k.range(U, Axis::UPCAST);
     KExpr sum = k.reduce(k.load(k.after(acc, {step}), uo * 32 + fin), Reduce::SUM, {fin});
     k.run(init);
     k.run(step);

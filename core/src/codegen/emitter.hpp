@@ -148,9 +148,13 @@ class Emitter {
 
   void set(const UOpPtr& u, int32_t id) { scopes_.back()[u.get()] = id; keep_.push_back(u); }
   // Local arrays are declared at the top of the kernel: OpenCL allows them nowhere else.
-  void declare_locals(const UOpPtr& sink) {
+  void declare_locals(const UOpPtr& sink) { declare(sink, Op::DEFINE_LOCAL); }
+  // A register array lives for the whole work-item: declared before the kernel's own loops, not inside the first
+  // loop that happens to use it (a later loop would then see another, uninitialized array).
+  void declare_registers(const UOpPtr& sink) { declare(sink, Op::DEFINE_REG); }
+  void declare(const UOpPtr& sink, Op op) {
     for (const UOp* n : toposort(std::vector<UOpPtr>{sink}))
-      if (n->op == Op::DEFINE_LOCAL) emit(n->ptr());
+      if (n->op == op) emit(n->ptr());
   }
 
   // cur + x*y as one FMA for a SUM whose value lanes are all products, where the renderer takes FMA for the

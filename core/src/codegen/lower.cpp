@@ -49,6 +49,7 @@ KirProgram lower_work_groups(KirProgram& k, const sched::Kernel& kernel, const U
     e.special(kernel.out_ranges[d], TG_SPECIAL_GROUP, static_cast<uint32_t>(d));
   }
   e.declare_locals(sink);
+  e.declare_registers(sink);
   for (const auto& st : sink->src) e.emit(st);
   if (e.local_bytes() > caps.local_mem_bytes)
     fail(std::to_string(e.local_bytes()) + " bytes of local arrays; the device has " +
@@ -70,6 +71,7 @@ KirProgram lower_custom(KirProgram& k, const sched::Kernel& kernel, const UOpPtr
     else loops.push_back(e.open_loop(r));
     first = false;
   }
+  e.declare_registers(sink);
   for (const auto& st : sink->src) e.emit(st);
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) e.close_loop(*it);
   k.flops = e.flops();

@@ -88,6 +88,35 @@ TEST(CustomKernel, RegisterArrayCarriesAPrefixSum) {
   }
 }
 
+// The register array is first touched inside a loop (its zeroing), then accumulated in a second loop and read
+// in a third: it must be one array for the work-item, not one per loop that uses it.
+TEST(CustomKernel, RegisterArrayInitializedInALoopLivesAcrossLoops) {
+  const int64_t rows = 7, lanes = 8, n = 40;  // out[r] = sum over c of a[r, c] * b[c], in 8 partial sums
+  auto a = random_floats(rows * n, 11), b = random_floats(n, 12);
+  CustomKernel k("lanes_dot");
+  KExpr r = k.range(rows, Axis::GLOBAL), z = k.range(lanes, Axis::LOOP);
+  KExpr acc = k.reg(dtypes::float32, lanes);
+  KExpr init = k.loop({k.store(acc, z, k.constant(0, dtypes::float32))}, {z});
+  KExpr blk = k.range(n / lanes, Axis::LOOP), lane = k.range(lanes, Axis::UPCAST);
+  KExpr col = blk * lanes + lane;
+  KExpr step = k.loop({k.store(acc, lane, k.load(k.after(acc, {init}), lane) +
+                                              k.load(k.buffer(1, dtypes::float32), r * n + col) * k.load(k.buffer(2, dtypes::float32), col))},
+                      {blk, lane});
+  KExpr fin = k.range(lanes, Axis::LOOP);
+  k.run(init);
+  k.run(step);
+  k.run(k.store(k.buffer(0, dtypes::float32), r, k.reduce(k.load(k.after(acc, {step}), fin), Reduce::SUM, {fin})));
+  k.parallel();
+  auto out = k({{{rows}, dtypes::float32}}, {Tensor::from_vector(a, {rows, n}), Tensor::from_vector(b, {n})})[0].to_vector<float>();
+  for (int64_t row = 0; row < rows; ++row) {
+    std::vector<float> part(lanes, 0.0f);  // the kernel's association: lane partial sums, then lanes in order
+    for (int64_t c = 0; c < n; ++c) part[c % lanes] = part[c % lanes] + a[row * n + c] * b[c];
+    float want = 0;
+    for (float p : part) want += p;
+    EXPECT_EQ(out[row], want) << row;
+  }
+}
+
 TEST(CustomKernel, UnrolledAndLoopedReduction) {
   const int64_t rows = 5, n = 64;
   auto a = random_floats(rows * n, 7), b = random_floats(n, 8);
