@@ -43,7 +43,8 @@ class Server:
         self._cond = threading.Condition()
         self.proc = subprocess.Popen([TG_LLM, "--model", model, "--serve", "0", *args], stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, text=True, errors="replace")
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
         line = self.wait_for(r"ready: http://([0-9.]+):(\d+)/", ready_timeout)
         m = re.search(r"ready: http://([0-9.]+):(\d+)/", line)
         self.url = f"http://{m.group(1)}:{m.group(2)}"
@@ -92,4 +93,6 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        self._reader.join(10)
+        self.proc.stderr.close()
         return self.proc.returncode
