@@ -58,22 +58,26 @@ void Generator::feed_pending(const std::vector<int>& slots) {
   if (feed.empty()) return;
   std::vector<int32_t> toks;
   std::vector<BoundVariable> vars;
+  int64_t furthest = 0;
   for (size_t b = 0; b < feed.size(); ++b) {
     Seq& s = seq(feed[b]);
     const int64_t pos = static_cast<int64_t>(s.cached.size());
     if (pos >= model_.max_context())
       throw Error("tg-llm: the context of " + std::to_string(model_.max_context()) + " tokens is full (--max-context)");
     toks.push_back(*s.pending);
+    furthest = std::max(furthest, pos);
     SeqPos at = model_.decode_position(static_cast<int>(b), feed[b], pos);
     vars.push_back(at.base);
     vars.push_back(at.pos);
   }
-  auto it = decode_.find(feed.size());
+  // static key lengths (a new capture every 128 positions) let the attention's kernels vectorize
+  const auto key = std::make_pair(feed.size(), model_.decode_key_length(furthest));
+  auto it = decode_.find(key);
   if (it == decode_.end())
-    it = decode_.emplace(feed.size(), Jit([this](const std::vector<Tensor>& in, const std::vector<BoundVariable>& v) {
+    it = decode_.emplace(key, Jit([this, key_len = key.second](const std::vector<Tensor>& in, const std::vector<BoundVariable>& v) {
                             std::vector<SeqPos> seqs;
                             for (size_t i = 0; i + 1 < v.size(); i += 2) seqs.push_back({v[i], v[i + 1]});
-                            Tensor logits = model_.decode(in[0], seqs);
+                            Tensor logits = model_.decode(in[0], seqs, key_len);
                             return std::vector<Tensor>{logits, logits.argmax(-1)};
                           })).first;
   Tensor tok = Tensor::from_vector(toks, {static_cast<int64_t>(toks.size())}, dtypes::int32, model_.device());

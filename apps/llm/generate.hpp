@@ -57,7 +57,7 @@ class Generator {
   Model& model_;
   int64_t chunk_;
   std::vector<Seq> seqs_;
-  std::map<size_t, Jit> decode_;  // one capture per batch size
+  std::map<std::pair<size_t, int64_t>, Jit> decode_;  // one capture per batch size and key length
 };
 
 }  // namespace tg::llm

@@ -17,15 +17,16 @@ struct Model::Layer {
 
 namespace {
 
-// Writes rows [base + pos, base + pos + T) of a KV cache in place (the cache is realized once; the kernel stores
-// into it).
-void write_rows(Tensor& cache, const Tensor& rows, const SeqPos& at) {
-  const int64_t T = rows.shape()[0], width = rows.shape()[1];
-  CustomKernel k("kv_write");
+// Writes the T rows of `rows` (T, width) at cache positions [base + pos, base + pos + T) in place (the cache is
+// realized once; the kernel stores into it). `transposed`: the cache is (width, positions), one column per token.
+void write_rows(Tensor& cache, const Tensor& rows, const SeqPos& at, bool transposed) {
+  const int64_t T = rows.shape()[0], width = rows.shape()[1], positions = transposed ? cache.shape()[1] : cache.shape()[0];
+  CustomKernel k(transposed ? "kv_write_t" : "kv_write");
   KExpr t = k.range(T, Axis::GLOBAL), c = k.range(width, Axis::GLOBAL);
   KExpr row = k.variable(at.base.var()).cast(dtypes::int64) + k.variable(at.pos.var()).cast(dtypes::int64) + t;
   const DType dt = cache.dtype();
-  k.run(k.store(k.buffer(1, dt), row * width + c, k.load(k.buffer(0, dtypes::float32), t * width + c).cast(dt)));
+  KExpr to = transposed ? c * positions + row : row * width + c;
+  k.run(k.store(k.buffer(1, dt), to, k.load(k.buffer(0, dtypes::float32), t * width + c).cast(dt)));
   k({}, {rows, cache}, {at.base, at.pos});
 }
 
@@ -92,8 +93,10 @@ Model::Model(std::shared_ptr<GGUFFile> file, const LoadOptions& opts)
     layers_.push_back(std::move(L));
     // zeroed caches, realized once: kv_write stores into them in place
     const DType kv = opts.kv_f16 ? dtypes::float16 : dtypes::float32;
-    k_cache_.push_back(Tensor::zeros({slots_ * max_ctx_, kv_dim}, kv, device_).contiguous().realize());
-    v_cache_.push_back(Tensor::zeros({slots_ * max_ctx_, kv_dim}, kv, device_).contiguous().realize());
+    // keys and values transposed (one column per position): q @ K vectorizes over contiguous keys and p @ V
+    // reduces over contiguous positions, with no copy of the cache per step
+    k_cache_.push_back(Tensor::zeros({kv_dim, slots_ * max_ctx_}, kv, device_).contiguous().realize());
+    v_cache_.push_back(Tensor::zeros({kv_dim, slots_ * max_ctx_}, kv, device_).contiguous().realize());
   }
   // RoPE angles pos * base^(-2i/hd) for every cache row, computed in double on the host once
   auto table = [&](double base, bool sine) {
@@ -133,7 +136,7 @@ Tensor Model::rope(const Tensor& x, int64_t T, const BoundVariable& pos, bool lo
   return Tensor::stack({x0 * c - x1 * s, x0 * s + x1 * c}, -1).reshape({T, heads, hd});
 }
 
-Tensor Model::attention(const Layer& L, int layer, const Tensor& h, int64_t T, const std::vector<SeqPos>& seqs) {
+Tensor Model::attention(const Layer& L, int layer, const Tensor& h, int64_t T, const std::vector<SeqPos>& seqs, int64_t key_len) {
   const ModelConfig& c = cfg_;
   const int64_t H = c.n_heads, KV = c.n_kv_heads, hd = c.head_dim;
   Tensor q = qmatmul(*L.q, h).reshape({T, H, hd}), k = qmatmul(*L.k, h).reshape({T, KV, hd});
@@ -143,33 +146,32 @@ Tensor Model::attention(const Layer& L, int layer, const Tensor& h, int64_t T, c
     k = norm(k, *L.k_norm);
   }
   Tensor out = [&] {
-    if (seqs.size() == 1) return attend(layer, q, k, v, T, seqs[0]);
+    if (seqs.size() == 1) return attend(layer, q, k, v, T, seqs[0], key_len);
     // a decode batch: the projections above are shared, each sequence attends over its own slot
     std::vector<Tensor> outs;
     for (int64_t b = 0; b < T; ++b)
-      outs.push_back(attend(layer, q.slice(0, b, b + 1), k.slice(0, b, b + 1), v.slice(0, b, b + 1), 1, seqs[static_cast<size_t>(b)]));
+      outs.push_back(attend(layer, q.slice(0, b, b + 1), k.slice(0, b, b + 1), v.slice(0, b, b + 1), 1, seqs[static_cast<size_t>(b)], key_len));
     return Tensor::cat(outs, 0);
   }();
   return qmatmul(*L.o, out);
 }
 
-Tensor Model::attend(int layer, Tensor q, Tensor k, const Tensor& v, int64_t T, const SeqPos& at) {
+Tensor Model::attend(int layer, Tensor q, Tensor k, const Tensor& v, int64_t T, const SeqPos& at, int64_t key_len) {
   const ModelConfig& c = cfg_;
   const int64_t H = c.n_heads, KV = c.n_kv_heads, G = H / KV, hd = c.head_dim;
   const bool local = c.layer_is_local[static_cast<size_t>(layer)];
   const BoundVariable& pos = at.pos;
   q = rope(q, T, pos, local);
   k = rope(k, T, pos, local);
-  write_rows(k_cache_[static_cast<size_t>(layer)], k.reshape({T, KV * hd}), at);
-  write_rows(v_cache_[static_cast<size_t>(layer)], v, at);
-  // keys [0, pos + T) of the slot. Decode (one token, Jit-replayed) keeps the length symbolic; a prefill chunk
-  // attends over a static length rounded up to 128 rows (the mask hides rows past pos + T), so its kernels get
-  // static shapes, which the optimizer vectorizes, while a few lengths cover every position
+  write_rows(k_cache_[static_cast<size_t>(layer)], k.reshape({T, KV * hd}), at, true);
+  write_rows(v_cache_[static_cast<size_t>(layer)], v, at, true);
+  // keys [0, pos + T) of the slot. A prefill chunk attends over a static length rounded up to 128 rows (the mask
+  // hides rows past pos + T), so its kernels get static shapes, which the optimizer vectorizes, while a few
+  // lengths cover every position; decode does the same with the batch's key_len, or keeps the length symbolic
   const int64_t bucket = std::min(max_ctx_, (pos.value() + T + 127) / 128 * 128);
-  const Dim len = T == 1 ? Dim(pos) + Dim(T) : Dim(bucket);
-  Tensor keys = k_cache_[static_cast<size_t>(layer)].shrink(0, Dim(at.base), len).reshape({len, Dim(KV), Dim(hd)}).permute({1, 2, 0}).cast(dtypes::float32);  // (KV, hd, L)
-  Tensor vals = v_cache_[static_cast<size_t>(layer)].shrink(0, Dim(at.base), len).reshape({len, Dim(KV), Dim(hd)}).permute({1, 0, 2}).cast(dtypes::float32);  // (KV, L, hd)
-  if (T > 1) keys = keys.contiguous();  // (KV, hd, L) rows contiguous along L: the product vectorizes over keys
+  const Dim len = T > 1 ? Dim(bucket) : key_len > 0 ? Dim(key_len) : Dim(pos) + Dim(T);
+  Tensor keys = k_cache_[static_cast<size_t>(layer)].shrink(1, Dim(at.base), len).reshape({Dim(KV), Dim(hd), len}).cast(dtypes::float32);  // (KV, hd, L)
+  Tensor vals = v_cache_[static_cast<size_t>(layer)].shrink(1, Dim(at.base), len).reshape({Dim(KV), Dim(hd), len}).permute({0, 2, 1}).cast(dtypes::float32);  // (KV, L, hd)
   Tensor qh = q.reshape({T, KV, G, hd}).permute({1, 2, 0, 3}).reshape({KV, G * T, hd});
   // realized once: the softmax reads the scores three times (max, sum, normalize) and would recompute each dot
   Tensor scores = (qh.matmul(keys) * c.attn_scale).contiguous().reshape({Dim(KV), Dim(G), Dim(T), len});
@@ -180,18 +182,19 @@ Tensor Model::attend(int layer, Tensor q, Tensor k, const Tensor& v, int64_t T, 
   Tensor neg = Tensor::full({1}, ninf, dtypes::float32, device_).reshape({1, 1, 1, 1});
   scores = Tensor::where(kpos.le(qpos), scores, neg);
   if (local) scores = Tensor::where((qpos - kpos).lt(Tensor::full({1}, static_cast<double>(c.sliding_window), dtypes::int32, device_).reshape({1, 1, 1, 1})), scores, neg);
-  Tensor p = scores.softmax(-1).reshape({Dim(KV), Dim(G * T), len});
+  // realized: fused into the product, every one of the hd outputs would recompute the exponentials
+  Tensor p = scores.softmax(-1).contiguous().reshape({Dim(KV), Dim(G * T), len});
   // the product in its natural layout first: fusing the head permute into its store makes the reduction stride
   return p.matmul(vals).contiguous().reshape({KV, G, T, hd}).permute({2, 0, 1, 3}).reshape({T, H * hd});
 }
 
-Tensor Model::run(const Tensor& ids, int64_t T, const std::vector<SeqPos>& seqs, const Tensor* last_row) {
+Tensor Model::run(const Tensor& ids, int64_t T, const std::vector<SeqPos>& seqs, const Tensor* last_row, int64_t key_len) {
   const ModelConfig& c = cfg_;
   Tensor x = qembedding(*embed_, ids);
   if (c.embed_scale != 1.0) x = x * c.embed_scale;
   for (size_t il = 0; il < layers_.size(); ++il) {
     const Layer& L = layers_[il];
-    Tensor a = attention(L, static_cast<int>(il), norm(x, *L.attn_norm), T, seqs);
+    Tensor a = attention(L, static_cast<int>(il), norm(x, *L.attn_norm), T, seqs, key_len);
     if (c.post_norms) a = norm(a, *L.post_attn_norm);
     x = (x + a).realize();  // the residual stream is read twice: realized once, not recomputed by each reader
     Tensor h = norm(x, *L.ffn_norm);
@@ -237,10 +240,15 @@ SeqPos Model::decode_position(int b, int slot, int64_t pos) const {
   return {base_vars_[static_cast<size_t>(b)].bind(static_cast<int64_t>(slot) * max_ctx_), pos_vars_[static_cast<size_t>(b)].bind(pos)};
 }
 
-Tensor Model::decode(const Tensor& tokens, const std::vector<SeqPos>& seqs) {
+Tensor Model::decode(const Tensor& tokens, const std::vector<SeqPos>& seqs, int64_t key_len) {
   const int64_t B = tokens.shape()[0];
   if (B < 1 || static_cast<size_t>(B) != seqs.size()) throw std::invalid_argument("tg-llm: decode of " + std::to_string(B) + " tokens and " + std::to_string(seqs.size()) + " positions");
-  return run(tokens, B, seqs, nullptr);
+  for (const SeqPos& s : seqs)
+    if (key_len > 0 && (s.pos.value() >= key_len || key_len > max_ctx_))
+      throw std::invalid_argument("tg-llm: decode key length " + std::to_string(key_len) + " for position " + std::to_string(s.pos.value()));
+  return run(tokens, B, seqs, nullptr, key_len);
 }
+
+int64_t Model::decode_key_length(int64_t pos) const { return std::min(max_ctx_, (pos + 1 + 127) / 128 * 128); }
 
 }  // namespace tg::llm

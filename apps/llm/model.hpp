@@ -68,7 +68,12 @@ class Model {
   Tensor forward(const std::vector<int32_t>& tokens, int64_t start_pos, int slot = 0);
   // One token for each of B sequences (B <= slots), given as a (B,) int32 tensor, each at its own slot and
   // position: (B, vocab) logits. The graph depends only on B, so a tg::Jit per B captures it once (Generator).
-  Tensor decode(const Tensor& tokens, const std::vector<SeqPos>& seqs);
+  // key_len 0: the attention's key length is symbolic (pos + 1, one graph for all positions); otherwise every
+  // sequence attends over key_len cache rows (>= its pos + 1; the mask hides the rest): static shapes, which the
+  // optimizer vectorizes, at the price of one graph per length (decode_key_length gives a few lengths).
+  Tensor decode(const Tensor& tokens, const std::vector<SeqPos>& seqs, int64_t key_len = 0);
+  // The key length decode uses for a batch whose furthest position is `pos`: pos + 1 rounded up to 128.
+  int64_t decode_key_length(int64_t pos) const;
   // The variables of sequence b of a decode batch, bound to slot `slot` at position `pos`.
   SeqPos decode_position(int b, int slot, int64_t pos) const;
   int slots() const { return slots_; }
@@ -80,10 +85,10 @@ class Model {
   struct Layer;
   // `seqs`: one sequence of n_tokens, or n_tokens sequences of one token each. `last`: (1, n_tokens) one-hot
   // row picking the token whose logits are returned (null: every row's)
-  Tensor run(const Tensor& ids, int64_t n_tokens, const std::vector<SeqPos>& seqs, const Tensor* last);
-  Tensor attention(const Layer& L, int layer, const Tensor& h, int64_t T, const std::vector<SeqPos>& seqs);
+  Tensor run(const Tensor& ids, int64_t n_tokens, const std::vector<SeqPos>& seqs, const Tensor* last, int64_t key_len = 0);
+  Tensor attention(const Layer& L, int layer, const Tensor& h, int64_t T, const std::vector<SeqPos>& seqs, int64_t key_len);
   // q (T, H, hd) and k (T, KV, hd) before RoPE, v (T, KV * hd): T tokens of one sequence -> (T, H * hd)
-  Tensor attend(int layer, Tensor q, Tensor k, const Tensor& v, int64_t T, const SeqPos& at);
+  Tensor attend(int layer, Tensor q, Tensor k, const Tensor& v, int64_t T, const SeqPos& at, int64_t key_len);
   Tensor rope(const Tensor& x, int64_t T, const BoundVariable& pos, bool local) const;
   Tensor norm(const Tensor& x, const Tensor& w) const;
 
