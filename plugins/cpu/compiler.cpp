@@ -64,12 +64,14 @@ const std::vector<std::string>& host_target_args() {
 // roundings, so a kernel's result does not depend on whether the core sent MULACC or MUL then ADD; no fast-math
 // (NaN and inf must behave); math-errno is off by default in -cc1, so __builtin_sqrtf is one instruction; PIC
 // lets JITLink place the code anywhere relative to libm. -O2 in -cc1 does not imply the vectorizers: ask.
+// -mprefer-vector-width=512: LLVM tunes Skylake-X and later for 256-bit vectors and then splits the renderer's
+// 64-byte vectors in two, which doubles a register tile's accumulators past the 32 registers and spills them.
 std::vector<char> compile_to_object(const std::string& source, const std::string& kernel_name) {
   init_llvm();
   const std::string file = kernel_name + ".c";
   std::vector<std::string> args = host_target_args();
   args.insert(args.end(),
-              {"-O2", "-std=gnu17", "-ffreestanding", "-fwrapv", "-ffp-contract=off", "-vectorize-loops",
+              {"-O2", "-std=gnu17", "-ffreestanding", "-fwrapv", "-ffp-contract=off", "-mprefer-vector-width=512", "-vectorize-loops",
                "-vectorize-slp", "-mrelocation-model", "pic", "-pic-level", "2", "-emit-obj", "-x", "c", file});
   std::vector<const char*> argv;
   for (const std::string& arg : args) argv.push_back(arg.c_str());
