@@ -1,9 +1,7 @@
-// bench_cpu: tg's CPU plugin against peers measured in the same run: OpenBLAS cblas_sgemm for GEMM and
-// matrix-vector, a STREAM-style triad and reduction (plain C++ threads) for the memory-bound kernels.
-// Medians of several runs; one JSON object on stdout. tg kernels are replayed through a Jit so the figures are
-// kernel time, not graph building.
-#include <cblas.h>
-
+// bench_cpu: tg's CPU plugin against peers measured in the same run: OpenBLAS and BLIS sgemm (each running its
+// best kernel here, see peers/gemm_peers.hpp) for GEMM and matrix-vector, a STREAM-style triad and reduction
+// (plain C++ threads) for the memory-bound kernels. Medians of several runs; one JSON object on stdout. tg kernels
+// are replayed through a Jit so the figures are kernel time, not graph building.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -18,6 +16,7 @@
 #include <tbb/parallel_for.h>
 
 #include "codegen/lower.hpp"
+#include "peers/gemm_peers.hpp"
 #include "runtime/device.hpp"
 #include "schedule/schedule.hpp"
 #include "tg/jit.hpp"
@@ -150,22 +149,38 @@ std::string launch_overhead() {
   return buf;
 }
 
-double g_peak_gflops = 0;  // the FMA peak measured at start, for GEMM's fraction of it
+double g_peak_gflops = 0;                    // the FMA peak measured at start, for GEMM's fraction of it
+std::vector<tg::bench::GemmPeer> g_gemm_peers;  // loaded before any thread starts
 
-std::string gemm(int64_t m, int64_t k, int64_t n, int runs, int threads) {
+std::string gemm(int64_t m, int64_t k, int64_t n, int runs) {
   tg::Tensor a = tg::Tensor::rand({m, k}, 1).realize(), b = tg::Tensor::rand({k, n}, 2).realize();
   tg::Jit mm([](const std::vector<tg::Tensor>& in, const std::vector<tg::BoundVariable>&) {
     return std::vector<tg::Tensor>{in[0].matmul(in[1])};
   });
-  double tg_s = median_seconds(jitted(mm, {a, b}), runs);
+  const double flops = 2.0 * m * n * k;
+  const double tg_gflops = flops / median_seconds(jitted(mm, {a, b}), runs) / 1e9;
   std::vector<float> ha = a.to_vector<float>(), hb = b.to_vector<float>(), hc(static_cast<size_t>(m * n));
-  openblas_set_num_threads(threads);
-  double blas_s = median_seconds([&] { cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1, ha.data(), k, hb.data(), n, 0, hc.data(), n); }, runs);
-  double flops = 2.0 * m * n * k;
+  std::string peers;
+  for (const auto& p : g_gemm_peers) {
+    const double gflops = flops / median_seconds([&] { p.sgemm(m, k, n, ha.data(), hb.data(), hc.data()); }, runs) / 1e9;
+    char buf[160];
+    std::snprintf(buf, sizeof(buf), "%s{\"name\": \"%s\", \"gflops\": %.2f, \"tg_over_peer\": %.3f}", peers.empty() ? "" : ", ",
+                  p.name.c_str(), gflops, tg_gflops / gflops);
+    peers += buf;
+  }
   char buf[256];
-  std::snprintf(buf, sizeof(buf), "{\"m\": %ld, \"k\": %ld, \"n\": %ld, \"tg_gflops\": %.2f, \"openblas_gflops\": %.2f, \"tg_over_openblas\": %.3f, \"tg_of_fma_peak\": %.3f}",
-                m, k, n, flops / tg_s / 1e9, flops / blas_s / 1e9, blas_s / tg_s, flops / tg_s / 1e9 / g_peak_gflops);
-  return buf;
+  std::snprintf(buf, sizeof(buf), "{\"m\": %ld, \"k\": %ld, \"n\": %ld, \"tg_gflops\": %.2f, \"tg_of_fma_peak\": %.3f, \"peers\": [",
+                m, k, n, tg_gflops, tg_gflops / g_peak_gflops);
+  return buf + peers + "]}";
+}
+
+// The peers as loaded: which kernel each runs and how it was set up.
+std::string peers_json() {
+  std::string out;
+  for (const auto& p : g_gemm_peers)
+    out += (out.empty() ? "{" : ", {") + std::string("\"name\": \"") + p.name + "\", \"kernel\": \"" + p.kernel + "\", \"version\": \"" +
+           p.version + "\", \"setup\": \"" + p.setup + "\"}";
+  return "[" + out + "]";
 }
 
 std::string triad(int64_t n, int runs, int threads) {
@@ -323,24 +338,26 @@ std::string rows_op(const char* name, int64_t rows, int64_t cols, int runs, int 
 }  // namespace
 
 int main(int argc, char** argv) {
-  // CPU_COUNT sets the threads of both tg's CPU plugin and OpenBLAS; --quick: small GEMMs; --gemm: GEMMs only
+  // CPU_COUNT sets the threads of tg's CPU plugin and of every peer; --quick: small GEMMs; --gemm: GEMMs only
   int runs = 5, threads = static_cast<int>(std::thread::hardware_concurrency());
   if (const char* c = std::getenv("CPU_COUNT")) threads = std::max(1, std::atoi(c));
   bool quick = false, gemm_only = false;
   for (int i = 1; i < argc; ++i) quick |= std::string(argv[i]) == "--quick", gemm_only |= std::string(argv[i]) == "--gemm";
+  g_gemm_peers = tg::bench::load_gemm_peers(threads);
   g_peak_gflops = fma_peak_gflops(threads);
   std::vector<std::string> gemms;
-  for (int64_t s : quick ? std::vector<int64_t>{256, 512} : std::vector<int64_t>{256, 512, 1024, 2048}) gemms.push_back(gemm(s, s, s, runs, threads));
+  for (int64_t s : quick ? std::vector<int64_t>{256, 512} : std::vector<int64_t>{256, 512, 1024, 2048}) gemms.push_back(gemm(s, s, s, runs));
+  if (!gemm_only) {
+    gemms.push_back(gemm(4096, 4096, 1, runs));  // matrix-vector
+    gemms.push_back(gemm(1, 4096, 4096, runs));  // vector-matrix
+  }
+  std::printf("{\"bench\": \"cpu\", \"threads\": %d, \"runs\": %d, \"fma_peak_gflops\": %.1f, \"peers\": %s, \"gemm\": [", threads, runs,
+              g_peak_gflops, peers_json().c_str());
+  for (size_t i = 0; i < gemms.size(); ++i) std::printf("%s%s", i ? ", " : "", gemms[i].c_str());
   if (gemm_only) {
-    std::printf("{\"bench\": \"cpu\", \"threads\": %d, \"runs\": %d, \"fma_peak_gflops\": %.1f, \"gemm\": [", threads, runs, g_peak_gflops);
-    for (size_t i = 0; i < gemms.size(); ++i) std::printf("%s%s", i ? ", " : "", gemms[i].c_str());
     std::printf("]}\n");
     return 0;
   }
-  gemms.push_back(gemm(4096, 4096, 1, runs, threads));  // matrix-vector
-  gemms.push_back(gemm(1, 4096, 4096, runs, threads));  // vector-matrix
-  std::printf("{\"bench\": \"cpu\", \"threads\": %d, \"runs\": %d, \"fma_peak_gflops\": %.1f, \"gemm\": [", threads, runs, g_peak_gflops);
-  for (size_t i = 0; i < gemms.size(); ++i) std::printf("%s%s", i ? ", " : "", gemms[i].c_str());
   std::printf("], \"launch\": %s, \"compile\": %s, \"half_matvec\": %s, \"int8_dot\": %s, \"triad\": %s, \"sum\": %s, \"softmax\": %s, \"layernorm\": %s}\n",
               launch_overhead().c_str(), compile_times(runs, threads).c_str(), half_matvec(4096, runs, threads).c_str(), int8_dot(4096, 4096, runs, threads).c_str(), triad(16 << 20, runs, threads).c_str(),
               reduce_sum(16 << 20, runs, threads).c_str(), rows_op("softmax", 4096, 4096, runs, threads).c_str(),

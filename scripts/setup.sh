@@ -9,7 +9,8 @@ packages=(
   libgtest-dev googletest                                             # GoogleTest
   llvm-19-dev libclang-19-dev clang-19 lld-19                         # in-process C compiler + ORC JIT
   libclang-rt-19-dev                                                  # libFuzzer for the GGUF parser
-  libopenblas-dev                                                     # peer for CPU benchmarks
+  libopenblas-dev                                                     # GEMM peer for bench_cpu
+  libblis-pthread-dev                                                 # GEMM peer for bench_cpu
   zlib1g-dev libzstd-dev libedit-dev libcurl4-openssl-dev libxml2-dev # link deps of LLVM's cmake package
   nlohmann-json3-dev libicu-dev                                       # tg-llm: JSON (templates, server), Unicode regexes
   libcpp-httplib-dev                                                  # tg-llm --serve: HTTP
