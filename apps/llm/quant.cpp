@@ -47,6 +47,18 @@ std::vector<Tensor> with_lut(const Format& f, std::vector<Tensor> inputs) {
   return inputs;
 }
 
+// Weights are streamed once per token, and the hardware prefetcher falls behind on them: on Gemma 3 270M's
+// 262144 x 640 Q8_0 output head (2 threads) the matrix-vector product takes 18 ms as written and 10 ms when each
+// row first asks for the bytes kPrefetchBytes ahead of it (4 to 8 KiB measured best). A hint: renderers that do
+// not speak C skip it.
+constexpr int64_t kPrefetchBytes = 6144;
+KExpr prefetch_ahead(CustomKernel& k, const KExpr& bytes, const KExpr& start, int64_t n, int64_t total) {
+  KExpr line = k.range((n + 63) / 64, Axis::LOOP);
+  KExpr at = start + kPrefetchBytes + line * 64;
+  at = KExpr::where(at < total, at, start);  // never an address past the buffer
+  return k.loop({k.inline_stmt({{"c", "__builtin_prefetch(&{0}[{1}]);"}, {"*", ""}}, {bytes, at})}, {line});
+}
+
 }  // namespace
 
 const std::vector<GGMLType>& supported_types() {
@@ -96,6 +108,8 @@ Tensor qmatmul(const QuantMatrix& w, const Tensor& x) {
     // keep in vector registers (one running sum would be a chain of dependent adds, latency-bound)
     CustomKernel k(std::string("qmm_") + type_traits(w.type).name);
     KExpr r = k.range(rows, Axis::GLOBAL), tg = k.range(Tp / U, Axis::GLOBAL);
+    KExpr words = k.buffer(1, dtypes::uint8);
+    k.run(prefetch_ahead(k, words, r * rw, rw, rows * rw));
     // the init and the final sum are loops, not unrolled: indexed by a loop variable, the accumulators stay an
     // array, so the compiler's SLP vectorizer sees the per-lane stores of the main loop and vectorizes its lanes
     // (unrolled everywhere, they become 32 * U scalars that it never groups)
@@ -110,7 +124,7 @@ Tensor qmatmul(const QuantMatrix& w, const Tensor& x) {
       e = run * 32 + lane;
     }
     loops.insert(loops.end(), {lane, u});
-    GroupReader rd{k, k.buffer(1, dtypes::uint8), r * rw + b * f.group_bytes, f.needs_lut ? k.buffer(3, dtypes::float32) : KExpr()};
+    GroupReader rd{k, words, r * rw + b * f.group_bytes, f.needs_lut ? k.buffer(3, dtypes::float32) : KExpr()};
     KExpr wv = f.decode(rd, e);  // one decode for the U tokens
     KExpr xv = k.load(k.buffer(2, dtypes::float32), (tg * U + u) * cols + b * f.group_elems + e);
     KExpr slot = u * 32 + lane;

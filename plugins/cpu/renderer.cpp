@@ -260,6 +260,10 @@ class CpuRenderer final : public sdk::CRenderer {
       return vectorize(to, vcount, lanes);
     }
     if (from == to) return x;
+    // and one vcvtph2ps for a scalar too (a quantized block's scale): the helper's branches cost more than the
+    // block's arithmetic
+    if (from == TG_DTYPE_FLOAT16 && (to == TG_DTYPE_FLOAT32 || to == TG_DTYPE_FLOAT64) && host_has_f16c())
+      return cat("((", scalar_type(to), ")(", x, "))");
     const std::string wide = from == TG_DTYPE_FLOAT16    ? cat("tg_half_to_float(", x, ")")
                              : from == TG_DTYPE_BFLOAT16 ? cat("tg_bf16_to_float(", x, ")")
                                                          : x;

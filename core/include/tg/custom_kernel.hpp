@@ -90,7 +90,9 @@ class CustomKernel {
   KExpr barrier(const std::vector<KExpr>& statements);
   // Inline code pasted into the rendered source, one variant per source language (a renderer's caps.language:
   // "c" for CPU, "opencl-c" for QCOM, "cuda" for NV); {0}..{9} stand for `args` (values or buffers). The kernel
-  // runs where its renderer's language has a variant; elsewhere the launch is a tg::Error naming both. An
+  // runs where its renderer's language has a variant, or where there is one for language "*" (any other,
+  // including renderers without inline code); elsewhere the launch is a tg::Error naming both. An empty statement
+  // is no statement: {{"c", "__builtin_prefetch(...)"}, {"*", ""}} is a hint that only C renderers take. An
   // expression has `dtype`; a statement is run() or put in loop() like a store. Identical statements (same code
   // and args) are one statement.
   using Code = std::vector<std::pair<std::string, std::string>>;  // {language, snippet}

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -494,9 +495,11 @@ class Emitter {
         return k_.add(TG_KIR_BARRIER, 0, 1, {});
       case Op::CUSTOM:
       case Op::CUSTOMI: {
+        std::optional<std::string> text = custom_code_in(u->arg_str());
+        if (u->op == Op::CUSTOM && text && text->empty()) return -1;  // an empty statement: a hint this language skips
         std::vector<int32_t> src;
-        for (const auto& s : u->src) src.push_back(emit(s));
-        const int64_t code = k_.add_string(custom_code_for(u->arg_str()));
+        for (const auto& s : u->src) src.push_back(emit(s));  // (their errors first: they are inside)
+        const int64_t code = k_.add_string(text ? *text : custom_code_for(u->arg_str()));
         return k_.add(u->op == Op::CUSTOM ? TG_KIR_CUSTOM : TG_KIR_CUSTOMI, dt(u->dtype), 1, std::move(src), {.i = code});
       }
       case Op::DEFINE_REG: return k_.add(TG_KIR_DEFINE_REG, dt(u->dtype), 1, {}, {.i = u->arg_ints()[0]}, TG_ADDR_REG);
@@ -522,20 +525,35 @@ class Emitter {
     if (!caps_.has_local) throw Error(std::string("tg: ") + what + " needs local memory, which this renderer does not have");
   }
 
-  // The variant of an inline snippet ("lang\0code\0lang\0code...") written in the renderer's language.
-  std::string custom_code_for(const std::string& variants) const {
+  // The variant of an inline snippet ("lang\0code\0lang\0code...") written in the renderer's language, else
+  // the one for any language ("*"); nullopt when there is neither.
+  std::optional<std::string> custom_code_in(const std::string& variants) const {
     const char* language = caps_.language;  // NULL from a renderer without inline code (or an ABI 1.0 plugin)
+    std::optional<std::string> any;
+    for (const auto& [lang, code] : custom_variants(variants)) {
+      if (language && lang == language) return code;
+      if (lang == "*") any = code;
+    }
+    return any;
+  }
+  std::string custom_code_for(const std::string& variants) const {
+    if (std::optional<std::string> code = custom_code_in(variants)) return *code;
     std::string offered;
+    for (const auto& v : custom_variants(variants)) offered += (offered.empty() ? "" : ", ") + v.first;
+    const char* language = caps_.language;
+    throw Error("tg: inline code is written for " + (offered.empty() ? std::string("no language") : offered) +
+                ", but this renderer " + (language ? "speaks " + std::string(language) : "takes no inline code"));
+  }
+  static std::vector<std::pair<std::string, std::string>> custom_variants(const std::string& variants) {
+    std::vector<std::pair<std::string, std::string>> out;
     for (size_t pos = 0; pos < variants.size();) {
       std::string lang = variants.c_str() + pos;
       pos += lang.size() + 1;
       std::string code = pos < variants.size() ? std::string(variants.c_str() + pos) : "";
       pos += code.size() + 1;
-      if (language && lang == language) return code;
-      offered += (offered.empty() ? "" : ", ") + lang;
+      out.emplace_back(std::move(lang), std::move(code));
     }
-    throw Error("tg: inline code is written for " + (offered.empty() ? std::string("no language") : offered) +
-                ", but this renderer " + (language ? "speaks " + std::string(language) : "takes no inline code"));
+    return out;
   }
 
   static bool is_unrolled(const UOpPtr& r) {

@@ -229,6 +229,24 @@ TEST(CustomKernelInlineCode, RendererWithoutInlineCodeIsAnError) {
   }
 }
 
+// A hint: out[i] = 2 x[i] with a prefetch of x that C renderers take and the rest ("*": empty) skip; the same
+// kernel runs on CPU (which pastes the prefetch) and on INTERP (which has no inline code at all).
+TEST(CustomKernelInlineCode, EmptyFallbackStatementIsAHintOthersSkip) {
+  const int64_t n = 100;
+  std::vector<float> x(n);
+  for (int64_t j = 0; j < n; ++j) x[j] = static_cast<float>(j) * 0.5f - 7.0f;
+  CustomKernel k("prefetch_hint");
+  KExpr i = k.range(n, Axis::GLOBAL);
+  KExpr in = k.buffer(1, dtypes::float32);
+  KExpr ahead = KExpr::where(i + 16 < n, i + 16, i);
+  k.run(k.inline_stmt({{"c", "__builtin_prefetch(&{0}[{1}]);"}, {"*", ""}}, {in, ahead}));
+  k.run(k.store(k.buffer(0, dtypes::float32), i, k.load(in, i) * 2.0f));
+  for (const char* dev : {"CPU", "INTERP"}) {
+    auto out = Tensor::custom_kernel(k, {{{n}, dtypes::float32}}, {Tensor::from_vector(x, {n}, dev)})[0].to_vector<float>();
+    for (int64_t j = 0; j < n; ++j) ASSERT_EQ(out[j], x[j] * 2.0f) << dev << " element " << j;
+  }
+}
+
 TEST(CustomKernelInlineCode, BadVariantsAreRefused) {
   CustomKernel k("bad_inline");
   KExpr i = k.range(4, Axis::GLOBAL);
