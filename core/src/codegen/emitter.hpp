@@ -573,6 +573,7 @@ class Emitter {
     if (r->range().type == AxisType::LOCAL || (r->range().type == AxisType::GLOBAL && bound(r)))
       return emit_end(stmts, ranges, i + 1);
     if (is_unrolled(r)) {
+      if (int w = store_vector_width(stmts, ranges, i); w > 1) return emit_store_vectors(stmts, r, w);
       for (int64_t k = 0; k < r->src[0]->arg_int(); ++k) {
         std::vector<UOpPtr> copy;
         for (const auto& st : stmts) copy.push_back(simplify(substitute(st, {{r.get(), const_int(r->dtype, k)}})));
@@ -583,6 +584,37 @@ class Emitter {
     int32_t loop = open_loop(r);
     emit_end(stmts, ranges, i + 1);
     close_loop(loop);
+  }
+
+  // Stores inside an innermost UPCAST range are written for w lanes at once (w the widest vector the renderer
+  // has for every stored dtype that divides the range): store_lanes makes each group one vector statement where
+  // its indices are consecutive and its values vectorize, so a custom kernel's lanes reach the renderer as
+  // vectors instead of as 32 scalar statements that clang's SLP vectorizer may or may not regroup (measured on
+  // the LLM's Q5_0 matrix-vector kernel: it regrouped them with a shuffle per lane). Lanes are independent
+  // (UPCAST's contract), so each statement runs for a whole group before the next. 1 where this does not apply.
+  int store_vector_width(const std::vector<UOpPtr>& stmts, const std::vector<UOpPtr>& ranges, size_t i) const {
+    if (ranges[i]->range().type != AxisType::UPCAST || !is_const_end(ranges[i])) return 1;
+    for (size_t j = i + 1; j < ranges.size(); ++j)
+      if (ranges[j]->op == Op::RANGE) return 1;
+    const int64_t n = ranges[i]->src[0]->arg_int();
+    for (int w : {16, 8, 4, 2}) {
+      bool ok = n % w == 0;
+      for (const auto& st : stmts) ok = ok && st->op == Op::STORE && vector_ok(st->src[2]->dtype, w) && !st->src[2]->dtype.is_bool();
+      if (ok) return w;
+    }
+    return 1;
+  }
+  void emit_store_vectors(const std::vector<UOpPtr>& stmts, const UOpPtr& r, int w) {
+    for (int64_t k0 = 0; k0 < r->src[0]->arg_int(); k0 += w)
+      for (const auto& st : stmts) {
+        std::vector<UOpPtr> lanes;
+        for (int64_t k = k0; k < k0 + w; ++k) lanes.push_back(simplify(substitute(st, {{r.get(), const_int(r->dtype, k)}})));
+        if (lanes[0]->src.size() > 3) {  // a gated store: per lane, as before
+          for (const auto& l : lanes) emit(l);
+          continue;
+        }
+        store_lanes(lanes);
+      }
   }
 
   // A REDUCE over UNROLL/UPCAST ranges: the value for each index combined in straight-line code (the remaining
