@@ -77,7 +77,7 @@ TEST_P(Formats, MatrixProductAndEmbeddingMatchFloat64Loops) {
   GGMLType t = GetParam();
   Fixture f = load(type_name(t));
   QuantMatrix m = upload_matrix(as_tensor(t, f.raw, kRows, kCols), nullptr);
-  for (int64_t T : {int64_t{1}, int64_t{5}, kPanelTokens + 3}) {  // the in-kernel decode, and the panel GEMM
+  for (int64_t T : {int64_t{1}, int64_t{3}, int64_t{5}, int64_t{12}, kPanelTokens + 3}) {  // the in-kernel decode, and the panel GEMM
     std::vector<float> x(static_cast<size_t>(T * kCols));
     std::mt19937 rng(static_cast<uint32_t>(T));
     std::normal_distribution<float> nd;
