@@ -117,6 +117,33 @@ TEST(CustomKernel, RegisterArrayInitializedInALoopLivesAcrossLoops) {
   }
 }
 
+// UPCAST lanes through a register array (the LLM's matrix-vector shape): out[i, l] = 3 in[i, l] + l over 32
+// lanes, written as vector stores on CPU (the emitter groups innermost UPCAST stores), as scalars on INTERP, and
+// the odd lanes' gated store stays per lane; all three must match a plain loop.
+TEST(CustomKernel, UpcastLanesThroughARegisterArray) {
+  const int64_t rows = 8, lanes = 32;
+  std::vector<float> x(rows * lanes);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) * 0.25f - 9.0f;
+  CustomKernel k("lanes_to_vectors");
+  KExpr i = k.range(rows, Axis::GLOBAL);
+  KExpr acc = k.reg(dtypes::float32, lanes);
+  KExpr l = k.range(lanes, Axis::UPCAST), l2 = k.range(lanes, Axis::UPCAST), l3 = k.range(lanes, Axis::UPCAST);
+  KExpr fill = k.loop({k.store(acc, l, k.load(k.buffer(1, dtypes::float32), i * lanes + l) * 3.0f)}, {l});
+  k.run(fill);
+  KExpr out = k.buffer(0, dtypes::float32);
+  KExpr put = k.loop({k.store(out, i * lanes + l2, k.load(k.after(acc, {fill}), l2) + l2.cast(dtypes::float32))}, {l2});
+  k.run(put);
+  k.run(k.loop({k.store(k.after(out, {put}), i * lanes + l3, k.constant(-1, dtypes::float32), l3 % k.constant(2, dtypes::int64) == k.constant(1, dtypes::int64))}, {l3}));
+  for (const char* dev : {"CPU", "INTERP"}) {
+    auto got = Tensor::custom_kernel(k, {{{rows * lanes}, dtypes::float32}}, {Tensor::from_vector(x, {rows * lanes}, dev)})[0].to_vector<float>();
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < lanes; ++j) {
+        const float want = j % 2 ? -1.0f : x[r * lanes + j] * 3.0f + static_cast<float>(j);
+        ASSERT_EQ(got[r * lanes + j], want) << dev << " row " << r << " lane " << j;
+      }
+  }
+}
+
 TEST(CustomKernel, UnrolledAndLoopedReduction) {
   const int64_t rows = 5, n = 64;
   auto a = random_floats(rows * n, 7), b = random_floats(n, 8);
