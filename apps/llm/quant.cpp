@@ -107,7 +107,12 @@ Tensor qmatmul(const QuantMatrix& w, const Tensor& x) {
     // 32 partial sums per output and token, one per lane of a block: independent add chains the compiler can
     // keep in vector registers (one running sum would be a chain of dependent adds, latency-bound)
     CustomKernel k(std::string("qmm_") + type_traits(w.type).name);
-    KExpr r = k.range(rows, Axis::GLOBAL), tg = k.range(Tp / U, Axis::GLOBAL);
+    // with several token groups, rows go in blocks of R inside each group: the group's activations (U rows of x)
+    // then stay in L1 across R weight rows instead of streaming from L2 once per row
+    int64_t R = 1;
+    while (Tp > U && R < 64 && rows % (R * 2) == 0) R *= 2;
+    KExpr ro = k.range(rows / R, Axis::GLOBAL), tg = k.range(Tp / U, Axis::GLOBAL), ri = k.range(R, Axis::GLOBAL);
+    KExpr r = ro * R + ri;
     KExpr words = k.buffer(1, dtypes::uint8);
     k.run(prefetch_ahead(k, words, r * rw, rw, rows * rw));
     // the init and the final sum are loops, not unrolled: indexed by a loop variable, the accumulators stay an
@@ -128,7 +133,7 @@ Tensor qmatmul(const QuantMatrix& w, const Tensor& x) {
     KExpr wv = f.decode(rd, e);  // one decode for the U tokens
     KExpr xv = k.load(k.buffer(2, dtypes::float32), (tg * U + u) * cols + b * f.group_elems + e);
     KExpr slot = u * 32 + lane;
-    KExpr step = k.loop({k.store(acc, slot, k.load(k.after(acc, {init}), slot) + wv * xv)}, loops);
+    KExpr step = k.loop({k.store(acc, slot, KExpr::fma(wv, xv, k.load(k.after(acc, {init}), slot)))}, loops);
     KExpr fin = k.range(32, Axis::LOOP), uo = k.range(U, Axis::UPCAST);
     KExpr sum = k.reduce(k.load(k.after(acc, {step}), uo * 32 + fin), Reduce::SUM, {fin});
     k.run(init);

@@ -61,6 +61,8 @@ class KExpr {
   KExpr operator<(int64_t o) const;
   static KExpr max(const KExpr& a, const KExpr& b);
   static KExpr where(const KExpr& c, const KExpr& a, const KExpr& b);
+  // a * b + c for floats: rounded once where the renderer has a fused multiply-add, else a product and a sum
+  static KExpr fma(const KExpr& a, const KExpr& b, const KExpr& c);
 };
 
 // The definition of a kernel. Buffers are the Tensor arguments in call order (outputs first, then inputs).

@@ -30,6 +30,7 @@ UOpPtr decompose(const UOpPtr& u, const SupportsFn& supports) {
       return d.is_float() ? alu(Op::MUL, a, const_like(a, -1.0)) : alu(Op::MUL, a, const_int(a->dtype, -1));
     case Op::RECIP: return alu(Op::FDIV, const_like(a, 1.0), a);
     case Op::MULACC: return alu(Op::ADD, alu(Op::MUL, a, u->src[1]), u->src[2]);
+    case Op::FMA: return alu(Op::ADD, alu(Op::MUL, a, u->src[1]), u->src[2]);  // a custom kernel's fma: two roundings
     case Op::MAX:
       if (d.is_float()) return nullptr;
       return alu(Op::WHERE, alu(Op::CMPLT, a, u->src[1]), u->src[1], a);

@@ -71,6 +71,12 @@ KExpr KExpr::where(const KExpr& c, const KExpr& a, const KExpr& b) {
   return KExpr(alu(Op::WHERE, need(c, "condition")->dtype.is_bool() ? c.node : c.cast(dtypes::bool_).node, a.node, b.node));
 }
 
+KExpr KExpr::fma(const KExpr& a, const KExpr& b, const KExpr& c) {
+  if (a.dtype() != b.dtype() || a.dtype() != c.dtype() || !a.dtype().is_float())
+    bad("fma needs three operands of one float dtype, got " + a.dtype().name() + ", " + b.dtype().name() + " and " + c.dtype().name());
+  return KExpr(alu(Op::FMA, need(a, "fma operand"), need(b, "fma operand"), need(c, "fma operand")));
+}
+
 struct CustomKernel::Impl {
   std::string name;
   std::vector<UOpPtr> statements, global_ranges, local_ranges;
