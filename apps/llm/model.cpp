@@ -42,11 +42,12 @@ Model::Model(std::shared_ptr<GGUFFile> file, const LoadOptions& opts)
       cfg_(read_config(*file_)),
       device_(opts.device),
       max_ctx_(std::max<int64_t>(1, std::min(opts.max_context, cfg_.context_length))),
+      kv_rows_((max_ctx_ + 127) / 128 * 128),
       slots_(std::max(1, opts.slots)) {
   for (int b = 0; b < slots_; ++b) {
     const std::string n = b == 0 ? "" : std::to_string(b);
     pos_vars_.emplace_back("start_pos" + n, 0, max_ctx_ - 1);
-    base_vars_.emplace_back("slot_base" + n, 0, (slots_ - 1) * max_ctx_);
+    base_vars_.emplace_back("slot_base" + n, 0, (slots_ - 1) * kv_rows_);
   }
   std::shared_ptr<const void> owner = file_;
   auto matrix = [&](const std::string& name, int64_t rows, int64_t cols) {
@@ -95,8 +96,8 @@ Model::Model(std::shared_ptr<GGUFFile> file, const LoadOptions& opts)
     const DType kv = opts.kv_f16 ? dtypes::float16 : dtypes::float32;
     // keys and values transposed (one column per position): q @ K vectorizes over contiguous keys and p @ V
     // reduces over contiguous positions, with no copy of the cache per step
-    k_cache_.push_back(Tensor::zeros({kv_dim, slots_ * max_ctx_}, kv, device_).contiguous().realize());
-    v_cache_.push_back(Tensor::zeros({kv_dim, slots_ * max_ctx_}, kv, device_).contiguous().realize());
+    k_cache_.push_back(Tensor::zeros({kv_dim, slots_ * kv_rows_}, kv, device_).contiguous().realize());
+    v_cache_.push_back(Tensor::zeros({kv_dim, slots_ * kv_rows_}, kv, device_).contiguous().realize());
   }
   // RoPE angles pos * base^(-2i/hd) for every cache row, computed in double on the host once
   auto table = [&](double base, bool sine) {
@@ -112,7 +113,7 @@ Model::Model(std::shared_ptr<GGUFFile> file, const LoadOptions& opts)
   rope_sin_ = table(c.rope_base, true);
   rope_cos_local_ = table(c.rope_base_local, false);
   rope_sin_local_ = table(c.rope_base_local, true);
-  key_index_ = std::make_unique<Tensor>(Tensor::arange(0, static_cast<double>(max_ctx_), 1, dtypes::int32, device_).contiguous().realize());
+  key_index_ = std::make_unique<Tensor>(Tensor::arange(0, static_cast<double>(kv_rows_), 1, dtypes::int32, device_).contiguous().realize());
   if (device_.empty()) device_ = embed_->words.device();
 }
 
@@ -168,7 +169,7 @@ Tensor Model::attend(int layer, Tensor q, Tensor k, const Tensor& v, int64_t T, 
   // keys [0, pos + T) of the slot. A prefill chunk attends over a static length rounded up to 128 rows (the mask
   // hides rows past pos + T), so its kernels get static shapes, which the optimizer vectorizes, while a few
   // lengths cover every position; decode does the same with the batch's key_len, or keeps the length symbolic
-  const int64_t bucket = std::min(max_ctx_, (pos.value() + T + 127) / 128 * 128);
+  const int64_t bucket = std::min(kv_rows_, (pos.value() + T + 127) / 128 * 128);
   const Dim len = T > 1 ? Dim(bucket) : key_len > 0 ? Dim(key_len) : Dim(pos) + Dim(T);
   Tensor keys = k_cache_[static_cast<size_t>(layer)].shrink(1, Dim(at.base), len).reshape({Dim(KV), Dim(hd), len}).cast(dtypes::float32);  // (KV, hd, L)
   Tensor vals = v_cache_[static_cast<size_t>(layer)].shrink(1, Dim(at.base), len).reshape({Dim(KV), Dim(hd), len}).permute({0, 2, 1}).cast(dtypes::float32);  // (KV, L, hd)
@@ -225,7 +226,7 @@ Tensor Model::forward(const std::vector<int32_t>& tokens, int64_t start_pos, int
   std::vector<float> pick(static_cast<size_t>(P), 0.0f);
   pick[static_cast<size_t>(T - 1)] = 1.0f;
   Tensor last = Tensor::from_vector(pick, {1, P}, dtypes::float32, device_);
-  const SeqPos at{base_vars_[0].bind(static_cast<int64_t>(slot) * max_ctx_), var.bind(start_pos)};
+  const SeqPos at{base_vars_[0].bind(static_cast<int64_t>(slot) * kv_rows_), var.bind(start_pos)};
   return run(Tensor::from_vector(ids, {P}, dtypes::int32, device_), P, {at}, P == 1 ? nullptr : &last);
 }
 
@@ -237,18 +238,18 @@ int64_t Model::prefill_length(int64_t n, int64_t start_pos) const {
 
 SeqPos Model::decode_position(int b, int slot, int64_t pos) const {
   if (b < 0 || b >= slots_ || slot < 0 || slot >= slots_) throw std::invalid_argument("tg-llm: decode batch row " + std::to_string(b) + " / slot " + std::to_string(slot));
-  return {base_vars_[static_cast<size_t>(b)].bind(static_cast<int64_t>(slot) * max_ctx_), pos_vars_[static_cast<size_t>(b)].bind(pos)};
+  return {base_vars_[static_cast<size_t>(b)].bind(static_cast<int64_t>(slot) * kv_rows_), pos_vars_[static_cast<size_t>(b)].bind(pos)};
 }
 
 Tensor Model::decode(const Tensor& tokens, const std::vector<SeqPos>& seqs, int64_t key_len) {
   const int64_t B = tokens.shape()[0];
   if (B < 1 || static_cast<size_t>(B) != seqs.size()) throw std::invalid_argument("tg-llm: decode of " + std::to_string(B) + " tokens and " + std::to_string(seqs.size()) + " positions");
   for (const SeqPos& s : seqs)
-    if (key_len > 0 && (s.pos.value() >= key_len || key_len > max_ctx_))
+    if (key_len > 0 && (s.pos.value() >= key_len || key_len > kv_rows_))
       throw std::invalid_argument("tg-llm: decode key length " + std::to_string(key_len) + " for position " + std::to_string(s.pos.value()));
   return run(tokens, B, seqs, nullptr, key_len);
 }
 
-int64_t Model::decode_key_length(int64_t pos) const { return std::min(max_ctx_, (pos + 1 + 127) / 128 * 128); }
+int64_t Model::decode_key_length(int64_t pos) const { return std::min(kv_rows_, (pos + 1 + 127) / 128 * 128); }
 
 }  // namespace tg::llm

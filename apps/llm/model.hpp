@@ -38,7 +38,7 @@ struct LoadOptions {
   int slots = 1;               // sequences the KV cache holds at once (each max_context rows)
 };
 
-// Where one sequence of a forward pass is: its KV-cache slot (as the first cache row, slot * max_context) and
+// Where one sequence of a forward pass is: its KV-cache slot (as its first cache row, slot * rows per slot) and
 // the position of its first token. Both are bound variables, so one graph serves every slot and position.
 struct SeqPos {
   BoundVariable base, pos;
@@ -96,6 +96,9 @@ class Model {
   ModelConfig cfg_;
   std::string device_;
   int64_t max_ctx_ = 0;
+  // KV-cache rows per slot: max_ctx_ rounded up to 128, so every attention length (a multiple of 128) fits and
+  // stays a vector-friendly size; the rows past max_ctx_ stay zero and masked
+  int64_t kv_rows_ = 0;
   uint64_t step_bytes_ = 0;
   int slots_ = 1;
   std::vector<Variable> pos_vars_, base_vars_;  // per sequence of a decode batch
