@@ -132,11 +132,19 @@ Tensor qmatmul(const QuantMatrix& w, const Tensor& x) {
     KExpr xv = k.load(k.buffer(2, dtypes::float32), (tg * U + u) * cols + b * f.group_elems + e);
     KExpr slot = u * 32 + lane;
     KExpr step = k.loop({k.store(acc, slot, KExpr::fma(wv, xv, k.load(k.after(acc, {init}), slot)))}, loops);
-    KExpr fin = k.range(32, Axis::LOOP), uo = k.range(U, Axis::UPCAST);
-    KExpr sum = k.reduce(k.load(k.after(acc, {step}), uo * 32 + fin), Reduce::SUM, {fin});
     k.run(init);
     k.run(step);
-    k.run(k.loop({k.store(k.buffer(0, dtypes::float32), (tg * U + uo) * rows + r, sum)}, {uo}));
+    // each token's 32 lanes summed as a tree, halving in place (lane l += lane l + half): 5 vector adds deep
+    // where a running sum is 31 dependent adds, which cost a third of a 1024-column row's decode
+    KExpr cur = k.after(acc, {step});
+    for (int64_t half = 16; half >= 1; half /= 2) {
+      KExpr uh = k.range(U, Axis::UPCAST), lh = k.range(half, Axis::UPCAST);
+      KExpr fold = k.loop({k.store(acc, uh * 32 + lh, k.load(cur, uh * 32 + lh) + k.load(cur, uh * 32 + lh + half))}, {uh, lh});
+      k.run(fold);
+      cur = k.after(acc, {fold});
+    }
+    KExpr uo = k.range(U, Axis::UPCAST);
+    k.run(k.loop({k.store(k.buffer(0, dtypes::float32), (tg * U + uo) * rows + r, k.load(cur, uo * 32))}, {uo}));
     k.parallel();
     return k;
   });

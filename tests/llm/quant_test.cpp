@@ -4,10 +4,12 @@
 #include "quant.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -26,16 +28,23 @@ std::vector<uint8_t> read_file(const std::string& p) {
 }
 
 // The fixture directory, produced once per test run by the Python reference.
+struct RemovedAtExit {
+  std::string path;
+  ~RemovedAtExit() { std::filesystem::remove_all(path); }
+};
+
 const std::string& fixture_dir() {
-  static std::string dir = [] {
-    std::string d = ::testing::TempDir() + "tg_quant_fixture";
+  static RemovedAtExit dir{[] {
+    // one directory per process: ctest -j runs the test cases as separate processes, each writing its own
+    // random fixture, and a shared one was read by one while another rewrote it
+    std::string d = ::testing::TempDir() + "tg_quant_fixture_" + std::to_string(getpid());
     uint32_t seed = std::random_device{}();
     std::cout << "quant fixture seed=" << seed << "\n";
     std::string cmd = std::string(TG_PYTHON) + " " + TG_LLM_TEST_DIR + "/gen_quant_fixture.py " + d + " " + std::to_string(seed);
     if (std::system(cmd.c_str()) != 0) throw std::runtime_error("the fixture script failed (needs python3 with the gguf package): " + cmd);
     return d;
-  }();
-  return dir;
+  }()};
+  return dir.path;
 }
 
 struct Fixture {
