@@ -162,7 +162,8 @@ Tensor Model::attend(int layer, Tensor q, Tensor k, const Tensor& v, int64_t T, 
   const int64_t H = c.n_heads, KV = c.n_kv_heads, G = H / KV, hd = c.head_dim;
   const bool local = c.layer_is_local[static_cast<size_t>(layer)];
   const BoundVariable& pos = at.pos;
-  q = rope(q, T, pos, local);
+  // realized: fused into q @ K, the rotation of each query element would be recomputed for every key
+  q = rope(q, T, pos, local).contiguous();
   k = rope(k, T, pos, local);
   write_rows(k_cache_[static_cast<size_t>(layer)], k.reshape({T, KV * hd}), at, true);
   write_rows(v_cache_[static_cast<size_t>(layer)], v, at, true);
