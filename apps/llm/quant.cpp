@@ -101,7 +101,7 @@ Tensor qmatmul(const QuantMatrix& w, const Tensor& x) {
   if (T >= kPanelTokens) return panel_matmul(w, x);
   // U tokens share each decoded weight block (the activations padded to a multiple of U rows). Measured on
   // Gemma 3 270M Q4_K_M (2 threads): 16-token prefill 73 tok/s at U = 1, 119 at U = 4; 64 tokens 179 at U = 4,
-  // 222 at U = 8; 256 tokens 214 at U = 8 (124 at U = 16, past the registers), where the panel GEMM gets 171
+  // 222 at U = 8; 256 tokens 214 at U = 8 (124 at U = 16, past the registers)
   const int64_t U = T >= 8 ? 8 : T >= 4 ? 4 : T >= 2 ? 2 : 1, Tp = (T + U - 1) / U * U;
   const CustomKernel& k = cached({0, w.type, rows, cols, Tp}, [&] {
     // 32 partial sums per output and token, one per lane of a block: independent add chains the compiler can
@@ -164,7 +164,16 @@ Tensor gather_rows(const QuantMatrix& w, const Tensor* ids, int64_t row0, int64_
   const Variable first("row0", 0, std::max<int64_t>(0, w.rows - n));
   const CustomKernel& k = cached({ids ? 1 : 2, w.type, w.rows, cols, T}, [&] {
     CustomKernel k(std::string(ids ? "qembed_" : "dequant_") + type_traits(w.type).name);
-    KExpr t = k.range(T, Axis::GLOBAL), c = k.range(cols, Axis::GLOBAL);
+    // each block decoded as 32-lane runs (vector statements), like the product kernel
+    KExpr t = k.range(T, Axis::GLOBAL), blk = k.range(cols / f.group_elems, Axis::GLOBAL);
+    KExpr lane = k.range(32, Axis::UPCAST), e = lane;
+    std::vector<KExpr> loops;
+    if (f.group_elems > 32) {
+      KExpr run = k.range(f.group_elems / 32, Axis::LOOP);
+      loops.push_back(run);
+      e = run * 32 + lane;
+    }
+    loops.push_back(lane);
     KExpr row = ids ? t : t + k.variable(first).cast(dtypes::int64), ok;
     if (ids) {
       KExpr id = k.load(k.buffer(2, dtypes::int32), t).cast(dtypes::int64);
@@ -172,10 +181,10 @@ Tensor gather_rows(const QuantMatrix& w, const Tensor* ids, int64_t row0, int64_
       row = KExpr::where(ok, id, k.constant(0, dtypes::int64));
     }
     KExpr lut = f.needs_lut ? k.buffer(ids ? 3 : 2, dtypes::float32) : KExpr();
-    GroupReader rd{k, k.buffer(1, dtypes::uint8), row * rw + (c / k.constant(f.group_elems, dtypes::int64)) * f.group_bytes, lut};
-    KExpr v = f.decode(rd, c % k.constant(f.group_elems, dtypes::int64));
+    GroupReader rd{k, k.buffer(1, dtypes::uint8), row * rw + blk * f.group_bytes, lut};
+    KExpr v = f.decode(rd, e);
     if (ids) v = KExpr::where(ok, v, k.constant(0, dtypes::float32));
-    k.run(k.store(k.buffer(0, dtypes::float32), t * cols + c, v));
+    k.run(k.loop({k.store(k.buffer(0, dtypes::float32), t * cols + blk * f.group_elems + e, v)}, loops));
     k.parallel();
     return k;
   });
@@ -208,10 +217,14 @@ Tensor dequantize_rows(const QuantMatrix& w, int64_t row0, int64_t n) {
 Tensor panel_matmul(const QuantMatrix& w, const Tensor& x) {
   constexpr int64_t kPanelBytes = 16 << 20;
   const int64_t panel = std::min(w.rows, std::max<int64_t>(32, kPanelBytes / (w.cols * 4) / 32 * 32));
+  // realized first: fused into the product, the activation's producer (a norm, silu(g) * u) would be recomputed
+  // for every output tile of every panel
+  Tensor xr = x;
+  xr.realize();
   std::vector<Tensor> parts;
   for (int64_t r0 = 0; r0 < w.rows; r0 += panel) {
     Tensor wp = dequantize_rows(w, r0, std::min(panel, w.rows - r0));
-    parts.push_back(x.matmul(wp.transpose(0, 1)).realize());
+    parts.push_back(xr.matmul(wp.transpose(0, 1)).realize());
   }
   return parts.size() == 1 ? parts[0] : Tensor::cat(parts, 1);
 }

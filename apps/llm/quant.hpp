@@ -29,10 +29,11 @@ struct QuantMatrix {
 QuantMatrix upload_matrix(const GGUFTensor& t, std::shared_ptr<const void> owner, const std::string& device = "");
 
 // y = x W^T: x is (T, cols) float32, y is (T, rows) float32. Below kPanelTokens tokens each weight block is
-// decoded inside the product kernel, once for up to 8 tokens; from there on (long prefills) panels of rows are
-// decoded into a bounded scratch and multiplied by tg's float32 GEMM (at 512 tokens the in-kernel decode was
-// still ahead: 207 against 156 tok/s on Gemma 3 270M).
-inline constexpr int64_t kPanelTokens = 1024;
+// decoded inside the product kernel, once for up to 8 tokens; from there on (prefill) panels of rows are decoded
+// into a bounded scratch and multiplied by tg's float32 GEMM. Measured prefill tok/s, in-kernel / panels, 2
+// threads: Gemma 3 270M Q4_K_M 64 tokens 212 / 277, 256: 304 / 430, 512: 280 / 459; Qwen3-0.6B-shaped Q4_0
+// 64: 67 / 59, 256: 104 / 102, 512: 96 / 127.
+inline constexpr int64_t kPanelTokens = 128;
 Tensor qmatmul(const QuantMatrix& w, const Tensor& x);
 // Rows of W for token ids (T,) int32 -> (T, cols) float32 (ids outside [0, rows) give zero rows).
 Tensor qembedding(const QuantMatrix& w, const Tensor& ids);
