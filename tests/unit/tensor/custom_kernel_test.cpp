@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <algorithm>
 #include <numeric>
 #include <random>
@@ -141,6 +143,33 @@ TEST(CustomKernel, UpcastLanesThroughARegisterArray) {
         const float want = j % 2 ? -1.0f : x[r * lanes + j] * 3.0f + static_cast<float>(j);
         ASSERT_EQ(got[r * lanes + j], want) << dev << " row " << r << " lane " << j;
       }
+  }
+}
+
+// KExpr::fma: one rounding where the renderer has FMA (CPU), a product and a sum where it does not (the core
+// decomposes it); both within those roundings of the float64 value a * b + c, and exact where that is exact.
+TEST(CustomKernel, FmaRoundsOnceOrTwice) {
+  const int64_t n = 257;
+  std::vector<float> a(n), b(n), c(n);
+  for (int64_t j = 0; j < n; ++j)
+    a[j] = 1.0f + static_cast<float>(j) / 3.0f, b[j] = 0.5f - static_cast<float>(j) / 7.0f, c[j] = static_cast<float>(j % 5) - 2.0f;
+  a[0] = 3.0f, b[0] = 4.0f, c[0] = 5.0f;  // exact: 17
+  CustomKernel k("fma_kernel");
+  KExpr i = k.range(n, Axis::GLOBAL);
+  auto in = [&](int slot) { return k.load(k.buffer(slot, dtypes::float32), i); };
+  k.run(k.store(k.buffer(0, dtypes::float32), i, KExpr::fma(in(1), in(2), in(3))));
+  EXPECT_THROW(KExpr::fma(in(1), in(2), i), std::invalid_argument);  // an int64 operand
+  for (const char* dev : {"CPU", "INTERP"}) {
+    auto out = Tensor::custom_kernel(k, {{{n}, dtypes::float32}},
+                                     {Tensor::from_vector(a, {n}, dev), Tensor::from_vector(b, {n}, dev), Tensor::from_vector(c, {n}, dev)})[0]
+                   .to_vector<float>();
+    EXPECT_EQ(out[0], 17.0f) << dev;
+    for (int64_t j = 0; j < n; ++j) {
+      const double want = static_cast<double>(a[j]) * b[j] + c[j];
+      // at most half an ulp for the product (when rounded on its own) and half an ulp for the result
+      const double bound = (std::fabs(static_cast<double>(a[j]) * b[j]) + std::fabs(want)) * 0x1p-24;
+      ASSERT_NEAR(out[j], want, bound) << dev << " element " << j;
+    }
   }
 }
 
