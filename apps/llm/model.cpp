@@ -17,16 +17,15 @@ struct Model::Layer {
 
 namespace {
 
-// Writes the T rows of `rows` (T, width) at cache positions [base + pos, base + pos + T) in place (the cache is
-// realized once; the kernel stores into it). `transposed`: the cache is (width, positions), one column per token.
-void write_rows(Tensor& cache, const Tensor& rows, const SeqPos& at, bool transposed) {
-  const int64_t T = rows.shape()[0], width = rows.shape()[1], positions = transposed ? cache.shape()[1] : cache.shape()[0];
-  CustomKernel k(transposed ? "kv_write_t" : "kv_write");
+// Writes the T rows of `rows` (T, width) as cache columns [base + pos, base + pos + T) in place: the cache is
+// (width, positions), one column per token, realized once; the kernel stores into it.
+void write_rows(Tensor& cache, const Tensor& rows, const SeqPos& at) {
+  const int64_t T = rows.shape()[0], width = rows.shape()[1], positions = cache.shape()[1];
+  CustomKernel k("kv_write_t");
   KExpr t = k.range(T, Axis::GLOBAL), c = k.range(width, Axis::GLOBAL);
   KExpr row = k.variable(at.base.var()).cast(dtypes::int64) + k.variable(at.pos.var()).cast(dtypes::int64) + t;
   const DType dt = cache.dtype();
-  KExpr to = transposed ? c * positions + row : row * width + c;
-  k.run(k.store(k.buffer(1, dt), to, k.load(k.buffer(0, dtypes::float32), t * width + c).cast(dt)));
+  k.run(k.store(k.buffer(1, dt), c * positions + row, k.load(k.buffer(0, dtypes::float32), t * width + c).cast(dt)));
   k({}, {rows, cache}, {at.base, at.pos});
 }
 
@@ -165,8 +164,8 @@ Tensor Model::attend(int layer, Tensor q, Tensor k, const Tensor& v, int64_t T, 
   // realized: fused into q @ K, the rotation of each query element would be recomputed for every key
   q = rope(q, T, pos, local).contiguous();
   k = rope(k, T, pos, local);
-  write_rows(k_cache_[static_cast<size_t>(layer)], k.reshape({T, KV * hd}), at, true);
-  write_rows(v_cache_[static_cast<size_t>(layer)], v, at, true);
+  write_rows(k_cache_[static_cast<size_t>(layer)], k.reshape({T, KV * hd}), at);
+  write_rows(v_cache_[static_cast<size_t>(layer)], v, at);
   // keys [0, pos + T) of the slot. A prefill chunk attends over a static length rounded up to 128 rows (the mask
   // hides rows past pos + T), so its kernels get static shapes, which the optimizer vectorizes, while a few
   // lengths cover every position; decode does the same with the batch's key_len, or keeps the length symbolic
