@@ -174,12 +174,8 @@ UOpPtr xsin(const UOpPtr& x) {
   UOpPtr xs = where(nonfinite, k.f(0.0), x);
   UOpPtr q = alu(Op::TRUNC, add(mul(xs, k.f(0x1.45f306dc9c883p-1)),  // round(x * 2/pi), half away from zero
                                 where(lt(xs, k.f(0.0)), k.f(-0.5), k.f(0.5))));
-  // pi/2 = P1 + ... + P5; P1..P4 have <= 11 (float32) / <= 23 (float64) significant bits
-  static constexpr double p32[] = {0x1.92p+0, 0x1.fb4p-12, 0x1.444p-24, 0x1.68cp-39, 0x1.1a6264p-54};
-  static constexpr double p64[] = {0x1.921fb4p+0, 0x1.4442dp-24, 0x1.846988p-48, 0x1.8cc518p-72,
-                                   -0x1.fc8f8cbb5bf6cp-97};
   UOpPtr r = xs;
-  for (double p : k.f64 ? p64 : p32) r = sub(r, mul(q, k.f(p)));
+  for (double p : k.f64 ? kHalfPiParts64 : kHalfPiParts32) r = sub(r, mul(q, k.f(p)));
   // in range |r| <= pi/4 (+ rounding); beyond the documented range keep the polynomials on their domain
   r = where(lt(r, k.f(-0.8)), k.f(-0.8), r);
   r = where(lt(k.f(0.8), r), k.f(0.8), r);

@@ -151,7 +151,12 @@ class Scheduler {
     std::vector<UOpPtr> out_ranges;
     bool has_reduce = false;
     int64_t next_range = 0;
+    // (node, valid, expanded, index...) -> built value. The key holds raw pointers, so memo_alive keeps the key's
+    // nodes alive: an index node freed after its build could otherwise come back at the same address as a
+    // different one, and the memo would answer for it (a load of x[i // 2] stood in for x[i % 2]; found by
+    // tg-difftest, and poisoned the disk schedule cache with the wrong kernel)
     std::map<std::vector<const void*>, UOpPtr> memo;
+    std::vector<UOpPtr> memo_alive;
     std::vector<std::pair<UOpPtr, int64_t>> vars;  // DEFINE_VAR and its bound value
 
     // BIND -> its DEFINE_VAR (the kernel stays value independent); the value travels with the launch
@@ -209,6 +214,8 @@ class Scheduler {
       if (auto it = memo.find(key); it != memo.end()) return it->second;
       UOpPtr out = build_uncached(node, idx, valid, expanded);
       memo.emplace(std::move(key), out);
+      memo_alive.insert(memo_alive.end(), idx.begin(), idx.end());
+      memo_alive.push_back(valid);
       return out;
     }
 
@@ -297,7 +304,8 @@ class Scheduler {
           return build(node->src[0], nidx, valid, expanded);
         }
         case Op::REDUCE_AXIS: {
-          if (expanded || s.consumers_[node.get()] > 1) return load(s.realize(node), idx, shape, valid);
+          // the kernel's own root is built here, not loaded (it is what s.realize is building)
+          if (node.get() != root && (expanded || s.consumers_[node.get()] > 1)) return load(s.realize(node), idx, shape, valid);
           has_reduce = true;
           const auto& a = node->arg_ints();
           Dims in = kdims(*node->src[0]);

@@ -56,5 +56,16 @@ TEST(Fusion, MlpLayerIsOneKernelPerMatmul) {
   EXPECT_EQ(kernel_count((x.matmul(w1) + b1).relu().matmul(w2)), 2u);  // bias+relu fuse into the 2nd matmul
 }
 
+// A keepdim reduce read twice by one op is realized into its own kernel once; the scheduler used to load it from
+// itself while building it and recursed until the stack overflowed (found by tg-difftest).
+TEST(Fusion, KeepdimReduceReadTwiceIsRealizedOnce) {
+  std::vector<float> v = {1, -2, 3, 4, 5, -6};
+  Tensor x = Tensor::from_vector(v, {2, 3});
+  Tensor m = x.max({0}, true);
+  EXPECT_EQ(kernel_count(m + m), 2u);
+  EXPECT_EQ((m + m).to_vector<float>(), (std::vector<float>{8, 10, 6}));
+  EXPECT_EQ((x.sum({1}, true) * x.sum({1}, true)).to_vector<float>(), (std::vector<float>{4, 9}));
+}
+
 }  // namespace
 }  // namespace tg

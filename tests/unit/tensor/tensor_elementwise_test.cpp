@@ -301,6 +301,37 @@ TEST(UnaryLowPrecision, ExpCosPowWithinAFewUlpOnFloat16AndBFloat16) {
   run_scalar_pow({dt::float16, dt::bfloat16});
 }
 
+// cos and tanh in ulps where their old decompositions cancelled: cos(x) as sin(pi/2 - x) lost ulp(x)/2 in the
+// subtraction (cos(10000) was 1.5e-4 off), tanh as 2 sigmoid(2x) - 1 lost everything near 0 (tanh(1e-6): 7%).
+// Reference: long double libm on the float32 inputs. Wide and tiny random arguments, and the floats next to the
+// zeros of cos, where only an exact quadrant reduction keeps the relative error small.
+TEST(UnaryAccuracy, CosAndTanhWithinAFewUlpAcrossTheirRange) {
+  std::mt19937 rng(kSeed + 470);
+  SCOPED_TRACE(seed_trace(kSeed + 470));
+  std::vector<float> xs;
+  std::uniform_real_distribution<float> wide(-1e4f, 1e4f), unit(-1, 1);
+  std::uniform_real_distribution<double> expo(-30, 0);
+  for (int i = 0; i < 2000; ++i) xs.push_back(wide(rng)), xs.push_back(unit(rng));
+  for (int i = 0; i < 1000; ++i) xs.push_back((i % 2 ? -1 : 1) * static_cast<float>(std::exp2(expo(rng))));
+  for (int k = -3000; k <= 3000; k += 7) xs.push_back(static_cast<float>((k + 0.5L) * std::numbers::pi_v<long double>));
+  Tensor x = Tensor::from_vector(xs, {static_cast<int64_t>(xs.size())});
+  auto c = x.cos().to_vector<float>(), t = x.tanh().to_vector<float>();
+  auto ulps = [](float got, long double want) {
+    float w = static_cast<float>(want);
+    return static_cast<double>(std::fabs(static_cast<long double>(got) - want) /
+                               (std::nextafter(std::fabs(w), INFINITY) - std::fabs(w)));
+  };
+  double worst_cos = 0, worst_tanh = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    long double xi = xs[i];
+    worst_cos = std::max(worst_cos, ulps(c[i], std::cos(xi)));
+    worst_tanh = std::max(worst_tanh, ulps(t[i], std::tanh(xi)));
+  }
+  EXPECT_LE(worst_cos, 4) << "cos";
+  EXPECT_LE(worst_tanh, 4) << "tanh";
+  EXPECT_EQ(Tensor::from_vector(std::vector<float>{1e-6f}, {1}).tanh().item<float>(), 1e-6f);
+}
+
 // ---- where -----------------------------------------------------------------------------------------------------------
 TEST(Where, AllDtypesAndBroadcasting) {
   std::mt19937 rng(kSeed + 600);

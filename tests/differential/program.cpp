@@ -1,0 +1,218 @@
+// The op table, the generator, and the three ways to read a program: run on tg, run the float64 reference,
+// print as C++.
+#include "program.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+#include "leaf_data.hpp"
+#include "ops.hpp"
+#include "reference.hpp"
+
+namespace tg::difftest {
+
+namespace {
+
+// value ranges of fresh inputs: plain, wide, the large arguments trig range reduction must handle, and the tiny
+// ones where tanh/sigmoid-style decompositions cancel
+struct Range {
+  double lo, hi, weight;
+};
+constexpr Range kFloatRanges[] = {{-1, 1, 5}, {-4, 4, 2}, {0, 3, 1}, {-1e4, 1e4, 1}, {-1e-6, 1e-6, 1}};
+
+OpDef leaf_def() {
+  return OpDef{
+      "leaf", 0, [](Gen&, Node&) { return false; },
+      [](const std::vector<Tensor>&, const Node& n) {
+        size_t count = static_cast<size_t>(ref::numel(n.shape));
+        if (n.dtype == dtypes::int32) return Tensor::from_vector(leaf_ints(count, n.seed, n.lo, n.hi), n.shape, n.dtype);
+        return Tensor::from_vector(leaf_data(count, n.seed, n.lo, n.hi), n.shape);
+      },
+      [](const std::vector<const Val*>&, const Node& n) {
+        Val v = ref::make_val(n.shape);
+        auto d = leaf_data(v.v.size(), n.seed, n.lo, n.hi, n.dtype == dtypes::int32);
+        std::copy(d.begin(), d.end(), v.v.begin());
+        return v;
+      },
+      [](const std::vector<std::string>&, const Node& n) {
+        std::string count = std::to_string(ref::numel(n.shape)), args = count + ", " + std::to_string(n.seed) + "u, " + repr(n.lo) + ", " + repr(n.hi);
+        if (n.dtype == dtypes::int32) return "Tensor::from_vector(leaf_ints(" + args + "), " + ints_cpp(n.shape) + ", tg::dtypes::int32)";
+        return "Tensor::from_vector(leaf_data(" + args + "), " + ints_cpp(n.shape) + ")";
+      }};
+}
+
+}  // namespace
+
+const std::vector<OpDef>& op_table() {
+  static const std::vector<OpDef> t = [] {
+    std::vector<OpDef> out{leaf_def()};
+    for (auto* part : {&elementwise_ops, &shape_ops})
+      for (auto& d : part()) out.push_back(std::move(d));
+    return out;
+  }();
+  return t;
+}
+
+const OpDef& op_def(const std::string& name) {
+  static const std::map<std::string, const OpDef*> by_name = [] {
+    std::map<std::string, const OpDef*> m;
+    for (const auto& d : op_table()) m[d.name] = &d;
+    return m;
+  }();
+  auto it = by_name.find(name);
+  if (it == by_name.end()) throw std::logic_error("difftest: no op " + name);
+  return *it->second;
+}
+
+int64_t Gen::uniform(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
+bool Gen::chance(double p) { return std::bernoulli_distribution(p)(rng); }
+
+int Gen::add(Node n) {
+  prog.nodes.push_back(std::move(n));
+  return static_cast<int>(prog.nodes.size()) - 1;
+}
+
+int Gen::leaf(const Shape& s, DType d) {
+  Node n{.op = "leaf", .seed = rng(), .shape = s, .dtype = d};
+  if (d == dtypes::int32) {
+    n.lo = -8, n.hi = 8;
+  } else {
+    double total = 0, w;
+    for (const Range& r : kFloatRanges) total += r.weight;
+    w = std::uniform_real_distribution<double>(0, total)(rng);
+    for (const Range& r : kFloatRanges)
+      if ((w -= r.weight) <= 0 || &r == std::end(kFloatRanges) - 1) {
+        n.lo = r.lo, n.hi = r.hi;
+        break;
+      }
+  }
+  return add(n);
+}
+
+int Gen::pick(DType d, const std::function<bool(const Node&)>& ok) {
+  std::vector<int> cand;
+  for (size_t i = 0; i < prog.nodes.size(); ++i)
+    if (prog.nodes[i].dtype == d && (!ok || ok(prog.nodes[i]))) cand.push_back(static_cast<int>(i));
+  if (cand.empty()) return -1;
+  // recent nodes are likelier (programs grow deep), any earlier one stays possible (shared subexpressions)
+  std::geometric_distribution<size_t> back(0.4);
+  size_t k = std::min(back(rng), cand.size() - 1);
+  return cand[cand.size() - 1 - k];
+}
+
+Program generate(uint64_t seed, const GenOptions& o) {
+  Program p;
+  p.seed = seed;
+  Gen g(seed, p);
+  // one or two inputs of a random shape (rank 0..4) to start from
+  auto random_shape = [&] {
+    Shape s(static_cast<size_t>(g.chance(0.05) ? 0 : g.uniform(1, 4)));
+    for (auto& d : s) d = g.chance(0.15) ? 1 : g.uniform(2, 9);
+    return s;
+  };
+  g.leaf(random_shape(), dtypes::float32);
+  if (g.chance(0.3)) g.leaf(random_shape(), dtypes::int32);
+  std::vector<const OpDef*> ops;
+  std::vector<double> weights;
+  for (const auto& d : op_table())
+    if (d.weight > 0) ops.push_back(&d), weights.push_back(d.weight);
+  std::discrete_distribution<size_t> draw(weights.begin(), weights.end());
+  int target = static_cast<int>(g.uniform(o.min_ops, o.max_ops)), made = 0;
+  for (int tries = 0; made < target && tries < 50 * target; ++tries) {
+    size_t mark = p.nodes.size();
+    const OpDef* d = ops[draw(g.rng)];
+    Node n{.op = d->name};
+    if (d->make(g, n) && ref::numel(n.shape) <= o.max_numel && n.shape.size() <= 5) {
+      g.add(std::move(n));
+      ++made;
+    } else {
+      p.nodes.resize(mark);  // drop the helpers of a node that did not fit
+    }
+  }
+  p.outputs = {static_cast<int>(p.nodes.size()) - 1};
+  // a few more outputs realized in the same call (several kernels, shared inputs)
+  for (int i = 0; i + 1 < static_cast<int>(p.nodes.size()); ++i)
+    if (p.nodes[static_cast<size_t>(i)].op != "leaf" && g.chance(0.15)) p.outputs.insert(p.outputs.begin(), i);
+  return p;
+}
+
+Program prune(const Program& p, const std::vector<int>& keep) {
+  std::vector<bool> live(p.nodes.size());
+  int last = 0;
+  for (int k : keep) live[static_cast<size_t>(k)] = true, last = std::max(last, k);
+  for (int i = last; i >= 0; --i)
+    if (live[static_cast<size_t>(i)])
+      for (int x : p.nodes[static_cast<size_t>(i)].in) live[static_cast<size_t>(x)] = true;
+  Program out;
+  out.seed = p.seed;
+  std::vector<int> renum(p.nodes.size(), -1);
+  for (size_t i = 0; i <= static_cast<size_t>(last); ++i) {
+    if (!live[i]) continue;
+    Node n = p.nodes[i];
+    for (int& x : n.in) x = renum[static_cast<size_t>(x)];
+    renum[i] = static_cast<int>(out.nodes.size());
+    out.nodes.push_back(std::move(n));
+  }
+  for (int k : keep) out.outputs.push_back(renum[static_cast<size_t>(k)]);
+  return out;
+}
+
+std::vector<Tensor> run_tg(const Program& p) {
+  std::vector<Tensor> t;
+  for (const Node& n : p.nodes) {
+    std::vector<Tensor> in;
+    for (int x : n.in) in.push_back(t[static_cast<size_t>(x)]);
+    t.push_back(op_def(n.op).run(in, n));
+  }
+  std::vector<Tensor*> outs;
+  for (int o : p.outputs) outs.push_back(&t[static_cast<size_t>(o)]);
+  Tensor::realize_all(outs);
+  return t;
+}
+
+std::vector<Val> run_reference(const Program& p) {
+  std::vector<Val> v;
+  v.reserve(p.nodes.size());
+  for (const Node& n : p.nodes) {
+    std::vector<const Val*> in;
+    for (int x : n.in) in.push_back(&v[static_cast<size_t>(x)]);
+    v.push_back(op_def(n.op).ref(in, n));
+    // past float32's range the tensor holds inf (or wraps, for ints) where the reference holds a number
+    double limit = n.dtype == dtypes::float32 ? 3.4028234663852886e38 : 2147483647.0;
+    for (size_t i = 0; i < v.back().v.size(); ++i)
+      if (!(std::fabs(v.back().v[i]) <= limit)) v.back().e[i] = ref::kInf;
+  }
+  return v;
+}
+
+std::string to_cpp(const Program& p, const std::string& header_comment) {
+  std::string s = header_comment;
+  s += "// build: c++ -std=c++20 repro.cpp -Icore/include -Itests/differential -Lbuild/lib -ltg_core -Wl,-rpath,build/lib\n";
+  s += "#include <cstdio>\n\n#include \"leaf_data.hpp\"\n#include \"tg/tensor.hpp\"\n\n";
+  s += "using tg::Tensor;\nusing tg::difftest::leaf_data;\nusing tg::difftest::leaf_ints;\n\nint main() {\n";
+  std::vector<std::string> names;
+  for (size_t i = 0; i < p.nodes.size(); ++i) {
+    const Node& n = p.nodes[i];
+    std::vector<std::string> in;
+    for (int x : n.in) in.push_back(names[static_cast<size_t>(x)]);
+    names.push_back("t" + std::to_string(i));
+    s += "  Tensor " + names.back() + " = " + op_def(n.op).cpp(in, n) + ";  // " + shape_str(n.shape) + " " + n.dtype.name() + "\n";
+  }
+  if (p.outputs.size() > 1) {  // realized in one call, as the tester does
+    s += "  Tensor::realize_all({";
+    for (size_t i = 0; i < p.outputs.size(); ++i) s += (i ? ", &" : "&") + names[static_cast<size_t>(p.outputs[i])];
+    s += "});\n";
+  }
+  for (int o : p.outputs) {
+    const Node& n = p.nodes[static_cast<size_t>(o)];
+    const char* host = n.dtype == dtypes::float32 ? "float" : n.dtype == dtypes::int32 ? "int32_t" : "uint8_t";
+    const char* fmt = n.dtype == dtypes::float32 ? "%.9g " : "%d ";
+    s += "  for (auto v : " + names[static_cast<size_t>(o)] + ".to_vector<" + host + ">()) std::printf(\"" + fmt + "\", " +
+         (n.dtype == dtypes::float32 ? "v" : "int(v)") + ");\n  std::printf(\"\\n\");\n";
+  }
+  return s + "}\n";
+}
+
+}  // namespace tg::difftest
