@@ -104,7 +104,7 @@ std::optional<Shape> broadcast(const Shape& a, const Shape& b) {
   for (size_t k = 0; k < out.size(); ++k) {
     int64_t x = k < a.size() ? a[a.size() - 1 - k] : 1, y = k < b.size() ? b[b.size() - 1 - k] : 1;
     if (x != y && x != 1 && y != 1) return std::nullopt;
-    out[out.size() - 1 - k] = std::max(x, y);
+    out[out.size() - 1 - k] = x == 1 ? y : x;  // 1 broadcasts to anything, 0 included
   }
   return out;
 }

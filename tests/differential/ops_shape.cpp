@@ -16,6 +16,7 @@ namespace {
 
 int64_t norm_axis(int64_t a, size_t n) { return a < 0 ? a + static_cast<int64_t>(n) : a; }
 size_t sz(int64_t v) { return static_cast<size_t>(v); }
+bool has_elements(const Node& m) { return !m.shape.empty() && numel(m.shape) > 0; }
 
 // an axis of an n-dim tensor, spelled negative half the time (as users do)
 int64_t random_axis(Gen& g, size_t n, bool allow_end = false) {
@@ -51,10 +52,13 @@ struct Reduce {
   bool ints;
 };
 
+// an empty max is -inf and an empty min +inf, exactly (ints: their type's extremes, set by the caller)
 std::pair<double, double> max_fold(const std::vector<double>& v, const std::vector<double>& e) {
+  if (v.empty()) return {-kInf, 0};
   return {*std::max_element(v.begin(), v.end()), *std::max_element(e.begin(), e.end())};
 }
 std::pair<double, double> min_fold(const std::vector<double>& v, const std::vector<double>& e) {
+  if (v.empty()) return {kInf, 0};
   return {*std::min_element(v.begin(), v.end()), *std::max_element(e.begin(), e.end())};
 }
 std::pair<double, double> mean_fold(const std::vector<double>& v, const std::vector<double>& e) {
@@ -96,7 +100,10 @@ std::vector<OpDef> reduce_defs() {
               axes.push_back(static_cast<int64_t>(d));
           Val v = fold_axes(*in[0], axes, r.fold);
           if (n.dtype == dtypes::int32)  // int sums are exact: only the inputs' uncertainty stays
-            for (size_t i = 0; i < v.v.size(); ++i) v.e[i] = v.e[i] >= 1 ? kInf : 0;
+            for (size_t i = 0; i < v.v.size(); ++i) {
+              v.e[i] = v.e[i] >= 1 ? kInf : 0;
+              if (std::isinf(v.v[i])) v.v[i] = v.v[i] < 0 ? -2147483648.0 : 2147483647.0;
+            }
           v.shape = n.shape;
           return v;
         },
@@ -107,7 +114,7 @@ std::vector<OpDef> reduce_defs() {
   out.push_back(OpDef{
       "argmax", 1,
       [](Gen& g, Node& n) {
-        int x = g.pick(g.chance(0.8) ? dtypes::float32 : dtypes::int32, [](const Node& m) { return !m.shape.empty(); });
+        int x = g.pick(g.chance(0.8) ? dtypes::float32 : dtypes::int32, has_elements);
         if (x < 0) return false;
         n.in = {x}, n.shape = g.node(x).shape, n.dtype = dtypes::int32, n.flag = g.chance(0.5);
         n.ints = {random_axis(g, n.shape.size())};
@@ -172,6 +179,12 @@ std::vector<OpDef> reduce_defs() {
 // ---- movement ----
 // a random shape with the same element count
 Shape refactor(Gen& g, int64_t numel) {
+  if (numel == 0) {
+    Shape s(sz(g.uniform(1, 3)), 1);
+    for (auto& d : s) d = g.uniform(1, 4);
+    s[sz(g.uniform(0, static_cast<int64_t>(s.size()) - 1))] = 0;
+    return s;
+  }
   std::vector<int64_t> primes;
   for (int64_t p = 2, m = numel; m > 1; ++p)
     while (m % p == 0) primes.push_back(p), m /= p;
@@ -323,7 +336,7 @@ std::vector<OpDef> movement_defs() {
   out.push_back(movement(
       "shrink",
       [](Gen& g, Node& n) {
-        int x = pick_any(g, [](const Node& m) { return !m.shape.empty(); });
+        int x = pick_any(g, has_elements);
         if (x < 0) return false;
         n.in = {x}, n.dtype = g.node(x).dtype, n.shape = g.node(x).shape;
         for (auto& d : n.shape) {
@@ -338,7 +351,7 @@ std::vector<OpDef> movement_defs() {
   out.push_back(movement(
       "slice",  // python semantics: negative starts and ends count from the end, ends past the dim clamp
       [](Gen& g, Node& n) {
-        int x = pick_any(g, [](const Node& m) { return !m.shape.empty(); });
+        int x = pick_any(g, has_elements);
         if (x < 0) return false;
         n.in = {x}, n.dtype = g.node(x).dtype, n.shape = g.node(x).shape;
         int64_t a = random_axis(g, n.shape.size()), d = n.shape[sz(norm_axis(a, n.shape.size()))];
@@ -474,7 +487,7 @@ std::vector<OpDef> multi_defs() {
           std::swap(t.shape[xs.size() - 2], t.shape[xs.size() - 1]);
           y = g.add(t);
         } else {
-          Shape ys = {k, g.uniform(1, 24)};
+          Shape ys = {k, g.chance(0.2) ? g.uniform(16, 40) : g.uniform(1, 9)};
           if (g.chance(0.15)) ys = {k};
           else if (xs.size() == 3 && g.chance(0.5)) ys.insert(ys.begin(), xs[0]);
           y = g.leaf(ys, dtypes::float32);
@@ -514,7 +527,7 @@ std::vector<OpDef> multi_defs() {
   out.push_back(OpDef{
       "gather", 1,
       [](Gen& g, Node& n) {
-        int x = pick_any(g, [](const Node& m) { return !m.shape.empty(); });
+        int x = pick_any(g, has_elements);
         if (x < 0) return false;
         const Shape& xs = g.node(x).shape;
         n.ints = {random_axis(g, xs.size())};

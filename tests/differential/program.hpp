@@ -66,14 +66,14 @@ class Gen {
   int leaf(const Shape& s, DType d);      // a fresh input of this shape
   int64_t uniform(int64_t lo, int64_t hi);  // inclusive
   bool chance(double p);
-  // a node whose dtype is d (any float dtype when d is float32) and that passes ok; prefers recent nodes; -1 if none
+  // a node of dtype d that passes ok, recent ones likelier; -1 if none
   int pick(DType d, const std::function<bool(const Node&)>& ok = {});
   const Node& node(int i) const { return prog.nodes[static_cast<size_t>(i)]; }
 };
 
 struct GenOptions {
   int min_ops = 3, max_ops = 12;
-  int64_t max_numel = 2048;
+  int64_t max_numel = 8192;
 };
 Program generate(uint64_t seed, const GenOptions& o = {});
 
@@ -82,6 +82,7 @@ Program prune(const Program& p, const std::vector<int>& keep);
 std::string to_cpp(const Program& p, const std::string& header_comment);
 
 std::vector<Tensor> run_tg(const Program& p);  // every node's tensor (outputs realized together)
-std::vector<Val> run_reference(const Program& p);
+// planted_bug: the reference's `add` is 1e-4 too large (the tester's own test: it must catch that and shrink it)
+std::vector<Val> run_reference(const Program& p, bool planted_bug = false);
 
 }  // namespace tg::difftest

@@ -101,7 +101,7 @@ inline Val fold_axes(const Val& in, const std::vector<int64_t>& axes, const Fold
   Val out = make_val(ks);
   for (size_t o = 0; o < vs.size(); ++o) {
     auto [r, err] = fold(vs[o], es[o]);
-    out.v[o] = r, out.e[o] = std::isfinite(r) ? err : kInf;
+    out.v[o] = r, out.e[o] = std::isfinite(r) || err == 0 ? err : kInf;  // exact: an empty max
   }
   return out;
 }
