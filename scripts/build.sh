@@ -4,5 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${TG_BUILD_DIR:-build}
 jobs=${TG_JOBS:-$(nproc)}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=${TG_BUILD_TYPE:-RelWithDebInfo} "$@" >/dev/null
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=${TG_BUILD_TYPE:-RelWithDebInfo} -DTG_WERROR=ON "$@" >/dev/null
 ninja -C "$build" -j "$jobs" ${TG_TARGETS:-}

@@ -50,7 +50,7 @@ function(tg_add_plugin name)
   set(target tg_plugin_${name})
   add_library(${target} MODULE ${ARG_SOURCES})
   target_link_libraries(${target} PRIVATE tg::sdk)
-  if(DEFINED TG_WARNINGS)  # the tg tree's -Wall -Wextra -Werror; an outside project picks its own
+  if(DEFINED TG_WARNINGS)  # the tg tree's warnings (errors with TG_WERROR); an outside project picks its own
     target_compile_options(${target} PRIVATE ${TG_WARNINGS})
   endif()
   # Hidden visibility alone leaves libstdc++'s weak template instances exported; the script hides them too.

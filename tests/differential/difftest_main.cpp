@@ -246,6 +246,7 @@ int main(int argc, char** argv) {
     std::cout << to_cpp(p, "// tg-difftest seed " + std::to_string(bad) + " on " + where + ": " + (now.empty() ? msg : now) + "\n") << std::endl;
     s = next;
   }
+  if (print) return 0;
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout << "{\"programs\": " << (last - first) << ", \"failed\": " << failed << ", \"elements_checked\": " << total.checked
             << ", \"elements_unchecked\": " << total.unchecked << ", \"device\": \"" << where << "\", \"seconds\": " << secs << "}"

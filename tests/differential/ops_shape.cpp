@@ -47,7 +47,7 @@ void along_axis(const Shape& s, int64_t axis, const std::function<void(const std
 // ---- reductions ----
 struct Reduce {
   const char* name;
-  Tensor (Tensor::*fn)(std::vector<int64_t>, bool) const;
+  Tensor (Tensor::*fn)(Axes, bool) const;
   FoldFn fold;
   bool ints;
 };
@@ -108,7 +108,8 @@ std::vector<OpDef> reduce_defs() {
           return v;
         },
         [r](const std::vector<std::string>& in, const Node& n) {
-          return in[0] + "." + r.name + "(" + ints_cpp(n.ints) + (n.flag ? ", true)" : ")");
+          std::string axes = n.ints.size() == 1 ? std::to_string(n.ints[0]) : ints_cpp(n.ints);  // sum(1) or sum({0, 2})
+          return in[0] + "." + r.name + "(" + axes + (n.flag ? ", true)" : ")");
         }});
   }
   out.push_back(OpDef{

@@ -15,11 +15,22 @@ namespace tg {
 
 namespace ir {
 class UOp;
+enum class Op : uint8_t;
+enum class ReduceOp : int64_t;
 }
 
 using Shape = std::vector<int64_t>;
 class CustomKernel;
 std::string shape_str(const Shape& s);  // "(2, 3)"
+
+// Axes of a reduction, as tinygrad takes them: x.sum(1), x.sum({0, 2}), x.sum() (every axis), or a vector.
+struct Axes {
+  std::vector<int64_t> list;  // empty: every axis
+  Axes() = default;
+  Axes(int64_t axis) : list{axis} {}  // NOLINT: implicit, so sum(1) reads as in tinygrad
+  Axes(std::initializer_list<int64_t> axes) : list(axes) {}
+  Axes(std::vector<int64_t> axes) : list(std::move(axes)) {}  // NOLINT
+};
 
 class Tensor {
  public:
@@ -103,10 +114,10 @@ class Tensor {
   Tensor bitcast(DType d) const;  // same itemsize
 
   // ---- reductions over axes (empty = all), negative axes count from the end ----
-  Tensor sum(std::vector<int64_t> axes = {}, bool keepdim = false) const;
-  Tensor max(std::vector<int64_t> axes = {}, bool keepdim = false) const;
-  Tensor min(std::vector<int64_t> axes = {}, bool keepdim = false) const;
-  Tensor mean(std::vector<int64_t> axes = {}, bool keepdim = false) const;
+  Tensor sum(Axes axes = {}, bool keepdim = false) const;
+  Tensor max(Axes axes = {}, bool keepdim = false) const;
+  Tensor min(Axes axes = {}, bool keepdim = false) const;
+  Tensor mean(Axes axes = {}, bool keepdim = false) const;
   Tensor argmax(int64_t axis, bool keepdim = false) const;  // int32, first maximal index
   Tensor softmax(int64_t axis = -1) const;
   Tensor log_softmax(int64_t axis = -1) const;
@@ -169,9 +180,9 @@ class Tensor {
   struct Impl;
   std::shared_ptr<Impl> impl_;
   void check_host_type(size_t size) const;
-  Tensor binop(int op, const Tensor& o) const;
+  Tensor binop(ir::Op op, const Tensor& o) const;
   Tensor scalar_like(double v) const;
-  Tensor reduce(int op, std::vector<int64_t> axes, bool keepdim) const;
+  Tensor reduce(ir::ReduceOp op, std::vector<int64_t> axes, bool keepdim) const;
 };
 
 inline Tensor operator+(double s, const Tensor& t) { return t + s; }

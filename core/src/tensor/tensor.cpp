@@ -226,8 +226,7 @@ Tensor from_bits(const Tensor& t, DType d) { return d.is_bool() ? t.cast(d) : t.
 }  // namespace
 
 // op: an ir::Op; operands broadcast and promoted; comparisons give bool
-Tensor Tensor::binop(int iop, const Tensor& o) const {
-  Op op = static_cast<Op>(iop);
+Tensor Tensor::binop(Op op, const Tensor& o) const {
   if (device() != o.device()) bad("operands are on different devices: " + device() + " and " + o.device());
   Dims s = broadcast_shape(dims_of(*this), dims_of(o));
   DType d = dtypes::promote(dtype(), o.dtype());
@@ -244,15 +243,15 @@ Tensor Tensor::scalar_like(double v) const {
 }
 
 Tensor Tensor::operator+(const Tensor& o) const {
-  if (dtype().is_bool() && o.dtype().is_bool()) return binop(static_cast<int>(Op::OR), o);
-  return binop(static_cast<int>(Op::ADD), o);
+  if (dtype().is_bool() && o.dtype().is_bool()) return binop(Op::OR, o);
+  return binop(Op::ADD, o);
 }
-Tensor Tensor::operator-(const Tensor& o) const { return binop(static_cast<int>(Op::SUB), o); }
+Tensor Tensor::operator-(const Tensor& o) const { return binop(Op::SUB, o); }
 Tensor Tensor::operator*(const Tensor& o) const {
-  if (dtype().is_bool() && o.dtype().is_bool()) return binop(static_cast<int>(Op::AND), o);
-  return binop(static_cast<int>(Op::MUL), o);
+  if (dtype().is_bool() && o.dtype().is_bool()) return binop(Op::AND, o);
+  return binop(Op::MUL, o);
 }
-Tensor Tensor::operator/(const Tensor& o) const { return float_of(*this).binop(static_cast<int>(Op::FDIV), float_of(o)); }
+Tensor Tensor::operator/(const Tensor& o) const { return float_of(*this).binop(Op::FDIV, float_of(o)); }
 Tensor Tensor::operator+(double s) const { return *this + scalar_like(s); }
 Tensor Tensor::operator-(double s) const { return *this - scalar_like(s); }
 Tensor Tensor::operator*(double s) const { return *this * scalar_like(s); }
@@ -266,7 +265,7 @@ Tensor Tensor::idiv(const Tensor& o) const {
   Tensor a = cast(d), b = o.cast(d);
   Tensor zero = b.eq(b.scalar_like(0)), minus1 = d.is_unsigned() ? b.ne(b) : b.eq(b.scalar_like(-1));
   Tensor safe = where(zero + minus1, b.scalar_like(1).cast(d), b);
-  Tensor q = a.binop(static_cast<int>(Op::IDIV), safe);
+  Tensor q = a.binop(Op::IDIV, safe);
   return where(zero, a.scalar_like(0).cast(d), where(minus1, -a, q));
 }
 
@@ -275,7 +274,7 @@ Tensor Tensor::mod(const Tensor& o) const {
   if (d.is_float()) bad("mod is defined for integer tensors, got " + d.name());
   Tensor a = cast(d), b = o.cast(d);
   Tensor zero = b.eq(b.scalar_like(0)), minus1 = d.is_unsigned() ? b.ne(b) : b.eq(b.scalar_like(-1));
-  Tensor r = a.binop(static_cast<int>(Op::MOD), where(zero + minus1, b.scalar_like(1).cast(d), b));
+  Tensor r = a.binop(Op::MOD, where(zero + minus1, b.scalar_like(1).cast(d), b));
   return where(zero + minus1, a.scalar_like(0).cast(d), r);
 }
 
@@ -283,19 +282,19 @@ Tensor Tensor::neg() const {
   if (dtype().is_bool()) return logical_not();
   return unary(*this, Op::NEG);
 }
-Tensor Tensor::maximum(const Tensor& o) const { return binop(static_cast<int>(Op::MAX), o); }
+Tensor Tensor::maximum(const Tensor& o) const { return binop(Op::MAX, o); }
 Tensor Tensor::minimum(const Tensor& o) const {
   DType d = dtypes::promote(dtype(), o.dtype());
   if (d.is_float()) return -((-cast(d)).maximum(-o.cast(d)));  // keeps NaN propagation of MAX
   return where(lt(o), cast(d), o.cast(d));
 }
-Tensor Tensor::lt(const Tensor& o) const { return binop(static_cast<int>(Op::CMPLT), o); }
+Tensor Tensor::lt(const Tensor& o) const { return binop(Op::CMPLT, o); }
 Tensor Tensor::gt(const Tensor& o) const { return o.lt(*this); }
 Tensor Tensor::le(const Tensor& o) const { return lt(o) + eq(o); }
 Tensor Tensor::ge(const Tensor& o) const { return gt(o) + eq(o); }
-Tensor Tensor::eq(const Tensor& o) const { return binop(static_cast<int>(Op::CMPEQ), o); }
-Tensor Tensor::ne(const Tensor& o) const { return binop(static_cast<int>(Op::CMPNE), o); }
-Tensor Tensor::logical_not() const { return cast(dtypes::bool_).binop(static_cast<int>(Op::XOR), full({}, 1, dtypes::bool_, device())); }
+Tensor Tensor::eq(const Tensor& o) const { return binop(Op::CMPEQ, o); }
+Tensor Tensor::ne(const Tensor& o) const { return binop(Op::CMPNE, o); }
+Tensor Tensor::logical_not() const { return cast(dtypes::bool_).binop(Op::XOR, full({}, 1, dtypes::bool_, device())); }
 
 Tensor Tensor::where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   if (cond.device() != a.device() || a.device() != b.device()) bad("where() operands are on different devices");
@@ -393,8 +392,7 @@ Tensor Tensor::bitcast(DType d) const {
 
 // ---- reductions ----------------------------------------------------------------------------------------------
 
-Tensor Tensor::reduce(int iop, std::vector<int64_t> axes, bool keepdim) const {
-  auto rop = static_cast<ReduceOp>(iop);
+Tensor Tensor::reduce(ReduceOp rop, std::vector<int64_t> axes, bool keepdim) const {
   int64_t n = ndim();
   if (axes.empty())
     for (int64_t i = 0; i < n; ++i) axes.push_back(i);
@@ -415,8 +413,8 @@ Tensor Tensor::reduce(int iop, std::vector<int64_t> axes, bool keepdim) const {
     int64_t parts = 256;
     while (x.numel() % parts) parts /= 2;
     if (parts >= 8) {
-      Tensor partial = x.reshape({parts, x.numel() / parts}).reduce(iop, {1}, false).contiguous();
-      Tensor r = partial.reduce(iop, {0}, false);  // already accumulated in the wide type
+      Tensor partial = x.reshape({parts, x.numel() / parts}).reduce(rop, {1}, false).contiguous();
+      Tensor r = partial.reduce(rop, {0}, false);  // already accumulated in the wide type
       if (rop == ReduceOp::SUM && d.is_float() && d.itemsize() == 2) r = r.cast(d);
       return keepdim ? r.reshape(Shape(n, 1)) : r;
     }
@@ -433,11 +431,12 @@ Tensor Tensor::reduce(int iop, std::vector<int64_t> axes, bool keepdim) const {
   return r.reshape(to_api(squeezed));
 }
 
-Tensor Tensor::sum(std::vector<int64_t> axes, bool keepdim) const { return reduce(static_cast<int>(ReduceOp::SUM), std::move(axes), keepdim); }
-Tensor Tensor::max(std::vector<int64_t> axes, bool keepdim) const { return reduce(static_cast<int>(ReduceOp::MAX), std::move(axes), keepdim); }
-Tensor Tensor::min(std::vector<int64_t> axes, bool keepdim) const { return reduce(static_cast<int>(ReduceOp::MIN), std::move(axes), keepdim); }
+Tensor Tensor::sum(Axes axes, bool keepdim) const { return reduce(ReduceOp::SUM, std::move(axes.list), keepdim); }
+Tensor Tensor::max(Axes axes, bool keepdim) const { return reduce(ReduceOp::MAX, std::move(axes.list), keepdim); }
+Tensor Tensor::min(Axes axes, bool keepdim) const { return reduce(ReduceOp::MIN, std::move(axes.list), keepdim); }
 
-Tensor Tensor::mean(std::vector<int64_t> axes, bool keepdim) const {
+Tensor Tensor::mean(Axes ax, bool keepdim) const {
+  std::vector<int64_t>& axes = ax.list;
   Tensor x = float_of(*this);
   Tensor s = x.sum(axes, keepdim);
   if (!is_symbolic()) {

@@ -136,7 +136,8 @@ std::string kir_to_text(const tg_kir_kernel& k) {
         std::snprintf(arg, sizeof arg, "arg=0x%016" PRIx64, static_cast<uint64_t>(in.arg.i));
       else
         std::snprintf(arg, sizeof arg, "arg=%" PRId64, in.arg.i);
-      fields += (fields.empty() ? "" : " ") + std::string(arg);
+      if (!fields.empty()) fields += ' ';  // (not "" or " " + std::string: GCC 12 -O3 warns a false -Wrestrict there)
+      fields += arg;
     }
     for (uint32_t j = 0; j < in.nsrc; ++j) fields += cat(fields.empty() ? "" : " ", "%", k.src_pool[in.src_start + j]);
     char head[64];

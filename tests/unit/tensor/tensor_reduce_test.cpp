@@ -330,4 +330,19 @@ TEST(Softmax, NaNAndInfRows) {
   for (int i = 3; i < 6; ++i) EXPECT_TRUE(std::isnan(ls[i])) << "log_softmax[" << i << "] = " << fmt(ls[i]);
 }
 
+// Axes spelled as tinygrad users write them: one int, a braced list, nothing (every axis), a vector.
+TEST(Reduce, AxesSpellings) {
+  Tensor t = make({1, 2, 3, /**/ 4, 5, 6}, {2, 3}, dt::float32);
+  EXPECT_TRUE(check(t.sum(1), {2}, dt::float32, {6, 15}));
+  EXPECT_TRUE(check(t.sum(-2), {3}, dt::float32, {5, 7, 9}));
+  EXPECT_TRUE(check(t.sum({1}), {2}, dt::float32, {6, 15}));
+  EXPECT_TRUE(check(t.sum(), {}, dt::float32, {21}));
+  EXPECT_TRUE(check(t.sum({}), {}, dt::float32, {21}));
+  EXPECT_TRUE(check(t.sum({0, 1}, true), {1, 1}, dt::float32, {21}));
+  EXPECT_TRUE(check(t.sum(std::vector<int64_t>{0}), {3}, dt::float32, {5, 7, 9}));
+  EXPECT_TRUE(check(t.max(1, true), {2, 1}, dt::float32, {3, 6}));
+  EXPECT_TRUE(check(t.min(0), {3}, dt::float32, {1, 2, 3}));
+  EXPECT_TRUE(check(t.mean(1), {2}, dt::float32, {2, 5}));
+}
+
 }  // namespace
