@@ -207,10 +207,11 @@ std::string default_device() {
   if (!dev.empty()) return canonical_device(dev);
   // Real accelerators first, then the CPU. QCOM and DSP come after the CPU: on our machines they are emulations
   // (PoCL, qemu-hexagon) that would be slower and less tested than the CPU plugin; on a phone DEV=QCOM picks them.
+  // Probed in this order, so only the plugins up to the first present one are loaded.
   static const char* preference[] = {"NV", "AMD", "METAL", "CPU", "QCOM", "DSP"};
-  auto names = available_devices();
   for (const char* p : preference)
-    if (std::find(names.begin(), names.end(), p) != names.end()) return p;
+    if (rt::PluginRegistry::get().find(p)) return p;
+  auto names = available_devices();
   if (!names.empty()) return names.front();
   throw Error("tg: no device available; plugins:" + rt::PluginRegistry::get().summary());
 }

@@ -57,13 +57,13 @@ std::string manifest_verdict(const PluginManifest& m) {
   return "";
 }
 
+}  // namespace
+
 // A file of the search path, in the order discovery considers it.
-struct Candidate {
+struct PluginRegistry::Candidate {
   size_t report;  // index into reports_
   std::optional<PluginManifest> manifest;
 };
-
-}  // namespace
 
 void check_status(const tg_plugin_api* api, tg_status_t st, const std::string& context) {
   if (!st) return;
@@ -196,9 +196,21 @@ void PluginRegistry::discover() {
   std::stable_sort(candidates.begin(), candidates.end(), [&](const Candidate& a, const Candidate& b) {
     return reports_[a.report].priority > reports_[b.report].priority;
   });
-  auto winner_of = [&](const std::string& device) -> const PluginInfo* {
+  for (auto& old : plugins_) previous_.push_back(std::move(old));
+  plugins_.clear();
+  pending_ = std::move(candidates);
+}
+
+PluginRegistry::~PluginRegistry() = default;
+
+// Loads and probes the pending candidates that may provide `device` (all when null), in discovery order. A
+// candidate whose manifest names other devices cannot change who provides `device`, so it waits: asking for the
+// CPU does not load the QCOM plugin (and with it the OpenCL ICD and PoCL's own LLVM, ~56 MB).
+void PluginRegistry::settle(const std::string* device) const {
+  std::lock_guard lock(settle_mu_);
+  auto winner_of = [&](const std::string& dev) -> const PluginInfo* {
     for (const auto& r : reports_)
-      if (r.loaded && !r.shadowed && r.device_name == device) return &r;
+      if (r.loaded && !r.shadowed && r.device_name == dev) return &r;
     return nullptr;
   };
   auto lose_to = [](PluginInfo& info, const PluginInfo& w) {
@@ -207,59 +219,71 @@ void PluginRegistry::discover() {
                                      ? " (priority " + std::to_string(w.priority) + " > " + std::to_string(info.priority) + ")"
                                      : " (same priority, earlier in the search order)");
   };
-  std::vector<std::unique_ptr<LoadedPlugin>> previous = std::move(plugins_);
-  plugins_.clear();
-  for (auto& c : candidates) {
-    PluginInfo& info = reports_[c.report];
-    if (c.manifest) {  // decided without loading when another file already provides the DEV name
-      if (const PluginInfo* w = winner_of(info.device_name)) {
-        lose_to(info, *w);
-        continue;
-      }
-    }
-    std::unique_ptr<LoadedPlugin> p;
-    for (auto& old : previous)  // still loaded from an earlier discovery: keep it rather than load it twice
-      if (old && old->path == info.path) p = std::move(old);
-    if (!p) p = load(info.path, info.error);
-    if (!p) continue;
-    // A plugin that does not win is kept mapped, not unloaded: one from an earlier discovery may have open
-    // devices, and unmapping a fresh one saves nothing worth the risk.
-    const auto retire = [&] { plugins_retired().push_back(std::move(p)); };
-    const tg_plugin_api* api = p->api;
-    const std::string table_device = api->device_name;
-    if (c.manifest &&
-        std::find(c.manifest->devices.begin(), c.manifest->devices.end(), table_device) == c.manifest->devices.end()) {
-      info.error = "the table provides device '" + table_device + "', which its manifest " + c.manifest->path +
-                   " does not list";
-      retire();
+  std::vector<Candidate> later;
+  for (auto& c : pending_) {
+    if (device && c.manifest &&
+        std::find(c.manifest->devices.begin(), c.manifest->devices.end(), *device) == c.manifest->devices.end()) {
+      later.push_back(std::move(c));
       continue;
     }
-    info.plugin_name = api->plugin_name;
-    info.device_name = table_device;
-    info.abi_version = version(api->abi_major, api->abi_minor);
-    uint32_t n = 0;
-    if (tg_status_t st = api->device_count(&n)) {
-      info.error = std::string("device_count failed: ") + (st->message ? st->message : "");
-      api->status_free(st);
-      retire();
-      continue;
-    }
-    if (n == 0) {
-      info.error = "no devices present";
-      retire();
-      continue;
-    }
+    probe(c, winner_of, lose_to);
+  }
+  pending_ = std::move(later);
+  if (pending_.empty()) {  // a plugin from an earlier discovery that no longer wins stays mapped: devices opened
+    for (auto& old : previous_)  // from it may be in use
+      if (old) plugins_retired().push_back(std::move(old));
+    previous_.clear();
+  }
+}
+
+template <class WinnerOf, class LoseTo>
+void PluginRegistry::probe(Candidate& c, const WinnerOf& winner_of, const LoseTo& lose_to) const {
+  PluginInfo& info = reports_[c.report];
+  if (c.manifest) {  // decided without loading when another file already provides the DEV name
     if (const PluginInfo* w = winner_of(info.device_name)) {
       lose_to(info, *w);
-      retire();
-      continue;
+      return;
     }
-    info.loaded = true;
-    plugins_.push_back(std::move(p));
   }
-  // A plugin from an earlier discovery that no longer wins stays mapped: devices opened from it may be in use.
-  for (auto& old : previous)
-    if (old) plugins_retired().push_back(std::move(old));
+  std::unique_ptr<LoadedPlugin> p;
+  for (auto& old : previous_)  // still loaded from an earlier discovery: keep it rather than load it twice
+    if (old && old->path == info.path) p = std::move(old);
+  if (!p) p = load(info.path, info.error);
+  if (!p) return;
+  // A plugin that does not win is kept mapped, not unloaded: one from an earlier discovery may have open
+  // devices, and unmapping a fresh one saves nothing worth the risk.
+  const auto retire = [&] { plugins_retired().push_back(std::move(p)); };
+  const tg_plugin_api* api = p->api;
+  const std::string table_device = api->device_name;
+  if (c.manifest &&
+      std::find(c.manifest->devices.begin(), c.manifest->devices.end(), table_device) == c.manifest->devices.end()) {
+    info.error = "the table provides device '" + table_device + "', which its manifest " + c.manifest->path +
+                 " does not list";
+    retire();
+    return;
+  }
+  info.plugin_name = api->plugin_name;
+  info.device_name = table_device;
+  info.abi_version = version(api->abi_major, api->abi_minor);
+  uint32_t n = 0;
+  if (tg_status_t st = api->device_count(&n)) {
+    info.error = std::string("device_count failed: ") + (st->message ? st->message : "");
+    api->status_free(st);
+    retire();
+    return;
+  }
+  if (n == 0) {
+    info.error = "no devices present";
+    retire();
+    return;
+  }
+  if (const PluginInfo* w = winner_of(info.device_name)) {
+    lose_to(info, *w);
+    retire();
+    return;
+  }
+  info.loaded = true;
+  plugins_.push_back(std::move(p));
 }
 
 std::vector<std::unique_ptr<LoadedPlugin>>& PluginRegistry::plugins_retired() {
@@ -278,19 +302,27 @@ void PluginRegistry::unload(const std::string& device_name) {
   throw Error("tg: cannot unload '" + device_name + "': no loaded plugin provides it");
 }
 
+const std::vector<PluginInfo>& PluginRegistry::reports() const {
+  settle(nullptr);
+  return reports_;
+}
+
 const LoadedPlugin* PluginRegistry::find(const std::string& device_name) const {
+  settle(&device_name);
   for (const auto& p : plugins_)
     if (p->api->device_name && device_name == p->api->device_name) return p.get();
   return nullptr;
 }
 
 std::vector<std::string> PluginRegistry::device_names() const {
+  settle(nullptr);
   std::vector<std::string> out;
   for (const auto& p : plugins_) out.push_back(p->api->device_name);
   return out;
 }
 
 std::string PluginRegistry::summary() const {
+  settle(nullptr);
   std::ostringstream os;
   if (reports_.empty()) {
     os << "no plugin files found (searched:";

@@ -26,9 +26,9 @@ class PluginRegistry {
   // The process-wide registry; discovery runs on first use and again after unload().
   static PluginRegistry& get();
 
-  // Every candidate file in discovery order with its verdict.
-  const std::vector<PluginInfo>& reports() const { return reports_; }
-  // The loaded plugin providing this DEV name, or nullptr.
+  // Every candidate file in discovery order with its verdict (loads and probes every candidate).
+  const std::vector<PluginInfo>& reports() const;
+  // The loaded plugin providing this DEV name, or nullptr. Loads only the candidates that may provide it.
   const LoadedPlugin* find(const std::string& device_name) const;
   std::vector<std::string> device_names() const;
   // One line per candidate: why each failed, for error messages about unknown devices.
@@ -45,13 +45,22 @@ class PluginRegistry {
 
   // Discovers plugins in these directories (get() uses search_dirs()).
   explicit PluginRegistry(const std::vector<std::string>& dirs);
+  ~PluginRegistry();
 
  private:
-  void discover();
+  struct Candidate;
+  void discover();  // lists the candidates (manifests only); settle() loads them on demand
+  void settle(const std::string* device) const;
+  template <class WinnerOf, class LoseTo>
+  void probe(Candidate& c, const WinnerOf& winner_of, const LoseTo& lose_to) const;
   static std::vector<std::unique_ptr<LoadedPlugin>>& plugins_retired();
   std::vector<std::string> dirs_;
-  std::vector<PluginInfo> reports_;
-  std::vector<std::unique_ptr<LoadedPlugin>> plugins_;
+  // Filled lazily by settle(), which const lookups call: hence mutable, under settle_mu_.
+  mutable std::vector<PluginInfo> reports_;
+  mutable std::vector<std::unique_ptr<LoadedPlugin>> plugins_;
+  mutable std::vector<Candidate> pending_;                      // not yet loaded, in discovery order
+  mutable std::vector<std::unique_ptr<LoadedPlugin>> previous_;  // loaded by an earlier discovery
+  mutable std::recursive_mutex settle_mu_;
   bool stale_ = false;
 };
 
