@@ -314,6 +314,13 @@ const LoadedPlugin* PluginRegistry::find(const std::string& device_name) const {
   return nullptr;
 }
 
+bool PluginRegistry::probed(const std::string& path) const {
+  std::lock_guard lock(settle_mu_);
+  for (const auto& c : pending_)
+    if (reports_[c.report].path == path) return false;
+  return true;
+}
+
 std::vector<std::string> PluginRegistry::device_names() const {
   settle(nullptr);
   std::vector<std::string> out;

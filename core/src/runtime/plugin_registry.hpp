@@ -31,6 +31,8 @@ class PluginRegistry {
   // The loaded plugin providing this DEV name, or nullptr. Loads only the candidates that may provide it.
   const LoadedPlugin* find(const std::string& device_name) const;
   std::vector<std::string> device_names() const;
+  // Whether discovery has loaded (or decided without loading) this candidate file yet (for tests).
+  bool probed(const std::string& path) const;
   // One line per candidate: why each failed, for error messages about unknown devices.
   std::string summary() const;
 

@@ -146,6 +146,27 @@ TEST(PluginManifest, HigherPriorityWinsAndTheLoserIsNeverLoaded) {
   EXPECT_EQ(reg.find("INTERP")->path, second.path() + "/libtg_plugin_interp.so");
 }
 
+// Asking for one device loads only the plugins that may provide it: the CPU run of an LLM must not map the QCOM
+// plugin's OpenCL stack. Listing the devices then probes the rest.
+TEST(PluginManifest, LookupLoadsOnlyCandidatesForThatDevice) {
+  PluginDir d("lazy");
+  d.copy_plugin("libtg_plugin_interp.so", kInterp);
+  d.write("libtg_plugin_interp.manifest", "plugin = \"interp\"\ndevices = [\"INTERP\"]\nabi = \"1.0-1.1\"\n");
+  d.fake_plugin("libtg_plugin_other.so");  // loading it would fail with "cannot load"
+  d.write("libtg_plugin_other.manifest", "plugin = \"other\"\ndevices = [\"OTHER\"]\nabi = \"1.0-1.1\"\n");
+  PluginRegistry reg({d.path()});
+  const std::string other = d.path() + "/libtg_plugin_other.so";
+  ASSERT_NE(reg.find("INTERP"), nullptr);
+  EXPECT_FALSE(reg.probed(other));
+  EXPECT_TRUE(reg.probed(d.path() + "/libtg_plugin_interp.so"));
+  EXPECT_EQ(reg.device_names(), std::vector<std::string>{"INTERP"});
+  EXPECT_TRUE(reg.probed(other));
+  const PluginInfo* r = find_report(reg, "libtg_plugin_other.so");
+  ASSERT_NE(r, nullptr);
+  EXPECT_FALSE(r->loaded);
+  EXPECT_THAT(r->error, HasSubstr("cannot load"));
+}
+
 TEST(PluginManifest, EqualPrioritiesKeepTheSearchOrder) {
   PluginDir first("eq1"), second("eq2");
   for (PluginDir* d : {&first, &second}) {
