@@ -20,6 +20,7 @@
 #include <string>
 
 #include "program.hpp"
+#include "tg/jit.hpp"
 #include "reference.hpp"
 
 namespace po = boost::program_options;
@@ -43,26 +44,23 @@ std::vector<double> read_back(tg::Tensor& t) {
   return out;
 }
 
-// nullopt when every output agrees with the reference within its bound, else what differs
-std::optional<std::string> check(const Program& p, Stats& st) {
-  std::vector<tg::Tensor> got;
-  try {
-    got = run_tg(p);
-  } catch (const std::exception& e) {
-    return std::string("threw: ") + e.what();
-  }
+int g_jit_rounds = 0;
+
+// nullopt when the outputs got[k] (of p.outputs[k]) agree with the reference within its bound, else what differs
+std::optional<std::string> compare(const Program& p, std::vector<tg::Tensor>& got, Stats& st) {
   std::vector<Val> want = run_reference(p, g_planted_bug);
-  for (int o : p.outputs) {
+  for (size_t k = 0; k < p.outputs.size(); ++k) {
+    int o = p.outputs[k];
     const Node& n = p.nodes[static_cast<size_t>(o)];
     const Val& w = want[static_cast<size_t>(o)];
     std::vector<double> g;
     try {
-      g = read_back(got[static_cast<size_t>(o)]);
+      g = read_back(got[k]);
     } catch (const std::exception& e) {
       return std::string("reading the output threw: ") + e.what();
     }
-    if (got[static_cast<size_t>(o)].shape() != n.shape)
-      return "node t" + std::to_string(o) + " (" + n.op + ") has shape " + tg::shape_str(got[static_cast<size_t>(o)].shape()) +
+    if (got[k].shape() != n.shape)
+      return "node t" + std::to_string(o) + " (" + n.op + ") has shape " + tg::shape_str(got[k].shape()) +
              ", expected " + tg::shape_str(n.shape);
     for (size_t i = 0; i < g.size(); ++i) {
       double r = w.v[i], e = w.e[i];
@@ -82,6 +80,26 @@ std::optional<std::string> check(const Program& p, Stats& st) {
     }
   }
   return std::nullopt;
+}
+
+std::optional<std::string> check(const Program& p, Stats& st) {
+  try {
+    if (g_jit_rounds == 0) {
+      std::vector<tg::Tensor> all = run_tg(p), got;
+      for (int o : p.outputs) got.push_back(all[static_cast<size_t>(o)]);
+      return compare(p, got, st);
+    }
+    // through a tg::Jit: the calls that run, capture and replay each see fresh input data
+    tg::Jit jit([&](const std::vector<tg::Tensor>& leaves, const std::vector<tg::BoundVariable>&) { return run_outputs(p, leaves); });
+    for (int round = 0; round < g_jit_rounds; ++round) {
+      Program q = with_fresh_leaves(p, static_cast<uint64_t>(round));
+      std::vector<tg::Tensor> got = jit(make_leaves(q));
+      if (auto f = compare(q, got, st)) return "jit call " + std::to_string(round + 1) + ": " + *f;
+    }
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    return std::string("threw: ") + e.what();
+  }
 }
 
 // Runs body in a fresh process that reports through say(line); each line reaches on_line here. Returns "" when
@@ -178,7 +196,9 @@ int main(int argc, char** argv) {
       "timeout", po::value(&timeout_s), "seconds one program may take")("no-shrink", po::bool_switch(&no_shrink),
                                                                           "print failing programs as generated")(
       "print", po::bool_switch(&print), "print every program as C++ (and run nothing)")(
-      "planted-bug", po::bool_switch(&g_planted_bug), "make the reference's add 1e-4 too large (tests the tester)");
+      "planted-bug", po::bool_switch(&g_planted_bug), "make the reference's add 1e-4 too large (tests the tester)")(
+      "jit", po::value(&g_jit_rounds)->implicit_value(4),
+      "run each program through a tg::Jit this many times (run, capture, replays), fresh inputs each call");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -196,7 +216,8 @@ int main(int argc, char** argv) {
   else first = std::stoull(seeds), last = first + 1;
   GenOptions go{.min_ops = min_ops, .max_ops = max_ops};
   const char* dev = std::getenv("DEV");
-  std::string where = std::string(dev ? dev : "default device") + (std::getenv("NOOPT") ? ", NOOPT=" + std::string(std::getenv("NOOPT")) : "");
+  std::string where = std::string(dev ? dev : "default device") + (std::getenv("NOOPT") ? ", NOOPT=" + std::string(std::getenv("NOOPT")) : "") +
+                      (g_jit_rounds ? ", through a Jit" : "");
 
   int failed = 0;
   Stats total, run_stats;

@@ -507,9 +507,10 @@ std::vector<OpDef> multi_defs() {
         const Val &a = *in[0], &b = *in[1];
         int64_t k = a.shape.back(), m = a.shape.size() >= 2 ? a.shape[a.shape.size() - 2] : 1;
         int64_t nn = b.shape.size() >= 2 ? b.shape.back() : 1;
-        int64_t a_batch = numel(a.shape) / (m * k), b_batch = numel(b.shape) / (k * nn);
+        auto per = [](int64_t total, int64_t each) { return each == 0 ? int64_t{1} : std::max<int64_t>(1, total / each); };
+        int64_t a_batch = per(numel(a.shape), m * k), b_batch = per(numel(b.shape), k * nn);
         Val out = make_val(n.shape);
-        int64_t batches = numel(n.shape) / (m * nn);
+        int64_t batches = m * nn == 0 ? 0 : numel(n.shape) / (m * nn);
         for (int64_t bt = 0; bt < batches; ++bt)
           for (int64_t i = 0; i < m; ++i)
             for (int64_t j = 0; j < nn; ++j) {

@@ -173,6 +173,33 @@ std::vector<Tensor> run_tg(const Program& p) {
   return t;
 }
 
+std::vector<Tensor> run_outputs(const Program& p, const std::vector<Tensor>& leaves) {
+  std::vector<Tensor> t;
+  size_t next_leaf = 0;
+  for (const Node& n : p.nodes) {
+    std::vector<Tensor> in;
+    for (int x : n.in) in.push_back(t[static_cast<size_t>(x)]);
+    t.push_back(n.op == "leaf" ? leaves.at(next_leaf++) : op_def(n.op).run(in, n));
+  }
+  std::vector<Tensor> out;
+  for (int o : p.outputs) out.push_back(t[static_cast<size_t>(o)]);
+  return out;
+}
+
+std::vector<Tensor> make_leaves(const Program& p) {
+  std::vector<Tensor> out;
+  for (const Node& n : p.nodes)
+    if (n.op == "leaf") out.push_back(op_def(n.op).run({}, n).realize());
+  return out;
+}
+
+Program with_fresh_leaves(const Program& p, uint64_t round) {
+  Program q = p;
+  for (Node& n : q.nodes)
+    if (n.op == "leaf") n.seed = n.seed * 6364136223846793005ull + round;
+  return q;
+}
+
 std::vector<Val> run_reference(const Program& p, bool planted_bug) {
   std::vector<Val> v;
   v.reserve(p.nodes.size());

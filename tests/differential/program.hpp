@@ -82,6 +82,11 @@ Program prune(const Program& p, const std::vector<int>& keep);
 std::string to_cpp(const Program& p, const std::string& header_comment);
 
 std::vector<Tensor> run_tg(const Program& p);  // every node's tensor (outputs realized together)
+// The program as a function of its leaves (the outputs, in p.outputs order), for tg::Jit: leaf k reads inputs[k].
+std::vector<Tensor> run_outputs(const Program& p, const std::vector<Tensor>& leaves);
+std::vector<Tensor> make_leaves(const Program& p);  // each leaf's tensor, realized
+// p with every leaf's data drawn again from its seed mixed with `round` (same shapes, dtypes and ranges)
+Program with_fresh_leaves(const Program& p, uint64_t round);
 // planted_bug: the reference's `add` is 1e-4 too large (the tester's own test: it must catch that and shrink it)
 std::vector<Val> run_reference(const Program& p, bool planted_bug = false);
 
