@@ -28,6 +28,7 @@ constexpr TypeTraits kTraits[] = {
 // Limits that keep a hostile header from allocating without bound (real files are far below them).
 constexpr uint64_t kMaxString = 1ull << 30, kMaxArray = 1ull << 28, kMaxCount = 1ull << 24, kMaxDims = 8;
 constexpr int kMaxNesting = 4;
+constexpr uint64_t kPackFrom = 64;  // arrays this long stay packed in the file's bytes
 
 class Cursor {
  public:
@@ -54,6 +55,7 @@ class Cursor {
     return std::string(reinterpret_cast<const char*>(p), len);
   }
   size_t pos() const { return pos_; }
+  const uint8_t* data() const { return d_; }
   void seek(size_t p) { pos_ = p; }
   size_t size() const { return n_; }
 
@@ -93,6 +95,12 @@ GGUFValue read_value(Cursor& c, GGUFValue::Type t, int depth) {
       uint64_t n = c.get<uint64_t>("array length");
       if (n > kMaxArray || n > c.size() - c.pos()) c.fail("array claims " + std::to_string(n) + " elements");
       v.elem_type = static_cast<T>(et);
+      if (v.elem_type != T::ARRAY && n >= kPackFrom) {  // checked element by element, kept as the bytes
+        const size_t start = c.pos();
+        for (uint64_t i = 0; i < n; ++i) read_value(c, v.elem_type, depth + 1);
+        v.value = GGUFValue::Packed{n, c.data() + start, c.pos() - start};
+        break;
+      }
       std::vector<GGUFValue> items;  // no reserve(n): a hostile length must fail on the bytes, not on memory
       for (uint64_t i = 0; i < n; ++i) items.push_back(read_value(c, v.elem_type, depth + 1));
       v.value = std::move(items);
@@ -144,9 +152,27 @@ const std::string& GGUFValue::as_string() const {
   if (auto* s = std::get_if<std::string>(&value)) return *s;
   wrong(*this, "a string");
 }
-const std::vector<GGUFValue>& GGUFValue::as_array() const {
-  if (auto* a = std::get_if<std::vector<GGUFValue>>(&value)) return *a;
+size_t GGUFValue::array_size() const {
+  if (auto* a = std::get_if<std::vector<GGUFValue>>(&value)) return a->size();
+  if (auto* p = std::get_if<Packed>(&value)) return static_cast<size_t>(p->count);
   wrong(*this, "an array");
+}
+void GGUFValue::for_each_element(const std::function<void(const GGUFValue&)>& f) const {
+  if (auto* a = std::get_if<std::vector<GGUFValue>>(&value)) {
+    for (const GGUFValue& e : *a) f(e);
+    return;
+  }
+  auto* p = std::get_if<Packed>(&value);
+  if (!p) wrong(*this, "an array");
+  Cursor c(p->bytes, p->size, "packed array");  // checked when parsed: cannot fail here
+  for (uint64_t i = 0; i < p->count; ++i) f(read_value(c, elem_type, 1));
+}
+std::vector<GGUFValue> GGUFValue::as_array() const {
+  if (auto* a = std::get_if<std::vector<GGUFValue>>(&value)) return *a;
+  std::vector<GGUFValue> out;
+  out.reserve(array_size());
+  for_each_element([&](const GGUFValue& e) { out.push_back(e); });
+  return out;
 }
 std::string GGUFValue::str() const {
   std::ostringstream o;
@@ -156,10 +182,13 @@ std::string GGUFValue::str() const {
   else if (auto* b = std::get_if<bool>(&value)) o << (*b ? "true" : "false");
   else if (auto* t = std::get_if<std::string>(&value)) o << '"' << (t->size() > 60 ? t->substr(0, 60) + "..." : *t) << '"';
   else {
-    const auto& a = std::get<std::vector<GGUFValue>>(value);
     o << '[';
-    for (size_t i = 0; i < a.size() && i < 4; ++i) o << (i ? ", " : "") << a[i].str();
-    if (a.size() > 4) o << ", ... (" << a.size() << " items)";
+    size_t i = 0;
+    for_each_element([&](const GGUFValue& e) {
+      if (i < 4) o << (i ? ", " : "") << e.str();
+      ++i;
+    });
+    if (i > 4) o << ", ... (" << i << " items)";
     o << ']';
   }
   return o.str();

@@ -16,9 +16,9 @@ TokenId id_key(const GGUFFile& f, const std::string& key) {
   return static_cast<TokenId>(id);
 }
 
-const std::vector<GGUFValue>* array_key(const GGUFFile& f, const std::string& key) {
-  const GGUFValue* v = f.find(key);
-  return v ? &v->as_array() : nullptr;
+// Calls f on each element of the array at key, if the key is there.
+void each_of(const GGUFFile& f, const std::string& key, const std::function<void(const GGUFValue&)>& fn) {
+  if (const GGUFValue* v = f.find(key)) v->for_each_element(fn);
 }
 
 }  // namespace
@@ -31,17 +31,16 @@ Tokenizer Tokenizer::from_gguf(const GGUFFile& f) {
                 "' (supported: llama, gpt2)");
   v.pre = f.get_string("tokenizer.ggml.pre", "default");
 
-  for (const GGUFValue& t : f.at("tokenizer.ggml.tokens").as_array()) v.tokens.push_back(t.as_string());
-  if (auto* scores = array_key(f, "tokenizer.ggml.scores"))
-    for (const GGUFValue& s : *scores) v.scores.push_back(static_cast<float>(s.as_float()));
-  if (auto* types = array_key(f, "tokenizer.ggml.token_type"))
-    for (const GGUFValue& t : *types) {
-      const int64_t type = t.as_int();
-      // Out-of-range values are reported by the constructor with the token's index.
-      v.types.push_back(static_cast<TokenType>(type < INT32_MIN || type > INT32_MAX ? -1 : type));
-    }
-  if (auto* merges = array_key(f, "tokenizer.ggml.merges"))
-    for (const GGUFValue& m : *merges) v.merges.push_back(m.as_string());
+  const GGUFValue& tokens = f.at("tokenizer.ggml.tokens");
+  v.tokens.reserve(tokens.array_size());
+  tokens.for_each_element([&](const GGUFValue& t) { v.tokens.push_back(t.as_string()); });
+  each_of(f, "tokenizer.ggml.scores", [&](const GGUFValue& s) { v.scores.push_back(static_cast<float>(s.as_float())); });
+  each_of(f, "tokenizer.ggml.token_type", [&](const GGUFValue& t) {
+    const int64_t type = t.as_int();
+    // Out-of-range values are reported by the constructor with the token's index.
+    v.types.push_back(static_cast<TokenType>(type < INT32_MIN || type > INT32_MAX ? -1 : type));
+  });
+  each_of(f, "tokenizer.ggml.merges", [&](const GGUFValue& m) { v.merges.push_back(m.as_string()); });
 
   v.bos_id = id_key(f, "tokenizer.ggml.bos_token_id");
   v.eos_id = id_key(f, "tokenizer.ggml.eos_token_id");

@@ -2,6 +2,7 @@
 // models against the PyPI gguf package's reader, and malformed files that must each give one clear error.
 #include "gguf.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -109,6 +110,35 @@ TEST(Gguf, EveryMetadataTypeAndTensorData) {
   EXPECT_EQ(b.data[33], 33);
   EXPECT_EQ((b.data - a.data), 64);
   EXPECT_EQ(f.tensor("nope"), nullptr);
+}
+
+// Long arrays (a vocabulary) stay packed in the file's bytes; every way to read them gives the same elements, and a
+// malformed element deep inside one still fails at parse time.
+TEST(Gguf, LongArraysReadBackFromThePackedBytes) {
+  auto build = [](bool break_one) {
+    Builder g;
+    g.header(3, 0, 2);
+    g.str("words").put<uint32_t>(9).put<uint32_t>(8).put<uint64_t>(1000);
+    for (int i = 0; i < 1000; ++i) g.str("w" + std::to_string(i));
+    g.str("flags").put<uint32_t>(9).put<uint32_t>(7).put<uint64_t>(300);
+    for (int i = 0; i < 300; ++i) g.put<uint8_t>(break_one && i == 250 ? 2 : i % 2);  // a bool of 2 is malformed
+    return g.b;
+  };
+  std::vector<uint8_t> bytes = build(false);
+  GGUFFile f = GGUFFile::parse(bytes.data(), bytes.size());
+  const GGUFValue& words = f.at("words");
+  ASSERT_EQ(words.array_size(), 1000u);
+  std::vector<std::string> seen;
+  words.for_each_element([&](const GGUFValue& w) { seen.push_back(w.as_string()); });
+  ASSERT_EQ(seen.size(), 1000u);
+  EXPECT_EQ(seen[0], "w0");
+  EXPECT_EQ(seen[999], "w999");
+  auto flags = f.at("flags").as_array();
+  ASSERT_EQ(flags.size(), 300u);
+  EXPECT_FALSE(flags[0].as_bool());
+  EXPECT_TRUE(flags[299].as_bool());
+  EXPECT_EQ(words.str(), "[\"w0\", \"w1\", \"w2\", \"w3\", ... (1000 items)]");
+  EXPECT_THAT(error_of(build(true)), ::testing::HasSubstr("bool value 2 is neither 0 nor 1"));
 }
 
 TEST(Gguf, MalformedFilesGiveOneClearError) {
