@@ -30,6 +30,13 @@ int pick_any(Gen& g, const std::function<bool(const Node&)>& ok = {}) {
   return x >= 0 ? x : g.pick(dtypes::float32, ok);
 }
 
+// picks an input for a shape-preserving op and starts node n from it (input, dtype, shape); -1 if none fits
+int take_input(Gen& g, Node& n, const std::function<bool(const Node&)>& ok = {}) {
+  int x = pick_any(g, ok);
+  if (x >= 0) n.in = {x}, n.dtype = g.node(x).dtype, n.shape = g.node(x).shape;
+  return x;
+}
+
 // calls f(flat indices of one line along axis) for every line
 void along_axis(const Shape& s, int64_t axis, const std::function<void(const std::vector<size_t>&)>& f) {
   Shape outer = s;
@@ -260,9 +267,8 @@ std::vector<OpDef> movement_defs() {
   out.push_back(movement(
       "transpose",
       [](Gen& g, Node& n) {
-        int x = pick_any(g, [](const Node& m) { return m.shape.size() >= 2; });
+        int x = take_input(g, n, [](const Node& m) { return m.shape.size() >= 2; });
         if (x < 0) return false;
-        n.in = {x}, n.dtype = g.node(x).dtype, n.shape = g.node(x).shape;
         n.ints = {random_axis(g, n.shape.size()), random_axis(g, n.shape.size())};
         std::swap(n.shape[sz(norm_axis(n.ints[0], n.shape.size()))], n.shape[sz(norm_axis(n.ints[1], n.shape.size()))]);
         return true;
@@ -276,9 +282,8 @@ std::vector<OpDef> movement_defs() {
   out.push_back(movement(
       "expand",
       [](Gen& g, Node& n) {
-        int x = pick_any(g, [](const Node& m) { return std::count(m.shape.begin(), m.shape.end(), 1) > 0; });
+        int x = take_input(g, n, [](const Node& m) { return std::count(m.shape.begin(), m.shape.end(), 1) > 0; });
         if (x < 0) return false;
-        n.in = {x}, n.dtype = g.node(x).dtype, n.shape = g.node(x).shape;
         for (size_t d = 0; d < n.shape.size(); ++d) {
           n.ints.push_back(n.shape[d] == 1 ? g.uniform(1, 5) : g.chance(0.3) ? -1 : n.shape[d]);
           if (n.ints[d] != -1) n.shape[d] = n.ints[d];
@@ -291,9 +296,9 @@ std::vector<OpDef> movement_defs() {
   out.push_back(movement(
       "unsqueeze",
       [](Gen& g, Node& n) {
-        int x = pick_any(g, [](const Node& m) { return m.shape.size() < 4; });
+        int x = take_input(g, n, [](const Node& m) { return m.shape.size() < 4; });
         if (x < 0) return false;
-        n.in = {x}, n.dtype = g.node(x).dtype, n.shape = g.node(x).shape, n.ints = {random_axis(g, n.shape.size(), true)};
+        n.ints = {random_axis(g, n.shape.size(), true)};
         n.shape.insert(n.shape.begin() + norm_axis(n.ints[0], n.shape.size() + 1), 1);
         return true;
       },
@@ -303,9 +308,8 @@ std::vector<OpDef> movement_defs() {
   out.push_back(movement(
       "squeeze",
       [](Gen& g, Node& n) {
-        int x = pick_any(g, [](const Node& m) { return std::count(m.shape.begin(), m.shape.end(), 1) > 0; });
+        int x = take_input(g, n, [](const Node& m) { return std::count(m.shape.begin(), m.shape.end(), 1) > 0; });
         if (x < 0) return false;
-        n.in = {x}, n.dtype = g.node(x).dtype, n.shape = g.node(x).shape;
         int64_t a = std::find(n.shape.begin(), n.shape.end(), 1) - n.shape.begin();
         n.ints = {g.chance(0.5) ? a : a - static_cast<int64_t>(n.shape.size())};
         n.shape.erase(n.shape.begin() + a);
@@ -317,9 +321,8 @@ std::vector<OpDef> movement_defs() {
   out.push_back(movement(
       "pad",
       [](Gen& g, Node& n) {
-        int x = pick_any(g, [](const Node& m) { return !m.shape.empty(); });
+        int x = take_input(g, n, [](const Node& m) { return !m.shape.empty(); });
         if (x < 0) return false;
-        n.in = {x}, n.dtype = g.node(x).dtype, n.shape = g.node(x).shape;
         for (auto& d : n.shape) {
           int64_t b = g.chance(0.5) ? g.uniform(0, 3) : 0, a = g.chance(0.5) ? g.uniform(0, 3) : 0;
           n.ints.push_back(b), n.ints.push_back(a), d += a + b;
@@ -337,9 +340,8 @@ std::vector<OpDef> movement_defs() {
   out.push_back(movement(
       "shrink",
       [](Gen& g, Node& n) {
-        int x = pick_any(g, has_elements);
+        int x = take_input(g, n, has_elements);
         if (x < 0) return false;
-        n.in = {x}, n.dtype = g.node(x).dtype, n.shape = g.node(x).shape;
         for (auto& d : n.shape) {
           int64_t s = g.uniform(0, d - 1), e = g.uniform(s + 1, d);
           n.ints.push_back(s), n.ints.push_back(e), d = e - s;
@@ -352,9 +354,8 @@ std::vector<OpDef> movement_defs() {
   out.push_back(movement(
       "slice",  // python semantics: negative starts and ends count from the end, ends past the dim clamp
       [](Gen& g, Node& n) {
-        int x = pick_any(g, has_elements);
+        int x = take_input(g, n, has_elements);
         if (x < 0) return false;
-        n.in = {x}, n.dtype = g.node(x).dtype, n.shape = g.node(x).shape;
         int64_t a = random_axis(g, n.shape.size()), d = n.shape[sz(norm_axis(a, n.shape.size()))];
         int64_t s = g.uniform(0, d - 1), e = g.uniform(s + 1, d + 2);
         n.ints = {a, g.chance(0.4) ? s - d : s, g.chance(0.4) && e < d ? e - d : e};
@@ -373,9 +374,8 @@ std::vector<OpDef> movement_defs() {
   out.push_back(movement(
       "flip",
       [](Gen& g, Node& n) {
-        int x = pick_any(g, [](const Node& m) { return !m.shape.empty(); });
+        int x = take_input(g, n, [](const Node& m) { return !m.shape.empty(); });
         if (x < 0) return false;
-        n.in = {x}, n.dtype = g.node(x).dtype, n.shape = g.node(x).shape;
         for (size_t d = 0; d < n.shape.size(); ++d)
           if (g.chance(0.5)) n.ints.push_back(g.chance(0.3) ? static_cast<int64_t>(d) - static_cast<int64_t>(n.shape.size()) : static_cast<int64_t>(d));
         if (n.ints.empty()) n.ints.push_back(0);
@@ -390,9 +390,8 @@ std::vector<OpDef> movement_defs() {
       [](const std::string& x, const Node& n) { return x + ".flip(" + ints_cpp(n.ints) + ")"; }));
   out.push_back(movement(
       "contiguous", [](Gen& g, Node& n) {
-        int x = pick_any(g);
+        int x = take_input(g, n);
         if (x < 0) return false;
-        n.in = {x}, n.dtype = g.node(x).dtype, n.shape = g.node(x).shape;
         return true;
       },
       [](const Tensor& x, const Node&) { return x.contiguous(); }, [](const Val& x, const Node&) { return x; },
