@@ -7,7 +7,7 @@ packages=(
   libboost-dev libboost-filesystem-dev libboost-program-options-dev   # Boost.DLL (header-only) + Program_options
   libtbb-dev                                                          # oneTBB
   libgtest-dev googletest                                             # GoogleTest
-  llvm-19-dev libclang-19-dev clang-19 lld-19                         # in-process C compiler + ORC JIT
+  llvm-19-dev libclang-19-dev clang-19 lld-19                         # in-process C compiler + kernel linker
   libclang-rt-19-dev                                                  # libFuzzer for the GGUF parser
   libopenblas-dev                                                     # GEMM peer for bench_cpu
   libblis-pthread-dev                                                 # GEMM peer for bench_cpu

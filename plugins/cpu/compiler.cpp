@@ -1,24 +1,12 @@
-// The CPU plugin's Compiler: C source -> a native ELF object for the host. Clang's frontend and LLVM's backend
-// run in this process on an in-memory file, with no subprocess and no temporary file.
+// The CPU plugin's Compiler: hands the C source to libtg_cpu_clang.so (clang + LLVM, then the system linker; clang_compiler.cpp),
+// opened beside this plugin on the first compile, and returns the shared object it makes as the blob.
+#include <dlfcn.h>
+
+#include <mutex>
+#include <string>
+
+#include "clang_compiler.h"
 #include "cpu_plugin.hpp"
-
-#include <clang/Basic/Diagnostic.h>
-#include <clang/Basic/DiagnosticOptions.h>
-#include <clang/CodeGen/CodeGenAction.h>
-#include <clang/Frontend/CompilerInstance.h>
-#include <clang/Frontend/CompilerInvocation.h>
-#include <clang/Frontend/TextDiagnosticPrinter.h>
-#include <clang/Lex/PreprocessorOptions.h>
-#include <llvm/ADT/SmallVector.h>
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/Support/MemoryBuffer.h>
-#include <llvm/Support/TargetSelect.h>
-#include <llvm/Support/raw_ostream.h>
-#include <llvm/TargetParser/Host.h>
-
-#include <algorithm>
-#include <cstdlib>
-#include <cstring>
 
 struct tg_compiler_s {
   std::shared_ptr<tg::cpu::Device> device;
@@ -29,78 +17,37 @@ namespace tg::cpu {
 using sdk::cat;
 using sdk::Error;
 
-void init_llvm() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    llvm::InitializeNativeTargetAsmParser();
-  });
-}
-
 namespace {
 
-// The host as clang -cc1 options spell it (triple, CPU, every feature on or off), computed once.
-const std::vector<std::string>& host_target_args() {
-  static const std::vector<std::string> args = [] {
-    std::vector<std::string> out = {"-triple", llvm::sys::getProcessTriple(), "-target-cpu",
-                                    llvm::sys::getHostCPUName().str()};
-    std::vector<std::string> features;
-    // AVX512_BF16 stays off: LLVM 19's instruction selection loops forever (and grows without bound) on a
-    // store of a bfloat16 value with it on, seen on Sapphire Rapids VMs; bf16 arithmetic is done in float anyway
-    for (const auto& feature : llvm::sys::getHostCPUFeatures())
-      features.push_back((feature.second && feature.first() != "avx512bf16" ? "+" : "-") + feature.first().str());
-    std::sort(features.begin(), features.end());  // StringMap order is unspecified; keep the command stable
-    for (const std::string& feature : features) {
-      out.push_back("-target-feature");
-      out.push_back(feature);
+struct ClangLibrary {
+  decltype(&tg_cpu_clang_compile) compile = nullptr;
+  decltype(&tg_cpu_clang_free) release = nullptr;
+  std::string error;  // why it did not open
+};
+
+// Opened once, from the directory this plugin was loaded from; never closed (LLVM does not unload cleanly).
+const ClangLibrary& clang_library() {
+  static const ClangLibrary lib = [] {
+    ClangLibrary l;
+    Dl_info info{};
+    std::string dir = ".";
+    if (dladdr(reinterpret_cast<void*>(&clang_library), &info) && info.dli_fname) {
+      dir = info.dli_fname;
+      dir = dir.substr(0, dir.find_last_of('/') == std::string::npos ? 0 : dir.find_last_of('/'));
     }
-    return out;
+    const std::string path = dir + "/" TG_CPU_CLANG_LIBRARY;
+    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      const char* e = dlerror();
+      l.error = cat("cannot open the CPU compiler ", path, ": ", e ? e : "unknown error");
+      return l;
+    }
+    l.compile = reinterpret_cast<decltype(&tg_cpu_clang_compile)>(dlsym(h, "tg_cpu_clang_compile"));
+    l.release = reinterpret_cast<decltype(&tg_cpu_clang_free)>(dlsym(h, "tg_cpu_clang_free"));
+    if (!l.compile || !l.release) l.error = cat(path, " does not export tg_cpu_clang_compile and tg_cpu_clang_free");
+    return l;
   }();
-  return args;
-}
-
-// Why these options: -fwrapv makes integer overflow wrap (KIR's semantics); -ffp-contract=off keeps a*b+c two
-// roundings, so a kernel's result does not depend on whether the core sent MULACC or MUL then ADD; no fast-math
-// (NaN and inf must behave); math-errno is off by default in -cc1, so __builtin_sqrtf is one instruction; PIC
-// lets JITLink place the code anywhere relative to libm. -O2 in -cc1 does not imply the vectorizers: ask.
-// -mprefer-vector-width=512: LLVM tunes Skylake-X and later for 256-bit vectors and then splits the renderer's
-// 64-byte vectors in two, which doubles a register tile's accumulators past the 32 registers and spills them.
-std::vector<char> compile_to_object(const std::string& source, const std::string& kernel_name) {
-  init_llvm();
-  const std::string file = kernel_name + ".c";
-  std::vector<std::string> args = host_target_args();
-  args.insert(args.end(),
-              {"-O2", "-std=gnu17", "-ffreestanding", "-fwrapv", "-ffp-contract=off", "-mprefer-vector-width=512", "-vectorize-loops",
-               "-vectorize-slp", "-mrelocation-model", "pic", "-pic-level", "2", "-emit-obj", "-x", "c", file});
-  std::vector<const char*> argv;
-  for (const std::string& arg : args) argv.push_back(arg.c_str());
-
-  // Each call has its own diagnostics, invocation, instance and LLVMContext: compiles run concurrently.
-  std::string diag_text;
-  llvm::raw_string_ostream diag_os(diag_text);
-  llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> diag_opts(new clang::DiagnosticOptions());
-  clang::TextDiagnosticPrinter printer(diag_os, diag_opts.get());
-  clang::DiagnosticsEngine arg_diags(llvm::IntrusiveRefCntPtr<clang::DiagnosticIDs>(new clang::DiagnosticIDs()),
-                                     diag_opts, &printer, /*ShouldOwnClient=*/false);
-  auto invocation = std::make_shared<clang::CompilerInvocation>();
-  if (!clang::CompilerInvocation::CreateFromArgs(*invocation, argv, arg_diags))
-    throw Error(TG_ERR_INTERNAL, cat("clang rejected the compile options: ", diag_os.str()));
-  // The preprocessor takes ownership of the remapped buffer.
-  invocation->getPreprocessorOpts().addRemappedFile(file, llvm::MemoryBuffer::getMemBufferCopy(source, file).release());
-
-  clang::CompilerInstance instance;
-  instance.setInvocation(std::move(invocation));
-  instance.createDiagnostics(&printer, /*ShouldOwnClient=*/false);
-  instance.setVerboseOutputStream(diag_os);  // "1 error generated." joins the message, not the core's stderr
-  llvm::SmallVector<char, 0> object;
-  instance.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(object));
-  llvm::LLVMContext context;
-  clang::EmitObjAction action(&context);
-  const bool ok = instance.ExecuteAction(action);
-  if (!ok || instance.getDiagnostics().hasErrorOccurred() || object.empty())
-    throw Error(TG_ERR_COMPILE, cat("clang cannot compile kernel ", kernel_name, ":\n", diag_os.str()));
-  return std::vector<char>(object.begin(), object.end());
+  return lib;
 }
 
 }  // namespace
@@ -114,7 +61,18 @@ struct CompilerHooks {
     return std::unique_ptr<Compiler>(new Compiler{device_of(device)});
   }
   static sdk::Blob compile(Compiler& /*compiler*/, const char* source, const char* kernel_name) {
-    return sdk::Blob::copy_of(compile_to_object(source, kernel_name && *kernel_name ? kernel_name : "kernel"));
+    const ClangLibrary& lib = clang_library();
+    if (!lib.compile) throw Error(TG_ERR_UNAVAILABLE, lib.error);
+    void* bytes = nullptr;
+    size_t size = 0;
+    char* message = nullptr;
+    const int rc = lib.compile(source, kernel_name, &bytes, &size, &message);
+    const std::string why = message ? message : "";
+    lib.release(message);
+    if (rc != TG_CPU_CLANG_OK) throw Error(rc == TG_CPU_CLANG_COMPILE ? TG_ERR_COMPILE : TG_ERR_INTERNAL, why);
+    std::vector<char> copy(static_cast<char*>(bytes), static_cast<char*>(bytes) + size);
+    lib.release(bytes);
+    return sdk::Blob::copy_of(copy);
   }
 };
 

@@ -21,28 +21,24 @@ namespace tg::cpu {
 // A rendered kernel: runs work-items [gidx0_start, gidx0_end) with parameters unpacked from the packed blob.
 using KernelFn = void (*)(const unsigned char* args, long long gidx0_start, long long gidx0_end);
 
-struct Jit;  // the ORC JIT that holds loaded programs (program.cpp)
 
 // One opened CPU device. Shared (shared_ptr) by its handle and by every queue and program made from it, so
 // closing the device early never leaves them dangling.
 struct Device {
   std::string name = "CPU";
   std::string description;                 // "znver4, 16 cores (avx2 avx512f ...)"
-  std::string arch;                        // llvm::sys::getHostCPUName()
+  std::string arch;                        // the CPU's name as GCC's __builtin_cpu_is knows it ("sapphirerapids")
   uint64_t memory_bytes = 0;               // physical RAM
   unsigned threads = 1;                    // CPU_COUNT, default the hardware concurrency
   std::unique_ptr<tbb::task_arena> arena;  // `threads` wide; kernel launches split across it
 
-  std::mutex jit_mutex;  // guards the lazy creation of jit
-  std::shared_ptr<Jit> jit;
 };
 
 // A loaded kernel: its entry point, a copy of its signature, and what keeps its code alive. Shared by the
 // program handle and by queues that recorded an exec of it, so the code lives until the last use runs.
 struct Program {
   std::shared_ptr<Device> device;
-  std::shared_ptr<Jit> jit;
-  void* dylib = nullptr;  // the llvm::orc::JITDylib that owns the code; removed in the destructor
+  void* library = nullptr;  // the dlopen handle of the kernel's shared object; closed in the destructor
   KernelFn fn = nullptr;
   std::string kernel_name;
   std::vector<std::string> param_names;  // storage for params[].name
@@ -55,14 +51,12 @@ struct Program {
 // Runs work-items [0, count) of `fn`: inline for one item or one thread, else one contiguous chunk per thread.
 void run_kernel(Device& device, KernelFn fn, const unsigned char* args, uint64_t count);
 
-// LLVM's native target, initialized once per process.
-void init_llvm();
 
 // ---- slot functions (one group per file) ------------------------------------------------------------------------
 // plugin.cpp: the host CPU, the one device; its DeviceHooks (tg/sdk/plugin_slots.hpp) sit next to the table
 std::shared_ptr<Device> device_of(tg_device device);  // throws on NULL
 
-// renderer.cpp (KIR -> C) and compiler.cpp (C -> an ELF object): each keeps its hooks and handle to itself
+// renderer.cpp (KIR -> C) and compiler.cpp (C -> a shared object, through libtg_cpu_clang.so): each keeps its hooks and handle to itself
 struct RendererHooks;
 struct CompilerHooks;
 using RendererSlots = sdk::RendererSlots<RendererHooks>;  // the table's renderer_* slots

@@ -4,8 +4,6 @@
 
 #include <tg/sdk/plugin.hpp>
 
-#include <llvm/ADT/StringMap.h>
-#include <llvm/TargetParser/Host.h>
 
 #include <oneapi/tbb/info.h>
 
@@ -13,6 +11,10 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
 #include <thread>
 
 namespace tg::cpu {
@@ -34,18 +36,44 @@ unsigned thread_count() {
   return static_cast<unsigned>(count);
 }
 
-// "znver4, 16 cores, using 8 (avx2 avx512f fma ...)": the features that decide which vector code runs.
+// The host as /proc/cpuinfo has it: the model name and the feature flags (read here rather than asked of LLVM,
+// so that opening the device does not map LLVM: the compiler library is opened only when a kernel compiles).
+struct HostCpu {
+  std::string model = "unknown CPU";
+  std::set<std::string> flags;
+};
+const HostCpu& host_cpu() {
+  static const HostCpu cpu = [] {
+    HostCpu h;
+    std::ifstream in("/proc/cpuinfo");
+    for (std::string line; std::getline(in, line);) {
+      const size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1), value = line.substr(colon + 1);
+      if ((key == "model name" || key == "Hardware") && h.model == "unknown CPU")
+        h.model = value.substr(value.find_first_not_of(' ') == std::string::npos ? 0 : value.find_first_not_of(' '));
+      if ((key == "flags" || key == "Features") && h.flags.empty()) {
+        std::istringstream words(value);
+        for (std::string w; words >> w;) h.flags.insert(w);
+      }
+    }
+    return h;
+  }();
+  return cpu;
+}
+
+// "Intel(R) Xeon(R) ..., 16 cores, using 8 (avx2 avx512f fma ...)": the features that decide which vector code runs.
 std::string describe_host(const std::string& cpu, unsigned threads) {
-  static const char* const notable[] = {"sse4.2",     "avx",      "avx2",     "fma",        "f16c",
-                                        "avx512f",    "avx512bw", "avx512vl", "avx512vnni", "avx512bf16",
-                                        "avx512fp16", "amx-tile", "neon",     "fp16",       "dotprod",
-                                        "bf16",       "i8mm",     "sve",      "sve2"};
-  const llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  // LLVM's name for a feature, then /proc/cpuinfo's (x86 flags, then aarch64 Features)
+  static const std::pair<const char*, const char*> notable[] = {
+      {"sse4.2", "sse4_2"},         {"avx", "avx"},           {"avx2", "avx2"},         {"fma", "fma"},
+      {"f16c", "f16c"},             {"avx512f", "avx512f"},   {"avx512bw", "avx512bw"}, {"avx512vl", "avx512vl"},
+      {"avx512vnni", "avx512_vnni"}, {"avx512bf16", "avx512_bf16"}, {"avx512fp16", "avx512_fp16"},
+      {"amx-tile", "amx_tile"},     {"neon", "asimd"},        {"fp16", "fphp"},         {"dotprod", "asimddp"},
+      {"bf16", "bf16"},             {"i8mm", "i8mm"},         {"sve", "sve"},           {"sve2", "sve2"}};
   std::string found;
-  for (const char* name : notable) {
-    const auto it = features.find(name);
-    if (it != features.end() && it->second) found += (found.empty() ? "" : " ") + std::string(name);
-  }
+  for (const auto& [name, flag] : notable)
+    if (host_cpu().flags.count(flag)) found += (found.empty() ? "" : " ") + std::string(name);
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   return cat(cpu, ", ", cores, " cores", threads != cores ? cat(", using ", threads) : "", " (",
              found.empty() ? "no vector extensions" : found, ")");
@@ -70,7 +98,7 @@ struct DeviceHooks {
   static std::shared_ptr<Device> open(uint32_t /*index: always 0*/) {
     auto device = std::make_shared<Device>();
     device->threads = thread_count();
-    device->arch = llvm::sys::getHostCPUName().str();
+    device->arch = host_cpu().model;
     device->description = describe_host(device->arch, device->threads);
     device->memory_bytes = physical_memory();
     device->arena = std::make_unique<tbb::task_arena>(static_cast<int>(device->threads));

@@ -1,81 +1,60 @@
-// The CPU plugin's Program: loads a compiled object into the in-process ORC JIT, one JITDylib per program (so
-// equal kernel names never clash and destroying the program frees its code), and finds the kernel's entry.
-#include "cpu_plugin.hpp"
-
-#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
-#include <llvm/ExecutionEngine/Orc/LLJIT.h>
-#include <llvm/Support/Error.h>
-#include <llvm/Support/MemoryBuffer.h>
+// The CPU plugin's Program: the blob is a shared object (libtg_cpu_clang.so makes it); it is written to a file of
+// its own name and opened with dlopen, so equal kernel names never clash and destroying the program unmaps its
+// code. The dynamic loader resolves libc/libm (memset, exp2f, ...) from this process.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <atomic>
-#include <cmath>
+#include <cstdlib>
 #include <cstring>
+
+#include "cpu_plugin.hpp"
 
 namespace tg::cpu {
 
 using sdk::cat;
 using sdk::Error;
 
-// One LLJIT per device; programs are JITDylibs inside it.
-struct Jit {
-  std::unique_ptr<llvm::orc::LLJIT> lljit;
-  std::atomic<uint64_t> next_id{0};  // JITDylib names must be unique
-};
-
 namespace {
 
-// Float -> bfloat16 conversions the kernel compiler calls as libcalls (AVX512_BF16 is off: see compiler.cpp),
-// rounding to nearest even with NaNs kept quiet. The x86-64 ABI returns a bfloat16 in the low 16 bits of xmm0,
-// as it returns a float, so a float whose low bits hold the result is the same value to the caller.
-uint16_t bf16_bits(uint32_t u) {
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
-  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-float as_bf16_return(uint16_t b) {
-  uint32_t u = b;
-  float r;
-  std::memcpy(&r, &u, 4);
-  return r;
-}
-extern "C" float tg_truncsfbf2(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return as_bf16_return(bf16_bits(u));
-}
-extern "C" float tg_truncdfbf2(double d) {
-  // double -> float rounded to odd (truncate, then set the last bit when inexact) keeps the rounding to
-  // bfloat16 that follows exact: one rounding, not two
-  float f = static_cast<float>(d);
-  if (std::isfinite(f) && std::fabs(static_cast<double>(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if (std::isfinite(f) && static_cast<double>(f) != d) u |= 1u;
-  return as_bf16_return(bf16_bits(u));
+// A unique path for a kernel's file: dlopen knows an object by its path, so a reused name would hand back an
+// older kernel still loaded under it.
+std::string kernel_path(const std::string& kernel_name) {
+  static std::atomic<uint64_t> next{0};
+  const char* tmp = std::getenv("TMPDIR");
+  return cat(tmp && *tmp ? tmp : "/tmp", "/tg_cpu_", ::getpid(), "_", next++, "_", kernel_name.substr(0, 64), ".so");
 }
 
-
-[[noreturn]] void fail(tg_status_code code, const std::string& what, llvm::Error error) {
-  throw Error(code, cat(what, ": ", llvm::toString(std::move(error))));
-}
-
-std::shared_ptr<Jit> jit_of(Device& device) {
-  std::lock_guard lock(device.jit_mutex);
-  if (device.jit) return device.jit;
-  init_llvm();
-  auto lljit = llvm::orc::LLJITBuilder().create();
-  if (!lljit) fail(TG_ERR_UNAVAILABLE, "cannot start the LLVM JIT", lljit.takeError());
-  auto jit = std::make_shared<Jit>();
-  jit->lljit = std::move(*lljit);
-  device.jit = jit;
-  return jit;
+// dlopen of a private copy: written, opened, then unlinked (the mapping stays)
+void* open_blob(const void* blob, size_t size, const std::string& kernel_name) {
+  if (size < 4 || std::memcmp(blob, "\x7f" "ELF", 4) != 0)
+    throw Error(TG_ERR_INVALID_ARGUMENT, cat("the blob for kernel ", kernel_name, " is not a shared object"));
+  const std::string path = kernel_path(kernel_name);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+  if (fd < 0) throw Error(TG_ERR_INTERNAL, cat("cannot create ", path, ": ", std::strerror(errno)));
+  const char* p = static_cast<const char*>(blob);
+  for (size_t left = size; left > 0;) {
+    ssize_t n = ::write(fd, p, left);
+    if (n <= 0) {
+      int err = errno;
+      ::close(fd), ::unlink(path.c_str());
+      throw Error(TG_ERR_OUT_OF_MEMORY, cat("cannot write ", path, ": ", std::strerror(err)));
+    }
+    p += n, left -= static_cast<size_t>(n);
+  }
+  ::close(fd);
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  const char* why = h ? nullptr : dlerror();
+  ::unlink(path.c_str());
+  if (!h) throw Error(TG_ERR_INVALID_ARGUMENT, cat("cannot load kernel ", kernel_name, ": ", why ? why : "dlopen failed"));
+  return h;
 }
 
 }  // namespace
 
 Program::~Program() {
-  if (dylib == nullptr) return;
-  auto& session = jit->lljit->getExecutionSession();
-  llvm::consumeError(session.removeJITDylib(*static_cast<llvm::orc::JITDylib*>(dylib)));
+  if (library) dlclose(library);
 }
 
 std::shared_ptr<Program> program_of(tg_program program) { return sdk::require(program, "program")->program; }
@@ -103,30 +82,9 @@ tg_status_t program_create(tg_device device, const void* blob, size_t size, cons
     std::vector<size_t> offsets(nparams);
     program->args_size = tg_param_layout(program->params.data(), nparams, offsets.data());
 
-    program->jit = jit_of(*program->device);
-    llvm::orc::LLJIT& lljit = *program->jit->lljit;
-    auto dylib = lljit.createJITDylib(cat("tg_program_", program->jit->next_id++, "_", kernel_name));
-    if (!dylib) fail(TG_ERR_INTERNAL, "cannot create a JITDylib", dylib.takeError());
-    program->dylib = &*dylib;
-    // libm (exp2f, sinf, ...) and libc (memset, memcpy) come from this process.
-    auto process =
-        llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(lljit.getDataLayout().getGlobalPrefix());
-    if (!process) fail(TG_ERR_INTERNAL, "cannot search this process for symbols", process.takeError());
-    dylib->addGenerator(std::move(*process));
-    llvm::orc::SymbolMap runtime;
-    runtime[lljit.mangleAndIntern("__truncsfbf2")] = {llvm::orc::ExecutorAddr::fromPtr(&tg_truncsfbf2), llvm::JITSymbolFlags::Exported};
-    runtime[lljit.mangleAndIntern("__truncdfbf2")] = {llvm::orc::ExecutorAddr::fromPtr(&tg_truncdfbf2), llvm::JITSymbolFlags::Exported};
-    if (llvm::Error error = dylib->define(llvm::orc::absoluteSymbols(std::move(runtime))))
-      fail(TG_ERR_INTERNAL, "cannot define the bfloat16 conversion helpers", std::move(error));
-
-    auto object =
-        llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(static_cast<const char*>(blob), size), kernel_name);
-    if (llvm::Error error = lljit.addObjectFile(*dylib, std::move(object)))
-      fail(TG_ERR_INVALID_ARGUMENT, cat("the blob for kernel ", kernel_name, " is not a loadable object"),
-           std::move(error));
-    auto entry = lljit.lookup(*dylib, kernel_name);  // links the object: unresolved symbols fail here
-    if (!entry) fail(TG_ERR_INVALID_ARGUMENT, cat("cannot load kernel ", kernel_name), entry.takeError());
-    program->fn = entry->toPtr<KernelFn>();
+    program->library = open_blob(blob, size, program->kernel_name);
+    program->fn = reinterpret_cast<KernelFn>(dlsym(program->library, kernel_name));
+    if (!program->fn) throw Error(TG_ERR_INVALID_ARGUMENT, cat("the blob does not define kernel ", kernel_name));
     *out_program = new tg_program_s{std::move(program)};
   });
 }

@@ -242,6 +242,7 @@ void run_schedule(std::vector<sched::ScheduleItem>& items) {
       m->blob = std::move(*blob);
       ++g_stats.disk_hits;
     } else {
+      if (debug_level() >= 3) std::fprintf(stderr, "compiling %s: not in the disk cache\n", m->kir.name.c_str());
       to_compile.push_back(m);
     }
   }

@@ -271,7 +271,7 @@ TEST_F(CpuPlugin, Int32OpsMatchCxx) {
     const int g = k.special(n);
     k.op(TG_KIR_STORE, TG_DTYPE_INT32,
          {out, g, k.op(op, TG_DTYPE_INT32, {k.load(TG_DTYPE_INT32, pa, g), k.load(TG_DTYPE_INT32, pb, g)})});
-    tg_program program = build(k, "int_op");  // the same name every time: each program has its own JITDylib
+    tg_program program = build(k, "int_op");  // the same name every time: each program is its own shared object
     const tg_buffer_desc bo = buffer(std::vector<int32_t>(n)), ba = buffer(a), bb = buffer(b);
     launch(program, pack(k, {bo.addr, ba.addr, bb.addr}), n);
     const std::vector<int32_t> got = read<int32_t>(bo);
