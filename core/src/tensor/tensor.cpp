@@ -10,8 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "codegen/transcendental.hpp"
 #include "ir/sym_shape.hpp"
+#include "tensor/tensor_internal.hpp"
 #include "ir/uop.hpp"
 #include "runtime/device.hpp"
 #include "runtime/env.hpp"
@@ -197,18 +197,6 @@ Tensor broadcast_to(const Tensor& t, const Dims& s) {
   return t.reshape(to_api(r)).expand(to_api(s));
 }
 
-Tensor unary(const Tensor& t, Op op) { return Tensor(mk(op, t.dtype(), {t.node()}, {}, dims_of(t)), t.device()); }
-
-Tensor float_of(const Tensor& t) { return t.dtype().is_float() ? t : t.cast(dtypes::float32); }
-
-// Composite math on 16-bit floats runs in float32 and rounds once at the end, like a native half op would;
-// rounding every intermediate step would cost several ulp.
-template <typename F>
-Tensor in_float32(const Tensor& t, F&& f) {
-  DType d = t.dtype();
-  if (d.is_float() && d.itemsize() == 2) return f(t.cast(dtypes::float32)).cast(d);
-  return f(float_of(t));
-}
 
 // The unsigned integer type of the same size: selecting by summing bit patterns (one non-zero term) copies
 // values exactly, -0.0 and NaN payloads included, where a float sum would turn -0.0 into +0.0.
@@ -224,6 +212,9 @@ Tensor to_bits(const Tensor& t) { return t.dtype().is_bool() ? t.cast(dtypes::ui
 Tensor from_bits(const Tensor& t, DType d) { return d.is_bool() ? t.cast(d) : t.bitcast(d); }
 
 }  // namespace
+
+Tensor unary(const Tensor& t, Op op) { return Tensor(mk(op, t.dtype(), {t.node()}, {}, dims_of(t)), t.device()); }
+Tensor float_of(const Tensor& t) { return t.dtype().is_float() ? t : t.cast(dtypes::float32); }
 
 // op: an ir::Op; operands broadcast and promoted; comparisons give bool
 Tensor Tensor::binop(Op op, const Tensor& o) const {
@@ -304,78 +295,6 @@ Tensor Tensor::where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   return Tensor(mk(Op::WHERE, d, {c.node(), x.node(), y.node()}, {}, s), a.device());
 }
 
-Tensor Tensor::exp2() const { return unary(float_of(*this), Op::EXP2); }
-Tensor Tensor::log2() const { return unary(float_of(*this), Op::LOG2); }
-Tensor Tensor::exp() const {
-  return in_float32(*this, [](const Tensor& x) { return (x * (1.0 / std::numbers::ln2)).exp2(); });
-}
-Tensor Tensor::log() const {
-  return in_float32(*this, [](const Tensor& x) { return x.log2() * std::numbers::ln2; });
-}
-Tensor Tensor::sin() const { return unary(float_of(*this), Op::SIN); }
-// cos(x) = +-sin of r or of pi/2 - r, where x = q pi/2 + r, |r| <= pi/4: the quadrant reduction is done here,
-// exactly (sin(pi/2 - x) directly would lose ulp(x)/2 of x in the subtraction: cos(10000) was off by 1.5e-4)
-Tensor Tensor::cos() const {
-  return in_float32(*this, [](const Tensor& x) {
-    Tensor half = x.scalar_like(0.5);
-    Tensor q = unary(x * (2 / std::numbers::pi) + where(x.lt(x.scalar_like(0)), -half, half), Op::TRUNC);
-    Tensor r = x;
-    for (double p : x.dtype() == dtypes::float64 ? codegen::kHalfPiParts64 : codegen::kHalfPiParts32) r = r - q * p;
-    // the quadrant q mod 4 in 0..3, kept in float whatever |q| is (a non-finite x gives NaN through r)
-    Tensor qm = q - unary(q * 0.25, Op::TRUNC) * 4.0;
-    qm = where(qm.lt(x.scalar_like(0)), qm + 4.0, qm);
-    Tensor s = where((qm - 2.0).abs().eq(x.scalar_like(1)), r, r.neg() + std::numbers::pi / 2).sin();  // q odd: sin r
-    return where((qm - 1.5).abs().lt(x.scalar_like(1)), s.neg(), s);                                  // q = 1, 2: negated
-  });
-}
-Tensor Tensor::sqrt() const { return unary(float_of(*this), Op::SQRT); }
-Tensor Tensor::reciprocal() const { return unary(float_of(*this), Op::RECIP); }
-Tensor Tensor::rsqrt() const { return sqrt().reciprocal(); }
-Tensor Tensor::abs() const {
-  if (dtype().is_unsigned() || dtype().is_bool()) return *this;
-  Tensor r = where(lt(scalar_like(0)), -*this, *this);
-  return dtype().is_float() ? r + 0.0 : r;  // + 0.0 turns -0.0 into +0.0
-}
-Tensor Tensor::relu() const { return maximum(scalar_like(0)); }
-Tensor Tensor::sigmoid() const {
-  return in_float32(*this, [](const Tensor& x) { return ((-x).exp() + 1.0).reciprocal(); });
-}
-// 2 sigmoid(2x) - 1, except near 0 where that cancels (tanh(1e-6) was 7% off): there the odd Taylor series,
-// whose terms past x^19 are below the precision for |x| < 0.55 (float32) or 0.15 (float64)
-Tensor Tensor::tanh() const {
-  return in_float32(*this, [](const Tensor& x) {
-    Tensor z = x * x, p = x.scalar_like(-443861162.0 / 1856156927625);
-    for (double c : {6404582.0 / 10854718875, -929569.0 / 638512875, 21844.0 / 6081075, -1382.0 / 155925, 62.0 / 2835,
-                     -17.0 / 315, 2.0 / 15, -1.0 / 3, 1.0})
-      p = p * z + c;
-    return where(x.abs().lt(x.scalar_like(x.dtype() == dtypes::float64 ? 0.15 : 0.55)), x * p, (x * 2.0).sigmoid() * 2.0 - 1.0);
-  });
-}
-Tensor Tensor::gelu() const {
-  return in_float32(*this, [](const Tensor& x) {
-    return x * 0.5 * (((x + x * x * x * 0.044715) * std::sqrt(2.0 / std::numbers::pi)).tanh() + 1.0);
-  });
-}
-Tensor Tensor::silu() const {
-  return in_float32(*this, [](const Tensor& x) { return x * x.sigmoid(); });
-}
-
-Tensor Tensor::pow(const Tensor& e) const {
-  DType out = dtypes::promote(dtype(), e.dtype());
-  DType calc = out.is_float() && out.itemsize() > 2 ? out : dtypes::float32;  // 16-bit floats: see in_float32
-  Tensor x = cast(out).cast(calc), y = e.cast(out).cast(calc);
-  Tensor zero = x.scalar_like(0);
-  Tensor r = (y * x.abs().log2()).exp2();
-  Tensor ty = unary(y, Op::TRUNC);
-  Tensor is_int = ty.eq(y), odd = unary(ty * 0.5, Op::TRUNC).ne(ty * 0.5);
-  Tensor neg_base = where(is_int, where(odd, -r, r), x.scalar_like(NAN));
-  r = where(x.lt(zero), neg_base, r);
-  r = where(y.eq(zero), x.scalar_like(1), r);
-  if (out.is_float()) return r.cast(out);
-  Tensor rounded = unary(r + where(r.lt(zero), r.scalar_like(-0.5), r.scalar_like(0.5)), Op::TRUNC);
-  return rounded.cast(out);
-}
-Tensor Tensor::pow(double e) const { return pow(full({}, e, dtype().is_float() ? dtype() : dtypes::float32, device())); }
 
 Tensor Tensor::cast(DType d) const {
   if (d == dtype()) return *this;
