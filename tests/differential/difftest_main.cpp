@@ -226,7 +226,7 @@ int main(int argc, char** argv) {
   // after a failure, a crash or a hang the next worker starts at the following seed
   for (uint64_t s = first; s < last;) {
     if (print) {
-      std::cout << to_cpp(generate(s, go), "// seed " + std::to_string(s) + "\n") << "\n";
+      std::cout << to_cpp(generate(s, go), "// seed " + std::to_string(s) + "\n", g_jit_rounds) << "\n";
       ++s;
       continue;
     }
@@ -264,7 +264,7 @@ int main(int argc, char** argv) {
     std::cout << "FAIL seed " << bad << " (" << where << "): " << msg << std::endl;
     if (!no_shrink) p = shrink(p, timeout_s);
     std::string now = failure_of(p, timeout_s);
-    std::cout << to_cpp(p, "// tg-difftest seed " + std::to_string(bad) + " on " + where + ": " + (now.empty() ? msg : now) + "\n") << std::endl;
+    std::cout << to_cpp(p, "// tg-difftest seed " + std::to_string(bad) + " on " + where + ": " + (now.empty() ? msg : now) + "\n", g_jit_rounds) << std::endl;
     s = next;
   }
   if (print) return 0;

@@ -22,6 +22,13 @@ struct Range {
 };
 constexpr Range kFloatRanges[] = {{-1, 1, 5}, {-4, 4, 2}, {0, 3, 1}, {-1e4, 1e4, 1}, {-1e-6, 1e-6, 1}};
 
+// a leaf as C++, its seed spelled as given (a number, or an expression of the Jit call's round)
+std::string leaf_cpp(const Node& n, const std::string& seed) {
+  std::string args = std::to_string(ref::numel(n.shape)) + ", " + seed + ", " + repr(n.lo) + ", " + repr(n.hi);
+  if (n.dtype == dtypes::int32) return "Tensor::from_vector(leaf_ints(" + args + "), " + ints_cpp(n.shape) + ", tg::dtypes::int32)";
+  return "Tensor::from_vector(leaf_data(" + args + "), " + ints_cpp(n.shape) + ")";
+}
+
 OpDef leaf_def() {
   return OpDef{
       "leaf", 0, [](Gen&, Node&) { return false; },
@@ -36,11 +43,7 @@ OpDef leaf_def() {
         std::copy(d.begin(), d.end(), v.v.begin());
         return v;
       },
-      [](const std::vector<std::string>&, const Node& n) {
-        std::string count = std::to_string(ref::numel(n.shape)), args = count + ", " + std::to_string(n.seed) + "u, " + repr(n.lo) + ", " + repr(n.hi);
-        if (n.dtype == dtypes::int32) return "Tensor::from_vector(leaf_ints(" + args + "), " + ints_cpp(n.shape) + ", tg::dtypes::int32)";
-        return "Tensor::from_vector(leaf_data(" + args + "), " + ints_cpp(n.shape) + ")";
-      }};
+      [](const std::vector<std::string>&, const Node& n) { return leaf_cpp(n, std::to_string(n.seed) + "u"); }};
 }
 
 }  // namespace
@@ -219,32 +222,62 @@ std::vector<Val> run_reference(const Program& p, bool planted_bug) {
   return v;
 }
 
-std::string to_cpp(const Program& p, const std::string& header_comment) {
+// Prints each output of the program (a statement per output; `names` spells the nodes)
+std::string print_outputs(const Program& p, const std::vector<std::string>& names, const std::string& indent) {
+  std::string s;
+  for (int o : p.outputs) {
+    const Node& n = p.nodes[static_cast<size_t>(o)];
+    const char* host = n.dtype == dtypes::float32 ? "float" : n.dtype == dtypes::int32 ? "int32_t" : "uint8_t";
+    const char* fmt = n.dtype == dtypes::float32 ? "%.9g " : "%d ";
+    s += indent + "for (auto v : " + names[static_cast<size_t>(o)] + ".to_vector<" + host + ">()) std::printf(\"" + fmt + "\", " +
+         (n.dtype == dtypes::float32 ? "v" : "int(v)") + ");\n" + indent + "std::printf(\"\\n\");\n";
+  }
+  return s;
+}
+
+std::string to_cpp(const Program& p, const std::string& header_comment, int jit_rounds) {
   std::string s = header_comment;
   s += "// build: c++ -std=c++20 repro.cpp -Icore/include -Itests/differential -Lbuild/lib -ltg_core -Wl,-rpath,build/lib\n";
-  s += "#include <cstdio>\n\n#include \"leaf_data.hpp\"\n#include \"tg/tensor.hpp\"\n\n";
-  s += "using tg::Tensor;\nusing tg::difftest::leaf_data;\nusing tg::difftest::leaf_ints;\n\nint main() {\n";
+  s += "#include <cstdio>\n\n#include \"leaf_data.hpp\"\n";
+  s += jit_rounds ? "#include \"tg/jit.hpp\"\n" : "";
+  s += "#include \"tg/tensor.hpp\"\n\nusing tg::Tensor;\nusing tg::difftest::leaf_data;\nusing tg::difftest::leaf_ints;\n\n";
   std::vector<std::string> names;
+  std::string body, indent = jit_rounds ? "    " : "  ", leaves;
+  size_t next_leaf = 0;
   for (size_t i = 0; i < p.nodes.size(); ++i) {
     const Node& n = p.nodes[i];
     std::vector<std::string> in;
     for (int x : n.in) in.push_back(names[static_cast<size_t>(x)]);
     names.push_back("t" + std::to_string(i));
-    s += "  Tensor " + names.back() + " = " + op_def(n.op).cpp(in, n) + ";  // " + shape_str(n.shape) + " " + n.dtype.name() + "\n";
+    std::string expr = op_def(n.op).cpp(in, n);
+    if (jit_rounds && n.op == "leaf") {  // the Jit's inputs: the same leaves, drawn again for each call
+      leaves += "      " + leaf_cpp(n, "with_fresh_seed(" + std::to_string(n.seed) + "u, round)") + ",\n";
+      expr = "in[" + std::to_string(next_leaf++) + "]";
+    }
+    body += indent + "Tensor " + names.back() + " = " + expr + ";  // " + shape_str(n.shape) + " " + n.dtype.name() + "\n";
   }
-  if (p.outputs.size() > 1) {  // realized in one call, as the tester does
-    s += "  Tensor::realize_all({";
-    for (size_t i = 0; i < p.outputs.size(); ++i) s += (i ? ", &" : "&") + names[static_cast<size_t>(p.outputs[i])];
-    s += "});\n";
+  if (!jit_rounds) {
+    s += "int main() {\n" + body;
+    if (p.outputs.size() > 1) {  // realized in one call, as the tester does
+      s += "  Tensor::realize_all({";
+      for (size_t i = 0; i < p.outputs.size(); ++i) s += (i ? ", &" : "&") + names[static_cast<size_t>(p.outputs[i])];
+      s += "});\n";
+    }
+    return s + print_outputs(p, names, "  ") + "}\n";
   }
-  for (int o : p.outputs) {
-    const Node& n = p.nodes[static_cast<size_t>(o)];
-    const char* host = n.dtype == dtypes::float32 ? "float" : n.dtype == dtypes::int32 ? "int32_t" : "uint8_t";
-    const char* fmt = n.dtype == dtypes::float32 ? "%.9g " : "%d ";
-    s += "  for (auto v : " + names[static_cast<size_t>(o)] + ".to_vector<" + host + ">()) std::printf(\"" + fmt + "\", " +
-         (n.dtype == dtypes::float32 ? "v" : "int(v)") + ");\n  std::printf(\"\\n\");\n";
-  }
-  return s + "}\n";
+  // as the tester runs it with --jit: a tg::Jit function called jit_rounds times, fresh inputs each call
+  std::vector<std::string> outs;
+  for (size_t k = 0; k < p.outputs.size(); ++k) outs.push_back("out[" + std::to_string(k) + "]");
+  std::vector<std::string> out_names(p.nodes.size());
+  for (size_t k = 0; k < p.outputs.size(); ++k) out_names[static_cast<size_t>(p.outputs[k])] = outs[k];
+  s += "static uint64_t with_fresh_seed(uint64_t seed, uint64_t round) { return seed * 6364136223846793005ull + round; }\n\n";
+  s += "int main() {\n  tg::Jit jit([](const std::vector<Tensor>& in, const std::vector<tg::BoundVariable>&) {\n" + body;
+  s += "    return std::vector<Tensor>{";
+  for (size_t k = 0; k < p.outputs.size(); ++k) s += (k ? ", " : "") + names[static_cast<size_t>(p.outputs[k])];
+  s += "};\n  });\n  for (uint64_t round = 0; round < " + std::to_string(jit_rounds) + "; ++round) {\n";
+  s += "    std::vector<Tensor> out = jit({\n" + leaves + "    });\n";
+  s += "    std::printf(\"call %d\\n\", int(round) + 1);\n" + print_outputs(p, out_names, "    ") + "  }\n}\n";
+  return s;
 }
 
 }  // namespace tg::difftest

@@ -79,7 +79,8 @@ Program generate(uint64_t seed, const GenOptions& o = {});
 
 // The nodes the outputs `keep` depend on, renumbered, with `keep` as the outputs.
 Program prune(const Program& p, const std::vector<int>& keep);
-std::string to_cpp(const Program& p, const std::string& header_comment);
+// jit_rounds > 0: as --jit runs it, a tg::Jit function called that many times with fresh leaves
+std::string to_cpp(const Program& p, const std::string& header_comment, int jit_rounds = 0);
 
 std::vector<Tensor> run_tg(const Program& p);  // every node's tensor (outputs realized together)
 // The program as a function of its leaves (the outputs, in p.outputs order), for tg::Jit: leaf k reads inputs[k].
