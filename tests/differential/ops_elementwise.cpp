@@ -112,7 +112,7 @@ std::optional<Shape> broadcast(const Shape& a, const Shape& b) {
 // a partner for x in a broadcasting op: an earlier node whose shape broadcasts with x's, or a fresh input of x's
 // shape with some dims set to 1 (and maybe leading dims dropped)
 int partner(Gen& g, int x, DType d) {
-  const Shape& s = g.node(x).shape;
+  const Shape s = g.node(x).shape;  // a copy: helpers may grow the node list
   if (g.chance(0.6)) {
     int y = g.pick(d, [&](const Node& n) { return n.shape.size() <= s.size() && broadcast(s, n.shape) == s; });
     if (y >= 0) return y;

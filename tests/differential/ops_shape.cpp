@@ -86,7 +86,7 @@ std::vector<OpDef> reduce_defs() {
         [r](Gen& g, Node& n) {
           int x = g.pick(r.ints && g.chance(0.2) ? dtypes::int32 : dtypes::float32, [](const Node& m) { return !m.shape.empty(); });
           if (x < 0) return false;
-          const Shape& s = g.node(x).shape;
+          const Shape s = g.node(x).shape;  // a copy: helpers may grow the node list
           std::vector<int64_t> axes;
           if (!g.chance(0.2))  // else: all axes
             for (size_t d = 0; d < s.size(); ++d)
@@ -253,7 +253,7 @@ std::vector<OpDef> movement_defs() {
       [](Gen& g, Node& n) {
         int x = pick_any(g, [](const Node& m) { return m.shape.size() >= 2; });
         if (x < 0) return false;
-        const Shape& s = g.node(x).shape;
+        const Shape s = g.node(x).shape;  // a copy: helpers may grow the node list
         n.ints.resize(s.size());
         std::iota(n.ints.begin(), n.ints.end(), 0);
         std::shuffle(n.ints.begin(), n.ints.end(), g.rng);
@@ -413,7 +413,7 @@ std::vector<OpDef> multi_defs() {
       [](Gen& g, Node& n) {
         int x = pick_any(g, [](const Node& m) { return !m.shape.empty(); });
         if (x < 0) return false;
-        const Node& xn = g.node(x);
+        const Node xn = g.node(x);  // a copy: g.leaf() may grow the node list
         n.ints = {random_axis(g, xn.shape.size())};
         size_t a = sz(norm_axis(n.ints[0], xn.shape.size()));
         n.in = {x}, n.dtype = xn.dtype, n.shape = xn.shape;
@@ -454,7 +454,7 @@ std::vector<OpDef> multi_defs() {
       [](Gen& g, Node& n) {
         int x = pick_any(g, [](const Node& m) { return m.shape.size() < 4; });
         if (x < 0) return false;
-        const Node& xn = g.node(x);
+        const Node xn = g.node(x);  // a copy: g.leaf() may grow the node list
         int y = g.pick(xn.dtype, [&](const Node& m) { return m.shape == xn.shape; });  // may be x itself
         n.in = {x, y < 0 ? x : y}, n.dtype = xn.dtype, n.shape = xn.shape, n.ints = {random_axis(g, xn.shape.size(), true)};
         n.shape.insert(n.shape.begin() + norm_axis(n.ints[0], xn.shape.size() + 1), 2);
@@ -530,7 +530,7 @@ std::vector<OpDef> multi_defs() {
       [](Gen& g, Node& n) {
         int x = pick_any(g, has_elements);
         if (x < 0) return false;
-        const Shape& xs = g.node(x).shape;
+        const Shape xs = g.node(x).shape;
         n.ints = {random_axis(g, xs.size())};
         size_t a = sz(norm_axis(n.ints[0], xs.size()));
         Shape is = xs;
