@@ -139,8 +139,9 @@ Tensor Model::rope(const Tensor& x, int64_t T, const BoundVariable& pos, bool lo
 Tensor Model::attention(const Layer& L, int layer, const Tensor& h, int64_t T, const std::vector<SeqPos>& seqs, int64_t key_len) {
   const ModelConfig& c = cfg_;
   const int64_t H = c.n_heads, KV = c.n_kv_heads, hd = c.head_dim;
-  Tensor q = qmatmul(*L.q, h).reshape({T, H, hd}), k = qmatmul(*L.k, h).reshape({T, KV, hd});
-  Tensor v = qmatmul(*L.v, h);
+  ProductInput in{h, nullptr};  // q, k and v share the int8 form of h
+  Tensor q = qmatmul(*L.q, in).reshape({T, H, hd}), k = qmatmul(*L.k, in).reshape({T, KV, hd});
+  Tensor v = qmatmul(*L.v, in);
   if (c.qk_norm) {
     q = norm(q, *L.q_norm);
     k = norm(k, *L.k_norm);
@@ -198,7 +199,7 @@ Tensor Model::run(const Tensor& ids, int64_t T, const std::vector<SeqPos>& seqs,
     Tensor a = attention(L, static_cast<int>(il), norm(x, *L.attn_norm), T, seqs, key_len);
     if (c.post_norms) a = norm(a, *L.post_attn_norm);
     x = (x + a).realize();  // the residual stream is read twice: realized once, not recomputed by each reader
-    Tensor h = norm(x, *L.ffn_norm);
+    ProductInput h{norm(x, *L.ffn_norm), nullptr};
     Tensor g = qmatmul(*L.gate, h), u = qmatmul(*L.up, h);
     Tensor f = qmatmul(*L.down, (c.gelu_ffn ? g.gelu() : g.silu()) * u);
     if (c.post_norms) f = norm(f, *L.post_ffw_norm);

@@ -7,6 +7,8 @@
 #include <tuple>
 
 #include "quant_formats.hpp"
+#include "quant_int8.hpp"
+#include "quant_kernels.hpp"
 #include "tg/custom_kernel.hpp"
 
 namespace tg::llm {
@@ -19,27 +21,8 @@ namespace {
   throw Error("tg-llm: " + what + " has weight type " + type_name(t) + ", which tg cannot decode (supported: " + list + ")");
 }
 
-const Format& format_of(const QuantMatrix& w) {
-  const Format* f = find_format(w.type);
-  if (!f) unsupported("a matrix", w.type);
-  return *f;
-}
-
 Tensor codebook(const std::string& device) {
   return Tensor::from_vector(std::vector<float>(iq4_codebook(), iq4_codebook() + 16), {16}, device);
-}
-
-// Kernels are built once per (what, format, shape) and reused: building the expression graph is host work.
-using KernelKey = std::tuple<int, GGMLType, int64_t, int64_t, int64_t>;
-std::mutex kernels_mu;
-std::map<KernelKey, std::shared_ptr<CustomKernel>> kernels;
-
-template <typename Build>
-const CustomKernel& cached(KernelKey key, Build build) {
-  std::lock_guard lock(kernels_mu);
-  auto& k = kernels[key];
-  if (!k) k = std::make_shared<CustomKernel>(build());
-  return *k;
 }
 
 std::vector<Tensor> with_lut(const Format& f, std::vector<Tensor> inputs) {
@@ -52,6 +35,26 @@ std::vector<Tensor> with_lut(const Format& f, std::vector<Tensor> inputs) {
 // row first asks for the bytes kPrefetchBytes ahead of it (4 to 8 KiB measured best). A hint: renderers that do
 // not speak C skip it.
 constexpr int64_t kPrefetchBytes = 6144;
+
+}  // namespace
+
+namespace detail {
+
+const Format& format_of(const QuantMatrix& w) {
+  const Format* f = find_format(w.type);
+  if (!f) unsupported("a matrix", w.type);
+  return *f;
+}
+
+const CustomKernel& cached(const KernelKey& key, const std::function<CustomKernel()>& build) {
+  static std::mutex mu;
+  static std::map<KernelKey, std::shared_ptr<CustomKernel>> kernels;
+  std::lock_guard lock(mu);
+  auto& k = kernels[key];
+  if (!k) k = std::make_shared<CustomKernel>(build());
+  return *k;
+}
+
 KExpr prefetch_ahead(CustomKernel& k, const KExpr& bytes, const KExpr& start, int64_t n, int64_t total) {
   KExpr line = k.range((n + 63) / 64, Axis::LOOP);
   KExpr at = start + kPrefetchBytes + line * 64;
@@ -59,7 +62,9 @@ KExpr prefetch_ahead(CustomKernel& k, const KExpr& bytes, const KExpr& start, in
   return k.loop({k.inline_stmt({{"c", "__builtin_prefetch(&{0}[{1}]);"}, {"*", ""}}, {bytes, at})}, {line});
 }
 
-}  // namespace
+}  // namespace detail
+
+using namespace detail;
 
 const std::vector<GGMLType>& supported_types() {
   static const std::vector<GGMLType> types = {GGMLType::F32,  GGMLType::F16,  GGMLType::BF16, GGMLType::Q8_0, GGMLType::Q4_0,
@@ -93,17 +98,24 @@ Tensor panel_matmul(const QuantMatrix& w, const Tensor& x);
 // x is realized in place (not copied into a contiguous temporary), so the other readers of a shared activation
 // (q, k and v of one norm) reuse its buffer instead of recomputing it.
 Tensor qmatmul(const QuantMatrix& w, const Tensor& x) {
+  ProductInput in{x, nullptr};
+  return qmatmul(w, in);
+}
+
+Tensor qmatmul(const QuantMatrix& w, ProductInput& in) {
+  const Tensor& x = in.x;
   const Format& f = format_of(w);
   if (x.ndim() != 2 || x.shape()[1] != w.cols || x.dtype() != dtypes::float32)
     throw std::invalid_argument("tg-llm: qmatmul of a " + std::to_string(w.rows) + "x" + std::to_string(w.cols) + " " + type_name(w.type) +
                                 " matrix needs float32 (T, " + std::to_string(w.cols) + ") activations, got " + x.dtype().name() + " " + shape_str(x.shape()));
   const int64_t T = x.shape()[0], rows = w.rows, cols = w.cols, rw = w.row_words();
   if (T >= kPanelTokens) return panel_matmul(w, x);
+  if (has_int8_product(w)) return int8_matmul(w, in);
   // U tokens share each decoded weight block (the activations padded to a multiple of U rows). Measured on
   // Gemma 3 270M Q4_K_M (2 threads): 16-token prefill 73 tok/s at U = 1, 119 at U = 4; 64 tokens 179 at U = 4,
   // 222 at U = 8; 256 tokens 214 at U = 8 (124 at U = 16, past the registers)
   const int64_t U = T >= 8 ? 8 : T >= 4 ? 4 : T >= 2 ? 2 : 1, Tp = (T + U - 1) / U * U;
-  const CustomKernel& k = cached({0, w.type, rows, cols, Tp}, [&] {
+  const CustomKernel& k = cached({KernelKind::product, w.type, rows, cols, Tp}, [&] {
     // 32 partial sums per output and token, one per lane of a block: independent add chains the compiler can
     // keep in vector registers (one running sum would be a chain of dependent adds, latency-bound)
     CustomKernel k(std::string("qmm_") + type_traits(w.type).name);
@@ -162,7 +174,7 @@ Tensor gather_rows(const QuantMatrix& w, const Tensor* ids, int64_t row0, int64_
   const Format& f = format_of(w);
   const int64_t cols = w.cols, rw = w.row_words(), T = ids ? ids->shape()[0] : n;
   const Variable first("row0", 0, std::max<int64_t>(0, w.rows - n));
-  const CustomKernel& k = cached({ids ? 1 : 2, w.type, w.rows, cols, T}, [&] {
+  const CustomKernel& k = cached({ids ? KernelKind::embedding : KernelKind::dequantize, w.type, w.rows, cols, T}, [&] {
     CustomKernel k(std::string(ids ? "qembed_" : "dequant_") + type_traits(w.type).name);
     // each block decoded as 32-lane runs (vector statements), like the product kernel
     KExpr t = k.range(T, Axis::GLOBAL), blk = k.range(cols / f.group_elems, Axis::GLOBAL);

@@ -35,6 +35,14 @@ QuantMatrix upload_matrix(const GGUFTensor& t, std::shared_ptr<const void> owner
 // 64: 67 / 59, 256: 104 / 102, 512: 96 / 127.
 inline constexpr int64_t kPanelTokens = 128;
 Tensor qmatmul(const QuantMatrix& w, const Tensor& x);
+// The input of several products (q, k and v of one norm; gate and up): what a product derives from it (the int8
+// form) is made once, by the first product that needs it.
+struct Int8Activation;
+struct ProductInput {
+  Tensor x;
+  std::shared_ptr<Int8Activation> int8;
+};
+Tensor qmatmul(const QuantMatrix& w, ProductInput& in);
 // Rows of W for token ids (T,) int32 -> (T, cols) float32 (ids outside [0, rows) give zero rows).
 Tensor qembedding(const QuantMatrix& w, const Tensor& ids);
 // All of W as float32 (rows, cols): tests and small tensors only. dequantize_rows: rows [row0, row0 + n).

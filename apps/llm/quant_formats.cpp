@@ -15,8 +15,10 @@ KExpr GroupReader::u32(int64_t off) const {
   return v;
 }
 KExpr GroupReader::sbyte(const KExpr& off) const { return k.load(words, base + off).bitcast(dtypes::int8).cast(dtypes::int32); }
-KExpr GroupReader::half(int64_t off) const {
-  return word(c(off)).cast(dtypes::uint16).bitcast(dtypes::float16).cast(dtypes::float32);
+KExpr GroupReader::packed(const KExpr& off) const { return k.load_packed(words, base + off, dtypes::int32); }
+KExpr GroupReader::packed(int64_t off) const { return packed(c(off)); }
+KExpr GroupReader::half(int64_t off) const {  // one 2-byte load where the renderer takes packed loads
+  return k.load_packed(words, base + c(off), dtypes::uint16).bitcast(dtypes::float16).cast(dtypes::float32);
 }
 
 namespace {
@@ -39,6 +41,77 @@ KExpr k_scale(const GroupReader& r, const KExpr& is, bool min) {
 
 KExpr lut(const GroupReader& r, const KExpr& idx) { return r.k.load(r.lut, idx); }
 
+// ---- byte forms: 4 elements per int32 word, as unsigned bytes ----
+
+constexpr int32_t kLowNibbles = 0x0F0F0F0F;
+
+// The low (half 0) or high (half 1) nibbles of the 16 bytes at `off`: elements 0..15 are the low nibbles.
+KExpr nibble_word(const GroupReader& r, const KExpr& off, int64_t half, const KExpr& j) {
+  KExpr w = r.packed(off + j * r.c(4));
+  return (half ? w >> 4 : w) & kLowNibbles;
+}
+
+// Bit 4 of each byte from 4 bits (bit i of `bits4` -> byte i): the multiply puts copies 7 bits apart (they do not
+// overlap, so nothing carries), the mask keeps one bit per byte.
+KExpr spread_bits(const KExpr& bits4) { return ((bits4 & 15) * 0x204081 & 0x01010101) << 4; }
+
+std::pair<KExpr, KExpr> d_scale(const GroupReader& r) { return {r.half(0), KExpr()}; }
+std::pair<KExpr, KExpr> min_scale(const GroupReader& r) { return {r.half(0), r.half(2)}; }
+
+// Q4_K / Q5_K: sub-block s has scale d * sc[s] and min -dmin * m[s].
+std::pair<KExpr, KExpr> k_scales(const GroupReader& r, const KExpr& sub) {
+  return {r.half(0) * f32(k_scale(r, sub, false)), r.half(2) * f32(k_scale(r, sub, true) * r.i(-1))};
+}
+
+const ByteForm kQ8_0Bytes{
+    [](const GroupReader& r, const KExpr&, int64_t half, const KExpr& j) {
+      return r.packed(r.c(2 + 16 * half) + j * r.c(4)) ^ r.i(static_cast<int32_t>(0x80808080u));  // q + 128
+    },
+    [](const GroupReader& r, const KExpr&, int64_t) { return d_scale(r); }, 128};
+const ByteForm kQ4_0Bytes{
+    [](const GroupReader& r, const KExpr&, int64_t half, const KExpr& j) { return nibble_word(r, r.c(2), half, j); },
+    [](const GroupReader& r, const KExpr&, int64_t) { return d_scale(r); }, 8};
+const ByteForm kQ4_1Bytes{
+    [](const GroupReader& r, const KExpr&, int64_t half, const KExpr& j) { return nibble_word(r, r.c(4), half, j); },
+    [](const GroupReader& r, const KExpr&, int64_t) { return min_scale(r); }, 0, true};
+// Q5_0 / Q5_1: the fifth bit of element e is bit e of the 32-bit qh
+KExpr q5_word(const GroupReader& r, int64_t qh, int64_t qs, int64_t half, const KExpr& j) {
+  KExpr shift = (j * r.c(4) + r.c(16 * half)).cast(dtypes::int32);
+  return nibble_word(r, r.c(qs), half, j) | spread_bits(r.packed(qh) >> shift);
+}
+const ByteForm kQ5_0Bytes{
+    [](const GroupReader& r, const KExpr&, int64_t half, const KExpr& j) { return q5_word(r, 2, 6, half, j); },
+    [](const GroupReader& r, const KExpr&, int64_t) { return d_scale(r); }, 16};
+const ByteForm kQ5_1Bytes{
+    [](const GroupReader& r, const KExpr&, int64_t half, const KExpr& j) { return q5_word(r, 4, 8, half, j); },
+    [](const GroupReader& r, const KExpr&, int64_t) { return min_scale(r); }, 0, true};
+// Q4_K / Q5_K: sub-blocks 2g and 2g + 1 are the low and high nibbles of the 32 bytes of group g
+KExpr k_nibbles(const GroupReader& r, int64_t qs, const KExpr& sub, int64_t half, const KExpr& j) {
+  KExpr w = r.packed(r.c(qs + 16 * half) + (sub / r.c(2)) * r.c(32) + j * r.c(4));
+  return (w >> ((sub % r.c(2)).cast(dtypes::int32) << 2)) & kLowNibbles;
+}
+const ByteForm kQ4_KBytes{
+    [](const GroupReader& r, const KExpr& sub, int64_t half, const KExpr& j) { return k_nibbles(r, 16, sub, half, j); },
+    [](const GroupReader& r, const KExpr& sub, int64_t) { return k_scales(r, sub); }, 0, true};
+const ByteForm kQ5_KBytes{
+    [](const GroupReader& r, const KExpr& sub, int64_t half, const KExpr& j) {
+      KExpr hb = (r.packed(r.c(16 + 16 * half) + j * r.c(4)) >> sub.cast(dtypes::int32)) & 0x01010101;  // bit sub of qh[l]
+      return k_nibbles(r, 48, sub, half, j) | (hb << 4);
+    },
+    [](const GroupReader& r, const KExpr& sub, int64_t) { return k_scales(r, sub); }, 0, true};
+// Q6_K: sub-block s is quarter s % 4 of half s / 4 (as in the decoder below); its halves have scales of their own
+const ByteForm kQ6_KBytes{
+    [](const GroupReader& r, const KExpr& sub, int64_t half, const KExpr& j) {
+      KExpr n = sub / r.c(4), qt = sub % r.c(4), l = r.c(16 * half) + j * r.c(4);
+      KExpr ql = r.packed(n * r.c(64) + (qt % r.c(2)) * r.c(32) + l) >> ((qt / r.c(2)).cast(dtypes::int32) << 2);
+      KExpr qh = r.packed(r.c(128) + n * r.c(32) + l) >> (qt.cast(dtypes::int32) << 1);
+      return (ql & kLowNibbles) | ((qh & 0x03030303) << 4);
+    },
+    [](const GroupReader& r, const KExpr& sub, int64_t half) {
+      return std::pair{r.half(208) * f32(r.sbyte(r.c(192 + half) + (sub / r.c(4)) * r.c(8) + (sub % r.c(4)) * r.c(2))), KExpr()};
+    },
+    32, false, true};
+
 const float kIQ4[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 const Format kFormats[] = {
@@ -55,36 +128,36 @@ const Format kFormats[] = {
     {GGMLType::BF16, 32, 64, false,
      [](const GroupReader& r, const KExpr& e) { return (r.word(e * r.c(2)).cast(dtypes::uint32) << 16).bitcast(dtypes::float32); }},
     {GGMLType::Q8_0, 32, 34, false,
-     [](const GroupReader& r, const KExpr& e) { return r.half(0) * f32(r.sbyte(r.c(2) + e)); }},
+     [](const GroupReader& r, const KExpr& e) { return r.half(0) * f32(r.sbyte(r.c(2) + e)); }, &kQ8_0Bytes},
     {GGMLType::Q4_0, 32, 18, false,
-     [](const GroupReader& r, const KExpr& e) { return r.half(0) * f32(nibble32(r, 2, e) - r.i(8)); }},
+     [](const GroupReader& r, const KExpr& e) { return r.half(0) * f32(nibble32(r, 2, e) - r.i(8)); }, &kQ4_0Bytes},
     {GGMLType::Q4_1, 32, 20, false,
-     [](const GroupReader& r, const KExpr& e) { return r.half(0) * f32(nibble32(r, 4, e)) + r.half(2); }},
+     [](const GroupReader& r, const KExpr& e) { return r.half(0) * f32(nibble32(r, 4, e)) + r.half(2); }, &kQ4_1Bytes},
     {GGMLType::Q5_0, 32, 22, false,
      [](const GroupReader& r, const KExpr& e) {
        // the fifth bit of element e is bit e of the 32-bit qh at offset 2 (one word per block, shared by the lanes)
        KExpr hb = ((r.u32(2) >> e.cast(dtypes::uint32)) & 1).cast(dtypes::int32);
        return r.half(0) * f32((nibble32(r, 6, e) | (hb << 4)) - r.i(16));
-     }},
+     }, &kQ5_0Bytes},
     {GGMLType::Q5_1, 32, 24, false,
      [](const GroupReader& r, const KExpr& e) {
        KExpr hb = ((r.u32(4) >> e.cast(dtypes::uint32)) & 1).cast(dtypes::int32);
        return r.half(0) * f32(nibble32(r, 8, e) | (hb << 4)) + r.half(2);
-     }},
+     }, &kQ5_1Bytes},
     {GGMLType::Q4_K, 256, 144, false,
      [](const GroupReader& r, const KExpr& e) {
        // 4 groups of 64: 32 bytes of qs each, low nibbles (sub-block 2g) then high nibbles (2g+1)
        KExpr g = e / r.c(64), hi = (e / r.c(32)) % r.c(2), l = e % r.c(32), is = e / r.c(32);
        KExpr q = (r.byte(r.c(16) + g * r.c(32) + l) >> (hi.cast(dtypes::int32) << 2)) & 15;
        return r.half(0) * f32(k_scale(r, is, false) * q) - r.half(2) * f32(k_scale(r, is, true));
-     }},
+     }, &kQ4_KBytes},
     {GGMLType::Q5_K, 256, 176, false,
      [](const GroupReader& r, const KExpr& e) {
        KExpr g = e / r.c(64), hi = (e / r.c(32)) % r.c(2), l = e % r.c(32), is = e / r.c(32);
        KExpr q = (r.byte(r.c(48) + g * r.c(32) + l) >> (hi.cast(dtypes::int32) << 2)) & 15;
        KExpr hb = (r.byte(r.c(16) + l) >> is.cast(dtypes::int32)) & 1;
        return r.half(0) * f32(k_scale(r, is, false) * (q | (hb << 4))) - r.half(2) * f32(k_scale(r, is, true));
-     }},
+     }, &kQ5_KBytes},
     {GGMLType::Q6_K, 256, 210, false,
      [](const GroupReader& r, const KExpr& e) {
        // two halves of 128; per half, quarter qt takes ql[l + 32 (qt&1)] nibble (qt>>1) and qh[l] bits 2qt..2qt+1
@@ -94,7 +167,7 @@ const Format kFormats[] = {
        KExpr q = ((ql & 15) | ((qh & 3) << 4)) - r.i(32);
        KExpr sc = r.sbyte(r.c(192) + n * r.c(8) + l / r.c(16) + qt * r.c(2));
        return r.half(208) * f32(sc * q);
-     }},
+     }, &kQ6_KBytes},
     {GGMLType::IQ4_NL, 32, 18, true,
      [](const GroupReader& r, const KExpr& e) { return r.half(0) * lut(r, nibble32(r, 2, e)); }},
     {GGMLType::IQ4_XS, 256, 136, true,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <utility>
 
 #include "gguf.hpp"
 #include "tg/custom_kernel.hpp"
@@ -22,6 +23,8 @@ struct GroupReader {
   KExpr u32(int64_t off) const;               // little-endian uint32 at a byte offset
   KExpr sbyte(const KExpr& off) const;        // signed byte, int32 in [-128, 127]
   KExpr half(int64_t off) const;              // float16 at a byte offset, as float32
+  KExpr packed(const KExpr& off) const;       // little-endian int32 of 4 bytes at a byte offset, any alignment
+  KExpr packed(int64_t off) const;
   KExpr c(int64_t v) const;                   // int64 constant (for offset arithmetic)
   KExpr i(int64_t v) const;                   // int32 constant (for bit arithmetic)
 };
@@ -29,12 +32,25 @@ struct GroupReader {
 // value of element `e` (int64, in [0, group_elems)) of the group `r` reads, as float32
 using Decoder = std::function<KExpr(const GroupReader& r, const KExpr& e)>;
 
+// The byte form of the integer formats, for products on byte dot products (KExpr::dot4): the weights of 32-element
+// sub-block `sub` of a block as unsigned bytes u, with w = a * (u - offset) + m. word(r, sub, half, j) packs
+// elements 16 * half + 4j .. 16 * half + 4j + 3 (j in [0, 4)) of the sub-block, element 4j in the low byte;
+// scale(r, sub, half) is (a, m) of that half's 16 elements as float32, m = 0 where the format has no minimum.
+struct ByteForm {
+  std::function<KExpr(const GroupReader& r, const KExpr& sub, int64_t half, const KExpr& j)> word;
+  std::function<std::pair<KExpr, KExpr>(const GroupReader& r, const KExpr& sub, int64_t half)> scale;
+  int64_t offset = 0;         // a fixed zero point (Q8_0: 128, Q4_0: 8), subtracted in integers
+  bool has_min = false;       // m is used (Q4_1, Q5_1, Q4_K, Q5_K)
+  bool split_halves = false;  // the halves have scales of their own (Q6_K's 16-element scales)
+};
+
 struct Format {
   GGMLType type;
   int64_t group_elems;  // elements a decoder call covers: the block, or 32 for the plain float types
   int64_t group_bytes;
   bool needs_lut;       // reads the IQ4 16-entry codebook
   Decoder decode;
+  const ByteForm* bytes = nullptr;  // the byte form, for the formats meant to run on int8 dot products
 };
 
 // The format of `t`, or nullptr when no decoder exists.

@@ -20,7 +20,23 @@ using sdk::op_bit;
 
 // The standard op sets (tg/sdk/op_sets.hpp): EXP2/LOG2/SIN go to the core's polynomials, which vectorize where
 // libm calls run one lane at a time (softmax 4096x4096: 28 ms against 92 ms); 16-bit floats are storage types.
-uint64_t ops_of(uint32_t dtype) { return sdk::standard_ops(dtype); }
+// DOT4 on int32 where the host has a byte dot product (AVX512-VNNI's or AVX-VNNI's vpdpbusd): the quantized
+// LLM kernels' inner product, one instruction per 4 bytes x lanes.
+bool host_has_vnni() {
+  static const bool has = __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
+  return has;
+}
+uint64_t ops_of(uint32_t dtype) {
+  return sdk::standard_ops(dtype) | (dtype == TG_DTYPE_INT32 && host_has_vnni() ? op_bit(TG_KIR_DOT4) : 0);
+}
+
+// DOT4 for lane counts the host's vpdpbusd does not cover: the definition, byte by byte.
+const char* const kDot4Helper =
+    "static inline int32_t tg_dot4(int32_t acc, int32_t a, int32_t b) {\n"
+    "  unsigned int ua = (unsigned int)a, ub = (unsigned int)b, sum = (unsigned int)acc;\n"
+    "  for (int i = 0; i < 32; i += 8) sum += (unsigned int)((int)((ua >> i) & 255u) * (int)(signed char)(ub >> i));\n"
+    "  return (int32_t)sum;\n"
+    "}\n";
 
 tg_renderer_caps cpu_caps() {
   tg_renderer_caps caps{};
@@ -40,6 +56,7 @@ tg_renderer_caps cpu_caps() {
   caps.max_local_threads = 1;
   caps.local_mem_bytes = 0;
   caps.max_params = 256;
+  caps.packed_loads = sdk::kPackableDtypes;  // x86 loads at any alignment
   return caps;
 }
 
@@ -103,6 +120,7 @@ class CpuRenderer final : public sdk::CRenderer {
  public:
   std::string render_kernel(const tg_kir_kernel& kernel) {
     vector_types_.clear();
+    packed_types_.clear();
     helpers_.clear();
     helper_names_.clear();
     gidx_loop_open_ = false;
@@ -134,6 +152,10 @@ class CpuRenderer final : public sdk::CRenderer {
       out += cat("typedef ", scalar, " ", vec, " __attribute__((ext_vector_type(", vcount, ")));\n", "typedef ", scalar,
                  " ", vec, "_u __attribute__((ext_vector_type(", vcount, "), aligned(", tg_dtype_size(dtype), ")));\n");
     }
+    // and packed loads read through a byte-aligned `_p` twin of their scalar or vector type
+    for (const auto& [dtype, vcount] : packed_types_)
+      out += cat("typedef ", scalar_type(dtype), " ", type(dtype, vcount), "_p __attribute__((",
+                 vcount > 1 ? cat("ext_vector_type(", vcount, "), ") : std::string(), "aligned(1)));\n");
     for (const std::string& helper : helpers_) out += helper;
     return out;
   }
@@ -203,6 +225,10 @@ class CpuRenderer final : public sdk::CRenderer {
       return cat("tg_max_", name, "({0},{1})");
     }
     if (op == TG_KIR_MAX) return "({0}>{1}?{0}:{1})";
+    if (op == TG_KIR_DOT4) {
+      use_helper("dot4", kDot4Helper);
+      return "tg_dot4({0},{1},{2})";
+    }
     if (op == TG_KIR_IDIV || op == TG_KIR_MOD) {
       use_helper("div_" + name, division_helpers(type, name, sdk::is_signed_int(src_dtype)));
       return cat(op == TG_KIR_IDIV ? "tg_idiv_" : "tg_mod_", name, "({0},{1})");
@@ -226,6 +252,11 @@ class CpuRenderer final : public sdk::CRenderer {
     const uint64_t whole = op_bit(TG_KIR_NEG) | op_bit(TG_KIR_ADD) | op_bit(TG_KIR_SUB) | op_bit(TG_KIR_MUL) | op_bit(TG_KIR_FDIV) |
                            op_bit(TG_KIR_AND) | op_bit(TG_KIR_OR) | op_bit(TG_KIR_XOR) | op_bit(TG_KIR_MULACC) |
                            op_bit(TG_KIR_FMA);
+    // vpdpbusd on 4, 8 or 16 int32 lanes (4 and 8 need AVX512VL's or AVX-VNNI's forms, which the target has
+    // whenever it has VNNI with 128- and 256-bit registers)
+    if (in.op == TG_KIR_DOT4 && (in.vcount == 4 || in.vcount == 8 || in.vcount == 16))
+      return cat("((", type(in.dtype, in.vcount), ")__builtin_ia32_vpdpbusd", 32 * in.vcount, "(", srcs[0], ",", srcs[1], ",",
+                 srcs[2], "))");
     const std::string tmpl = op_template(in.op, in.dtype, src_dtype);
     if (in.vcount == 1 || (whole & op_bit(in.op))) return sdk::fill(tmpl, srcs);
     std::vector<std::string> lanes;
@@ -290,6 +321,10 @@ class CpuRenderer final : public sdk::CRenderer {
     if (a.vcount == a.ptr_vcount) return CRenderer::lvalue(a);
     return cat("(*(", type(a.dtype, a.vcount), "_u*)(", a.ptr, "+", a.index, "))");
   }
+  std::string packed_load(const Access& a, uint32_t dtype) override {
+    packed_types_.insert({dtype, a.vcount});
+    return cat("(*(const ", type(dtype, a.vcount), "_p*)(", a.ptr, "+", a.index, "))");
+  }
 
  private:
   void use_helper(const std::string& key, const std::string& text) {
@@ -297,6 +332,7 @@ class CpuRenderer final : public sdk::CRenderer {
   }
 
   std::set<std::pair<uint32_t, uint32_t>> vector_types_;  // (dtype, vcount) pairs the body used, sorted
+  std::set<std::pair<uint32_t, uint32_t>> packed_types_;  // ... and read by packed loads
   std::vector<std::string> helpers_;                      // in first-use order: the same kernel, the same text
   std::set<std::string> helper_names_;
   bool gidx_loop_open_ = false;

@@ -33,7 +33,15 @@ constexpr int64_t kVocab = 300, kPrompt = 7, kSteps = 32, kMaxContext = 64;
 // tg runs float32 against a float64 reference over identical (dequantized) weights: rounding moves the logits
 // by ~1e-6 of their largest magnitude, while a semantic slip (RoPE mode or base, a missing norm, the window)
 // moves them by O(1) of it. The bound is relative to max |reference logit| of the row.
-constexpr double kTol = 1e-3;
+// Integer weight formats multiply 8-bit activations (Q8_0 per 32 values, as llama.cpp does), which the
+// reference rounds the same way; but a value within float32 noise of a half step rounds up in one and down in the
+// other, one step of 1/127 of its block's largest value, and these 64-wide random models carry a few such steps into
+// the logits at up to ~2e-2 of their scale. Still far below a semantic slip.
+double tolerance(const std::string& wtype) {
+  for (const char* t : {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"})
+    if (wtype == t) return 5e-2;
+  return 1e-3;
+}
 constexpr int kReported = 3;  // mismatches reported in detail per case
 
 struct Case {
@@ -86,6 +94,7 @@ class ModelVsReference : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ModelVsReference, LogitsAndGreedyTokens) {
   const Case c = GetParam();
+  const double kTol = tolerance(c.wtype);
   const char* fixed = std::getenv("TG_MODEL_TEST_SEED");
   const uint32_t seed = fixed ? static_cast<uint32_t>(std::strtoul(fixed, nullptr, 10)) : std::random_device{}();
   std::cout << "model_test " << c.arch << " " << c.wtype << " seed=" << seed << "\n";
@@ -203,6 +212,7 @@ class SlotsVsReference : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SlotsVsReference, BatchedDecodeOfSeveralSlots) {
   const Case c = GetParam();
+  const double kTol = tolerance(c.wtype);
   const char* fixed = std::getenv("TG_MODEL_TEST_SEED");
   const uint32_t seed = fixed ? static_cast<uint32_t>(std::strtoul(fixed, nullptr, 10)) : std::random_device{}();
   std::cout << "model_test slots " << c.arch << " " << c.wtype << " seed=" << seed << "\n";

@@ -2,6 +2,7 @@
 // written by gen_quant_fixture.py), hand-built blocks with known values, and the quantized matrix product and
 // embedding kernels against float64 loops over the reference values.
 #include "quant.hpp"
+#include "quant_int8.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -70,6 +71,45 @@ GGUFTensor as_tensor(GGMLType t, const std::vector<uint8_t>& raw, int64_t rows, 
   return g;
 }
 
+// llama.cpp's quantize_row_q8_0, written out here in float32 as it is there: per 32 values d = max|x| / 127,
+// q = roundf(x * (1 / d)). The int8 products (the integer formats below kPanelTokens tokens) multiply these.
+std::vector<int8_t> q8_values(const std::vector<float>& x, std::vector<float>& scales) {
+  std::vector<int8_t> q(x.size());
+  scales.assign(x.size() / 32, 0.0f);
+  for (size_t b = 0; b < scales.size(); ++b) {
+    float amax = 0;
+    for (size_t i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[b * 32 + i]));
+    const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+    scales[b] = d;
+    for (size_t i = 0; i < 32; ++i) q[b * 32 + i] = static_cast<int8_t>(std::roundf(x[b * 32 + i] * id));
+  }
+  return q;
+}
+
+TEST(Int8Activation, MatchesQuantizeRowQ8_0) {
+  const int64_t T = 3, cols = 96;
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.0f, 3.0f);
+  std::vector<float> x(T * cols);
+  for (auto& v : x) v = nd(rng);
+  for (int i = 0; i < 32; ++i) x[32 + i] = 0.0f;  // an all-zero block: d = 0, q = 0
+  x[70] = 127.5f * 0.25f, x[71] = -x[70];       // exact halves in a block whose d is 0.25
+  for (int i = 64; i < 96; ++i) if (i != 70 && i != 71) x[i] = 0.0f;
+  x[64] = 31.75f;  // max: d = 0.25
+  std::vector<float> d;
+  auto q = q8_values(x, d);
+  Int8Activation a = quantize_int8(Tensor::from_vector(x, {T, cols}));
+  auto words = a.words.to_vector<int32_t>();
+  auto scales = a.scale.to_vector<float>();
+  ASSERT_EQ(words.size(), x.size() / 4);
+  for (size_t b = 0; b < d.size(); ++b) ASSERT_EQ(scales[b], d[b]) << "block " << b << " seed " << seed;
+  for (size_t w = 0; w < words.size(); ++w)
+    for (int i = 0; i < 4; ++i)
+      ASSERT_EQ(static_cast<int8_t>(static_cast<uint32_t>(words[w]) >> (8 * i)), q[w * 4 + i]) << "value " << w * 4 + i << " seed " << seed;
+  EXPECT_THROW(quantize_int8(Tensor::zeros({2, 40})), std::invalid_argument);
+}
+
 class Formats : public ::testing::TestWithParam<GGMLType> {};
 
 TEST_P(Formats, DequantizeMatchesGgufPy) {
@@ -93,14 +133,48 @@ TEST_P(Formats, MatrixProductAndEmbeddingMatchFloat64Loops) {
     for (auto& v : x) v = nd(rng);
     auto y = qmatmul(m, Tensor::from_vector(x, {T, kCols})).to_vector<float>();
     ASSERT_EQ(y.size(), static_cast<size_t>(T * kRows));
+    // the int8 product multiplies the weights by the activation as Q8_0 rounds it
+    std::vector<double> xv(x.begin(), x.end());
+    if (has_int8_product(m) && T < kPanelTokens) {
+      std::vector<float> d;
+      auto q = q8_values(x, d);
+      for (size_t i = 0; i < x.size(); ++i) xv[i] = static_cast<double>(q[i]) * d[i / 32];
+    }
     for (int64_t tt = 0; tt < T; ++tt)
       for (int64_t r = 0; r < kRows; ++r) {
         double ref = 0, mag = 0;
         for (int64_t c = 0; c < kCols; ++c) {
-          ref += static_cast<double>(f.want[r * kCols + c]) * x[tt * kCols + c];
-          mag += std::fabs(static_cast<double>(f.want[r * kCols + c]) * x[tt * kCols + c]);
+          ref += static_cast<double>(f.want[r * kCols + c]) * xv[tt * kCols + c];
+          mag += std::fabs(static_cast<double>(f.want[r * kCols + c]) * xv[tt * kCols + c]);
         }
         EXPECT_NEAR(y[tt * kRows + r], ref, 1e-5 * mag + 1e-6) << type_name(t) << " T=" << T << " t=" << tt << " row " << r;
+      }
+  }
+  // many rows (the fixture's, repeated): the products then work on row blocks, with several token groups
+  const int64_t copies = 64, rows = kRows * copies;
+  std::vector<uint8_t> tiled;
+  for (int64_t c = 0; c < copies; ++c) tiled.insert(tiled.end(), f.raw.begin(), f.raw.end());
+  QuantMatrix big = upload_matrix(as_tensor(t, tiled, rows, kCols), nullptr);
+  for (int64_t T : {int64_t{1}, int64_t{20}}) {
+    std::vector<float> x(static_cast<size_t>(T * kCols));
+    std::mt19937 rng(static_cast<uint32_t>(T) + 100);
+    std::normal_distribution<float> nd;
+    for (auto& v : x) v = nd(rng);
+    auto y = qmatmul(big, Tensor::from_vector(x, {T, kCols})).to_vector<float>();
+    std::vector<double> xv(x.begin(), x.end());
+    if (has_int8_product(big)) {
+      std::vector<float> d;
+      auto q = q8_values(x, d);
+      for (size_t i = 0; i < x.size(); ++i) xv[i] = static_cast<double>(q[i]) * d[i / 32];
+    }
+    for (int64_t tt = 0; tt < T; ++tt)
+      for (int64_t r = 0; r < rows; ++r) {
+        double ref = 0, mag = 0;
+        for (int64_t c = 0; c < kCols; ++c) {
+          ref += static_cast<double>(f.want[(r % kRows) * kCols + c]) * xv[tt * kCols + c];
+          mag += std::fabs(static_cast<double>(f.want[(r % kRows) * kCols + c]) * xv[tt * kCols + c]);
+        }
+        ASSERT_NEAR(y[tt * rows + r], ref, 1e-5 * mag + 1e-6) << type_name(t) << " T=" << T << " t=" << tt << " row " << r;
       }
   }
   std::vector<int32_t> ids = {2, 0, 2, -1, 7};

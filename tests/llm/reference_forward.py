@@ -27,6 +27,22 @@ from gguf.quants import dequantize
 
 SUPPORTED = ("llama", "qwen3", "gemma3")
 
+# Products with weights in these formats take the activation rounded to 8 bits per 32 values (llama.cpp's
+# quantize_row_q8_0: its vec_dot_type for them; tg's int8 products the same); float weights take it as it is.
+_Q = gguf.GGMLQuantizationType
+INT8_ACTIVATION_TYPES = {_Q.Q8_0, _Q.Q4_0, _Q.Q4_1, _Q.Q5_0, _Q.Q5_1, _Q.Q4_K, _Q.Q5_K, _Q.Q6_K}
+
+
+def q8_round(x):
+    """x as Q8_0 stores it, computed in float32 as quantize_row_q8_0 does: per 32 values d = max|x| / 127,
+    q = roundf(x * (1 / d)) (half away from zero), value q * d."""
+    xs = x.astype(np.float32).reshape(-1, 32)
+    d = (np.abs(xs).max(axis=1, keepdims=True) / np.float32(127)).astype(np.float32)
+    inv = np.divide(np.float32(1), d, out=np.zeros_like(d), where=d != 0).astype(np.float32)
+    v = (xs * inv).astype(np.float32)
+    q = np.trunc(v + np.copysign(np.float32(0.5), v))
+    return (q.astype(np.float64) * d.astype(np.float64)).reshape(x.shape)
+
 
 def _field(reader, key, default=None):
     f = reader.fields.get(key)
@@ -60,8 +76,10 @@ def load(path):
         rope_base_local=10000.0,
         sliding_window=int(k("attention.sliding_window", 0)) if arch == "gemma3" else 0,
     )
-    weights = {}
+    weights, cfg["int8_inputs"] = {}, set()
     for t in r.tensors:
+        if t.tensor_type in INT8_ACTIVATION_TYPES:
+            cfg["int8_inputs"].add(t.name)
         # ne[0] is contiguous, so the numpy view is [rows, cols] = [out, in]; dequantize keeps that shape
         w = dequantize(np.asarray(t.data), t.tensor_type).astype(np.float64)
         ne = [int(n) for n in t.shape]
@@ -117,6 +135,10 @@ def is_local(cfg, il):
 def forward(cfg, W, tokens):
     """Logits (T, vocab) of every position of `tokens` (positions 0..T-1)."""
     arch, eps = cfg["arch"], cfg["eps"]
+
+    def mm(x, name):  # x @ W[name].T, the activation rounded as the weight format's product takes it
+        return (q8_round(x) if name in cfg["int8_inputs"] else x) @ W[name].T
+
     H, KV, hd = cfg["n_heads"], cfg["n_kv_heads"], cfg["head_dim"]
     T = len(tokens)
     pos = np.arange(T, dtype=np.float64)
@@ -128,10 +150,11 @@ def forward(cfg, W, tokens):
     causal = j <= p
     for il in range(cfg["n_layers"]):
         L = lambda n: W[f"blk.{il}.{n}.weight"]
+        P = lambda x, n: mm(x, f"blk.{il}.{n}.weight")
         h = rmsnorm(x, L("attn_norm"), eps)
-        q = (h @ L("attn_q").T).reshape(T, H, hd)
-        k = (h @ L("attn_k").T).reshape(T, KV, hd)
-        v = (h @ L("attn_v").T).reshape(T, KV, hd)
+        q = P(h, "attn_q").reshape(T, H, hd)
+        k = P(h, "attn_k").reshape(T, KV, hd)
+        v = P(h, "attn_v").reshape(T, KV, hd)
         if arch in ("qwen3", "gemma3"):
             q = rmsnorm(q, L("attn_q_norm"), eps)   # per head, over head_dim, before RoPE
             k = rmsnorm(k, L("attn_k_norm"), eps)
@@ -146,21 +169,20 @@ def forward(cfg, W, tokens):
             s = np.where(mask, s, -np.inf)
             s = np.exp(s - s.max(axis=-1, keepdims=True))
             att[:, hh, :] = (s / s.sum(axis=-1, keepdims=True)) @ v[:, kh, :]
-        a = att.reshape(T, H * hd) @ L("attn_output").T
+        a = P(att.reshape(T, H * hd), "attn_output")
         if arch == "gemma3":
             x = x + rmsnorm(a, L("post_attention_norm"), eps)
         else:
             x = x + a
         h = rmsnorm(x, L("ffn_norm"), eps)
-        g, u = h @ L("ffn_gate").T, h @ L("ffn_up").T
-        f = ((gelu_tanh(g) if arch == "gemma3" else silu(g)) * u) @ L("ffn_down").T
+        g, u = P(h, "ffn_gate"), P(h, "ffn_up")
+        f = P((gelu_tanh(g) if arch == "gemma3" else silu(g)) * u, "ffn_down")
         if arch == "gemma3":
             x = x + rmsnorm(f, L("post_ffw_norm"), eps)
         else:
             x = x + f
     x = rmsnorm(x, W["output_norm.weight"], eps)
-    out = W.get("output.weight", W["token_embd.weight"])   # tied when output.weight is absent
-    return x @ out.T
+    return mm(x, "output.weight" if "output.weight" in W else "token_embd.weight")   # tied when output.weight is absent
 
 
 def greedy(cfg, W, prompt, steps):

@@ -63,6 +63,9 @@ class KExpr {
   static KExpr where(const KExpr& c, const KExpr& a, const KExpr& b);
   // a * b + c for floats: rounded once where the renderer has a fused multiply-add, else a product and a sum
   static KExpr fma(const KExpr& a, const KExpr& b, const KExpr& c);
+  // acc + the sum over bytes i = 0..3 of (byte i of u, unsigned) * (byte i of s, signed), all int32, wrapping:
+  // one instruction where the renderer has a byte dot product (x86 VNNI, dp4a), else shifts and multiplies
+  static KExpr dot4(const KExpr& acc, const KExpr& u, const KExpr& s);
 };
 
 // The definition of a kernel. Buffers are the Tensor arguments in call order (outputs first, then inputs).
@@ -82,6 +85,9 @@ class CustomKernel {
   KExpr variable(const Variable& v);
   KExpr load(const KExpr& buf, const KExpr& idx);
   KExpr load(const KExpr& buf, const KExpr& idx, const KExpr& gate);  // 0 where the gate is false
+  // A `dtype` value (2, 4 or 8 bytes) read from a uint8 buffer at byte `idx`, little-endian, at any alignment:
+  // one (vector) load where the renderer takes packed loads, else its bytes one by one
+  KExpr load_packed(const KExpr& bytes, const KExpr& idx, DType dtype);
   KExpr reduce(const KExpr& value, Reduce op, const std::vector<KExpr>& ranges);
   KExpr reg(DType dtype, int64_t size);              // a private array
   KExpr local(DType dtype, int64_t size);            // a work-group array (renderers with local memory only)

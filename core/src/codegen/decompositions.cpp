@@ -11,6 +11,19 @@ namespace {
 
 bool is_half(DType d) { return d.scalar == ScalarType::Float16 || d.scalar == ScalarType::BFloat16; }
 
+// DOT4 on int32: each byte of a zero-extended (shift, mask), each byte of b sign-extended (shift it to the top,
+// shift back arithmetically), four products added to the accumulator. Shifts by constants only.
+UOpPtr dot4_from_bytes(const UOpPtr& acc, const UOpPtr& a, const UOpPtr& b) {
+  DType d = acc->dtype;
+  UOpPtr sum = acc;
+  for (int64_t i = 0; i < 4; ++i) {
+    UOpPtr ua = alu(Op::AND, alu(Op::SHR, a, const_int(d, 8 * i)), const_int(d, 255));
+    UOpPtr sb = alu(Op::SHR, alu(Op::SHL, b, const_int(d, 24 - 8 * i)), const_int(d, 24));
+    sum = alu(Op::ADD, sum, alu(Op::MUL, ua, sb));
+  }
+  return sum;
+}
+
 }  // namespace
 
 UOpPtr decompose(const UOpPtr& u, const SupportsFn& supports) {
@@ -31,6 +44,7 @@ UOpPtr decompose(const UOpPtr& u, const SupportsFn& supports) {
     case Op::RECIP: return alu(Op::FDIV, const_like(a, 1.0), a);
     case Op::MULACC: return alu(Op::ADD, alu(Op::MUL, a, u->src[1]), u->src[2]);
     case Op::FMA: return alu(Op::ADD, alu(Op::MUL, a, u->src[1]), u->src[2]);  // a custom kernel's fma: two roundings
+    case Op::DOT4: return dot4_from_bytes(a, u->src[1], u->src[2]);
     case Op::MAX:
       if (d.is_float()) return nullptr;
       return alu(Op::WHERE, alu(Op::CMPLT, a, u->src[1]), u->src[1], a);
@@ -39,6 +53,19 @@ UOpPtr decompose(const UOpPtr& u, const SupportsFn& supports) {
     case Op::SIN: return d.is_float() ? xsin(a) : nullptr;
     default: return nullptr;
   }
+}
+
+UOpPtr packed_load_from_bytes(const UOpPtr& load) {
+  const int n = load->dtype.itemsize();
+  const DType word = n == 2 ? dtypes::uint16 : n == 4 ? dtypes::uint32 : dtypes::uint64;
+  UOpPtr v;
+  for (int i = 0; i < n; ++i) {
+    std::vector<UOpPtr> src{load->src[0], i == 0 ? load->src[1] : alu(Op::ADD, load->src[1], const_int(load->src[1]->dtype, i))};
+    if (load->src.size() > 2) src.push_back(load->src[2]);  // a gated byte reads 0, like the gated word
+    UOpPtr byte = cast(UOp::make(Op::LOAD, load->src[0]->dtype, std::move(src)), word);
+    v = i == 0 ? byte : alu(Op::OR, v, alu(Op::SHL, byte, const_int(word, 8 * i)));
+  }
+  return load->dtype == word ? v : UOp::make(Op::BITCAST, load->dtype, {v});
 }
 
 }  // namespace tg::codegen

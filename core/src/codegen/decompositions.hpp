@@ -14,4 +14,10 @@ using SupportsFn = std::function<bool(ir::Op, DType)>;
 // ops, EXP2/LOG2/SIN as polynomials (see transcendental.hpp).
 ir::UOpPtr decompose(const ir::UOpPtr& u, const SupportsFn& supports);
 
+// A LOAD whose dtype is wider than its uint8 buffer's (CustomKernel::load_packed): that many bytes at the byte
+// index, little-endian, at any alignment.
+inline bool is_packed_load(const ir::UOp& u) { return u.op == ir::Op::LOAD && u.dtype != u.src[0]->dtype; }
+// The same value from byte loads, shifts and ORs, for renderers without packed loads of its dtype.
+ir::UOpPtr packed_load_from_bytes(const ir::UOpPtr& load);
+
 }  // namespace tg::codegen

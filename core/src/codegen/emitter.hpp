@@ -53,6 +53,7 @@ inline tg_kir_op kir_op(Op op) {
     case Op::WHERE: return TG_KIR_WHERE;
     case Op::MULACC: return TG_KIR_MULACC;
     case Op::FMA: return TG_KIR_FMA;
+    case Op::DOT4: return TG_KIR_DOT4;
     default: throw Error(std::string("tg: no KIR op for ") + op_name(op));
   }
 }
@@ -72,14 +73,17 @@ inline bool e_vector_ok(const tg_renderer_caps& caps, DType d, int w) {
   return (caps.dtypes >> dt(d) & 1u) && (caps.vector_widths[dt(d)] >> w & 1u);
 }
 
-// idx[l] == idx[0] + l for every lane
-inline bool consecutive_index(const std::vector<UOpPtr>& idx) {
+// idx[l] == idx[0] + l * stride for every lane
+inline bool consecutive_index(const std::vector<UOpPtr>& idx, int64_t stride = 1) {
   for (size_t l = 1; l < idx.size(); ++l) {
     UOpPtr diff = simplify(alu(Op::SUB, idx[l], idx[0]));
-    if (diff->op != Op::CONST || diff->arg_int() != static_cast<int64_t>(l)) return false;
+    if (diff->op != Op::CONST || diff->arg_int() != static_cast<int64_t>(l) * stride) return false;
   }
   return true;
 }
+
+// Index steps between the lanes of a vector load: 1, or a packed load's bytes per value.
+inline int64_t lane_stride(const UOp& load) { return is_packed_load(load) ? load.dtype.itemsize() : 1; }
 
 inline bool isomorphic(const std::vector<UOpPtr>& lanes) {
   const UOp& a = *lanes[0];
@@ -101,7 +105,7 @@ inline bool vectorizable(const std::vector<UOpPtr>& lanes, std::map<const UOp*, 
   if (auto it = memo.find(lanes[0].get()); it != memo.end()) return it->second;
   bool ok = isomorphic(lanes) && lanes[0]->op != Op::RANGE;
   if (ok && lanes[0]->op == Op::LOAD) {
-    ok = consecutive_index(src_lanes(lanes, 1)) &&
+    ok = consecutive_index(src_lanes(lanes, 1), lane_stride(*lanes[0])) &&
          (lanes[0]->src.size() == 2 ||
           std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l->src[2].get() == lanes[0]->src[2].get(); }));
   } else if (ok && lanes[0]->op == Op::REDUCE) {
@@ -136,6 +140,11 @@ class Emitter {
   bool supports(Op op, DType d) const {
     tg_kir_op ko = kir_op(op);
     return (caps_.dtypes >> dt(d) & 1u) && (caps_.ops[dt(d)] >> ko & 1ull);
+  }
+
+  // Packed loads of d (ABI 1.3: an older plugin's caps end before packed_loads, which then stays 0).
+  bool takes_packed(DType d) const {
+    return TG_ABI_HAS(&caps_, tg_renderer_caps, packed_loads) && (caps_.packed_loads >> dt(d) & 1u);
   }
 
   int32_t emit(const UOpPtr& u) {
@@ -357,9 +366,14 @@ class Emitter {
     DType d = u0->dtype;
     if (!isomorphic(lanes) || u0->op == Op::RANGE) return gather_lanes(lanes);
     if (u0->op == Op::LOAD) {
+      if (is_packed_load(*u0) && !takes_packed(d)) {
+        std::vector<UOpPtr> alt;
+        for (const auto& l : lanes) alt.push_back(packed_load_from_bytes(l));
+        return emit_lanes(alt);
+      }
       auto idx = src_lanes(lanes, 1);
       bool same_gate = u0->src.size() == 2 || std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l->src[2].get() == u0->src[2].get(); });
-      if (!consecutive_index(idx) || !same_gate || !vector_ok(d, w)) return gather_lanes(lanes);
+      if (!consecutive_index(idx, lane_stride(*u0)) || !same_gate || !vector_ok(d, w)) return gather_lanes(lanes);
       std::vector<int32_t> src{emit(u0->src[0]), emit(idx[0])};
       if (u0->src.size() > 2) src.push_back(emit(u0->src[2]));
       return {k_.add(TG_KIR_LOAD, dt(d), static_cast<uint8_t>(w), std::move(src)), w};
@@ -468,6 +482,7 @@ class Emitter {
       }
       case Op::RANGE: throw Error("tg: internal: range r" + std::to_string(u->range().id) + " used outside its loop");
       case Op::LOAD: {
+        if (is_packed_load(*u) && !takes_packed(u->dtype)) return emit(packed_load_from_bytes(u));
         std::vector<int32_t> src{emit(u->src[0]), emit(u->src[1])};
         if (u->src.size() > 2) src.push_back(emit(u->src[2]));
         return k_.add(TG_KIR_LOAD, dt(u->dtype), 1, std::move(src));

@@ -77,6 +77,12 @@ KExpr KExpr::fma(const KExpr& a, const KExpr& b, const KExpr& c) {
   return KExpr(alu(Op::FMA, need(a, "fma operand"), need(b, "fma operand"), need(c, "fma operand")));
 }
 
+KExpr KExpr::dot4(const KExpr& acc, const KExpr& u, const KExpr& s) {
+  if (acc.dtype() != dtypes::int32 || u.dtype() != dtypes::int32 || s.dtype() != dtypes::int32)
+    bad("dot4 needs three int32 operands, got " + acc.dtype().name() + ", " + u.dtype().name() + " and " + s.dtype().name());
+  return KExpr(alu(Op::DOT4, acc.node, u.node, s.node));
+}
+
 struct CustomKernel::Impl {
   std::string name;
   std::vector<UOpPtr> statements, global_ranges, local_ranges;
@@ -127,6 +133,15 @@ KExpr CustomKernel::load(const KExpr& buf, const KExpr& idx) {
 KExpr CustomKernel::load(const KExpr& buf, const KExpr& idx, const KExpr& gate) {
   KExpr l = load(buf, idx);
   return KExpr(UOp::make(Op::LOAD, l.node->dtype, {l.node->src[0], l.node->src[1], gate.cast(dtypes::bool_).node}));
+}
+
+KExpr CustomKernel::load_packed(const KExpr& bytes, const KExpr& idx, DType dtype) {
+  const UOpPtr& b = need(bytes, "buffer");
+  if (b->op != Op::PARAM || b->dtype != dtypes::uint8) bad("load_packed reads a uint8 buffer, not " + b->dtype.name());
+  if (dtype.count != 1 || (dtype.itemsize() != 2 && dtype.itemsize() != 4 && dtype.itemsize() != 8))
+    bad("load_packed of " + dtype.name() + ": only 2-, 4- and 8-byte scalars are packed");
+  KExpr l = load(bytes, idx);
+  return KExpr(UOp::make(Op::LOAD, dtype, {l.node->src[0], l.node->src[1]}));
 }
 
 KExpr CustomKernel::reduce(const KExpr& value, Reduce op, const std::vector<KExpr>& ranges) {

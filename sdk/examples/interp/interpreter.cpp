@@ -147,6 +147,7 @@ StepFn alu_fn_for(uint32_t op) {
     case TG_KIR_SHR: return &alu_step<TG_KIR_SHR, T>;
     case TG_KIR_MULACC: return &alu_step<TG_KIR_MULACC, T>;
     case TG_KIR_FMA: return &alu_step<TG_KIR_FMA, T>;
+    case TG_KIR_DOT4: return &alu_step<TG_KIR_DOT4, T>;
     case TG_KIR_WHERE: return &where_step;
     case TG_KIR_PARAM:
     case TG_KIR_CONST:
@@ -472,7 +473,8 @@ class Decoder {
       case TG_KIR_SHR:
       case TG_KIR_WHERE:
       case TG_KIR_MULACC:
-      case TG_KIR_FMA: return decode_alu(i);
+      case TG_KIR_FMA:
+      case TG_KIR_DOT4: return decode_alu(i);
       case TG_KIR_OP_COUNT: break;
     }
     throw invalid(i, "unknown op");
@@ -512,7 +514,9 @@ class Decoder {
     const uint32_t value = is_store ? operand(i, 2) : i;
     const uint32_t gate_at = is_store ? 3 : 2;
     const tg_kir_inst &p = inst(ptr), &v = inst(value);
-    if (v.dtype != p.dtype)
+    // a packed load (ABI 1.3): a wider value read from a uint8 buffer at a byte index
+    const bool packed = !is_store && p.dtype == TG_DTYPE_UINT8 && p.vcount == 1 && v.dtype != p.dtype && (caps_.packed_loads >> v.dtype & 1u);
+    if (v.dtype != p.dtype && !packed)
       throw invalid(i, cat("accesses ", sdk::dtype_name(p.dtype), " memory as ", sdk::dtype_name(v.dtype)));
     if (v.vcount != p.vcount && p.vcount != 1) throw invalid(i, cat(+v.vcount, " lanes of ", +p.vcount, "-lane elements"));
     if (!sdk::is_int(inst(index).dtype) || inst(index).vcount != 1) throw invalid(i, "index is not a scalar integer");
@@ -527,13 +531,13 @@ class Decoder {
       throw invalid(i, cat("stores to read-only parameter ", p.arg.i));
     if (!is_store) slot_of_[i] = alloc_slots(in.vcount);
     Step& s = add_step(i, operands);
-    s.dtype = p.dtype;
+    s.dtype = v.dtype;
     s.vcount = v.vcount;
     s.dst = is_store ? 0 : slot_of_[i];
-    s.stride = tg_dtype_size(p.dtype) * p.vcount;
+    s.stride = tg_dtype_size(p.dtype) * p.vcount;  // bytes per index step (1 for a packed load)
     s.size = sdk::is_unsigned_int(inst(index).dtype);  // how to read the index slot
     if (is_store) s.store = store_fn(p.dtype);
-    else s.load = load_fn(p.dtype);
+    else s.load = load_fn(v.dtype);
   }
 
   // A CONST's slot value. Floats are rounded to their dtype once here, as the C literal the CPU renders would be;
@@ -689,7 +693,8 @@ void run_body(const Code& code, uint64_t* slots, const uint64_t* params, unsigne
       case TG_KIR_SHR:
       case TG_KIR_WHERE:
       case TG_KIR_MULACC:
-      case TG_KIR_FMA: s.fn(s, slots); break;
+      case TG_KIR_FMA:
+      case TG_KIR_DOT4: s.fn(s, slots); break;
     }
     ++pc;
   }

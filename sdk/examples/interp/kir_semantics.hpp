@@ -203,6 +203,12 @@ auto apply(T a, T b, T c) {
     else if constexpr (OP == TG_KIR_SUB) return wrap<T>(u64(a) - u64(b));
     else if constexpr (OP == TG_KIR_MUL) return wrap<T>(u64(a) * u64(b));
     else if constexpr (OP == TG_KIR_MULACC) return wrap<T>(u64(a) * u64(b) + u64(c));
+    else if constexpr (OP == TG_KIR_DOT4) {  // int32 only (the caps say so): unsigned bytes of b, signed of c
+      uint64_t sum = u64(a);
+      for (int i = 0; i < 4; ++i)
+        sum += u64(int64_t{static_cast<uint8_t>(u64(b) >> (8 * i))} * int64_t{static_cast<int8_t>(u64(c) >> (8 * i))});
+      return wrap<T>(sum);
+    }
     else if constexpr (OP == TG_KIR_IDIV) {
       if (b == 0) return T{0};
       if constexpr (std::is_signed_v<T>) {

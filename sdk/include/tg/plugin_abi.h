@@ -1,4 +1,4 @@
-/* tg plugin ABI v1.2: the plain C contract between the tg core and a device plugin.
+/* tg plugin ABI v1.3: the plain C contract between the tg core and a device plugin.
  *
  * Ownership, once: what a *_create call returns belongs to the caller, who releases it with the matching
  * *_destroy slot; what an accessor returns is borrowed and lives as long as the object it came from; a callee
@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define TG_ABI_VERSION_MAJOR 1u
-#define TG_ABI_VERSION_MINOR 2u
+#define TG_ABI_VERSION_MINOR 3u
 #define TG_ABI_OLDEST_MINOR 0u /* the oldest plugin minor this core still loads */
 #define TG_ABI_ENTRY_POINT "tg_plugin_get_api"
 
@@ -143,7 +143,11 @@ typedef enum tg_kir_op {
    * share it (tg_tensor_core.threads); src[0..2] are this work-item's A, B and C fragments, the result its D
    * fragment (dtype_acc x the C fragment's lanes). Every work-item of the group must reach it (no divergence). */
   TG_KIR_WMMA = 43,
-  TG_KIR_OP_COUNT = 44,
+  /* ABI 1.3: a 4-way byte dot product on int32 lanes, all three operands int32: src[0] + the sum over bytes
+   * i = 0..3 of (byte i of src[1], unsigned) * (byte i of src[2], signed), wrapping (x86 VNNI's vpdpbusd, PTX's
+   * dp4a.u32.s32). The core builds it from shifts, masks and multiplies for renderers that do not take it. */
+  TG_KIR_DOT4 = 44,
+  TG_KIR_OP_COUNT = 45,
 } tg_kir_op;
 
 typedef enum tg_special_kind {
@@ -285,6 +289,12 @@ typedef struct tg_renderer_caps {
   uint32_t image_max_width;  /* TG_PARAM_IMAGE views up to this many texels wide and image_max_height high; */
   uint32_t image_max_height; /* 0: the renderer reads no images */
   uint32_t reserved_1_2;
+  /* ABI 1.3 */
+  uint32_t packed_loads; /* bit mask of tg_dtype: a LOAD of such a dtype through a pointer to uint8 reads the
+                            dtype's bytes at byte index src[1], little-endian, at any alignment (a vector: lanes
+                            one itemsize apart). The core splits packed loads the renderer does not take into
+                            byte loads. */
+  uint32_t reserved_1_3;
 } tg_renderer_caps;
 
 /* ---- opaque handles ------------------------------------------------------------------------------------------ */

@@ -376,9 +376,10 @@ class RealModels(unittest.TestCase):
                 {"role": "system", "content": "You are a helpful assistant."},
                 {"role": "user", "content": "What is the capital of France?"}])
             self.assertIn("Paris", r.choices[0].message.content)
+            # asked plainly, the 135M model lists Paris landmarks instead (greedy under llama.cpp too): ask for a word
             text = "".join(ch.choices[0].delta.content or "" for ch in c.chat.completions.create(
                 model=model, temperature=0, max_tokens=24, stream=True,
-                messages=[{"role": "user", "content": "What is the capital of France?"}]) if ch.choices)
+                messages=[{"role": "user", "content": "What is the capital of France? Answer in one word."}]) if ch.choices)
             self.assertIn("Paris", text)
         finally:
             self.assertEqual(server.stop(), 0)

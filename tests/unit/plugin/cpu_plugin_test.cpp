@@ -384,7 +384,7 @@ TEST_F(CpuPlugin, EveryDeclaredOpCompilesAndRuns) {
           if (vcount == 1) k.op(TG_KIR_STORE, TG_DTYPE_BOOL, {outb, k.i32(0), k.op(o, TG_DTYPE_BOOL, {a, b})});
         } else if (o == TG_KIR_WHERE) {
           put(k.op(o, dtype, {cond, a, b}, vcount));
-        } else if (o == TG_KIR_MULACC || o == TG_KIR_FMA) {
+        } else if (o == TG_KIR_MULACC || o == TG_KIR_FMA || o == TG_KIR_DOT4) {
           put(k.op(o, dtype, {a, b, a}, vcount));
         } else if (o >= TG_KIR_ADD) {
           if (o == TG_KIR_ADD) add_slot = slot;

@@ -144,6 +144,7 @@ class CRenderer {
       case TG_KIR_WHERE: return "({0}?{1}:{2})";
       case TG_KIR_MULACC: return "(({0}*{1})+{2})";
       case TG_KIR_FMA: return "fma({0},{1},{2})";
+      case TG_KIR_DOT4:  // the renderers that take it name their instruction
       case TG_KIR_PARAM:
       case TG_KIR_CONST:
       case TG_KIR_SPECIAL:
@@ -199,6 +200,12 @@ class CRenderer {
   // The value a LOAD reads (default: its lvalue). A backend whose vector accesses are calls (OpenCL's vloadN)
   // overrides this and store_statement() instead of lvalue().
   virtual std::string load_expr(const Access& a) { return lvalue(a); }
+  // A packed LOAD (ABI 1.3) of `dtype` x a.vcount at byte a.index of the uint8 memory a.ptr, any alignment: the
+  // renderers whose caps.packed_loads is set override it.
+  virtual std::string packed_load(const Access& a, uint32_t dtype) {
+    throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel_->name, ": a packed load of ", dtype_name(dtype), " from ", a.ptr,
+                                        "; this renderer takes none (caps.packed_loads is 0)"));
+  }
   // A LOAD from a TG_PARAM_IMAGE parameter (ABI 1.2): the renderers whose caps.image_max_width is set override it.
   virtual std::string image_load(const Access& a) {
     throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel_->name, ": ", a.ptr, " is an image; this renderer reads none"));
@@ -511,14 +518,16 @@ class CRenderer {
         const bool image = ptr.op == TG_KIR_PARAM && kernel_->params[ptr.arg.i].kind == TG_PARAM_IMAGE;
         const Access a{operand(i, 0, true), operand(i, 1), ptr.dtype, elem.vcount, ptr.vcount, ptr.addrspace,
                        known_multiple(src(i, 1)), image ? kernel_->params[ptr.arg.i].reserved : 0u};
-        if (elem.dtype != ptr.dtype)
+        // a packed load (ABI 1.3): a wider value read at a byte index of uint8 memory
+        const bool packed = !is_store && !image && elem.dtype != ptr.dtype && ptr.dtype == TG_DTYPE_UINT8 && ptr.vcount == 1;
+        if (elem.dtype != ptr.dtype && !packed)
           throw invalid(i, cat("accesses ", dtype_name(ptr.dtype), " memory as ", dtype_name(elem.dtype)));
         if (a.vcount != a.ptr_vcount && a.ptr_vcount != 1)
           throw invalid(i, cat(a.vcount, " lanes of ", a.ptr_vcount, "-lane elements"));
         const uint32_t gate = is_store ? 3 : 2;
         if (in.nsrc > gate && operand_inst(i, gate).dtype != TG_DTYPE_BOOL) throw invalid(i, "gate is not bool");
         if (!is_store) {
-          const std::string value = image ? image_load(a) : load_expr(a);
+          const std::string value = image ? image_load(a) : packed ? packed_load(a, in.dtype) : load_expr(a);
           return define(
               i, in.nsrc > gate ? cat("(", operand(i, gate), "?", value, ":", zero(in.dtype, in.vcount), ")") : value);
         }
@@ -568,7 +577,8 @@ class CRenderer {
       case TG_KIR_SHR:
       case TG_KIR_WHERE:
       case TG_KIR_MULACC:
-      case TG_KIR_FMA: {
+      case TG_KIR_FMA:
+      case TG_KIR_DOT4: {
         // Operands share the result's dtype and lanes, except a comparison's (its result is bool) and
         // WHERE's condition (bool, scalar or as wide as the result).
         const uint32_t src_dtype = alu_src_dtype(i);

@@ -38,4 +38,11 @@ constexpr uint64_t standard_ops(uint32_t dtype) {
   return dtype == TG_DTYPE_FLOAT32 || dtype == TG_DTYPE_FLOAT64 ? kFloatOps : kIntegerOps;
 }
 
+// ABI 1.3's packed loads (caps.packed_loads) for every dtype of 2, 4 or 8 bytes: what a renderer whose target
+// reads memory at any alignment (a host CPU, an interpreter) can declare.
+inline constexpr uint32_t kPackableDtypes =
+    (1u << TG_DTYPE_INT16) | (1u << TG_DTYPE_INT32) | (1u << TG_DTYPE_INT64) | (1u << TG_DTYPE_UINT16) |
+    (1u << TG_DTYPE_UINT32) | (1u << TG_DTYPE_UINT64) | (1u << TG_DTYPE_FLOAT16) | (1u << TG_DTYPE_BFLOAT16) |
+    (1u << TG_DTYPE_FLOAT32) | (1u << TG_DTYPE_FLOAT64);
+
 }  // namespace tg::sdk

@@ -1,0 +1,124 @@
+// The int8 product: activations quantized per 32 values, weights read as unsigned bytes, DOT4 inner products.
+#include "quant_int8.hpp"
+
+#include "quant_kernels.hpp"
+
+namespace tg::llm {
+
+using namespace detail;
+
+namespace {
+
+KExpr i32(CustomKernel& k, int64_t v) { return k.constant(static_cast<double>(v), dtypes::int32); }
+KExpr f32c(CustomKernel& k, double v) { return k.constant(v, dtypes::float32); }
+
+// x * (1 / d) rounded half away from zero, as roundf: the cast truncates toward zero.
+KExpr quantized(CustomKernel& k, const KExpr& x, const KExpr& inv) {
+  KExpr v = x * inv;
+  return KExpr::where(v < f32c(k, 0), v - f32c(k, 0.5), v + f32c(k, 0.5)).cast(dtypes::int32);
+}
+
+}  // namespace
+
+Int8Activation quantize_int8(const Tensor& x) {
+  if (x.ndim() != 2 || x.shape()[1] % 32 != 0 || x.dtype() != dtypes::float32)
+    throw std::invalid_argument("tg-llm: int8 activations are (T, a multiple of 32) float32, got " + x.dtype().name() + " " + shape_str(x.shape()));
+  const int64_t T = x.shape()[0], cols = x.shape()[1], blocks = T * cols / 32;
+  const CustomKernel& k = cached({KernelKind::int8_quantize, GGMLType::F32, T, cols, 0}, [&] {
+    CustomKernel k("quantize_int8");
+    KExpr b = k.range(blocks, Axis::GLOBAL), xs = k.buffer(2, dtypes::float32);  // outputs 0 and 1, then x
+    auto value = [&](const KExpr& e) { return k.load(xs, b * 32 + e); };
+    KExpr e = k.range(32, Axis::REDUCE);
+    KExpr amax = k.reduce(KExpr::max(value(e), value(e) * f32c(k, -1)), Reduce::MAX, {e});
+    KExpr d = amax / f32c(k, 127);
+    KExpr inv = KExpr::where(d == f32c(k, 0), f32c(k, 0), f32c(k, 1) / d);
+    k.run(k.store(k.buffer(1, dtypes::float32), b, d));
+    // word j: q[4j .. 4j + 3] as bytes
+    KExpr j = k.range(8, Axis::UPCAST), word;
+    for (int64_t i = 0; i < 4; ++i) {
+      KExpr byte = (quantized(k, value(j * 4 + i), inv) & 255) << (8 * i);
+      word = i == 0 ? byte : word | byte;
+    }
+    k.run(k.loop({k.store(k.buffer(0, dtypes::int32), b * 8 + j, word)}, {j}));
+    k.parallel();
+    return k;
+  });
+  auto out = k({{{T, cols / 4}, dtypes::int32}, {{T, cols / 32}, dtypes::float32}}, {x});
+  return {out[0], out[1]};
+}
+
+bool has_int8_product(const QuantMatrix& w) {
+  const Format* f = find_format(w.type);
+  return f && f->bytes;
+}
+
+// Per row and token: 4 int32 lanes (one per word j of a sub-block half) take DOT4 over the sub-block's halves, and
+// one float FMA adds them times the weight scale x the activation scale. A fixed zero point is subtracted in
+// integers (offset x the activation's bytes, one more DOT4 by a word of offset bytes); a minimum m adds
+// m x d x (the activation's bytes, by a word of ones) per lane. The U tokens share each decoded word.
+Tensor int8_matmul(const QuantMatrix& w, ProductInput& in) {
+  const Format& f = format_of(w);
+  if (!f.bytes) throw std::invalid_argument("tg-llm: " + type_name(w.type) + " has no int8 product");
+  const ByteForm& bf = *f.bytes;
+  const int64_t T = in.x.shape()[0], rows = w.rows, cols = w.cols, rw = w.row_words();
+  const int64_t U = T >= 8 ? 8 : T >= 4 ? 4 : T >= 2 ? 2 : 1, Tp = (T + U - 1) / U * U;
+  const int64_t subs = f.group_elems / 32, nb32 = cols / 32;
+  const CustomKernel& k = cached({KernelKind::int8_product, w.type, rows, cols, Tp}, [&] {
+    CustomKernel k(std::string("qdot_") + type_traits(w.type).name);
+    int64_t R = 1;  // rows in blocks of R with several token groups: their activations stay in L1 (as qmatmul)
+    while (Tp > U && R < 64 && rows % (R * 2) == 0 && rows / (R * 2) >= 16) R *= 2;
+    KExpr ro = k.range(rows / R, Axis::GLOBAL), tg = k.range(Tp / U, Axis::GLOBAL), ri = k.range(R, Axis::GLOBAL);
+    KExpr r = ro * R + ri;
+    KExpr words = k.buffer(1, dtypes::uint8), xq = k.buffer(2, dtypes::int32), xd = k.buffer(3, dtypes::float32);
+    if (Tp == U) k.run(prefetch_ahead(k, words, r * rw, rw, rows * rw));
+    KExpr acc = k.reg(dtypes::float32, 4 * U), z = k.range(4 * U, Axis::LOOP);
+    KExpr init = k.loop({k.store(acc, z, f32c(k, 0))}, {z});
+    k.run(init);
+    KExpr b = k.range(cols / f.group_elems, Axis::LOOP), s = subs > 1 ? k.range(subs, Axis::LOOP) : KExpr();
+    KExpr sub = subs > 1 ? s : k.constant(0, dtypes::int64);
+    KExpr u = k.range(U, Axis::UPCAST), j = k.range(4, Axis::UPCAST);
+    GroupReader rd{k, words, r * rw + b * f.group_bytes, KExpr()};
+    KExpr blk = (tg * U + u) * nb32 + b * subs + sub;  // the activation's 32-block
+    KExpr dx = k.load(xd, blk), zero = i32(k, 0);
+    const KExpr x[2] = {k.load(xq, blk * 8 + j), k.load(xq, blk * 8 + j + 4)};
+    // sum over half h of (u - offset) * x, per lane
+    auto dot = [&](int64_t h, const KExpr& acc_in) {
+      KExpr d = KExpr::dot4(acc_in, bf.word(rd, sub, h, j), x[h]);
+      return bf.offset ? d - KExpr::dot4(zero, i32(k, bf.offset * 0x01010101), x[h]) : d;
+    };
+    KExpr cur = k.load(k.after(acc, {init}), u * 4 + j), next;
+    if (bf.split_halves) {
+      next = KExpr::fma(dot(1, zero).cast(dtypes::float32), bf.scale(rd, sub, 1).first * dx, cur);
+      next = KExpr::fma(dot(0, zero).cast(dtypes::float32), bf.scale(rd, sub, 0).first * dx, next);
+    } else {
+      auto [a, m] = bf.scale(rd, sub, 0);
+      next = KExpr::fma(dot(1, dot(0, zero)).cast(dtypes::float32), a * dx, cur);
+      if (bf.has_min) {
+        KExpr ones = i32(k, 0x01010101), xsum = KExpr::dot4(KExpr::dot4(zero, ones, x[0]), ones, x[1]);
+        next = KExpr::fma(xsum.cast(dtypes::float32), m * dx, next);
+      }
+    }
+    std::vector<KExpr> loops{b};
+    if (subs > 1) loops.push_back(s);
+    loops.insert(loops.end(), {u, j});
+    KExpr step = k.loop({k.store(acc, u * 4 + j, next)}, loops);
+    k.run(step);
+    // the 4 lanes folded in place (lane l += lane l + 2, then l + 1)
+    KExpr folded = k.after(acc, {step});
+    for (int64_t half = 2; half >= 1; half /= 2) {
+      KExpr uh = k.range(U, Axis::UPCAST), lh = k.range(half, Axis::UPCAST);
+      KExpr fold = k.loop({k.store(acc, uh * 4 + lh, k.load(folded, uh * 4 + lh) + k.load(folded, uh * 4 + lh + half))}, {uh, lh});
+      k.run(fold);
+      folded = k.after(acc, {fold});
+    }
+    KExpr uo = k.range(U, Axis::UPCAST);
+    k.run(k.loop({k.store(k.buffer(0, dtypes::float32), (tg * U + uo) * rows + r, k.load(folded, uo * 4))}, {uo}));
+    k.parallel();
+    return k;
+  });
+  if (!in.int8) in.int8 = std::make_shared<Int8Activation>(quantize_int8(Tp == T ? in.x : in.x.pad({{0, Tp - T}, {0, 0}})));
+  Tensor y = k({{{Tp, rows}, dtypes::float32}}, {w.words, in.int8->words, in.int8->scale})[0];
+  return Tp == T ? y : y.shrink({{0, T}, {0, rows}});
+}
+
+}  // namespace tg::llm

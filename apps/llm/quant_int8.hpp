@@ -1,0 +1,24 @@
+// Products on byte dot products, as llama.cpp runs its integer formats: the activation is quantized per 32 values
+// to int8 (Q8_0's rounding), each weight sub-block is read as unsigned bytes (ByteForm), and 4 bytes x 4 bytes
+// accumulate in one DOT4 (vpdpbusd on x86 with VNNI; shifts and multiplies elsewhere, from the same kernel).
+#pragma once
+
+#include "quant.hpp"
+
+namespace tg::llm {
+
+// x quantized per 32 values: value i of block b is q[i] * d[b], |q| <= 127, with llama.cpp's quantize_row_q8_0
+// arithmetic in float32 (d = max|x| / 127, q = roundf(x * (1 / d)), 0 for an all-zero block).
+struct Int8Activation {
+  Tensor words;  // (T, cols / 4) int32: 4 consecutive q as bytes, the first in the low byte
+  Tensor scale;  // (T, cols / 32) float32: d
+};
+Int8Activation quantize_int8(const Tensor& x);  // x: (T, cols) float32, cols a multiple of 32
+
+// Whether w's format has a byte form (the integer formats; not the floats or the IQ4 codebooks).
+bool has_int8_product(const QuantMatrix& w);
+// y = x W^T with x quantized by quantize_int8 (once per ProductInput): (T, rows) float32, for the few-token
+// products (decode, short prompts). Each weight word is decoded once for all T tokens.
+Tensor int8_matmul(const QuantMatrix& w, ProductInput& in);
+
+}  // namespace tg::llm

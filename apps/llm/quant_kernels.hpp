@@ -1,0 +1,23 @@
+// What the quantized kernels share (quant.cpp, quant_int8.cpp): the format lookup, a cache of built kernels and the
+// weight-stream prefetch.
+#pragma once
+
+#include <functional>
+#include <tuple>
+
+#include "quant.hpp"
+#include "quant_formats.hpp"
+
+namespace tg::llm::detail {
+
+const Format& format_of(const QuantMatrix& w);  // tg::Error naming the supported types when there is none
+
+// Kernels are built once per (what, format, shape) and reused: building the expression graph is host work.
+enum class KernelKind { product, embedding, dequantize, int8_product, int8_quantize };
+using KernelKey = std::tuple<KernelKind, GGMLType, int64_t, int64_t, int64_t>;
+const CustomKernel& cached(const KernelKey& key, const std::function<CustomKernel()>& build);
+
+// Asks for the bytes kPrefetchBytes past [start, start + n) of `bytes` (total long) ahead of reading them.
+KExpr prefetch_ahead(CustomKernel& k, const KExpr& bytes, const KExpr& start, int64_t n, int64_t total);
+
+}  // namespace tg::llm::detail
