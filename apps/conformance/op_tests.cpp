@@ -13,6 +13,7 @@
 #include <cmath>
 #include <memory>
 #include <limits>
+#include <cstring>
 #include <random>
 
 namespace tg::conformance {
@@ -31,7 +32,7 @@ struct OpCase {
 };
 
 uint32_t arity(uint32_t op) {
-  if (op == TG_KIR_WHERE || op == TG_KIR_MULACC || op == TG_KIR_FMA) return 3;
+  if (op == TG_KIR_WHERE || op == TG_KIR_MULACC || op == TG_KIR_FMA || op == TG_KIR_DOT4) return 3;
   return op >= TG_KIR_ADD ? 2 : 1;
 }
 bool is_cmp(uint32_t op) { return op == TG_KIR_CMPLT || op == TG_KIR_CMPNE || op == TG_KIR_CMPEQ; }
@@ -298,6 +299,43 @@ void run_lane_shuffle(uint32_t dtype) {
   }
 }
 
+// Packed loads (ABI 1.3) at every claimed width: `w` values of `dtype` read from uint8 memory at odd byte offsets,
+// stored to a typed buffer, compared with the bytes they were read from.
+void run_packed_load(uint32_t dtype) {
+  require_index_math();
+  const OpCase c{TG_KIR_LOAD, dtype, dtype};
+  const std::vector<uint32_t> widths = widths_for(c);
+  const uint32_t size = tg_dtype_size(dtype);
+  Kir k;
+  const int out = k.buffer(dtype, true), bytes = k.buffer(TG_DTYPE_UINT8);
+  for (uint32_t wi = 0; wi < widths.size(); ++wi) {
+    const uint32_t w = widths[wi];
+    const int r = k.op(TG_KIR_RANGE, TG_DTYPE_INT32, {k.i32(kElems / w)}, 1, wi);
+    const int value_idx = k.alu(TG_KIR_MUL, TG_DTYPE_INT32, {r, k.i32(w)});
+    const int byte_idx = k.alu(TG_KIR_ADD, TG_DTYPE_INT32, {k.alu(TG_KIR_MUL, TG_DTYPE_INT32, {value_idx, k.i32(size)}), k.i32(2 * wi + 1)});
+    k.store(out, k.alu(TG_KIR_ADD, TG_DTYPE_INT32, {value_idx, k.i32(wi * kElems)}), k.load(dtype, bytes, byte_idx, w));
+    k.op(TG_KIR_ENDRANGE, TG_DTYPE_INT32, {r});
+  }
+  Kernel kernel(k, cat("conf_packed_", dtype_name(dtype)));
+  std::mt19937_64 rng(seed_of(cat("packed_", dtype_name(dtype))));
+  std::vector<unsigned char> src(kElems * size + 2 * widths.size() + 8);
+  for (unsigned char& b : src) b = static_cast<unsigned char>(rng());
+  Buffer bout(std::vector<unsigned char>(widths.size() * kElems * size, 0xCD)), bin(src);
+  kernel.launch({bout.addr(), bin.addr()});
+  const std::vector<unsigned char> got = bout.read();
+  for (uint32_t wi = 0; wi < widths.size(); ++wi) {
+    const uint32_t w = widths[wi];
+    for (uint32_t i = 0; i < kElems / w * w; ++i) {
+      uint64_t want = 0;
+      std::memcpy(&want, src.data() + i * size + 2 * wi + 1, size);  // little-endian host, as the ABI
+      const uint64_t result = element(got, dtype, wi * kElems + i);
+      if (result != want)
+        kernel.fail(cat(w == 1 ? std::string("a scalar") : cat(w, " lanes"), " packed load of ", dtype_name(dtype), " at byte ",
+                        i * size + 2 * wi + 1, ": value ", i, " is ", show(dtype, result), ", its bytes say ", show(dtype, want)));
+    }
+  }
+}
+
 }  // namespace
 
 void add_op_tests(Tests& tests) {
@@ -336,6 +374,8 @@ void add_op_tests(Tests& tests) {
     if (s->caps.vector_widths[d] & ~3u) {
       tests.push_back({cat("vectors.gep_vectorize.", dtype_name(d)), Tier::Core, [d] { run_lane_shuffle(d); }});
     }
+    if (TG_ABI_HAS(&s->caps, tg_renderer_caps, packed_loads) && (s->caps.packed_loads >> d & 1u))
+      tests.push_back({cat("memory.packed_load.", dtype_name(d)), Tier::Core, [d] { run_packed_load(d); }});
   }
 }
 
