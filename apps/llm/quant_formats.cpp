@@ -45,10 +45,11 @@ KExpr lut(const GroupReader& r, const KExpr& idx) { return r.k.load(r.lut, idx);
 
 constexpr int32_t kLowNibbles = 0x0F0F0F0F;
 
-// The low (half 0) or high (half 1) nibbles of the 16 bytes at `off`: elements 0..15 are the low nibbles.
-KExpr nibble_word(const GroupReader& r, const KExpr& off, int64_t half, const KExpr& j) {
-  KExpr w = r.packed(off + j * r.c(4));
-  return (half ? w >> 4 : w) & kLowNibbles;
+// Word j of 32 nibbles in the 16 bytes at `off`: elements 0..15 are the low nibbles, 16..31 the high ones (each
+// lane's choice folds away once j is a lane number: lanes 0-3 and 4-7 are two vectors of one load).
+KExpr nibble_word(const GroupReader& r, const KExpr& off, const KExpr& j) {
+  KExpr w = r.packed(off + (j % r.c(4)) * r.c(4));
+  return KExpr::where(j < 4, w, w >> 4) & kLowNibbles;
 }
 
 // Bit 4 of each byte from 4 bits (bit i of `bits4` -> byte i): the multiply puts copies 7 bits apart (they do not
@@ -64,45 +65,44 @@ std::pair<KExpr, KExpr> k_scales(const GroupReader& r, const KExpr& sub) {
 }
 
 const ByteForm kQ8_0Bytes{
-    [](const GroupReader& r, const KExpr&, int64_t half, const KExpr& j) {
-      return r.packed(r.c(2 + 16 * half) + j * r.c(4)) ^ r.i(static_cast<int32_t>(0x80808080u));  // q + 128
+    [](const GroupReader& r, const KExpr&, const KExpr& j) {
+      return r.packed(r.c(2) + j * r.c(4)) ^ r.i(static_cast<int32_t>(0x80808080u));  // q + 128
     },
     [](const GroupReader& r, const KExpr&, int64_t) { return d_scale(r); }, 128};
 const ByteForm kQ4_0Bytes{
-    [](const GroupReader& r, const KExpr&, int64_t half, const KExpr& j) { return nibble_word(r, r.c(2), half, j); },
+    [](const GroupReader& r, const KExpr&, const KExpr& j) { return nibble_word(r, r.c(2), j); },
     [](const GroupReader& r, const KExpr&, int64_t) { return d_scale(r); }, 8};
 const ByteForm kQ4_1Bytes{
-    [](const GroupReader& r, const KExpr&, int64_t half, const KExpr& j) { return nibble_word(r, r.c(4), half, j); },
+    [](const GroupReader& r, const KExpr&, const KExpr& j) { return nibble_word(r, r.c(4), j); },
     [](const GroupReader& r, const KExpr&, int64_t) { return min_scale(r); }, 0, true};
 // Q5_0 / Q5_1: the fifth bit of element e is bit e of the 32-bit qh
-KExpr q5_word(const GroupReader& r, int64_t qh, int64_t qs, int64_t half, const KExpr& j) {
-  KExpr shift = (j * r.c(4) + r.c(16 * half)).cast(dtypes::int32);
-  return nibble_word(r, r.c(qs), half, j) | spread_bits(r.packed(qh) >> shift);
+KExpr q5_word(const GroupReader& r, int64_t qh, int64_t qs, const KExpr& j) {
+  return nibble_word(r, r.c(qs), j) | spread_bits(r.packed(qh) >> (j * r.c(4)).cast(dtypes::int32));
 }
 const ByteForm kQ5_0Bytes{
-    [](const GroupReader& r, const KExpr&, int64_t half, const KExpr& j) { return q5_word(r, 2, 6, half, j); },
+    [](const GroupReader& r, const KExpr&, const KExpr& j) { return q5_word(r, 2, 6, j); },
     [](const GroupReader& r, const KExpr&, int64_t) { return d_scale(r); }, 16};
 const ByteForm kQ5_1Bytes{
-    [](const GroupReader& r, const KExpr&, int64_t half, const KExpr& j) { return q5_word(r, 4, 8, half, j); },
+    [](const GroupReader& r, const KExpr&, const KExpr& j) { return q5_word(r, 4, 8, j); },
     [](const GroupReader& r, const KExpr&, int64_t) { return min_scale(r); }, 0, true};
 // Q4_K / Q5_K: sub-blocks 2g and 2g + 1 are the low and high nibbles of the 32 bytes of group g
-KExpr k_nibbles(const GroupReader& r, int64_t qs, const KExpr& sub, int64_t half, const KExpr& j) {
-  KExpr w = r.packed(r.c(qs + 16 * half) + (sub / r.c(2)) * r.c(32) + j * r.c(4));
+KExpr k_nibbles(const GroupReader& r, int64_t qs, const KExpr& sub, const KExpr& j) {
+  KExpr w = r.packed(r.c(qs) + (sub / r.c(2)) * r.c(32) + j * r.c(4));
   return (w >> ((sub % r.c(2)).cast(dtypes::int32) << 2)) & kLowNibbles;
 }
 const ByteForm kQ4_KBytes{
-    [](const GroupReader& r, const KExpr& sub, int64_t half, const KExpr& j) { return k_nibbles(r, 16, sub, half, j); },
+    [](const GroupReader& r, const KExpr& sub, const KExpr& j) { return k_nibbles(r, 16, sub, j); },
     [](const GroupReader& r, const KExpr& sub, int64_t) { return k_scales(r, sub); }, 0, true};
 const ByteForm kQ5_KBytes{
-    [](const GroupReader& r, const KExpr& sub, int64_t half, const KExpr& j) {
-      KExpr hb = (r.packed(r.c(16 + 16 * half) + j * r.c(4)) >> sub.cast(dtypes::int32)) & 0x01010101;  // bit sub of qh[l]
-      return k_nibbles(r, 48, sub, half, j) | (hb << 4);
+    [](const GroupReader& r, const KExpr& sub, const KExpr& j) {
+      KExpr hb = (r.packed(r.c(16) + j * r.c(4)) >> sub.cast(dtypes::int32)) & 0x01010101;  // bit sub of qh[l]
+      return k_nibbles(r, 48, sub, j) | (hb << 4);
     },
     [](const GroupReader& r, const KExpr& sub, int64_t) { return k_scales(r, sub); }, 0, true};
 // Q6_K: sub-block s is quarter s % 4 of half s / 4 (as in the decoder below); its halves have scales of their own
 const ByteForm kQ6_KBytes{
-    [](const GroupReader& r, const KExpr& sub, int64_t half, const KExpr& j) {
-      KExpr n = sub / r.c(4), qt = sub % r.c(4), l = r.c(16 * half) + j * r.c(4);
+    [](const GroupReader& r, const KExpr& sub, const KExpr& j) {
+      KExpr n = sub / r.c(4), qt = sub % r.c(4), l = j * r.c(4);
       KExpr ql = r.packed(n * r.c(64) + (qt % r.c(2)) * r.c(32) + l) >> ((qt / r.c(2)).cast(dtypes::int32) << 2);
       KExpr qh = r.packed(r.c(128) + n * r.c(32) + l) >> (qt.cast(dtypes::int32) << 1);
       return (ql & kLowNibbles) | ((qh & 0x03030303) << 4);

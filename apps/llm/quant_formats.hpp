@@ -33,11 +33,11 @@ struct GroupReader {
 using Decoder = std::function<KExpr(const GroupReader& r, const KExpr& e)>;
 
 // The byte form of the integer formats, for products on byte dot products (KExpr::dot4): the weights of 32-element
-// sub-block `sub` of a block as unsigned bytes u, with w = a * (u - offset) + m. word(r, sub, half, j) packs
-// elements 16 * half + 4j .. 16 * half + 4j + 3 (j in [0, 4)) of the sub-block, element 4j in the low byte;
-// scale(r, sub, half) is (a, m) of that half's 16 elements as float32, m = 0 where the format has no minimum.
+// sub-block `sub` of a block as unsigned bytes u, with w = a * (u - offset) + m. word(r, sub, j) packs elements
+// 4j .. 4j + 3 (j in [0, 8)) of the sub-block, element 4j in the low byte; scale(r, sub, half) is (a, m) of the
+// half's 16 elements as float32 (m only where the format has a minimum).
 struct ByteForm {
-  std::function<KExpr(const GroupReader& r, const KExpr& sub, int64_t half, const KExpr& j)> word;
+  std::function<KExpr(const GroupReader& r, const KExpr& sub, const KExpr& j)> word;
   std::function<std::pair<KExpr, KExpr>(const GroupReader& r, const KExpr& sub, int64_t half)> scale;
   int64_t offset = 0;         // a fixed zero point (Q8_0: 128, Q4_0: 8), subtracted in integers
   bool has_min = false;       // m is used (Q4_1, Q5_1, Q4_K, Q5_K)

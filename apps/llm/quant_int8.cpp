@@ -52,10 +52,10 @@ bool has_int8_product(const QuantMatrix& w) {
   return f && f->bytes;
 }
 
-// Per row and token: 4 int32 lanes (one per word j of a sub-block half) take DOT4 over the sub-block's halves, and
-// one float FMA adds them times the weight scale x the activation scale. A fixed zero point is subtracted in
-// integers (offset x the activation's bytes, one more DOT4 by a word of offset bytes); a minimum m adds
-// m x d x (the activation's bytes, by a word of ones) per lane. The U tokens share each decoded word.
+// Per row and token: 8 int32 lanes (word j of a 32-value sub-block each) take one DOT4, and one float FMA adds them
+// times the weight scale x the activation scale. A fixed zero point is subtracted in integers (offset x the
+// activation's bytes: one more DOT4 by a word of offset bytes); a minimum m adds m x d x (the activation's bytes,
+// by a word of ones) per lane. The U tokens share each decoded word.
 Tensor int8_matmul(const QuantMatrix& w, ProductInput& in) {
   const Format& f = format_of(w);
   if (!f.bytes) throw std::invalid_argument("tg-llm: " + type_name(w.type) + " has no int8 product");
@@ -71,48 +71,36 @@ Tensor int8_matmul(const QuantMatrix& w, ProductInput& in) {
     KExpr r = ro * R + ri;
     KExpr words = k.buffer(1, dtypes::uint8), xq = k.buffer(2, dtypes::int32), xd = k.buffer(3, dtypes::float32);
     if (Tp == U) k.run(prefetch_ahead(k, words, r * rw, rw, rows * rw));
-    KExpr acc = k.reg(dtypes::float32, 4 * U), z = k.range(4 * U, Axis::LOOP);
+    KExpr acc = k.reg(dtypes::float32, 8 * U), z = k.range(8 * U, Axis::LOOP);
     KExpr init = k.loop({k.store(acc, z, f32c(k, 0))}, {z});
     k.run(init);
     KExpr b = k.range(cols / f.group_elems, Axis::LOOP), s = subs > 1 ? k.range(subs, Axis::LOOP) : KExpr();
     KExpr sub = subs > 1 ? s : k.constant(0, dtypes::int64);
-    KExpr u = k.range(U, Axis::UPCAST), j = k.range(4, Axis::UPCAST);
+    KExpr u = k.range(U, Axis::UPCAST), j = k.range(8, Axis::UPCAST);
     GroupReader rd{k, words, r * rw + b * f.group_bytes, KExpr()};
     KExpr blk = (tg * U + u) * nb32 + b * subs + sub;  // the activation's 32-block
-    KExpr dx = k.load(xd, blk), zero = i32(k, 0);
-    const KExpr x[2] = {k.load(xq, blk * 8 + j), k.load(xq, blk * 8 + j + 4)};
-    // sum over half h of (u - offset) * x, per lane
-    auto dot = [&](int64_t h, const KExpr& acc_in) {
-      KExpr d = KExpr::dot4(acc_in, bf.word(rd, sub, h, j), x[h]);
-      return bf.offset ? d - KExpr::dot4(zero, i32(k, bf.offset * 0x01010101), x[h]) : d;
-    };
-    KExpr cur = k.load(k.after(acc, {init}), u * 4 + j), next;
-    if (bf.split_halves) {
-      next = KExpr::fma(dot(1, zero).cast(dtypes::float32), bf.scale(rd, sub, 1).first * dx, cur);
-      next = KExpr::fma(dot(0, zero).cast(dtypes::float32), bf.scale(rd, sub, 0).first * dx, next);
-    } else {
-      auto [a, m] = bf.scale(rd, sub, 0);
-      next = KExpr::fma(dot(1, dot(0, zero)).cast(dtypes::float32), a * dx, cur);
-      if (bf.has_min) {
-        KExpr ones = i32(k, 0x01010101), xsum = KExpr::dot4(KExpr::dot4(zero, ones, x[0]), ones, x[1]);
-        next = KExpr::fma(xsum.cast(dtypes::float32), m * dx, next);
-      }
-    }
+    KExpr dx = k.load(xd, blk), x = k.load(xq, blk * 8 + j), zero = i32(k, 0);
+    KExpr dot = KExpr::dot4(zero, bf.word(rd, sub, j), x);
+    if (bf.offset) dot = dot - KExpr::dot4(zero, i32(k, bf.offset * 0x01010101), x);
+    auto [a, m] = bf.scale(rd, sub, 0);
+    if (bf.split_halves) a = KExpr::where(j < 4, a, bf.scale(rd, sub, 1).first);
+    KExpr slot = u * 8 + j, next = KExpr::fma(dot.cast(dtypes::float32), a * dx, k.load(k.after(acc, {init}), slot));
+    if (bf.has_min) next = KExpr::fma(KExpr::dot4(zero, i32(k, 0x01010101), x).cast(dtypes::float32), m * dx, next);
     std::vector<KExpr> loops{b};
     if (subs > 1) loops.push_back(s);
     loops.insert(loops.end(), {u, j});
-    KExpr step = k.loop({k.store(acc, u * 4 + j, next)}, loops);
+    KExpr step = k.loop({k.store(acc, slot, next)}, loops);
     k.run(step);
-    // the 4 lanes folded in place (lane l += lane l + 2, then l + 1)
+    // the 8 lanes folded in place (lane l += lane l + 4, then + 2, then + 1)
     KExpr folded = k.after(acc, {step});
-    for (int64_t half = 2; half >= 1; half /= 2) {
+    for (int64_t half = 4; half >= 1; half /= 2) {
       KExpr uh = k.range(U, Axis::UPCAST), lh = k.range(half, Axis::UPCAST);
-      KExpr fold = k.loop({k.store(acc, uh * 4 + lh, k.load(folded, uh * 4 + lh) + k.load(folded, uh * 4 + lh + half))}, {uh, lh});
+      KExpr fold = k.loop({k.store(acc, uh * 8 + lh, k.load(folded, uh * 8 + lh) + k.load(folded, uh * 8 + lh + half))}, {uh, lh});
       k.run(fold);
       folded = k.after(acc, {fold});
     }
     KExpr uo = k.range(U, Axis::UPCAST);
-    k.run(k.loop({k.store(k.buffer(0, dtypes::float32), (tg * U + uo) * rows + r, k.load(folded, uo * 4))}, {uo}));
+    k.run(k.loop({k.store(k.buffer(0, dtypes::float32), (tg * U + uo) * rows + r, k.load(folded, uo * 8))}, {uo}));
     k.parallel();
     return k;
   });

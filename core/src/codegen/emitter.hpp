@@ -364,7 +364,11 @@ class Emitter {
     int w = static_cast<int>(lanes.size());
     const UOpPtr& u0 = lanes[0];
     DType d = u0->dtype;
-    if (!isomorphic(lanes) || u0->op == Op::RANGE) return gather_lanes(lanes);
+    if (u0->op == Op::RANGE) return gather_lanes(lanes);
+    if (!isomorphic(lanes)) {
+      if (std::optional<Lanes> joined = emit_halves(lanes)) return *joined;
+      return gather_lanes(lanes);
+    }
     if (u0->op == Op::LOAD) {
       if (is_packed_load(*u0) && !takes_packed(d)) {
         std::vector<UOpPtr> alt;
@@ -447,6 +451,20 @@ class Emitter {
       out.push_back(k_.add(kir_op(u0->op), dt(u0->dtype), 1, std::move(ids)));
     }
     return pack(out, u0->dtype);
+  }
+
+  // Lanes whose two halves are each isomorphic (an int8 weight word: lanes 0-3 a load's low nibbles, lanes 4-7
+  // the same load's high ones): one vector per half, joined with VECTORIZE. nullopt otherwise.
+  std::optional<Lanes> emit_halves(const std::vector<UOpPtr>& lanes) {
+    const int w = static_cast<int>(lanes.size());
+    const DType d = lanes[0]->dtype;
+    if (w < 4 || w % 2 || d.is_bool() || !vector_ok(d, w) || !vector_ok(d, w / 2)) return std::nullopt;
+    const std::vector<UOpPtr> lo(lanes.begin(), lanes.begin() + w / 2), hi(lanes.begin() + w / 2, lanes.end());
+    if (!isomorphic(lo) || !isomorphic(hi) || lo[0]->op == Op::RANGE || hi[0]->op == Op::RANGE) return std::nullopt;
+    const Lanes a = emit_lanes(lo), b = emit_lanes(hi);
+    std::vector<int32_t> parts;
+    for (int l = 0; l < w; ++l) parts.push_back(l < w / 2 ? lane(a, d, l) : lane(b, d, l - w / 2));
+    return Lanes{k_.add(TG_KIR_VECTORIZE, dt(d), static_cast<uint8_t>(w), parts), w};
   }
 
   // Each lane through the scalar path.
