@@ -9,7 +9,7 @@ ChatPrompt chat_prompt(const Model& model, const Tokenizer& tok, const nlohmann:
   if (kwargs.is_object())
     for (const char* k : {"messages", "tools", "documents", "add_generation_prompt"})
       if (kwargs.contains(k)) throw Error(std::string("chat template kwargs may not set '") + k + "'");
-  std::string bos = tok.bos() >= 0 ? tok.token_text(tok.bos()) : "", eos = tok.eos() >= 0 ? tok.token_text(tok.eos()) : "";
+  std::string bos(tok.bos() >= 0 ? tok.token_text(tok.bos()) : ""), eos(tok.eos() >= 0 ? tok.token_text(tok.eos()) : "");
   ChatPrompt p;
   if (auto* t = model.gguf().find("tokenizer.chat_template")) {
     try {

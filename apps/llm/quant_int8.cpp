@@ -61,7 +61,7 @@ Tensor int8_matmul(const QuantMatrix& w, ProductInput& in) {
   if (!f.bytes) throw std::invalid_argument("tg-llm: " + type_name(w.type) + " has no int8 product");
   const ByteForm& bf = *f.bytes;
   const int64_t T = in.x.shape()[0], rows = w.rows, cols = w.cols, rw = w.row_words();
-  const int64_t U = T >= 8 ? 8 : T >= 4 ? 4 : T >= 2 ? 2 : 1, Tp = (T + U - 1) / U * U;
+  const int64_t U = T >= 16 ? 16 : T >= 8 ? 8 : T >= 4 ? 4 : T >= 2 ? 2 : 1, Tp = (T + U - 1) / U * U;
   const int64_t subs = f.group_elems / 32, nb32 = cols / 32;
   const CustomKernel& k = cached({KernelKind::int8_product, w.type, rows, cols, Tp}, [&] {
     CustomKernel k(std::string("qdot_") + type_traits(w.type).name);

@@ -98,6 +98,41 @@ bool names_end_of_turn(std::string_view text) {
 
 }  // namespace
 
+namespace detail {
+
+void StringTable::push_back(std::string_view s) {
+  if (chars_.size() + s.size() > UINT32_MAX) throw Error("tokenizer: the vocabulary's strings exceed 4 GiB");
+  chars_.append(s);
+  ends_.push_back(static_cast<uint32_t>(chars_.size()));
+}
+
+void StringTable::shrink_to_fit() {
+  chars_.shrink_to_fit();
+  ends_.shrink_to_fit();
+}
+
+TokenIndex::TokenIndex(const StringTable& texts) : texts_(&texts) {
+  size_t cap = 16;
+  while (cap < texts.size() * 2) cap *= 2;
+  slots_.assign(cap, -1);
+  for (size_t i = 0; i < texts.size(); ++i) {
+    size_t at = std::hash<std::string_view>{}(texts[i]) & (cap - 1);
+    while (slots_[at] >= 0 && texts[slots_[at]] != texts[i]) at = (at + 1) & (cap - 1);
+    if (slots_[at] < 0) slots_[at] = static_cast<TokenId>(i);  // a repeated text keeps its first id
+  }
+}
+
+TokenId TokenIndex::find(std::string_view text) const {
+  if (slots_.empty()) return -1;
+  const size_t mask = slots_.size() - 1;
+  for (size_t at = std::hash<std::string_view>{}(text) & mask;; at = (at + 1) & mask) {
+    if (slots_[at] < 0) return -1;
+    if ((*texts_)[slots_[at]] == text) return slots_[at];
+  }
+}
+
+}  // namespace detail
+
 Tokenizer::Impl::Impl(Vocab v) : vocab(std::move(v)) {
   const size_t n = vocab.tokens.size();
   if (vocab.model != "llama" && vocab.model != "gpt2")
@@ -131,32 +166,34 @@ Tokenizer::Impl::Impl(Vocab v) : vocab(std::move(v)) {
   for (size_t i = 0; i < n; ++i)
     if (names_end_of_turn(vocab.tokens[i]) && !vocab.types.empty()) vocab.types[i] = TokenType::Control;
 
-  // From here on the vocabulary is final: the index holds views into its strings.
-  index.reserve(n);
-  for (size_t i = 0; i < n; ++i) index.try_emplace(vocab.tokens[i], static_cast<TokenId>(i));  // first one wins
+  // From here on the vocabulary is final: packed into `texts`, which the index reads.
+  for (const std::string& t : vocab.tokens) texts.push_back(t);
+  texts.shrink_to_fit();
+  std::vector<std::string>().swap(vocab.tokens);
+  index = detail::TokenIndex(texts);
 
-  bytes.resize(n);
   end_of_generation.assign(n, false);
   const bool is_spm = vocab.model == "llama";
   for (size_t i = 0; i < n; ++i) {
     const auto id = static_cast<TokenId>(i);
-    const std::string& text = vocab.tokens[i];
+    const std::string_view text = texts[i];
     switch (type(id)) {
       case TokenType::Byte: {
         const int b = parse_byte_token(text);
-        bytes[i] = b >= 0 ? std::string(1, static_cast<char>(b)) : text;
+        const char c = static_cast<char>(b);
+        bytes.push_back(b >= 0 ? std::string_view(&c, 1) : text);
         break;
       }
       case TokenType::Undefined:
       case TokenType::Normal:
-        bytes[i] = is_spm ? spm_piece_bytes(text) : bpe_piece_bytes(text);
+        bytes.push_back(is_spm ? spm_piece_bytes(text) : bpe_piece_bytes(text));
         break;
       // Special tokens are spelled in the vocabulary as they are written in text.
       case TokenType::Unknown:
       case TokenType::Control:
       case TokenType::UserDefined:
       case TokenType::Unused:
-        bytes[i] = text;
+        bytes.push_back(text);
         break;
     }
     const TokenType t = type(id);
@@ -164,17 +201,20 @@ Tokenizer::Impl::Impl(Vocab v) : vocab(std::move(v)) {
     end_of_generation[i] = id == vocab.eos_id || id == vocab.eot_id || names_end_of_turn(text);
   }
 
-  if (is_spm)
+  bytes.shrink_to_fit();
+  if (is_spm) {
     spm = std::make_unique<detail::SpmEncoder>(vocab, index);
-  else
+  } else {
     bpe = std::make_unique<detail::BpeEncoder>(vocab, index);
+    std::vector<std::string>().swap(vocab.merges);  // the encoder keeps them as (left, right) -> rank
+  }
 }
 
 Tokenizer::Tokenizer(Vocab vocab) : impl_(std::make_shared<const Impl>(std::move(vocab))) {}
 
 void Tokenizer::check_id(TokenId id) const {
-  if (id < 0 || static_cast<size_t>(id) >= impl_->vocab.tokens.size())
-    throw Error(out_of_range("token id", id, impl_->vocab.tokens.size()));
+  if (id < 0 || static_cast<size_t>(id) >= impl_->texts.size())
+    throw Error(out_of_range("token id", id, impl_->texts.size()));
 }
 
 std::vector<TokenId> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {
@@ -228,11 +268,11 @@ std::vector<TokenId> Tokenizer::encode(std::string_view text, bool add_special, 
   return out;
 }
 
-size_t Tokenizer::n_tokens() const { return impl_->vocab.tokens.size(); }
+size_t Tokenizer::n_tokens() const { return impl_->texts.size(); }
 
-const std::string& Tokenizer::token_text(TokenId id) const {
+std::string_view Tokenizer::token_text(TokenId id) const {
   check_id(id);
-  return impl_->vocab.tokens[id];
+  return impl_->texts[id];
 }
 
 TokenType Tokenizer::token_type(TokenId id) const {
@@ -246,9 +286,9 @@ float Tokenizer::token_score(TokenId id) const {
 }
 
 std::optional<TokenId> Tokenizer::find_token(std::string_view text) const {
-  auto it = impl_->index.find(text);
-  if (it == impl_->index.end()) return std::nullopt;
-  return it->second;
+  const TokenId id = impl_->index.find(text);
+  if (id < 0) return std::nullopt;
+  return id;
 }
 
 TokenId Tokenizer::bos() const { return impl_->vocab.bos_id; }

@@ -75,7 +75,7 @@ class Tokenizer {
   std::string token_bytes(TokenId id, bool render_special = false) const;
 
   size_t n_tokens() const;
-  const std::string& token_text(TokenId id) const;  // as the vocabulary spells it ("▁the", "Ġthe", "<0x0A>")
+  std::string_view token_text(TokenId id) const;  // as the vocabulary spells it ("▁the", "Ġthe", "<0x0A>")
   TokenType token_type(TokenId id) const;
   float token_score(TokenId id) const;
   std::optional<TokenId> find_token(std::string_view text) const;  // exact vocabulary spelling

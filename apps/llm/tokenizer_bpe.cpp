@@ -67,10 +67,7 @@ int unicode_to_byte(uint32_t cp) {
 }
 
 BpeEncoder::BpeEncoder(const Vocab& vocab, const TokenIndex& index) : index_(index), pre_(vocab.pre) {
-  auto spell = [&](uint8_t b) {
-    auto it = index.find(byte_to_unicode(b));
-    return it == index.end() ? -1 : it->second;
-  };
+  auto spell = [&](uint8_t b) { return index.find(byte_to_unicode(b)); };
   // Unspellable bytes only come from broken or unusual text; U+FFFD keeps a visible trace of them where
   // llama.cpp and HuggingFace drop them silently.
   const TokenId replacement[] = {spell(0xEF), spell(0xBF), spell(0xBD)};
@@ -84,11 +81,11 @@ BpeEncoder::BpeEncoder(const Vocab& vocab, const TokenIndex& index) : index_(ind
       byte_symbols_[b] = {vocab.unk_id};
   }
   auto lookup = [&](size_t rank, const std::string& merge, std::string_view text) {
-    auto it = index.find(text);
-    if (it == index.end())
+    const TokenId id = index.find(text);
+    if (id < 0)
       throw Error("tokenizer: merge " + std::to_string(rank) + " \"" + merge + "\" names \"" + std::string(text) +
                   "\", which is not in the vocabulary");
-    return it->second;
+    return id;
   };
   merges_.reserve(vocab.merges.size());
   std::string joined;
@@ -122,8 +119,8 @@ void BpeEncoder::encode(std::string_view text, std::vector<TokenId>& out) const 
     if (pre_.ignore_merges()) {
       spelled.clear();
       for (char c : word) spelled += byte_to_unicode(static_cast<uint8_t>(c));
-      if (auto it = index_.find(spelled); it != index_.end()) {
-        out.push_back(it->second);
+      if (const TokenId id = index_.find(spelled); id >= 0) {
+        out.push_back(id);
         continue;
       }
     }

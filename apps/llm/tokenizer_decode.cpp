@@ -81,18 +81,18 @@ size_t append_repaired_utf8(std::string_view bytes, bool final, std::string& out
 
 void Tokenizer::Impl::append_piece(TokenId id, bool render_special, bool& at_start, std::string& out) const {
   if (hidden(id) && !render_special) return;
-  const std::string& piece = bytes[id];
+  const std::string_view piece = bytes[id];
   if (piece.empty()) return;
   // SentencePiece's prefix space belongs to encoding; the first piece gives it back (as SentencePiece does).
   const bool strip = at_start && spm && vocab.add_space_prefix && type(id) == TokenType::Normal && piece[0] == ' ';
   at_start = false;
-  out.append(piece, strip ? 1 : 0);
+  out.append(piece.substr(strip ? 1 : 0));
 }
 
 std::string Tokenizer::token_bytes(TokenId id, bool render_special) const {
   check_id(id);
   if (impl_->hidden(id) && !render_special) return {};
-  return impl_->bytes[id];
+  return std::string(impl_->bytes[id]);
 }
 
 std::string Tokenizer::decode(std::span<const TokenId> ids, bool render_special) const {

@@ -37,20 +37,19 @@ SpmEncoder::SpmEncoder(const Vocab& vocab, const TokenIndex& index) : vocab_(voc
   static constexpr char kHex[] = "0123456789ABCDEF";
   for (int b = 0; b < 256; ++b) {
     const char name[6] = {'<', '0', 'x', kHex[b >> 4], kHex[b & 15], '>'};
-    auto it = index.find(std::string_view(name, 6));
+    TokenId id = index.find(std::string_view(name, 6));
     // Like llama.cpp, a vocabulary without <0xNN> may still spell the byte as a one-byte token.
-    if (it == index.end()) {
+    if (id < 0) {
       const char c = static_cast<char>(b);
-      it = index.find(std::string_view(&c, 1));
+      id = index.find(std::string_view(&c, 1));
     }
-    byte_ids_[b] = it == index.end() ? -1 : it->second;
+    byte_ids_[b] = id;
   }
 }
 
 TokenId SpmEncoder::mergeable(std::string_view piece) const {
-  auto it = index_.find(piece);
-  if (it == index_.end()) return -1;
-  const TokenId id = it->second;
+  const TokenId id = index_.find(piece);
+  if (id < 0) return -1;
   switch (vocab_.types.empty() ? TokenType::Normal : vocab_.types[id]) {
     case TokenType::Undefined:
     case TokenType::Normal:
