@@ -2,8 +2,12 @@
 // bounds-checked copies in and out.
 #include "cpu_plugin.hpp"
 
+#include <sys/mman.h>
+
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <new>
 
 namespace tg::cpu {
@@ -12,6 +16,51 @@ using sdk::cat;
 using sdk::Error;
 
 constexpr size_t kAlignment = 64;  // a cache line, and enough for any vector load the renderer emits
+
+// Large buffers are mapped pages of their own, returned to the system when freed, except for freed ones kept
+// (up to kCacheBytes) for reuse by size. Through malloc they stayed in its heap once freed (glibc raises its mmap
+// threshold after each such free): Gemma 3 270M's 256-token prefill left ~45 MB there, peak RSS 375 MB;
+// unmapping every one instead made the next layer fault its pages in again (prefill 320 -> 236 tok/s). Layers
+// repeat their sizes, so the cache keeps both: peak RSS 346 MB, prefill as fast (cache of 8 MB: 285 tok/s).
+constexpr size_t kMappedFrom = 256 << 10, kPage = 4096, kCacheBytes = 48 << 20;
+
+class MappedBuffers {
+ public:
+  static MappedBuffers& get() {
+    static MappedBuffers* instance = new MappedBuffers;  // never destroyed: buffers may be freed at exit
+    return *instance;
+  }
+  static size_t length(uint64_t size) { return (static_cast<size_t>(size) + kPage - 1) / kPage * kPage; }
+  void* take(size_t len) {
+    {
+      std::lock_guard lock(mu_);
+      if (auto it = free_.find(len); it != free_.end()) {
+        void* p = it->second;
+        free_.erase(it);
+        cached_ -= len;
+        return p;
+      }
+    }
+    void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? nullptr : p;
+  }
+  void give(void* p, size_t len) {
+    {
+      std::lock_guard lock(mu_);
+      if (cached_ + len <= kCacheBytes) {
+        free_.emplace(len, p);
+        cached_ += len;
+        return;
+      }
+    }
+    ::munmap(p, len);
+  }
+
+ private:
+  std::mutex mu_;
+  std::multimap<size_t, void*> free_;
+  size_t cached_ = 0;
+};
 
 tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer) {
   return sdk::guard("cpu allocator_alloc", [&] {
@@ -24,7 +73,9 @@ tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out
                   cat("cannot allocate ", size, " bytes: the host has ", dev->memory_bytes, " bytes of memory"));
     // Size 0 still gets a real allocation, so every buffer has a distinct, freeable address.
     void* memory = nullptr;
-    if (size <= SIZE_MAX - kAlignment) {
+    if (size >= kMappedFrom && size <= SIZE_MAX - kPage) {
+      memory = MappedBuffers::get().take(MappedBuffers::length(size));
+    } else if (size <= SIZE_MAX - kAlignment) {
       const size_t bytes = (static_cast<size_t>(size) + kAlignment - 1) / kAlignment * kAlignment;
       memory = ::operator new (bytes == 0 ? kAlignment : bytes, std::align_val_t{kAlignment}, std::nothrow);
     }
@@ -35,7 +86,10 @@ tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out
 
 void allocator_free(tg_device device, const tg_buffer_desc* buffer) {
   sdk::guard_void("cpu allocator_free", [&] {
-    if (buffer != nullptr && buffer->handle != nullptr)
+    if (buffer == nullptr || buffer->handle == nullptr) return;
+    if (buffer->size >= kMappedFrom)
+      MappedBuffers::get().give(buffer->handle, MappedBuffers::length(buffer->size));
+    else
       ::operator delete (buffer->handle, std::align_val_t{kAlignment});
   });
 }
