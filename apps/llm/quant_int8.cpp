@@ -54,9 +54,10 @@ bool has_int8_product(const QuantMatrix& w) {
 
 // Per row and token: 8 int32 lanes per 32-value sub-block (word j of it each) take one DOT4, and one float FMA adds
 // them times the weight scale x the activation scale; two sub-blocks go together where their count is even (16
-// lanes, one 512-bit vpdpbusd: on Gemma 3 270M the Q8_0 output head 12.0 -> 8.7 ms, Q5_0 5.4 -> 4.2 ms a token). A fixed zero point is subtracted in integers
-// (offset x the activation's bytes: one more DOT4 by a word of offset bytes); a minimum m adds m x d x (the
-// activation's bytes, by a word of ones) per lane. The U tokens share each decoded word.
+// lanes, one 512-bit vpdpbusd: on Gemma 3 270M the Q8_0 output head 12.0 -> 8.7 ms a token, the Q5_0 products
+// 5.4 -> 4.2 ms). A fixed zero point is subtracted in integers (offset x the activation's bytes: one more DOT4 by a
+// word of offset bytes); a minimum m adds m x d x (the activation's bytes, by a word of ones) per lane. The U
+// tokens share each decoded word.
 Tensor int8_matmul(const QuantMatrix& w, ProductInput& in) {
   const Format& f = format_of(w);
   if (!f.bytes) throw std::invalid_argument("tg-llm: " + type_name(w.type) + " has no int8 product");
