@@ -1,6 +1,8 @@
 // The int8 product: activations quantized per 32 values, weights read as unsigned bytes, DOT4 inner products.
 #include "quant_int8.hpp"
 
+#include <functional>
+
 #include "quant_kernels.hpp"
 
 namespace tg::llm {
@@ -79,14 +81,24 @@ Tensor int8_matmul(const QuantMatrix& w, ProductInput& in) {
     // lane jj: word jj % 8 of sub-block P * p + jj / 8 of the row
     KExpr p = k.range(nb32 / P, Axis::LOOP), u = k.range(U, Axis::UPCAST), jj = k.range(L, Axis::UPCAST);
     auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
-    KExpr j = jj % c64(8), sb = p * P + jj / c64(8), sub = sb % c64(subs);
-    GroupReader rd{k, words, r * rw + (sb / c64(subs)) * f.group_bytes, KExpr()};
-    KExpr blk = (tg * U + u) * nb32 + sb;  // the activation's 32-block
-    KExpr dx = k.load(xd, blk), x = k.load(xq, blk * 8 + j), zero = i32(k, 0);
-    KExpr dot = KExpr::dot4(zero, bf.word(rd, sub, j), x);
+    KExpr j = jj % c64(8), zero = i32(k, 0);
+    // what is the same for the 8 lanes of a sub-block (its scales, the activation's scale) is computed once per
+    // sub-block q and chosen per lane: lanes of one sub-block then share one scalar, broadcast
+    auto sub_of = [&](const KExpr& q) { return (p * P + q) % c64(subs); };
+    auto reader = [&](const KExpr& q) { return GroupReader{k, words, r * rw + ((p * P + q) / c64(subs)) * f.group_bytes, KExpr()}; };
+    auto per_sub_block = [&](const std::function<KExpr(const KExpr& q)>& fn) {
+      return P == 1 ? fn(c64(0)) : KExpr::where(jj < 8, fn(c64(0)), fn(c64(1)));
+    };
+    KExpr blk = (tg * U + u) * nb32 + p * P;  // the activation's 32-block of the first sub-block
+    KExpr x = k.load(xq, blk * 8 + jj);
+    KExpr dx = per_sub_block([&](const KExpr& q) { return k.load(xd, blk + q); });
+    KExpr dot = KExpr::dot4(zero, bf.word(reader(jj / c64(8)), sub_of(jj / c64(8)), j), x);
     if (bf.offset) dot = dot - KExpr::dot4(zero, i32(k, bf.offset * 0x01010101), x);
-    auto [a, m] = bf.scale(rd, sub, 0);
-    if (bf.split_halves) a = KExpr::where(j < 4, a, bf.scale(rd, sub, 1).first);
+    KExpr a = per_sub_block([&](const KExpr& q) {
+      KExpr a0 = bf.scale(reader(q), sub_of(q), 0).first;
+      return bf.split_halves ? KExpr::where(j < 4, a0, bf.scale(reader(q), sub_of(q), 1).first) : a0;
+    });
+    KExpr m = bf.has_min ? per_sub_block([&](const KExpr& q) { return bf.scale(reader(q), sub_of(q), 0).second; }) : KExpr();
     KExpr slot = u * L + jj, next = KExpr::fma(dot.cast(dtypes::float32), a * dx, k.load(k.after(acc, {init}), slot));
     if (bf.has_min) next = KExpr::fma(KExpr::dot4(zero, i32(k, 0x01010101), x).cast(dtypes::float32), m * dx, next);
     KExpr step = k.loop({k.store(acc, slot, next)}, {p, u, jj});

@@ -200,11 +200,15 @@ class Emitter {
   // Emits the lane graphs of an upcast axis (lane l has the axis index replaced by base + l). Isomorphic lanes
   // become one vector instruction, contiguous loads and stores become vector accesses, and whatever the
   // renderer cannot take as a vector is computed per lane and gathered with VECTORIZE.
+  static std::vector<const UOp*> key_of(const std::vector<UOpPtr>& lanes) {
+    std::vector<const UOp*> key;
+    for (const auto& l : lanes) key.push_back(l.get());
+    return key;
+  }
   Lanes emit_lanes(const std::vector<UOpPtr>& lanes) {
     if (std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l.get() == lanes[0].get(); }))
       return {emit(lanes[0]), 1};
-    std::vector<const UOp*> key;
-    for (const auto& l : lanes) key.push_back(l.get());
+    std::vector<const UOp*> key = key_of(lanes);
     for (auto it = vscopes_.rbegin(); it != vscopes_.rend(); ++it)
       if (auto f = it->find(key); f != it->end()) return f->second;
     Lanes out = emit_lanes_uncached(lanes);
@@ -365,6 +369,10 @@ class Emitter {
     const UOpPtr& u0 = lanes[0];
     DType d = u0->dtype;
     if (u0->op == Op::RANGE) return gather_lanes(lanes);
+    // Lanes of few distinct values (a sub-block's scale, repeated over its half of the lanes) are each computed
+    // once, as scalars: a vector over the repeats would do the same work w times (int64 index math included).
+    const std::vector<const UOp*> key = key_of(lanes);
+    if (std::set<const UOp*>(key.begin(), key.end()).size() * 4 <= lanes.size()) return gather_lanes(lanes);
     if (!isomorphic(lanes)) {
       if (std::optional<Lanes> joined = emit_halves(lanes)) return *joined;
       return gather_lanes(lanes);
@@ -377,7 +385,10 @@ class Emitter {
       }
       auto idx = src_lanes(lanes, 1);
       bool same_gate = u0->src.size() == 2 || std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l->src[2].get() == u0->src[2].get(); });
-      if (!consecutive_index(idx, lane_stride(*u0)) || !same_gate || !vector_ok(d, w)) return gather_lanes(lanes);
+      if (!consecutive_index(idx, lane_stride(*u0)) || !same_gate || !vector_ok(d, w)) {
+        if (std::optional<Lanes> joined = emit_halves(lanes)) return *joined;  // halves that are each one load
+        return gather_lanes(lanes);
+      }
       std::vector<int32_t> src{emit(u0->src[0]), emit(idx[0])};
       if (u0->src.size() > 2) src.push_back(emit(u0->src[2]));
       return {k_.add(TG_KIR_LOAD, dt(d), static_cast<uint8_t>(w), std::move(src)), w};
@@ -461,6 +472,11 @@ class Emitter {
     if (w < 4 || w % 2 || d.is_bool() || !vector_ok(d, w) || !vector_ok(d, w / 2)) return std::nullopt;
     const std::vector<UOpPtr> lo(lanes.begin(), lanes.begin() + w / 2), hi(lanes.begin() + w / 2, lanes.end());
     if (!isomorphic(lo) || !isomorphic(hi) || lo[0]->op == Op::RANGE || hi[0]->op == Op::RANGE) return std::nullopt;
+    // a load's halves must each be one vector access (or the same address in every lane)
+    for (const auto* half : {&lo, &hi})
+      if ((*half)[0]->op == Op::LOAD && (*half)[0].get() != half->back().get() &&
+          !consecutive_index(src_lanes(*half, 1), lane_stride(*(*half)[0])))
+        return std::nullopt;
     const Lanes a = emit_lanes(lo), b = emit_lanes(hi);
     std::vector<int32_t> parts;
     for (int l = 0; l < w; ++l) parts.push_back(l < w / 2 ? lane(a, d, l) : lane(b, d, l - w / 2));
