@@ -75,7 +75,7 @@ Options parse(int argc, char** argv) {
       ("seed", po::value(&o.sampling.seed)->default_value(0), "sampling seed")
       ("max-tokens,n", po::value(&o.max_tokens)->default_value(256), "tokens to generate at most")
       ("max-context,c", po::value(&o.max_context)->default_value(4096), "KV cache size in tokens")
-      ("kv-type", po::value(&o.kv_type)->default_value("f32"), "KV cache element type: f32 or f16")
+      ("kv-type", po::value(&o.kv_type)->default_value("f32"), "KV cache element type: f32, f16 or q8_0")
       ("benchmark", po::bool_switch(&o.benchmark), "measure load, warm-up, prefill and decode speed")
       ("prompt-tokens", po::value(&o.bench.prompt_tokens)->default_value(512), "--benchmark: prompt length")
       ("decode-tokens", po::value(&o.bench.decode_tokens)->default_value(128), "--benchmark: tokens decoded")
@@ -97,7 +97,7 @@ Options parse(int argc, char** argv) {
   }
   po::notify(vm);
   if (o.model.empty()) o.model = default_model();
-  if (o.kv_type != "f32" && o.kv_type != "f16") throw tg::Error("tg-llm: --kv-type " + o.kv_type + " is not one of f32, f16");
+  parse_kv_type(o.kv_type);  // one clear error before anything loads
   if (o.max_tokens < 0) throw tg::Error("tg-llm: --max-tokens must be >= 0");
   if (vm.count("serve") && (o.serve_port < 0 || o.serve_port > 65535)) throw tg::Error("tg-llm: --serve needs a port in [0, 65535]");
   if (o.serve.max_queued < 1) throw tg::Error("tg-llm: --queue must be >= 1");
@@ -153,7 +153,7 @@ int run(int argc, char** argv) {
     throw tg::Error("tg-llm: model file " + o.model + " does not exist" + (o.model == default_model() ? " (run scripts/setup.sh to install the default model)" : ""));
   auto t0 = std::chrono::steady_clock::now();
   progress_bar("loading", 0);
-  auto model = Model::load(o.model, {.device = "", .max_context = o.max_context, .kv_f16 = o.kv_type == "f16", .slots = o.serve_port >= 0 ? o.parallel : 1});
+  auto model = Model::load(o.model, {.device = "", .max_context = o.max_context, .kv = parse_kv_type(o.kv_type), .slots = o.serve_port >= 0 ? o.parallel : 1});
   Tokenizer tok = Tokenizer::from_gguf(model->gguf());
   progress_bar("loading", 1);
   double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -15,21 +15,48 @@ struct Model::Layer {
   std::optional<Tensor> attn_norm, ffn_norm, q_norm, k_norm, post_attn_norm, post_ffw_norm;
 };
 
-namespace {
-
-// Writes the T rows of `rows` (T, width) as cache columns [base + pos, base + pos + T) in place: the cache is
-// (width, positions), one column per token, realized once; the kernel stores into it.
-void write_rows(Tensor& cache, const Tensor& rows, const SeqPos& at) {
-  const int64_t T = rows.shape()[0], width = rows.shape()[1], positions = cache.shape()[1];
-  CustomKernel k("kv_write_t");
-  KExpr t = k.range(T, Axis::GLOBAL), c = k.range(width, Axis::GLOBAL);
-  KExpr row = k.variable(at.base.var()).cast(dtypes::int64) + k.variable(at.pos.var()).cast(dtypes::int64) + t;
-  const DType dt = cache.dtype();
-  k.run(k.store(k.buffer(1, dt), c * positions + row, k.load(k.buffer(0, dtypes::float32), t * width + c).cast(dt)));
-  k({}, {rows, cache}, {at.base, at.pos});
+KvType parse_kv_type(const std::string& name) {
+  if (name == "f32") return KvType::f32;
+  if (name == "f16") return KvType::f16;
+  if (name == "q8_0") return KvType::q8_0;
+  throw Error("tg-llm: KV cache type '" + name + "' is not one of f32, f16, q8_0");
 }
 
-}  // namespace
+// Writes the T rows of `rows` (T, width) as cache columns [base + pos, base + pos + T) in place: the caches are
+// (width, positions), one column per token, realized once; the kernel stores into them. q8_0 rounds each 32
+// values of a row as ggml's quantize_row_q8_0: d = max|x| / 127 (stored as float16), q = roundf(x / d).
+void Model::write_rows(Cache& cache, const Tensor& rows, const SeqPos& at) {
+  const int64_t T = rows.shape()[0], width = rows.shape()[1], positions = cache.data.shape()[1];
+  const bool q8 = cache.scales.has_value();
+  CustomKernel k(q8 ? "kv_write_q8_0" : "kv_write_t");
+  KExpr row = k.variable(at.base.var()).cast(dtypes::int64) + k.variable(at.pos.var()).cast(dtypes::int64);
+  const DType dt = cache.data.dtype();
+  KExpr in = k.buffer(0, dtypes::float32);
+  if (!q8) {
+    KExpr t = k.range(T, Axis::GLOBAL), c = k.range(width, Axis::GLOBAL);
+    k.run(k.store(k.buffer(1, dt), c * positions + row + t, k.load(in, t * width + c).cast(dt)));
+    k({}, {rows, cache.data}, {at.base, at.pos});
+    return;
+  }
+  KExpr t = k.range(T, Axis::GLOBAL), b = k.range(width / 32, Axis::GLOBAL), e = k.range(32, Axis::REDUCE);
+  auto value = [&](const KExpr& i) { return k.load(in, t * width + b * 32 + i); };
+  auto f32 = [&](double v) { return k.constant(v, dtypes::float32); };
+  KExpr d = k.reduce(KExpr::max(value(e), value(e) * f32(-1)), Reduce::MAX, {e}) / f32(127);
+  KExpr inv = KExpr::where(d == f32(0), f32(0), f32(1) / d), i = k.range(32, Axis::LOOP);
+  KExpr v = value(i) * inv;
+  KExpr q = KExpr::where(v < f32(0), v - f32(0.5), v + f32(0.5)).cast(dtypes::int32).cast(dtypes::int8);
+  k.run(k.loop({k.store(k.buffer(1, dtypes::int8), (b * 32 + i) * positions + row + t, q)}, {i}));
+  k.run(k.store(k.buffer(2, dtypes::float16), b * positions + row + t, d.cast(dtypes::float16)));
+  k({}, {rows, cache.data, *cache.scales}, {at.base, at.pos});
+}
+
+Tensor Model::read_rows(const Cache& cache, const SeqPos& at, const Dim& len) const {
+  Tensor v = cache.data.shrink(1, Dim(at.base), len).cast(dtypes::float32);
+  if (!cache.scales) return v;
+  const int64_t width = cache.data.shape()[0];
+  Tensor d = cache.scales->shrink(1, Dim(at.base), len).cast(dtypes::float32).reshape({Dim(width / 32), Dim(1), len});
+  return v * d.expand({Dim(width / 32), Dim(32), len}).reshape({Dim(width), len});
+}
 
 std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& opts) {
   auto file = std::make_shared<GGUFFile>(GGUFFile::open(path));
@@ -91,12 +118,22 @@ Model::Model(std::shared_ptr<GGUFFile> file, const LoadOptions& opts)
       L.post_ffw_norm = vec(b + "post_ffw_norm.weight", d);
     }
     layers_.push_back(std::move(L));
-    // zeroed caches, realized once: kv_write stores into them in place
-    const DType kv = opts.kv_f16 ? dtypes::float16 : dtypes::float32;
-    // keys and values transposed (one column per position): q @ K vectorizes over contiguous keys and p @ V
-    // reduces over contiguous positions, with no copy of the cache per step
-    k_cache_.push_back(Tensor::zeros({kv_dim, slots_ * kv_rows_}, kv, device_).contiguous().realize());
-    v_cache_.push_back(Tensor::zeros({kv_dim, slots_ * kv_rows_}, kv, device_).contiguous().realize());
+    // zeroed caches, realized once: kv_write stores into them in place. Keys and values transposed (one column
+    // per position): q @ K vectorizes over contiguous keys and p @ V reduces over contiguous positions, with no
+    // copy of the cache per step
+    auto cache = [&] {
+      const int64_t P = slots_ * kv_rows_;
+      if (opts.kv != KvType::q8_0) {
+        const DType kv = opts.kv == KvType::f16 ? dtypes::float16 : dtypes::float32;
+        return Cache{Tensor::zeros({kv_dim, P}, kv, device_).contiguous().realize(), std::nullopt};
+      }
+      if (kv_dim % 32 != 0)
+        throw Error("tg-llm: a q8_0 KV cache needs key and value widths that are multiples of 32, not " + std::to_string(kv_dim));
+      return Cache{Tensor::zeros({kv_dim, P}, dtypes::int8, device_).contiguous().realize(),
+                   Tensor::zeros({kv_dim / 32, P}, dtypes::float16, device_).contiguous().realize()};
+    };
+    k_cache_.push_back(cache());
+    v_cache_.push_back(cache());
   }
   // RoPE angles pos * base^(-2i/hd) for every cache row, computed in double on the host once
   auto table = [&](double base, bool sine) {
@@ -172,8 +209,8 @@ Tensor Model::attend(int layer, Tensor q, Tensor k, const Tensor& v, int64_t T, 
   // lengths cover every position; decode does the same with the batch's key_len, or keeps the length symbolic
   const int64_t bucket = std::min(kv_rows_, (pos.value() + T + 127) / 128 * 128);
   const Dim len = T > 1 ? Dim(bucket) : key_len > 0 ? Dim(key_len) : Dim(pos) + Dim(T);
-  Tensor keys = k_cache_[static_cast<size_t>(layer)].shrink(1, Dim(at.base), len).reshape({Dim(KV), Dim(hd), len}).cast(dtypes::float32);  // (KV, hd, L)
-  Tensor vals = v_cache_[static_cast<size_t>(layer)].shrink(1, Dim(at.base), len).reshape({Dim(KV), Dim(hd), len}).permute({0, 2, 1}).cast(dtypes::float32);  // (KV, L, hd)
+  Tensor keys = read_rows(k_cache_[static_cast<size_t>(layer)], at, len).reshape({Dim(KV), Dim(hd), len});                    // (KV, hd, L)
+  Tensor vals = read_rows(v_cache_[static_cast<size_t>(layer)], at, len).reshape({Dim(KV), Dim(hd), len}).permute({0, 2, 1});  // (KV, L, hd)
   Tensor qh = q.reshape({T, KV, G, hd}).permute({1, 2, 0, 3}).reshape({KV, G * T, hd});
   // realized once: the softmax reads the scores three times (max, sum, normalize) and would recompute each dot
   Tensor scores = (qh.matmul(keys) * c.attn_scale).contiguous().reshape({Dim(KV), Dim(G), Dim(T), len});

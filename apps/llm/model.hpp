@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,10 +32,15 @@ struct ModelConfig {
   double attn_scale = 0;       // 1/sqrt(head_dim) unless the file says otherwise
 };
 
+// The KV cache's element type: float32; float16 (half the memory and bandwidth); q8_0 (ggml's: int8 with a
+// float16 scale per 32 values of a key or value vector, 34 bytes per 32, as llama.cpp's --cache-type-k q8_0).
+enum class KvType { f32, f16, q8_0 };
+KvType parse_kv_type(const std::string& name);  // tg::Error listing f32, f16, q8_0 for anything else
+
 struct LoadOptions {
   std::string device;          // "" = the default device
   int64_t max_context = 4096;  // KV cache rows (clamped to the model's context length)
-  bool kv_f16 = false;         // KV cache in float16 (half the memory and bandwidth) instead of float32
+  KvType kv = KvType::f32;
   int slots = 1;               // sequences the KV cache holds at once (each max_context rows)
 };
 
@@ -105,7 +111,15 @@ class Model {
   std::vector<Layer> layers_;
   std::unique_ptr<QuantMatrix> embed_, output_;
   std::unique_ptr<Tensor> out_norm_, rope_cos_, rope_sin_, rope_cos_local_, rope_sin_local_, key_index_;
-  std::vector<Tensor> k_cache_, v_cache_;
+  // (width, positions), one column per token, realized once and written in place; q8_0 adds `scales`
+  // (width / 32, positions) float16
+  struct Cache {
+    Tensor data;
+    std::optional<Tensor> scales;
+  };
+  void write_rows(Cache& cache, const Tensor& rows, const SeqPos& at);
+  Tensor read_rows(const Cache& cache, const SeqPos& at, const Dim& len) const;  // (width, len) float32
+  std::vector<Cache> k_cache_, v_cache_;
 };
 
 }  // namespace tg::llm

@@ -37,19 +37,24 @@ constexpr int64_t kVocab = 300, kPrompt = 7, kSteps = 32, kMaxContext = 64;
 // reference rounds the same way; but a value within float32 noise of a half step rounds up in one and down in the
 // other, one step of 1/127 of its block's largest value, and these 64-wide random models carry a few such steps into
 // the logits at up to ~2e-2 of their scale. Still far below a semantic slip.
-double tolerance(const std::string& wtype) {
+// A float16 KV cache rounds every key and value to 11 bits (~1e-3 of the logits' scale here), a q8_0 one to 8 bits
+// per 32 values, which the reference does not model (~1e-2).
+double tolerance(const std::string& wtype, const std::string& kv = "f32") {
   for (const char* t : {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"})
-    if (wtype == t) return 5e-2;
-  return 1e-3;
+    if (wtype == t || kv == "q8_0") return 5e-2;
+  return kv == "f16" ? 1e-2 : 1e-3;
 }
 constexpr int kReported = 3;  // mismatches reported in detail per case
 
 struct Case {
   const char* arch;
   const char* wtype;
-  bool untied;  // writes output.weight; otherwise the output projection is token_embd
+  bool untied;             // writes output.weight; otherwise the output projection is token_embd
+  const char* kv = "f32";  // the KV cache type (LoadOptions::kv)
 };
-void PrintTo(const Case& c, std::ostream* os) { *os << c.arch << " " << c.wtype << (c.untied ? " untied" : ""); }  // ctest names
+void PrintTo(const Case& c, std::ostream* os) {  // ctest names
+  *os << c.arch << " " << c.wtype << (c.untied ? " untied" : "") << (std::string(c.kv) != "f32" ? std::string(" kv ") + c.kv : "");
+}
 
 template <typename T>
 std::vector<T> read_raw(const std::string& path) {
@@ -94,17 +99,17 @@ class ModelVsReference : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ModelVsReference, LogitsAndGreedyTokens) {
   const Case c = GetParam();
-  const double kTol = tolerance(c.wtype);
+  const double kTol = tolerance(c.wtype, c.kv);
   const char* fixed = std::getenv("TG_MODEL_TEST_SEED");
   const uint32_t seed = fixed ? static_cast<uint32_t>(std::strtoul(fixed, nullptr, 10)) : std::random_device{}();
-  std::cout << "model_test " << c.arch << " " << c.wtype << " seed=" << seed << "\n";
+  std::cout << "model_test " << c.arch << " " << c.wtype << " kv " << c.kv << " seed=" << seed << "\n";
   SCOPED_TRACE(std::string(c.arch) + " " + c.wtype + " seed=" + std::to_string(seed));
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int32_t> id(3, kVocab - 1);  // past <unk> <s> </s>
   std::vector<int32_t> prompt(kPrompt);
   for (auto& t : prompt) t = id(rng);
 
-  const std::string path = temp_path(std::string(c.arch) + "_" + c.wtype);
+  const std::string path = temp_path(std::string(c.arch) + "_" + c.wtype + "_" + c.kv);
   auto t0 = std::chrono::steady_clock::now();
   if (!generate(path, c.arch, c.wtype, seed, prompt, kSteps, c.untied ? "--untied" : "")) return;
   // rows: positions 0 .. kPrompt + kSteps - 1 of prompt + greedy; row p is the prediction after token p
@@ -115,7 +120,7 @@ TEST_P(ModelVsReference, LogitsAndGreedyTokens) {
 
   const double t_gen = seconds_since(t0);
   t0 = std::chrono::steady_clock::now();
-  auto model = Model::load(path, {.max_context = kMaxContext});
+  auto model = Model::load(path, {.max_context = kMaxContext, .kv = parse_kv_type(c.kv)});
   const ModelConfig& cfg = model->config();
   ASSERT_EQ(cfg.arch, c.arch);
   ASSERT_EQ(cfg.vocab, kVocab);
@@ -202,8 +207,13 @@ INSTANTIATE_TEST_SUITE_P(Synthetic, ModelVsReference,
                          ::testing::Values(Case{"llama", "F32", true}, Case{"llama", "Q8_0", false}, Case{"llama", "Q4_1", false},
                                            Case{"llama", "Q4_K", true}, Case{"qwen3", "Q8_0", false}, Case{"qwen3", "Q6_K", false},
                                            Case{"gemma3", "Q5_0", false}, Case{"gemma3", "Q4_K", false},
-                                           Case{"gemma3", "Q8_0", false}, Case{"qwen3", "Q5_K", true}),
-                         [](const auto& info) { return std::string(info.param.arch) + "_" + info.param.wtype; });
+                                           Case{"gemma3", "Q8_0", false}, Case{"qwen3", "Q5_K", true},
+                                           Case{"llama", "F32", true, "q8_0"}, Case{"gemma3", "Q5_0", false, "q8_0"},
+                                           Case{"qwen3", "Q8_0", false, "f16"}),
+                         [](const auto& info) {
+                           const std::string kv = info.param.kv;
+                           return std::string(info.param.arch) + "_" + info.param.wtype + (kv == "f32" ? "" : "_kv_" + kv);
+                         });
 
 // Several sequences in one KV cache (LoadOptions::slots) decoded together: batch rows in another order than the
 // slots, at different positions, next to a slot holding an unrelated sequence; each row must match the
