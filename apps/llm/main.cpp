@@ -75,7 +75,7 @@ Options parse(int argc, char** argv) {
       ("seed", po::value(&o.sampling.seed)->default_value(0), "sampling seed")
       ("max-tokens,n", po::value(&o.max_tokens)->default_value(256), "tokens to generate at most")
       ("max-context,c", po::value(&o.max_context)->default_value(4096), "KV cache size in tokens")
-      ("kv-type", po::value(&o.kv_type)->default_value("f32"), "KV cache element type: f32, f16 or q8_0")
+      ("kv-type", po::value(&o.kv_type)->default_value("f16"), "KV cache element type: f16, f32 or q8_0")
       ("benchmark", po::bool_switch(&o.benchmark), "measure load, warm-up, prefill and decode speed")
       ("prompt-tokens", po::value(&o.bench.prompt_tokens)->default_value(512), "--benchmark: prompt length")
       ("decode-tokens", po::value(&o.bench.decode_tokens)->default_value(128), "--benchmark: tokens decoded")

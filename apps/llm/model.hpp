@@ -40,7 +40,8 @@ KvType parse_kv_type(const std::string& name);  // tg::Error listing f32, f16, q
 struct LoadOptions {
   std::string device;          // "" = the default device
   int64_t max_context = 4096;  // KV cache rows (clamped to the model's context length)
-  KvType kv = KvType::f32;
+  KvType kv = KvType::f16;  // as llama.cpp: half the memory and bandwidth of f32 (Qwen3-0.6B-shaped decode at
+                            // depth 512: 23.7 -> 28.1 tok/s, peak RSS 589 -> 519 MB)
   int slots = 1;               // sequences the KV cache holds at once (each max_context rows)
 };
 

@@ -238,7 +238,7 @@ TEST_P(SlotsVsReference, BatchedDecodeOfSeveralSlots) {
   const std::vector<double> want = read_raw<double>(path + ".logits.f64");
   const std::vector<int32_t> greedy = read_raw<int32_t>(path + ".greedy.i32");
   ASSERT_EQ(want.size(), static_cast<size_t>((kPrompt + steps) * kVocab));
-  auto model = Model::load(path, {.max_context = kMaxContext, .slots = 3});
+  auto model = Model::load(path, {.max_context = kMaxContext, .kv = KvType::f32, .slots = 3});
   ASSERT_EQ(model->slots(), 3);
   int bad = 0;
   auto check = [&](const float* got, int64_t row, const std::string& what) {
