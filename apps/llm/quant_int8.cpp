@@ -14,11 +14,20 @@ namespace {
 KExpr i32(CustomKernel& k, int64_t v) { return k.constant(static_cast<double>(v), dtypes::int32); }
 KExpr f32c(CustomKernel& k, double v) { return k.constant(v, dtypes::float32); }
 
-// x * (1 / d) rounded half away from zero, as roundf: the cast truncates toward zero.
-KExpr quantized(CustomKernel& k, const KExpr& x, const KExpr& inv) {
-  KExpr v = x * inv;
-  return KExpr::where(v < f32c(k, 0), v - f32c(k, 0.5), v + f32c(k, 0.5)).cast(dtypes::int32);
+}  // namespace
+
+// v rounded half away from zero, exactly as roundf: the integer part (the cast truncates toward zero) plus the
+// truncation of twice the fraction (both exact: 1 from a half up, -1 from a half down, no selects). trunc(v + 0.5)
+// would round up a v just below a half step whenever the sum rounds.
+KExpr round_half_away(CustomKernel&, const KExpr& v) {
+  KExpr t = v.cast(dtypes::int32), frac = v - t.cast(dtypes::float32);
+  return t + (frac + frac).cast(dtypes::int32);
 }
+
+namespace {
+
+// x * (1 / d) as quantize_row_q8_0 rounds it.
+KExpr quantized(CustomKernel& k, const KExpr& x, const KExpr& inv) { return round_half_away(k, x * inv); }
 
 }  // namespace
 

@@ -38,10 +38,13 @@ constexpr int64_t kVocab = 300, kPrompt = 7, kSteps = 32, kMaxContext = 64;
 // other, one step of 1/127 of its block's largest value, and these 64-wide random models carry a few such steps into
 // the logits at up to ~2e-2 of their scale. Still far below a semantic slip.
 // A float16 KV cache rounds every key and value to 11 bits (~1e-3 of the logits' scale here), a q8_0 one to 8 bits
-// per 32 values, which the reference does not model (~1e-2).
+// per 32 values, which the reference does not model (1.5e-2 to 4.4e-2 seen over a few seeds, also for f16 caches
+// with int8 activations; bound 0.1).
 double tolerance(const std::string& wtype, const std::string& kv = "f32") {
-  for (const char* t : {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"})
-    if (wtype == t || kv == "q8_0") return 5e-2;
+  bool int8 = false;
+  for (const char* t : {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"}) int8 = int8 || wtype == t;
+  if (kv == "q8_0" || (int8 && kv == "f16")) return 1e-1;
+  if (int8) return 5e-2;
   return kv == "f16" ? 1e-2 : 1e-3;
 }
 constexpr int kReported = 3;  // mismatches reported in detail per case

@@ -40,7 +40,9 @@ def q8_round(x):
     d = (np.abs(xs).max(axis=1, keepdims=True) / np.float32(127)).astype(np.float32)
     inv = np.divide(np.float32(1), d, out=np.zeros_like(d), where=d != 0).astype(np.float32)
     v = (xs * inv).astype(np.float32)
-    q = np.trunc(v + np.copysign(np.float32(0.5), v))
+    t = np.trunc(v)
+    frac = v - t  # exact in float32
+    q = t + np.trunc(frac + frac)  # roundf: half away from zero (trunc(v + 0.5) differs just below halves)
     return (q.astype(np.float64) * d.astype(np.float64)).reshape(x.shape)
 
 
