@@ -45,7 +45,7 @@ void Model::write_rows(Cache& cache, const Tensor& rows, const SeqPos& at) {
   KExpr d = k.reduce(KExpr::max(value(e), value(e) * f32(-1)), Reduce::MAX, {e}) / f32(127);
   KExpr inv = KExpr::where(d == f32(0), f32(0), f32(1) / d), i = k.range(32, Axis::LOOP);
   KExpr v = value(i) * inv;
-  KExpr q = round_half_away(k, v).cast(dtypes::int8);
+  KExpr q = round_half_away(v).cast(dtypes::int8);
   k.run(k.loop({k.store(k.buffer(1, dtypes::int8), (b * 32 + i) * positions + row + t, q)}, {i}));
   k.run(k.store(k.buffer(2, dtypes::float16), b * positions + row + t, d.cast(dtypes::float16)));
   k({}, {rows, cache.data, *cache.scales}, {at.base, at.pos});

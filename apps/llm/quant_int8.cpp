@@ -19,7 +19,7 @@ KExpr f32c(CustomKernel& k, double v) { return k.constant(v, dtypes::float32); }
 // v rounded half away from zero, exactly as roundf: the integer part (the cast truncates toward zero) plus the
 // truncation of twice the fraction (both exact: 1 from a half up, -1 from a half down, no selects). trunc(v + 0.5)
 // would round up a v just below a half step whenever the sum rounds.
-KExpr round_half_away(CustomKernel&, const KExpr& v) {
+KExpr round_half_away(const KExpr& v) {
   KExpr t = v.cast(dtypes::int32), frac = v - t.cast(dtypes::float32);
   return t + (frac + frac).cast(dtypes::int32);
 }
@@ -27,7 +27,7 @@ KExpr round_half_away(CustomKernel&, const KExpr& v) {
 namespace {
 
 // x * (1 / d) as quantize_row_q8_0 rounds it.
-KExpr quantized(CustomKernel& k, const KExpr& x, const KExpr& inv) { return round_half_away(k, x * inv); }
+KExpr quantized(const KExpr& x, const KExpr& inv) { return round_half_away(x * inv); }
 
 }  // namespace
 
@@ -47,7 +47,7 @@ Int8Activation quantize_int8(const Tensor& x) {
     // word j: q[4j .. 4j + 3] as bytes
     KExpr j = k.range(8, Axis::UPCAST), word;
     for (int64_t i = 0; i < 4; ++i) {
-      KExpr byte = (quantized(k, value(j * 4 + i), inv) & 255) << (8 * i);
+      KExpr byte = (quantized(value(j * 4 + i), inv) & 255) << (8 * i);
       word = i == 0 ? byte : word | byte;
     }
     k.run(k.loop({k.store(k.buffer(0, dtypes::int32), b * 8 + j, word)}, {j}));

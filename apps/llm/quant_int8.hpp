@@ -16,7 +16,7 @@ struct Int8Activation {
 };
 Int8Activation quantize_int8(const Tensor& x);  // x: (T, cols) float32, cols a multiple of 32
 // roundf(v) for a float32 expression v with |v| < 2^31, as int32 (shared with the q8_0 KV cache's writer)
-KExpr round_half_away(CustomKernel& k, const KExpr& v);
+KExpr round_half_away(const KExpr& v);
 
 // Whether w's format has a byte form (the integer formats; not the floats or the IQ4 codebooks).
 bool has_int8_product(const QuantMatrix& w);

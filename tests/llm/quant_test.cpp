@@ -110,6 +110,18 @@ TEST(Int8Activation, MatchesQuantizeRowQ8_0) {
   EXPECT_THROW(quantize_int8(Tensor::zeros({2, 40})), std::invalid_argument);
 }
 
+// The activation a product of m multiplies: x itself, or x as Q8_0 rounds it for an int8 product (the integer
+// formats below kPanelTokens tokens).
+std::vector<double> multiplied_activation(const QuantMatrix& m, const std::vector<float>& x, int64_t T) {
+  std::vector<double> xv(x.begin(), x.end());
+  if (has_int8_product(m) && T < kPanelTokens) {
+    std::vector<float> d;
+    auto q = q8_values(x, d);
+    for (size_t i = 0; i < x.size(); ++i) xv[i] = static_cast<double>(q[i]) * d[i / 32];
+  }
+  return xv;
+}
+
 class Formats : public ::testing::TestWithParam<GGMLType> {};
 
 TEST_P(Formats, DequantizeMatchesGgufPy) {
@@ -133,13 +145,7 @@ TEST_P(Formats, MatrixProductAndEmbeddingMatchFloat64Loops) {
     for (auto& v : x) v = nd(rng);
     auto y = qmatmul(m, Tensor::from_vector(x, {T, kCols})).to_vector<float>();
     ASSERT_EQ(y.size(), static_cast<size_t>(T * kRows));
-    // the int8 product multiplies the weights by the activation as Q8_0 rounds it
-    std::vector<double> xv(x.begin(), x.end());
-    if (has_int8_product(m) && T < kPanelTokens) {
-      std::vector<float> d;
-      auto q = q8_values(x, d);
-      for (size_t i = 0; i < x.size(); ++i) xv[i] = static_cast<double>(q[i]) * d[i / 32];
-    }
+    const std::vector<double> xv = multiplied_activation(m, x, T);
     for (int64_t tt = 0; tt < T; ++tt)
       for (int64_t r = 0; r < kRows; ++r) {
         double ref = 0, mag = 0;
@@ -161,12 +167,7 @@ TEST_P(Formats, MatrixProductAndEmbeddingMatchFloat64Loops) {
     std::normal_distribution<float> nd;
     for (auto& v : x) v = nd(rng);
     auto y = qmatmul(big, Tensor::from_vector(x, {T, kCols})).to_vector<float>();
-    std::vector<double> xv(x.begin(), x.end());
-    if (has_int8_product(big)) {
-      std::vector<float> d;
-      auto q = q8_values(x, d);
-      for (size_t i = 0; i < x.size(); ++i) xv[i] = static_cast<double>(q[i]) * d[i / 32];
-    }
+    const std::vector<double> xv = multiplied_activation(big, x, T);
     for (int64_t tt = 0; tt < T; ++tt)
       for (int64_t r = 0; r < rows; ++r) {
         double ref = 0, mag = 0;
