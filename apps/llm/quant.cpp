@@ -109,8 +109,8 @@ Tensor qmatmul(const QuantMatrix& w, ProductInput& in) {
     throw std::invalid_argument("tg-llm: qmatmul of a " + std::to_string(w.rows) + "x" + std::to_string(w.cols) + " " + type_name(w.type) +
                                 " matrix needs float32 (T, " + std::to_string(w.cols) + ") activations, got " + x.dtype().name() + " " + shape_str(x.shape()));
   const int64_t T = x.shape()[0], rows = w.rows, cols = w.cols, rw = w.row_words();
-  if (T >= kPanelTokens) return panel_matmul(w, x);
   if (has_int8_product(w)) return int8_matmul(w, in);
+  if (T >= kPanelTokens) return panel_matmul(w, x);
   // U tokens share each decoded weight block (the activations padded to a multiple of U rows). Measured on
   // Gemma 3 270M Q4_K_M (2 threads): 16-token prefill 73 tok/s at U = 1, 119 at U = 4; 64 tokens 179 at U = 4,
   // 222 at U = 8; 256 tokens 214 at U = 8 (124 at U = 16, past the registers)

@@ -10,18 +10,25 @@ namespace tg::llm {
 
 // x quantized per 32 values: value i of block b is q[i] * d[b], |q| <= 127, with llama.cpp's quantize_row_q8_0
 // arithmetic in float32 (d = max|x| / 127, q = roundf(x * (1 / d)), 0 for an all-zero block).
+// With group 1 the layout is token-major; with group G > 1 (the tiled product) G tokens lie side by side, so a
+// vector of G lanes reads word j of block b of G tokens in one load.
 struct Int8Activation {
-  Tensor words;  // (T, cols / 4) int32: 4 consecutive q as bytes, the first in the low byte
-  Tensor scale;  // (T, cols / 32) float32: d
+  Tensor words;  // (T, cols / 4) int32: 4 consecutive q as bytes, the first in the low byte;
+                 // group G: (T / G, cols / 32, 8, G)
+  Tensor scale;  // (T, cols / 32) float32: d; group G: (T / G, cols / 32, G)
+  Tensor sums;   // group G only: (T / G, cols / 32, 2, G) int32: the sums of q over each 16-value half of a block
+  int64_t group = 1;
 };
-Int8Activation quantize_int8(const Tensor& x);  // x: (T, cols) float32, cols a multiple of 32
+Int8Activation quantize_int8(const Tensor& x, int64_t group = 1);  // x: (T, cols) float32, cols a multiple of 32, T of group
 // roundf(v) for a float32 expression v with |v| < 2^31, as int32 (shared with the q8_0 KV cache's writer)
 KExpr round_half_away(const KExpr& v);
 
 // Whether w's format has a byte form (the integer formats; not the floats or the IQ4 codebooks).
 bool has_int8_product(const QuantMatrix& w);
-// y = x W^T with x quantized by quantize_int8 (once per ProductInput): (T, rows) float32, for the few-token
-// products (decode, short prompts). Each weight word is decoded once for all T tokens.
+// y = x W^T with x quantized by quantize_int8 (once per ProductInput): (T, rows) float32. Below kTileTokens tokens
+// (decode) each weight word is decoded once for all T tokens and the lanes run along the block; from there on
+// (prefill) the lanes run along kTileTokens tokens and each row's words are broadcast to them.
+inline constexpr int64_t kTileTokens = 32;
 Tensor int8_matmul(const QuantMatrix& w, ProductInput& in);
 
 }  // namespace tg::llm

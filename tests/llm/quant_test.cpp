@@ -72,7 +72,7 @@ GGUFTensor as_tensor(GGMLType t, const std::vector<uint8_t>& raw, int64_t rows, 
 }
 
 // llama.cpp's quantize_row_q8_0, written out here in float32 as it is there: per 32 values d = max|x| / 127,
-// q = roundf(x * (1 / d)). The int8 products (the integer formats below kPanelTokens tokens) multiply these.
+// q = roundf(x * (1 / d)). The int8 products (the integer formats) multiply these.
 std::vector<int8_t> q8_values(const std::vector<float>& x, std::vector<float>& scales) {
   std::vector<int8_t> q(x.size());
   scales.assign(x.size() / 32, 0.0f);
@@ -108,13 +108,45 @@ TEST(Int8Activation, MatchesQuantizeRowQ8_0) {
     for (int i = 0; i < 4; ++i)
       ASSERT_EQ(static_cast<int8_t>(static_cast<uint32_t>(words[w]) >> (8 * i)), q[w * 4 + i]) << "value " << w * 4 + i << " seed " << seed;
   EXPECT_THROW(quantize_int8(Tensor::zeros({2, 40})), std::invalid_argument);
+  EXPECT_THROW(quantize_int8(Tensor::zeros({3, 32}), 2), std::invalid_argument);  // T not a multiple of the group
+}
+
+// The grouped layout of the tiled product: the same q and d, G tokens side by side, plus each half-block's sum of q.
+TEST(Int8Activation, GroupedLayoutHoldsTheSameValues) {
+  const int64_t G = 4, T = 8, cols = 64, nb = cols / 32;
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.0f, 3.0f);
+  std::vector<float> x(T * cols);
+  for (auto& v : x) v = nd(rng);
+  std::vector<float> d;
+  auto q = q8_values(x, d);
+  Int8Activation a = quantize_int8(Tensor::from_vector(x, {T, cols}), G);
+  ASSERT_EQ(a.group, G);
+  auto words = a.words.to_vector<int32_t>();
+  auto scales = a.scale.to_vector<float>();
+  auto sums = a.sums.to_vector<int32_t>();
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t b = 0; b < nb; ++b) {
+      const int64_t at = (t / G) * nb + b, lane = t % G;
+      ASSERT_EQ(scales[at * G + lane], d[t * nb + b]) << "token " << t << " block " << b << " seed " << seed;
+      for (int64_t h = 0; h < 2; ++h) {
+        int32_t sum = 0;
+        for (int64_t i = 0; i < 16; ++i) sum += q[(t * nb + b) * 32 + h * 16 + i];
+        ASSERT_EQ(sums[(at * 2 + h) * G + lane], sum) << "token " << t << " block " << b << " half " << h << " seed " << seed;
+      }
+      for (int64_t j = 0; j < 8; ++j)
+        for (int i = 0; i < 4; ++i)
+          ASSERT_EQ(static_cast<int8_t>(static_cast<uint32_t>(words[(at * 8 + j) * G + lane]) >> (8 * i)), q[(t * nb + b) * 32 + j * 4 + i])
+              << "token " << t << " block " << b << " word " << j << " seed " << seed;
+    }
 }
 
 // The activation a product of m multiplies: x itself, or x as Q8_0 rounds it for an int8 product (the integer
-// formats below kPanelTokens tokens).
-std::vector<double> multiplied_activation(const QuantMatrix& m, const std::vector<float>& x, int64_t T) {
+// formats).
+std::vector<double> multiplied_activation(const QuantMatrix& m, const std::vector<float>& x) {
   std::vector<double> xv(x.begin(), x.end());
-  if (has_int8_product(m) && T < kPanelTokens) {
+  if (has_int8_product(m)) {
     std::vector<float> d;
     auto q = q8_values(x, d);
     for (size_t i = 0; i < x.size(); ++i) xv[i] = static_cast<double>(q[i]) * d[i / 32];
@@ -138,14 +170,16 @@ TEST_P(Formats, MatrixProductAndEmbeddingMatchFloat64Loops) {
   GGMLType t = GetParam();
   Fixture f = load(type_name(t));
   QuantMatrix m = upload_matrix(as_tensor(t, f.raw, kRows, kCols), nullptr);
-  for (int64_t T : {int64_t{1}, int64_t{3}, int64_t{5}, int64_t{12}, kPanelTokens + 3}) {  // the in-kernel decode, and the panel GEMM
+  // the in-kernel decode (lanes along the block), the tiled int8 product (lanes along the tokens; padded), the
+  // float formats' panel GEMM
+  for (int64_t T : {int64_t{1}, int64_t{3}, int64_t{5}, int64_t{12}, kTileTokens, kTileTokens + 7, kPanelTokens + 3}) {
     std::vector<float> x(static_cast<size_t>(T * kCols));
     std::mt19937 rng(static_cast<uint32_t>(T));
     std::normal_distribution<float> nd;
     for (auto& v : x) v = nd(rng);
     auto y = qmatmul(m, Tensor::from_vector(x, {T, kCols})).to_vector<float>();
     ASSERT_EQ(y.size(), static_cast<size_t>(T * kRows));
-    const std::vector<double> xv = multiplied_activation(m, x, T);
+    const std::vector<double> xv = multiplied_activation(m, x);
     for (int64_t tt = 0; tt < T; ++tt)
       for (int64_t r = 0; r < kRows; ++r) {
         double ref = 0, mag = 0;
@@ -161,13 +195,13 @@ TEST_P(Formats, MatrixProductAndEmbeddingMatchFloat64Loops) {
   std::vector<uint8_t> tiled;
   for (int64_t c = 0; c < copies; ++c) tiled.insert(tiled.end(), f.raw.begin(), f.raw.end());
   QuantMatrix big = upload_matrix(as_tensor(t, tiled, rows, kCols), nullptr);
-  for (int64_t T : {int64_t{1}, int64_t{20}}) {
+  for (int64_t T : {int64_t{1}, int64_t{20}, 2 * kTileTokens}) {
     std::vector<float> x(static_cast<size_t>(T * kCols));
     std::mt19937 rng(static_cast<uint32_t>(T) + 100);
     std::normal_distribution<float> nd;
     for (auto& v : x) v = nd(rng);
     auto y = qmatmul(big, Tensor::from_vector(x, {T, kCols})).to_vector<float>();
-    const std::vector<double> xv = multiplied_activation(big, x, T);
+    const std::vector<double> xv = multiplied_activation(big, x);
     for (int64_t tt = 0; tt < T; ++tt)
       for (int64_t r = 0; r < rows; ++r) {
         double ref = 0, mag = 0;

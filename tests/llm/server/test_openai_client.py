@@ -374,9 +374,11 @@ class RealModels(unittest.TestCase):
             model = c.models.list().data[0].id
             r = c.chat.completions.create(model=model, temperature=0, max_tokens=24, messages=[
                 {"role": "system", "content": "You are a helpful assistant."},
-                {"role": "user", "content": "What is the capital of France?"}])
+                {"role": "user", "content": "What is the capital of France? Answer in one word."}])
             self.assertIn("Paris", r.choices[0].message.content)
-            # asked plainly, the 135M model lists Paris landmarks instead (greedy under llama.cpp too): ask for a word
+            # Asked plainly, the 135M model's first token is a near tie (llama.cpp's logits: "The" 23.947, "La"
+            # 23.861), which any rounding difference flips; asked for one word, the greedy tokens lead by >= 0.6 logits
+            # each (llama.cpp). Without the system prompt, plainly, it lists Paris landmarks instead.
             text = "".join(ch.choices[0].delta.content or "" for ch in c.chat.completions.create(
                 model=model, temperature=0, max_tokens=24, stream=True,
                 messages=[{"role": "user", "content": "What is the capital of France? Answer in one word."}]) if ch.choices)
