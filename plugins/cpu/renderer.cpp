@@ -295,6 +295,9 @@ class CpuRenderer final : public sdk::CRenderer {
     // block's arithmetic
     if (from == TG_DTYPE_FLOAT16 && (to == TG_DTYPE_FLOAT32 || to == TG_DTYPE_FLOAT64) && host_has_f16c())
       return cat("((", scalar_type(to), ")(", x, "))");
+    // float32 -> float16 the same way (vcvtps2ph rounds to nearest even once, as the helper does): an f16 KV cache
+    // row is written without the helper's branches per value
+    if (from == TG_DTYPE_FLOAT32 && to == TG_DTYPE_FLOAT16 && host_has_f16c()) return cat("((half)(", x, "))");
     const std::string wide = from == TG_DTYPE_FLOAT16    ? cat("tg_half_to_float(", x, ")")
                              : from == TG_DTYPE_BFLOAT16 ? cat("tg_bf16_to_float(", x, ")")
                                                          : x;
