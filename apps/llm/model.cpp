@@ -228,7 +228,10 @@ Tensor Model::attend(int layer, Tensor q, Tensor k, const Tensor& v, int64_t T, 
   if (local) scores = Tensor::where((qpos - kpos).lt(Tensor::full({1}, static_cast<double>(c.sliding_window), dtypes::int32, device_).reshape({1, 1, 1, 1})), scores, neg);
   // realized: fused into the product, every one of the hd outputs would recompute the exponentials
   Tensor p = scores.softmax(-1).contiguous().reshape({Dim(KV), Dim(G * T), len});
-  // the product in its natural layout first: fusing the head permute into its store makes the reduction stride
+  // the product in its natural layout first: fusing the head permute into its store makes the reduction stride.
+  // A prefill chunk multiplies by a row-major copy of the values (cast once, not once per query row): the
+  // product then vectorizes along hd with the probabilities broadcast (Qwen3-shaped, 256-token chunks: 11 -> 2.9 ms)
+  if (T > 1) vals = vals.contiguous();
   return p.matmul(vals).contiguous().reshape({KV, G, T, hd}).permute({2, 0, 1, 3}).reshape({T, H * hd});
 }
 
