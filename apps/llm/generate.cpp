@@ -51,7 +51,7 @@ void Generator::reset(int slot) {
     if (slot < 0 || i == slot) seqs_[static_cast<size_t>(i)] = Seq{};
 }
 
-void Generator::feed_pending(const std::vector<int>& slots) {
+void Generator::feed_pending(const std::vector<int>& slots, bool greedy) {
   std::vector<int> feed;
   for (int sl : slots)
     if (seq(sl).pending) feed.push_back(sl);
@@ -71,18 +71,17 @@ void Generator::feed_pending(const std::vector<int>& slots) {
     vars.push_back(at.pos);
   }
   // static key lengths (a new capture every 128 positions) let the attention's kernels vectorize
-  const auto key = std::make_pair(feed.size(), model_.decode_key_length(furthest));
+  const auto key = std::make_tuple(feed.size(), model_.decode_key_length(furthest), greedy);
   auto it = decode_.find(key);
   if (it == decode_.end())
-    it = decode_.emplace(key, Jit([this, key_len = key.second](const std::vector<Tensor>& in, const std::vector<BoundVariable>& v) {
+    it = decode_.emplace(key, Jit([this, key_len = std::get<1>(key), greedy](const std::vector<Tensor>& in, const std::vector<BoundVariable>& v) {
                             std::vector<SeqPos> seqs;
                             for (size_t i = 0; i + 1 < v.size(); i += 2) seqs.push_back({v[i], v[i + 1]});
-                            Tensor logits = model_.decode(in[0], seqs, key_len);
-                            return std::vector<Tensor>{logits, logits.argmax(-1)};
+                            return std::vector<Tensor>{model_.decode(in[0], seqs, key_len, greedy ? Model::Head::argmax : Model::Head::logits)};
                           })).first;
   Tensor tok = Tensor::from_vector(toks, {static_cast<int64_t>(toks.size())}, dtypes::int32, model_.device());
   auto res = it->second({tok}, vars);
-  auto out = std::make_shared<Outputs>(Outputs{res[0], res[1], {}, {}});
+  auto out = std::make_shared<Outputs>(greedy ? Outputs{std::nullopt, res[0], {}, {}} : Outputs{res[0], std::nullopt, {}, {}});
   for (size_t b = 0; b < feed.size(); ++b) {
     Seq& s = seq(feed[b]);
     s.out = out;
@@ -94,20 +93,21 @@ void Generator::feed_pending(const std::vector<int>& slots) {
 
 std::vector<int32_t> Generator::next_batch(const std::vector<int>& slots, const std::vector<Sampler*>& samplers) {
   if (slots.size() != samplers.size()) throw std::invalid_argument("tg-llm: next_batch needs one sampler per slot");
-  feed_pending(slots);
+  feed_pending(slots, std::all_of(samplers.begin(), samplers.end(), [](const Sampler* s) { return s->params().greedy(); }));
   std::vector<int32_t> out;
   for (size_t i = 0; i < slots.size(); ++i) {
     Seq& s = seq(slots[i]);
     if (!s.out) throw std::logic_error("tg-llm: next() before prefill()");
     Outputs& o = *s.out;  // shared by the slots of one decode batch: read back once
-    const int64_t vocab = o.logits.shape()[1];
     int32_t tok;
     if (samplers[i]->params().greedy()) {
-      if (!o.argmax) o.argmax = o.logits.argmax(-1);
+      if (!o.argmax) o.argmax = o.logits->argmax(-1);
       if (o.host_argmax.empty()) o.host_argmax = o.argmax->to_vector<int32_t>();
       tok = o.host_argmax[static_cast<size_t>(s.row)];
     } else {
-      if (o.host_logits.empty()) o.host_logits = o.logits.to_vector<float>();
+      if (!o.logits) throw std::logic_error("tg-llm: a sampler that is not greedy on a greedy decode step's outputs");
+      const int64_t vocab = o.logits->shape()[1];
+      if (o.host_logits.empty()) o.host_logits = o.logits->to_vector<float>();
       tok = samplers[i]->sample(std::span<const float>(o.host_logits.data() + s.row * vocab, static_cast<size_t>(vocab)));
     }
     s.pending = tok;

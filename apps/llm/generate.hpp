@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "model.hpp"
@@ -38,9 +39,10 @@ class Generator {
   Model& model() { return model_; }
 
  private:
-  // The logits of one forward pass (a prefill chunk, or a decode batch shared by its slots), read back lazily.
+  // The logits of one forward pass (a prefill chunk, or a decode batch shared by its slots), read back lazily. A
+  // decode batch whose samplers are all greedy has only the argmax (the head never stores the logits).
   struct Outputs {
-    Tensor logits;                  // (rows, vocab)
+    std::optional<Tensor> logits;   // (rows, vocab)
     std::optional<Tensor> argmax;   // (rows,)
     std::vector<float> host_logits;
     std::vector<int32_t> host_argmax;
@@ -53,11 +55,11 @@ class Generator {
   };
   Seq& seq(int slot);
   const Seq& seq(int slot) const;
-  void feed_pending(const std::vector<int>& slots);
+  void feed_pending(const std::vector<int>& slots, bool greedy);
   Model& model_;
   int64_t chunk_;
   std::vector<Seq> seqs_;
-  std::map<std::pair<size_t, int64_t>, Jit> decode_;  // one capture per batch size and key length
+  std::map<std::tuple<size_t, int64_t, bool>, Jit> decode_;  // one capture per batch size, key length and head
 };
 
 }  // namespace tg::llm

@@ -235,7 +235,7 @@ Tensor Model::attend(int layer, Tensor q, Tensor k, const Tensor& v, int64_t T, 
   return p.matmul(vals).contiguous().reshape({KV, G, T, hd}).permute({2, 0, 1, 3}).reshape({T, H * hd});
 }
 
-Tensor Model::run(const Tensor& ids, int64_t T, const std::vector<SeqPos>& seqs, const Tensor* last_row, int64_t key_len) {
+Tensor Model::run(const Tensor& ids, int64_t T, const std::vector<SeqPos>& seqs, const Tensor* last_row, int64_t key_len, Head head) {
   const ModelConfig& c = cfg_;
   Tensor x = qembedding(*embed_, ids);
   if (c.embed_scale != 1.0) x = x * c.embed_scale;
@@ -252,7 +252,8 @@ Tensor Model::run(const Tensor& ids, int64_t T, const std::vector<SeqPos>& seqs,
   }
   // the row is picked by a product with a one-hot vector (data, not shape): one graph for every real length
   Tensor last = last_row ? last_row->matmul(x) : x;
-  return qmatmul(*output_, norm(last, *out_norm_));
+  ProductInput out{norm(last, *out_norm_), nullptr};
+  return head == Head::argmax ? qargmax(*output_, out) : qmatmul(*output_, out);
 }
 
 Tensor Model::forward(const std::vector<int32_t>& tokens, int64_t start_pos, int slot) {
@@ -287,13 +288,13 @@ SeqPos Model::decode_position(int b, int slot, int64_t pos) const {
   return {base_vars_[static_cast<size_t>(b)].bind(static_cast<int64_t>(slot) * kv_rows_), pos_vars_[static_cast<size_t>(b)].bind(pos)};
 }
 
-Tensor Model::decode(const Tensor& tokens, const std::vector<SeqPos>& seqs, int64_t key_len) {
+Tensor Model::decode(const Tensor& tokens, const std::vector<SeqPos>& seqs, int64_t key_len, Head head) {
   const int64_t B = tokens.shape()[0];
   if (B < 1 || static_cast<size_t>(B) != seqs.size()) throw std::invalid_argument("tg-llm: decode of " + std::to_string(B) + " tokens and " + std::to_string(seqs.size()) + " positions");
   for (const SeqPos& s : seqs)
     if (key_len > 0 && (s.pos.value() >= key_len || key_len > kv_rows_))
       throw std::invalid_argument("tg-llm: decode key length " + std::to_string(key_len) + " for position " + std::to_string(s.pos.value()));
-  return run(tokens, B, seqs, nullptr, key_len);
+  return run(tokens, B, seqs, nullptr, key_len, head);
 }
 
 int64_t Model::decode_key_length(int64_t pos) const { return std::min(kv_rows_, (pos + 1 + 127) / 128 * 128); }

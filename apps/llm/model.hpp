@@ -78,7 +78,10 @@ class Model {
   // key_len 0: the attention's key length is symbolic (pos + 1, one graph for all positions); otherwise every
   // sequence attends over key_len cache rows (>= its pos + 1; the mask hides the rest): static shapes, which the
   // optimizer vectorizes, at the price of one graph per length (decode_key_length gives a few lengths).
-  Tensor decode(const Tensor& tokens, const std::vector<SeqPos>& seqs, int64_t key_len = 0);
+  // Head::argmax (greedy decoding) returns the (B,) int32 argmax of the logits instead, without storing them
+  // where the output head's format allows (qargmax).
+  enum class Head { logits, argmax };
+  Tensor decode(const Tensor& tokens, const std::vector<SeqPos>& seqs, int64_t key_len = 0, Head head = Head::logits);
   // The key length decode uses for a batch whose furthest position is `pos`: pos + 1 rounded up to 128.
   int64_t decode_key_length(int64_t pos) const;
   // The variables of sequence b of a decode batch, bound to slot `slot` at position `pos`.
@@ -92,7 +95,8 @@ class Model {
   struct Layer;
   // `seqs`: one sequence of n_tokens, or n_tokens sequences of one token each. `last`: (1, n_tokens) one-hot
   // row picking the token whose logits are returned (null: every row's)
-  Tensor run(const Tensor& ids, int64_t n_tokens, const std::vector<SeqPos>& seqs, const Tensor* last, int64_t key_len = 0);
+  Tensor run(const Tensor& ids, int64_t n_tokens, const std::vector<SeqPos>& seqs, const Tensor* last, int64_t key_len = 0,
+             Head head = Head::logits);
   Tensor attention(const Layer& L, int layer, const Tensor& h, int64_t T, const std::vector<SeqPos>& seqs, int64_t key_len);
   // q (T, H, hd) and k (T, KV, hd) before RoPE, v (T, KV * hd): T tokens of one sequence -> (T, H * hd)
   Tensor attend(int layer, Tensor q, Tensor k, const Tensor& v, int64_t T, const SeqPos& at, int64_t key_len);

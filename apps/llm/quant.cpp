@@ -166,6 +166,10 @@ Tensor qmatmul(const QuantMatrix& w, ProductInput& in) {
   return Tp == T ? y : y.shrink({{0, T}, {0, rows}});
 }
 
+Tensor qargmax(const QuantMatrix& w, ProductInput& in) {
+  return has_int8_product(w) ? int8_argmax(w, in) : qmatmul(w, in).argmax(-1).cast(dtypes::int32);
+}
+
 namespace {
 
 // out[t, c] = W[row(t), c]: the rows of the ids (embedding), or rows [row0, row0 + n) (dequantize; row0 is a

@@ -44,6 +44,10 @@ struct ProductInput {
   std::shared_ptr<Int8Activation> int8;
 };
 Tensor qmatmul(const QuantMatrix& w, ProductInput& in);
+// argmax over the rows of x W^T: (T,) int32, the first row on ties. For greedy decoding's output head: the integer
+// formats never store the (T, rows) logits (each block of rows keeps its best row); the others take the argmax of
+// qmatmul.
+Tensor qargmax(const QuantMatrix& w, ProductInput& in);
 // Rows of W for token ids (T,) int32 -> (T, cols) float32 (ids outside [0, rows) give zero rows).
 Tensor qembedding(const QuantMatrix& w, const Tensor& ids);
 // All of W as float32 (rows, cols): tests and small tensors only. dequantize_rows: rows [row0, row0 + n).

@@ -2,6 +2,7 @@
 #include "quant_int8.hpp"
 
 #include <functional>
+#include <limits>
 
 #include "quant_kernels.hpp"
 
@@ -146,79 +147,131 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
 
 }  // namespace
 
+namespace {
+
 // Per row and token: 8 int32 lanes per 32-value sub-block (word j of it each) take one DOT4, and one float FMA adds
 // them times the weight scale x the activation scale; two sub-blocks go together where their count is even (16
 // lanes, one 512-bit vpdpbusd: on Gemma 3 270M the Q8_0 output head 12.0 -> 8.7 ms a token, the Q5_0 products
 // 5.4 -> 4.2 ms). A fixed zero point is subtracted in integers (offset x the activation's bytes: one more DOT4 by a
 // word of offset bytes); a minimum m adds m x d x (the activation's bytes, by a word of ones) per lane. The U
-// tokens share each decoded word.
+// tokens share each decoded word. With `argmax` (greedy decoding's output head) a work item runs a block of rows
+// one after another and keeps, per token, the best value and its row: outputs (Tp, blocks) float32 and int32.
+CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int64_t U, bool argmax) {
+  const ByteForm& bf = *f.bytes;
+  const int64_t rows = w.rows, cols = w.cols, rw = w.row_words();
+  const int64_t subs = f.group_elems / 32, nb32 = cols / 32, P = nb32 % 2 == 0 ? 2 : 1, L = 8 * P;
+  CustomKernel k(std::string(argmax ? "qargmax_" : "qdot_") + type_traits(w.type).name);
+  int64_t R = 1;  // rows in blocks of R with several token groups: their activations stay in L1 (as qmatmul)
+  if (argmax) {
+    R = 64;
+    while (rows % R) R /= 2;
+  }
+  while (!argmax && Tp > U && R < 64 && rows % (R * 2) == 0 && rows / (R * 2) >= 16) R *= 2;
+  KExpr ro = k.range(rows / R, Axis::GLOBAL), tg = k.range(Tp / U, Axis::GLOBAL), ri = k.range(R, argmax ? Axis::LOOP : Axis::GLOBAL);
+  KExpr r = ro * R + ri;
+  const int in0 = argmax ? 2 : 1;  // the outputs, then the weights, the activation's words and scales
+  KExpr words = k.buffer(in0, dtypes::uint8), xq = k.buffer(in0 + 1, dtypes::int32), xd = k.buffer(in0 + 2, dtypes::float32);
+  std::vector<KExpr> body;  // what runs for each row
+  if (Tp == U) body.push_back(prefetch_ahead(k, words, r * rw, rw, rows * rw));
+  KExpr acc = k.reg(dtypes::float32, L * U), z = k.range(L * U, Axis::LOOP);
+  KExpr init = k.loop({k.store(acc, z, f32c(k, 0))}, {z});
+  body.push_back(init);
+  // lane jj: word jj % 8 of sub-block P * p + jj / 8 of the row
+  KExpr p = k.range(nb32 / P, Axis::LOOP), u = k.range(U, Axis::UPCAST), jj = k.range(L, Axis::UPCAST);
+  auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
+  KExpr j = jj % c64(8), zero = i32(k, 0);
+  // what is the same for the 8 lanes of a sub-block (its scales, the activation's scale) is computed once per
+  // sub-block q and chosen per lane: lanes of one sub-block then share one scalar, broadcast
+  auto sub_of = [&](const KExpr& q) { return (p * P + q) % c64(subs); };
+  auto reader = [&](const KExpr& q) { return GroupReader{k, words, r * rw + ((p * P + q) / c64(subs)) * f.group_bytes, KExpr()}; };
+  auto per_sub_block = [&](const std::function<KExpr(const KExpr& q)>& fn) {
+    return P == 1 ? fn(c64(0)) : KExpr::where(jj < 8, fn(c64(0)), fn(c64(1)));
+  };
+  KExpr blk = (tg * U + u) * nb32 + p * P;  // the activation's 32-block of the first sub-block
+  KExpr x = k.load(xq, blk * 8 + jj);
+  KExpr dx = per_sub_block([&](const KExpr& q) { return k.load(xd, blk + q); });
+  KExpr dot = KExpr::dot4(zero, bf.word(reader(jj / c64(8)), sub_of(jj / c64(8)), j), x);
+  if (bf.offset) dot = dot - KExpr::dot4(zero, i32(k, bf.offset * 0x01010101), x);
+  KExpr a = per_sub_block([&](const KExpr& q) {
+    KExpr a0 = bf.scale(reader(q), sub_of(q), 0).first;
+    return bf.split_halves ? KExpr::where(j < 4, a0, bf.scale(reader(q), sub_of(q), 1).first) : a0;
+  });
+  KExpr m = bf.has_min ? per_sub_block([&](const KExpr& q) { return bf.scale(reader(q), sub_of(q), 0).second; }) : KExpr();
+  KExpr slot = u * L + jj, next = KExpr::fma(dot.cast(dtypes::float32), a * dx, k.load(k.after(acc, {init}), slot));
+  if (bf.has_min) next = KExpr::fma(KExpr::dot4(zero, i32(k, 0x01010101), x).cast(dtypes::float32), m * dx, next);
+  KExpr step = k.loop({k.store(acc, slot, next)}, {p, u, jj});
+  body.push_back(step);
+  // the L lanes folded in place (lane l += lane l + L/2, then + L/4, ...)
+  KExpr folded = k.after(acc, {step});
+  for (int64_t half = L / 2; half >= 1; half /= 2) {
+    KExpr uh = k.range(U, Axis::UPCAST), lh = k.range(half, Axis::UPCAST);
+    KExpr fold = k.loop({k.store(acc, uh * L + lh, k.load(folded, uh * L + lh) + k.load(folded, uh * L + lh + half))}, {uh, lh});
+    body.push_back(fold);
+    folded = k.after(acc, {fold});
+  }
+  KExpr uo = k.range(U, Axis::UPCAST);
+  if (!argmax) {
+    for (const KExpr& st : body) k.run(st);
+    k.run(k.loop({k.store(k.buffer(0, dtypes::float32), (tg * U + uo) * rows + r, k.load(folded, uo * L))}, {uo}));
+  } else {
+    // the first row of the block with the largest value wins (a NaN never does)
+    KExpr best = k.reg(dtypes::float32, U), besti = k.reg(dtypes::int32, U), zu = k.range(U, Axis::LOOP);
+    KExpr none = k.loop({k.store(best, zu, f32c(k, -std::numeric_limits<double>::infinity())), k.store(besti, zu, i32(k, 0))}, {zu});
+    k.run(none);
+    KExpr v = k.load(folded, uo * L), b = k.load(k.after(best, {none}), uo), better = b < v;
+    body.push_back(k.loop({k.store(best, uo, KExpr::where(better, v, b)),
+                           k.store(besti, uo, KExpr::where(better, r.cast(dtypes::int32), k.load(k.after(besti, {none}), uo)))}, {uo}));
+    KExpr each_row = k.loop(body, {ri});
+    k.run(each_row);
+    KExpr ub = k.range(U, Axis::UPCAST), at = (tg * U + ub) * (rows / R) + ro;
+    k.run(k.loop({k.store(k.buffer(0, dtypes::float32), at, k.load(k.after(best, {each_row}), ub)),
+                  k.store(k.buffer(1, dtypes::int32), at, k.load(k.after(besti, {each_row}), ub))}, {ub}));
+  }
+  k.parallel();
+  return k;
+}
+
+int64_t token_group(int64_t T) { return T >= 16 ? 16 : T >= 8 ? 8 : T >= 4 ? 4 : T >= 2 ? 2 : 1; }
+
+const Int8Activation& ungrouped(ProductInput& in, int64_t Tp) {
+  const int64_t T = in.x.shape()[0];
+  if (!in.int8 || in.int8->group != 1) in.int8 = std::make_shared<Int8Activation>(quantize_int8(Tp == T ? in.x : in.x.pad({{0, Tp - T}, {0, 0}})));
+  return *in.int8;
+}
+
+}  // namespace
+
 Tensor int8_matmul(const QuantMatrix& w, ProductInput& in) {
   const Format& f = format_of(w);
   if (!f.bytes) throw std::invalid_argument("tg-llm: " + type_name(w.type) + " has no int8 product");
-  const int64_t T = in.x.shape()[0];
+  const int64_t T = in.x.shape()[0], rows = w.rows;
   if (T >= kTileTokens) {
     const int64_t Tp = (T + kTileTokens - 1) / kTileTokens * kTileTokens;
     if (!in.int8 || in.int8->group != kTileTokens)
       in.int8 = std::make_shared<Int8Activation>(quantize_int8(Tp == T ? in.x : in.x.pad({{0, Tp - T}, {0, 0}}), kTileTokens));
     Tensor y = int8_tiled(w, f, *in.int8);
-    return Tp == T ? y : y.shrink({{0, T}, {0, w.rows}});
+    return Tp == T ? y : y.shrink({{0, T}, {0, rows}});
   }
-  const ByteForm& bf = *f.bytes;
-  const int64_t rows = w.rows, cols = w.cols, rw = w.row_words();
-  const int64_t U = T >= 16 ? 16 : T >= 8 ? 8 : T >= 4 ? 4 : T >= 2 ? 2 : 1, Tp = (T + U - 1) / U * U;
-  const int64_t subs = f.group_elems / 32, nb32 = cols / 32, P = nb32 % 2 == 0 ? 2 : 1, L = 8 * P;
-  const CustomKernel& k = cached({KernelKind::int8_product, w.type, rows, cols, Tp}, [&] {
-    CustomKernel k(std::string("qdot_") + type_traits(w.type).name);
-    int64_t R = 1;  // rows in blocks of R with several token groups: their activations stay in L1 (as qmatmul)
-    while (Tp > U && R < 64 && rows % (R * 2) == 0 && rows / (R * 2) >= 16) R *= 2;
-    KExpr ro = k.range(rows / R, Axis::GLOBAL), tg = k.range(Tp / U, Axis::GLOBAL), ri = k.range(R, Axis::GLOBAL);
-    KExpr r = ro * R + ri;
-    KExpr words = k.buffer(1, dtypes::uint8), xq = k.buffer(2, dtypes::int32), xd = k.buffer(3, dtypes::float32);
-    if (Tp == U) k.run(prefetch_ahead(k, words, r * rw, rw, rows * rw));
-    KExpr acc = k.reg(dtypes::float32, L * U), z = k.range(L * U, Axis::LOOP);
-    KExpr init = k.loop({k.store(acc, z, f32c(k, 0))}, {z});
-    k.run(init);
-    // lane jj: word jj % 8 of sub-block P * p + jj / 8 of the row
-    KExpr p = k.range(nb32 / P, Axis::LOOP), u = k.range(U, Axis::UPCAST), jj = k.range(L, Axis::UPCAST);
-    auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
-    KExpr j = jj % c64(8), zero = i32(k, 0);
-    // what is the same for the 8 lanes of a sub-block (its scales, the activation's scale) is computed once per
-    // sub-block q and chosen per lane: lanes of one sub-block then share one scalar, broadcast
-    auto sub_of = [&](const KExpr& q) { return (p * P + q) % c64(subs); };
-    auto reader = [&](const KExpr& q) { return GroupReader{k, words, r * rw + ((p * P + q) / c64(subs)) * f.group_bytes, KExpr()}; };
-    auto per_sub_block = [&](const std::function<KExpr(const KExpr& q)>& fn) {
-      return P == 1 ? fn(c64(0)) : KExpr::where(jj < 8, fn(c64(0)), fn(c64(1)));
-    };
-    KExpr blk = (tg * U + u) * nb32 + p * P;  // the activation's 32-block of the first sub-block
-    KExpr x = k.load(xq, blk * 8 + jj);
-    KExpr dx = per_sub_block([&](const KExpr& q) { return k.load(xd, blk + q); });
-    KExpr dot = KExpr::dot4(zero, bf.word(reader(jj / c64(8)), sub_of(jj / c64(8)), j), x);
-    if (bf.offset) dot = dot - KExpr::dot4(zero, i32(k, bf.offset * 0x01010101), x);
-    KExpr a = per_sub_block([&](const KExpr& q) {
-      KExpr a0 = bf.scale(reader(q), sub_of(q), 0).first;
-      return bf.split_halves ? KExpr::where(j < 4, a0, bf.scale(reader(q), sub_of(q), 1).first) : a0;
-    });
-    KExpr m = bf.has_min ? per_sub_block([&](const KExpr& q) { return bf.scale(reader(q), sub_of(q), 0).second; }) : KExpr();
-    KExpr slot = u * L + jj, next = KExpr::fma(dot.cast(dtypes::float32), a * dx, k.load(k.after(acc, {init}), slot));
-    if (bf.has_min) next = KExpr::fma(KExpr::dot4(zero, i32(k, 0x01010101), x).cast(dtypes::float32), m * dx, next);
-    KExpr step = k.loop({k.store(acc, slot, next)}, {p, u, jj});
-    k.run(step);
-    // the L lanes folded in place (lane l += lane l + L/2, then + L/4, ...)
-    KExpr folded = k.after(acc, {step});
-    for (int64_t half = L / 2; half >= 1; half /= 2) {
-      KExpr uh = k.range(U, Axis::UPCAST), lh = k.range(half, Axis::UPCAST);
-      KExpr fold = k.loop({k.store(acc, uh * L + lh, k.load(folded, uh * L + lh) + k.load(folded, uh * L + lh + half))}, {uh, lh});
-      k.run(fold);
-      folded = k.after(acc, {fold});
-    }
-    KExpr uo = k.range(U, Axis::UPCAST);
-    k.run(k.loop({k.store(k.buffer(0, dtypes::float32), (tg * U + uo) * rows + r, k.load(folded, uo * L))}, {uo}));
-    k.parallel();
-    return k;
-  });
-  if (!in.int8 || in.int8->group != 1) in.int8 = std::make_shared<Int8Activation>(quantize_int8(Tp == T ? in.x : in.x.pad({{0, Tp - T}, {0, 0}})));
-  Tensor y = k({{{Tp, rows}, dtypes::float32}}, {w.words, in.int8->words, in.int8->scale})[0];
+  const int64_t U = token_group(T), Tp = (T + U - 1) / U * U;
+  const CustomKernel& k = cached({KernelKind::int8_product, w.type, rows, w.cols, Tp}, [&] { return row_products(w, f, Tp, U, false); });
+  const Int8Activation& a = ungrouped(in, Tp);
+  Tensor y = k({{{Tp, rows}, dtypes::float32}}, {w.words, a.words, a.scale})[0];
   return Tp == T ? y : y.shrink({{0, T}, {0, rows}});
+}
+
+Tensor int8_argmax(const QuantMatrix& w, ProductInput& in) {
+  const Format& f = format_of(w);
+  const int64_t T = in.x.shape()[0];
+  if (!f.bytes || T >= kTileTokens) return int8_matmul(w, in).argmax(-1);
+  const int64_t U = token_group(T), Tp = (T + U - 1) / U * U;
+  const CustomKernel& k = cached({KernelKind::int8_argmax, w.type, w.rows, w.cols, Tp}, [&] { return row_products(w, f, Tp, U, true); });
+  int64_t R = 64;
+  while (w.rows % R) R /= 2;
+  const Int8Activation& a = ungrouped(in, Tp);
+  auto best = k({{{Tp, w.rows / R}, dtypes::float32}, {{Tp, w.rows / R}, dtypes::int32}}, {w.words, a.words, a.scale});
+  // the first block holding the largest value, then its row
+  Tensor pick = best[1].gather(1, best[0].argmax(-1).cast(dtypes::int32).reshape({Tp, 1})).reshape({Tp});
+  return Tp == T ? pick : pick.shrink({{0, T}});
 }
 
 }  // namespace tg::llm

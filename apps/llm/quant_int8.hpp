@@ -30,5 +30,9 @@ bool has_int8_product(const QuantMatrix& w);
 // (prefill) the lanes run along kTileTokens tokens and each row's words are broadcast to them.
 inline constexpr int64_t kTileTokens = 32;
 Tensor int8_matmul(const QuantMatrix& w, ProductInput& in);
+// argmax over the rows of x W^T, (T,) int32, the first row on ties; NaN is never chosen. Below kTileTokens tokens
+// of an integer format the logits are never stored: each block of rows keeps its best (the seed's q6_argmax);
+// otherwise the product's argmax.
+Tensor int8_argmax(const QuantMatrix& w, ProductInput& in);
 
 }  // namespace tg::llm

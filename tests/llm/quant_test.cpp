@@ -221,6 +221,39 @@ TEST_P(Formats, MatrixProductAndEmbeddingMatchFloat64Loops) {
     }
 }
 
+// Greedy decoding's head: the row qargmax picks holds the largest float64 product (to the products' rounding), and
+// of equal rows (the fixture's rows repeated) the first: the pick is always in the first copy.
+TEST_P(Formats, ArgmaxPicksTheFirstLargestRow) {
+  GGMLType t = GetParam();
+  Fixture f = load(type_name(t));
+  const int64_t copies = 64, rows = kRows * copies;
+  std::vector<uint8_t> tiled;
+  for (int64_t c = 0; c < copies; ++c) tiled.insert(tiled.end(), f.raw.begin(), f.raw.end());
+  QuantMatrix big = upload_matrix(as_tensor(t, tiled, rows, kCols), nullptr);
+  for (int64_t T : {int64_t{1}, int64_t{3}}) {
+    std::vector<float> x(static_cast<size_t>(T * kCols));
+    std::mt19937 rng(static_cast<uint32_t>(T) + 300);
+    std::normal_distribution<float> nd;
+    for (auto& v : x) v = nd(rng);
+    ProductInput in{Tensor::from_vector(x, {T, kCols}), nullptr};
+    auto pick = qargmax(big, in).to_vector<int32_t>();
+    ASSERT_EQ(pick.size(), static_cast<size_t>(T));
+    const std::vector<double> xv = multiplied_activation(big, x);
+    for (int64_t tt = 0; tt < T; ++tt) {
+      std::vector<double> ref(kRows), mag(kRows);
+      for (int64_t r = 0; r < kRows; ++r)
+        for (int64_t c = 0; c < kCols; ++c) {
+          ref[r] += static_cast<double>(f.want[r * kCols + c]) * xv[tt * kCols + c];
+          mag[r] += std::fabs(static_cast<double>(f.want[r * kCols + c]) * xv[tt * kCols + c]);
+        }
+      const int32_t p = pick[static_cast<size_t>(tt)];
+      ASSERT_TRUE(p >= 0 && p < kRows) << type_name(t) << " T=" << T << " t=" << tt << ": picked row " << p << ", not the first copy";
+      const double best = *std::max_element(ref.begin(), ref.end());
+      EXPECT_GE(ref[p], best - 2e-5 * *std::max_element(mag.begin(), mag.end()) - 1e-6) << type_name(t) << " T=" << T << " t=" << tt << " row " << p;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllSupported, Formats, ::testing::ValuesIn(supported_types()),
                          [](const auto& info) { return type_name(info.param); });
 
