@@ -32,6 +32,7 @@ struct OpCase {
 };
 
 uint32_t arity(uint32_t op) {
+  if (op == TG_KIR_LUT16) return 5;
   if (op == TG_KIR_WHERE || op == TG_KIR_MULACC || op == TG_KIR_FMA || op == TG_KIR_DOT4) return 3;
   return op >= TG_KIR_ADD ? 2 : 1;
 }
@@ -60,7 +61,7 @@ uint64_t seed_of(const std::string& name) {  // FNV-1a: the same inputs on every
 // ---- inputs ------------------------------------------------------------------------------------------------------
 
 struct Inputs {
-  std::vector<uint64_t> a, b, c, cond;  // element bits; cond is WHERE's bool operand
+  std::vector<uint64_t> a, b, c, d, e, cond;  // element bits (d, e: LUT16's last table words); cond is WHERE's bool operand
 };
 
 // The edge values of an integer dtype: 0, 1, -1 (all ones), the signed minimum and maximum, and a few more.
@@ -84,6 +85,7 @@ class InputMaker {
     }
     if (arity(c_.op) >= 2) in.b = operand(1);
     if (arity(c_.op) >= 3) in.c = operand(2);
+    if (arity(c_.op) >= 5) in.d = operand(3), in.e = operand(4);
     if (!is_float(c_.src) && c_.src != TG_DTYPE_BOOL) fix_int_divisors(in);
     return in;
   }
@@ -203,6 +205,7 @@ void run_case(const OpCase& c) {
   Kir k;
   const int out = k.buffer(c.dst, true), pa = k.buffer(c.src);
   const int pb = in.b.empty() ? -1 : k.buffer(c.src), pc = in.c.empty() ? -1 : k.buffer(c.src);
+  const int pd = in.d.empty() ? -1 : k.buffer(c.src), pe = in.e.empty() ? -1 : k.buffer(c.src);
   const int pcond = where ? k.buffer(TG_DTYPE_BOOL) : -1;
   for (uint32_t wi = 0; wi < widths.size(); ++wi) {
     const uint32_t w = widths[wi];
@@ -215,6 +218,7 @@ void run_case(const OpCase& c) {
     srcs.push_back(k.load(c.src, pa, in_idx, w));
     if (pb >= 0) srcs.push_back(k.load(c.src, pb, in_idx, w));
     if (pc >= 0) srcs.push_back(k.load(c.src, pc, in_idx, w));
+    if (pd >= 0) srcs.push_back(k.load(c.src, pd, in_idx, w)), srcs.push_back(k.load(c.src, pe, in_idx, w));
     k.store(out, out_idx, k.alu(static_cast<tg_kir_op>(c.op), c.dst, srcs, w));
     k.op(TG_KIR_ENDRANGE, TG_DTYPE_INT32, {r});
   }
@@ -224,9 +228,11 @@ void run_case(const OpCase& c) {
   Buffer bout(std::vector<unsigned char>(widths.size() * kElems * dst_size, 0xCD));
   Buffer ba(to_bytes(c.src, in.a));
   std::vector<uint64_t> args{bout.addr(), ba.addr()};
-  std::unique_ptr<Buffer> bb, bc, bcond;
+  std::unique_ptr<Buffer> bb, bc, bd, be, bcond;
   if (pb >= 0) args.push_back((bb = std::make_unique<Buffer>(to_bytes(c.src, in.b)))->addr());
   if (pc >= 0) args.push_back((bc = std::make_unique<Buffer>(to_bytes(c.src, in.c)))->addr());
+  if (pd >= 0) args.push_back((bd = std::make_unique<Buffer>(to_bytes(c.src, in.d)))->addr());
+  if (pe >= 0) args.push_back((be = std::make_unique<Buffer>(to_bytes(c.src, in.e)))->addr());
   if (where) args.push_back((bcond = std::make_unique<Buffer>(to_bytes(TG_DTYPE_BOOL, in.cond)))->addr());
   kernel.launch(args);
   const std::vector<unsigned char> got = bout.read();
@@ -237,11 +243,12 @@ void run_case(const OpCase& c) {
     const uint32_t w = widths[wi];
     const bool vector_cond = s.claims_width(TG_DTYPE_BOOL, w);
     for (uint32_t i = 0; i < kElems / w * w; ++i) {
-      uint64_t srcs[3];
+      uint64_t srcs[5] = {};
       if (where) {
         srcs[0] = in.cond[w == 1 || vector_cond ? i : i / w * w], srcs[1] = in.a[i], srcs[2] = in.b[i];
       } else {
         srcs[0] = in.a[i], srcs[1] = in.b.empty() ? 0 : in.b[i], srcs[2] = in.c.empty() ? 0 : in.c[i];
+        srcs[3] = in.d.empty() ? 0 : in.d[i], srcs[4] = in.e.empty() ? 0 : in.e[i];
       }
       const uint64_t result = element(got, c.dst, wi * kElems + i);
       if (acceptable(c.op, c.src, c.dst, srcs, result)) continue;

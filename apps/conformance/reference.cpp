@@ -152,6 +152,14 @@ uint64_t int_op(uint32_t op, uint32_t dtype, const uint64_t* srcs) {
     case TG_KIR_SHR: return is_signed ? t(static_cast<uint64_t>(sa >> (ub % bits))) : ua >> (ub % bits);
     case TG_KIR_WHERE: return srcs[0] ? srcs[1] : srcs[2];
     case TG_KIR_MULACC: return t(ua * ub + srcs[2]);
+    case TG_KIR_LUT16: {  // int32: byte i = entry (byte i of srcs[0]) & 15 of the 16 bytes of srcs[1..4]
+      uint64_t out = 0;
+      for (int i = 0; i < 32; i += 8) {
+        const uint64_t n = (srcs[0] >> i) & 15;
+        out |= ((srcs[1 + n / 4] >> (8 * (n % 4))) & 255) << i;
+      }
+      return t(out);
+    }
     case TG_KIR_DOT4: {  // int32: srcs[0] + unsigned bytes of srcs[1] x signed bytes of srcs[2]
       uint64_t sum = srcs[0];
       for (int i = 0; i < 4; ++i)
@@ -225,7 +233,7 @@ bool has_reference(uint32_t op, uint32_t dtype) {
            op == TG_KIR_MUL || op == TG_KIR_FDIV || op == TG_KIR_MAX || cmp_or_logic || op == TG_KIR_MULACC ||
            (op == TG_KIR_FMA && (dtype == TG_DTYPE_FLOAT32 || dtype == TG_DTYPE_FLOAT64));
   return op == TG_KIR_NEG || (op >= TG_KIR_ADD && op <= TG_KIR_MOD) || op == TG_KIR_MAX || cmp_or_logic || bitwise ||
-         op == TG_KIR_SHL || op == TG_KIR_SHR || op == TG_KIR_MULACC || (op == TG_KIR_DOT4 && dtype == TG_DTYPE_INT32);
+         op == TG_KIR_SHL || op == TG_KIR_SHR || op == TG_KIR_MULACC || ((op == TG_KIR_DOT4 || op == TG_KIR_LUT16) && dtype == TG_DTYPE_INT32);
 }
 
 uint64_t evaluate(uint32_t op, uint32_t src_dtype, uint32_t dst_dtype, const uint64_t* srcs) {
@@ -284,6 +292,7 @@ std::string rule_of(uint32_t op, uint32_t src_dtype, uint32_t dst_dtype) {
     if (op == TG_KIR_IDIV || op == TG_KIR_MOD) return "truncating division, C remainder";
     if (op == TG_KIR_SHR) return is_signed_int(src_dtype) ? "arithmetic shift" : "logical shift";
     if (op == TG_KIR_DOT4) return "c + a's unsigned bytes x b's signed bytes, wrapping";
+    if (op == TG_KIR_LUT16) return "byte i = byte (a's byte i & 15) of the table b, c, d, e";
     return "ints wrap";
   }
   if (op == TG_KIR_MAX) return "NaN if either operand is NaN";

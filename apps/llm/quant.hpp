@@ -30,7 +30,7 @@ QuantMatrix upload_matrix(const GGUFTensor& t, std::shared_ptr<const void> owner
 
 // y = x W^T: x is (T, cols) float32, y is (T, rows) float32. The integer formats multiply bytes by the activation
 // quantized to int8 (quant_int8.hpp) for every T: decode and short prompts decode each weight word once for up to 16
-// tokens, longer prompts run the tiled int8 product. The float and IQ4 formats decode to float32 in the kernel
+// tokens, longer prompts run the tiled int8 product. The float formats decode to float32 in the kernel
 // below kPanelTokens tokens; from there on panels of rows are decoded into a bounded scratch and multiplied by
 // tg's float32 GEMM. Measured prefill tok/s (Qwen3-0.6B-shaped Q4_0, 512 tokens, 2 threads): 83 on the panels,
 // 82 on the 16-token int8 kernel, 141 on the tiled one.

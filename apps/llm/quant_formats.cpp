@@ -2,6 +2,8 @@
 // block start, element e counts along the row inside the block.
 #include "quant_formats.hpp"
 
+#include <array>
+
 namespace tg::llm {
 
 KExpr GroupReader::c(int64_t v) const { return k.constant(static_cast<double>(v), dtypes::int64); }
@@ -114,6 +116,31 @@ const ByteForm kQ6_KBytes{
 
 const float kIQ4[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
+// IQ4_XS: sub-block ib's 6-bit scale, 4 low bits in scales_l (offset 4), 2 high bits in the uint16 scales_h (2)
+KExpr iq4xs_scale(const GroupReader& r, const KExpr& ib) {
+  KExpr lo = (r.byte(r.c(4) + ib / r.c(2)) >> ((ib % r.c(2)).cast(dtypes::int32) << 2)) & 15;
+  KExpr hi = (r.word(r.c(2)) >> (ib.cast(dtypes::int32) << 1)) & 3;
+  return (lo | (hi << 4)) - r.i(32);
+}
+
+// IQ4_NL / IQ4_XS as bytes: each nibble picks its codebook value + 128 (unsigned) in one byte table lookup of the
+// nibble word (KExpr::lut16: pshufb on x86), the zero point 128 subtracted as Q8_0's
+const std::array<uint8_t, 16>& iq4_bytes() {
+  static const std::array<uint8_t, 16> table = [] {
+    std::array<uint8_t, 16> t{};
+    for (size_t i = 0; i < 16; ++i) t[i] = static_cast<uint8_t>(static_cast<int>(kIQ4[i]) + 128);
+    return t;
+  }();
+  return table;
+}
+KExpr iq4_word(const GroupReader& r, const KExpr& off, const KExpr& j) { return KExpr::lut16(nibble_word(r, off, j), iq4_bytes()); }
+const ByteForm kIQ4_NLBytes{
+    [](const GroupReader& r, const KExpr&, const KExpr& j) { return iq4_word(r, r.c(2), j); },
+    [](const GroupReader& r, const KExpr&, int64_t) { return d_scale(r); }, 128};
+const ByteForm kIQ4_XSBytes{
+    [](const GroupReader& r, const KExpr& sub, const KExpr& j) { return iq4_word(r, r.c(8) + sub * r.c(16), j); },
+    [](const GroupReader& r, const KExpr& sub, int64_t) { return std::pair{r.half(0) * f32(iq4xs_scale(r, sub)), KExpr()}; }, 128};
+
 const Format kFormats[] = {
     {GGMLType::F32, 32, 128, false,
      [](const GroupReader& r, const KExpr& e) {
@@ -169,16 +196,14 @@ const Format kFormats[] = {
        return r.half(208) * f32(sc * q);
      }, &kQ6_KBytes},
     {GGMLType::IQ4_NL, 32, 18, true,
-     [](const GroupReader& r, const KExpr& e) { return r.half(0) * lut(r, nibble32(r, 2, e)); }},
+     [](const GroupReader& r, const KExpr& e) { return r.half(0) * lut(r, nibble32(r, 2, e)); }, &kIQ4_NLBytes},
     {GGMLType::IQ4_XS, 256, 136, true,
      [](const GroupReader& r, const KExpr& e) {
-       // 8 sub-blocks of 32: a 6-bit scale (4 low bits in scales_l, 2 high bits in the uint16 scales_h)
+       // 8 sub-blocks of 32, each with a 6-bit scale
        KExpr ib = e / r.c(32), j = e % r.c(32);
-       KExpr lo = (r.byte(r.c(4) + ib / r.c(2)) >> ((ib % r.c(2)).cast(dtypes::int32) << 2)) & 15;
-       KExpr hi = (r.word(r.c(2)) >> (ib.cast(dtypes::int32) << 1)) & 3;
        KExpr q = (r.byte(r.c(8) + ib * r.c(16) + j % r.c(16)) >> ((j / r.c(16)).cast(dtypes::int32) << 2)) & 15;
-       return r.half(0) * f32((lo | (hi << 4)) - r.i(32)) * lut(r, q);
-     }},
+       return r.half(0) * f32(iq4xs_scale(r, ib)) * lut(r, q);
+     }, &kIQ4_XSBytes},
 };
 
 }  // namespace

@@ -48,7 +48,7 @@ struct Format {
   GGMLType type;
   int64_t group_elems;  // elements a decoder call covers: the block, or 32 for the plain float types
   int64_t group_bytes;
-  bool needs_lut;       // reads the IQ4 16-entry codebook
+  bool needs_lut;       // the float decode reads the IQ4 16-entry codebook (the byte form looks it up itself)
   Decoder decode;
   const ByteForm* bytes = nullptr;  // the byte form, for the formats meant to run on int8 dot products
 };

@@ -23,7 +23,8 @@ Int8Activation quantize_int8(const Tensor& x, int64_t group = 1);  // x: (T, col
 // roundf(v) for a float32 expression v with |v| < 2^31, as int32 (shared with the q8_0 KV cache's writer)
 KExpr round_half_away(const KExpr& v);
 
-// Whether w's format has a byte form (the integer formats; not the floats or the IQ4 codebooks).
+// Whether w's format has a byte form (the integer formats, the IQ4 codebooks through a byte table lookup; not the
+// floats).
 bool has_int8_product(const QuantMatrix& w);
 // y = x W^T with x quantized by quantize_int8 (once per ProductInput): (T, rows) float32. Below kTileTokens tokens
 // (decode) each weight word is decoded once for all T tokens and the lanes run along the block; from there on

@@ -4,10 +4,11 @@
 151936 (a SentencePiece-style list of placeholder pieces: the benchmarks feed token ids, not text).
 
 Weights are random blocks written directly in the quantized layout (no float matrix is ever built, so a 600 MB
-file takes seconds): Q8_0 = f16 scale + 32 int8; Q4_0 = f16 scale + 16 bytes of 4-bit values (offset 8). Scales
+file takes seconds): Q8_0 = f16 scale + 32 int8; Q4_0 = f16 scale + 16 bytes of 4-bit values (offset 8); IQ4_NL the
+same bytes, each nibble indexing the IQ4 codebook. Scales
 give each matrix entries of about 1/sqrt(fan-in), so activations stay O(1).
 
-usage: gen_qwen3_shaped.py OUT.gguf --wtype {Q8_0,Q4_0} [--seed N]
+usage: gen_qwen3_shaped.py OUT.gguf --wtype {Q8_0,Q4_0,IQ4_NL} [--seed N]
 """
 import argparse
 
@@ -21,7 +22,7 @@ D, FF, LAYERS, HEADS, KV, HD, VOCAB = 1024, 3072, 28, 16, 8, 128, 151936
 def blocks(rng, rows, cols, wtype):
     """(rows, cols) matrix as raw quantized bytes (rows, cols // 32 * block_bytes)."""
     nb = rows * cols // 32
-    scale = np.full((nb, 1), 1.7 / np.sqrt(cols) / (127 if wtype == "Q8_0" else 7), dtype=np.float16).view(np.uint8)
+    scale = np.full((nb, 1), 1.7 / np.sqrt(cols) / (7 if wtype == "Q4_0" else 127), dtype=np.float16).view(np.uint8)
     if wtype == "Q8_0":
         q = rng.integers(-127, 128, size=(nb, 32), dtype=np.int8).view(np.uint8)
     else:
@@ -32,7 +33,7 @@ def blocks(rng, rows, cols, wtype):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out")
-    ap.add_argument("--wtype", required=True, choices=["Q8_0", "Q4_0"])
+    ap.add_argument("--wtype", required=True, choices=["Q8_0", "Q4_0", "IQ4_NL"])  # IQ4_NL: Q4_0's block layout
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)

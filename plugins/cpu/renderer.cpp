@@ -26,8 +26,20 @@ bool host_has_vnni() {
   static const bool has = __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
   return has;
 }
+// LUT16 wherever there is pshufb (SSSE3: every x86-64 this runs on): the IQ4 codebooks' bytes, 16 or 64 at once.
+bool host_has_ssse3() {
+  static const bool has = __builtin_cpu_supports("ssse3");
+  return has;
+}
 uint64_t ops_of(uint32_t dtype) {
-  return sdk::standard_ops(dtype) | (dtype == TG_DTYPE_INT32 && host_has_vnni() ? op_bit(TG_KIR_DOT4) : 0);
+  if (dtype != TG_DTYPE_INT32) return sdk::standard_ops(dtype);
+  return sdk::standard_ops(dtype) | (host_has_vnni() ? op_bit(TG_KIR_DOT4) : 0) | (host_has_ssse3() ? op_bit(TG_KIR_LUT16) : 0);
+}
+// pshufb of 128, 256 or 512 bits for a LUT16 of 1, 4, 8 or 16 lanes (0 where the host has none): the table is
+// repeated in every 128-bit lane, as the instruction looks up within its lane; one lane uses lane 0 of 128 bits
+int pshufb_bits(uint32_t lanes) {
+  static const bool avx2 = __builtin_cpu_supports("avx2"), avx512bw = __builtin_cpu_supports("avx512bw");
+  return lanes == 1 || lanes == 4 ? 128 : lanes == 8 && avx2 ? 256 : lanes == 16 && avx512bw ? 512 : 0;
 }
 
 // DOT4 for lane counts the host's vpdpbusd does not cover: the definition, byte by byte.
@@ -36,6 +48,17 @@ const char* const kDot4Helper =
     "  unsigned int ua = (unsigned int)a, ub = (unsigned int)b, sum = (unsigned int)acc;\n"
     "  for (int i = 0; i < 32; i += 8) sum += (unsigned int)((int)((ua >> i) & 255u) * (int)(signed char)(ub >> i));\n"
     "  return (int32_t)sum;\n"
+    "}\n";
+// LUT16 for scalars and the lane counts pshufb does not cover: the definition, byte by byte.
+const char* const kLut16Helper =
+    "static inline int32_t tg_lut16(int32_t idx, int32_t t0, int32_t t1, int32_t t2, int32_t t3) {\n"
+    "  const unsigned int t[4] = {(unsigned int)t0, (unsigned int)t1, (unsigned int)t2, (unsigned int)t3};\n"
+    "  unsigned int out = 0;\n"
+    "  for (int i = 0; i < 32; i += 8) {\n"
+    "    unsigned int n = ((unsigned int)idx >> i) & 15u;\n"
+    "    out |= ((t[n >> 2] >> ((n & 3u) * 8u)) & 255u) << i;\n"
+    "  }\n"
+    "  return (int32_t)out;\n"
     "}\n";
 
 tg_renderer_caps cpu_caps() {
@@ -229,6 +252,10 @@ class CpuRenderer final : public sdk::CRenderer {
       use_helper("dot4", kDot4Helper);
       return "tg_dot4({0},{1},{2})";
     }
+    if (op == TG_KIR_LUT16) {
+      use_helper("lut16", kLut16Helper);
+      return "tg_lut16({0},{1},{2},{3},{4})";
+    }
     if (op == TG_KIR_IDIV || op == TG_KIR_MOD) {
       use_helper("div_" + name, division_helpers(type, name, sdk::is_signed_int(src_dtype)));
       return cat(op == TG_KIR_IDIV ? "tg_idiv_" : "tg_mod_", name, "({0},{1})");
@@ -257,6 +284,19 @@ class CpuRenderer final : public sdk::CRenderer {
     if (in.op == TG_KIR_DOT4 && (in.vcount == 4 || in.vcount == 8 || in.vcount == 16))
       return cat("((", type(in.dtype, in.vcount), ")__builtin_ia32_vpdpbusd", 32 * in.vcount, "(", srcs[0], ",", srcs[1], ",",
                  srcs[2], "))");
+    if (in.op == TG_KIR_LUT16 && pshufb_bits(in.vcount) && uniform_operands(i, 1, 5)) {
+      // a scalar (the tiled int8 product's weight words, broadcast afterwards) goes through lane 0 of a 4-lane one
+      const bool scalar = in.vcount == 1;
+      const uint32_t lanes = scalar ? 4 : in.vcount;
+      const int bits = pshufb_bits(in.vcount);
+      std::string table;  // the table's 4 words (lane 0 of operands 1..4), once per 128 bits
+      for (uint32_t lane = 0; lane < lanes; ++lane) table += cat(lane ? "," : "", scalar ? srcs[1 + lane % 4] : cat("(", srcs[1 + lane % 4], ")[0]"));
+      const std::string vec = type(in.dtype, lanes), bytes = cat("tg_bytes", bits / 8);
+      const std::string idx = scalar ? cat("(", vec, "){", srcs[0], "&0x0F0F0F0F,0,0,0}") : cat("(", srcs[0], "&0x0F0F0F0F)");
+      use_helper(bytes, cat("typedef char ", bytes, " __attribute__((ext_vector_type(", bits / 8, ")));\n"));
+      return cat("((", vec, ")__builtin_ia32_pshufb", bits, "((", bytes, ")(", vec, "){", table, "},(", bytes, ")", idx, "))",
+                 scalar ? "[0]" : "");
+    }
     const std::string tmpl = op_template(in.op, in.dtype, src_dtype);
     if (in.vcount == 1 || (whole & op_bit(in.op))) return sdk::fill(tmpl, srcs);
     std::vector<std::string> lanes;
@@ -267,6 +307,20 @@ class CpuRenderer final : public sdk::CRenderer {
       lanes.push_back(sdk::fill(tmpl, lane_srcs));
     }
     return vectorize(in.dtype, in.vcount, lanes);
+  }
+
+  // Whether operands [first, end) of instruction i hold one value in every lane (a scalar broadcast): pshufb
+  // looks LUT16's table up in a register shared by the lanes, so a table that differs per lane goes lane by lane.
+  bool uniform_operands(uint32_t i, uint32_t first, uint32_t end) const {
+    for (uint32_t j = first; j < end; ++j) {
+      const uint32_t v = src(i, j);
+      const tg_kir_inst& s = inst(v);
+      if (s.vcount == 1) continue;
+      if (s.op != TG_KIR_VECTORIZE) return false;
+      for (uint32_t lane = 1; lane < s.nsrc; ++lane)
+        if (src(v, lane) != src(v, 0)) return false;
+    }
+    return true;
   }
 
   // The kernels are compiled for this host, so the host's F16C decides whether half conversions are native.

@@ -1,6 +1,8 @@
 // Hand-written kernels at the UOp level, called on Tensors (the LLM's quantized kernels are written this way).
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,6 +68,9 @@ class KExpr {
   // acc + the sum over bytes i = 0..3 of (byte i of u, unsigned) * (byte i of s, signed), all int32, wrapping:
   // one instruction where the renderer has a byte dot product (x86 VNNI, dp4a), else shifts and multiplies
   static KExpr dot4(const KExpr& acc, const KExpr& u, const KExpr& s);
+  // byte i of the result = table[(byte i of idx) & 15], idx int32: one instruction where the renderer has a byte
+  // table lookup (x86 pshufb), else shifts, masks and selects
+  static KExpr lut16(const KExpr& idx, const std::array<uint8_t, 16>& table);
 };
 
 // The definition of a kernel. Buffers are the Tensor arguments in call order (outputs first, then inputs).

@@ -24,6 +24,24 @@ UOpPtr dot4_from_bytes(const UOpPtr& acc, const UOpPtr& a, const UOpPtr& b) {
   return sum;
 }
 
+// LUT16 on int32: per byte, its low nibble n picks the table word n / 4 (two levels of selects) and its byte n % 4
+// (a shift by a variable amount below the width), ORed into place.
+UOpPtr lut16_from_selects(const UOp& u) {
+  DType d = u.dtype;
+  const UOpPtr& idx = u.src[0];
+  UOpPtr out;
+  for (int64_t i = 0; i < 4; ++i) {
+    UOpPtr n = alu(Op::AND, alu(Op::SHR, idx, const_int(d, 8 * i)), const_int(d, 15));
+    UOpPtr lo = alu(Op::WHERE, alu(Op::CMPLT, n, const_int(d, 4)), u.src[1], u.src[2]);
+    UOpPtr hi = alu(Op::WHERE, alu(Op::CMPLT, n, const_int(d, 12)), u.src[3], u.src[4]);
+    UOpPtr word = alu(Op::WHERE, alu(Op::CMPLT, n, const_int(d, 8)), lo, hi);
+    UOpPtr entry = alu(Op::AND, alu(Op::SHR, word, alu(Op::SHL, alu(Op::AND, n, const_int(d, 3)), const_int(d, 3))), const_int(d, 255));
+    UOpPtr placed = alu(Op::SHL, entry, const_int(d, 8 * i));
+    out = out ? alu(Op::OR, out, placed) : placed;
+  }
+  return out;
+}
+
 }  // namespace
 
 UOpPtr decompose(const UOpPtr& u, const SupportsFn& supports) {
@@ -45,6 +63,7 @@ UOpPtr decompose(const UOpPtr& u, const SupportsFn& supports) {
     case Op::MULACC: return alu(Op::ADD, alu(Op::MUL, a, u->src[1]), u->src[2]);
     case Op::FMA: return alu(Op::ADD, alu(Op::MUL, a, u->src[1]), u->src[2]);  // a custom kernel's fma: two roundings
     case Op::DOT4: return dot4_from_bytes(a, u->src[1], u->src[2]);
+    case Op::LUT16: return lut16_from_selects(*u);
     case Op::MAX:
       if (d.is_float()) return nullptr;
       return alu(Op::WHERE, alu(Op::CMPLT, a, u->src[1]), u->src[1], a);

@@ -54,6 +54,7 @@ inline tg_kir_op kir_op(Op op) {
     case Op::MULACC: return TG_KIR_MULACC;
     case Op::FMA: return TG_KIR_FMA;
     case Op::DOT4: return TG_KIR_DOT4;
+    case Op::LUT16: return TG_KIR_LUT16;
     default: throw Error(std::string("tg: no KIR op for ") + op_name(op));
   }
 }

@@ -48,13 +48,15 @@ enum class Op : uint8_t {
   // ALU: ternary
   WHERE, MULACC, FMA,  // FMA: a*b+c rounded once; made only for renderers that take it
   DOT4,                // int32: src[0] + sum over bytes i of ubyte_i(src[1]) * sbyte_i(src[2]) (KIR's DOT4)
+  // ALU: five operands
+  LUT16,               // int32: byte i = entry (byte i of src[0]) & 15 of the 16 bytes of src[1..4] (KIR's LUT16)
   COUNT_,
 };
 
 inline constexpr bool is_unary(Op op) { return op >= Op::NEG && op <= Op::BITCAST; }
 inline constexpr bool is_binary(Op op) { return op >= Op::ADD && op <= Op::SHR; }
 inline constexpr bool is_ternary(Op op) { return op == Op::WHERE || op == Op::MULACC || op == Op::FMA || op == Op::DOT4; }
-inline constexpr bool is_alu(Op op) { return op >= Op::NEG && op <= Op::DOT4; }
+inline constexpr bool is_alu(Op op) { return op >= Op::NEG && op <= Op::LUT16; }
 inline constexpr bool is_movement(Op op) { return op >= Op::RESHAPE && op <= Op::PAD_VAR; }
 inline constexpr bool is_comparison(Op op) { return op == Op::CMPLT || op == Op::CMPNE || op == Op::CMPEQ; }
 inline constexpr bool is_commutative(Op op) {

@@ -18,7 +18,7 @@ const char* op_name(Op op) {
       "SHRINK_VAR", "PAD_VAR",
       "REDUCE_AXIS", "SINK", "PARAM", "DEFINE_VAR", "RANGE", "REDUCE", "LOAD", "STORE", "VECTORIZE", "GEP", "DEFINE_REG", "DEFINE_LOCAL", "END", "AFTER", "BARRIER", "CUSTOM", "CUSTOMI",
       "NEG", "EXP2", "LOG2", "SIN", "SQRT", "RECIP", "TRUNC", "CAST", "BITCAST", "ADD", "SUB", "MUL", "IDIV",
-      "MOD", "FDIV", "MAX", "CMPLT", "CMPNE", "CMPEQ", "AND", "OR", "XOR", "SHL", "SHR", "WHERE", "MULACC", "FMA", "DOT4"};
+      "MOD", "FDIV", "MAX", "CMPLT", "CMPNE", "CMPEQ", "AND", "OR", "XOR", "SHL", "SHR", "WHERE", "MULACC", "FMA", "DOT4", "LUT16"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(Op::COUNT_));
   return names[static_cast<int>(op)];
 }

@@ -83,6 +83,17 @@ KExpr KExpr::dot4(const KExpr& acc, const KExpr& u, const KExpr& s) {
   return KExpr(alu(Op::DOT4, acc.node, u.node, s.node));
 }
 
+KExpr KExpr::lut16(const KExpr& idx, const std::array<uint8_t, 16>& table) {
+  if (idx.dtype() != dtypes::int32) bad("lut16 indexes with an int32 word, got " + idx.dtype().name());
+  std::vector<UOpPtr> src{need(idx, "lut16 index")};
+  for (int w = 0; w < 4; ++w) {
+    uint32_t word = 0;
+    for (int b = 0; b < 4; ++b) word |= uint32_t{table[static_cast<size_t>(4 * w + b)]} << (8 * b);
+    src.push_back(const_int(dtypes::int32, static_cast<int32_t>(word)));
+  }
+  return KExpr(UOp::make(Op::LUT16, dtypes::int32, std::move(src)));
+}
+
 struct CustomKernel::Impl {
   std::string name;
   std::vector<UOpPtr> statements, global_ranges, local_ranges;

@@ -104,6 +104,20 @@ void alu_step(const Step& s, uint64_t* slots) {
     out[l] = to_raw(apply<OP, T>(from_raw<T>(a[l]), from_raw<T>(b[l]), from_raw<T>(c[l])));
 }
 
+// LUT16 (int32 only, the caps say so): byte i of the result is entry (byte i of operand 0) & 15 of the 16 bytes of
+// operands 1..4, entry j being byte j % 4 of operand 1 + j / 4.
+void lut16_step(const Step& s, uint64_t* slots) {
+  for (uint32_t l = 0; l < s.vcount; ++l) {
+    const auto word = [&](uint32_t j) { return static_cast<uint32_t>(slots[s.src[j] + l * s.src_step[j]]); };
+    uint32_t out = 0;
+    for (uint32_t i = 0; i < 32; i += 8) {
+      const uint32_t n = (word(0) >> i) & 15u;
+      out |= ((word(1 + n / 4) >> (8 * (n % 4))) & 255u) << i;
+    }
+    slots[s.dst + l] = to_raw(static_cast<int32_t>(out));
+  }
+}
+
 void where_step(const Step& s, uint64_t* slots) {
   const uint64_t* cond = slots + s.src[0];
   const uint64_t *a = slots + s.src[1], *b = slots + s.src[2];
@@ -148,6 +162,7 @@ StepFn alu_fn_for(uint32_t op) {
     case TG_KIR_MULACC: return &alu_step<TG_KIR_MULACC, T>;
     case TG_KIR_FMA: return &alu_step<TG_KIR_FMA, T>;
     case TG_KIR_DOT4: return &alu_step<TG_KIR_DOT4, T>;
+    case TG_KIR_LUT16: return &lut16_step;
     case TG_KIR_WHERE: return &where_step;
     case TG_KIR_PARAM:
     case TG_KIR_CONST:
@@ -474,7 +489,8 @@ class Decoder {
       case TG_KIR_WHERE:
       case TG_KIR_MULACC:
       case TG_KIR_FMA:
-      case TG_KIR_DOT4: return decode_alu(i);
+      case TG_KIR_DOT4:
+      case TG_KIR_LUT16: return decode_alu(i);
       case TG_KIR_OP_COUNT: break;
     }
     throw invalid(i, "unknown op");
@@ -694,7 +710,8 @@ void run_body(const Code& code, uint64_t* slots, const uint64_t* params, unsigne
       case TG_KIR_WHERE:
       case TG_KIR_MULACC:
       case TG_KIR_FMA:
-      case TG_KIR_DOT4: s.fn(s, slots); break;
+      case TG_KIR_DOT4:
+      case TG_KIR_LUT16: s.fn(s, slots); break;
     }
     ++pc;
   }

@@ -20,7 +20,8 @@ tg_renderer_caps interp_caps() {
   caps.struct_size = sizeof(caps);
   caps.dtypes = (1u << TG_DTYPE_COUNT) - 1;
   for (uint32_t d = 0; d < TG_DTYPE_COUNT; ++d) {
-    caps.ops[d] = ops_of(d) | (d == TG_DTYPE_INT32 ? op_bit(TG_KIR_DOT4) : 0);  // the reference for the byte dot
+    // the reference for the byte dot product and the byte table lookup
+    caps.ops[d] = ops_of(d) | (d == TG_DTYPE_INT32 ? op_bit(TG_KIR_DOT4) | op_bit(TG_KIR_LUT16) : 0);
     // bit n = n lanes. Bools stay scalar, as on the CPU.
     caps.vector_widths[d] = d == TG_DTYPE_BOOL ? 1u << 1 : (1u << 1) | (1u << 2) | (1u << 4) | (1u << 8) | (1u << 16);
   }

@@ -1,4 +1,4 @@
-/* tg plugin ABI v1.3: the plain C contract between the tg core and a device plugin.
+/* tg plugin ABI v1.4: the plain C contract between the tg core and a device plugin.
  *
  * Ownership, once: what a *_create call returns belongs to the caller, who releases it with the matching
  * *_destroy slot; what an accessor returns is borrowed and lives as long as the object it came from; a callee
@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define TG_ABI_VERSION_MAJOR 1u
-#define TG_ABI_VERSION_MINOR 3u
+#define TG_ABI_VERSION_MINOR 4u
 #define TG_ABI_OLDEST_MINOR 0u /* the oldest plugin minor this core still loads */
 #define TG_ABI_ENTRY_POINT "tg_plugin_get_api"
 
@@ -147,7 +147,12 @@ typedef enum tg_kir_op {
    * i = 0..3 of (byte i of src[1], unsigned) * (byte i of src[2], signed), wrapping (x86 VNNI's vpdpbusd, PTX's
    * dp4a.u32.s32). The core builds it from shifts, masks and multiplies for renderers that do not take it. */
   TG_KIR_DOT4 = 44,
-  TG_KIR_OP_COUNT = 45,
+  /* ABI 1.4: a 16-entry byte table lookup on int32 lanes, all five operands int32: byte i of the result is entry
+   * (byte i of src[0]) & 15 of the table, whose entry j is byte j % 4 of src[1 + j / 4] (x86's pshufb with the
+   * index masked to its low nibble, ARM's tbl). The core builds it from shifts, masks and selects for renderers that
+   * do not take it. */
+  TG_KIR_LUT16 = 45,
+  TG_KIR_OP_COUNT = 46,
 } tg_kir_op;
 
 typedef enum tg_special_kind {

@@ -386,6 +386,8 @@ TEST_F(CpuPlugin, EveryDeclaredOpCompilesAndRuns) {
           put(k.op(o, dtype, {cond, a, b}, vcount));
         } else if (o == TG_KIR_MULACC || o == TG_KIR_FMA || o == TG_KIR_DOT4) {
           put(k.op(o, dtype, {a, b, a}, vcount));
+        } else if (o == TG_KIR_LUT16) {
+          put(k.op(o, dtype, {a, b, a, b, a}, vcount));
         } else if (o >= TG_KIR_ADD) {
           if (o == TG_KIR_ADD) add_slot = slot;
           put(k.op(o, dtype, {a, b}, vcount));

@@ -3,6 +3,7 @@
 #include "tg/custom_kernel.hpp"
 #include "tg/device.hpp"
 
+#include <array>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -215,6 +216,43 @@ TEST(CustomKernel, Dot4AndPackedLoadsMatchTheirDefinition) {
       for (int q = 0; q < 4; ++q) want += int64_t{static_cast<uint8_t>(a >> (8 * q))} * static_cast<int8_t>(b >> (8 * q));
       ASSERT_EQ(got[i], want) << dev << " element " << i << " seed " << seed;
       ASSERT_EQ(half[i], bytes[i * 2 + 5] | bytes[i * 2 + 6] << 8) << dev << " element " << i << " seed " << seed;
+    }
+  }
+}
+
+// KExpr::lut16 against its definition computed here: pshufb on 4, 8 and 16 lanes and the helper on one lane on the
+// CPU, the interpreter's LUT16, the core's selects on a renderer without it (QCOM on PoCL, where present). Index
+// bytes have random high nibbles (ignored by definition).
+TEST(CustomKernel, Lut16MatchesItsDefinition) {
+  const int64_t n = 16 * 7 + 3;
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  std::array<uint8_t, 16> table;
+  for (auto& t : table) t = static_cast<uint8_t>(rng());
+  std::vector<int32_t> idx(n);
+  for (auto& v : idx) v = static_cast<int32_t>(rng());
+  CustomKernel k("lut16");
+  std::vector<KExpr> stores;
+  const int64_t widths[] = {16, 8, 4, 1};
+  for (int64_t wi = 0; wi < 4; ++wi) {  // output wi holds the table looked up in vectors of widths[wi] lanes
+    const int64_t w = widths[wi];
+    KExpr g = k.range(n / w, Axis::LOOP), l = k.range(w, Axis::UPCAST), e = g * w + l;
+    k.run(k.loop({k.store(k.buffer(static_cast<int>(wi), dtypes::int32), e, KExpr::lut16(k.load(k.buffer(4, dtypes::int32), e), table))}, {g, l}));
+  }
+  EXPECT_THROW(KExpr::lut16(k.load(k.buffer(4, dtypes::int32), k.constant(0, dtypes::int64)).cast(dtypes::int64), table), std::invalid_argument);
+  std::vector<std::string> devs{"CPU", "INTERP"};
+  for (const std::string& dev : available_devices())
+    if (dev.rfind("QCOM", 0) == 0) devs.push_back(dev);
+  for (const std::string& dev : devs) {
+    auto out = k({{{n}, dtypes::int32}, {{n}, dtypes::int32}, {{n}, dtypes::int32}, {{n}, dtypes::int32}},
+                 {Tensor::from_vector(idx, {n}, dtypes::int32, dev)});
+    for (int64_t wi = 0; wi < 4; ++wi) {
+      auto got = out[static_cast<size_t>(wi)].to_vector<int32_t>();
+      for (int64_t i = 0; i < n / widths[wi] * widths[wi]; ++i) {
+        uint32_t want = 0;
+        for (int b = 0; b < 4; ++b) want |= uint32_t{table[(static_cast<uint32_t>(idx[i]) >> (8 * b)) & 15]} << (8 * b);
+        ASSERT_EQ(static_cast<uint32_t>(got[i]), want) << dev << " " << widths[wi] << " lanes, element " << i << " seed " << seed;
+      }
     }
   }
 }

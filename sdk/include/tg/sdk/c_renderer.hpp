@@ -144,7 +144,8 @@ class CRenderer {
       case TG_KIR_WHERE: return "({0}?{1}:{2})";
       case TG_KIR_MULACC: return "(({0}*{1})+{2})";
       case TG_KIR_FMA: return "fma({0},{1},{2})";
-      case TG_KIR_DOT4:  // the renderers that take it name their instruction
+      case TG_KIR_DOT4:  // the renderers that take these name their instructions
+      case TG_KIR_LUT16:
       case TG_KIR_PARAM:
       case TG_KIR_CONST:
       case TG_KIR_SPECIAL:
@@ -578,7 +579,8 @@ class CRenderer {
       case TG_KIR_WHERE:
       case TG_KIR_MULACC:
       case TG_KIR_FMA:
-      case TG_KIR_DOT4: {
+      case TG_KIR_DOT4:
+      case TG_KIR_LUT16: {
         // Operands share the result's dtype and lanes, except a comparison's (its result is bool) and
         // WHERE's condition (bool, scalar or as wide as the result).
         const uint32_t src_dtype = alu_src_dtype(i);
