@@ -123,17 +123,31 @@ KExpr iq4xs_scale(const GroupReader& r, const KExpr& ib) {
   return (lo | (hi << 4)) - r.i(32);
 }
 
+// MXFP4: 32 e2m1 values (ggml's kvalues_mxfp4, doubled to integers) times the e8m0 scale at offset 0, halved as
+// ggml_e8m0_to_fp32_half: 2^(e - 128), or a subnormal for e < 2
+const int8_t kMXFP4[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+KExpr e8m0_half(const GroupReader& r) {
+  KExpr e = r.byte(0);
+  return KExpr::where(e < 2, r.i(0x00200000) << e, (e - 1) << 23).bitcast(dtypes::float32);
+}
+// a 16-entry byte table as lut16 takes it, each entry + `bias` (wrapping)
+template <class T>
+std::array<uint8_t, 16> byte_table(const T (&values)[16], int bias) {
+  std::array<uint8_t, 16> t{};
+  for (size_t i = 0; i < 16; ++i) t[i] = static_cast<uint8_t>(static_cast<int>(values[i]) + bias);
+  return t;
+}
+const std::array<uint8_t, 16> kMXFP4Signed = byte_table(kMXFP4, 0), kMXFP4Bytes = byte_table(kMXFP4, 128);
+// the codebook value of nibble n (int32) as float32: its table byte, sign-extended
+KExpr mxfp4_value(const KExpr& n) { return f32((KExpr::lut16(n, kMXFP4Signed) << 24) >> 24); }
+const ByteForm kMXFP4ByteForm{
+    [](const GroupReader& r, const KExpr&, const KExpr& j) { return KExpr::lut16(nibble_word(r, r.c(1), j), kMXFP4Bytes); },
+    [](const GroupReader& r, const KExpr&, int64_t) { return std::pair{e8m0_half(r), KExpr()}; }, 128};
+
 // IQ4_NL / IQ4_XS as bytes: each nibble picks its codebook value + 128 (unsigned) in one byte table lookup of the
 // nibble word (KExpr::lut16: pshufb on x86), the zero point 128 subtracted as Q8_0's
-const std::array<uint8_t, 16>& iq4_bytes() {
-  static const std::array<uint8_t, 16> table = [] {
-    std::array<uint8_t, 16> t{};
-    for (size_t i = 0; i < 16; ++i) t[i] = static_cast<uint8_t>(static_cast<int>(kIQ4[i]) + 128);
-    return t;
-  }();
-  return table;
-}
-KExpr iq4_word(const GroupReader& r, const KExpr& off, const KExpr& j) { return KExpr::lut16(nibble_word(r, off, j), iq4_bytes()); }
+const std::array<uint8_t, 16> kIQ4Bytes = byte_table(kIQ4, 128);
+KExpr iq4_word(const GroupReader& r, const KExpr& off, const KExpr& j) { return KExpr::lut16(nibble_word(r, off, j), kIQ4Bytes); }
 const ByteForm kIQ4_NLBytes{
     [](const GroupReader& r, const KExpr&, const KExpr& j) { return iq4_word(r, r.c(2), j); },
     [](const GroupReader& r, const KExpr&, int64_t) { return d_scale(r); }, 128};
@@ -195,6 +209,8 @@ const Format kFormats[] = {
        KExpr sc = r.sbyte(r.c(192) + n * r.c(8) + l / r.c(16) + qt * r.c(2));
        return r.half(208) * f32(sc * q);
      }, &kQ6_KBytes},
+    {GGMLType::MXFP4, 32, 17, false,
+     [](const GroupReader& r, const KExpr& e) { return e8m0_half(r) * mxfp4_value(nibble32(r, 1, e)); }, &kMXFP4ByteForm},
     {GGMLType::IQ4_NL, 32, 18, true,
      [](const GroupReader& r, const KExpr& e) { return r.half(0) * lut(r, nibble32(r, 2, e)); }, &kIQ4_NLBytes},
     {GGMLType::IQ4_XS, 256, 136, true,

@@ -254,7 +254,7 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--arch", required=True, choices=["llama", "qwen3", "gemma3"])
     ap.add_argument("--wtype", required=True, choices=["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1",
-                                                      "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS"])
+                                                      "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS", "MXFP4"])
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--tokens", default=None, help="prompt ids (default: 7 drawn from the seed)")
     ap.add_argument("--steps", type=int, default=32)

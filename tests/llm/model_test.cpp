@@ -42,7 +42,7 @@ constexpr int64_t kVocab = 300, kPrompt = 7, kSteps = 32, kMaxContext = 64;
 // with int8 activations; bound 0.1).
 double tolerance(const std::string& wtype, const std::string& kv = "f32") {
   bool int8 = false;
-  for (const char* t : {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS"}) int8 = int8 || wtype == t;
+  for (const char* t : {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS", "MXFP4"}) int8 = int8 || wtype == t;
   if (kv == "q8_0" || (int8 && kv == "f16")) return 1e-1;
   if (int8) return 5e-2;
   return kv == "f16" ? 1e-2 : 1e-3;
@@ -205,7 +205,7 @@ TEST_P(ModelVsReference, LogitsAndGreedyTokens) {
 }
 
 // About 1.5 s a case on 2 cores. K-quant matrices need 256-wide rows, so those cases are wider models (see
-// gen_synthetic_model.py's dims); the generator also writes F16, BF16, Q4_0, Q5_1, IQ4_NL and IQ4_XS.
+// gen_synthetic_model.py's dims); the generator also writes F16, BF16, Q4_0 and Q5_1.
 INSTANTIATE_TEST_SUITE_P(Synthetic, ModelVsReference,
                          ::testing::Values(Case{"llama", "F32", true}, Case{"llama", "Q8_0", false}, Case{"llama", "Q4_1", false},
                                            Case{"llama", "Q4_K", true}, Case{"qwen3", "Q8_0", false}, Case{"qwen3", "Q6_K", false},
@@ -213,7 +213,7 @@ INSTANTIATE_TEST_SUITE_P(Synthetic, ModelVsReference,
                                            Case{"gemma3", "Q8_0", false}, Case{"qwen3", "Q5_K", true},
                                            Case{"llama", "F32", true, "q8_0"}, Case{"gemma3", "Q5_0", false, "q8_0"},
                                            Case{"qwen3", "Q8_0", false, "f16"}, Case{"llama", "IQ4_NL", false},
-                                           Case{"qwen3", "IQ4_XS", true}),
+                                           Case{"qwen3", "IQ4_XS", true}, Case{"gemma3", "MXFP4", false}),
                          [](const auto& info) {
                            const std::string kv = info.param.kv;
                            return std::string(info.param.arch) + "_" + info.param.wtype + (kv == "f32" ? "" : "_kv_" + kv);

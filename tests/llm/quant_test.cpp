@@ -283,6 +283,17 @@ TEST(QuantBlocks, KnownValues) {
   for (int j = 0; j < 4; ++j) q5[2 + j] = 0xAA;
   v = dequantize(upload_matrix(as_tensor(GGMLType::Q5_0, q5, 1, 32), nullptr)).to_vector<float>();
   for (int e = 0; e < 32; ++e) EXPECT_EQ(v[e], e % 2 ? 0.0f : -16.0f) << e;
+  // MXFP4: e = 129 (scale 2^(129 - 128) = 2), nibbles as Q4_0's above; e2m1 codes, doubled: 0 1 2 3 4 6 8 12, then
+  // the same negated (code 8 is -0)
+  const float e2m1[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+  std::vector<uint8_t> mx(17);
+  mx[0] = 129;
+  for (int j = 0; j < 16; ++j) mx[1 + j] = static_cast<uint8_t>(((15 - j) << 4) | j);
+  v = dequantize(upload_matrix(as_tensor(GGMLType::MXFP4, mx, 1, 32), nullptr)).to_vector<float>();
+  for (int j = 0; j < 16; ++j) {
+    EXPECT_EQ(v[j], 2.0f * e2m1[j]) << j;
+    EXPECT_EQ(v[16 + j], 2.0f * e2m1[15 - j]) << 16 + j;
+  }
 }
 
 TEST(QuantErrors, UnsupportedTypesAndBadShapesAreNamed) {

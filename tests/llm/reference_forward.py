@@ -30,7 +30,7 @@ SUPPORTED = ("llama", "qwen3", "gemma3")
 # Products with weights in these formats take the activation rounded to 8 bits per 32 values (llama.cpp's
 # quantize_row_q8_0: its vec_dot_type for them; tg's int8 products the same); float weights take it as it is.
 _Q = gguf.GGMLQuantizationType
-INT8_ACTIVATION_TYPES = {_Q.Q8_0, _Q.Q4_0, _Q.Q4_1, _Q.Q5_0, _Q.Q5_1, _Q.Q4_K, _Q.Q5_K, _Q.Q6_K, _Q.IQ4_NL, _Q.IQ4_XS}
+INT8_ACTIVATION_TYPES = {_Q.Q8_0, _Q.Q4_0, _Q.Q4_1, _Q.Q5_0, _Q.Q5_1, _Q.Q4_K, _Q.Q5_K, _Q.Q6_K, _Q.IQ4_NL, _Q.IQ4_XS, _Q.MXFP4}
 
 
 def q8_round(x):
