@@ -21,15 +21,6 @@ namespace {
   throw Error("tg-llm: " + what + " has weight type " + type_name(t) + ", which tg cannot decode (supported: " + list + ")");
 }
 
-Tensor codebook(const std::string& device) {
-  return Tensor::from_vector(std::vector<float>(iq4_codebook(), iq4_codebook() + 16), {16}, device);
-}
-
-std::vector<Tensor> with_lut(const Format& f, std::vector<Tensor> inputs) {
-  if (f.needs_lut) inputs.push_back(codebook(inputs[0].device()));
-  return inputs;
-}
-
 // Weights are streamed once per token, and the hardware prefetcher falls behind on them: on Gemma 3 270M's
 // 262144 x 640 Q8_0 output head (2 threads) the matrix-vector product takes 18 ms as written and 10 ms when each
 // row first asks for the bytes kPrefetchBytes ahead of it (4 to 8 KiB measured best). A hint: renderers that do
@@ -140,7 +131,7 @@ Tensor qmatmul(const QuantMatrix& w, ProductInput& in) {
       e = run * 32 + lane;
     }
     loops.insert(loops.end(), {u, lane});
-    GroupReader rd{k, words, r * rw + b * f.group_bytes, f.needs_lut ? k.buffer(3, dtypes::float32) : KExpr()};
+    GroupReader rd{k, words, r * rw + b * f.group_bytes};
     KExpr wv = f.decode(rd, e);  // one decode for the U tokens
     KExpr xv = k.load(k.buffer(2, dtypes::float32), (tg * U + u) * cols + b * f.group_elems + e);
     KExpr slot = u * 32 + lane;
@@ -162,7 +153,7 @@ Tensor qmatmul(const QuantMatrix& w, ProductInput& in) {
     return k;
   });
   Tensor xp = Tp == T ? x : x.pad({{0, Tp - T}, {0, 0}});
-  Tensor y = k({{{Tp, rows}, dtypes::float32}}, with_lut(f, {w.words, xp}))[0];
+  Tensor y = k({{{Tp, rows}, dtypes::float32}}, {w.words, xp})[0];
   return Tp == T ? y : y.shrink({{0, T}, {0, rows}});
 }
 
@@ -196,8 +187,7 @@ Tensor gather_rows(const QuantMatrix& w, const Tensor* ids, int64_t row0, int64_
       ok = (k.constant(-1, dtypes::int64) < id) && (id < w.rows);
       row = KExpr::where(ok, id, k.constant(0, dtypes::int64));
     }
-    KExpr lut = f.needs_lut ? k.buffer(ids ? 3 : 2, dtypes::float32) : KExpr();
-    GroupReader rd{k, k.buffer(1, dtypes::uint8), row * rw + blk * f.group_bytes, lut};
+    GroupReader rd{k, k.buffer(1, dtypes::uint8), row * rw + blk * f.group_bytes};
     KExpr v = f.decode(rd, e);
     if (ids) v = KExpr::where(ok, v, k.constant(0, dtypes::float32));
     k.run(k.loop({k.store(k.buffer(0, dtypes::float32), t * cols + blk * f.group_elems + e, v)}, loops));
@@ -208,7 +198,7 @@ Tensor gather_rows(const QuantMatrix& w, const Tensor* ids, int64_t row0, int64_
   if (ids) in.push_back(*ids);
   std::vector<BoundVariable> vars;
   if (!ids) vars.push_back(first.bind(row0));
-  return k({{{T, cols}, dtypes::float32}}, with_lut(f, in), vars)[0];
+  return k({{{T, cols}, dtypes::float32}}, in, vars)[0];
 }
 
 }  // namespace

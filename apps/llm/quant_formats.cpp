@@ -41,7 +41,6 @@ KExpr k_scale(const GroupReader& r, const KExpr& is, bool min) {
   return KExpr::where(is < 4, lo, hi);
 }
 
-KExpr lut(const GroupReader& r, const KExpr& idx) { return r.k.load(r.lut, idx); }
 
 // ---- byte forms: 4 elements per int32 word, as unsigned bytes ----
 
@@ -114,7 +113,7 @@ const ByteForm kQ6_KBytes{
     },
     32, false, true};
 
-const float kIQ4[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+const int8_t kIQ4[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 // IQ4_XS: sub-block ib's 6-bit scale, 4 low bits in scales_l (offset 4), 2 high bits in the uint16 scales_h (2)
 KExpr iq4xs_scale(const GroupReader& r, const KExpr& ib) {
@@ -138,15 +137,15 @@ std::array<uint8_t, 16> byte_table(const T (&values)[16], int bias) {
   return t;
 }
 const std::array<uint8_t, 16> kMXFP4Signed = byte_table(kMXFP4, 0), kMXFP4Bytes = byte_table(kMXFP4, 128);
-// the codebook value of nibble n (int32) as float32: its table byte, sign-extended
-KExpr mxfp4_value(const KExpr& n) { return f32((KExpr::lut16(n, kMXFP4Signed) << 24) >> 24); }
+// codebook entry n (int32 in [0, 16)) of an int8 codebook, as float32: its table byte, sign-extended
+KExpr codebook_value(const KExpr& n, const std::array<uint8_t, 16>& table) { return f32((KExpr::lut16(n, table) << 24) >> 24); }
 const ByteForm kMXFP4ByteForm{
     [](const GroupReader& r, const KExpr&, const KExpr& j) { return KExpr::lut16(nibble_word(r, r.c(1), j), kMXFP4Bytes); },
     [](const GroupReader& r, const KExpr&, int64_t) { return std::pair{e8m0_half(r), KExpr()}; }, 128};
 
 // IQ4_NL / IQ4_XS as bytes: each nibble picks its codebook value + 128 (unsigned) in one byte table lookup of the
 // nibble word (KExpr::lut16: pshufb on x86), the zero point 128 subtracted as Q8_0's
-const std::array<uint8_t, 16> kIQ4Bytes = byte_table(kIQ4, 128);
+const std::array<uint8_t, 16> kIQ4Signed = byte_table(kIQ4, 0), kIQ4Bytes = byte_table(kIQ4, 128);
 KExpr iq4_word(const GroupReader& r, const KExpr& off, const KExpr& j) { return KExpr::lut16(nibble_word(r, off, j), kIQ4Bytes); }
 const ByteForm kIQ4_NLBytes{
     [](const GroupReader& r, const KExpr&, const KExpr& j) { return iq4_word(r, r.c(2), j); },
@@ -156,50 +155,50 @@ const ByteForm kIQ4_XSBytes{
     [](const GroupReader& r, const KExpr& sub, int64_t) { return std::pair{r.half(0) * f32(iq4xs_scale(r, sub)), KExpr()}; }, 128};
 
 const Format kFormats[] = {
-    {GGMLType::F32, 32, 128, false,
+    {GGMLType::F32, 32, 128,
      [](const GroupReader& r, const KExpr& e) {
        // unsigned: shifting into the sign bit of an int32 is undefined
        KExpr lo = r.word(e * r.c(4)).cast(dtypes::uint32), hi = r.word(e * r.c(4) + r.c(2)).cast(dtypes::uint32);
        return (lo | (hi << 16)).bitcast(dtypes::float32);
      }},
-    {GGMLType::F16, 32, 64, false,
+    {GGMLType::F16, 32, 64,
      [](const GroupReader& r, const KExpr& e) {
        return r.word(e * r.c(2)).cast(dtypes::uint16).bitcast(dtypes::float16).cast(dtypes::float32);
      }},
-    {GGMLType::BF16, 32, 64, false,
+    {GGMLType::BF16, 32, 64,
      [](const GroupReader& r, const KExpr& e) { return (r.word(e * r.c(2)).cast(dtypes::uint32) << 16).bitcast(dtypes::float32); }},
-    {GGMLType::Q8_0, 32, 34, false,
+    {GGMLType::Q8_0, 32, 34,
      [](const GroupReader& r, const KExpr& e) { return r.half(0) * f32(r.sbyte(r.c(2) + e)); }, &kQ8_0Bytes},
-    {GGMLType::Q4_0, 32, 18, false,
+    {GGMLType::Q4_0, 32, 18,
      [](const GroupReader& r, const KExpr& e) { return r.half(0) * f32(nibble32(r, 2, e) - r.i(8)); }, &kQ4_0Bytes},
-    {GGMLType::Q4_1, 32, 20, false,
+    {GGMLType::Q4_1, 32, 20,
      [](const GroupReader& r, const KExpr& e) { return r.half(0) * f32(nibble32(r, 4, e)) + r.half(2); }, &kQ4_1Bytes},
-    {GGMLType::Q5_0, 32, 22, false,
+    {GGMLType::Q5_0, 32, 22,
      [](const GroupReader& r, const KExpr& e) {
        // the fifth bit of element e is bit e of the 32-bit qh at offset 2 (one word per block, shared by the lanes)
        KExpr hb = ((r.u32(2) >> e.cast(dtypes::uint32)) & 1).cast(dtypes::int32);
        return r.half(0) * f32((nibble32(r, 6, e) | (hb << 4)) - r.i(16));
      }, &kQ5_0Bytes},
-    {GGMLType::Q5_1, 32, 24, false,
+    {GGMLType::Q5_1, 32, 24,
      [](const GroupReader& r, const KExpr& e) {
        KExpr hb = ((r.u32(4) >> e.cast(dtypes::uint32)) & 1).cast(dtypes::int32);
        return r.half(0) * f32(nibble32(r, 8, e) | (hb << 4)) + r.half(2);
      }, &kQ5_1Bytes},
-    {GGMLType::Q4_K, 256, 144, false,
+    {GGMLType::Q4_K, 256, 144,
      [](const GroupReader& r, const KExpr& e) {
        // 4 groups of 64: 32 bytes of qs each, low nibbles (sub-block 2g) then high nibbles (2g+1)
        KExpr g = e / r.c(64), hi = (e / r.c(32)) % r.c(2), l = e % r.c(32), is = e / r.c(32);
        KExpr q = (r.byte(r.c(16) + g * r.c(32) + l) >> (hi.cast(dtypes::int32) << 2)) & 15;
        return r.half(0) * f32(k_scale(r, is, false) * q) - r.half(2) * f32(k_scale(r, is, true));
      }, &kQ4_KBytes},
-    {GGMLType::Q5_K, 256, 176, false,
+    {GGMLType::Q5_K, 256, 176,
      [](const GroupReader& r, const KExpr& e) {
        KExpr g = e / r.c(64), hi = (e / r.c(32)) % r.c(2), l = e % r.c(32), is = e / r.c(32);
        KExpr q = (r.byte(r.c(48) + g * r.c(32) + l) >> (hi.cast(dtypes::int32) << 2)) & 15;
        KExpr hb = (r.byte(r.c(16) + l) >> is.cast(dtypes::int32)) & 1;
        return r.half(0) * f32(k_scale(r, is, false) * (q | (hb << 4))) - r.half(2) * f32(k_scale(r, is, true));
      }, &kQ5_KBytes},
-    {GGMLType::Q6_K, 256, 210, false,
+    {GGMLType::Q6_K, 256, 210,
      [](const GroupReader& r, const KExpr& e) {
        // two halves of 128; per half, quarter qt takes ql[l + 32 (qt&1)] nibble (qt>>1) and qh[l] bits 2qt..2qt+1
        KExpr n = e / r.c(128), qt = (e / r.c(32)) % r.c(4), l = e % r.c(32);
@@ -209,16 +208,16 @@ const Format kFormats[] = {
        KExpr sc = r.sbyte(r.c(192) + n * r.c(8) + l / r.c(16) + qt * r.c(2));
        return r.half(208) * f32(sc * q);
      }, &kQ6_KBytes},
-    {GGMLType::MXFP4, 32, 17, false,
-     [](const GroupReader& r, const KExpr& e) { return e8m0_half(r) * mxfp4_value(nibble32(r, 1, e)); }, &kMXFP4ByteForm},
-    {GGMLType::IQ4_NL, 32, 18, true,
-     [](const GroupReader& r, const KExpr& e) { return r.half(0) * lut(r, nibble32(r, 2, e)); }, &kIQ4_NLBytes},
-    {GGMLType::IQ4_XS, 256, 136, true,
+    {GGMLType::MXFP4, 32, 17,
+     [](const GroupReader& r, const KExpr& e) { return e8m0_half(r) * codebook_value(nibble32(r, 1, e), kMXFP4Signed); }, &kMXFP4ByteForm},
+    {GGMLType::IQ4_NL, 32, 18,
+     [](const GroupReader& r, const KExpr& e) { return r.half(0) * codebook_value(nibble32(r, 2, e), kIQ4Signed); }, &kIQ4_NLBytes},
+    {GGMLType::IQ4_XS, 256, 136,
      [](const GroupReader& r, const KExpr& e) {
        // 8 sub-blocks of 32, each with a 6-bit scale
        KExpr ib = e / r.c(32), j = e % r.c(32);
        KExpr q = (r.byte(r.c(8) + ib * r.c(16) + j % r.c(16)) >> ((j / r.c(16)).cast(dtypes::int32) << 2)) & 15;
-       return r.half(0) * f32(iq4xs_scale(r, ib)) * lut(r, q);
+       return r.half(0) * f32(iq4xs_scale(r, ib)) * codebook_value(q, kIQ4Signed);
      }, &kIQ4_XSBytes},
 };
 
@@ -230,6 +229,5 @@ const Format* find_format(GGMLType t) {
   return nullptr;
 }
 
-const float* iq4_codebook() { return kIQ4; }
 
 }  // namespace tg::llm

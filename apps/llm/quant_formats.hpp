@@ -15,7 +15,6 @@ struct GroupReader {
   CustomKernel& k;
   KExpr words;  // the uint8 weight buffer
   KExpr base;   // int64 index of the group's first byte
-  KExpr lut;    // float32 table of 16 entries (IQ4 formats), empty otherwise
 
   KExpr word(const KExpr& off) const;         // little-endian uint16 at a byte offset, as int32
   KExpr byte(const KExpr& off) const;         // unsigned byte at a byte offset, as int32 in [0, 255]
@@ -48,14 +47,11 @@ struct Format {
   GGMLType type;
   int64_t group_elems;  // elements a decoder call covers: the block, or 32 for the plain float types
   int64_t group_bytes;
-  bool needs_lut;       // the float decode reads the IQ4 16-entry codebook (the byte form looks it up itself)
   Decoder decode;
   const ByteForm* bytes = nullptr;  // the byte form, for the formats meant to run on int8 dot products
 };
 
 // The format of `t`, or nullptr when no decoder exists.
 const Format* find_format(GGMLType t);
-// The IQ4_NL / IQ4_XS codebook (ggml's kvalues_iq4nl).
-const float* iq4_codebook();
 
 }  // namespace tg::llm

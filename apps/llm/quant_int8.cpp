@@ -103,7 +103,7 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
     KExpr init = k.loop({k.store(acc, z, f32c(k, 0))}, {z});
     k.run(init);
     KExpr p = k.range(nb32, Axis::LOOP), blk = tg * nb32 + p, sub = p % c64(subs);
-    auto reader = [&](const KExpr& i) { return GroupReader{k, words, (ro * R + i) * rw + (p / c64(subs)) * f.group_bytes, KExpr()}; };
+    auto reader = [&](const KExpr& i) { return GroupReader{k, words, (ro * R + i) * rw + (p / c64(subs)) * f.group_bytes}; };
     auto qsum = [&](int64_t h, const KExpr& l) { return k.load(xs, (blk * 2 + h) * G + l); };
     // one statement over the tile: the value fn(i, l) stored into slot i * G + l of a register array
     auto over_tile = [&](const KExpr& reg, const std::function<KExpr(const KExpr& i, const KExpr& l)>& fn) {
@@ -183,7 +183,7 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
   // what is the same for the 8 lanes of a sub-block (its scales, the activation's scale) is computed once per
   // sub-block q and chosen per lane: lanes of one sub-block then share one scalar, broadcast
   auto sub_of = [&](const KExpr& q) { return (p * P + q) % c64(subs); };
-  auto reader = [&](const KExpr& q) { return GroupReader{k, words, r * rw + ((p * P + q) / c64(subs)) * f.group_bytes, KExpr()}; };
+  auto reader = [&](const KExpr& q) { return GroupReader{k, words, r * rw + ((p * P + q) / c64(subs)) * f.group_bytes}; };
   auto per_sub_block = [&](const std::function<KExpr(const KExpr& q)>& fn) {
     return P == 1 ? fn(c64(0)) : KExpr::where(jj < 8, fn(c64(0)), fn(c64(1)));
   };
