@@ -45,7 +45,7 @@ void Model::write_rows(Cache& cache, const Tensor& rows, const SeqPos& at) {
   KExpr t = k.range(T, Axis::GLOBAL), b = k.range(width / 32, Axis::GLOBAL), e = k.range(32, Axis::REDUCE);
   auto value = [&](const KExpr& i) { return k.load(in, t * width + b * 32 + i); };
   auto f32 = [&](double v) { return k.constant(v, dtypes::float32); };
-  KExpr d = k.reduce(KExpr::max(value(e), value(e) * f32(-1)), Reduce::MAX, {e}) / f32(127);
+  KExpr d = abs_max(k, value(e), e) / f32(127);
   KExpr inv = KExpr::where(d == f32(0), f32(0), f32(1) / d), i = k.range(32, Axis::LOOP);
   KExpr v = value(i) * inv;
   KExpr q = round_half_away(v).cast(dtypes::int8);

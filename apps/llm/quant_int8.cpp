@@ -25,6 +25,11 @@ KExpr round_half_away(const KExpr& v) {
   return t + (frac + frac).cast(dtypes::int32);
 }
 
+KExpr abs_max(CustomKernel& k, const KExpr& x, const KExpr& range) {
+  KExpr bits = x.bitcast(dtypes::int32) & 0x7FFFFFFF;
+  return k.reduce(bits, Reduce::MAX, {range}).bitcast(dtypes::float32);
+}
+
 namespace {
 
 // x * (1 / d) as quantize_row_q8_0 rounds it.
@@ -43,7 +48,7 @@ Int8Activation quantize_int8(const Tensor& x, int64_t group) {
     KExpr b = k.range(blocks, Axis::GLOBAL), xs = k.buffer(G > 1 ? 3 : 2, dtypes::float32);  // the outputs, then x
     auto value = [&](const KExpr& e) { return k.load(xs, b * 32 + e); };
     KExpr e = k.range(32, Axis::REDUCE);
-    KExpr amax = k.reduce(KExpr::max(value(e), value(e) * f32c(k, -1)), Reduce::MAX, {e});
+    KExpr amax = abs_max(k, value(e), e);
     KExpr d = amax / f32c(k, 127);
     KExpr inv = KExpr::where(d == f32c(k, 0), f32c(k, 0), f32c(k, 1) / d);
     // where block b's scale, words and sums go: in token order, or as lane t % G of group t / G

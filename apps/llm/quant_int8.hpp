@@ -22,6 +22,11 @@ struct Int8Activation {
 Int8Activation quantize_int8(const Tensor& x, int64_t group = 1);  // x: (T, cols) float32, cols a multiple of 32, T of group
 // roundf(v) for a float32 expression v with |v| < 2^31, as int32 (shared with the q8_0 KV cache's writer)
 KExpr round_half_away(const KExpr& v);
+// max |x| over a REDUCE range of a float32 expression x (the q8 scale's numerator): the sign bit cleared and the bits
+// compared as int32, which orders non-negative floats as the floats; exact, and one integer max per lane where a
+// float max must keep NaN semantics (a helper call per lane on the CPU): quantize_int8 of 512 x 1024 values 0.86 ->
+// 0.56 ms, of 512 x 3072 2.4 -> 1.8 ms
+KExpr abs_max(CustomKernel& k, const KExpr& x, const KExpr& range);
 
 // Whether w's format has a byte form (the integer formats, the IQ4 codebooks through a byte table lookup; not the
 // floats).
