@@ -71,7 +71,7 @@ Int8Activation quantize_int8(const Tensor& x, int64_t group) {
   });
   if (G == 1) {
     auto out = k({{{T, cols / 4}, dtypes::int32}, {{T, nb32}, dtypes::float32}}, {x});
-    return {out[0], out[1], out[1], 1};  // no sums in this layout: the field holds the scales, unread
+    return {out[0], out[1], std::nullopt, 1};
   }
   auto out = k({{{T / G, nb32, 8, G}, dtypes::int32}, {{T / G, nb32, G}, dtypes::float32}, {{T / G, nb32, 2, G}, dtypes::int32}}, {x});
   return {out[0], out[1], out[2], G};
@@ -147,7 +147,7 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
     k.parallel();
     return k;
   });
-  return k({{{T, rows}, dtypes::float32}}, {w.words, a.words, a.scale, a.sums})[0];
+  return k({{{T, rows}, dtypes::float32}}, {w.words, a.words, a.scale, *a.sums})[0];
 }
 
 }  // namespace

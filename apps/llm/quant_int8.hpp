@@ -3,6 +3,8 @@
 // accumulate in one DOT4 (vpdpbusd on x86 with VNNI; shifts and multiplies elsewhere, from the same kernel).
 #pragma once
 
+#include <optional>
+
 #include "quant.hpp"
 #include "tg/custom_kernel.hpp"
 
@@ -16,7 +18,7 @@ struct Int8Activation {
   Tensor words;  // (T, cols / 4) int32: 4 consecutive q as bytes, the first in the low byte;
                  // group G: (T / G, cols / 32, 8, G)
   Tensor scale;  // (T, cols / 32) float32: d; group G: (T / G, cols / 32, G)
-  Tensor sums;   // group G only: (T / G, cols / 32, 2, G) int32: the sums of q over each 16-value half of a block
+  std::optional<Tensor> sums;  // group G only: (T / G, cols / 32, 2, G) int32: the sums of q over each half-block
   int64_t group = 1;
 };
 Int8Activation quantize_int8(const Tensor& x, int64_t group = 1);  // x: (T, cols) float32, cols a multiple of 32, T of group

@@ -125,7 +125,8 @@ TEST(Int8Activation, GroupedLayoutHoldsTheSameValues) {
   ASSERT_EQ(a.group, G);
   auto words = a.words.to_vector<int32_t>();
   auto scales = a.scale.to_vector<float>();
-  auto sums = a.sums.to_vector<int32_t>();
+  ASSERT_TRUE(a.sums.has_value());
+  auto sums = a.sums->to_vector<int32_t>();
   for (int64_t t = 0; t < T; ++t)
     for (int64_t b = 0; b < nb; ++b) {
       const int64_t at = (t / G) * nb + b, lane = t % G;
