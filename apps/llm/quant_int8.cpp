@@ -154,6 +154,16 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
 
 namespace {
 
+// Rows per block of the argmax head: 64, or the largest power of two dividing the rows.
+int64_t argmax_block(int64_t rows) {
+  int64_t R = 64;
+  while (rows % R) R /= 2;
+  return R;
+}
+
+// x with zero rows appended up to Tp rows.
+Tensor padded(const Tensor& x, int64_t Tp) { return Tp == x.shape()[0] ? x : x.pad({{0, Tp - x.shape()[0]}, {0, 0}}); }
+
 // Per row and token: 8 int32 lanes per 32-value sub-block (word j of it each) take one DOT4, and one float FMA adds
 // them times the weight scale x the activation scale; two sub-blocks go together where their count is even (16
 // lanes, one 512-bit vpdpbusd: on Gemma 3 270M the Q8_0 output head 12.0 -> 8.7 ms a token, the Q5_0 products
@@ -167,10 +177,7 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
   const int64_t subs = f.group_elems / 32, nb32 = cols / 32, P = nb32 % 2 == 0 ? 2 : 1, L = 8 * P;
   CustomKernel k(std::string(argmax ? "qargmax_" : "qdot_") + type_traits(w.type).name);
   int64_t R = 1;  // rows in blocks of R with several token groups: their activations stay in L1 (as qmatmul)
-  if (argmax) {
-    R = 64;
-    while (rows % R) R /= 2;
-  }
+  if (argmax) R = argmax_block(rows);
   while (!argmax && Tp > U && R < 64 && rows % (R * 2) == 0 && rows / (R * 2) >= 16) R *= 2;
   KExpr ro = k.range(rows / R, Axis::GLOBAL), tg = k.range(Tp / U, Axis::GLOBAL), ri = k.range(R, argmax ? Axis::LOOP : Axis::GLOBAL);
   KExpr r = ro * R + ri;
@@ -239,8 +246,7 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
 int64_t token_group(int64_t T) { return T >= 16 ? 16 : T >= 8 ? 8 : T >= 4 ? 4 : T >= 2 ? 2 : 1; }
 
 const Int8Activation& ungrouped(ProductInput& in, int64_t Tp) {
-  const int64_t T = in.x.shape()[0];
-  if (!in.int8 || in.int8->group != 1) in.int8 = std::make_shared<Int8Activation>(quantize_int8(Tp == T ? in.x : in.x.pad({{0, Tp - T}, {0, 0}})));
+  if (!in.int8 || in.int8->group != 1) in.int8 = std::make_shared<Int8Activation>(quantize_int8(padded(in.x, Tp)));
   return *in.int8;
 }
 
@@ -253,7 +259,7 @@ Tensor int8_matmul(const QuantMatrix& w, ProductInput& in) {
   if (T >= kTileTokens) {
     const int64_t Tp = (T + kTileTokens - 1) / kTileTokens * kTileTokens;
     if (!in.int8 || in.int8->group != kTileTokens)
-      in.int8 = std::make_shared<Int8Activation>(quantize_int8(Tp == T ? in.x : in.x.pad({{0, Tp - T}, {0, 0}}), kTileTokens));
+      in.int8 = std::make_shared<Int8Activation>(quantize_int8(padded(in.x, Tp), kTileTokens));
     Tensor y = int8_tiled(w, f, *in.int8);
     return Tp == T ? y : y.shrink({{0, T}, {0, rows}});
   }
@@ -270,8 +276,7 @@ Tensor int8_argmax(const QuantMatrix& w, ProductInput& in) {
   if (!f.bytes || T >= kTileTokens) return int8_matmul(w, in).argmax(-1);
   const int64_t U = token_group(T), Tp = (T + U - 1) / U * U;
   const CustomKernel& k = cached({KernelKind::int8_argmax, w.type, w.rows, w.cols, Tp}, [&] { return row_products(w, f, Tp, U, true); });
-  int64_t R = 64;
-  while (w.rows % R) R /= 2;
+  const int64_t R = argmax_block(w.rows);
   const Int8Activation& a = ungrouped(in, Tp);
   auto best = k({{{Tp, w.rows / R}, dtypes::float32}, {{Tp, w.rows / R}, dtypes::int32}}, {w.words, a.words, a.scale});
   // the first block holding the largest value, then its row
