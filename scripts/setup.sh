@@ -16,6 +16,7 @@ packages=(
   libcpp-httplib-dev                                                  # tg-llm --serve: HTTP
   chromium chromium-driver tesseract-ocr tesseract-ocr-eng            # the chat page's browser test (and OCR of its screenshot)
   pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo # QCOM plugin runs on PoCL
+  qemu-user-static                                                    # DSP plugin's mock runs Hexagon code
 )
 
 missing=()

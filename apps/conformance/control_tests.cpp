@@ -45,7 +45,7 @@ void work_item_ids() {
   Buffer bout(std::vector<int32_t>(n, -1)), bin(input);
   kernel.launch({bout.addr(), bin.addr()}, {{n, 1, 1}, {1, 1, 1}});
   const std::string diff = first_mismatch(bout.read_as<int32_t>(), want, "out");
-  if (!diff.empty()) kernel.fail("out[g] = in[g]*3 + g over global [1000,1,1]: " + diff);
+  if (!diff.empty()) kernel.fail(wrote_nothing(bout.read(), 0xFF) + "out[g] = in[g]*3 + g over global [1000,1,1]: " + diff);
 }
 
 // A gated LOAD reads 0 (and must not touch memory: `in` has 5 elements for 8 work-items); a gated STORE writes

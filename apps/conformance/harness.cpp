@@ -2,6 +2,8 @@
 // buffers, and Kernel (render -> compile -> load -> launch) with failure messages that carry KIR and source.
 #include "harness.hpp"
 
+#include <cstdio>
+
 #include <dlfcn.h>
 
 #include <sstream>
@@ -224,6 +226,15 @@ std::string Kernel::dump() const {
 }
 
 void Kernel::fail(const std::string& what) const { throw Failure(what + "\n" + dump()); }
+
+std::string wrote_nothing(const std::vector<unsigned char>& got, unsigned char fill) {
+  for (unsigned char byte : got)
+    if (byte != fill) return "";
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned>(fill));
+  return cat("the kernel wrote nothing: all ", got.size(), " output bytes still hold their fill ", hex,
+             " (did hwqueue_exec run it? control.work_item_ids checks a plain launch); ");
+}
 
 const char* tier_name(Tier tier) {
   switch (tier) {

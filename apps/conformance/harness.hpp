@@ -3,7 +3,7 @@
 // compile, load, launch, with the KIR and source in its failure messages) and the test registry.
 #pragma once
 
-#include "kir.hpp"
+#include <tg/sdk/kir_builder.hpp>
 
 #include <tg/plugin_abi.h>
 
@@ -17,6 +17,9 @@
 namespace tg::conformance {
 
 using sdk::cat;
+using sdk::dump_kir;
+using sdk::Kir;
+using sdk::pack_args;
 
 // A test's verdicts, thrown out of its body.
 struct Failure : std::runtime_error {
@@ -142,6 +145,10 @@ class Kernel {
   tg_program program_ = nullptr;
 };
 
+// "" unless every byte of an output buffer still holds the byte it was filled with before the launch; then a hint
+// that opens the failure message: the kernel wrote nothing, so the op is not what failed.
+std::string wrote_nothing(const std::vector<unsigned char>& got, unsigned char fill);
+
 // The rendered source, at most `max_lines` lines of it, indented for a failure message.
 std::string excerpt(const std::string& source, size_t max_lines = 60);
 
@@ -163,6 +170,7 @@ void add_memory_tests(Tests& tests);
 void add_op_tests(Tests& tests);
 void add_param_tests(Tests& tests);
 void add_control_tests(Tests& tests);
+void add_semantics_tests(Tests& tests);
 void add_queue_tests(Tests& tests);
 void add_compile_tests(Tests& tests);
 void add_device_tests(Tests& tests);

@@ -1,7 +1,7 @@
 // tg-conformance: runs the standard plugin battery against any plugin file and prints a GoogleTest-style
 // summary; `--json` also writes a report with the results per tier (core, queues, multi-device).
 //
-//   tg-conformance <path/to/plugin.so> [--device N] [--json report.json] [--filter PATTERN] [--list]
+//   tg-conformance <path/to/plugin.so> [--device N] [--json report.json] [--filter PATTERN] [--timeout S] [--list]
 //
 // It needs only the C ABI, the SDK headers and dlopen, so it checks a plugin built anywhere, out of tree too.
 #include "harness.hpp"
@@ -21,15 +21,20 @@ namespace tgc = tg::conformance;
 
 namespace {
 
-constexpr unsigned kTestTimeoutSeconds = 300;  // per test: a hung plugin call fails the run instead of hanging it
+// Per test: a hung plugin call fails the run instead of hanging it (--timeout changes it).
+unsigned g_timeout_seconds = 300;
 
 const char* const kUsage =
-    "usage: tg-conformance <path/to/plugin.so> [--device N] [--json report.json] [--filter PATTERN] [--list]\n"
+    "usage: tg-conformance <path/to/plugin.so> [--device N] [--json report.json] [--filter PATTERN] [--timeout S]\n"
+    "                      [--list]\n"
     "  --device N        run on device N of the plugin (default 0)\n"
     "  --json FILE       also write a JSON report (tiers: core, queues, multi-device)\n"
     "  --filter PATTERN  run only tests whose name matches: globs separated by ':', then optionally '-' and\n"
     "                    globs to exclude (GoogleTest syntax), e.g. 'ops.*:memory.*-ops.CAST.*'\n"
-    "  --list            print the tests that would run, and exit\n";
+    "  --timeout S       fail a test (and end the run) when it takes over S seconds (default 300)\n"
+    "  --list            print the tests that would run, and exit\n"
+    "Order: the ABI rules, memory (copies), work-item and control flow, semantics, then the op battery: a plugin\n"
+    "whose kernels never run fails one early test that says so instead of every op.\n";
 
 // GoogleTest's filter syntax: positive globs, then '-' and negative globs, each list separated by ':'.
 bool matches_filter(const std::string& name, const std::string& filter) {
@@ -53,17 +58,22 @@ bool matches_filter(const std::string& name, const std::string& filter) {
 // ending anyway and a message beats a bare "Segmentation fault".
 tgc::Report* g_report = nullptr;
 const tgc::Test* volatile g_running_test = nullptr;
+std::chrono::steady_clock::time_point g_test_start;
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
 
 void on_fatal_signal(int sig) {
   const char* call = tgc::current_call;
   const tgc::Test* test = g_running_test;
-  const std::string what = tgc::cat(sig == SIGALRM ? tgc::cat("timed out after ", kTestTimeoutSeconds, " s") : strsignal(sig),
+  const std::string what = tgc::cat(sig == SIGALRM ? tgc::cat("timed out after ", g_timeout_seconds, " s (--timeout)") : strsignal(sig),
                                     call ? tgc::cat(" in ", call) : " outside any ABI call",
                                     "; the remaining tests did not run");
   if (g_report == nullptr || test == nullptr) {
     std::fprintf(stdout, "[  FAILED  ] (setup): %s\n", what.c_str());
   } else {
-    g_report->add({test->name, test->tier, tgc::Outcome::Failed, what, 0});
+    g_report->add({test->name, test->tier, tgc::Outcome::Failed, what, ms_since(g_test_start)});
     g_report->print_summary();
     g_report->write_json();
   }
@@ -99,6 +109,15 @@ int main(int argc, char** argv) {
       json = value();
     } else if (arg == "--filter") {
       filter = value();
+    } else if (arg == "--timeout") {
+      const std::string v = value();
+      char* end = nullptr;
+      const unsigned long n = std::strtoul(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n == 0 || n > 86400) {
+        std::cerr << "tg-conformance: --timeout " << v << " is not a number of seconds from 1 to 86400\n";
+        return 64;
+      }
+      g_timeout_seconds = static_cast<unsigned>(n);
     } else if (arg == "--list") {
       list = true;
     } else if (arg == "-h" || arg == "--help") {
@@ -123,13 +142,16 @@ int main(int argc, char** argv) {
   g_report = &report;
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGALRM}) signal(sig, on_fatal_signal);
 
-  // ABI tests first: they need only the file. The rest open the session, and the op battery reads its caps.
+  // ABI tests first: they need only the file. The rest open the session, and the op battery reads its caps. The
+  // tiers a plugin needs before anything else can pass come first: copies, then a plain launch
+  // (control.work_item_ids), then the semantics every kernel leans on.
   tgc::Tests tests;
   tgc::add_abi_tests(tests);
   tgc::add_memory_tests(tests);
-  tgc::add_op_tests(tests);
-  tgc::add_param_tests(tests);
   tgc::add_control_tests(tests);
+  tgc::add_semantics_tests(tests);
+  tgc::add_param_tests(tests);
+  tgc::add_op_tests(tests);
   tgc::add_compile_tests(tests);
   tgc::add_queue_tests(tests);
   tgc::add_device_tests(tests);
@@ -146,10 +168,10 @@ int main(int argc, char** argv) {
   for (const tgc::Test* t : selected) {
     g_running_test = t;
     std::cout << "[ RUN      ] " << t->name << std::endl;
-    const auto start = std::chrono::steady_clock::now();
+    g_test_start = std::chrono::steady_clock::now();
     tgc::Outcome outcome = tgc::Outcome::Passed;
     std::string message;
-    alarm(kTestTimeoutSeconds);
+    alarm(g_timeout_seconds);
     try {
       t->body();
     } catch (const tgc::Skip& e) {
@@ -160,9 +182,7 @@ int main(int argc, char** argv) {
       outcome = tgc::Outcome::Failed, message = tgc::cat("unexpected exception in the harness: ", e.what());
     }
     alarm(0);
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    report.add({t->name, t->tier, outcome, message, ms});
+    report.add({t->name, t->tier, outcome, message, ms_since(g_test_start)});
     g_running_test = nullptr;
   }
   report.print_summary();

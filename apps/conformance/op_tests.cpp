@@ -264,7 +264,7 @@ void run_case(const OpCase& c) {
   if (wrong == 0) return;
   std::string tested;
   for (uint32_t w : widths) tested += cat(tested.empty() ? "" : ", ", w);
-  kernel.fail(cat(wrong, " wrong ", op_name(c.op), " results (", dtype_name(c.src), " -> ", dtype_name(c.dst),
+  kernel.fail(cat(wrote_nothing(got, 0xCD), wrong, " wrong ", op_name(c.op), " results (", dtype_name(c.src), " -> ", dtype_name(c.dst),
                   ", rule: ", rule_of(c.op, c.src, c.dst), "; lane counts tested: ", tested,
                   ") after hwqueue_exec; the first ones:\n", report));
 }

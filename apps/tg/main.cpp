@@ -13,9 +13,9 @@ int run_render(int argc, char** argv);
 
 namespace {
 
-// Every plugin file with its verdict; --explain adds the directories searched.
+// Every plugin file and standard device in one table; --explain: file by file, with the directories searched.
 int run_devices(bool explain) {
-  std::cout << tg::explain_devices(explain);
+  std::cout << (explain ? tg::explain_devices(true) : tg::device_table());
   try {
     std::cout << "default device: " << tg::default_device() << "\n";
   } catch (const std::exception& e) {
@@ -28,11 +28,11 @@ int run_devices(bool explain) {
 void usage(std::ostream& os) {
   os << "usage: tg <command> [options]\n"
         "commands:\n"
-        "  devices   list plugin files found with their verdicts: loaded (ABI, devices), lost to another file,\n"
-        "            ABI out of range, missing library, refused\n"
+        "  devices   one table of the plugins found and the six standard devices: ready (with the devices), no device\n"
+        "            (and why), shadowed by another file, failed (ABI out of range, refused, ...), not found\n"
         "  demo      run a small MLP forward + softmax on the default device (DEV=...), print kernels and times\n"
         "  render    print what a device's renderer makes of an example program: tg render --dev CPU matmul\n"
-        "  devices --explain (or DEV=?)  the same, with the directories searched\n"
+        "  devices --explain (or DEV=?)  file by file, with the directories searched\n"
         "environment: DEV=<DEVICE>[:<index>], DEBUG=1..5, TG_PLUGIN_PATH, CPU_COUNT, PARALLEL_COMPILE\n";
 }
 

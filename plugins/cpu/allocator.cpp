@@ -1,5 +1,5 @@
-// The CPU plugin's Allocator: 64-byte aligned host memory, so a buffer's device address is a host pointer, and
-// bounds-checked copies in and out.
+// The CPU plugin's Allocator: 64-byte aligned host memory, so a buffer's device address is a host pointer; large
+// buffers are mappings of their own. The bounds-checked copies in and out are the SDK's (tg/sdk/host_allocator.hpp).
 #include "cpu_plugin.hpp"
 
 #include <sys/mman.h>
@@ -62,7 +62,7 @@ class MappedBuffers {
   size_t cached_ = 0;
 };
 
-tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer) {
+tg_status_t AllocatorSlots::alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer) noexcept {
   return sdk::guard("cpu allocator_alloc", [&] {
     sdk::require(out_buffer, "out_buffer");
     const std::shared_ptr<Device> dev = device_of(device);
@@ -84,32 +84,13 @@ tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out
   });
 }
 
-void allocator_free(tg_device device, const tg_buffer_desc* buffer) {
+void AllocatorSlots::free(tg_device device, const tg_buffer_desc* buffer) noexcept {
   sdk::guard_void("cpu allocator_free", [&] {
     if (buffer == nullptr || buffer->handle == nullptr) return;
     if (buffer->size >= kMappedFrom)
       MappedBuffers::get().give(buffer->handle, MappedBuffers::length(buffer->size));
     else
       ::operator delete (buffer->handle, std::align_val_t{kAlignment});
-  });
-}
-
-tg_status_t allocator_copy_in(tg_device device, const tg_buffer_desc* dst, uint64_t offset, const void* src,
-                              uint64_t size) {
-  return sdk::guard("cpu allocator_copy_in", [&] {
-    device_of(device);
-    sdk::check_range(*sdk::require(dst, "dst"), offset, size, "copy_in");
-    if (size == 0) return;
-    std::memcpy(reinterpret_cast<char*>(dst->addr) + offset, sdk::require(src, "src"), size);
-  });
-}
-
-tg_status_t allocator_copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset, uint64_t size) {
-  return sdk::guard("cpu allocator_copy_out", [&] {
-    device_of(device);
-    sdk::check_range(*sdk::require(src, "src"), offset, size, "copy_out");
-    if (size == 0) return;
-    std::memcpy(sdk::require(dst, "dst"), reinterpret_cast<const char*>(src->addr) + offset, size);
   });
 }
 

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <tg/plugin_abi.h>
+#include <tg/sdk/host_allocator.hpp>
 #include <tg/sdk/host_queue.hpp>
 #include <tg/sdk/plugin_slots.hpp>
+#include <tg/sdk/program_signature.hpp>
+#include <tg/sdk/shared_object.hpp>
 #include <tg/sdk/status.hpp>
 
 #include <oneapi/tbb/task_arena.h>
@@ -15,6 +18,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+struct tg_program_s;
 
 namespace tg::cpu {
 
@@ -38,14 +43,11 @@ struct Device {
 // program handle and by queues that recorded an exec of it, so the code lives until the last use runs.
 struct Program {
   std::shared_ptr<Device> device;
-  void* library = nullptr;  // the dlopen handle of the kernel's shared object; closed in the destructor
-  KernelFn fn = nullptr;
   std::string kernel_name;
-  std::vector<std::string> param_names;  // storage for params[].name
-  std::vector<tg_kir_param> params;
+  sdk::Signature signature;                  // a checked copy, laid out
+  std::unique_ptr<sdk::SharedObject> code;   // the kernel's shared object, unmapped with the program
+  KernelFn fn = nullptr;
   size_t args_size = 0;  // bytes of the packed argument blob (tg_param_layout)
-
-  ~Program();
 };
 
 // Runs work-items [0, count) of `fn`: inline for one item or one thread, else one contiguous chunk per thread.
@@ -62,18 +64,26 @@ struct CompilerHooks;
 using RendererSlots = sdk::RendererSlots<RendererHooks>;  // the table's renderer_* slots
 using CompilerSlots = sdk::CompilerSlots<CompilerHooks>;  // the table's compiler_* slots and blob_free
 
-// allocator.cpp
-tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer);
-void allocator_free(tg_device device, const tg_buffer_desc* buffer);
-tg_status_t allocator_copy_in(tg_device device, const tg_buffer_desc* dst, uint64_t offset, const void* src,
-                              uint64_t size);
-tg_status_t allocator_copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset, uint64_t size);
+// allocator.cpp: the SDK's host allocator, with allocations of its own (large buffers are their own mappings,
+// returned to the system when freed); copies are the SDK's
+struct AllocatorHooks {
+  using Device = cpu::Device;
+  static constexpr std::string_view plugin = "cpu";
+  static std::shared_ptr<Device> device_of(tg_device device) { return cpu::device_of(device); }
+};
+struct AllocatorSlots : sdk::HostAllocatorSlots<AllocatorHooks> {
+  static tg_status_t alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer) noexcept;
+  static void free(tg_device device, const tg_buffer_desc* buffer) noexcept;
+};
 
-// program.cpp
-tg_status_t program_create(tg_device device, const void* blob, size_t size, const char* kernel_name,
-                           const tg_kir_param* params, uint32_t nparams, tg_program* out_program);
-void program_destroy(tg_program program);
-std::shared_ptr<Program> program_of(tg_program program);  // throws on NULL
+// program.cpp: a checked signature in, a loaded shared object out
+struct ProgramHooks {
+  using Program = cpu::Program;
+  static constexpr std::string_view plugin = "cpu";
+  static std::shared_ptr<Program> load(tg_device device, const void* blob, size_t size, const char* kernel_name,
+                                       sdk::Signature signature);
+};
+using ProgramSlots = sdk::ProgramSlots<ProgramHooks, tg_program_s>;  // the table's program_* slots
 
 // hwqueue.cpp: the SDK's host queue, told how this plugin finds its objects and runs one exec
 struct QueueHooks {
@@ -83,7 +93,7 @@ struct QueueHooks {
   static constexpr std::string_view plugin = "cpu";
   static constexpr std::string_view device_label = "the CPU";
   static std::shared_ptr<Device> device_of(tg_device device) { return cpu::device_of(device); }
-  static std::shared_ptr<Program> program_of(tg_program program) { return cpu::program_of(program); }
+  static std::shared_ptr<Program> program_of(tg_program program) { return ProgramSlots::of(program); }
   static void run(Device& device, const Program& program, const unsigned char* args, uint64_t count);
 };
 using QueueSlots = sdk::HostQueueSlots<tg_hwqueue_s>;  // the table's hwqueue_* slots

@@ -2,6 +2,7 @@
 // per kernel that runs a contiguous range of work-items; and the capabilities that tell the core what it takes.
 #include "cpu_plugin.hpp"
 
+#include <tg/sdk/c11_renderer.hpp>
 #include <tg/sdk/c_renderer.hpp>
 #include <tg/sdk/plugin.hpp>
 
@@ -85,41 +86,18 @@ tg_renderer_caps cpu_caps() {
 
 // Helper functions the kernels may call, emitted into the preamble only when used.
 
-// float16/bfloat16 conversions done with integer ops: exact round-to-nearest-even from double (so every source
-// type rounds once), NaN stays NaN, and no compiler-rt call is needed (libgcc has no __truncsfbf2 to resolve).
-const char* const kHalfHelpers =
-    R"(/* d rounded to nearest even in a binary float with ebits exponent and mbits mantissa bits: its bits */
-static inline unsigned int tg_round_small_float(double d, int ebits, int mbits) {
-  unsigned long long b = __builtin_bit_cast(unsigned long long, d), man = b & 0xfffffffffffffULL;
-  unsigned int sign = (unsigned int)(b >> 63) << (ebits + mbits), emax = (1u << ebits) - 1u;
-  int exp = (int)((b >> 52) & 0x7ff), e = exp - 1023 + (1 << (ebits - 1)) - 1;
-  if (exp == 0x7ff) /* inf, or a quiet NaN keeping the top of the payload */
-    return sign | (emax << mbits) | (man ? (1u << (mbits - 1)) | (unsigned int)(man >> (52 - mbits)) : 0u);
-  if (e >= (int)emax) return sign | (emax << mbits); /* overflow: inf */
-  unsigned long long m = man | (1ULL << 52);
-  int shift = 52 - mbits + (e <= 0 ? 1 - e : 0); /* bits to drop; subnormal results drop more */
-  if (shift > 54) return sign; /* below half the smallest subnormal */
-  unsigned int q = e <= 0 ? (unsigned int)(m >> shift)
-                          : ((unsigned int)e << mbits) | (unsigned int)((m >> shift) & ((1u << mbits) - 1u));
-  unsigned long long rem = m & ((1ULL << shift) - 1ULL), half_ulp = 1ULL << (shift - 1);
-  if (rem > half_ulp || (rem == half_ulp && (q & 1u))) q += 1u; /* a carry into the exponent is right */
-  return sign | q;
-}
-static inline half tg_to_half(double d) {
+// float16/bfloat16 conversions done with integer ops (the SDK's C11 helpers): exact round-to-nearest-even from double
+// (so every source type rounds once), NaN stays NaN, and no compiler-rt call is needed (libgcc has no __truncsfbf2 to
+// resolve). The CPU's half/bfloat16 are native types (_Float16, __bf16) holding those bits.
+const std::string kHalfHelpers = std::string(sdk::kSmallFloatHelpersC) +
+    R"(static inline half tg_to_half(double d) {
   return __builtin_bit_cast(half, (unsigned short)tg_round_small_float(d, 5, 10));
 }
 static inline bfloat16 tg_to_bf16(double d) {
   return __builtin_bit_cast(bfloat16, (unsigned short)tg_round_small_float(d, 8, 7));
 }
-static inline float tg_half_to_float(half h) {
-  unsigned int b = __builtin_bit_cast(unsigned short, h), sign = (b & 0x8000u) << 16;
-  unsigned int exp = (b >> 10) & 0x1fu, man = b & 0x3ffu;
-  if (exp == 0) return (sign ? -1.0f : 1.0f) * ((float)man * 0x1p-24f); /* zero or subnormal: exact */
-  return __builtin_bit_cast(float, sign | (exp == 0x1fu ? 0x7f800000u : (exp + 112u) << 23) | (man << 13));
-}
-static inline float tg_bf16_to_float(bfloat16 h) {
-  return __builtin_bit_cast(float, (unsigned int)__builtin_bit_cast(unsigned short, h) << 16);
-}
+static inline float tg_half_to_float(half h) { return tg_f16_bits_to_float(__builtin_bit_cast(unsigned short, h)); }
+static inline float tg_bf16_to_float(bfloat16 h) { return tg_bf16_bits_to_float(__builtin_bit_cast(unsigned short, h)); }
 )";
 
 // IDIV/MOD: dividing by zero gives 0 and INT_MIN / -1 wraps, where C would trap. The core guards zero divisors,

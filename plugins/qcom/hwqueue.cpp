@@ -63,9 +63,9 @@ cl_int event_status(cl_event event) {
 // Arguments from the packed blob: a buffer's 8 bytes are its cl_mem (an image parameter's, its image view's, made
 // current on `queue`); a variable is passed at its own size.
 void set_args(const Program& program, const unsigned char* args, cl_command_queue queue) {
-  for (size_t p = 0; p < program.params.size(); ++p) {
-    const tg_kir_param& param = program.params[p];
-    const unsigned char* at = args + program.offsets[p];
+  for (size_t p = 0; p < program.signature.size(); ++p) {
+    const tg_kir_param& param = program.signature.params()[p];
+    const unsigned char* at = args + program.signature.offsets()[p];
     cl_int err;
     if (param.kind != TG_PARAM_VAR) {
       uint64_t addr = 0;
@@ -140,7 +140,7 @@ void finish_live_queues() {
 
 }  // namespace
 
-tg_status_t hwqueue_create(tg_device device, tg_hwqueue* out_queue) {
+tg_status_t QueueSlots::create(tg_device device, tg_hwqueue* out_queue) noexcept {
   return sdk::guard("qcom hwqueue_create", [&] {
     sdk::require(out_queue, "out_queue");
     auto queue = std::make_unique<tg_hwqueue_s>();
@@ -157,16 +157,16 @@ tg_status_t hwqueue_create(tg_device device, tg_hwqueue* out_queue) {
   });
 }
 
-void hwqueue_destroy(tg_hwqueue queue) {
+void QueueSlots::destroy(tg_hwqueue queue) noexcept {
   sdk::guard_void("qcom hwqueue_destroy", [&] { delete queue; });
 }
 
-tg_status_t hwqueue_exec(tg_hwqueue queue, tg_program program, const void* args, size_t args_size,
-                         const tg_launch_dims* dims) {
+tg_status_t QueueSlots::exec(tg_hwqueue queue, tg_program program, const void* args, size_t args_size,
+                         const tg_launch_dims* dims) noexcept {
   return sdk::guard("qcom hwqueue_exec", [&] {
     sdk::require(queue, "queue");
     sdk::require(dims, "dims");
-    std::shared_ptr<Program> prog = program_of(program);
+    std::shared_ptr<Program> prog = ProgramSlots::of(program);
     if (args_size != prog->args_size)
       throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", prog->kernel_name, " takes ", prog->args_size,
                                                " bytes of arguments, got ", args_size));
@@ -186,8 +186,8 @@ tg_status_t hwqueue_exec(tg_hwqueue queue, tg_program program, const void* args,
   });
 }
 
-tg_status_t hwqueue_copy(tg_hwqueue queue, const tg_buffer_desc* dst, uint64_t dst_offset, const tg_buffer_desc* src,
-                         uint64_t src_offset, uint64_t size) {
+tg_status_t QueueSlots::copy(tg_hwqueue queue, const tg_buffer_desc* dst, uint64_t dst_offset, const tg_buffer_desc* src,
+                         uint64_t src_offset, uint64_t size) noexcept {
   return sdk::guard("qcom hwqueue_copy", [&] {
     sdk::require(queue, "queue");
     check_range(*sdk::require(dst, "dst"), dst_offset, size, "copy destination");
@@ -199,7 +199,7 @@ tg_status_t hwqueue_copy(tg_hwqueue queue, const tg_buffer_desc* dst, uint64_t d
   });
 }
 
-tg_status_t hwqueue_signal(tg_hwqueue queue, uint64_t value) {
+tg_status_t QueueSlots::signal(tg_hwqueue queue, uint64_t value) noexcept {
   return sdk::guard("qcom hwqueue_signal", [&] {
     sdk::require(queue, "queue");
     std::lock_guard lock(queue->mutex);
@@ -212,7 +212,7 @@ tg_status_t hwqueue_signal(tg_hwqueue queue, uint64_t value) {
   });
 }
 
-tg_status_t hwqueue_timestamp(tg_hwqueue queue, uint64_t* out_slot) {
+tg_status_t QueueSlots::timestamp(tg_hwqueue queue, uint64_t* out_slot) noexcept {
   return sdk::guard("qcom hwqueue_timestamp", [&] {
     sdk::require(queue, "queue");
     sdk::require(out_slot, "out_slot");
@@ -226,7 +226,7 @@ tg_status_t hwqueue_timestamp(tg_hwqueue queue, uint64_t* out_slot) {
 
 // Enqueues every recorded command. A command the driver refuses ends the submit with its error; the commands
 // before it are already on the queue and run.
-tg_status_t hwqueue_submit(tg_hwqueue queue) {
+tg_status_t QueueSlots::submit(tg_hwqueue queue) noexcept {
   return sdk::guard("qcom hwqueue_submit", [&] {
     sdk::require(queue, "queue");
     const ClApi& api = cl();
@@ -265,7 +265,7 @@ tg_status_t hwqueue_submit(tg_hwqueue queue) {
 
 // Waits on the marker of the first submitted signal that reaches `value`. A value that no submitted signal
 // reaches is an error now rather than a hang.
-tg_status_t hwqueue_wait(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns) {
+tg_status_t QueueSlots::wait(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns) noexcept {
   return sdk::guard("qcom hwqueue_wait", [&] {
     sdk::require(queue, "queue");
     std::lock_guard lock(queue->mutex);
@@ -301,7 +301,7 @@ tg_status_t hwqueue_wait(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns) 
   });
 }
 
-tg_status_t hwqueue_read_timestamp(tg_hwqueue queue, uint64_t slot, uint64_t* out_ns) {
+tg_status_t QueueSlots::read_timestamp(tg_hwqueue queue, uint64_t slot, uint64_t* out_ns) noexcept {
   return sdk::guard("qcom hwqueue_read_timestamp", [&] {
     sdk::require(queue, "queue");
     sdk::require(out_ns, "out_ns");

@@ -15,49 +15,28 @@ Program::~Program() {
   if (program != nullptr) cl().clReleaseProgram(program);
 }
 
-std::shared_ptr<Program> program_of(tg_program program) { return sdk::require(program, "program")->program; }
+std::shared_ptr<Program> ProgramHooks::load(tg_device device, const void* blob, size_t size, const char* kernel_name,
+                                            sdk::Signature signature) {
+  auto program = std::make_shared<Program>();
+  program->device = device_of(device);
+  program->kernel_name = kernel_name;
+  program->args_size = signature.args_size();
+  program->signature = std::move(signature);
 
-tg_status_t program_create(tg_device device, const void* blob, size_t size, const char* kernel_name,
-                           const tg_kir_param* params, uint32_t nparams, tg_program* out_program) {
-  return sdk::guard("qcom program_create", [&] {
-    sdk::require(out_program, "out_program");
-    sdk::require(blob, "blob");
-    sdk::require(kernel_name, "kernel_name");
-    if (nparams != 0) sdk::require(params, "params");
-    auto program = std::make_shared<Program>();
-    program->device = device_of(device);
-    program->kernel_name = kernel_name;
-    for (uint32_t p = 0; p < nparams; ++p) {
-      if (params[p].kind > TG_PARAM_IMAGE || params[p].dtype >= TG_DTYPE_COUNT)
-        throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel_name, ": parameter ", p, " has kind ",
-                                                 params[p].kind, " and dtype ", params[p].dtype));
-      program->params.push_back(params[p]);
-      program->params.back().name = nullptr;
-    }
-    program->offsets.resize(nparams);
-    program->args_size = tg_param_layout(program->params.data(), nparams, program->offsets.data());
-
-    const ClApi& api = cl();
-    const Device& dev = *program->device;
-    std::lock_guard lock(build_mutex());
-    const auto* binary = static_cast<const unsigned char*>(blob);
-    cl_int binary_status = CL_SUCCESS, err = CL_SUCCESS;
-    program->program =
-        api.clCreateProgramWithBinary(dev.context, 1, &dev.id, &size, &binary, &binary_status, &err);
-    if (err == CL_INVALID_BINARY || binary_status == CL_INVALID_BINARY)
-      throw Error(TG_ERR_INVALID_ARGUMENT,
-                  cat("the blob for kernel ", kernel_name, " is not a program binary for ", dev.arch));
-    check_cl(err, "clCreateProgramWithBinary");
-    check_cl(api.clBuildProgram(program->program, 1, &dev.id, build_options(dev).c_str(), nullptr, nullptr),
-             cat("clBuildProgram (from binary) of kernel ", kernel_name).c_str());
-    program->kernel = api.clCreateKernel(program->program, kernel_name, &err);
-    check_cl(err, cat("clCreateKernel(", kernel_name, ")").c_str());
-    *out_program = new tg_program_s{std::move(program)};
-  });
-}
-
-void program_destroy(tg_program program) {
-  sdk::guard_void("qcom program_destroy", [&] { delete program; });
+  const ClApi& api = cl();
+  const Device& dev = *program->device;
+  std::lock_guard lock(build_mutex());
+  const auto* binary = static_cast<const unsigned char*>(blob);
+  cl_int binary_status = CL_SUCCESS, err = CL_SUCCESS;
+  program->program = api.clCreateProgramWithBinary(dev.context, 1, &dev.id, &size, &binary, &binary_status, &err);
+  if (err == CL_INVALID_BINARY || binary_status == CL_INVALID_BINARY)
+    throw Error(TG_ERR_INVALID_ARGUMENT, cat("the blob for kernel ", kernel_name, " is not a program binary for ", dev.arch));
+  check_cl(err, "clCreateProgramWithBinary");
+  check_cl(api.clBuildProgram(program->program, 1, &dev.id, build_options(dev).c_str(), nullptr, nullptr),
+           cat("clBuildProgram (from binary) of kernel ", kernel_name).c_str());
+  program->kernel = api.clCreateKernel(program->program, kernel_name, &err);
+  check_cl(err, cat("clCreateKernel(", kernel_name, ")").c_str());
+  return program;
 }
 
 }  // namespace tg::qcom

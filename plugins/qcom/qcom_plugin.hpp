@@ -8,6 +8,7 @@
 
 #include <tg/plugin_abi.h>
 #include <tg/sdk/plugin_slots.hpp>
+#include <tg/sdk/program_signature.hpp>
 #include <tg/sdk/status.hpp>
 
 #include <array>
@@ -18,6 +19,8 @@
 #include <string>
 #include <tuple>
 #include <vector>
+
+struct tg_program_s;
 
 namespace tg::qcom {
 
@@ -100,8 +103,7 @@ struct Program {
   cl_kernel kernel = nullptr;
   std::mutex arg_mutex;
   std::string kernel_name;
-  std::vector<tg_kir_param> params;  // names dropped: only kinds and dtypes are needed to set arguments
-  std::vector<size_t> offsets;       // tg_param_layout of params
+  sdk::Signature signature;  // kinds and dtypes say how to set each argument, offsets where it is in the blob
   size_t args_size = 0;
 
   ~Program();
@@ -119,20 +121,26 @@ using CompilerSlots = sdk::CompilerSlots<CompilerHooks>;  // the table's compile
 // The options every build of this device uses (compile and load must agree).
 std::string build_options(const Device& device);
 
-// allocator.cpp
-tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer);
-void allocator_free(tg_device device, const tg_buffer_desc* buffer);
-tg_status_t allocator_copy_in(tg_device device, const tg_buffer_desc* dst, uint64_t offset, const void* src,
-                              uint64_t size);
-tg_status_t allocator_copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset, uint64_t size);
+// allocator.cpp: cl_mem buffers
+struct AllocatorSlots {
+  static tg_status_t alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer) noexcept;
+  static void free(tg_device device, const tg_buffer_desc* buffer) noexcept;
+  static tg_status_t copy_in(tg_device device, const tg_buffer_desc* dst, uint64_t offset, const void* src,
+                             uint64_t size) noexcept;
+  static tg_status_t copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset,
+                              uint64_t size) noexcept;
+};
 // Throws TG_ERR_INVALID_ARGUMENT unless [offset, offset+size) lies inside the buffer and it has a cl_mem.
 void check_range(const tg_buffer_desc& buffer, uint64_t offset, uint64_t size, const char* what);
 
-// program.cpp
-tg_status_t program_create(tg_device device, const void* blob, size_t size, const char* kernel_name,
-                           const tg_kir_param* params, uint32_t nparams, tg_program* out_program);
-void program_destroy(tg_program program);
-std::shared_ptr<Program> program_of(tg_program program);  // throws on NULL
+// program.cpp: the driver's binary built for the device, and its one kernel
+struct ProgramHooks {
+  using Program = qcom::Program;
+  static constexpr std::string_view plugin = "qcom";
+  static std::shared_ptr<Program> load(tg_device device, const void* blob, size_t size, const char* kernel_name,
+                                       sdk::Signature signature);
+};
+using ProgramSlots = sdk::ProgramSlots<ProgramHooks, tg_program_s>;  // the table's program_* slots
 
 // images.cpp: an RGBA float32 image2d `width` texels wide with `buffer`'s contents as of when the next command on
 // `queue` runs (an alias of its memory where the device can, else a copy enqueued on `queue`); and dropping a
@@ -141,18 +149,20 @@ cl_mem image_of_buffer(Device& device, cl_command_queue queue, cl_mem buffer, ui
 void release_image_views(Device& device, cl_mem buffer);
 void release_queue_images(Device& device, cl_command_queue queue);  // the copies a destroyed queue refreshed
 
-// hwqueue.cpp
-tg_status_t hwqueue_create(tg_device device, tg_hwqueue* out_queue);
-void hwqueue_destroy(tg_hwqueue queue);
-tg_status_t hwqueue_exec(tg_hwqueue queue, tg_program program, const void* args, size_t args_size,
-                         const tg_launch_dims* dims);
-tg_status_t hwqueue_copy(tg_hwqueue queue, const tg_buffer_desc* dst, uint64_t dst_offset, const tg_buffer_desc* src,
-                         uint64_t src_offset, uint64_t size);
-tg_status_t hwqueue_signal(tg_hwqueue queue, uint64_t value);
-tg_status_t hwqueue_timestamp(tg_hwqueue queue, uint64_t* out_slot);
-tg_status_t hwqueue_submit(tg_hwqueue queue);
-tg_status_t hwqueue_wait(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns);
-tg_status_t hwqueue_read_timestamp(tg_hwqueue queue, uint64_t slot, uint64_t* out_ns);
+// hwqueue.cpp: an in-order OpenCL command queue, events as signals and timestamps
+struct QueueSlots {
+  static tg_status_t create(tg_device device, tg_hwqueue* out_queue) noexcept;
+  static void destroy(tg_hwqueue queue) noexcept;
+  static tg_status_t exec(tg_hwqueue queue, tg_program program, const void* args, size_t args_size,
+                          const tg_launch_dims* dims) noexcept;
+  static tg_status_t copy(tg_hwqueue queue, const tg_buffer_desc* dst, uint64_t dst_offset, const tg_buffer_desc* src,
+                          uint64_t src_offset, uint64_t size) noexcept;
+  static tg_status_t signal(tg_hwqueue queue, uint64_t value) noexcept;
+  static tg_status_t timestamp(tg_hwqueue queue, uint64_t* out_slot) noexcept;
+  static tg_status_t submit(tg_hwqueue queue) noexcept;
+  static tg_status_t wait(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns) noexcept;
+  static tg_status_t read_timestamp(tg_hwqueue queue, uint64_t slot, uint64_t* out_ns) noexcept;
+};
 
 }  // namespace tg::qcom
 

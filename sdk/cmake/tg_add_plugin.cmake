@@ -68,7 +68,7 @@ function(tg_add_plugin name)
   # lib/tg/plugins under the prefix is where the core looks after TG_PLUGIN_PATH.
   install(TARGETS ${target} LIBRARY DESTINATION lib/tg/plugins COMPONENT tg_plugins)
 
-  # The manifest (format: core/src/runtime/plugin_manifest.hpp in the tg tree, sdk/README.md).
+  # The manifest (format: sdk/README.md, "Manifests and discovery").
   if(NOT ARG_DEVICES)
     string(TOUPPER "${name}" ARG_DEVICES)
   endif()

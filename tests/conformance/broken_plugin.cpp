@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -46,6 +48,11 @@ tg_status_t copy_out_crashes(tg_device, void*, const tg_buffer_desc*, uint64_t, 
   return nullptr;
 }
 
+tg_status_t copy_out_hangs(tg_device, void*, const tg_buffer_desc*, uint64_t, uint64_t) {
+  std::this_thread::sleep_for(std::chrono::seconds(60));
+  return nullptr;
+}
+
 tg_status_t two_device_count(uint32_t* out_count) {
   const tg_status_t status = g_cpu->device_count(out_count);
   if (status == nullptr && out_count != nullptr) *out_count = 2;
@@ -77,6 +84,7 @@ extern "C" __attribute__((visibility("default"))) const tg_plugin_api* tg_plugin
   if (mode() == "add") g_table.renderer_render = render_add_as_sub;
   if (mode() == "copy_in") g_table.allocator_copy_in = copy_in_short_by_one;
   if (mode() == "crash") g_table.allocator_copy_out = copy_out_crashes;
+  if (mode() == "hang") g_table.allocator_copy_out = copy_out_hangs;
   if (mode() == "two_devices") {
     g_table.plugin_name = "cpu-twice";
     g_table.device_count = two_device_count;

@@ -2,9 +2,9 @@
 # with EXIT_CODE (default 1: tests failed; 2: the plugin crashed), print each line in EXPECT (a ;-list of
 # substrings), and write a JSON report marking FAILED_TEST failed in tier "core".
 #   cmake -DTOOL=... -DPLUGIN=... -DFILTER=... -DEXPECT=... -DFAILED_TEST=... -DJSON=... [-DEXIT_CODE=2]
-#         -P expect_failures.cmake
+#         [-DEXTRA_ARGS=<;-list of more tg-conformance arguments>] -P expect_failures.cmake
 cmake_policy(VERSION 3.25)  # quoted strings in if() are strings, never variable names
-execute_process(COMMAND "${TOOL}" "${PLUGIN}" --filter "${FILTER}" --json "${JSON}"
+execute_process(COMMAND "${TOOL}" "${PLUGIN}" --filter "${FILTER}" --json "${JSON}" ${EXTRA_ARGS}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}${err}")
 if(NOT DEFINED EXIT_CODE)

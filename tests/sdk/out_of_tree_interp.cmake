@@ -56,7 +56,7 @@ if(PKG_CONFIG)
 endif()
 
 set(ENV{TG_PLUGIN_PATH} ${plugin_dir})
-run("tg devices" ${TG_EXE} devices)
+run("tg devices --explain" ${TG_EXE} devices --explain)
 # read without loading: the manifest tg_add_plugin wrote from the installed SDK sits beside the .so
 if(NOT EXISTS ${plugin_dir}/libtg_plugin_interp.manifest)
   message(FATAL_ERROR "the installed plugin has no manifest beside it in ${plugin_dir}")

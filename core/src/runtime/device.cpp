@@ -116,13 +116,9 @@ std::shared_ptr<Program> Device::load(const std::vector<uint8_t>& blob, const tg
   p->device = this;
   ++live_programs;
   p->name = k.name;
-  p->params.assign(k.params, k.params + k.nparams);
-  for (auto& prm : p->params) p->param_names.emplace_back(prm.name ? prm.name : "");
-  for (size_t i = 0; i < p->params.size(); ++i) p->params[i].name = p->param_names[i].c_str();
-  p->offsets.resize(p->params.size());
-  p->args_size = tg_param_layout(p->params.data(), static_cast<uint32_t>(p->params.size()), p->offsets.data());
-  check(api_->program_create(dev_, blob.data(), blob.size(), k.name, p->params.data(),
-                             static_cast<uint32_t>(p->params.size()), &p->handle),
+  p->signature = sdk::Signature(k.name, k.params, k.nparams);
+  check(api_->program_create(dev_, blob.data(), blob.size(), k.name, p->signature.params().data(),
+                             p->signature.size(), &p->handle),
         std::string("load program ") + k.name);
   return p;
 }
@@ -159,47 +155,6 @@ void Device::synchronize() {
 // --- public device API ------------------------------------------------------------------------------------------
 
 namespace tg {
-
-std::vector<PluginInfo> plugin_reports() {
-  auto reports = rt::PluginRegistry::get().reports();
-  for (auto& r : reports) {
-    if (!r.loaded || r.shadowed) continue;
-    try {
-      rt::Device& d = rt::Device::get(r.device_name);
-      r.devices.push_back(d.name() + ": " + d.description());
-    } catch (const Error& e) {
-      r.error = e.what();
-    }
-  }
-  return reports;
-}
-
-std::vector<std::string> available_devices() { return rt::PluginRegistry::get().device_names(); }
-
-std::string explain_devices(bool search_order) {
-  std::ostringstream os;
-  if (search_order) {
-    os << "search order:";
-    for (const auto& d : rt::PluginRegistry::search_dirs()) os << " " << d;
-    os << "\n";
-  }
-  auto reports = plugin_reports();
-  for (const auto& r : reports) {
-    os << r.path << (r.manifest.empty() ? " (no manifest)" : "") << "\n  ";
-    if (r.shadowed) {
-      os << "lost to " << r.shadowed_by << ": both provide " << r.device_name;
-    } else if (r.loaded && r.error.empty()) {
-      os << "loaded: plugin " << r.plugin_name << ", ABI " << r.abi_version << ", device " << r.device_name;
-      if (r.priority) os << ", priority " << r.priority;
-      for (const auto& d : r.devices) os << "\n    " << d;
-    } else {
-      os << "not used: " << r.error;
-    }
-    os << "\n";
-  }
-  if (reports.empty()) os << "no plugin files found; set TG_PLUGIN_PATH to a directory holding libtg_plugin_<name>.so\n";
-  return os.str();
-}
 
 std::string default_device() {
   std::string dev = rt::getenv_str("DEV");

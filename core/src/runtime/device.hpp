@@ -11,6 +11,7 @@
 
 #include "runtime/plugin_registry.hpp"
 #include "tg/plugin_abi.h"
+#include "tg/sdk/program_signature.hpp"
 
 namespace tg::rt {
 
@@ -21,10 +22,7 @@ struct Program {
   Device* device = nullptr;
   tg_program handle = nullptr;
   std::string name;
-  std::vector<tg_kir_param> params;  // names point into param_names
-  std::vector<std::string> param_names;
-  std::vector<size_t> offsets;       // packed argument layout
-  size_t args_size = 0;
+  sdk::Signature signature;  // the kernel's parameters and their packed layout, as the plugin also lays them out
   ~Program();
 };
 

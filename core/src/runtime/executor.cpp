@@ -169,14 +169,14 @@ codegen::LowerOpts beam_choice(const sched::ScheduleItem& it, Device& dev, const
 // Buffers as 64-bit addresses, then variables at their own width (little endian: the low bytes of the value).
 std::vector<uint8_t> pack_args(const Program& p, const std::vector<std::shared_ptr<Buffer>>& bufs,
                                const std::vector<int64_t>& var_vals) {
-  std::vector<uint8_t> args(p.args_size);
+  std::vector<uint8_t> args(p.signature.args_size());
   for (size_t i = 0; i < bufs.size(); ++i) {
     uint64_t addr = bufs[i]->desc().addr;
-    std::memcpy(args.data() + p.offsets[i], &addr, sizeof(addr));
+    std::memcpy(args.data() + p.signature.offsets()[i], &addr, sizeof(addr));
   }
   for (size_t j = 0; j < var_vals.size(); ++j) {
     size_t i = bufs.size() + j;
-    std::memcpy(args.data() + p.offsets[i], &var_vals[j], tg_param_size(&p.params[i]));
+    std::memcpy(args.data() + p.signature.offsets()[i], &var_vals[j], tg_param_size(&p.signature.params()[i]));
   }
   return args;
 }

@@ -89,11 +89,11 @@ struct Jit::Impl {
         const rt::Program& p = *l.program;
         r.args = rt::pack_args(p, l.bufs, l.var_vals);
         for (size_t i = 0; i < l.bufs.size(); ++i)
-          if (auto it = input_index.find(l.bufs[i].get()); it != input_index.end()) r.inputs.push_back({p.offsets[i], 8, it->second});
+          if (auto it = input_index.find(l.bufs[i].get()); it != input_index.end()) r.inputs.push_back({p.signature.offsets()[i], 8, it->second});
         for (size_t k = 0; k < l.var_names.size(); ++k) {
           size_t param = l.bufs.size() + k;
           for (size_t j = 0; j < var_names.size(); ++j)
-            if (var_names[j] == l.var_names[k]) r.vars.push_back({p.offsets[param], tg_param_size(&p.params[param]), j});
+            if (var_names[j] == l.var_names[k]) r.vars.push_back({p.signature.offsets()[param], tg_param_size(&p.signature.params()[param]), j});
         }
       }
       replays.push_back(std::move(r));

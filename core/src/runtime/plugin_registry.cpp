@@ -57,6 +57,19 @@ std::string manifest_verdict(const PluginManifest& m) {
   return "";
 }
 
+// Why a plugin counts no devices, as its device_open(0) says (": cannot load libcuda.so.1 ..."), or "".
+std::string no_device_reason(const tg_plugin_api* api) {
+  tg_device device = nullptr;
+  tg_status_t st = api->device_open(0, &device);
+  if (!st) {  // counted none but opened one: not worth a verdict of its own
+    if (device) api->device_close(device);
+    return "";
+  }
+  std::string why = st->message ? st->message : "";
+  api->status_free(st);
+  return why.empty() ? "" : ": " + why;
+}
+
 }  // namespace
 
 // A file of the search path, in the order discovery considers it.
@@ -273,7 +286,7 @@ void PluginRegistry::probe(Candidate& c, const WinnerOf& winner_of, const LoseTo
     return;
   }
   if (n == 0) {
-    info.error = "no devices present";
+    info.error = "no devices present" + no_device_reason(api);
     retire();
     return;
   }
@@ -331,19 +344,38 @@ std::vector<std::string> PluginRegistry::device_names() const {
 std::string PluginRegistry::summary() const {
   settle(nullptr);
   std::ostringstream os;
-  if (reports_.empty()) {
-    os << "no plugin files found (searched:";
-    for (const auto& d : dirs_) os << " " << d;
-    os << ")";
-    return os.str();
-  }
+  if (reports_.empty()) os << " no plugin files found";
   for (const auto& r : reports_) {
     os << "\n  " << r.path << ": ";
     if (r.loaded) os << "provides " << r.device_name;
     else if (r.shadowed) os << r.device_name << " lost to " << r.shadowed_by;
     else os << r.error;
   }
+  os << "\n  searched (TG_PLUGIN_PATH, the install, the build tree):";
+  for (const auto& d : dirs_) os << " " << d;
   return os.str();
+}
+
+const LoadedPlugin* PluginRegistry::load_for_rendering(const std::string& device_name, std::string& error) const {
+  if (const LoadedPlugin* p = find(device_name)) return p;
+  settle(nullptr);
+  std::lock_guard lock(settle_mu_);
+  static auto* loaded = new std::vector<std::unique_ptr<LoadedPlugin>>();  // never unloaded, like the registry
+  for (const auto& p : *loaded)
+    if (device_name == p->api->device_name) return p.get();
+  error = "no plugin file provides " + device_name;
+  for (const auto& r : reports_) {
+    if (r.device_name != device_name) continue;
+    std::string why;
+    std::unique_ptr<LoadedPlugin> p = load(r.path, why);
+    if (!p || device_name != p->api->device_name) {
+      error = r.path + ": " + (p ? "its table provides " + std::string(p->api->device_name) : why);
+      continue;
+    }
+    loaded->push_back(std::move(p));
+    return loaded->back().get();
+  }
+  return nullptr;
 }
 
 }  // namespace tg::rt

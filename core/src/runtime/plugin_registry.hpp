@@ -35,6 +35,10 @@ class PluginRegistry {
   bool probed(const std::string& path) const;
   // One line per candidate: why each failed, for error messages about unknown devices.
   std::string summary() const;
+  // The first file (in discovery order) that provides this DEV name, loaded even when it has no devices or its
+  // manifest's system libraries are missing: what rendering with a device-less renderer needs (`tg render --dev
+  // METAL` on Linux). nullptr with `error` set when no file provides it. Loaded once, never unloaded.
+  const LoadedPlugin* load_for_rendering(const std::string& device_name, std::string& error) const;
 
   // Unloads the plugin providing device_name (the caller released every handle first) and marks the registry
   // for rediscovery on its next get().

@@ -2,7 +2,10 @@
 #include "runtime/shadow_check.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <sstream>
 
 #include "codegen/lower.hpp"
@@ -66,11 +69,42 @@ std::vector<uint8_t> host_copy(Buffer& b) {
   return h;
 }
 
+// Throws unless bytes copied into a fresh buffer of `device` come back unchanged, at sizes that are not multiples
+// of anything (1, 7, 4099 bytes): checked once per device before its kernels are compared, so a broken
+// allocator_copy_in/copy_out is named as such instead of making every kernel "differ".
+// Returns whether it checked (the device's first time), false when it had already.
+bool check_copy_round_trip(Device& device, const std::string& reference) {
+  static std::mutex mu;
+  static std::set<std::string> checked;
+  std::lock_guard lock(mu);
+  if (!checked.insert(device.name()).second) return false;
+  for (int64_t n : {1, 7, 4099}) {
+    Buffer b(device, dtypes::uint8, n);
+    std::vector<uint8_t> pattern(static_cast<size_t>(n)), back(static_cast<size_t>(n), 0);
+    for (size_t i = 0; i < pattern.size(); ++i) pattern[i] = static_cast<uint8_t>(i * 131 + 17);
+    b.copy_in(pattern.data(), pattern.size());
+    b.copy_out(back.data(), back.size());
+    for (size_t i = 0; i < pattern.size(); ++i) {
+      if (back[i] == pattern[i]) continue;
+      std::ostringstream os;
+      os << "tg: CHECK=" << reference << ": the copy round trip on " << device.name() << " is broken: a buffer of " << n
+         << " byte(s) copied in and out came back with byte " << i << " = " << int(back[i]) << ", expected "
+         << int(pattern[i]) << " (the plugin's allocator_copy_in / allocator_copy_out, not a kernel)";
+      throw Error(os.str());
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 void shadow_check(const sched::ScheduleItem& item, const codegen::KirProgram& kir, const std::string& source,
                   const std::string& reference) {
   Device& ref = Device::get(reference);
+  if (check_copy_round_trip(item.bufs[0]->device(), reference))  // once per device: say the check is on
+    std::fprintf(stderr, "CHECK=%s: every kernel on %s runs again on %s and is compared (copies verified)\n",
+                 reference.c_str(), item.bufs[0]->device().name().c_str(), reference.c_str());
+  check_copy_round_trip(ref, reference);
   std::vector<std::shared_ptr<Buffer>> bufs;
   for (size_t i = 0; i < item.bufs.size(); ++i) {
     auto b = std::make_shared<Buffer>(ref, item.bufs[i]->dtype(), item.bufs[i]->numel());

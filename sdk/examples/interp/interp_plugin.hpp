@@ -11,6 +11,7 @@
 #pragma once
 
 #include <tg/plugin_abi.h>
+#include <tg/sdk/host_allocator.hpp>
 #include <tg/sdk/host_queue.hpp>
 #include <tg/sdk/plugin_slots.hpp>
 #include <tg/sdk/status.hpp>
@@ -23,6 +24,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+struct tg_program_s;
 
 namespace tg::interp {
 
@@ -94,18 +97,24 @@ struct CompilerHooks;
 using RendererSlots = sdk::RendererSlots<RendererHooks>;  // the table's renderer_* slots
 using CompilerSlots = sdk::CompilerSlots<CompilerHooks>;  // the table's compiler_* slots and blob_free
 
-// allocator.cpp
-tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer);
-void allocator_free(tg_device device, const tg_buffer_desc* buffer);
-tg_status_t allocator_copy_in(tg_device device, const tg_buffer_desc* dst, uint64_t offset, const void* src,
-                              uint64_t size);
-tg_status_t allocator_copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset, uint64_t size);
+// allocator.cpp: the SDK's host allocator, which tells INTERP of every allocation (for bounds-checked launches)
+struct AllocatorHooks {
+  using Device = interp::Device;
+  static constexpr std::string_view plugin = "interp";
+  static std::shared_ptr<Device> device_of(tg_device device) { return interp::device_of(device); }
+  static void on_alloc(Device& device, uint64_t addr, uint64_t size);
+  static void on_free(Device& device, uint64_t addr);
+};
+using AllocatorSlots = sdk::HostAllocatorSlots<AllocatorHooks>;  // the table's allocator_* slots
 
 // program.cpp
-tg_status_t program_create(tg_device device, const void* blob, size_t size, const char* kernel_name,
-                           const tg_kir_param* params, uint32_t nparams, tg_program* out_program);
-void program_destroy(tg_program program);
-std::shared_ptr<Program> program_of(tg_program program);  // throws on NULL
+struct ProgramHooks {
+  using Program = interp::Program;
+  static constexpr std::string_view plugin = "interp";
+  static std::shared_ptr<Program> load(tg_device device, const void* blob, size_t size, const char* kernel_name,
+                                       sdk::Signature signature);
+};
+using ProgramSlots = sdk::ProgramSlots<ProgramHooks, tg_program_s>;  // the table's program_* slots
 
 // hwqueue.cpp: the SDK's host queue, told how this plugin finds its objects and runs one exec
 struct QueueHooks {
@@ -115,7 +124,7 @@ struct QueueHooks {
   static constexpr std::string_view plugin = "interp";
   static constexpr std::string_view device_label = "INTERP";
   static std::shared_ptr<Device> device_of(tg_device device) { return interp::device_of(device); }
-  static std::shared_ptr<Program> program_of(tg_program program) { return interp::program_of(program); }
+  static std::shared_ptr<Program> program_of(tg_program program) { return ProgramSlots::of(program); }
   static void run(Device& device, const Program& program, const unsigned char* args, uint64_t count);
 };
 using QueueSlots = sdk::HostQueueSlots<tg_hwqueue_s>;  // the table's hwqueue_* slots

@@ -2,6 +2,7 @@
 #include "interp_plugin.hpp"
 
 #include <tg/sdk/plugin.hpp>
+#include <tg/sdk/plugin_table.hpp>
 
 #include <unistd.h>
 
@@ -36,45 +37,12 @@ struct DeviceHooks {
 };
 using DeviceSlots = sdk::DeviceSlots<DeviceHooks>;  // the table's device_* slots
 
+// The table: one slot class per interface (tg/sdk/plugin_table.hpp). ABI 1.1's optional slots it does not name are
+// NULL (get_extension: no extensions; plugin_shutdown: nothing to release before unloading); device_synchronize
+// comes with the host queue.
 const tg_plugin_api& plugin_api() {
-  static const tg_plugin_api api = {
-      .struct_size = sizeof(tg_plugin_api),
-      .abi_major = TG_ABI_VERSION_MAJOR,
-      .abi_minor = TG_ABI_VERSION_MINOR,
-      .plugin_name = "interp",
-      .device_name = "INTERP",
-      .status_free = sdk::status_free,
-      .device_count = DeviceSlots::count,
-      .device_open = DeviceSlots::open,
-      .device_close = DeviceSlots::close,
-      .device_get_info = DeviceSlots::get_info,
-      .renderer_create = RendererSlots::create,
-      .renderer_destroy = RendererSlots::destroy,
-      .renderer_get_caps = RendererSlots::get_caps,
-      .renderer_render = RendererSlots::render,
-      .compiler_create = CompilerSlots::create,
-      .compiler_destroy = CompilerSlots::destroy,
-      .compiler_compile = CompilerSlots::compile,
-      .blob_free = CompilerSlots::blob_free,
-      .allocator_alloc = allocator_alloc,
-      .allocator_free = allocator_free,
-      .allocator_copy_in = allocator_copy_in,
-      .allocator_copy_out = allocator_copy_out,
-      .program_create = program_create,
-      .program_destroy = program_destroy,
-      .hwqueue_create = QueueSlots::create,
-      .hwqueue_destroy = QueueSlots::destroy,
-      .hwqueue_exec = QueueSlots::exec,
-      .hwqueue_copy = QueueSlots::copy,
-      .hwqueue_signal = QueueSlots::signal,
-      .hwqueue_timestamp = QueueSlots::timestamp,
-      .hwqueue_submit = QueueSlots::submit,
-      .hwqueue_wait = QueueSlots::wait,
-      .hwqueue_read_timestamp = QueueSlots::read_timestamp,
-      // ABI 1.1's optional slots: the ones left out are NULL (get_extension: no extensions; plugin_shutdown:
-      // nothing to release before unloading)
-      .device_synchronize = QueueSlots::device_synchronize,
-  };
+  static const tg_plugin_api api = sdk::plugin_table<DeviceSlots, RendererSlots, CompilerSlots, AllocatorSlots,
+                                                     ProgramSlots, QueueSlots>("interp", "INTERP");
   return api;
 }
 

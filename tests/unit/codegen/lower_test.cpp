@@ -32,10 +32,10 @@ Lowered run_with_caps(const Tensor& t, const CapsEdit& edit) {
     edit(caps);
     KirProgram k = lower_kernel(it.kernel, it.bufs, caps);
     auto prog = dev.load(dev.compile(dev.render(k.view()), k.name), k.view());
-    std::vector<uint8_t> args(prog->args_size);
+    std::vector<uint8_t> args(prog->signature.args_size());
     for (size_t i = 0; i < it.bufs.size(); ++i) {
       uint64_t addr = it.bufs[i]->desc().addr;
-      std::memcpy(args.data() + prog->offsets[i], &addr, 8);
+      std::memcpy(args.data() + prog->signature.offsets()[i], &addr, 8);
     }
     dev.launch(*prog, args, k.dims, true);
     r.kirs.push_back(std::move(k));

@@ -63,7 +63,7 @@ TEST_F(CpuPlugin, MulAddSplitsWorkItemsAcrossThreads) {
   Kir k;
   const int out = k.buffer(TG_DTYPE_FLOAT32, true), pa = k.buffer(TG_DTYPE_FLOAT32), pb = k.buffer(TG_DTYPE_FLOAT32),
             pc = k.buffer(TG_DTYPE_FLOAT32);
-  const int g = k.special(n);
+  const int g = k.global_id(n);
   const int prod =
       k.op(TG_KIR_MUL, TG_DTYPE_FLOAT32, {k.load(TG_DTYPE_FLOAT32, pa, g), k.load(TG_DTYPE_FLOAT32, pb, g)});
   k.store(out, g, k.op(TG_KIR_ADD, TG_DTYPE_FLOAT32, {prod, k.load(TG_DTYPE_FLOAT32, pc, g)}));
@@ -128,7 +128,7 @@ TEST_F(CpuPlugin, VectorLoadAddStore) {
   for (int i = 0; i < n; ++i) expected[i] = a[i + 1] + b[i + 1];
   Kir k;
   const int out = k.buffer(TG_DTYPE_FLOAT32, true), pa = k.buffer(TG_DTYPE_FLOAT32), pb = k.buffer(TG_DTYPE_FLOAT32);
-  const int g = k.special(n / 4);
+  const int g = k.global_id(n / 4);
   const int idx = k.op(TG_KIR_MUL, TG_DTYPE_INT32, {g, k.i32(4)});
   // Loads start one element in: a vector access at any element index must work (no 16-byte alignment).
   const int in_idx = k.op(TG_KIR_ADD, TG_DTYPE_INT32, {idx, k.i32(1)});
@@ -163,7 +163,7 @@ TEST_F(CpuPlugin, FloatMaxPropagatesNanScalarAndVector) {
   for (int vcount : {1, 4}) {
     Kir k;
     const int out = k.buffer(TG_DTYPE_FLOAT32, true), pa = k.buffer(TG_DTYPE_FLOAT32), pb = k.buffer(TG_DTYPE_FLOAT32);
-    const int idx = k.op(TG_KIR_MUL, TG_DTYPE_INT32, {k.special(8 / vcount), k.i32(vcount)});
+    const int idx = k.op(TG_KIR_MUL, TG_DTYPE_INT32, {k.global_id(8 / vcount), k.i32(vcount)});
     const int m = k.op(TG_KIR_MAX, TG_DTYPE_FLOAT32,
                        {k.load(TG_DTYPE_FLOAT32, pa, idx, vcount), k.load(TG_DTYPE_FLOAT32, pb, idx, vcount)}, vcount);
     k.op(TG_KIR_STORE, TG_DTYPE_FLOAT32, {out, idx, m});
@@ -185,7 +185,7 @@ TEST_F(CpuPlugin, Int8AddWrapsAround) {
   const std::vector<int8_t> a{100, -128, 127, -100, 5}, b{100, -1, 1, -100, -7};
   Kir k;
   const int out = k.buffer(TG_DTYPE_INT8, true), pa = k.buffer(TG_DTYPE_INT8), pb = k.buffer(TG_DTYPE_INT8);
-  const int g = k.special(5);
+  const int g = k.global_id(5);
   k.op(TG_KIR_STORE, TG_DTYPE_INT8,
        {out, g, k.op(TG_KIR_ADD, TG_DTYPE_INT8, {k.load(TG_DTYPE_INT8, pa, g), k.load(TG_DTYPE_INT8, pb, g)})});
   tg_program program = build(k, "add_i8");
@@ -268,7 +268,7 @@ TEST_F(CpuPlugin, Int32OpsMatchCxx) {
   for (tg_kir_op op : ops) {
     Kir k;
     const int out = k.buffer(TG_DTYPE_INT32, true), pa = k.buffer(TG_DTYPE_INT32), pb = k.buffer(TG_DTYPE_INT32);
-    const int g = k.special(n);
+    const int g = k.global_id(n);
     k.op(TG_KIR_STORE, TG_DTYPE_INT32,
          {out, g, k.op(op, TG_DTYPE_INT32, {k.load(TG_DTYPE_INT32, pa, g), k.load(TG_DTYPE_INT32, pb, g)})});
     tg_program program = build(k, "int_op");  // the same name every time: each program is its own shared object
@@ -299,7 +299,7 @@ TEST_F(CpuPlugin, HalfAndBfloat16CastsRoundToNearestEven) {
   for (tg_dtype small : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16}) {
     Kir k;
     const int out = k.buffer(small, true), back = k.buffer(TG_DTYPE_FLOAT32, true), src = k.buffer(TG_DTYPE_FLOAT32);
-    const int g = k.special(static_cast<int>(in.size()));
+    const int g = k.global_id(static_cast<int>(in.size()));
     const int h = k.op(TG_KIR_CAST, small, {k.load(TG_DTYPE_FLOAT32, src, g)});
     k.op(TG_KIR_STORE, small, {out, g, h});
     k.store(back, g, k.op(TG_KIR_CAST, TG_DTYPE_FLOAT32, {h}));
@@ -333,7 +333,7 @@ TEST_F(CpuPlugin, GatedLoadStoreAndIf) {
   constexpr int n = 8;
   Kir k;
   const int out = k.buffer(TG_DTYPE_INT32, true), flags = k.buffer(TG_DTYPE_INT32, true), in = k.buffer(TG_DTYPE_INT32);
-  const int g = k.special(n);
+  const int g = k.global_id(n);
   const int low = k.op(TG_KIR_CMPLT, TG_DTYPE_BOOL, {g, k.i32(5)});
   const int v = k.op(TG_KIR_LOAD, TG_DTYPE_INT32, {in, g, low});  // in has only 5 elements
   const int odd = k.op(TG_KIR_CMPNE, TG_DTYPE_BOOL, {k.op(TG_KIR_AND, TG_DTYPE_INT32, {g, k.i32(1)}), k.i32(0)});

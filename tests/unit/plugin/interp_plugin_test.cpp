@@ -53,7 +53,7 @@ TEST_F(InterpPlugin, DeclaresItselfAndTheCpuCapabilities) {
 TEST_F(InterpPlugin, ElementwiseKernelAndItsTextRoundTrip) {
   Kir k;
   const int out = k.buffer(TG_DTYPE_INT32, true), a = k.buffer(TG_DTYPE_INT32);
-  const int gidx = k.special(4);
+  const int gidx = k.global_id(4);
   const int x = k.load(TG_DTYPE_INT32, a, gidx);
   const int y = k.op(TG_KIR_MULACC, TG_DTYPE_INT32, {x, k.i32(2), k.i32(1)});
   k.op(TG_KIR_STORE, TG_DTYPE_INT32, {out, gidx, y});
@@ -95,7 +95,7 @@ TEST_F(InterpPlugin, VectorAccumulatorOverALoop) {
 TEST_F(InterpPlugin, GatedLoadReadsNothingWhenTheGateIsFalse) {
   Kir k;
   const int out = k.buffer(TG_DTYPE_INT16, true), in = k.buffer(TG_DTYPE_INT16);
-  const int gidx = k.special(4);
+  const int gidx = k.global_id(4);
   const int gate = k.op(TG_KIR_CMPLT, TG_DTYPE_BOOL, {gidx, k.i32(2)});
   const int v = k.op(TG_KIR_LOAD, TG_DTYPE_INT16, {in, k.op(TG_KIR_ADD, TG_DTYPE_INT32, {gidx, k.i32(6)}), gate});
   k.op(TG_KIR_STORE, TG_DTYPE_INT16, {out, gidx, v});
@@ -110,7 +110,7 @@ TEST_F(InterpPlugin, GatedLoadReadsNothingWhenTheGateIsFalse) {
 TEST_F(InterpPlugin, OutOfBoundsAccessIsAnErrorNamingTheInstruction) {
   Kir k;
   const int out = k.buffer(TG_DTYPE_INT16, true), in = k.buffer(TG_DTYPE_INT16);
-  const int gidx = k.special(4);
+  const int gidx = k.global_id(4);
   const int v = k.op(TG_KIR_LOAD, TG_DTYPE_INT16, {in, k.op(TG_KIR_ADD, TG_DTYPE_INT32, {gidx, k.i32(6)})});
   k.op(TG_KIR_STORE, TG_DTYPE_INT16, {out, gidx, v});
   tg_program program = build(k, "past_the_end");

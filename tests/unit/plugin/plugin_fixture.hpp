@@ -2,7 +2,7 @@
 // device 0 with a renderer, compiler and queue, and runs hand-built KIR kernels on it; plus Status and ASSERT_OK.
 #pragma once
 
-#include "kir_builder.hpp"
+#include <tg/sdk/kir_builder.hpp>
 
 #include <tg/plugin_abi.h>
 
@@ -17,6 +17,9 @@
 #include <vector>
 
 namespace tg::test {
+
+using sdk::Kir;   // KIR kernels built by hand (tg/sdk/kir_builder.hpp)
+using sdk::pack;  // their packed argument blob
 
 // Each test binary tests one plugin and defines where its file is.
 const char* plugin_path();
@@ -78,7 +81,7 @@ class PluginTest : public ::testing::Test {
     for (const tg_buffer_desc& b : buffers_) api()->allocator_free(device_, &b);
   }
 
-  std::string render(const Kir& kir, const char* name) {
+  std::string render(Kir& kir, const char* name) {
     const tg_kir_kernel kernel = kir.kernel(name);
     const char* source = nullptr;
     const Status s = take(api()->renderer_render(renderer_, &kernel, &source));
@@ -88,7 +91,7 @@ class PluginTest : public ::testing::Test {
     return source;
   }
   // Render, compile and load; the program is destroyed after the test.
-  tg_program build(const Kir& kir, const char* name) {
+  tg_program build(Kir& kir, const char* name) {
     const std::string source = render(kir, name);
     void* blob = nullptr;
     size_t size = 0;

@@ -102,7 +102,7 @@ TEST_F(QcomPlugin, TypedScalarArgumentsInt8Int64Int32) {
 TEST_F(QcomPlugin, VectorAccessAtUnalignedIndex) {
   Kir k;
   const int out = k.buffer(TG_DTYPE_FLOAT32, true), src = k.buffer(TG_DTYPE_FLOAT32);
-  const int g = k.special(3);
+  const int g = k.global_id(3);
   const int base = k.op(TG_KIR_ADD, TG_DTYPE_INT32, {k.op(TG_KIR_MUL, TG_DTYPE_INT32, {g, k.i32(4)}), k.i32(1)});
   const int v = k.load(TG_DTYPE_FLOAT32, src, base, 4);
   const int two = k.op(TG_KIR_VECTORIZE, TG_DTYPE_FLOAT32, std::vector<int>(4, k.constant_f(TG_DTYPE_FLOAT32, 2.0)), 4);

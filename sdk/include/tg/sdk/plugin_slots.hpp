@@ -40,6 +40,7 @@
 
 #include <tg/plugin_abi.h>
 #include <tg/sdk/plugin.hpp>
+#include <tg/sdk/program_signature.hpp>
 #include <tg/sdk/status.hpp>
 
 #include <algorithm>
@@ -99,7 +100,8 @@ inline constexpr std::string_view kDeviceCount = "device_count", kDeviceOpen = "
                                   kRendererCreate = "renderer_create", kRendererDestroy = "renderer_destroy",
                                   kRendererGetCaps = "renderer_get_caps", kRendererRender = "renderer_render",
                                   kCompilerCreate = "compiler_create", kCompilerDestroy = "compiler_destroy",
-                                  kCompilerCompile = "compiler_compile";
+                                  kCompilerCompile = "compiler_compile", kProgramCreate = "program_create",
+                                  kProgramDestroy = "program_destroy";
 
 template <class Hooks>
 concept HasCount = requires { { Hooks::count() } -> std::convertible_to<uint32_t>; };
@@ -240,5 +242,34 @@ tg_status_t CompilerSlots<Hooks>::compile(tg_compiler compiler, const char* sour
     *out_blob = blob.release();
   });
 }
+
+// The two program slots. The plugin's handle is `struct tg_program_s { std::shared_ptr<my::Program> program; };`
+// and its hooks load a blob whose signature the slot has already checked and copied (tg/sdk/program_signature.hpp):
+//   struct ProgramHooks {
+//     using Program = my::Program;
+//     static constexpr std::string_view plugin = "mydev";
+//     static std::shared_ptr<Program> load(tg_device device, const void* blob, size_t size, const char* kernel_name,
+//                                          Signature signature);
+//   };
+template <class Hooks, class Handle = tg_program_s>
+struct ProgramSlots {
+  static_assert(std::is_same_v<Handle*, tg_program>, "Handle must be the plugin's tg_program_s");
+  using Program = typename Hooks::Program;
+
+  static tg_status_t create(tg_device device, const void* blob, size_t size, const char* kernel_name,
+                            const tg_kir_param* params, uint32_t nparams, Handle** out_program) noexcept {
+    return guard(slot_where<Hooks::plugin, plugin_slots_detail::kProgramCreate>, [&] {
+      require(out_program, "out_program");
+      require(blob, "blob");
+      Signature signature(kernel_name, params, nparams);
+      *out_program = new Handle{Hooks::load(device, blob, size, kernel_name, std::move(signature))};
+    });
+  }
+  static void destroy(Handle* program) noexcept {
+    guard_void(slot_where<Hooks::plugin, plugin_slots_detail::kProgramDestroy>, [&] { delete program; });
+  }
+  // The program behind a handle; throws on NULL.
+  static std::shared_ptr<Program> of(Handle* program) { return require(program, "program")->program; }
+};
 
 }  // namespace tg::sdk

@@ -1,8 +1,6 @@
-// tg::conformance::Kir: KIR kernels built by hand for the conformance battery, dump_kir() (one instruction per
-// line, for failure messages), and pack_args(), the packed argument blob a launch takes.
-//
-// This is the conformance tool's own copy of the builder idea in tests/unit/plugin/kir_builder.hpp: the tool is
-// installed with the SDK and must not depend on test-only headers.
+// tg::sdk::Kir: KIR kernels built by hand (the conformance battery's, plugin tests', a plugin author's own
+// experiments), dump_kir() (one instruction per line, for failure messages), and pack_args(), the packed argument
+// blob a launch takes.
 #pragma once
 
 #include <tg/plugin_abi.h>
@@ -15,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace tg::conformance {
+namespace tg::sdk {
 
 // A kernel under construction: each call appends one instruction and returns its index.
 class Kir {
@@ -118,24 +116,23 @@ class Kir {
 // The KIR of a kernel, one instruction per line: `  12: ADD int32x4 %10 %11`. Long kernels keep their first
 // `max_lines` instructions, which is where a failing battery kernel's interesting part is.
 inline std::string dump_kir(const tg_kir_kernel& k, uint32_t max_lines = 80) {
-  using sdk::cat;
   std::string out = cat("KIR of kernel ", k.name ? k.name : "(null)", " (", k.ninsts, " instructions, ", k.nparams,
                         " parameters):\n");
   for (uint32_t p = 0; p < k.nparams; ++p) {
     const tg_kir_param& param = k.params[p];
     out += cat("  param ", p, ": ", param.kind == TG_PARAM_BUFFER ? "buffer " : param.kind == TG_PARAM_IMAGE ? "image " : "var ",
-               sdk::dtype_name(param.dtype), param.kind != TG_PARAM_VAR ? "*" : "",
+               dtype_name(param.dtype), param.kind != TG_PARAM_VAR ? "*" : "",
                param.kind == TG_PARAM_IMAGE ? cat(" (", param.reserved, " texels wide)") : "", " ", param.name ? param.name : "",
                param.writable ? " (writable)" : "", "\n");
   }
   for (uint32_t i = 0; i < k.ninsts && i < max_lines; ++i) {
     const tg_kir_inst& in = k.insts[i];
-    std::string line = cat("  ", i < 10 ? "  " : i < 100 ? " " : "", i, ": ", sdk::op_name(in.op), " ",
-                           sdk::dtype_name(in.dtype), in.vcount > 1 ? cat("x", +in.vcount) : "");
+    std::string line = cat("  ", i < 10 ? "  " : i < 100 ? " " : "", i, ": ", op_name(in.op), " ",
+                           dtype_name(in.dtype), in.vcount > 1 ? cat("x", +in.vcount) : "");
     if (in.op == TG_KIR_PARAM || in.op == TG_KIR_DEFINE_REG || in.op == TG_KIR_DEFINE_LOCAL) line += "*";
     for (uint32_t j = 0; j < in.nsrc && in.src_start + j < k.nsrc_pool; ++j) line += cat(" %", k.src_pool[in.src_start + j]);
     if (in.op == TG_KIR_CONST) {
-      line += sdk::is_float(in.dtype) ? cat(" ", in.arg.f) : cat(" ", in.arg.i);
+      line += is_float(in.dtype) ? cat(" ", in.arg.f) : cat(" ", in.arg.i);
     } else if (in.op == TG_KIR_SPECIAL) {
       static const char* const kinds[] = {"global", "group", "local"};
       line += cat(" [", in.arg.i / 4 <= 2 ? kinds[in.arg.i / 4] : "?", " dim ", in.arg.i % 4, "]");
@@ -163,4 +160,13 @@ inline std::vector<unsigned char> pack_args(const std::vector<tg_kir_param>& par
   return blob;
 }
 
-}  // namespace tg::conformance
+}  // namespace tg::sdk
+
+namespace tg::sdk {
+
+// pack_args for a builder's own parameters.
+inline std::vector<unsigned char> pack(const Kir& kir, const std::vector<uint64_t>& values) {
+  return pack_args(kir.params(), values);
+}
+
+}  // namespace tg::sdk
