@@ -1,12 +1,20 @@
-// `tg render --dev NAME <example>`: what a device's renderer produces for a named example program.
+// `tg render --dev NAME <example>`: what a device's renderer produces for a named example program. A device that
+// cannot be opened here (METAL off macOS, NV without a GPU) is rendered for anyway: the tensors live on the CPU,
+// and the kernels are lowered with the caps of, and rendered by, a renderer its plugin makes without a device.
 #include <boost/program_options.hpp>
+#include <cctype>
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
 
 #include "codegen/lower.hpp"
+#include "runtime/device.hpp"
+#include "runtime/plugin_registry.hpp"
 #include "schedule/schedule.hpp"
 #include "tg/device.hpp"
+#include "tg/error.hpp"
 #include "tg/tensor.hpp"
 
 namespace po = boost::program_options;
@@ -39,6 +47,59 @@ const std::map<std::string, std::pair<const char*, Example>>& examples() {
   return ex;
 }
 
+// A renderer made by a plugin with a NULL device (renderer_create(nullptr, target)), with its caps.
+class DevicelessRenderer {
+ public:
+  DevicelessRenderer(const tg::rt::LoadedPlugin& plugin, const std::string& target) : api_(plugin.api) {
+    const std::string where = std::string(api_->device_name) + " (" + plugin.path + ", no device)";
+    tg::rt::check_status(api_, api_->renderer_create(nullptr, target.empty() ? nullptr : target.c_str(), &renderer_),
+                         where + ": renderer_create");
+    caps_.struct_size = sizeof(caps_);
+    tg::rt::check_status(api_, api_->renderer_get_caps(renderer_, &caps_), where + ": renderer_get_caps");
+  }
+  DevicelessRenderer(const DevicelessRenderer&) = delete;
+  DevicelessRenderer& operator=(const DevicelessRenderer&) = delete;
+  ~DevicelessRenderer() {
+    if (renderer_) api_->renderer_destroy(renderer_);
+  }
+
+  const tg_renderer_caps& caps() const { return caps_; }
+  std::string render(const tg_kir_kernel& k) {
+    const char* source = nullptr;
+    tg::rt::check_status(api_, api_->renderer_render(renderer_, &k, &source),
+                         std::string(api_->device_name) + ": render " + k.name);
+    return source ? source : "";
+  }
+
+ private:
+  const tg_plugin_api* api_;
+  tg_renderer renderer_ = nullptr;
+  tg_renderer_caps caps_{};
+};
+
+// "METAL" -> ("METAL", ""), "nv:1" -> ("NV", ""), "AMD:LLVM" -> ("AMD", "LLVM"): the DEV name and a renderer.
+std::pair<std::string, std::string> split_device(const std::string& name) {
+  const size_t colon = name.find(':');
+  std::string dev = name.substr(0, colon), rest = colon == std::string::npos ? "" : name.substr(colon + 1);
+  for (char& c : dev) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const bool is_index = !rest.empty() && rest.find_first_not_of("0123456789") == std::string::npos;
+  return {dev, is_index ? "" : rest.substr(0, rest.find(':'))};
+}
+
+// Every kernel of the example's schedule, lowered with `caps` and rendered by `render`.
+void print_kernels(const tg::Tensor& out, const std::string& dev, const tg_renderer_caps& caps, const std::string& label,
+                   bool kir, const std::function<std::string(const tg_kir_kernel&)>& render) {
+  std::vector<std::shared_ptr<tg::rt::Buffer>> bufs;
+  auto items = tg::sched::create_schedule({out.node()}, dev, bufs);
+  for (auto& item : items) {
+    if (item.kind != tg::sched::ScheduleItem::Kind::KERNEL) continue;
+    auto k = tg::codegen::lower_kernel(item.kernel, item.bufs, caps);
+    std::cout << "// ---- " << k.name << " on " << label << "\n";
+    if (kir) std::cout << k.dump();
+    std::cout << render(k.view()) << "\n";
+  }
+}
+
 }  // namespace
 
 int run_render(int argc, char** argv) {
@@ -58,17 +119,35 @@ int run_render(int argc, char** argv) {
     for (const auto& [n, e] : examples()) std::cerr << "  " << n << ": " << e.first << "\n";
     return 2;
   }
-  dev = dev.empty() ? tg::default_device() : tg::canonical_device(dev);
-  tg::Tensor out = it->second.second(dev);
-  std::vector<std::shared_ptr<tg::rt::Buffer>> bufs;
-  auto items = tg::sched::create_schedule({out.node()}, dev, bufs);
-  for (auto& item : items) {
-    if (item.kind != tg::sched::ScheduleItem::Kind::KERNEL) continue;
-    tg::rt::Device& d = item.bufs[0]->device();
-    auto k = tg::codegen::lower_kernel(item.kernel, item.bufs, d.caps());
-    std::cout << "// ---- " << k.name << " on " << d.name() << " (" << d.arch() << ")\n";
-    if (kir) std::cout << k.dump();
-    std::cout << d.render(k.view()) << "\n";
+  if (dev.empty()) {  // DEV names a device even where it cannot be opened (then default_device() would throw)
+    const char* env = std::getenv("DEV");
+    dev = env != nullptr && *env != '\0' && std::string(env) != "?" ? env : tg::default_device();
   }
+  std::string open_error;
+  try {
+    dev = tg::canonical_device(dev);
+  } catch (const tg::Error& e) {
+    open_error = e.what();
+  }
+  if (open_error.empty()) {
+    tg::rt::Device& d = tg::rt::Device::get(dev);
+    print_kernels(it->second.second(dev), dev, d.caps(), d.name() + " (" + d.arch() + ")", kir,
+                  [&](const tg_kir_kernel& k) { return d.render(k); });
+    return 0;
+  }
+  // The device cannot be opened: render with its plugin's device-less renderer, the tensors on the host.
+  const auto [device_name, target] = split_device(dev);
+  std::string why;
+  const tg::rt::LoadedPlugin* plugin = tg::rt::PluginRegistry::get().load_for_rendering(device_name, why);
+  if (plugin == nullptr) {  // no plugin for it at all, or one that does not load: the open error says most
+    std::cerr << open_error << (why.find(" provides ") != std::string::npos ? "" : "\n  (device-less: " + why + ")") << "\n";
+    return 1;
+  }
+  DevicelessRenderer renderer(*plugin, target);
+  const std::string host = "CPU";
+  std::cerr << "tg render: " << device_name << " cannot be opened here; rendering with its plugin's device-less renderer, "
+            << "the tensors on " << host << "\n";
+  print_kernels(it->second.second(host), host, renderer.caps(), device_name + " (no device)", kir,
+                [&](const tg_kir_kernel& k) { return renderer.render(k); });
   return 0;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <numbers>
 #include <numeric>
 #include <optional>
@@ -105,6 +106,12 @@ Tensor Tensor::arange(double start, double stop, double step, DType dtype, const
   // computed on the host in double: exact for every integer range and correctly rounded for float steps
   std::vector<double> host(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) host[i] = start + static_cast<double>(i) * step;
+  // integers that fit go to the device as int32, which every renderer has (METAL has no float64 to cast from)
+  const auto is_int32 = [](double v) { return v == std::trunc(v) && v >= INT32_MIN && v <= INT32_MAX; };
+  if (std::all_of(host.begin(), host.end(), is_int32)) {
+    std::vector<int32_t> ints(host.begin(), host.end());
+    return from_bytes(ints.data(), ints.size() * sizeof(int32_t), {n}, dtypes::int32, device).cast(dtype);
+  }
   return from_bytes(host.data(), host.size() * sizeof(double), {n}, dtypes::float64, device).cast(dtype);
 }
 
