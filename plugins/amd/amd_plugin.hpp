@@ -120,7 +120,6 @@ struct Program {
 // ---- slot functions (one group per file) ------------------------------------------------------------------------
 // plugin.cpp: the GPUs the HIP runtime reports; its DeviceHooks (tg/sdk/plugin_slots.hpp) sit next to the table
 std::shared_ptr<Device> device_of(tg_device device);  // throws on NULL
-tg_status_t device_synchronize(tg_device device);
 
 // renderer.cpp (KIR -> HIP C++) and compiler.cpp (-> code object): each keeps its hooks and handle to itself.
 // Both take a NULL device: rendering needs no GPU, and a device-less compiler targets default_arch().
@@ -130,31 +129,40 @@ using RendererSlots = sdk::RendererSlots<RendererHooks>;
 using CompilerSlots = sdk::CompilerSlots<CompilerHooks>;
 
 // allocator.cpp
-tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer);
-void allocator_free(tg_device device, const tg_buffer_desc* buffer);
-tg_status_t allocator_copy_in(tg_device device, const tg_buffer_desc* dst, uint64_t offset, const void* src,
-                              uint64_t size);
-tg_status_t allocator_copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset, uint64_t size);
+struct AllocatorSlots {
+  static tg_status_t alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer) noexcept;
+  static void free(tg_device device, const tg_buffer_desc* buffer) noexcept;
+  static tg_status_t copy_in(tg_device device, const tg_buffer_desc* dst, uint64_t offset, const void* src,
+                             uint64_t size) noexcept;
+  static tg_status_t copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset,
+                              uint64_t size) noexcept;
+};
 void check_range(const tg_buffer_desc& buffer, uint64_t offset, uint64_t size, const char* what);
 
-// program.cpp
-tg_status_t program_create(tg_device device, const void* blob, size_t size, const char* kernel_name,
-                           const tg_kir_param* params, uint32_t nparams, tg_program* out_program);
-void program_destroy(tg_program program);
-std::shared_ptr<Program> program_of(tg_program program);  // throws on NULL
+// program.cpp: a code object loaded with hipModuleLoadData
+struct ProgramHooks {
+  using Program = amd::Program;
+  static constexpr std::string_view plugin = "amd";
+  static std::shared_ptr<Program> load(tg_device device, const void* blob, size_t size, const char* kernel_name,
+                                       sdk::Signature signature);
+};
+using ProgramSlots = sdk::ProgramSlots<ProgramHooks, tg_program_s>;  // the table's program_* slots
 
 // hwqueue.cpp
-tg_status_t hwqueue_create(tg_device device, tg_hwqueue* out_queue);
-void hwqueue_destroy(tg_hwqueue queue);
-tg_status_t hwqueue_exec(tg_hwqueue queue, tg_program program, const void* args, size_t args_size,
-                         const tg_launch_dims* dims);
-tg_status_t hwqueue_copy(tg_hwqueue queue, const tg_buffer_desc* dst, uint64_t dst_offset, const tg_buffer_desc* src,
-                         uint64_t src_offset, uint64_t size);
-tg_status_t hwqueue_signal(tg_hwqueue queue, uint64_t value);
-tg_status_t hwqueue_timestamp(tg_hwqueue queue, uint64_t* out_slot);
-tg_status_t hwqueue_submit(tg_hwqueue queue);
-tg_status_t hwqueue_wait(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns);
-tg_status_t hwqueue_read_timestamp(tg_hwqueue queue, uint64_t slot, uint64_t* out_ns);
+struct QueueSlots {
+  static tg_status_t create(tg_device device, tg_hwqueue* out_queue) noexcept;
+  static void destroy(tg_hwqueue queue) noexcept;
+  static tg_status_t exec(tg_hwqueue queue, tg_program program, const void* args, size_t args_size,
+                          const tg_launch_dims* dims) noexcept;
+  static tg_status_t copy(tg_hwqueue queue, const tg_buffer_desc* dst, uint64_t dst_offset, const tg_buffer_desc* src,
+                          uint64_t src_offset, uint64_t size) noexcept;
+  static tg_status_t signal(tg_hwqueue queue, uint64_t value) noexcept;
+  static tg_status_t timestamp(tg_hwqueue queue, uint64_t* out_slot) noexcept;
+  static tg_status_t submit(tg_hwqueue queue) noexcept;
+  static tg_status_t wait(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns) noexcept;
+  static tg_status_t read_timestamp(tg_hwqueue queue, uint64_t slot, uint64_t* out_ns) noexcept;
+  static tg_status_t device_synchronize(tg_device device) noexcept;  // (ABI 1.1) plugin.cpp
+};
 
 }  // namespace tg::amd
 

@@ -98,7 +98,7 @@ struct tg_hwqueue_s {
 
 namespace tg::amd {
 
-tg_status_t hwqueue_create(tg_device device, tg_hwqueue* out_queue) {
+tg_status_t QueueSlots::create(tg_device device, tg_hwqueue* out_queue) noexcept {
   return sdk::guard("amd hwqueue_create", [&] {
     sdk::require(out_queue, "out_queue");
     std::shared_ptr<Device> dev = device_of(device);
@@ -112,16 +112,16 @@ tg_status_t hwqueue_create(tg_device device, tg_hwqueue* out_queue) {
   });
 }
 
-void hwqueue_destroy(tg_hwqueue queue) {
+void QueueSlots::destroy(tg_hwqueue queue) noexcept {
   sdk::guard_void("amd hwqueue_destroy", [&] { delete queue; });
 }
 
-tg_status_t hwqueue_exec(tg_hwqueue queue, tg_program program, const void* args, size_t args_size,
-                         const tg_launch_dims* dims) {
+tg_status_t QueueSlots::exec(tg_hwqueue queue, tg_program program, const void* args, size_t args_size,
+                         const tg_launch_dims* dims) noexcept {
   return sdk::guard("amd hwqueue_exec", [&] {
     sdk::require(queue, "queue");
     sdk::require(dims, "dims");
-    std::shared_ptr<Program> prog = program_of(program);
+    std::shared_ptr<Program> prog = ProgramSlots::of(program);
     if (args_size != prog->args_size)
       throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", prog->kernel_name, " takes ", prog->args_size,
                                                " bytes of arguments, got ", args_size));
@@ -146,8 +146,8 @@ tg_status_t hwqueue_exec(tg_hwqueue queue, tg_program program, const void* args,
   });
 }
 
-tg_status_t hwqueue_copy(tg_hwqueue queue, const tg_buffer_desc* dst, uint64_t dst_offset, const tg_buffer_desc* src,
-                         uint64_t src_offset, uint64_t size) {
+tg_status_t QueueSlots::copy(tg_hwqueue queue, const tg_buffer_desc* dst, uint64_t dst_offset, const tg_buffer_desc* src,
+                         uint64_t src_offset, uint64_t size) noexcept {
   return sdk::guard("amd hwqueue_copy", [&] {
     sdk::require(queue, "queue");
     check_range(*sdk::require(dst, "dst"), dst_offset, size, "copy destination");
@@ -156,26 +156,26 @@ tg_status_t hwqueue_copy(tg_hwqueue queue, const tg_buffer_desc* dst, uint64_t d
   });
 }
 
-tg_status_t hwqueue_signal(tg_hwqueue queue, uint64_t value) {
+tg_status_t QueueSlots::signal(tg_hwqueue queue, uint64_t value) noexcept {
   return sdk::guard("amd hwqueue_signal", [&] { sdk::require(queue, "queue")->queue.signal(value); });
 }
 
-tg_status_t hwqueue_timestamp(tg_hwqueue queue, uint64_t* out_slot) {
+tg_status_t QueueSlots::timestamp(tg_hwqueue queue, uint64_t* out_slot) noexcept {
   return sdk::guard("amd hwqueue_timestamp", [&] {
     sdk::require(out_slot, "out_slot");
     *out_slot = sdk::require(queue, "queue")->queue.timestamp();
   });
 }
 
-tg_status_t hwqueue_submit(tg_hwqueue queue) {
+tg_status_t QueueSlots::submit(tg_hwqueue queue) noexcept {
   return sdk::guard("amd hwqueue_submit", [&] { sdk::require(queue, "queue")->queue.submit(); });
 }
 
-tg_status_t hwqueue_wait(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns) {
+tg_status_t QueueSlots::wait(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns) noexcept {
   return sdk::guard("amd hwqueue_wait", [&] { sdk::require(queue, "queue")->queue.wait(value, timeout_ns); });
 }
 
-tg_status_t hwqueue_read_timestamp(tg_hwqueue queue, uint64_t slot, uint64_t* out_ns) {
+tg_status_t QueueSlots::read_timestamp(tg_hwqueue queue, uint64_t slot, uint64_t* out_ns) noexcept {
   return sdk::guard("amd hwqueue_read_timestamp", [&] {
     sdk::require(out_ns, "out_ns");
     *out_ns = sdk::require(queue, "queue")->queue.read_timestamp(slot);

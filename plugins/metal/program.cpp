@@ -4,13 +4,13 @@
 
 namespace tg::metal {
 
-tg_status_t program_create(tg_device /*device*/, const void* /*blob*/, size_t /*size*/, const char* kernel_name,
-                           const tg_kir_param* /*params*/, uint32_t /*nparams*/, tg_program* /*out_program*/) {
+tg_status_t ProgramSlots::create(tg_device /*device*/, const void* /*blob*/, size_t /*size*/, const char* kernel_name,
+                                 const tg_kir_param* /*params*/, uint32_t /*nparams*/, tg_program* /*out_program*/) noexcept {
   return sdk::guard("metal program_create", [&] {
     throw_no_runtime(sdk::cat("cannot load kernel ", kernel_name ? kernel_name : "(unnamed)").c_str());
   });
 }
 
-void program_destroy(tg_program /*program*/) {}  // no program is ever made
+void ProgramSlots::destroy(tg_program /*program*/) noexcept {}  // no program is ever made
 
 }  // namespace tg::metal
