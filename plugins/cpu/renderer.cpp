@@ -129,6 +129,9 @@ class CpuRenderer final : public sdk::CRenderer {
   }
 
  protected:
+  uint64_t claimed_ops(uint32_t dtype) override { return ops_of(dtype); }
+  std::string renderer_name() override { return "CPU"; }
+
   std::string scalar_type(uint32_t dtype) override {
     static const char* const names[TG_DTYPE_COUNT] = {"bool",     "int8_t",   "int16_t",  "int32_t",  "int64_t",
                                                       "uint8_t",  "uint16_t", "uint32_t", "uint64_t", "half",
@@ -251,9 +254,6 @@ class CpuRenderer final : public sdk::CRenderer {
   std::string alu(uint32_t i, const std::vector<std::string>& srcs) override {
     const tg_kir_inst& in = inst(i);
     const uint32_t src_dtype = alu_src_dtype(i);
-    if (!(ops_of(src_dtype) & op_bit(in.op)))
-      throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": the CPU renderer has no ", sdk::op_name(in.op),
-                                          " on ", sdk::dtype_name(src_dtype), " (inst ", i, ")"));
     const uint64_t whole = op_bit(TG_KIR_NEG) | op_bit(TG_KIR_ADD) | op_bit(TG_KIR_SUB) | op_bit(TG_KIR_MUL) | op_bit(TG_KIR_FDIV) |
                            op_bit(TG_KIR_AND) | op_bit(TG_KIR_OR) | op_bit(TG_KIR_XOR) | op_bit(TG_KIR_MULACC) |
                            op_bit(TG_KIR_FMA);

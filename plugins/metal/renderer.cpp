@@ -95,6 +95,9 @@ class MslRenderer final : public sdk::CRenderer {
   }
 
  protected:
+  uint64_t claimed_ops(uint32_t dtype) override { return ops_of(dtype); }
+  std::string renderer_name() override { return "METAL"; }
+
   std::string scalar_type(uint32_t dtype) override {
     static const char* const names[TG_DTYPE_COUNT] = {"bool",  "char", "short", "int",    "long",  "uchar", "ushort",
                                                       "uint",  "ulong", "half", "bfloat", "float", "double"};
@@ -270,9 +273,6 @@ class MslRenderer final : public sdk::CRenderer {
   std::string alu(uint32_t i, const std::vector<std::string>& srcs) override {
     const tg_kir_inst& in = inst(i);
     const uint32_t src_dtype = alu_src_dtype(i);
-    if (!(ops_of(src_dtype) & op_bit(in.op)))
-      throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": the METAL renderer has no ", sdk::op_name(in.op),
-                                          " on ", sdk::dtype_name(src_dtype), " (inst ", i, ")"));
     if (in.vcount > 1 && sdk::is_signed_int(src_dtype) &&
         (in.op == TG_KIR_NEG || in.op == TG_KIR_ADD || in.op == TG_KIR_SUB || in.op == TG_KIR_MUL)) {
       // wrapping vector arithmetic: the same lanes as unsigned (vectors do not promote), then back

@@ -118,6 +118,9 @@ class C11Renderer : public CRenderer {
   }
 
   // ---- the preset --------------------------------------------------------------------------------------------
+  uint64_t claimed_ops(uint32_t dtype) override { return standard_ops(dtype); }
+  std::string renderer_name() override { return "C11 preset"; }
+
   std::string scalar_type(uint32_t dtype) override {
     static const char* const names[TG_DTYPE_COUNT] = {"bool",     "int8_t",   "int16_t",  "int32_t", "int64_t",
                                                       "uint8_t",  "uint16_t", "uint32_t", "uint64_t", "tg_half",

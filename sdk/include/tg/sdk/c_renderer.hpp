@@ -74,6 +74,14 @@ class CRenderer {
     uint32_t image_width;
   };
 
+  // ---- hooks: capabilities -----------------------------------------------------------------------------------
+  // The ALU ops this renderer takes whole for operands of `dtype`: its caps.ops[dtype]. The base refuses any other
+  // op before asking a hook to spell it (TG_ERR_UNSUPPORTED naming the op, the dtype and the instruction), so a
+  // backend's templates never meet an op its caps did not promise. Default: every op.
+  virtual uint64_t claimed_ops(uint32_t /*dtype*/) { return ~uint64_t{0}; }
+  // The renderer's name in messages ("the CPU renderer has no ...").
+  virtual std::string renderer_name() { return "this"; }
+
   // ---- hooks: types ------------------------------------------------------------------------------------------
   virtual std::string scalar_type(uint32_t dtype) {
     static const char* const names[TG_DTYPE_COUNT] = {
@@ -596,6 +604,9 @@ class CRenderer {
         }
         if ((is_cmp(in.op) ? uint32_t{TG_DTYPE_BOOL} : src_dtype) != in.dtype)
           throw invalid(i, cat("result dtype ", dtype_name(in.dtype)));
+        if (!((claimed_ops(src_dtype) >> in.op) & 1u))
+          throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel_->name, ": the ", renderer_name(), " renderer has no ",
+                                              op_name(in.op), " on ", dtype_name(src_dtype), " (inst ", i, ")"));
         return define(i, alu(i, srcs));
       }
       case TG_KIR_CUSTOM: {
