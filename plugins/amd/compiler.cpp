@@ -5,7 +5,7 @@
 #include "amd_plugin.hpp"
 #include "amdgpu_compiler.h"
 
-#include <dlfcn.h>
+#include <tg/sdk/companion_library.hpp>
 
 #include <cctype>
 #include <string>
@@ -29,26 +29,14 @@ struct ClangLibrary {
   std::string error;  // why it did not open
 };
 
-// Opened once, from the directory this plugin was loaded from; never closed (LLVM does not unload cleanly).
+// Opened once, beside this plugin, at the first compile (tg/sdk/companion_library.hpp).
 const ClangLibrary& clang_library() {
   static const ClangLibrary lib = [] {
+    sdk::CompanionLibrary so(reinterpret_cast<const void*>(&clang_library), TG_AMD_CLANG_LIBRARY, "the AMD compiler");
     ClangLibrary l;
-    Dl_info info{};
-    std::string dir = ".";
-    if (dladdr(reinterpret_cast<void*>(&clang_library), &info) && info.dli_fname) {
-      dir = info.dli_fname;
-      dir = dir.substr(0, dir.find_last_of('/') == std::string::npos ? 0 : dir.find_last_of('/'));
-    }
-    const std::string path = dir + "/" TG_AMD_CLANG_LIBRARY;
-    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      const char* e = dlerror();
-      l.error = cat("cannot open the AMD compiler ", path, ": ", e ? e : "unknown error");
-      return l;
-    }
-    l.compile = reinterpret_cast<decltype(&tg_amd_clang_compile)>(dlsym(h, "tg_amd_clang_compile"));
-    l.release = reinterpret_cast<decltype(&tg_amd_clang_free)>(dlsym(h, "tg_amd_clang_free"));
-    if (!l.compile || !l.release) l.error = cat(path, " does not export tg_amd_clang_compile and tg_amd_clang_free");
+    l.compile = so.function<decltype(&tg_amd_clang_compile)>("tg_amd_clang_compile");
+    l.release = so.function<decltype(&tg_amd_clang_free)>("tg_amd_clang_free");
+    l.error = so.error();
     return l;
   }();
   return lib;

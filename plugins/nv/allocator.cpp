@@ -14,7 +14,7 @@ void check_range(const tg_buffer_desc& buffer, uint64_t offset, uint64_t size, c
   if (buffer.addr == 0) throw Error(TG_ERR_INVALID_ARGUMENT, cat(what, ": buffer has no address"));
 }
 
-tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer) {
+tg_status_t AllocatorSlots::alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer) noexcept {
   return sdk::guard("nv allocator_alloc", [&] {
     sdk::require(out_buffer, "out_buffer");
     const std::shared_ptr<Device> dev = device_of(device);
@@ -29,7 +29,7 @@ tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out
   });
 }
 
-void allocator_free(tg_device device, const tg_buffer_desc* buffer) {
+void AllocatorSlots::free(tg_device device, const tg_buffer_desc* buffer) noexcept {
   sdk::guard_void("nv allocator_free", [&] {
     if (buffer == nullptr || buffer->addr == 0) return;
     device_of(device)->bind();
@@ -37,8 +37,8 @@ void allocator_free(tg_device device, const tg_buffer_desc* buffer) {
   });
 }
 
-tg_status_t allocator_copy_in(tg_device device, const tg_buffer_desc* dst, uint64_t offset, const void* src,
-                              uint64_t size) {
+tg_status_t AllocatorSlots::copy_in(tg_device device, const tg_buffer_desc* dst, uint64_t offset, const void* src,
+                                    uint64_t size) noexcept {
   return sdk::guard("nv allocator_copy_in", [&] {
     const std::shared_ptr<Device> dev = device_of(device);
     check_range(*sdk::require(dst, "dst"), offset, size, "copy_in");
@@ -48,7 +48,8 @@ tg_status_t allocator_copy_in(tg_device device, const tg_buffer_desc* dst, uint6
   });
 }
 
-tg_status_t allocator_copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset, uint64_t size) {
+tg_status_t AllocatorSlots::copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset,
+                                     uint64_t size) noexcept {
   return sdk::guard("nv allocator_copy_out", [&] {
     const std::shared_ptr<Device> dev = device_of(device);
     check_range(*sdk::require(src, "src"), offset, size, "copy_out");

@@ -1,18 +1,32 @@
 // The NV plugin's private declarations: the subset of the CUDA driver API and NVRTC it loads at run time (declared
 // here, so building needs no CUDA toolkit), the objects behind the ABI's opaque handles that more than one file
-// needs (device, program), and the slot functions each interface file defines.
+// needs (device, program), and the slot classes each interface file defines (tg/sdk/plugin_table.hpp puts them in
+// the table).
 #pragma once
 
 #include <tg/plugin_abi.h>
-#include <tg/sdk/plugin_slots.hpp>
-#include <tg/sdk/status.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
+
+// The handles behind tg_device and tg_program, complete before the SDK's slot templates see them.
+namespace tg::nv {
+struct Device;
+struct Program;
+}  // namespace tg::nv
+struct tg_device_s {
+  std::shared_ptr<tg::nv::Device> device;
+};
+struct tg_program_s {
+  std::shared_ptr<tg::nv::Program> program;
+};
+
+#include <tg/sdk/plugin_slots.hpp>
+#include <tg/sdk/program_signature.hpp>
+#include <tg/sdk/status.hpp>
 
 namespace tg::nv {
 
@@ -102,14 +116,13 @@ struct Device {
   ~Device();
 };
 
-// A loaded kernel and a copy of its signature (param offsets give cuLaunchKernel its kernelParams).
+// A loaded kernel and a copy of its signature (its offsets give cuLaunchKernel its kernelParams).
 struct Program {
   std::shared_ptr<Device> device;
   CUmodule module = nullptr;
   CUfunction function = nullptr;
   std::string kernel_name;
-  std::vector<size_t> offsets;
-  size_t args_size = 0;
+  sdk::Signature signature;
   ~Program();
 };
 
@@ -127,42 +140,44 @@ struct CompilerHooks;
 using RendererSlots = sdk::RendererSlots<RendererHooks>;  // the table's renderer_* slots
 using CompilerSlots = sdk::CompilerSlots<CompilerHooks>;  // the table's compiler_* slots and blob_free
 
-// allocator.cpp
-tg_status_t allocator_alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer);
-void allocator_free(tg_device device, const tg_buffer_desc* buffer);
-tg_status_t allocator_copy_in(tg_device device, const tg_buffer_desc* dst, uint64_t offset, const void* src,
-                              uint64_t size);
-tg_status_t allocator_copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset, uint64_t size);
+// allocator.cpp: cuMemAlloc'ed device memory
+struct AllocatorSlots {
+  static tg_status_t alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer) noexcept;
+  static void free(tg_device device, const tg_buffer_desc* buffer) noexcept;
+  static tg_status_t copy_in(tg_device device, const tg_buffer_desc* dst, uint64_t offset, const void* src,
+                             uint64_t size) noexcept;
+  static tg_status_t copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset,
+                              uint64_t size) noexcept;
+};
+// Throws TG_ERR_INVALID_ARGUMENT unless [offset, offset+size) lies inside the buffer and it has an address.
 void check_range(const tg_buffer_desc& buffer, uint64_t offset, uint64_t size, const char* what);
 
-// program.cpp
-tg_status_t program_create(tg_device device, const void* blob, size_t size, const char* kernel_name,
-                           const tg_kir_param* params, uint32_t nparams, tg_program* out_program);
-void program_destroy(tg_program program);
-std::shared_ptr<Program> program_of(tg_program program);  // throws on NULL
+// program.cpp: a CUBIN loaded with cuModuleLoadData, and its one kernel
+struct ProgramHooks {
+  using Program = nv::Program;
+  static constexpr std::string_view plugin = "nv";
+  static std::shared_ptr<Program> load(tg_device device, const void* blob, size_t size, const char* kernel_name,
+                                       sdk::Signature signature);
+};
+using ProgramSlots = sdk::ProgramSlots<ProgramHooks>;  // the table's program_* slots
 
-// hwqueue.cpp
-tg_status_t hwqueue_create(tg_device device, tg_hwqueue* out_queue);
-void hwqueue_destroy(tg_hwqueue queue);
-tg_status_t hwqueue_exec(tg_hwqueue queue, tg_program program, const void* args, size_t args_size,
-                         const tg_launch_dims* dims);
-tg_status_t hwqueue_copy(tg_hwqueue queue, const tg_buffer_desc* dst, uint64_t dst_offset, const tg_buffer_desc* src,
-                         uint64_t src_offset, uint64_t size);
-tg_status_t hwqueue_signal(tg_hwqueue queue, uint64_t value);
-tg_status_t hwqueue_timestamp(tg_hwqueue queue, uint64_t* out_slot);
-tg_status_t hwqueue_submit(tg_hwqueue queue);
-tg_status_t hwqueue_wait(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns);
-tg_status_t hwqueue_read_timestamp(tg_hwqueue queue, uint64_t slot, uint64_t* out_ns);
+// hwqueue.cpp: tg::sdk::DeviceQueue over one CUDA stream, events as signals and timestamps
+struct QueueSlots {
+  static tg_status_t create(tg_device device, tg_hwqueue* out_queue) noexcept;
+  static void destroy(tg_hwqueue queue) noexcept;
+  static tg_status_t exec(tg_hwqueue queue, tg_program program, const void* args, size_t args_size,
+                          const tg_launch_dims* dims) noexcept;
+  static tg_status_t copy(tg_hwqueue queue, const tg_buffer_desc* dst, uint64_t dst_offset, const tg_buffer_desc* src,
+                          uint64_t src_offset, uint64_t size) noexcept;
+  static tg_status_t signal(tg_hwqueue queue, uint64_t value) noexcept;
+  static tg_status_t timestamp(tg_hwqueue queue, uint64_t* out_slot) noexcept;
+  static tg_status_t submit(tg_hwqueue queue) noexcept;
+  static tg_status_t wait(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns) noexcept;
+  static tg_status_t read_timestamp(tg_hwqueue queue, uint64_t slot, uint64_t* out_ns) noexcept;
+};
 
 }  // namespace tg::nv
 
 // Compiled where tg_renderer_s and tg_compiler_s are complete (renderer.cpp, compiler.cpp).
 extern template struct tg::sdk::RendererSlots<tg::nv::RendererHooks>;
 extern template struct tg::sdk::CompilerSlots<tg::nv::CompilerHooks>;
-
-struct tg_device_s {
-  std::shared_ptr<tg::nv::Device> device;
-};
-struct tg_program_s {
-  std::shared_ptr<tg::nv::Program> program;
-};

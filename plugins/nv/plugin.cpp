@@ -3,6 +3,7 @@
 #include "nv_plugin.hpp"
 
 #include <tg/sdk/plugin.hpp>
+#include <tg/sdk/plugin_table.hpp>
 
 #include <dlfcn.h>
 
@@ -189,41 +190,8 @@ std::shared_ptr<Device> DeviceHooks::open(uint32_t index) {
 }
 
 const tg_plugin_api& plugin_api() {
-  static const tg_plugin_api api = {
-      .struct_size = sizeof(tg_plugin_api),
-      .abi_major = TG_ABI_VERSION_MAJOR,
-      .abi_minor = TG_ABI_VERSION_MINOR,
-      .plugin_name = "nv",
-      .device_name = "NV",
-      .status_free = sdk::status_free,
-      .device_count = DeviceSlots::count,
-      .device_open = DeviceSlots::open,
-      .device_close = DeviceSlots::close,
-      .device_get_info = DeviceSlots::get_info,
-      .renderer_create = RendererSlots::create,
-      .renderer_destroy = RendererSlots::destroy,
-      .renderer_get_caps = RendererSlots::get_caps,
-      .renderer_render = RendererSlots::render,
-      .compiler_create = CompilerSlots::create,
-      .compiler_destroy = CompilerSlots::destroy,
-      .compiler_compile = CompilerSlots::compile,
-      .blob_free = CompilerSlots::blob_free,
-      .allocator_alloc = allocator_alloc,
-      .allocator_free = allocator_free,
-      .allocator_copy_in = allocator_copy_in,
-      .allocator_copy_out = allocator_copy_out,
-      .program_create = program_create,
-      .program_destroy = program_destroy,
-      .hwqueue_create = hwqueue_create,
-      .hwqueue_destroy = hwqueue_destroy,
-      .hwqueue_exec = hwqueue_exec,
-      .hwqueue_copy = hwqueue_copy,
-      .hwqueue_signal = hwqueue_signal,
-      .hwqueue_timestamp = hwqueue_timestamp,
-      .hwqueue_submit = hwqueue_submit,
-      .hwqueue_wait = hwqueue_wait,
-      .hwqueue_read_timestamp = hwqueue_read_timestamp,
-  };
+  static const tg_plugin_api api = sdk::plugin_table<DeviceSlots, RendererSlots, CompilerSlots, AllocatorSlots,
+                                                     ProgramSlots, QueueSlots>("nv", "NV");
   return api;
 }
 

@@ -68,6 +68,8 @@ class GpuCRenderer : public CRenderer {
   // Correctly rounded float ops where the vendor has a spelling of its own (nullptr: the base's C expression).
   virtual const char* float_call(uint32_t op, bool f32) = 0;
   virtual std::string vendor_comment() = 0;  // the first line of the source
+  // How messages name this renderer: "kernel k: <label> has no MAX on bool (inst 3)".
+  virtual std::string renderer_label() { return "this renderer"; }
 
   std::string scalar_type(uint32_t dtype) override {
     static const char* const names[TG_DTYPE_COUNT] = {
@@ -86,10 +88,15 @@ class GpuCRenderer : public CRenderer {
     // each lane cast to the element type: C++ list-initialization refuses the narrowing of an int-promoted
     // uint8/int16 result back to its type
     const std::string t = scalar_type(dtype);
+    const bool cast = casts_lanes(dtype);
     std::string out = cat(vector_type(dtype, vcount), "{{");
-    for (size_t l = 0; l < lanes.size(); ++l) out += cat(l ? "," : "", "(", t, ")(", lanes[l], ")");
+    for (size_t l = 0; l < lanes.size(); ++l)
+      out += cast ? cat(l ? "," : "", "(", t, ")(", lanes[l], ")") : cat(l ? "," : "", lanes[l]);
     return out + "}}";
   }
+  // Whether vectorize() casts each lane of a `dtype` vector to the element type. Only lanes narrower than int can
+  // be promoted past it (C++'s integer promotion); a backend may leave the wider ones as they are.
+  virtual bool casts_lanes(uint32_t /*dtype*/) { return true; }
   std::string gep(const std::string& x, uint32_t lane) override { return cat(x, ".v[", lane, "]"); }
 
   // A vector access is one wide load or store where its index is a multiple of its lanes, else one per lane.
@@ -218,8 +225,8 @@ class GpuCRenderer : public CRenderer {
     const tg_kir_inst& in = inst(i);
     const uint32_t src_dtype = alu_src_dtype(i);
     if (!(ops_of(src_dtype) & op_bit(in.op)))
-      throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": this renderer has no ", op_name(in.op), " on ",
-                                          dtype_name(src_dtype), " (inst ", i, ")"));
+      throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": ", renderer_label(), " has no ", op_name(in.op),
+                                          " on ", dtype_name(src_dtype), " (inst ", i, ")"));
     const std::string op = op_template(in.op, in.dtype, src_dtype);
     if (in.vcount == 1) return fill(op, srcs);
     std::vector<std::string> lanes;  // lane by lane; a scalar operand (WHERE's condition) is shared
