@@ -133,16 +133,17 @@ void devices_open_and_describe() {
     tg_device_info info{};
     info.struct_size = sizeof(info);
     const Status st = TGC_STATUS(a.device_get_info(device, &info));
+    // the strings are borrowed from the device: read them before closing it
+    const std::string name = st.ok() && info.name ? info.name : "(null)";
+    const bool described = st.ok() && info.description != nullptr && info.arch != nullptr;
     if (!is_session) a.device_close(device);
     if (!st.ok())
       throw Failure(cat("device_get_info(device ", i, ") failed with ", code_name(st.code), ": ", st.message));
-    const std::string name = info.name ? info.name : "(null)";
     expect(info.struct_size == sizeof(info),
            cat("device_get_info overwrote the caller's struct_size with ", info.struct_size));
     expect(name == a.device_name,
            cat("device ", i, " is named \"", name, "\" but the table's device_name is \"", a.device_name, "\""));
-    expect(info.description != nullptr && info.arch != nullptr,
-           cat("device_get_info(device ", i, ") left description or arch NULL"));
+    expect(described, cat("device_get_info(device ", i, ") left description or arch NULL"));
   }
 }
 
