@@ -9,7 +9,9 @@
 #include <set>
 
 #include "codegen/emitter.hpp"
+#include "codegen/heuristic.hpp"
 #include "codegen/lower_gpu.hpp"
+#include "ir/spec.hpp"
 #include "runtime/buffer.hpp"
 #include "runtime/env.hpp"
 
@@ -106,6 +108,7 @@ KirProgram lower_planned(const sched::Kernel& kernel, const std::vector<std::sha
     throw Error("tg: kernel " + k.name + " needs " + std::to_string(k.params.size()) + " buffers, renderer allows " +
                 std::to_string(caps.max_params));
 
+  ir::verify_kernel_in_debug(kernel.sink, kernel.name);  // debug/sanitizer builds (or TG_CHECK_IR=1): the kernel spec
   UOpPtr sink = graph_rewrite(kernel.sink, pm_symbolic(), "lower");
   if (kernel.custom) return lower_custom(k, kernel, sink, caps, std::move(var_params));
   std::vector<UOpPtr> ranges;  // output loops still present after simplification, outermost first
@@ -124,9 +127,7 @@ KirProgram lower_planned(const sched::Kernel& kernel, const std::vector<std::sha
     const UOpPtr& r = ranges.back();
     int64_t end = r->src[0]->arg_int();
     DType out = sink->src[0]->src[2]->dtype;
-    // a GPU work-item keeps its tile in its own registers, of which it has far fewer than a CPU core: float4-sized
-    // vectors and up to 4 of them there
-    const int widest = is_gpu(caps) ? 4 : 16;
+    const int widest = widest_lanes(caps, out);  // one register (a GPU work-item: float4-sized)
     for (int w : {16, 8, 4, 2}) {
       if (opts.upcast ? w != opts.upcast : w > widest) continue;
       if (end % w || w * out.itemsize() > 64 || !e_vector_ok(caps, out, w)) continue;
@@ -160,14 +161,13 @@ KirProgram lower_planned(const sched::Kernel& kernel, const std::vector<std::sha
     const bool has_vector_loop = tile_axis == 1 && ri + 1 < ranges.size() && is_const_end(ranges.back());
     const UOpPtr v = has_vector_loop ? ranges.back() : nullptr;
     const int64_t vend = v ? v->src[0]->arg_int() : 1;
-    // u x c accumulators: 16 of the widest vectors leave registers for the loads (32 on AVX-512)
-    static constexpr std::pair<int, int> kTiles[] = {{4, 4}, {8, 2}, {2, 4}, {4, 2}, {8, 1}, {4, 1}, {2, 1}, {1, 4}, {1, 2}};
     auto split = [](const UOpPtr& range, int64_t n, int f) {
       return n == f ? const_int(range->dtype, 0)
                     : UOp::make(Op::RANGE, range->dtype, {const_int(range->dtype, n / f)}, RangeInfo{range->range().id, AxisType::UPCAST});
     };
-    std::vector<std::pair<int, int>> tiles(std::begin(kTiles), std::end(kTiles));
-    if (is_gpu(caps)) tiles = {{4, 1}, {2, 1}};
+    // u x c accumulators as many as the register file holds beside the loads (heuristic.cpp), or BEAM's choice
+    std::vector<std::pair<int, int>> tiles =
+        register_tiles(caps, sink->src[0]->src[2]->dtype, static_cast<int>(lane_sinks.size()), end, vend);
     if (opts.tile_rows) tiles = {{opts.tile_rows, std::max(opts.tile_vecs, 1)}};
     for (auto [u, c] : tiles) {
       if (end % u || vend % c || (u == 1 && c == 1)) continue;

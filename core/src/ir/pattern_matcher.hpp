@@ -1,9 +1,11 @@
 // Pattern matcher and rewrite driver: rule sets are data (pattern + callback) applied to a fixpoint.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/uop.hpp"
@@ -42,22 +44,55 @@ class Match {
 // A rule returns the replacement, or nullptr for "no match".
 using RewriteFn = std::function<UOpPtr(const Match&, const UOpPtr&)>;
 
+// One row of a rule set: {pattern, callback} or {pattern, callback, "name"}. The name is what driver errors
+// print; a rule without one is called "<set>#<index>".
+struct Rule {
+  UPat pat;
+  RewriteFn fn;
+  std::string name;
+};
+
 class PatternMatcher {
  public:
   PatternMatcher() = default;
-  PatternMatcher(std::vector<std::pair<UPat, RewriteFn>> rules);
+  PatternMatcher(std::vector<Rule> rules);
+  PatternMatcher(std::string set_name, std::vector<Rule> rules);
   // first rule that matches and returns non-null
   UOpPtr rewrite(const UOpPtr& u) const;
+  // the same, and which rule it was (index into this set)
+  std::pair<UOpPtr, size_t> rewrite_with_rule(const UOpPtr& u) const;
+  // the rule's own name, or "<set>#<index>" (`fallback_set` stands in for an unnamed set)
+  std::string rule_name(size_t index, const std::string& fallback_set = "rules") const;
+  size_t size() const { return rules_.size(); }
+  const std::string& set_name() const { return set_name_; }
+  // Both sets' rules in order; rules of a named set keep their "<set>#<index>" names.
   PatternMatcher operator+(const PatternMatcher& other) const;
 
  private:
-  std::vector<std::pair<UPat, RewriteFn>> rules_;
+  std::string set_name_;
+  std::vector<Rule> rules_;
   std::vector<std::vector<size_t>> by_op_;  // op -> rule indices (rules with no op listed go everywhere)
   void index();
+  std::vector<Rule> named_rules() const;
 };
 
-// Rewrites bottom-up to a fixpoint: sources first, then rules on the node until none applies.
-// Throws tg::Error if a node keeps changing past the budget (a cycle in the rules).
+struct RewriteOptions {
+  std::string name = "rewrite";  // what errors (and DEBUG output) call this rewrite
+  // false (bottom-up): a node's sources reach their fixpoint before rules run on the node.
+  // true (top-down): rules run on a node first; its sources are visited once none applies, and the rebuilt
+  // node gets the rules again.
+  bool top_down = false;
+  size_t budget = 250000;  // successful rule applications in one call before giving up (0: no limit)
+  // Test mode: a rule cycle (A turns x into y, B turns y back into x) fails naming both rules, and the result
+  // is checked to be a fixpoint (no rule applies to any node of it).
+  bool converge_check = false;
+};
+
+// Rewrites to a fixpoint. Throws tg::Error, naming the rules involved, for a cycle, for a rule whose result
+// contains the node it replaced, or when the budget runs out.
+UOpPtr rewrite(const UOpPtr& root, const PatternMatcher& pm, const RewriteOptions& opts);
+
+// Bottom-up rewrite with the default budget (the historical entry point).
 UOpPtr graph_rewrite(const UOpPtr& root, const PatternMatcher& pm, const char* name = "rewrite");
 
 // Replaces nodes by identity (keys are raw pointers into the graph of root).

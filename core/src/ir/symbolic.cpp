@@ -149,15 +149,16 @@ UOpPtr fold_divmod(const Match& m, const UOpPtr& u) {
   if (u->op == Op::MOD) {
     if (r->vmax() < c) return r;
     if (!split) {
-      // gcd(k_i, c) shared by every term: (g*y) % (g*c') = g * (y % c')
+      // gcd(k_i, c) shared by every term, the constant k = g*q + j: (g*y + k) % (g*c') = g * ((y + q) % c') + j
+      // (a lane offset j below the stride g stays outside the mod: lanes of a vector stay consecutive)
       int64_t g = c;
       for (auto& [t, k] : rest.terms) g = std::gcd(g, k);
-      g = std::gcd(g, rest.constant);
       if (g <= 1) return nullptr;
       Sum red;
       red.constant = rest.constant / g;
       for (auto& [t, k] : rest.terms) red.add(t, k / g);
-      return alu(Op::MUL, alu(Op::MOD, build(x->dtype, red), const_int(x->dtype, c / g)), const_int(x->dtype, g));
+      UOpPtr scaled = alu(Op::MUL, alu(Op::MOD, build(x->dtype, red), const_int(x->dtype, c / g)), const_int(x->dtype, g));
+      return rest.constant % g ? alu(Op::ADD, scaled, const_int(x->dtype, rest.constant % g)) : scaled;
     }
     return alu(Op::MOD, r, const_int(x->dtype, c));
   }
@@ -223,6 +224,19 @@ UOpPtr fold_cmp_const(const Match& m, const UOpPtr& u) {
     int64_t q = d >= 0 ? (d + c - 1) / c : -((-d) / c);
     return alu(Op::CMPLT, lhs->src[0], const_int(lhs->dtype, q));
   }
+  // g*y + k < d -> y < ceil((d - k) / g) with g the gcd of a sum's coefficients: the lanes l < g of a vector then
+  // share one bound (24p + 8v + l < 1024 is 3p + v < 128 for every l < 8), so a padded load stays one vector
+  if (lhs->op == Op::ADD || lhs->op == Op::SUB) {
+    Sum s;
+    flatten(lhs, 1, s);
+    int64_t g = 0;
+    for (auto& [t, k] : s.terms) g = std::gcd(g, k);
+    if (g <= 1) return nullptr;
+    Sum red;
+    for (auto& [t, k] : s.terms) red.add(t, k / g);
+    const int64_t num = d - s.constant, q = num >= 0 ? (num + g - 1) / g : -((-num) / g);
+    return alu(Op::CMPLT, build(lhs->dtype, red), const_int(lhs->dtype, q));
+  }
   return nullptr;
 }
 
@@ -252,7 +266,7 @@ UOpPtr const_right(const Match&, const UOpPtr& u) {
 const PatternMatcher& pm_symbolic() {
   using namespace pat;
   auto intp = [](const UOp& u) { return is_int(u); };
-  static const PatternMatcher pm({
+  static const PatternMatcher pm("symbolic", {
       {ops({Op::NEG, Op::ADD, Op::SUB, Op::MUL, Op::IDIV, Op::MOD, Op::FDIV, Op::MAX, Op::CMPLT, Op::CMPNE, Op::CMPEQ,
             Op::AND, Op::OR, Op::XOR, Op::SHL, Op::SHR, Op::CAST}),
        fold_consts},                                                                    // c1 op c2 -> c3
@@ -281,6 +295,8 @@ const PatternMatcher& pm_symbolic() {
       {op(Op::WHERE, {cvar("c"), any("a"), any("b")}),                                                           // const cond
        [](const Match& m, const UOpPtr&) { return m["c"]->const_value() != 0 ? m["a"] : m["b"]; }},
       {op(Op::WHERE, {any("c"), any("a"), any("a")}), [](const Match& m, const UOpPtr&) { return m["a"]; }},     // c ? a : a -> a
+      {op(Op::WHERE, {any("c"), op(Op::LOAD, {any("b"), any("i"), any("c")}, "l"), cvar("z")}),                 // c ? load<c> : 0
+       [](const Match& m, const UOpPtr&) { return m["z"]->const_value() == 0 && !std::signbit(m["z"]->const_value()) ? m["l"] : nullptr; }},  // -> load<c>
   });
   return pm;
 }

@@ -12,8 +12,10 @@
 #include <mutex>
 #include <set>
 
+#include "codegen/heuristic.hpp"
 #include "codegen/lower.hpp"
 #include "codegen/lower_cache.hpp"
+#include "codegen/verify.hpp"
 #include "runtime/disk_cache.hpp"
 #include "runtime/env.hpp"
 #include "runtime/shadow_check.hpp"
@@ -96,10 +98,14 @@ codegen::LowerOpts beam_search(const sched::ScheduleItem& it, Device& dev, int r
   };
   std::vector<Candidate> cands;
   std::set<uint64_t> seen;
-  static constexpr std::pair<int, int> kTiles[] = {{0, 0}, {1, 1}, {2, 1}, {4, 1}, {8, 1}, {1, 2}, {1, 4},
-                                                   {2, 2}, {4, 2}, {2, 4}, {4, 4}, {8, 2}};
+  // the heuristic's choice, none, and the register tiles that fit the machine (heuristic.cpp), best first
+  const auto& stores = it.kernel.sink->src;
+  const DType out = !stores.empty() && stores[0]->src.size() > 2 ? stores[0]->src[2]->dtype : dtypes::float32;
+  std::vector<std::pair<int, int>> tiles{{0, 0}, {1, 1}};
+  for (auto t : codegen::register_tiles(dev.caps(), out, codegen::widest_lanes(dev.caps(), out), 0, 0))
+    if (tiles.size() < 12) tiles.push_back(t);
   for (int upcast : {0, 1, 2, 4, 8, 16})
-    for (auto [u, c] : kTiles) {
+    for (auto [u, c] : tiles) {
       codegen::LowerOpts o{upcast, u, c};
       try {
         codegen::KirProgram k = codegen::lower_kernel(it.kernel, it.bufs, dev.caps(), o);
@@ -210,6 +216,7 @@ void run_schedule(std::vector<sched::ScheduleItem>& items) {
       const codegen::LowerOpts opts = beam_choice(it, dev, p.kir, beam);
       if (!(opts == codegen::LowerOpts{})) p.kir = codegen::lower_kernel_cached(it.kernel, it.bufs, dev.caps(), dev.name(), opts);
     }
+    codegen::verify_lowered(p.kir);  // debug and sanitizer builds (or TG_CHECK_IR=1): the ABI's KIR rules
     if (debug_level() >= 3) std::fprintf(stderr, "kernel %s:\n  %s\n", p.kir.name.c_str(), it.kernel.sink->str(12).c_str());
     if (debug_level() >= 5) std::fprintf(stderr, "%s", p.kir.dump().c_str());
     {

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "codegen/heuristic.hpp"
 #include "ir/sym_shape.hpp"
 #include "tensor/tensor_internal.hpp"
 #include "ir/uop.hpp"
@@ -669,23 +670,25 @@ Tensor Tensor::gather(int64_t axis, const Tensor& index) const {
 
 namespace {
 
-// A large 2-D float32 product on a device that runs kernels on host cores: B is packed into column panels
-// [N/P, K, P] first, so the kernel streams each panel contiguously (a power-of-two row stride of B would otherwise
-// thrash cache sets and the TLB); the product is realized panel-major, so one panel stays in L2 while every row
-// tile passes over it; and it is permuted back. nullopt where the plain product is as good (B fits in L2).
+// A large 2-D float32 product on a device that runs kernels on host cores, in the panels the heuristic plans
+// (codegen/heuristic.hpp): B padded to whole panels and packed into [N'/P, K, P], so the kernel streams each panel
+// contiguously (a power-of-two row stride of B would otherwise thrash cache sets and the TLB); A padded to whole
+// register tiles; the product realized panel-major, so one panel stays in L2 while every row tile passes over it;
+// then permuted back and the padding cut off. nullopt where the plain product is as good (B fits in L2).
 std::optional<Tensor> matmul_packed(const Tensor& a, const Tensor& b) {
-  constexpr int64_t P = 64;                 // 4 vectors of 16 float32 lanes: the register tile's width
-  constexpr int64_t kMinPanelBytes = 1 << 20;  // B smaller than this stays in L2 unpacked
   if (a.ndim() != 2 || b.ndim() != 2 || a.is_symbolic() || b.is_symbolic() || a.dtype() != dtypes::float32 ||
-      b.dtype() != dtypes::float32 || a.device() != b.device())
+      b.dtype() != dtypes::float32 || a.device() != b.device() || rt::getenv_int("NOOPT", 0))
     return std::nullopt;
   const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-  if (n % P || m % 4 || k * n * 4 <= kMinPanelBytes || !rt::Device::get(a.device()).caps().has_threads ||
-      rt::getenv_int("NOOPT", 0))
-    return std::nullopt;
-  Tensor panels = b.reshape({k, n / P, P}).permute({1, 0, 2}).contiguous();                          // [N/P, K, P]
-  Tensor product = (a.reshape({1, m, k, 1}) * panels.reshape({n / P, 1, k, P})).sum({2}).contiguous();  // [N/P, M, P]
-  return product.permute({1, 0, 2}).reshape({m, n});
+  const std::optional<codegen::PanelPlan> plan = codegen::matmul_panels(rt::Device::get(a.device()).caps(), m, k, n);
+  if (!plan) return std::nullopt;
+  const int64_t P = plan->panel, mp = (m + plan->rows - 1) / plan->rows * plan->rows, np = (n + P - 1) / P * P;
+  const Tensor ap = mp == m ? a : a.pad({{0, mp - m}, {0, 0}}).contiguous();  // no bounds check in the inner loop
+  const Tensor bp = np == n ? b : b.pad({{0, 0}, {0, np - n}});
+  Tensor panels = bp.reshape({k, np / P, P}).permute({1, 0, 2}).contiguous();                            // [N'/P, K, P]
+  Tensor product = (ap.reshape({1, mp, k, 1}) * panels.reshape({np / P, 1, k, P})).sum({2}).contiguous();  // [N'/P, M', P]
+  Tensor out = product.permute({1, 0, 2}).reshape({mp, np});
+  return mp == m && np == n ? out : out.shrink({{0, m}, {0, n}});
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "kir_semantics.hpp"
 
 #include <tg/sdk/c_renderer.hpp>
+#include <tg/sdk/verify_kir.hpp>
 
 #include <bit>
 #include <cmath>
@@ -203,18 +204,14 @@ StepFn cast_fn(uint32_t to, uint32_t from) {
   });
 }
 
-// ---- decode: check a kernel as the CPU renderer would, and lay out its slots and jumps ------------------------------
+// ---- decode: check a kernel (sdk::check_kir's rules, then what INTERP supports), lay out its slots and jumps ---------
 
-bool produces_value(uint32_t op) {
-  return op != TG_KIR_ENDRANGE && op != TG_KIR_IF && op != TG_KIR_ENDIF && op != TG_KIR_BARRIER && op != TG_KIR_STORE;
-}
-
-// The operand count each op takes: [lo, hi].
 class Decoder {
  public:
   explicit Decoder(const tg_kir_kernel& k) : k_(k), caps_(interp_caps()) {}
 
   std::shared_ptr<const Code> run() {
+    sdk::check_kir(k_);
     check_header();
     auto code = std::make_shared<Code>();
     code->name = k_.name;
@@ -228,9 +225,7 @@ class Decoder {
     tg_param_layout(code->params.data(), k_.nparams, code->param_offsets.data());
 
     slot_of_.assign(k_.ninsts, 0);
-    scope_of_.assign(k_.ninsts, 0);
     step_of_.assign(k_.ninsts, 0);
-    scope_closed_.assign(1, false);
     // Operand arrays are filled first and pointed at last: the vectors must stop growing before steps use them.
     std::vector<std::pair<size_t, size_t>> operand_ranges;
     for (uint32_t i = 0; i < k_.ninsts; ++i) {
@@ -238,7 +233,6 @@ class Decoder {
       decode(i);
       operand_ranges.emplace_back(first, code->operands.size() - first);
     }
-    if (!blocks_.empty()) throw invalid(blocks_.back().inst, cat(op(blocks_.back().inst), " is never closed"));
     for (size_t s = 0; s < code->steps.size(); ++s) {
       code->steps[s].src = code->operands.data() + operand_ranges[s].first;
       code->steps[s].src_step = code->operand_steps.data() + operand_ranges[s].first;
@@ -249,7 +243,7 @@ class Decoder {
 
  private:
   struct Block {
-    uint32_t inst, scope, step;
+    uint32_t inst, step;
   };
 
   const tg_kir_inst& inst(uint32_t i) const { return k_.insts[i]; }
@@ -264,56 +258,28 @@ class Decoder {
     return Error(TG_ERR_UNSUPPORTED, cat("kernel ", k_.name, ": inst ", i, " (", op(i), "): INTERP has no ", what));
   }
 
-  bool is_pointer(uint32_t i) const {
-    const tg_kir_inst& in = inst(i);
-    if (in.op == TG_KIR_PARAM) return k_.params[in.arg.i].kind == TG_PARAM_BUFFER;
-    return in.op == TG_KIR_DEFINE_REG || in.op == TG_KIR_DEFINE_LOCAL;
-  }
-
+  // What INTERP takes beyond the ABI's rules: its parameter count, and no image parameters.
   void check_header() {
-    if (!TG_ABI_HAS(&k_, tg_kir_kernel, global_dims))  // ABI 1.0's kernel; this interpreter reads nothing newer
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel struct_size ", k_.struct_size, " is smaller than ABI 1.0's"));
-    if (k_.name == nullptr || *k_.name == '\0') throw Error(TG_ERR_INVALID_ARGUMENT, "kernel has no name");
-    if ((k_.ninsts && !k_.insts) || (k_.nsrc_pool && !k_.src_pool) || (k_.nparams && !k_.params))
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", k_.name, ": null insts, src_pool or params array"));
     if (k_.nparams > caps_.max_params)
       throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", k_.name, " has ", k_.nparams, " parameters; INTERP takes ",
                                           caps_.max_params));
     for (uint32_t p = 0; p < k_.nparams; ++p) {
       const tg_kir_param& param = k_.params[p];
-      if (param.kind > TG_PARAM_VAR || param.dtype >= TG_DTYPE_COUNT)
+      if (param.kind > TG_PARAM_VAR)
         throw Error(TG_ERR_INVALID_ARGUMENT,
                     cat("kernel ", k_.name, ": parameter ", p, " has kind ", param.kind, " and dtype ", param.dtype));
     }
   }
 
-  // Instruction i's fields and operand indices against its op's arity and the caps' dtypes and lanes.
+  // Instruction i's lanes against the caps' vector widths.
   void check_fields(uint32_t i) {
     const tg_kir_inst& in = inst(i);
-    if (in.op >= TG_KIR_OP_COUNT)
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", k_.name, ": inst ", i, " has op ", in.op));
-    if (in.dtype >= TG_DTYPE_COUNT || in.vcount == 0) throw invalid(i, cat("dtype ", +in.dtype, " x ", +in.vcount));
     if (in.vcount > 1 && !(caps_.vector_widths[in.dtype] >> in.vcount & 1u))
       throw unsupported(i, cat(+in.vcount, "-lane ", sdk::dtype_name(in.dtype), " vectors"));
-    if (uint64_t{in.src_start} + in.nsrc > k_.nsrc_pool) throw invalid(i, "operands past the end of src_pool");
-    const auto [lo, hi] = sdk::kir_arity(in);
-    if (in.nsrc < lo || in.nsrc > hi) throw invalid(i, cat(+in.nsrc, " operands, expected ", lo, "..", hi));
-    for (uint32_t j = 0; j < in.nsrc; ++j) {
-      const int32_t s = k_.src_pool[in.src_start + j];
-      if (s < 0 || static_cast<uint32_t>(s) >= i)
-        throw invalid(i, cat("operand ", j, " is inst ", s, ", not an earlier one"));
-    }
   }
 
-  // Operand j of instruction i must be a value (or, if `pointer`, a pointer) still in scope; returns its inst.
-  uint32_t operand(uint32_t i, uint32_t j, bool pointer = false) {
-    const uint32_t s = src(i, j);
-    if (!produces_value(inst(s).op)) throw invalid(i, cat("operand ", j, " (inst ", s, ") has no value"));
-    if (is_pointer(s) != pointer)
-      throw invalid(i, cat("operand ", j, " (inst ", s, ") is ", pointer ? "not " : "", "a pointer"));
-    if (scope_closed_[scope_of_[s]]) throw invalid(i, cat("operand ", j, " (inst ", s, ") is out of scope"));
-    return s;
-  }
+  // Operand j of instruction i (check_kir made sure it is a value, or a pointer where one belongs, in scope).
+  uint32_t operand(uint32_t i, uint32_t j, bool /*pointer*/ = false) const { return src(i, j); }
 
   uint32_t alloc_slots(uint32_t n) {
     const uint32_t first = next_slot_;
@@ -342,11 +308,8 @@ class Decoder {
   void decode(uint32_t i) {
     check_fields(i);
     const tg_kir_inst& in = inst(i);
-    scope_of_[i] = blocks_.empty() ? 0 : blocks_.back().scope;
     switch (static_cast<tg_kir_op>(in.op)) {
       case TG_KIR_PARAM: {
-        if (in.arg.i < 0 || static_cast<uint64_t>(in.arg.i) >= k_.nparams) throw invalid(i, cat("no parameter ", in.arg.i));
-        if (k_.params[in.arg.i].dtype != in.dtype) throw invalid(i, "dtype differs from the parameter's");
         if (in.vcount != 1) throw invalid(i, "a parameter is not a vector");
         slot_of_[i] = alloc_slots(2);  // a buffer: address and size; a var: its value (one slot used)
         add_step(i, {}).dst = slot_of_[i];
@@ -362,10 +325,8 @@ class Decoder {
       }
       case TG_KIR_SPECIAL: {
         const uint64_t kind = static_cast<uint64_t>(in.arg.i) / 4, dim = static_cast<uint64_t>(in.arg.i) % 4;
-        if (in.arg.i < 0 || kind > TG_SPECIAL_LOCAL || dim > 2) throw invalid(i, cat("bad work-item id ", in.arg.i));
         if (kind != TG_SPECIAL_GLOBAL || dim != 0) throw unsupported(i, "work-item id but global dim 0");
         if (!sdk::is_int(in.dtype) || in.vcount != 1) throw invalid(i, "work-item id is not a scalar integer");
-        if (in.nsrc == 1) operand(i, 0);
         // As in the CPU plugin, the work-item loop encloses the whole body, so the id cannot be inside a block.
         if (!blocks_.empty()) throw unsupported(i, "work-item id inside a loop or if");
         code_->has_special = true;
@@ -374,7 +335,7 @@ class Decoder {
         return;
       }
       case TG_KIR_DEFINE_REG: {
-        if (in.arg.i <= 0 || in.arg.i > (int64_t{1} << 24)) throw invalid(i, cat("array of ", in.arg.i, " elements"));
+        if (in.arg.i > (int64_t{1} << 24)) throw invalid(i, cat("array of ", in.arg.i, " elements"));
         slot_of_[i] = alloc_slots(2);
         Step& s = add_step(i, {});
         s.dst = slot_of_[i];
@@ -389,7 +350,6 @@ class Decoder {
       case TG_KIR_CUSTOMI: throw unsupported(i, "inline code (an interpreter has no source language)");
       case TG_KIR_WMMA: throw unsupported(i, "tensor cores (caps.ntensor_cores is 0)");
       case TG_KIR_RANGE: {
-        if (!sdk::is_int(in.dtype) || in.vcount != 1) throw invalid(i, "loop variable is not a scalar integer");
         const uint32_t end = operand(i, 0);
         if (inst(end).dtype != in.dtype || inst(end).vcount != 1) throw invalid(i, "loop end is not the loop's dtype");
         slot_of_[i] = alloc_slots(2);  // the variable, then its end
@@ -397,23 +357,17 @@ class Decoder {
         s.dst = slot_of_[i];
         s.size = sdk::is_unsigned_int(in.dtype);  // how the loop compares
         open_block(i);
-        scope_of_[i] = blocks_.back().scope;  // the loop variable lives inside its loop
         return;
       }
       case TG_KIR_IF: {
         const uint32_t cond = operand(i, 0);
-        if (inst(cond).dtype != TG_DTYPE_BOOL || inst(cond).vcount != 1) throw invalid(i, "condition is not a bool");
         add_step(i, {cond});
         open_block(i);
         return;
       }
       case TG_KIR_ENDRANGE:
       case TG_KIR_ENDIF: {
-        const uint32_t opener = in.op == TG_KIR_ENDRANGE ? TG_KIR_RANGE : TG_KIR_IF;
-        if (blocks_.empty() || blocks_.back().inst != src(i, 0) || inst(src(i, 0)).op != opener)
-          throw invalid(i, cat("does not close the innermost ", sdk::op_name(opener)));
-        const uint32_t open_step = blocks_.back().step;
-        scope_closed_[blocks_.back().scope] = true;
+        const uint32_t open_step = blocks_.back().step;  // check_kir: the block this instruction closes
         blocks_.pop_back();
         Step& s = add_step(i, {});
         s.jump = open_step;
@@ -426,19 +380,13 @@ class Decoder {
       case TG_KIR_STORE: return decode_memory(i);
       case TG_KIR_VECTORIZE: {
         std::vector<uint32_t> lanes;
-        for (uint32_t j = 0; j < in.nsrc; ++j) {
-          lanes.push_back(operand(i, j));
-          if (inst(lanes.back()).dtype != in.dtype || inst(lanes.back()).vcount != 1)
-            throw invalid(i, cat("lane ", j, " is not a ", sdk::dtype_name(in.dtype), " scalar"));
-        }
+        for (uint32_t j = 0; j < in.nsrc; ++j) lanes.push_back(operand(i, j));
         slot_of_[i] = alloc_slots(in.vcount);
         add_step(i, lanes).dst = slot_of_[i];
         return;
       }
       case TG_KIR_GEP: {
         const uint32_t v = operand(i, 0);
-        if (in.arg.i < 0 || in.arg.i >= inst(v).vcount) throw invalid(i, cat("no lane ", in.arg.i));
-        if (inst(v).dtype != in.dtype || in.vcount != 1) throw invalid(i, "result is not one lane of the operand");
         slot_of_[i] = alloc_slots(1);
         add_step(i, {v}).dst = slot_of_[i];
         return;
@@ -449,9 +397,6 @@ class Decoder {
         const tg_kir_inst& f = inst(from);
         if (!(caps_.ops[f.dtype] >> in.op & 1u))
           throw unsupported(i, cat(op(i), " from ", sdk::dtype_name(f.dtype)));
-        if (in.op == TG_KIR_CAST && f.vcount != in.vcount) throw invalid(i, "a cast keeps the lane count");
-        if (in.op == TG_KIR_BITCAST && tg_dtype_size(f.dtype) * f.vcount != tg_dtype_size(in.dtype) * in.vcount)
-          throw invalid(i, "sizes differ");
         slot_of_[i] = alloc_slots(in.vcount);
         Step& s = add_step(i, {from});
         s.dst = slot_of_[i];
@@ -496,23 +441,13 @@ class Decoder {
     throw invalid(i, "unknown op");
   }
 
-  // Operands share the result's dtype and lanes, except a comparison's (its result is bool) and WHERE's
+  // check_kir: operands share the result's dtype and lanes, except a comparison's result (bool) and WHERE's
   // condition (bool, scalar or as wide as the result).
   void decode_alu(uint32_t i) {
     const tg_kir_inst& in = inst(i);
     const uint32_t src_dtype = operand_inst(i, in.op == TG_KIR_WHERE ? 1 : 0).dtype;
     std::vector<uint32_t> operands;
-    for (uint32_t j = 0; j < in.nsrc; ++j) {
-      const uint32_t s = operand(i, j);
-      const bool is_cond = in.op == TG_KIR_WHERE && j == 0;
-      if (is_cond ? inst(s).dtype != TG_DTYPE_BOOL : inst(s).dtype != src_dtype)
-        throw invalid(i, cat("operand ", j, " is ", sdk::dtype_name(inst(s).dtype)));
-      if (inst(s).vcount != in.vcount && !(is_cond && inst(s).vcount == 1))
-        throw invalid(i, cat("operand ", j, " has ", +inst(s).vcount, " lanes"));
-      operands.push_back(s);
-    }
-    if ((sdk::is_cmp(in.op) ? uint32_t{TG_DTYPE_BOOL} : src_dtype) != in.dtype)
-      throw invalid(i, cat("result dtype ", sdk::dtype_name(in.dtype)));
+    for (uint32_t j = 0; j < in.nsrc; ++j) operands.push_back(operand(i, j));
     if (!(caps_.ops[src_dtype] >> in.op & 1u)) throw unsupported(i, cat(op(i), " on ", sdk::dtype_name(src_dtype)));
     slot_of_[i] = alloc_slots(in.vcount);
     Step& s = add_step(i, operands);
@@ -534,17 +469,13 @@ class Decoder {
     const bool packed = !is_store && p.dtype == TG_DTYPE_UINT8 && p.vcount == 1 && v.dtype != p.dtype && (caps_.packed_loads >> v.dtype & 1u);
     if (v.dtype != p.dtype && !packed)
       throw invalid(i, cat("accesses ", sdk::dtype_name(p.dtype), " memory as ", sdk::dtype_name(v.dtype)));
-    if (v.vcount != p.vcount && p.vcount != 1) throw invalid(i, cat(+v.vcount, " lanes of ", +p.vcount, "-lane elements"));
-    if (!sdk::is_int(inst(index).dtype) || inst(index).vcount != 1) throw invalid(i, "index is not a scalar integer");
     std::vector<uint32_t> operands{ptr, index};
     if (is_store) operands.push_back(value);
     if (in.nsrc > gate_at) {
       const uint32_t gate = operand(i, gate_at);
-      if (inst(gate).dtype != TG_DTYPE_BOOL || inst(gate).vcount != 1) throw invalid(i, "gate is not a bool scalar");
+      if (inst(gate).vcount != 1) throw invalid(i, "gate is not a bool scalar");
       operands.push_back(gate);
     }
-    if (is_store && p.op == TG_KIR_PARAM && !k_.params[p.arg.i].writable)
-      throw invalid(i, cat("stores to read-only parameter ", p.arg.i));
     if (!is_store) slot_of_[i] = alloc_slots(in.vcount);
     Step& s = add_step(i, operands);
     s.dtype = v.dtype;
@@ -575,15 +506,13 @@ class Decoder {
   }
 
   void open_block(uint32_t i) {
-    blocks_.push_back({i, static_cast<uint32_t>(scope_closed_.size()), step_of_[i]});
-    scope_closed_.push_back(false);
+    blocks_.push_back({i, step_of_[i]});
   }
 
   const tg_kir_kernel& k_;
   const tg_renderer_caps caps_;
   Code* code_ = nullptr;
-  std::vector<uint32_t> slot_of_, scope_of_, step_of_;
-  std::vector<bool> scope_closed_;
+  std::vector<uint32_t> slot_of_, step_of_;
   std::vector<Block> blocks_;
   uint32_t next_slot_ = 0;
 };

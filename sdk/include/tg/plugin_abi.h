@@ -1,4 +1,4 @@
-/* tg plugin ABI v1.4: the plain C contract between the tg core and a device plugin.
+/* tg plugin ABI v1.5: the plain C contract between the tg core and a device plugin.
  *
  * Ownership, once: what a *_create call returns belongs to the caller, who releases it with the matching
  * *_destroy slot; what an accessor returns is borrowed and lives as long as the object it came from; a callee
@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define TG_ABI_VERSION_MAJOR 1u
-#define TG_ABI_VERSION_MINOR 4u
+#define TG_ABI_VERSION_MINOR 5u
 #define TG_ABI_OLDEST_MINOR 0u /* the oldest plugin minor this core still loads */
 #define TG_ABI_ENTRY_POINT "tg_plugin_get_api"
 
@@ -300,6 +300,11 @@ typedef struct tg_renderer_caps {
                             one itemsize apart). The core splits packed loads the renderer does not take into
                             byte loads. */
   uint32_t reserved_1_3;
+  /* ABI 1.5: the machine a kernel's values live on, for register tiles and cache blocking; 0 = not said (the
+     core then assumes 16 registers of 64 bytes and no cache limit) */
+  uint32_t simd_bytes;     /* bytes of one vector register: 16 (SSE, NEON), 32 (AVX2), 64 (AVX-512) */
+  uint32_t simd_registers; /* vector registers a kernel's values may occupy: 16 (AVX2), 32 (AVX-512, NEON) */
+  uint64_t l2_bytes;       /* the cache one core's working set should fit (its L2); 0 = unknown */
 } tg_renderer_caps;
 
 /* ---- opaque handles ------------------------------------------------------------------------------------------ */

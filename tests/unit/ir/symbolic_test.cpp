@@ -105,6 +105,34 @@ TEST(Symbolic, ReshapeIndexFoldsAway) {
   EXPECT_EQ(lt->arg_int(), 1);
 }
 
+// The lanes l < 8 of a vector at a multiple of 8: a padding bound, a mod and a div by a multiple of 8 see the
+// lane only as an offset, so the lanes stay one contiguous vector (a padded matmul panel, its unpacking)
+TEST(Symbolic, VectorLanesShareBoundsAndDivisions) {
+  UOpPtr p = UOp::make(Op::DEFINE_VAR, dtypes::int64, {}, VarInfo{"p", 0, 42});
+  UOpPtr v = UOp::make(Op::DEFINE_VAR, dtypes::int64, {}, VarInfo{"v", 0, 127});
+  auto c = [](int64_t x) { return const_int(dtypes::int64, x); };
+  UOpPtr base = alu(Op::ADD, alu(Op::MUL, p, c(24)), alu(Op::MUL, v, c(8)));  // 24p + 8v
+  UOpPtr bound0 = simplify(alu(Op::CMPLT, base, c(1024)));
+  for (int64_t l = 1; l < 8; ++l) {
+    UOpPtr lane = alu(Op::ADD, base, c(l));
+    EXPECT_EQ(simplify(alu(Op::CMPLT, lane, c(1024))).get(), bound0.get()) << "lane " << l;
+    UOpPtr r = alu(Op::MUL, v, c(8));
+    UOpPtr diff = simplify(alu(Op::SUB, alu(Op::MOD, alu(Op::ADD, r, c(l)), c(24)), alu(Op::MOD, r, c(24))));
+    ASSERT_EQ(diff->op, Op::CONST) << "lane " << l;
+    EXPECT_EQ(diff->arg_int(), l);
+    EXPECT_EQ(simplify(alu(Op::IDIV, alu(Op::ADD, r, c(l)), c(24))).get(), simplify(alu(Op::IDIV, r, c(24))).get());
+  }
+  // and the folded bound is the same predicate: checked on every value of p and v
+  for (int64_t pv = 0; pv <= 42; ++pv)
+    for (int64_t vv = 0; vv <= 127; ++vv)
+      for (int64_t l = 0; l < 8; ++l) {
+        const bool want = 24 * pv + 8 * vv + l < 1024;
+        UOpPtr at = simplify(substitute(bound0, {{p.get(), c(pv)}, {v.get(), c(vv)}}));
+        ASSERT_EQ(at->op, Op::CONST);
+        ASSERT_EQ(at->arg_int() != 0, want) << "p=" << pv << " v=" << vv << " l=" << l;
+      }
+}
+
 TEST(Symbolic, ConstantFoldingWrapsLikeTheDevice) {
   UOpPtr a = const_int(dtypes::int8, 127), b = const_int(dtypes::int8, 1);
   UOpPtr s = simplify(alu(Op::ADD, a, b));

@@ -1,4 +1,4 @@
-// Compile-time freezes of the plugin ABI v1 (1.0 and what 1.1 to 1.4 appended): every struct's size and member offsets
+// Compile-time freezes of the plugin ABI v1 (1.0 and what 1.1 to 1.5 appended): every struct's size and member offsets
 // and every enum value of tg/plugin_abi.h, checked wherever this header is included. A failing assert here means
 // the ABI changed shape.
 #pragma once
@@ -73,7 +73,10 @@ TG_ABI_FREEZE(tg_renderer_caps, ntensor_cores, 248);
 TG_ABI_FREEZE(tg_renderer_caps, image_max_width, 252);
 TG_ABI_FREEZE(tg_renderer_caps, image_max_height, 256);
 TG_ABI_FREEZE(tg_renderer_caps, packed_loads, 264);
-TG_ABI_FREEZE_SIZE(tg_renderer_caps, 272);
+TG_ABI_FREEZE(tg_renderer_caps, simd_bytes, 272);
+TG_ABI_FREEZE(tg_renderer_caps, simd_registers, 276);
+TG_ABI_FREEZE(tg_renderer_caps, l2_bytes, 280);
+TG_ABI_FREEZE_SIZE(tg_renderer_caps, 288);
 
 TG_ABI_FREEZE(tg_tensor_core, struct_size, 0);
 TG_ABI_FREEZE(tg_tensor_core, m, 8);

@@ -1,5 +1,5 @@
-// tg::sdk::CRenderer: the C-style source renderer base every source-emitting plugin shares. It checks and walks
-// a tg_kir_kernel and emits C-like text, asking virtual hooks for everything a backend spells its own way.
+// tg::sdk::CRenderer: the C-style source renderer base every source-emitting plugin shares. It checks a
+// tg_kir_kernel with verify_kir.hpp's rules, walks it and emits C-like text, asking virtual hooks for everything a backend spells its own way.
 //
 // Shape of the output: preamble(), then signature() + " {", the prologue, one line per KIR instruction (each value
 // becomes a named local such as `alu12`; CONSTs are inlined; RANGE/IF open a block that ENDRANGE/ENDIF close),
@@ -9,6 +9,7 @@
 #include <tg/plugin_abi.h>
 #include <tg/sdk/abi_names.hpp>
 #include <tg/sdk/status.hpp>
+#include <tg/sdk/verify_kir.hpp>
 
 #include <cctype>
 #include <cmath>
@@ -54,9 +55,6 @@ class CRenderer {
     start(kernel);
     emit_prologue();
     for (uint32_t i = 0; i < kernel.ninsts; ++i) emit(i);
-    for (const Block& block : blocks_) {
-      if (!block.implicit) throw invalid(block.inst, cat(op_name(inst(block.inst).op), " is never closed"));
-    }
     while (!blocks_.empty()) close_block();
     std::string source = preamble();
     source += signature() + " {\n" + body_ + "}\n";
@@ -315,8 +313,7 @@ class CRenderer {
   void open_block(const std::string& header, uint32_t i, bool implicit) {
     line(header + " {");
     ++indent_;
-    blocks_.push_back({i, static_cast<uint32_t>(scope_closed_.size()), implicit});
-    scope_closed_.push_back(false);
+    blocks_.push_back({i, implicit});
   }
   // The largest power of two (at most 2^16) the value of integer instruction i is known to be a multiple of, from
   // its constants, products, sums, shifts and widening casts (1 when nothing is known): an index that is a
@@ -357,7 +354,7 @@ class CRenderer {
 
  private:
   struct Block {
-    uint32_t inst, scope;
+    uint32_t inst;
     bool implicit;
   };
 
@@ -372,16 +369,9 @@ class CRenderer {
       if (!(std::isalnum(static_cast<unsigned char>(*s)) || *s == '_')) return false;
     return true;
   }
-  static bool produces_value(uint32_t op) {
-    return op != TG_KIR_ENDRANGE && op != TG_KIR_IF && op != TG_KIR_ENDIF && op != TG_KIR_BARRIER &&
-           op != TG_KIR_STORE && op != TG_KIR_CUSTOM;
-  }
   // The snippet of a CUSTOM/CUSTOMI instruction with its operands (values or pointers) substituted.
   std::string custom_code(uint32_t i) {
     const tg_kir_inst& in = inst(i);
-    if (!TG_ABI_HAS(kernel_, tg_kir_kernel, nstrings) || in.arg.i < 0 ||
-        static_cast<uint64_t>(in.arg.i) >= kernel_->nstrings || kernel_->strings[in.arg.i] == nullptr)
-      throw invalid(i, cat("no snippet ", in.arg.i, " in the kernel's strings"));
     std::vector<std::string> srcs;
     for (uint32_t j = 0; j < in.nsrc; ++j) srcs.push_back(operand(i, j, is_pointer(src(i, j))));
     return fill(kernel_->strings[in.arg.i], srcs);
@@ -406,70 +396,37 @@ class CRenderer {
   }
 
   void start(const tg_kir_kernel& k) {
-    if (!TG_ABI_HAS(&k, tg_kir_kernel, global_dims))  // a 1.0 core's kernel ends there; what 1.1 added is optional
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel struct_size ", k.struct_size, " is smaller than ABI 1.0's"));
+    check_kir(k);
     if (!is_identifier(k.name)) throw Error(TG_ERR_INVALID_ARGUMENT, "kernel name is not a C identifier");
-    if ((k.ninsts && !k.insts) || (k.nsrc_pool && !k.src_pool) || (k.nparams && !k.params))
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", k.name, ": null insts, src_pool or params array"));
     kernel_ = &k;
     names_.assign(k.ninsts, "");
-    scope_of_.assign(k.ninsts, 0);
     multiple_.assign(k.ninsts, 0);
-    scope_closed_.assign(1, false);  // scope 0: the function body
     blocks_.clear();
     body_.clear();
     indent_ = 1;
     param_names_.clear();
     for (uint32_t p = 0; p < k.nparams; ++p) {
       const tg_kir_param& param = k.params[p];
-      if (param.kind > TG_PARAM_IMAGE || param.dtype >= TG_DTYPE_COUNT)
-        throw Error(TG_ERR_INVALID_ARGUMENT,
-                    cat("kernel ", k.name, ": parameter ", p, " has kind ", param.kind, " and dtype ", param.dtype));
-      if (param.kind == TG_PARAM_IMAGE && (param.dtype != TG_DTYPE_FLOAT32 || param.writable || param.reserved == 0))
-        throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", k.name, ": image parameter ", p,
-                                                 " must be read-only float32 with a width (reserved) above 0"));
       const std::string wanted = param.name ? param.name : "";
       param_names_.push_back(is_usable_param_name(wanted, p) ? wanted : cat("param", p));
     }
   }
 
-  // Checks instruction i's fields and operand indices against the op's arity.
-  void check(uint32_t i) {
-    const tg_kir_inst& in = inst(i);
-    if (in.op >= TG_KIR_OP_COUNT)
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel_->name, ": inst ", i, " has op ", in.op));
-    if (in.dtype >= TG_DTYPE_COUNT || in.vcount == 0) throw invalid(i, cat("dtype ", +in.dtype, " x ", +in.vcount));
-    if (uint64_t{in.src_start} + in.nsrc > kernel_->nsrc_pool) throw invalid(i, "operands past the end of src_pool");
-    const auto [lo, hi] = kir_arity(in);
-    if (in.nsrc < lo || in.nsrc > hi) throw invalid(i, cat(+in.nsrc, " operands, expected ", lo, "..", hi));
-    for (uint32_t j = 0; j < in.nsrc; ++j) {
-      const int32_t s = kernel_->src_pool[in.src_start + j];
-      if (s < 0 || static_cast<uint32_t>(s) >= i)
-        throw invalid(i, cat("operand ", j, " is inst ", s, ", not an earlier one"));
-    }
-  }
-
-  // The rendered operand j of instruction i: a value (or, if `pointer`, a pointer) that is still in scope.
-  const std::string& operand(uint32_t i, uint32_t j, bool pointer = false) {
-    const uint32_t s = src(i, j);
-    if (!produces_value(inst(s).op)) throw invalid(i, cat("operand ", j, " (inst ", s, ") has no value"));
-    if (is_pointer(s) != pointer)
-      throw invalid(i, cat("operand ", j, " (inst ", s, ") is ", pointer ? "not " : "", "a pointer"));
-    if (scope_closed_[scope_of_[s]]) throw invalid(i, cat("operand ", j, " (inst ", s, ") is out of scope"));
-    return names_[s];
-  }
+  // The rendered operand j of instruction i (check_kir made sure it is a value, or a pointer where one belongs,
+  // still in scope).
+  const std::string& operand(uint32_t i, uint32_t j, bool /*pointer*/ = false) { return names_[src(i, j)]; }
 
   void close_block() {
-    scope_closed_[blocks_.back().scope] = true;
     blocks_.pop_back();
     --indent_;
     line("}");
   }
-  // Closes the innermost block, which must be the one instruction i names.
-  void close_block_of(uint32_t i, uint32_t opener_op) {
-    if (blocks_.empty() || blocks_.back().implicit || blocks_.back().inst != src(i, 0) ||
-        inst(src(i, 0)).op != opener_op)
-      throw invalid(i, cat("does not close the innermost ", op_name(opener_op)));
+  // Closes the innermost block, the one instruction i names (check_kir checked the nesting; a backend opens
+  // implicit blocks only outside every explicit one).
+  void close_block_of(uint32_t i) {
+    if (blocks_.empty() || blocks_.back().implicit || blocks_.back().inst != src(i, 0))
+      throw Error(TG_ERR_INTERNAL, cat("kernel ", kernel_->name, ": inst ", i, " (", op_name(inst(i).op),
+                                       "): an implicit block of the renderer is in the way"));
     close_block();
   }
   // Declares instruction i's value: `T alu12 = expr;`.
@@ -479,45 +436,35 @@ class CRenderer {
   }
 
   void emit(uint32_t i) {
-    check(i);
     const tg_kir_inst& in = inst(i);
-    scope_of_[i] = blocks_.empty() ? 0 : blocks_.back().scope;
     switch (static_cast<tg_kir_op>(in.op)) {
       case TG_KIR_PARAM: {
-        if (in.arg.i < 0 || static_cast<uint64_t>(in.arg.i) >= kernel_->nparams)
-          throw invalid(i, cat("no parameter ", in.arg.i));
-        if (kernel_->params[in.arg.i].dtype != in.dtype) throw invalid(i, "dtype differs from the parameter's");
         names_[i] = param_names_[in.arg.i];
         return;
       }
       case TG_KIR_CONST: names_[i] = constant(in.dtype, in.arg); return;
       case TG_KIR_SPECIAL: {
         const uint64_t kind = static_cast<uint64_t>(in.arg.i) / 4, dim = static_cast<uint64_t>(in.arg.i) % 4;
-        if (in.arg.i < 0 || kind > TG_SPECIAL_LOCAL || dim > 2) throw invalid(i, cat("bad work-item id ", in.arg.i));
-        if (in.nsrc == 1) operand(i, 0);
         names_[i] = special_name(static_cast<uint32_t>(kind), static_cast<uint32_t>(dim));
         emit_special(i, static_cast<uint32_t>(kind), static_cast<uint32_t>(dim));
         return;
       }
       case TG_KIR_DEFINE_REG:
       case TG_KIR_DEFINE_LOCAL: {
-        if (in.arg.i <= 0) throw invalid(i, cat("array of ", in.arg.i, " elements"));
         names_[i] = cat(value_prefix(in.op), i);
         line(in.op == TG_KIR_DEFINE_REG ? reg_decl(type_of(i), names_[i], in.arg.i)
                                         : local_decl(type_of(i), names_[i], in.arg.i));
         return;
       }
       case TG_KIR_RANGE: {
-        if (!is_int(in.dtype) || in.vcount != 1) throw invalid(i, "loop variable is not a scalar integer");
         const std::string end = operand(i, 0);
         names_[i] = cat(value_prefix(in.op), i);
         open_block(range_header(type_of(i), names_[i], end), i, false);
-        scope_of_[i] = blocks_.back().scope;  // the loop variable lives inside its loop
         return;
       }
-      case TG_KIR_ENDRANGE: close_block_of(i, TG_KIR_RANGE); return;
+      case TG_KIR_ENDRANGE: close_block_of(i); return;
       case TG_KIR_IF: open_block(if_header(operand(i, 0)), i, false); return;
-      case TG_KIR_ENDIF: close_block_of(i, TG_KIR_IF); return;
+      case TG_KIR_ENDIF: close_block_of(i); return;
       case TG_KIR_BARRIER: line(barrier()); return;
       case TG_KIR_LOAD:
       case TG_KIR_STORE: {
@@ -528,20 +475,13 @@ class CRenderer {
         const Access a{operand(i, 0, true), operand(i, 1), ptr.dtype, elem.vcount, ptr.vcount, ptr.addrspace,
                        known_multiple(src(i, 1)), image ? kernel_->params[ptr.arg.i].reserved : 0u};
         // a packed load (ABI 1.3): a wider value read at a byte index of uint8 memory
-        const bool packed = !is_store && !image && elem.dtype != ptr.dtype && ptr.dtype == TG_DTYPE_UINT8 && ptr.vcount == 1;
-        if (elem.dtype != ptr.dtype && !packed)
-          throw invalid(i, cat("accesses ", dtype_name(ptr.dtype), " memory as ", dtype_name(elem.dtype)));
-        if (a.vcount != a.ptr_vcount && a.ptr_vcount != 1)
-          throw invalid(i, cat(a.vcount, " lanes of ", a.ptr_vcount, "-lane elements"));
+        const bool packed = !is_store && !image && elem.dtype != ptr.dtype;  // check_kir: only from uint8 memory
         const uint32_t gate = is_store ? 3 : 2;
-        if (in.nsrc > gate && operand_inst(i, gate).dtype != TG_DTYPE_BOOL) throw invalid(i, "gate is not bool");
         if (!is_store) {
           const std::string value = image ? image_load(a) : packed ? packed_load(a, in.dtype) : load_expr(a);
           return define(
               i, in.nsrc > gate ? cat("(", operand(i, gate), "?", value, ":", zero(in.dtype, in.vcount), ")") : value);
         }
-        if (ptr.op == TG_KIR_PARAM && !kernel_->params[ptr.arg.i].writable)
-          throw invalid(i, cat("stores to read-only ", a.ptr));
         const std::string store = store_statement(a, operand(i, 2));
         line(in.nsrc > gate ? cat(if_header(operand(i, gate)), " ", store) : store);
         return;
@@ -552,14 +492,11 @@ class CRenderer {
         return define(i, vectorize(in.dtype, in.vcount, lanes));
       }
       case TG_KIR_GEP: {
-        if (in.arg.i < 0 || in.arg.i >= operand_inst(i, 0).vcount) throw invalid(i, cat("no lane ", in.arg.i));
         return define(i, gep(operand(i, 0), static_cast<uint32_t>(in.arg.i)));
       }
       case TG_KIR_CAST: return define(i, cast(in.dtype, in.vcount, operand_inst(i, 0).dtype, operand(i, 0)));
       case TG_KIR_BITCAST: {
         const tg_kir_inst& from = operand_inst(i, 0);
-        if (tg_dtype_size(from.dtype) * from.vcount != tg_dtype_size(in.dtype) * in.vcount)
-          throw invalid(i, "sizes differ");
         return define(i, bitcast(in.dtype, in.vcount, from.dtype, operand(i, 0)));
       }
       case TG_KIR_NEG:
@@ -589,21 +526,10 @@ class CRenderer {
       case TG_KIR_FMA:
       case TG_KIR_DOT4:
       case TG_KIR_LUT16: {
-        // Operands share the result's dtype and lanes, except a comparison's (its result is bool) and
-        // WHERE's condition (bool, scalar or as wide as the result).
+        // check_kir: operands share the result's dtype and lanes (but a comparison's result and WHERE's condition)
         const uint32_t src_dtype = alu_src_dtype(i);
         std::vector<std::string> srcs;
-        for (uint32_t j = 0; j < in.nsrc; ++j) {
-          const tg_kir_inst& s = operand_inst(i, j);
-          const bool is_cond = in.op == TG_KIR_WHERE && j == 0;
-          if (is_cond ? s.dtype != TG_DTYPE_BOOL : s.dtype != src_dtype)
-            throw invalid(i, cat("operand ", j, " is ", dtype_name(s.dtype)));
-          if (s.vcount != in.vcount && !(is_cond && s.vcount == 1))
-            throw invalid(i, cat("operand ", j, " has ", +s.vcount, " lanes"));
-          srcs.push_back(operand(i, j));
-        }
-        if ((is_cmp(in.op) ? uint32_t{TG_DTYPE_BOOL} : src_dtype) != in.dtype)
-          throw invalid(i, cat("result dtype ", dtype_name(in.dtype)));
+        for (uint32_t j = 0; j < in.nsrc; ++j) srcs.push_back(operand(i, j));
         if (!((claimed_ops(src_dtype) >> in.op) & 1u))
           throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel_->name, ": the ", renderer_name(), " renderer has no ",
                                               op_name(in.op), " on ", dtype_name(src_dtype), " (inst ", i, ")"));
@@ -624,9 +550,7 @@ class CRenderer {
 
   const tg_kir_kernel* kernel_ = nullptr;
   std::vector<std::string> names_, param_names_;
-  std::vector<uint32_t> scope_of_;  // per instruction: the scope its value lives in
   std::vector<uint64_t> multiple_;  // per instruction: known_multiple(), 0 until computed
-  std::vector<bool> scope_closed_;  // per scope: whether its block has ended
   std::vector<Block> blocks_;       // open blocks, innermost last
   std::string body_;
   int indent_ = 1;
