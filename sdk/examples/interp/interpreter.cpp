@@ -13,6 +13,7 @@
 #include "interp_plugin.hpp"
 #include "kir_semantics.hpp"
 
+#include <tg/sdk/abi_names.hpp>
 #include <tg/sdk/c_renderer.hpp>
 #include <tg/sdk/verify_kir.hpp>
 
@@ -409,33 +410,7 @@ class Decoder {
         }
         return;
       }
-      case TG_KIR_NEG:
-      case TG_KIR_EXP2:
-      case TG_KIR_LOG2:
-      case TG_KIR_SIN:
-      case TG_KIR_SQRT:
-      case TG_KIR_RECIP:
-      case TG_KIR_TRUNC:
-      case TG_KIR_ADD:
-      case TG_KIR_SUB:
-      case TG_KIR_MUL:
-      case TG_KIR_IDIV:
-      case TG_KIR_MOD:
-      case TG_KIR_FDIV:
-      case TG_KIR_MAX:
-      case TG_KIR_CMPLT:
-      case TG_KIR_CMPNE:
-      case TG_KIR_CMPEQ:
-      case TG_KIR_AND:
-      case TG_KIR_OR:
-      case TG_KIR_XOR:
-      case TG_KIR_SHL:
-      case TG_KIR_SHR:
-      case TG_KIR_WHERE:
-      case TG_KIR_MULACC:
-      case TG_KIR_FMA:
-      case TG_KIR_DOT4:
-      case TG_KIR_LUT16: return decode_alu(i);
+      TG_SDK_KIR_ALU_CASES: return decode_alu(i);
       case TG_KIR_OP_COUNT: break;
     }
     throw invalid(i, "unknown op");
@@ -614,33 +589,7 @@ void run_body(const Code& code, uint64_t* slots, const uint64_t* params, unsigne
       case TG_KIR_WMMA:
       case TG_KIR_OP_COUNT: throw Error(TG_ERR_INTERNAL, "undecodable step");  // decode() refuses these
       case TG_KIR_CAST:
-      case TG_KIR_NEG:
-      case TG_KIR_EXP2:
-      case TG_KIR_LOG2:
-      case TG_KIR_SIN:
-      case TG_KIR_SQRT:
-      case TG_KIR_RECIP:
-      case TG_KIR_TRUNC:
-      case TG_KIR_ADD:
-      case TG_KIR_SUB:
-      case TG_KIR_MUL:
-      case TG_KIR_IDIV:
-      case TG_KIR_MOD:
-      case TG_KIR_FDIV:
-      case TG_KIR_MAX:
-      case TG_KIR_CMPLT:
-      case TG_KIR_CMPNE:
-      case TG_KIR_CMPEQ:
-      case TG_KIR_AND:
-      case TG_KIR_OR:
-      case TG_KIR_XOR:
-      case TG_KIR_SHL:
-      case TG_KIR_SHR:
-      case TG_KIR_WHERE:
-      case TG_KIR_MULACC:
-      case TG_KIR_FMA:
-      case TG_KIR_DOT4:
-      case TG_KIR_LUT16: s.fn(s, slots); break;
+      TG_SDK_KIR_ALU_CASES: s.fn(s, slots); break;
     }
     ++pc;
   }

@@ -83,6 +83,15 @@ inline std::pair<uint32_t, uint32_t> kir_arity(const tg_kir_inst& in) noexcept {
   return {1, 0};  // no count fits: an unknown op
 }
 
+// The case labels of every ALU op, for switches over the whole op enum that treat the ALU ops alike (the verifier,
+// the C renderer base, INTERP): one list to extend when an op is added.
+#define TG_SDK_KIR_ALU_CASES                                                                                        \
+  case TG_KIR_NEG: case TG_KIR_EXP2: case TG_KIR_LOG2: case TG_KIR_SIN: case TG_KIR_SQRT: case TG_KIR_RECIP:        \
+  case TG_KIR_TRUNC: case TG_KIR_ADD: case TG_KIR_SUB: case TG_KIR_MUL: case TG_KIR_IDIV: case TG_KIR_MOD:         \
+  case TG_KIR_FDIV: case TG_KIR_MAX: case TG_KIR_CMPLT: case TG_KIR_CMPNE: case TG_KIR_CMPEQ: case TG_KIR_AND:     \
+  case TG_KIR_OR: case TG_KIR_XOR: case TG_KIR_SHL: case TG_KIR_SHR: case TG_KIR_WHERE: case TG_KIR_MULACC:        \
+  case TG_KIR_FMA: case TG_KIR_DOT4: case TG_KIR_LUT16
+
 // The table slots ABI 1.0 made mandatory, by name and offset; the slots later minors appended are optional.
 struct AbiSlot {
   const char* name;

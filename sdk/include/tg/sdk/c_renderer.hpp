@@ -499,33 +499,7 @@ class CRenderer {
         const tg_kir_inst& from = operand_inst(i, 0);
         return define(i, bitcast(in.dtype, in.vcount, from.dtype, operand(i, 0)));
       }
-      case TG_KIR_NEG:
-      case TG_KIR_EXP2:
-      case TG_KIR_LOG2:
-      case TG_KIR_SIN:
-      case TG_KIR_SQRT:
-      case TG_KIR_RECIP:
-      case TG_KIR_TRUNC:
-      case TG_KIR_ADD:
-      case TG_KIR_SUB:
-      case TG_KIR_MUL:
-      case TG_KIR_IDIV:
-      case TG_KIR_MOD:
-      case TG_KIR_FDIV:
-      case TG_KIR_MAX:
-      case TG_KIR_CMPLT:
-      case TG_KIR_CMPNE:
-      case TG_KIR_CMPEQ:
-      case TG_KIR_AND:
-      case TG_KIR_OR:
-      case TG_KIR_XOR:
-      case TG_KIR_SHL:
-      case TG_KIR_SHR:
-      case TG_KIR_WHERE:
-      case TG_KIR_MULACC:
-      case TG_KIR_FMA:
-      case TG_KIR_DOT4:
-      case TG_KIR_LUT16: {
+      TG_SDK_KIR_ALU_CASES: {
         // check_kir: operands share the result's dtype and lanes (but a comparison's result and WHERE's condition)
         const uint32_t src_dtype = alu_src_dtype(i);
         std::vector<std::string> srcs;

@@ -184,33 +184,7 @@ class Verifier {
       case TG_KIR_WMMA:
         for (uint32_t j = 0; j < in.nsrc; ++j) operand(i, j);
         return;
-      case TG_KIR_NEG:
-      case TG_KIR_EXP2:
-      case TG_KIR_LOG2:
-      case TG_KIR_SIN:
-      case TG_KIR_SQRT:
-      case TG_KIR_RECIP:
-      case TG_KIR_TRUNC:
-      case TG_KIR_ADD:
-      case TG_KIR_SUB:
-      case TG_KIR_MUL:
-      case TG_KIR_IDIV:
-      case TG_KIR_MOD:
-      case TG_KIR_FDIV:
-      case TG_KIR_MAX:
-      case TG_KIR_CMPLT:
-      case TG_KIR_CMPNE:
-      case TG_KIR_CMPEQ:
-      case TG_KIR_AND:
-      case TG_KIR_OR:
-      case TG_KIR_XOR:
-      case TG_KIR_SHL:
-      case TG_KIR_SHR:
-      case TG_KIR_WHERE:
-      case TG_KIR_MULACC:
-      case TG_KIR_FMA:
-      case TG_KIR_DOT4:
-      case TG_KIR_LUT16: return check_alu(i);
+      TG_SDK_KIR_ALU_CASES: return check_alu(i);
       case TG_KIR_OP_COUNT: break;
     }
     throw invalid(i, "unknown op");
