@@ -43,22 +43,17 @@ std::vector<std::pair<int, int>> register_tiles(const tg_renderer_caps& caps, DT
   return tiles;
 }
 
-std::optional<PanelPlan> matmul_panels(const tg_renderer_caps& caps, int64_t m, int64_t k, int64_t n) {
-  if (!caps.has_threads || is_gpu(caps)) return std::nullopt;
+bool stages_pay(const tg_renderer_caps& caps, int64_t row_tiles, int64_t operand_bytes, int64_t panel_bytes) {
+  if (!caps.has_threads || is_gpu(caps)) return false;
   const Machine mach = machine_of(caps);
-  // B that fits in L2 (1 MiB where the renderer does not say) is read from cache as it is
-  const uint64_t in_cache = mach.l2_bytes ? mach.l2_bytes : uint64_t{1} << 20;
-  if (static_cast<uint64_t>(k) * static_cast<uint64_t>(n) * 4 <= in_cache) return std::nullopt;
-  const int lanes = widest_lanes(caps, dtypes::float32);
-  // the best tile whose padding wastes at most 1/8 of the rows and of the columns
-  auto waste = [](int64_t x, int64_t unit) { return (x + unit - 1) / unit * unit - x; };
-  for (auto [u, c] : register_tiles(caps, dtypes::float32, lanes, 0, 0)) {
-    const int64_t panel = int64_t{c} * lanes;
-    // packing copies B once: it pays when at least 16 row tiles pass over each panel
-    if (m < 16 * u || panel > n || waste(m, u) * 8 > m || waste(n, panel) * 8 > n) continue;
-    return PanelPlan{panel, u};
-  }
-  return std::nullopt;
+  // 1 MiB of L2 where the renderer does not say; the copy lives on the worker's stack, so never more than 1 MiB
+  const int64_t l2 = mach.l2_bytes ? static_cast<int64_t>(mach.l2_bytes) : int64_t{1} << 20;
+  return operand_bytes > l2 && row_tiles >= 16 && panel_bytes <= std::min(l2 / 2, int64_t{1} << 20);
+}
+
+int64_t padded_vecs(int64_t vecs, int c) {
+  const int64_t padded = (vecs + c - 1) / c * c;
+  return (padded - vecs) * 8 <= vecs ? padded : 0;
 }
 
 }  // namespace tg::codegen

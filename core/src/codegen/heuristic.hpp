@@ -1,5 +1,5 @@
 // What the heuristic chooses from the renderer's description of its machine (caps.simd_*, l2_bytes): how many
-// lanes an output vector has, which register tile a reduction takes, and how a large matmul is cut into packed
+// lanes an output vector has, which register tile a reduction takes, and whether its shared operand is staged in
 // panels. lower.cpp applies the choices; BEAM (runtime/executor.cpp) may override the first two.
 #pragma once
 
@@ -32,13 +32,14 @@ int widest_lanes(const tg_renderer_caps& caps, DType d);
 std::vector<std::pair<int, int>> register_tiles(const tg_renderer_caps& caps, DType d, int lanes, int64_t rows,
                                                 int64_t vecs);
 
-// A float32 matmul A[m, k] x B[k, n] on a host CPU, computed as B packed into [n'/panel, k, panel] column panels
-// (n' = n padded to whole panels, A's rows padded to whole tiles of `rows`) so that one panel streams from L2
-// while each register tile of `rows` x panel passes over it. nullopt where B is small enough to stay in L2 as is.
-struct PanelPlan {
-  int64_t panel;  // columns of a panel: the register tile's vectors x lanes
-  int64_t rows;   // rows of the register tile
-};
-std::optional<PanelPlan> matmul_panels(const tg_renderer_caps& caps, int64_t m, int64_t k, int64_t n);
+// Whether a register-tiled reduction on a host CPU copies the panel its row tiles share (a matmul's B columns
+// of one vector tile, `panel_bytes` over the whole reduce) into a private array before the row tiles pass over
+// it: it pays where the whole operand (`operand_bytes`) does not stay in L2 as it is and at least 16 row tiles
+// reuse each copy, and the panel itself fits in half of L2 (beside the rows of A streaming through).
+bool stages_pay(const tg_renderer_caps& caps, int64_t row_tiles, int64_t operand_bytes, int64_t panel_bytes);
+
+// Vectors a tile of `c` covers when `vecs` is padded to a whole number of tiles, or 0 where padding would waste
+// more than 1/8 of them.
+int64_t padded_vecs(int64_t vecs, int c);
 
 }  // namespace tg::codegen

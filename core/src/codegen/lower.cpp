@@ -11,6 +11,7 @@
 #include "codegen/emitter.hpp"
 #include "codegen/heuristic.hpp"
 #include "codegen/lower_gpu.hpp"
+#include "codegen/stage_panel.hpp"
 #include "ir/spec.hpp"
 #include "runtime/buffer.hpp"
 #include "runtime/env.hpp"
@@ -151,6 +152,9 @@ KirProgram lower_planned(const sched::Kernel& kernel, const std::vector<std::sha
   // the vector loop; their reductions then share one loop (prefuse_reduces), and each load is shared by the tile
   // entries that do not depend on its index (a matmul's A element by a row's c vectors, its B vector by the u rows)
   std::vector<std::vector<UOpPtr>> rows{lane_sinks};
+  std::optional<PanelStage> staged;
+  UOpPtr staged_row;
+  int64_t next_id = next_range_id(sink);
   bool has_reduce = false;
   for (const UOp* n : toposort(std::vector<UOpPtr>{sink})) has_reduce |= n->op == Op::REDUCE;
   // (with no other output loop, the vector loop itself is tiled: u adjacent vectors per iteration)
@@ -165,13 +169,23 @@ KirProgram lower_planned(const sched::Kernel& kernel, const std::vector<std::sha
       return n == f ? const_int(range->dtype, 0)
                     : UOp::make(Op::RANGE, range->dtype, {const_int(range->dtype, n / f)}, RangeInfo{range->range().id, AxisType::UPCAST});
     };
+    // the loads every row tile shares (a matmul's B): where the heuristic stages them per panel, the vector loop
+    // may also pad to whole tiles (stage_panel.hpp)
+    const DType out = sink->src[0]->src[2]->dtype;
+    const int lanes = static_cast<int>(lane_sinks.size());
+    const UOpPtr shared_k = v && has_vector_loop ? shared_reduce_range(lane_sinks, r, v) : nullptr;
+    auto stages = [&](int u, int c) {
+      const int64_t bytes = shared_k ? shared_k->src[0]->arg_int() * lanes * static_cast<int64_t>(out.itemsize()) : 0;
+      return shared_k && c > 1 && vend > c && stages_pay(caps, end / u, bytes * vend, bytes * c);
+    };
     // u x c accumulators as many as the register file holds beside the loads (heuristic.cpp), or BEAM's choice
-    std::vector<std::pair<int, int>> tiles =
-        register_tiles(caps, sink->src[0]->src[2]->dtype, static_cast<int>(lane_sinks.size()), end, vend);
+    std::vector<std::pair<int, int>> tiles = register_tiles(caps, out, lanes, end, shared_k ? 0 : vend);
     if (opts.tile_rows) tiles = {{opts.tile_rows, std::max(opts.tile_vecs, 1)}};
     for (auto [u, c] : tiles) {
-      if (end % u || vend % c || (u == 1 && c == 1)) continue;
-      UOpPtr ro = u > 1 ? split(r, end, u) : r, vo = c > 1 ? split(v, vend, c) : v;
+      const bool stage = stages(u, c);
+      const int64_t vpad = vend % c == 0 ? vend : stage ? padded_vecs(vend, c) : 0;
+      if (end % u || !vpad || (u == 1 && c == 1)) continue;
+      UOpPtr ro = u > 1 ? split(r, end, u) : r, vo = c > 1 ? split(v, vpad, c) : v;
       rows.clear();
       for (int q = 0; q < u; ++q)
         for (int p = 0; p < c; ++p) {
@@ -182,7 +196,7 @@ KirProgram lower_planned(const sched::Kernel& kernel, const std::vector<std::sha
           for (const auto& ls : lane_sinks) row.push_back(simplify(substitute(ls, at)));
           rows.push_back(std::move(row));
         }
-      if (c > 1 && vend == c) ranges.pop_back();
+      if (c > 1 && vpad == c) ranges.pop_back();
       else if (c > 1) ranges.back() = vo;
       if (u > 1 && end == u) ranges.erase(ranges.begin() + static_cast<long>(ri));
       else if (u > 1) ranges[ri] = ro;
@@ -190,6 +204,12 @@ KirProgram lower_planned(const sched::Kernel& kernel, const std::vector<std::sha
       // (not on a GPU: its contiguous loop must stay innermost, on grid dim 0)
       if (u > 1 && has_vector_loop && vend > c && ranges.size() > 1 && !is_gpu(caps))
         std::rotate(ranges.begin(), ranges.end() - 1, ranges.end());
+      // the panel is copied where the row loop opens: it must be the innermost, after every loop the copy reads
+      const std::vector<UOpPtr> gates = vpad != vend ? padding_gates(c, vo, vend) : std::vector<UOpPtr>{};
+      const UOpPtr& row = u > 1 ? ro : r;
+      if (stage && row->op == Op::RANGE && ranges.back() == row)
+        if ((staged = stage_panel(rows, c, row, vo, shared_k, gates, next_id))) staged_row = row;
+      if (!gates.empty()) gate_padded_vectors(rows, vo, gates);
       break;
     }
   }
@@ -204,8 +224,15 @@ KirProgram lower_planned(const sched::Kernel& kernel, const std::vector<std::sha
   if (caps.max_global_dims < 1 || is_gpu(caps)) grid = ranges.size();
   if (grid < ranges.size()) e.special(ranges[grid]);
   if (is_gpu(caps)) bind_gpu_grid(e, ranges, caps, next_range_id(sink));
-  for (size_t i = 0; i < ranges.size(); ++i)
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    if (staged && ranges[i] == staged_row) {  // the panel, once per iteration of the loops outside the rows
+      e.emit(staged->buffer);
+      const int32_t copy = e.open_loop(staged->loop);
+      for (const auto& lanes : staged->copies) e.store_lanes(lanes);
+      e.close_loop(copy);
+    }
     if (i != grid && !e.bound(ranges[i])) loops.push_back(e.open_loop(ranges[i]));
+  }
   if (lane_sinks.size() == 1) {
     for (const auto& st : sink->src) {
       int32_t p = e.emit(st->src[0]), idx = e.emit(st->src[1]), v = e.emit(st->src[2]);

@@ -86,11 +86,7 @@ struct Matmul {
   UOpPtr reduce, m, n, k, a, b, batch;
 };
 
-bool depends_on(const UOpPtr& u, const UOpPtr& r) {
-  for (const UOp* n : toposort(std::vector<UOpPtr>{u}))
-    if (n == r.get()) return true;
-  return false;
-}
+bool depends_on(const UOpPtr& u, const UOpPtr& r) { return ir::depends_on(u, r.get()); }
 
 int64_t extent(const UOpPtr& range) { return range->src[0]->arg_int(); }
 

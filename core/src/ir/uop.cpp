@@ -367,6 +367,12 @@ std::vector<const UOp*> toposort(std::span<const UOpPtr> roots) {
   return out;
 }
 
+bool depends_on(const UOpPtr& u, const UOp* node) {
+  for (const UOp* n : toposort(std::vector<UOpPtr>{u}))
+    if (n == node) return true;
+  return false;
+}
+
 std::string UOp::str(int depth) const {
   std::ostringstream os;
   os << op_name(op);

@@ -113,4 +113,7 @@ std::optional<int64_t> eval_int(const UOpPtr& u, const std::vector<std::pair<std
 // Post-order list of all nodes reachable from roots (each once).
 std::vector<const UOp*> toposort(std::span<const UOpPtr> roots);
 
+// Whether `node` is reachable from `u` (an index that reads a range, a value computed from a load).
+bool depends_on(const UOpPtr& u, const UOp* node);
+
 }  // namespace tg::ir

@@ -668,31 +668,6 @@ Tensor Tensor::gather(int64_t axis, const Tensor& index) const {
   return from_bits(picked, dtype());
 }
 
-namespace {
-
-// A large 2-D float32 product on a device that runs kernels on host cores, in the panels the heuristic plans
-// (codegen/heuristic.hpp): B padded to whole panels and packed into [N'/P, K, P], so the kernel streams each panel
-// contiguously (a power-of-two row stride of B would otherwise thrash cache sets and the TLB); A padded to whole
-// register tiles; the product realized panel-major, so one panel stays in L2 while every row tile passes over it;
-// then permuted back and the padding cut off. nullopt where the plain product is as good (B fits in L2).
-std::optional<Tensor> matmul_packed(const Tensor& a, const Tensor& b) {
-  if (a.ndim() != 2 || b.ndim() != 2 || a.is_symbolic() || b.is_symbolic() || a.dtype() != dtypes::float32 ||
-      b.dtype() != dtypes::float32 || a.device() != b.device() || rt::getenv_int("NOOPT", 0))
-    return std::nullopt;
-  const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-  const std::optional<codegen::PanelPlan> plan = codegen::matmul_panels(rt::Device::get(a.device()).caps(), m, k, n);
-  if (!plan) return std::nullopt;
-  const int64_t P = plan->panel, mp = (m + plan->rows - 1) / plan->rows * plan->rows, np = (n + P - 1) / P * P;
-  const Tensor ap = mp == m ? a : a.pad({{0, mp - m}, {0, 0}}).contiguous();  // no bounds check in the inner loop
-  const Tensor bp = np == n ? b : b.pad({{0, 0}, {0, np - n}});
-  Tensor panels = bp.reshape({k, np / P, P}).permute({1, 0, 2}).contiguous();                            // [N'/P, K, P]
-  Tensor product = (ap.reshape({1, mp, k, 1}) * panels.reshape({np / P, 1, k, P})).sum({2}).contiguous();  // [N'/P, M', P]
-  Tensor out = product.permute({1, 0, 2}).reshape({mp, np});
-  return mp == m && np == n ? out : out.shrink({{0, m}, {0, n}});
-}
-
-}  // namespace
-
 Tensor Tensor::matmul(const Tensor& o) const {
   if (ndim() == 0 || o.ndim() == 0) bad("matmul of a scalar: shapes " + shape_str(shape()) + " and " + shape_str(o.shape()));
   // 16-bit floats are multiplied exactly (a product of two fits float32's mantissa) and summed in float32, as
@@ -715,7 +690,6 @@ Tensor Tensor::matmul(const Tensor& o) const {
   } catch (const std::invalid_argument&) {
     bad("matmul: batch dims of " + shape_str(shape()) + " and " + shape_str(o.shape()) + " cannot be broadcast");
   }
-  if (std::optional<Tensor> packed = matmul_packed(*this, o)) return *packed;
   // (..., M, 1, K) * (..., 1, N, K) summed over K
   Tensor a = unsqueeze(-2);
   Tensor b = o.transpose(-1, -2).unsqueeze(-3);

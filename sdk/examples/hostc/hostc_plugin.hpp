@@ -3,7 +3,7 @@
 // (`cc`, or $HOSTC_CC), loaded with dlopen and run on the calling thread. Everything but the compiler call comes
 // from the SDK:
 //   Renderer  sdk::C11Renderer as it is                           (renderer.cpp)
-//   Compiler  `cc -std=c11 -O2 -fPIC -shared` in a subprocess      (compiler.cpp)
+//   Compiler  `cc -std=c11 -O2 -ffp-contract=off -fPIC -shared`   (compiler.cpp; a subprocess)
 //   Program   sdk::Signature + sdk::SharedObject                   (program.cpp)
 //   Allocator sdk::HostAllocatorSlots                              (this header)
 //   HWQueue   sdk::HostQueue, whose exec calls the kernel          (hwqueue.cpp)

@@ -20,8 +20,11 @@ struct DeviceHooks {
 
   static std::shared_ptr<Device> open(uint32_t /*index: always 0*/) {
     auto device = std::make_shared<Device>();
+    // the description is part of the compile cache's key: everything that changes the machine code goes in it
     const char* cc = std::getenv("HOSTC_CC");
-    device->description = sdk::cat("host C11 through ", cc && *cc ? cc : "cc", " (one thread)");
+    const char* flags = std::getenv("HOSTC_CFLAGS");
+    device->description = sdk::cat("host C11 through ", cc && *cc ? cc : "cc", flags && *flags ? sdk::cat(" ", flags) : "",
+                                   " (one thread)");
     const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
     device->memory_bytes = pages > 0 && page_size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size) : 0;
     return device;

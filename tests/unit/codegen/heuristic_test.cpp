@@ -1,6 +1,6 @@
 // The heuristic's choices from a renderer's machine description (codegen/heuristic.cpp), checked against tiles
 // worked out by hand from the register budget (u x c accumulators + c loaded vectors + 1 broadcast <= registers),
-// and the packed-panel matmul it plans checked against a float64 loop on the CPU device.
+// and the staged, padded matmul kernel it plans checked against a float64 loop on the CPU device.
 #include "codegen/heuristic.hpp"
 
 #include <gtest/gtest.h>
@@ -13,7 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/lower.hpp"
 #include "runtime/device.hpp"
+#include "schedule/schedule.hpp"
 #include "tg/tensor.hpp"
 
 namespace tg::codegen {
@@ -64,29 +66,46 @@ TEST(Heuristic, TilesFitTheRegisterFileBestFirst) {
   EXPECT_EQ(register_tiles(gpu, dtypes::float32, 4, 0, 0), (Tiles{{4, 1}, {2, 1}}));
 }
 
-TEST(Heuristic, PanelsOnlyWherePackingPays) {
+TEST(Heuristic, PanelsStagedOnlyWhereTheCopyPays) {
   const tg_renderer_caps avx2 = host_caps(32, 16, 512 << 10);
-  const auto plan = matmul_panels(avx2, 1024, 1024, 1024);
-  ASSERT_TRUE(plan);
-  EXPECT_EQ(plan->panel, 24);  // 3 vectors of 8
-  EXPECT_EQ(plan->rows, 4);
-  EXPECT_FALSE(matmul_panels(avx2, 64, 256, 512));    // B is 512 KiB: it stays in L2 as it is
-  EXPECT_FALSE(matmul_panels(avx2, 8, 1024, 1024));   // 2 row tiles do not repay copying B
-  EXPECT_FALSE(matmul_panels(avx2, 1024, 1024, 20));  // narrower than one panel
+  // 1024 x 1024 float32 B (4 MiB), 256 row tiles, a 1024 x 24 panel (96 KiB)
+  EXPECT_TRUE(stages_pay(avx2, 256, 4 << 20, 96 << 10));
+  EXPECT_FALSE(stages_pay(avx2, 256, 512 << 10, 96 << 10));  // B of 512 KiB stays in L2 as it is
+  EXPECT_FALSE(stages_pay(avx2, 8, 4 << 20, 96 << 10));       // 8 row tiles do not repay the copy
+  EXPECT_FALSE(stages_pay(avx2, 256, 64 << 20, 384 << 10));   // a panel over half of L2 would not stay there
   tg_renderer_caps gpu = avx2;
   gpu.has_threads = 0, gpu.has_local = 1, gpu.max_local_threads = 1024;
-  EXPECT_FALSE(matmul_panels(gpu, 1024, 1024, 1024));
+  EXPECT_FALSE(stages_pay(gpu, 256, 4 << 20, 96 << 10));
+  // PADTO: whole tiles where that wastes at most 1/8 of the vectors
+  EXPECT_EQ(padded_vecs(128, 3), 129);
+  EXPECT_EQ(padded_vecs(125, 2), 126);
+  EXPECT_EQ(padded_vecs(126, 3), 126);
+  EXPECT_EQ(padded_vecs(5, 3), 0);  // 6 would waste 1 of 5
 }
 
-// Rows and columns that are not whole tiles or panels are padded and cut off again; B is large enough to be
-// packed on any L2 up to 4 MiB. The reference is a float64 loop.
-TEST(Heuristic, PaddedPanelMatmulMatchesFloat64) {
+// Rows and columns that are not whole tiles: the vector loop is padded (its extra vectors gated off) and B's
+// panels are staged, in one kernel; B is large enough to be staged on any L2 up to 4 MiB. The reference is a
+// float64 loop.
+TEST(Heuristic, PaddedStagedMatmulMatchesFloat64) {
   const int64_t m = 130, k = 1100, n = 1000;
-  const auto plan = matmul_panels(rt::Device::get("CPU").caps(), m, k, n);
-  ASSERT_TRUE(plan) << "the CPU device does not pack this product: the test would not cover padding";
-  EXPECT_TRUE(m % plan->rows || n % plan->panel) << "no padding needed: the test would not cover it";
+  {
+    Tensor a = Tensor::rand({m, k}, 1), b = Tensor::rand({k, n}, 2);
+    a.realize(), b.realize();
+    std::vector<std::shared_ptr<rt::Buffer>> outs;
+    const auto items = sched::create_schedule({a.matmul(b).node()}, "CPU", outs);
+    ASSERT_EQ(items.size(), 1u) << "the product is not one kernel";
+    rt::Device& dev = rt::Device::get("CPU");
+    const KirProgram kir = lower_kernel(items[0].kernel, items[0].bufs, dev.caps());
+    bool staged = false, gated = false;
+    for (const tg_kir_inst& in : kir.insts) {
+      staged |= in.op == TG_KIR_DEFINE_REG && in.arg.i >= k * 16;  // the panel: k x at least two vectors of 8
+      gated |= in.op == TG_KIR_STORE && in.nsrc == 4 && kir.insts[kir.src_pool[in.src_start]].op == TG_KIR_PARAM;
+    }
+    EXPECT_TRUE(staged) << "B's panel is not staged: the test would not cover it\n" << kir.dump();
+    EXPECT_TRUE(gated) << "no padded vector: the test would not cover it\n" << kir.dump();
+  }
   const uint64_t seed = std::random_device{}();
-  std::cout << "padded panel matmul seed=" << seed << "\n";
+  std::cout << "padded staged matmul seed=" << seed << "\n";
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<float> a(m * k), b(k * n);
