@@ -14,7 +14,6 @@
 #include "codegen/stage_panel.hpp"
 #include "ir/spec.hpp"
 #include "runtime/buffer.hpp"
-#include "runtime/env.hpp"
 
 namespace tg::codegen {
 
@@ -109,7 +108,7 @@ KirProgram lower_planned(const sched::Kernel& kernel, const std::vector<std::sha
     throw Error("tg: kernel " + k.name + " needs " + std::to_string(k.params.size()) + " buffers, renderer allows " +
                 std::to_string(caps.max_params));
 
-  ir::verify_kernel_in_debug(kernel.sink, kernel.name);  // debug/sanitizer builds (or TG_CHECK_IR=1): the kernel spec
+  if (opts.switches.check_ir) ir::verify(kernel.sink, ir::pm_spec_kernel(), kernel.name);  // the kernel spec
   UOpPtr sink = graph_rewrite(kernel.sink, pm_symbolic(), "lower");
   if (kernel.custom) return lower_custom(k, kernel, sink, caps, std::move(var_params));
   std::vector<UOpPtr> ranges;  // output loops still present after simplification, outermost first
@@ -270,11 +269,11 @@ uint32_t image_width(int64_t texels, const tg_renderer_caps& caps) {
   return 0;
 }
 
-// IMAGE=1 on a renderer with image2d reads (caps.image_max_width): every float32 buffer a kernel only reads goes
-// through an image view (the texture path, which Adreno's caches serve better than plain loads). The lowering
-// does not change: only the parameters' kind and their PARAM instructions' address space.
+// Images (IMAGE=1) on a renderer with image2d reads (caps.image_max_width): every float32 buffer a kernel only
+// reads goes through an image view (the texture path, which Adreno's caches serve better than plain loads). The
+// lowering does not change: only the parameters' kind and their PARAM instructions' address space.
 void read_through_images(KirProgram& k, const std::vector<std::shared_ptr<rt::Buffer>>& bufs, const tg_renderer_caps& caps) {
-  if (!rt::getenv_int("IMAGE", 0) || !TG_ABI_HAS(&caps, tg_renderer_caps, image_max_height) || caps.image_max_width == 0)
+  if (!TG_ABI_HAS(&caps, tg_renderer_caps, image_max_height) || caps.image_max_width == 0)
     return;
   std::vector<bool> image(k.params.size(), false);
   for (size_t i = 0; i < bufs.size() && i < k.params.size(); ++i) {
@@ -292,7 +291,7 @@ void read_through_images(KirProgram& k, const std::vector<std::shared_ptr<rt::Bu
 KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shared_ptr<rt::Buffer>>& bufs,
                         const tg_renderer_caps& caps, const LowerOpts& opts) {
   KirProgram k = lower_planned(kernel, bufs, caps, opts);
-  if (!kernel.custom) read_through_images(k, bufs, caps);
+  if (!kernel.custom && opts.switches.images) read_through_images(k, bufs, caps);
   return k;
 }
 

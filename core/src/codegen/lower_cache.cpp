@@ -5,7 +5,6 @@
 #include <unordered_map>
 
 #include "runtime/buffer.hpp"
-#include "runtime/env.hpp"
 
 namespace tg::codegen {
 
@@ -58,7 +57,8 @@ Key make_key(const sched::Kernel& k, const std::vector<std::shared_ptr<rt::Buffe
     key.ints.push_back(static_cast<int64_t>(b->dtype().scalar) * 256 + b->dtype().count);
     key.ints.push_back(static_cast<int64_t>(b->numel()));
   }
-  key.ints.insert(key.ints.end(), {o.upcast, o.tile_rows, o.tile_vecs, o.plain, rt::getenv_int("IMAGE", 0), rt::getenv_int("TC", 1)});
+  key.ints.insert(key.ints.end(), {o.upcast, o.tile_rows, o.tile_vecs, o.plain, o.switches.images, o.switches.tensor_cores,
+                                     o.switches.check_ir});
   return key;
 }
 

@@ -1,5 +1,5 @@
 // Lowered kernels kept in memory. Lowering is a pure function of the kernel graph (hash-consed: an equal graph is
-// the same node), the buffers' dtypes and sizes, the renderer's caps, the options and the IMAGE / TC switches;
+// the same node), the buffers' dtypes and sizes, the renderer's caps and the options (switches included);
 // schedules that repeat a kernel (every prefill chunk, every step outside a Jit) lower it once.
 #pragma once
 

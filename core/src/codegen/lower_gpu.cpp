@@ -9,7 +9,6 @@
 #include <initializer_list>
 #include <set>
 
-#include "runtime/env.hpp"
 
 namespace tg::codegen {
 
@@ -298,7 +297,7 @@ std::optional<KirProgram> lower_tiled_matmul(KirProgram& k, const UOpPtr& sink, 
 std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
                                           const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params,
                                           const LowerOpts& opts) {
-  if (!TG_ABI_HAS(&caps, tg_renderer_caps, ntensor_cores) || caps.ntensor_cores == 0 || !rt::getenv_int("TC", 1))
+  if (!TG_ABI_HAS(&caps, tg_renderer_caps, ntensor_cores) || caps.ntensor_cores == 0 || !opts.switches.tensor_cores)
     return std::nullopt;
   const std::optional<Matmul> mm = match_matmul(sink, ranges);
   if (!mm) return std::nullopt;

@@ -1,13 +1,11 @@
-// verify_lowered: the ABI's KIR rules (tg/sdk/verify_kir.hpp) checked on what lowering produced, in debug and
-// sanitizer builds (or with TG_CHECK_KIR=1), so a lowering bug is named at its source rather than by a renderer.
+// verify_lowered: the ABI's KIR rules (tg/sdk/verify_kir.hpp) checked on what lowering produced, so a lowering bug
+// is named at its source rather than by a renderer. The runtime calls it in debug and sanitizer builds, or with
+// TG_CHECK_IR=1 (runtime/options.hpp).
 #pragma once
 
 #include "codegen/kir.hpp"
 
 namespace tg::codegen {
-
-// Whether verify_lowered checks anything in this build and environment.
-bool kir_checks_enabled();
 
 // Throws tg::Error naming the kernel, the instruction and the broken rule.
 void verify_lowered(const KirProgram& kir);

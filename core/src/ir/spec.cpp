@@ -90,11 +90,6 @@ UOpPtr check_alu(const Match&, const UOpPtr& u) {
   return spec_ok();
 }
 
-bool checks_from_env() {
-  const char* v = std::getenv("TG_CHECK_IR");
-  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
-}
-
 }  // namespace
 
 UOpPtr spec_ok() { return verdict(""); }
@@ -144,20 +139,6 @@ std::optional<std::string> check_spec(const UOpPtr& root, const PatternMatcher& 
 
 void verify(const UOpPtr& root, const PatternMatcher& spec, const std::string& kernel_name) {
   if (auto why = check_spec(root, spec)) throw Error("tg: kernel " + kernel_name + " breaks the IR " + *why);
-}
-
-bool ir_checks_enabled() {
-#if !defined(NDEBUG) || defined(__SANITIZE_ADDRESS__)
-  constexpr bool kDebugBuild = true;
-#else
-  constexpr bool kDebugBuild = false;
-#endif
-  static const bool on = kDebugBuild || checks_from_env();
-  return on;
-}
-
-void verify_kernel_in_debug(const UOpPtr& sink, const std::string& kernel_name) {
-  if (ir_checks_enabled()) verify(sink, pm_spec_kernel(), kernel_name);
 }
 
 }  // namespace tg::ir

@@ -25,11 +25,4 @@ std::optional<std::string> check_spec(const UOpPtr& root, const PatternMatcher& 
 // Throws tg::Error "tg: kernel <name>: ..." when the spec refuses a node.
 void verify(const UOpPtr& root, const PatternMatcher& spec, const std::string& kernel_name);
 
-// Debug and sanitizer builds (or TG_CHECK_IR=1): verify(sink, pm_spec_kernel(), name); otherwise nothing.
-// This is the one line lower_kernel starts with.
-void verify_kernel_in_debug(const UOpPtr& sink, const std::string& kernel_name);
-
-// Whether the IR checks run in this build and environment.
-bool ir_checks_enabled();
-
 }  // namespace tg::ir

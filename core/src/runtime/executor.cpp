@@ -18,6 +18,7 @@
 #include "codegen/verify.hpp"
 #include "runtime/disk_cache.hpp"
 #include "runtime/env.hpp"
+#include "runtime/options.hpp"
 #include "runtime/shadow_check.hpp"
 #include "tg/device.hpp"
 #include "tg/error.hpp"
@@ -89,7 +90,7 @@ uint64_t beam_key(const codegen::KirProgram& base, const Device& dev) {
 // Every candidate choice of output upcast and register tile is lowered; the distinct programs are compiled (in
 // parallel) and each is timed `runs` times on the kernel's own buffers (it only writes its outputs, which the real
 // launch writes again). The fastest median wins; a candidate that fails to compile or launch is dropped.
-codegen::LowerOpts beam_search(const sched::ScheduleItem& it, Device& dev, int runs) {
+codegen::LowerOpts beam_search(const sched::ScheduleItem& it, Device& dev, int runs, const codegen::LowerOpts& base) {
   struct Candidate {
     codegen::LowerOpts opts;
     codegen::KirProgram kir;
@@ -106,7 +107,7 @@ codegen::LowerOpts beam_search(const sched::ScheduleItem& it, Device& dev, int r
     if (tiles.size() < 12) tiles.push_back(t);
   for (int upcast : {0, 1, 2, 4, 8, 16})
     for (auto [u, c] : tiles) {
-      codegen::LowerOpts o{upcast, u, c};
+      codegen::LowerOpts o{upcast, u, c, false, base.switches};
       try {
         codegen::KirProgram k = codegen::lower_kernel(it.kernel, it.bufs, dev.caps(), o);
         if (seen.insert(k.hash()).second) cands.push_back({o, std::move(k), {}, 0});
@@ -147,20 +148,21 @@ codegen::LowerOpts beam_search(const sched::ScheduleItem& it, Device& dev, int r
 
 // The lowering choices for a kernel under BEAM=n: searched once per kernel and device build, then remembered in
 // memory and in the disk cache (table "beam"; an entry that does not decode is searched again).
-codegen::LowerOpts beam_choice(const sched::ScheduleItem& it, Device& dev, const codegen::KirProgram& base, int runs) {
+codegen::LowerOpts beam_choice(const sched::ScheduleItem& it, Device& dev, const codegen::KirProgram& base, int runs,
+                               const codegen::LowerOpts& base_opts) {
   const uint64_t key = beam_key(base, dev);
   {
     std::lock_guard lock(g_beam_mu);
     if (auto f = g_beam.find(key); f != g_beam.end()) return f->second;
   }
-  codegen::LowerOpts opts;
+  codegen::LowerOpts opts = base_opts;
   const DiskCache& disk = DiskCache::get();
   if (auto bytes = disk.load("beam", key); bytes && bytes->size() == 3 * sizeof(int32_t)) {
     int32_t v[3];
     std::memcpy(v, bytes->data(), sizeof v);
-    opts = {v[0], v[1], v[2]};
+    opts.upcast = v[0], opts.tile_rows = v[1], opts.tile_vecs = v[2];
   } else {
-    opts = beam_search(it, dev, runs);
+    opts = beam_search(it, dev, runs, base_opts);
     ++g_stats.beam_searches;
     const int32_t v[3] = {opts.upcast, opts.tile_rows, opts.tile_vecs};
     disk.store("beam", key, std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(v), reinterpret_cast<const uint8_t*>(v) + sizeof v));
@@ -204,19 +206,22 @@ void clear_program_cache(const Device* device) {
 }
 
 void run_schedule(std::vector<sched::ScheduleItem>& items) {
+  const Options options = read_options();
+  const codegen::LowerSwitches switches{options.images, options.tensor_cores, options.check_ir};
   // 1. codegen (serial: cheap) and cache lookup
   std::vector<Prepared> prepared;
   for (auto& it : items) {
     if (it.kind != sched::ScheduleItem::Kind::KERNEL || it.bufs[0]->numel() == 0) continue;
     Device& dev = it.bufs[0]->device();
-    Prepared p{&it, &dev, codegen::lower_kernel_cached(it.kernel, it.bufs, dev.caps(), dev.name()), nullptr, {}, {}};
-    if (getenv_int("NOOPT", 0) && !it.kernel.custom) {  // the plain loop nest: no vectors, no register tiles
-      p.kir = codegen::lower_kernel_cached(it.kernel, it.bufs, dev.caps(), dev.name(), codegen::kPlainLoops);
-    } else if (const int beam = getenv_int("BEAM", 0); beam > 0 && !it.kernel.custom) {
-      const codegen::LowerOpts opts = beam_choice(it, dev, p.kir, beam);
-      if (!(opts == codegen::LowerOpts{})) p.kir = codegen::lower_kernel_cached(it.kernel, it.bufs, dev.caps(), dev.name(), opts);
+    // NOOPT: the plain loop nest (no vectors, no register tiles); a custom kernel is lowered as written anyway
+    const codegen::LowerOpts base =
+        options.noopt && !it.kernel.custom ? codegen::plain_loops(switches) : codegen::LowerOpts{.switches = switches};
+    Prepared p{&it, &dev, codegen::lower_kernel_cached(it.kernel, it.bufs, dev.caps(), dev.name(), base), nullptr, {}, {}};
+    if (options.beam > 0 && !options.noopt && !it.kernel.custom) {
+      const codegen::LowerOpts opts = beam_choice(it, dev, p.kir, options.beam, base);
+      if (!(opts == base)) p.kir = codegen::lower_kernel_cached(it.kernel, it.bufs, dev.caps(), dev.name(), opts);
     }
-    codegen::verify_lowered(p.kir);  // debug and sanitizer builds (or TG_CHECK_IR=1): the ABI's KIR rules
+    if (options.check_ir) codegen::verify_lowered(p.kir);  // the ABI's KIR rules
     if (debug_level() >= 3) std::fprintf(stderr, "kernel %s:\n  %s\n", p.kir.name.c_str(), it.kernel.sink->str(12).c_str());
     if (debug_level() >= 5) std::fprintf(stderr, "%s", p.kir.dump().c_str());
     {
@@ -254,7 +259,7 @@ void run_schedule(std::vector<sched::ScheduleItem>& items) {
     }
   }
   // 2c. compile the rest, PARALLEL_COMPILE=N at a time (default: all cores)
-  int par = getenv_int("PARALLEL_COMPILE", 0);
+  const int par = options.parallel_compile;
   auto compile_one = [&](size_t i) { to_compile[i]->blob = to_compile[i]->device->compile(to_compile[i]->source, to_compile[i]->kir.name); };
   if (par == 1 || to_compile.size() <= 1) {
     for (size_t i = 0; i < to_compile.size(); ++i) compile_one(i);

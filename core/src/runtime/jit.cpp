@@ -9,6 +9,7 @@
 #include "ir/sym_shape.hpp"
 #include "ir/uop.hpp"
 #include "runtime/env.hpp"
+#include "runtime/options.hpp"
 #include "runtime/executor.hpp"
 #include "schedule/schedule.hpp"
 
@@ -182,7 +183,7 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& in, const std::ve
   std::lock_guard lock(j.mu);
   std::vector<Tensor> inputs = in;  // realized copies: the caller's tensors are left as they are
   for (auto& t : inputs) t.realize();
-  if (rt::getenv_int("JIT", 1) == 0) return j.run(inputs, vars);
+  if (!rt::read_options().jit) return j.run(inputs, vars);
   if (!j.replays.empty() || (j.calls >= 2 && !j.outputs.empty())) return j.replay(inputs, vars);
   ++j.calls;
   std::vector<rt::CapturedLaunch> launches;

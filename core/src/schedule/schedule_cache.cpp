@@ -15,7 +15,6 @@
 
 #include "runtime/device.hpp"
 #include "runtime/disk_cache.hpp"
-#include "runtime/env.hpp"
 #include "runtime/executor.hpp"
 
 namespace tg::sched {
@@ -389,9 +388,9 @@ void clear_schedule_cache() {
 }
 
 std::vector<ScheduleItem> cached_schedule(const std::vector<UOpPtr>& roots, const std::string& device,
-                                          std::vector<std::shared_ptr<rt::Buffer>>& out) {
+                                          std::vector<std::shared_ptr<rt::Buffer>>& out, bool use_cache) {
   ScheduleStats& stats = rt::mutable_schedule_stats();
-  if (rt::getenv_int("SCACHE", 1) == 0) {
+  if (!use_cache) {
     ++stats.schedules_computed;
     return create_schedule(roots, device, out);
   }

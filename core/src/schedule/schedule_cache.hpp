@@ -13,9 +13,10 @@
 
 namespace tg::sched {
 
-// create_schedule() through the cache: the same items (fresh output and temporary buffers) and outputs.
+// create_schedule() through the cache: the same items (fresh output and temporary buffers) and outputs. Without
+// `use_cache` (SCACHE=0) it schedules afresh.
 std::vector<ScheduleItem> cached_schedule(const std::vector<ir::UOpPtr>& roots, const std::string& device,
-                                          std::vector<std::shared_ptr<rt::Buffer>>& out);
+                                          std::vector<std::shared_ptr<rt::Buffer>>& out, bool use_cache = true);
 
 // (hits and misses are counted in tg::schedule_stats())
 // Forgets the in-memory schedules (tests use it to exercise the disk tier).

@@ -11,12 +11,11 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "codegen/heuristic.hpp"
 #include "ir/sym_shape.hpp"
 #include "tensor/tensor_internal.hpp"
 #include "ir/uop.hpp"
 #include "runtime/device.hpp"
-#include "runtime/env.hpp"
+#include "runtime/options.hpp"
 #include "runtime/executor.hpp"
 #include "schedule/schedule.hpp"
 #include "schedule/schedule_cache.hpp"
@@ -709,7 +708,7 @@ void Tensor::realize_all(std::vector<Tensor*> ts) {
     roots.push_back(t->node());
   }
   std::vector<std::shared_ptr<rt::Buffer>> bufs;
-  auto items = sched::cached_schedule(roots, todo[0]->device(), bufs);
+  auto items = sched::cached_schedule(roots, todo[0]->device(), bufs, rt::read_options().schedule_cache);
   rt::run_schedule(items);
   for (size_t i = 0; i < todo.size(); ++i) todo[i]->impl_->node = sched::buffer_node(bufs[i], todo[i]->node()->shape, todo[i]->node()->sym_shape);
 }

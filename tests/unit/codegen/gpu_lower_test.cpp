@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <random>
 
+#include "runtime/options.hpp"
 #include "schedule/schedule.hpp"
 
 #include <tg/sdk/tensor_cores.hpp>
@@ -179,16 +180,12 @@ TEST(GpuLowering, ReadOnlyFloatInputsAreReadThroughImages) {
   caps.image_max_width = 64, caps.image_max_height = 1024;
   Tensor a = buffer({32, 96}), b = buffer({32, 96}), odd = buffer({3, 5});
   Tensor ints = Tensor::from_vector(std::vector<int32_t>(32 * 96), {32, 96}, dtypes::int32);
-  auto program = [&] { return lower_all((a + b) * ints.cast(dtypes::float32) + odd.sum(), caps); };
-  const char* was = std::getenv("IMAGE");  // the suite also runs under IMAGE=1
-  const std::string previous = was ? was : "";
-  unsetenv("IMAGE");
-  for (const KirProgram& k : program())
+  auto program = [&](bool images) {
+    return lower_all((a + b) * ints.cast(dtypes::float32) + odd.sum(), caps, LowerOpts{.switches = {.images = images}});
+  };
+  for (const KirProgram& k : program(false))
     for (const tg_kir_param& p : k.params) EXPECT_NE(p.kind, TG_PARAM_IMAGE) << "IMAGE is not set";
-  setenv("IMAGE", "1", 1);
-  std::vector<KirProgram> kirs = program();
-  if (was) setenv("IMAGE", previous.c_str(), 1);
-  else unsetenv("IMAGE");
+  std::vector<KirProgram> kirs = program(true);
   const KirProgram& k = kirs.back();  // the elementwise kernel: data0 out, then a, b, ints, the sum
   ASSERT_GE(k.params.size(), 4u);
   EXPECT_EQ(k.params[0].kind, TG_PARAM_BUFFER) << "outputs are written, never images";
@@ -239,9 +236,8 @@ TEST(GpuLowering, HalfMatmulRunsOnTensorCores) {
   }
   // float32 has no tensor core here: the tiled path; and TC=0 turns tensor cores off
   EXPECT_EQ(count(lower_all(buffer({128, 64}).matmul(buffer({64, 128})), tensor_core_caps())[0], TG_KIR_WMMA), 0);
-  setenv("TC", "0", 1);
-  EXPECT_EQ(count(lower_all(half_buffer({128, 64}).matmul(half_buffer({64, 128})), tensor_core_caps())[0], TG_KIR_WMMA), 0);
-  unsetenv("TC");
+  const LowerOpts no_tc{.switches = {.tensor_cores = false}};
+  EXPECT_EQ(count(lower_all(half_buffer({128, 64}).matmul(half_buffer({64, 128})), tensor_core_caps(), no_tc)[0], TG_KIR_WMMA), 0);
   // a K that is no multiple of the tensor core's 16 stays off them
   EXPECT_EQ(count(lower_all(half_buffer({128, 72}).matmul(half_buffer({72, 128})), tensor_core_caps())[0], TG_KIR_WMMA), 0);
 }
@@ -326,7 +322,8 @@ void check_gpu_results(const std::string& device, uint32_t seed) {
   Tensor ta = Tensor::from_vector(a, {6, 40, 96}, device);
   const tg_renderer_caps& caps = rt::Device::get(device).caps();
   if (std::getenv("IMAGE") && std::string(std::getenv("IMAGE")) == "1" && caps.image_max_width > 0) {
-    const KirProgram k = lower_all(ta * 2.0f + 1.0f, caps).back();
+    // the switch as the runtime reads it from the environment
+    const KirProgram k = lower_all(ta * 2.0f + 1.0f, caps, LowerOpts{.switches = {.images = rt::read_options().images}}).back();
     EXPECT_TRUE(std::any_of(k.params.begin(), k.params.end(), [](const tg_kir_param& p) { return p.kind == TG_PARAM_IMAGE; }))
         << "IMAGE=1 on a device that reads images, yet the input is a plain buffer";
   }

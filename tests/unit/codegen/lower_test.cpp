@@ -129,7 +129,7 @@ TEST(Upcast, NoOptLowersThePlainLoopNest) {
   for (auto& it : sched::create_schedule({a.matmul(b).node()}, a.device(), outs)) {
     const tg_renderer_caps caps = it.bufs[0]->device().caps();
     EXPECT_TRUE(has_vector_inst(lower_kernel(it.kernel, it.bufs, caps))) << "the heuristics should vectorize a matmul";
-    EXPECT_FALSE(has_vector_inst(lower_kernel(it.kernel, it.bufs, caps, kPlainLoops)));
+    EXPECT_FALSE(has_vector_inst(lower_kernel(it.kernel, it.bufs, caps, plain_loops())));
   }
 }
 

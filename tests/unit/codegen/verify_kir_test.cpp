@@ -197,10 +197,8 @@ TEST(VerifyKir, AluRules) {
                  "kernel kern: inst 9 (CUSTOMI): no snippet 3 in the kernel's strings");
 }
 
-// The core's hook: a malformed lowered program is a tg::Error naming the kernel and the rule (when enabled).
+// The core's hook: a malformed lowered program is a tg::Error naming the kernel and the rule.
 TEST(VerifyKir, CoreHookAfterLowering) {
-  setenv("TG_CHECK_IR", "1", 1);  // release builds check only on request
-  ASSERT_TRUE(codegen::kir_checks_enabled());
   codegen::KirProgram p;
   p.name = "lowered";
   const int32_t c = p.add(TG_KIR_CONST, TG_DTYPE_INT32, 1, {});

@@ -1,0 +1,39 @@
+// Options from the environment (see options.hpp; the README lists the switches).
+#include "runtime/options.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/env.hpp"
+
+namespace tg::rt {
+
+namespace {
+
+#if !defined(NDEBUG) || defined(__SANITIZE_ADDRESS__)
+constexpr bool kDebugBuild = true;
+#else
+constexpr bool kDebugBuild = false;
+#endif
+
+bool flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+}
+
+}  // namespace
+
+Options read_options() {
+  Options o;
+  o.beam = getenv_int("BEAM", 0);
+  o.noopt = getenv_int("NOOPT", 0) != 0;
+  o.images = getenv_int("IMAGE", 0) != 0;
+  o.tensor_cores = getenv_int("TC", 1) != 0;
+  o.schedule_cache = getenv_int("SCACHE", 1) != 0;
+  o.check_ir = kDebugBuild || flag("TG_CHECK_IR");
+  o.parallel_compile = getenv_int("PARALLEL_COMPILE", 0);
+  o.jit = getenv_int("JIT", 1) != 0;
+  return o;
+}
+
+}  // namespace tg::rt

@@ -1,0 +1,21 @@
+// The environment switches the core obeys, read in one place. The runtime reads them where work starts (a realize,
+// a schedule run) and hands the values down: ir, schedule and codegen read no environment. Read afresh on each
+// call (tests and tools change them in-process); DEBUG alone is read once (debug_level(), env.hpp).
+#pragma once
+
+namespace tg::rt {
+
+struct Options {
+  int beam = 0;                // BEAM=n: search the lowering choices per kernel, n timed runs each
+  bool noopt = false;          // NOOPT=1: plain loop nests (no vectors, register tiles or work-group plans)
+  bool images = false;         // IMAGE=1: read-only float32 buffers through image2d views, where the renderer has them
+  bool tensor_cores = true;    // TC=0: matmuls off the renderer's tensor cores
+  bool schedule_cache = true;  // SCACHE=0: schedule every realize afresh
+  bool check_ir = false;       // TG_CHECK_IR=1, and always in debug and sanitizer builds: verify kernel IR and KIR
+  int parallel_compile = 0;    // PARALLEL_COMPILE=n: compile a schedule's new kernels on n threads (0: the cores)
+  bool jit = true;             // JIT=0: a Jit runs its function every call instead of replaying
+};
+
+Options read_options();
+
+}  // namespace tg::rt
