@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <set>
@@ -281,11 +282,19 @@ void run_schedule(std::vector<sched::ScheduleItem>& items) {
   for (auto& p : prepared)
     if (!p.program) p.program = unique.at({p.kir.hash(), p.device->name()})->program;
 
-  // 3. launch in order
+  // 3. record in order: one command buffer per device, submitted once (before a copy reads what it wrote, and at
+  // the end); a timed or shadow-checked kernel is submitted and waited for on its own
   bool timed = g_profiling || debug_level() >= 2;
+  std::map<Device*, std::vector<Device::LaunchCmd>> recorded;
+  std::deque<std::vector<uint8_t>> recorded_args;  // stable addresses until the submit
+  auto submit_recorded = [&](bool sync) {
+    for (auto& [dev, cmds] : recorded) dev->launch_batch(cmds, sync);
+    recorded.clear(), recorded_args.clear();
+  };
   size_t pi = 0;
   for (auto& it : items) {
     if (it.kind == sched::ScheduleItem::Kind::COPY) {
+      submit_recorded(true);
       auto& dst = it.bufs[0];
       auto& src = it.bufs[1];
       std::vector<uint8_t> host(src->nbytes());
@@ -299,14 +308,19 @@ void run_schedule(std::vector<sched::ScheduleItem>& items) {
     auto args = pack_args(*p.program, it.bufs, it.var_vals);
     std::string check = shadow_device();
     bool shadow = !check.empty() && canonical_device(check) != p.device->name();
-    uint64_t ns = p.device->launch(*p.program, args, p.kir.dims, timed || shadow);
     ++g_stats.kernels_run;
-    if (shadow) shadow_check(it, p.kir, p.source.empty() ? p.device->render(p.kir.view()) : p.source, check);
     if (t_capture) {
       CapturedLaunch c{p.program, it.bufs, {}, it.var_vals, p.kir.dims, p.kir.hash()};
       for (const auto& v : it.kernel.vars) c.var_names.push_back(v->var().name);
       t_capture->push_back(std::move(c));
     }
+    if (!timed && !shadow) {
+      recorded[p.device].push_back({p.program.get(), &recorded_args.emplace_back(std::move(args)), p.kir.dims});
+      continue;
+    }
+    submit_recorded(false);  // (in order: what was recorded before this kernel runs before it)
+    uint64_t ns = p.device->launch(*p.program, args, p.kir.dims, true);
+    if (shadow) shadow_check(it, p.kir, p.source.empty() ? p.device->render(p.kir.view()) : p.source, check);
     if (!timed) continue;
     KernelRun run{p.kir.name, p.device->name(), ns / 1e6, p.kir.flops / std::max<double>(ns, 1), p.kir.bytes / std::max<double>(ns, 1)};
     if (debug_level() >= 2)
@@ -317,6 +331,7 @@ void run_schedule(std::vector<sched::ScheduleItem>& items) {
       g_profile.push_back(run);
     }
   }
+  submit_recorded(false);
 }
 
 }  // namespace tg::rt
