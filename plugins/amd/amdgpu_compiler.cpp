@@ -5,44 +5,20 @@
 // served by the disk cache) never maps LLVM.
 #include "amdgpu_compiler.h"
 
-#include <clang/Basic/Diagnostic.h>
-#include <clang/Basic/DiagnosticOptions.h>
-#include <clang/CodeGen/CodeGenAction.h>
-#include <clang/Frontend/CompilerInstance.h>
-#include <clang/Frontend/CompilerInvocation.h>
-#include <clang/Frontend/TextDiagnosticPrinter.h>
-#include <clang/Lex/PreprocessorOptions.h>
-#include <llvm/ADT/SmallVector.h>
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/Support/MemoryBuffer.h>
-#include <llvm/Support/TargetSelect.h>
-#include <llvm/Support/raw_ostream.h>
+#include "../common/in_process_clang.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <llvm/Support/TargetSelect.h>
 
 #include <cctype>
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 #include <mutex>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-extern char** environ;
-
 namespace {
 
-struct CompileError : std::runtime_error {
-  int code;
-  CompileError(int c, const std::string& m) : std::runtime_error(m), code(c) {}
-};
+namespace cip = tg::plugins::clang_in_process;
+static_assert(TG_AMD_CLANG_OK == cip::kOk && TG_AMD_CLANG_COMPILE == cip::kCompileFailed &&
+              TG_AMD_CLANG_INTERNAL == cip::kInternal);
 
 void init_llvm() {
   static std::once_flag once;
@@ -77,135 +53,38 @@ std::vector<char> compile_to_object(const std::string& source, const std::string
                                          "-fwrapv", "-ffp-contract=off", "-ffreestanding", "-fno-rtti",
                                          "-mrelocation-model", "pic", "-pic-level", "2", "-vectorize-loops",
                                          "-vectorize-slp", "-emit-obj", "-x", "c++", file};
-  std::vector<const char*> argv;
-  for (const std::string& arg : args) argv.push_back(arg.c_str());
-
-  // Each call has its own diagnostics, invocation, instance and LLVMContext: compiles run concurrently.
-  std::string diag_text;
-  llvm::raw_string_ostream diag_os(diag_text);
-  llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> diag_opts(new clang::DiagnosticOptions());
-  clang::TextDiagnosticPrinter printer(diag_os, diag_opts.get());
-  clang::DiagnosticsEngine arg_diags(llvm::IntrusiveRefCntPtr<clang::DiagnosticIDs>(new clang::DiagnosticIDs()),
-                                     diag_opts, &printer, /*ShouldOwnClient=*/false);
-  auto invocation = std::make_shared<clang::CompilerInvocation>();
-  if (!clang::CompilerInvocation::CreateFromArgs(*invocation, argv, arg_diags))
-    throw CompileError(TG_AMD_CLANG_INTERNAL, "clang rejected the compile options: " + diag_os.str());
-  // The preprocessor takes ownership of the remapped buffer.
-  invocation->getPreprocessorOpts().addRemappedFile(file, llvm::MemoryBuffer::getMemBufferCopy(source, file).release());
-
-  clang::CompilerInstance instance;
-  instance.setInvocation(std::move(invocation));
-  instance.createDiagnostics(&printer, /*ShouldOwnClient=*/false);
-  instance.setVerboseOutputStream(diag_os);  // "1 error generated." joins the message, not the core's stderr
-  llvm::SmallVector<char, 0> object;
-  instance.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(object));
-  llvm::LLVMContext context;
-  clang::EmitObjAction action(&context);
-  const bool ok = instance.ExecuteAction(action);
-  if (!ok || instance.getDiagnostics().hasErrorOccurred() || object.empty())
-    throw CompileError(TG_AMD_CLANG_COMPILE,
-                       "clang cannot compile kernel " + kernel_name + " for " + arch + ":\n" + diag_os.str());
-  return std::vector<char>(object.begin(), object.end());
+  return cip::compile_to_object(args, file, source, "kernel " + kernel_name + " for " + arch);
 }
-
-// A private scratch directory for the linker's files, removed with everything in it.
-struct ScratchDir {
-  std::string path;
-  ScratchDir() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/tg_amd_link_XXXXXX";
-    std::vector<char> buf(templ.begin(), templ.end());
-    buf.push_back(0);
-    if (!mkdtemp(buf.data())) throw CompileError(TG_AMD_CLANG_INTERNAL, "cannot create a directory under " + templ);
-    path = buf.data();
-  }
-  ~ScratchDir() {
-    for (const char* f : {"/kernel.o", "/kernel.hsaco", "/ld.log"}) ::unlink((path + f).c_str());
-    ::rmdir(path.c_str());
-  }
-  void write(const char* name, const std::vector<char>& bytes) const {
-    std::ofstream out(path + name, std::ios::binary);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) throw CompileError(TG_AMD_CLANG_INTERNAL, "cannot write " + path + name + " (disk full?)");
-  }
-  std::string read(const char* name) const {
-    std::ifstream in(path + name, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  }
-};
 
 // LLVM 19's lld: Debian's lld-19 package has the executable; liblld (in-process linking) is a -dev package we do
 // not require. Only lld links AMDGPU code objects (GNU ld has no amdgcn target).
 const std::string& linker() {
-  static const std::string path = [] {
-    for (const char* p : {"/usr/lib/llvm-19/bin/ld.lld", "/usr/bin/ld.lld-19"})
-      if (::access(p, X_OK) == 0) return std::string(p);
-    return std::string("ld.lld-19");
-  }();
+  static const std::string path = cip::find_linker({"/usr/lib/llvm-19/bin/ld.lld", "/usr/bin/ld.lld-19"}, "ld.lld-19");
   return path;
 }
 
 // The object -> a code object: a shared object whose dynamic symbol table has the kernel and its .kd descriptor.
 // --no-undefined: a call the backend could not lower (a libm function, say) fails here with its name.
 std::vector<char> link_code_object(const std::vector<char>& object, const std::string& kernel_name) {
-  ScratchDir dir;
-  dir.write("/kernel.o", object);
-  const std::string out = dir.path + "/kernel.hsaco", in = dir.path + "/kernel.o", log = dir.path + "/ld.log";
-  std::vector<std::string> args = {linker(), "-shared", "--no-undefined", "-o", out, in};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = 0;
-  const int spawned = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0)
-    throw CompileError(TG_AMD_CLANG_INTERNAL, "cannot run the linker " + linker() + " (install lld-19): " +
-                                                  std::strerror(spawned));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw CompileError(TG_AMD_CLANG_COMPILE, linker() + " cannot link kernel " + kernel_name + " (exit status " +
-                                                 std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
-                                                 "):\n" + dir.read("/ld.log"));
-  const std::string bytes = dir.read("/kernel.hsaco");
-  if (bytes.empty()) throw CompileError(TG_AMD_CLANG_INTERNAL, "the linker wrote nothing for kernel " + kernel_name);
-  return std::vector<char>(bytes.begin(), bytes.end());
-}
-
-char* dup_message(const std::string& m) {
-  char* out = static_cast<char*>(std::malloc(m.size() + 1));
-  if (out) std::memcpy(out, m.c_str(), m.size() + 1);
-  return out;
+  cip::ScratchDir dir("tg_amd_link_");
+  dir.write("kernel.o", object);
+  return cip::run_linker(dir, {linker(), "-shared", "--no-undefined", "-o", dir.file("kernel.hsaco"), dir.file("kernel.o")},
+                         "kernel.hsaco", kernel_name, "lld-19");
 }
 
 }  // namespace
 
 extern "C" int tg_amd_clang_compile(const char* source, const char* kernel_name, const char* arch, void** out,
                                     size_t* out_size, char** error) {
-  *out = nullptr, *out_size = 0, *error = nullptr;
-  try {
-    const std::string name = kernel_name && *kernel_name ? kernel_name : "kernel";
-    const std::string target = arch ? arch : "";
-    if (!is_arch(target))
-      throw CompileError(TG_AMD_CLANG_INTERNAL, "'" + target + "' is not an AMDGPU arch like gfx1100 or gfx942");
-    std::vector<char> code = link_code_object(compile_to_object(source, name, target), name);
-    *out = std::malloc(code.size());
-    if (!*out) throw CompileError(TG_AMD_CLANG_INTERNAL, "out of memory for a compiled kernel");
-    std::memcpy(*out, code.data(), code.size());
-    *out_size = code.size();
-    return TG_AMD_CLANG_OK;
-  } catch (const CompileError& e) {
-    *error = dup_message(e.what());
-    return e.code;
-  } catch (const std::exception& e) {
-    *error = dup_message(e.what());
-    return TG_AMD_CLANG_INTERNAL;
-  }
+  return cip::c_entry(
+      [&] {
+        const std::string name = kernel_name && *kernel_name ? kernel_name : "kernel";
+        const std::string target = arch ? arch : "";
+        if (!is_arch(target))
+          throw cip::CompileError(cip::kInternal, "'" + target + "' is not an AMDGPU arch like gfx1100 or gfx942");
+        return link_code_object(compile_to_object(source, name, target), name);
+      },
+      out, out_size, error);
 }
 
 extern "C" void tg_amd_clang_free(void* p) { std::free(p); }

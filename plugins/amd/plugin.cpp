@@ -5,12 +5,12 @@
 
 #include <tg/sdk/plugin.hpp>
 #include <tg/sdk/plugin_table.hpp>
-
-#include <dlfcn.h>
+#include <tg/sdk/runtime_library.hpp>
 
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tg::amd {
@@ -19,18 +19,6 @@ using sdk::cat;
 using sdk::Error;
 
 namespace {
-
-// Resolves every slot of `api` (in declaration order) from `names`; returns the first missing name, or "".
-template <class Api, size_t N>
-std::string resolve(void* lib, Api& api, const char* const (&names)[N]) {
-  static_assert(sizeof(Api) == N * sizeof(void*), "one name per slot");
-  auto* slots = reinterpret_cast<void**>(&api);
-  for (size_t i = 0; i < N; ++i) {
-    slots[i] = dlsym(lib, names[i]);
-    if (slots[i] == nullptr) return names[i];
-  }
-  return "";
-}
 
 struct LoadedHip {
   HipApi api{};
@@ -46,17 +34,13 @@ std::vector<std::string> hip_candidates() {
 const LoadedHip& loaded_hip() {
   static const LoadedHip loaded = [] {
     LoadedHip out;
-    void* lib = nullptr;
-    std::string tried, first_error;
     // Never closed: the runtime keeps threads and atexit handlers that must find their code mapped.
-    for (const std::string& name : hip_candidates()) {
-      if ((lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
-      const char* why = dlerror();
-      if (first_error.empty()) first_error = why ? why : name + ": unknown error";
-      tried += cat(tried.empty() ? "" : ", ", name);
-    }
+    std::vector<std::pair<std::string, std::string>> refused;
+    void* lib = sdk::open_first(hip_candidates(), &refused);
     if (lib == nullptr) {
-      out.error = cat("cannot load the HIP runtime (tried ", tried, "; ", first_error,
+      std::string tried;
+      for (const auto& [name, why] : refused) tried += cat(tried.empty() ? "" : ", ", name);
+      out.error = cat("cannot load the HIP runtime (tried ", tried, "; ", refused.empty() ? "" : refused[0].second,
                       "): install ROCm or set AMD_HIP_LIBRARY");
       return out;
     }
@@ -68,7 +52,7 @@ const LoadedHip& loaded_hip() {
         "hipStreamCreateWithFlags", "hipStreamDestroy", "hipStreamSynchronize", "hipDeviceSynchronize",
         "hipEventCreateWithFlags", "hipEventDestroy", "hipEventRecord",     "hipEventQuery",
         "hipEventSynchronize", "hipEventElapsedTime", "hipGetErrorName"};
-    if (std::string missing = resolve(lib, out.api, names); !missing.empty()) {
+    if (std::string missing = sdk::resolve_api(lib, out.api, names); !missing.empty()) {
       out.error = cat("the HIP runtime has no ", missing, ": it is older than ROCm 6");
       return out;
     }

@@ -60,25 +60,9 @@ std::pair<const tg_tensor_core*, uint32_t> tensor_cores_of(const std::string& ar
 // part has: work-groups of up to 1024 work-items in each dim, 64 KiB of LDS per work-group, a grid of at most
 // 2^32 - 1 work-items per dim (hwqueue_exec checks the product); kernel arguments up to 4 KiB.
 tg_renderer_caps amd_caps(const std::string& arch) {
-  tg_renderer_caps caps{};
-  caps.struct_size = sizeof(caps);
-  caps.language = "hip";  // CUSTOM snippets are pasted into the source as written
-  caps.dtypes = (1u << TG_DTYPE_COUNT) - 1;
-  for (uint32_t d = 0; d < TG_DTYPE_COUNT; ++d) {
-    caps.ops[d] = sdk::standard_ops(d);
-    const uint32_t size = tg_dtype_size(d);
-    caps.vector_widths[d] = (1u << 1) | (d != TG_DTYPE_BOOL && size * 2 <= 16 ? 1u << 2 : 0u) |
-                            (d != TG_DTYPE_BOOL && size * 4 <= 16 ? 1u << 4 : 0u);
-  }
-  caps.has_local = 1;
-  caps.has_threads = 0;
-  caps.max_global_dims = 3;
-  caps.max_global[0] = INT32_MAX;
-  caps.max_global[1] = caps.max_global[2] = 65535;
+  tg_renderer_caps caps = sdk::GpuCRenderer::preset_caps("hip");
   caps.max_local[0] = caps.max_local[1] = caps.max_local[2] = 1024;
-  caps.max_local_threads = 1024;
   caps.local_mem_bytes = 64 * 1024;
-  caps.max_params = 512;  // 4 KiB of kernel arguments at 8 bytes each
   std::tie(caps.tensor_cores, caps.ntensor_cores) = tensor_cores_of(arch);
   return caps;
 }
@@ -139,18 +123,10 @@ class HipRenderer final : public sdk::GpuCRenderer {
   // One WMMA (RDNA3) or MFMA (CDNA3) instruction: the fragments (tg_vec of 16-bit bits, tg_vec of floats) are
   // bit-cast to the clang vector types the builtins take.
   std::string wmma(uint32_t i, const std::vector<std::string>& abc) override {
-    const tg_kir_inst& in = inst(i);
     const auto [units, count] = tensor_cores_of(arch_);
-    if (in.arg.i < 0 || static_cast<uint64_t>(in.arg.i) >= count)
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel().name, ": inst ", i, ": no tensor core ", in.arg.i, " on ", arch_));
-    const tg_tensor_core& tc = units[in.arg.i];
+    const tg_tensor_core& tc = wmma_unit(i, units, count, cat(" on ", arch_));
     const uint32_t na = sdk::tc_lanes(tc.a_map, 8), nc = sdk::tc_lanes(tc.c_map, 8);
-    const tg_kir_inst &a = operand_inst(i, 0), &b = operand_inst(i, 1), &c = operand_inst(i, 2);
-    if (a.dtype != tc.dtype_in || a.vcount != na || b.dtype != tc.dtype_in || b.vcount != na ||
-        c.dtype != TG_DTYPE_FLOAT32 || c.vcount != nc || in.dtype != TG_DTYPE_FLOAT32 || in.vcount != nc)
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel().name, ": inst ", i, ": the 16x16x16 unit on ", arch_,
-                                               " takes ", sdk::dtype_name(tc.dtype_in), " x ", na, " and float32 x ",
-                                               nc, " fragments"));
+    check_wmma_fragments(i, tc, na, na, nc, cat("the 16x16x16 unit on ", arch_));
     const bool half = tc.dtype_in == TG_DTYPE_FLOAT16;
     const std::string in_vec = cat(half ? "_Float16" : "short", " __attribute__((ext_vector_type(", na, ")))");
     const std::string acc_vec = cat("float __attribute__((ext_vector_type(", nc, ")))");
@@ -168,7 +144,6 @@ class HipRenderer final : public sdk::GpuCRenderer {
   }
 
  private:
-  static const char* axis(uint32_t dim) { return dim == 0 ? "x" : dim == 1 ? "y" : "z"; }
   std::string arch_;
 };
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <tg/plugin_abi.h>
+#include <tg/sdk/plugin_handles.hpp>
 #include <tg/sdk/host_allocator.hpp>
 #include <tg/sdk/host_queue.hpp>
 #include <tg/sdk/plugin_slots.hpp>
@@ -105,12 +106,8 @@ extern template struct tg::sdk::RendererSlots<tg::cpu::RendererHooks>;
 extern template struct tg::sdk::CompilerSlots<tg::cpu::CompilerHooks>;
 
 // The opaque handles, as this plugin defines them.
-struct tg_device_s {
-  std::shared_ptr<tg::cpu::Device> device;
-};
-struct tg_program_s {
-  std::shared_ptr<tg::cpu::Program> program;
-};
+struct tg_device_s : tg::sdk::DeviceHandle<tg::cpu::Device> {};
+struct tg_program_s : tg::sdk::ProgramHandle<tg::cpu::Program> {};
 struct tg_hwqueue_s : tg::sdk::HostQueue<tg::cpu::QueueHooks> {
   using HostQueue::HostQueue;
 };

@@ -3,22 +3,19 @@
 #include "cpu_plugin.hpp"
 
 #include <tg/sdk/c11_renderer.hpp>
-#include <tg/sdk/c_renderer.hpp>
+#include <tg/sdk/clang_vector_renderer.hpp>
+#include <tg/sdk/op_sets.hpp>
 #include <tg/sdk/plugin.hpp>
 
 #include <algorithm>
 #include <cctype>
-#include <set>
-#include <utility>
 
 #include <unistd.h>
-#include "tg/sdk/op_sets.hpp"
 
 namespace tg::cpu {
 namespace {
 
 using sdk::cat;
-using sdk::Error;
 using sdk::op_bit;
 
 // The standard op sets (tg/sdk/op_sets.hpp): EXP2/LOG2/SIN go to the core's polynomials, which vectorize where
@@ -75,23 +72,10 @@ void describe_machine(tg_renderer_caps& caps) {
 }
 
 tg_renderer_caps cpu_caps() {
-  tg_renderer_caps caps{};
-  caps.struct_size = sizeof(caps);
+  tg_renderer_caps caps = sdk::ClangVectorRenderer::preset_caps((1u << 2) | (1u << 4) | (1u << 8) | (1u << 16));
+  for (uint32_t d = 0; d < TG_DTYPE_COUNT; ++d) caps.ops[d] = ops_of(d);
   caps.language = "c";  // CUSTOM snippets are pasted into the source as written
-  caps.dtypes = (1u << TG_DTYPE_COUNT) - 1;
-  for (uint32_t d = 0; d < TG_DTYPE_COUNT; ++d) {
-    caps.ops[d] = ops_of(d);
-    caps.vector_widths[d] = d == TG_DTYPE_BOOL ? 1u << 1 : (1u << 1) | (1u << 2) | (1u << 4) | (1u << 8) | (1u << 16);
-  }
-  caps.has_local = 0;
   caps.has_threads = 1;
-  caps.max_global_dims = 1;
-  caps.max_global[0] = UINT32_MAX;
-  caps.max_global[1] = caps.max_global[2] = 1;
-  caps.max_local[0] = caps.max_local[1] = caps.max_local[2] = 1;
-  caps.max_local_threads = 1;
-  caps.local_mem_bytes = 0;
-  caps.max_params = 256;
   caps.packed_loads = sdk::kPackableDtypes;  // x86 loads at any alignment
   describe_machine(caps);
   return caps;
@@ -113,107 +97,18 @@ static inline float tg_half_to_float(half h) { return tg_f16_bits_to_float(__bui
 static inline float tg_bf16_to_float(bfloat16 h) { return tg_bf16_bits_to_float(__builtin_bit_cast(unsigned short, h)); }
 )";
 
-// IDIV/MOD: dividing by zero gives 0 and INT_MIN / -1 wraps, where C would trap. The core guards zero divisors,
-// but a launch must never crash.
-std::string division_helpers(const std::string& t, const std::string& name, bool is_signed) {
-  if (!is_signed)
-    return cat("static inline ", t, " tg_idiv_", name, "(", t, " a, ", t, " b) { return b == 0 ? 0 : a / b; }\n",
-               "static inline ", t, " tg_mod_", name, "(", t, " a, ", t, " b) { return b == 0 ? 0 : a % b; }\n");
-  return cat("static inline ", t, " tg_idiv_", name, "(", t, " a, ", t,
-             " b) { return b == 0 ? 0 : b == -1 ? -a : a / b; }\n", "static inline ", t, " tg_mod_", name, "(", t,
-             " a, ", t, " b) { return b == 0 || b == -1 ? 0 : a % b; }\n");
-}
-
-std::string max_helper(const std::string& t, const std::string& name) {
-  // a + b is NaN when either is: float MAX must propagate NaN, which a plain `a > b ? a : b` does not.
-  return cat("static inline ", t, " tg_max_", name, "(", t, " a, ", t,
-             " b) { return (a != a || b != b) ? a + b : (a > b ? a : b); }\n");
-}
-
-class CpuRenderer final : public sdk::CRenderer {
- public:
-  std::string render_kernel(const tg_kir_kernel& kernel) {
-    vector_types_.clear();
-    packed_types_.clear();
-    helpers_.clear();
-    helper_names_.clear();
-    gidx_loop_open_ = false;
-    return render(kernel);
-  }
-
+class CpuRenderer final : public sdk::ClangVectorRenderer {
  protected:
   uint64_t claimed_ops(uint32_t dtype) override { return ops_of(dtype); }
   std::string renderer_name() override { return "CPU"; }
 
-  std::string scalar_type(uint32_t dtype) override {
-    static const char* const names[TG_DTYPE_COUNT] = {"bool",     "int8_t",   "int16_t",  "int32_t",  "int64_t",
-                                                      "uint8_t",  "uint16_t", "uint32_t", "uint64_t", "half",
-                                                      "bfloat16", "float",    "double"};
-    return names[dtype];
+  std::string preamble_comment() override {
+    return cat("/* tg CPU kernel ", kernel().name, ": freestanding C for clang; every type and helper is defined here */\n");
   }
-  std::string vector_type(uint32_t dtype, uint32_t vcount) override {
-    vector_types_.insert({dtype, vcount});
-    return CRenderer::vector_type(dtype, vcount);
-  }
-
-  std::string preamble() override {
-    std::string out = cat(
-        "/* tg CPU kernel ", kernel().name, ": freestanding C for clang; every type and helper is defined here */\n",
-        "typedef _Bool bool;\n"
-        "typedef signed char int8_t;\ntypedef short int16_t;\ntypedef int int32_t;\ntypedef long long int64_t;\n"
-        "typedef unsigned char uint8_t;\ntypedef unsigned short uint16_t;\ntypedef unsigned int uint32_t;\n"
-        "typedef unsigned long long uint64_t;\ntypedef _Float16 half;\ntypedef __bf16 bfloat16;\n");
-    // Each vector type also gets an `_u` twin aligned like its element, for loads/stores at any element index.
-    for (const auto& [dtype, vcount] : vector_types_) {
-      const std::string scalar = scalar_type(dtype), vec = CRenderer::vector_type(dtype, vcount);
-      out += cat("typedef ", scalar, " ", vec, " __attribute__((ext_vector_type(", vcount, ")));\n", "typedef ", scalar,
-                 " ", vec, "_u __attribute__((ext_vector_type(", vcount, "), aligned(", tg_dtype_size(dtype), ")));\n");
-    }
-    // and packed loads read through a byte-aligned `_p` twin of their scalar or vector type
-    for (const auto& [dtype, vcount] : packed_types_)
-      out += cat("typedef ", scalar_type(dtype), " ", type(dtype, vcount), "_p __attribute__((",
-                 vcount > 1 ? cat("ext_vector_type(", vcount, "), ") : std::string(), "aligned(1)));\n");
-    for (const std::string& helper : helpers_) out += helper;
-    return out;
-  }
-
-  std::string signature() override {
-    return cat("void ", kernel().name,
-               "(const unsigned char* restrict args, long long gidx0_start, long long gidx0_end)");
-  }
-
-  // Parameters come from the packed blob at their tg_param_layout offsets; the blob is 8-byte aligned and each
-  // offset is naturally aligned, so a typed read is safe.
-  void emit_prologue() override {
-    const tg_kir_kernel& k = kernel();
-    std::vector<size_t> offsets(k.nparams);
-    tg_param_layout(k.params, k.nparams, offsets.data());
-    for (uint32_t p = 0; p < k.nparams; ++p) {
-      const tg_kir_param& param = k.params[p];
-      const std::string t = scalar_type(param.dtype), at = cat("(args + ", offsets[p], ")");
-      if (param.kind == TG_PARAM_BUFFER) {
-        const std::string ptr = cat(param.writable ? "" : "const ", t, "*");
-        line(cat(ptr, " ", param_name(p), " = (", ptr, ")*(const uint64_t*)", at, ";"));
-      } else {
-        line(cat("const ", t, " ", param_name(p), " = *(const ", t, "*)", at, ";"));
-      }
-    }
-    const bool has_work_items =
-        std::any_of(k.insts, k.insts + k.ninsts, [](const tg_kir_inst& in) { return in.op == TG_KIR_SPECIAL; });
-    if (!has_work_items) line("if (gidx0_start != 0) return; /* no work-item id: the body runs once per launch */");
-  }
-
-  // The one work-item id, global dim 0, is a loop over this call's range that encloses the rest of the body.
-  void emit_special(uint32_t i, uint32_t kind, uint32_t dim) override {
-    if (kind != TG_SPECIAL_GLOBAL || dim != 0)
-      throw Error(TG_ERR_UNSUPPORTED,
-                  cat("kernel ", kernel().name, ": the CPU renderer has only global dim 0 (inst ", i, ")"));
-    if (gidx_loop_open_) return;  // a repeated SPECIAL names the same loop variable
-    if (open_blocks() != 0)
-      throw Error(TG_ERR_UNSUPPORTED,
-                  cat("kernel ", kernel().name, ": work-item id inside a loop or if (inst ", i, ")"));
-    open_block("for (long long gidx0 = gidx0_start; gidx0 < gidx0_end; ++gidx0)", i, true);
-    gidx_loop_open_ = true;
+  std::string small_float_typedefs() override { return "typedef _Float16 half;\ntypedef __bf16 bfloat16;\n"; }
+  const SmallFloatCalls& small_float_calls() override {
+    static const SmallFloatCalls calls{"tg_half_to_float", "tg_bf16_to_float", "tg_to_half", "tg_to_bf16", kHalfHelpers};
+    return calls;
   }
 
   // The core already unrolled what pays (output vectors, register tiles); clang's partial unrolling of a long
@@ -226,32 +121,8 @@ class CpuRenderer final : public sdk::CRenderer {
     return (short_loop ? "" : "_Pragma(\"clang loop unroll(disable)\") ") + CRenderer::range_header(type, name, end);
   }
 
-  // Besides C's: the signature's names and every type the preamble may declare (`int32_t`, `float4`, `float4_u`).
-  bool is_reserved_name(const std::string& name) override {
-    if (CRenderer::is_reserved_name(name) || name == "args" || name == "gidx0_start" || name == "gidx0_end")
-      return true;
-    for (uint32_t d = 0; d < TG_DTYPE_COUNT; ++d) {
-      const std::string base = CRenderer::vector_type(d, 1);  // "float1": strip the count to get the base name
-      const std::string stem = base.substr(0, base.size() - 1);
-      if (name == scalar_type(d) || (name.rfind(stem, 0) == 0 && name.size() > stem.size() &&
-                                     std::isdigit(static_cast<unsigned char>(name[stem.size()]))))
-        return true;
-    }
-    return false;
-  }
-
+  // DOT4 and LUT16 where the host has no instruction for them: the helpers' byte-by-byte definitions.
   std::string op_template(uint32_t op, uint32_t dtype, uint32_t src_dtype) override {
-    const bool f32 = src_dtype == TG_DTYPE_FLOAT32;
-    const std::string type = scalar_type(src_dtype), name = sdk::dtype_name(src_dtype);
-    if (op == TG_KIR_SQRT) return f32 ? "__builtin_sqrtf({0})" : "__builtin_sqrt({0})";
-    if (op == TG_KIR_TRUNC) return f32 ? "__builtin_truncf({0})" : "__builtin_trunc({0})";
-    if (op == TG_KIR_RECIP) return f32 ? "(1.0f/{0})" : "(1.0/{0})";
-    if (op == TG_KIR_FMA) return "__builtin_elementwise_fma({0},{1},{2})";  // scalars and vectors alike
-    if (op == TG_KIR_MAX && sdk::is_float(src_dtype)) {
-      use_helper("max_" + name, max_helper(type, name));
-      return cat("tg_max_", name, "({0},{1})");
-    }
-    if (op == TG_KIR_MAX) return "({0}>{1}?{0}:{1})";
     if (op == TG_KIR_DOT4) {
       use_helper("dot4", kDot4Helper);
       return "tg_dot4({0},{1},{2})";
@@ -260,26 +131,12 @@ class CpuRenderer final : public sdk::CRenderer {
       use_helper("lut16", kLut16Helper);
       return "tg_lut16({0},{1},{2},{3},{4})";
     }
-    if (op == TG_KIR_IDIV || op == TG_KIR_MOD) {
-      use_helper("div_" + name, division_helpers(type, name, sdk::is_signed_int(src_dtype)));
-      return cat(op == TG_KIR_IDIV ? "tg_idiv_" : "tg_mod_", name, "({0},{1})");
-    }
-    // Shifts: the count is taken modulo the promoted width (C leaves larger counts undefined), and a left
-    // shift goes through unsigned so that shifting into or out of the sign bit wraps instead of being UB.
-    const bool wide = tg_dtype_size(src_dtype) == 8;
-    if (op == TG_KIR_SHL)
-      return cat("((", type, ")((", wide ? "uint64_t" : "uint32_t", "){0}<<({1}&", wide ? 63 : 31, ")))");
-    if (op == TG_KIR_SHR) return cat("({0}>>({1}&", wide ? 63 : 31, "))");
-    return CRenderer::op_template(op, dtype, src_dtype);
+    return ClangVectorRenderer::op_template(op, dtype, src_dtype);
   }
 
-  // Vectors: ops whose C vector form means the same as per lane stay whole; the rest render lane by lane.
+  // DOT4 and LUT16 vectors as one x86 instruction where the host has it; the rest is the preset's.
   std::string alu(uint32_t i, const std::vector<std::string>& srcs) override {
     const tg_kir_inst& in = inst(i);
-    const uint32_t src_dtype = alu_src_dtype(i);
-    const uint64_t whole = op_bit(TG_KIR_NEG) | op_bit(TG_KIR_ADD) | op_bit(TG_KIR_SUB) | op_bit(TG_KIR_MUL) | op_bit(TG_KIR_FDIV) |
-                           op_bit(TG_KIR_AND) | op_bit(TG_KIR_OR) | op_bit(TG_KIR_XOR) | op_bit(TG_KIR_MULACC) |
-                           op_bit(TG_KIR_FMA);
     // vpdpbusd on 4, 8 or 16 int32 lanes (4 and 8 need AVX512VL's or AVX-VNNI's forms, which the target has
     // whenever it has VNNI with 128- and 256-bit registers)
     if (in.op == TG_KIR_DOT4 && (in.vcount == 4 || in.vcount == 8 || in.vcount == 16))
@@ -298,16 +155,7 @@ class CpuRenderer final : public sdk::CRenderer {
       return cat("((", vec, ")__builtin_ia32_pshufb", bits, "((", bytes, ")(", vec, "){", table, "},(", bytes, ")", idx, "))",
                  scalar ? "[0]" : "");
     }
-    const std::string tmpl = op_template(in.op, in.dtype, src_dtype);
-    if (in.vcount == 1 || (whole & op_bit(in.op))) return sdk::fill(tmpl, srcs);
-    std::vector<std::string> lanes;
-    for (uint32_t lane = 0; lane < in.vcount; ++lane) {
-      std::vector<std::string> lane_srcs;
-      for (uint32_t j = 0; j < in.nsrc; ++j)
-        lane_srcs.push_back(operand_inst(i, j).vcount == 1 ? srcs[j] : gep(srcs[j], lane));
-      lanes.push_back(sdk::fill(tmpl, lane_srcs));
-    }
-    return vectorize(in.dtype, in.vcount, lanes);
+    return ClangVectorRenderer::alu(i, srcs);
   }
 
   // Whether operands [first, end) of instruction i hold one value in every lane (a scalar broadcast): pshufb
@@ -330,70 +178,20 @@ class CpuRenderer final : public sdk::CRenderer {
     return has;
   }
 
-  // float16/bfloat16 convert through the helpers (exact, no compiler-rt calls); to bool is `!= 0`.
+  // With F16C, half <-> float converts natively (one vcvtph2ps / vcvtps2ph, rounding to nearest even once as the
+  // helper does); every other conversion is the preset's.
   std::string cast(uint32_t to, uint32_t vcount, uint32_t from, const std::string& x) override {
-    const auto is_special = [](uint32_t d) {
-      return d == TG_DTYPE_BOOL || d == TG_DTYPE_FLOAT16 || d == TG_DTYPE_BFLOAT16;
-    };
-    if (vcount > 1 && !is_special(to) && !is_special(from))
+    if (!host_has_f16c()) return ClangVectorRenderer::cast(to, vcount, from, x);
+    // half -> float widening is exact: one vcvtph2ps per vector (the LLM's fp16 weights)
+    if (vcount > 1 && from == TG_DTYPE_FLOAT16 && to == TG_DTYPE_FLOAT32)
       return cat("__builtin_convertvector(", x, ", ", type(to, vcount), ")");
-    // half -> float widening is exact: with F16C it is one vcvtph2ps per vector (the LLM's fp16 weights)
-    if (vcount > 1 && from == TG_DTYPE_FLOAT16 && to == TG_DTYPE_FLOAT32 && host_has_f16c())
-      return cat("__builtin_convertvector(", x, ", ", type(to, vcount), ")");
-    if (vcount > 1) {
-      std::vector<std::string> lanes;
-      for (uint32_t lane = 0; lane < vcount; ++lane) lanes.push_back(cast(to, 1, from, gep(x, lane)));
-      return vectorize(to, vcount, lanes);
-    }
-    if (from == to) return x;
-    // and one vcvtph2ps for a scalar too (a quantized block's scale): the helper's branches cost more than the
-    // block's arithmetic
-    if (from == TG_DTYPE_FLOAT16 && (to == TG_DTYPE_FLOAT32 || to == TG_DTYPE_FLOAT64) && host_has_f16c())
+    // and for a scalar too (a quantized block's scale): the helper's branches cost more than the block's arithmetic
+    if (vcount == 1 && from == TG_DTYPE_FLOAT16 && (to == TG_DTYPE_FLOAT32 || to == TG_DTYPE_FLOAT64))
       return cat("((", scalar_type(to), ")(", x, "))");
-    // float32 -> float16 the same way (vcvtps2ph rounds to nearest even once, as the helper does): an f16 KV cache
-    // row is written without the helper's branches per value
-    if (from == TG_DTYPE_FLOAT32 && to == TG_DTYPE_FLOAT16 && host_has_f16c()) return cat("((half)(", x, "))");
-    const std::string wide = from == TG_DTYPE_FLOAT16    ? cat("tg_half_to_float(", x, ")")
-                             : from == TG_DTYPE_BFLOAT16 ? cat("tg_bf16_to_float(", x, ")")
-                                                         : x;
-    if (from == TG_DTYPE_FLOAT16 || from == TG_DTYPE_BFLOAT16 || to == TG_DTYPE_FLOAT16 || to == TG_DTYPE_BFLOAT16)
-      use_helper("half", kHalfHelpers);
-    if (to == TG_DTYPE_BOOL) return cat("(", wide, "!=0)");
-    if (to == TG_DTYPE_FLOAT16) return cat("tg_to_half((double)(", wide, "))");
-    if (to == TG_DTYPE_BFLOAT16) return cat("tg_to_bf16((double)(", wide, "))");
-    return cat("((", scalar_type(to), ")(", wide, "))");
+    // an f16 KV cache row is written without the helper's branches per value
+    if (vcount == 1 && from == TG_DTYPE_FLOAT32 && to == TG_DTYPE_FLOAT16) return cat("((half)(", x, "))");
+    return ClangVectorRenderer::cast(to, vcount, from, x);
   }
-
-  std::string inf_literal(uint32_t dtype, bool negative) override {
-    const std::string inf =
-        cat(negative ? "(-" : "(", dtype == TG_DTYPE_FLOAT32 ? "__builtin_inff()" : "__builtin_inf()", ")");
-    return dtype == TG_DTYPE_FLOAT32 || dtype == TG_DTYPE_FLOAT64 ? inf : cast(dtype, 1, TG_DTYPE_FLOAT64, inf);
-  }
-  std::string nan_literal(uint32_t dtype) override {
-    if (dtype == TG_DTYPE_FLOAT32) return "__builtin_nanf(\"\")";
-    return dtype == TG_DTYPE_FLOAT64 ? "__builtin_nan(\"\")" : cast(dtype, 1, TG_DTYPE_FLOAT64, "__builtin_nan(\"\")");
-  }
-
-  // A vector access into scalar memory goes through the element-aligned `_u` type: any element index is fine.
-  std::string lvalue(const Access& a) override {
-    if (a.vcount == a.ptr_vcount) return CRenderer::lvalue(a);
-    return cat("(*(", type(a.dtype, a.vcount), "_u*)(", a.ptr, "+", a.index, "))");
-  }
-  std::string packed_load(const Access& a, uint32_t dtype) override {
-    packed_types_.insert({dtype, a.vcount});
-    return cat("(*(const ", type(dtype, a.vcount), "_p*)(", a.ptr, "+", a.index, "))");
-  }
-
- private:
-  void use_helper(const std::string& key, const std::string& text) {
-    if (helper_names_.insert(key).second) helpers_.push_back(text);
-  }
-
-  std::set<std::pair<uint32_t, uint32_t>> vector_types_;  // (dtype, vcount) pairs the body used, sorted
-  std::set<std::pair<uint32_t, uint32_t>> packed_types_;  // ... and read by packed loads
-  std::vector<std::string> helpers_;                      // in first-use order: the same kernel, the same text
-  std::set<std::string> helper_names_;
-  bool gidx_loop_open_ = false;
 };
 
 }  // namespace

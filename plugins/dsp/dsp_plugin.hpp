@@ -8,6 +8,7 @@
 #pragma once
 
 #include <tg/plugin_abi.h>
+#include <tg/sdk/plugin_handles.hpp>
 
 #include <memory>
 
@@ -17,12 +18,8 @@ struct Program;
 }  // namespace tg::dsp
 
 // The device and program handles, complete before the SDK's slot templates that reach into them.
-struct tg_device_s {
-  std::shared_ptr<tg::dsp::Device> device;
-};
-struct tg_program_s {
-  std::shared_ptr<tg::dsp::Program> program;
-};
+struct tg_device_s : tg::sdk::DeviceHandle<tg::dsp::Device> {};
+struct tg_program_s : tg::sdk::ProgramHandle<tg::dsp::Program> {};
 
 #include <tg/sdk/host_allocator.hpp>
 #include <tg/sdk/host_queue.hpp>

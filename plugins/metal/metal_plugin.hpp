@@ -1,5 +1,6 @@
 // The METAL plugin's private declarations: the tensor cores its renderer claims (simdgroup matrices), the slot
-// functions each interface file defines, and the one reason every runtime slot gives off macOS.
+// functions each interface file defines, and the one reason every runtime slot gives off macOS (the allocator,
+// program and queue slots are the SDK's render-only ones, so they have no files of their own).
 //
 // The renderer (KIR -> Metal Shading Language) needs no device and works everywhere. Everything else needs the
 // Metal runtime, which this build does not have: there are zero devices, and device_open, compiler_create, the
@@ -7,12 +8,15 @@
 #pragma once
 
 #include <tg/plugin_abi.h>
+#include <tg/sdk/plugin_handles.hpp>
 #include <tg/sdk/plugin_slots.hpp>
 #include <tg/sdk/status.hpp>
+#include <tg/sdk/unavailable_slots.hpp>
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace tg::metal {
 
@@ -40,37 +44,15 @@ struct CompilerHooks;
 using RendererSlots = sdk::RendererSlots<RendererHooks>;
 using CompilerSlots = sdk::CompilerSlots<CompilerHooks>;
 
-// allocator.cpp
-struct AllocatorSlots {
-  static tg_status_t alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer) noexcept;
-  static void free(tg_device device, const tg_buffer_desc* buffer) noexcept;
-  static tg_status_t copy_in(tg_device device, const tg_buffer_desc* dst, uint64_t offset, const void* src,
-                             uint64_t size) noexcept;
-  static tg_status_t copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset,
-                              uint64_t size) noexcept;
+// The allocator, program and queue slots: each says the runtime it needs is missing (tg/sdk/unavailable_slots.hpp).
+struct Unavailable {
+  static constexpr std::string_view plugin = "metal";
+  static constexpr std::string_view no_queue = "no Metal command queue";
+  [[noreturn]] static void fail(const std::string& what) { throw_no_runtime(what.c_str()); }
 };
-
-// program.cpp
-struct ProgramSlots {
-  static tg_status_t create(tg_device device, const void* blob, size_t size, const char* kernel_name,
-                            const tg_kir_param* params, uint32_t nparams, tg_program* out_program) noexcept;
-  static void destroy(tg_program program) noexcept;
-};
-
-// hwqueue.cpp
-struct QueueSlots {
-  static tg_status_t create(tg_device device, tg_hwqueue* out_queue) noexcept;
-  static void destroy(tg_hwqueue queue) noexcept;
-  static tg_status_t exec(tg_hwqueue queue, tg_program program, const void* args, size_t args_size,
-                          const tg_launch_dims* dims) noexcept;
-  static tg_status_t copy(tg_hwqueue queue, const tg_buffer_desc* dst, uint64_t dst_offset, const tg_buffer_desc* src,
-                          uint64_t src_offset, uint64_t size) noexcept;
-  static tg_status_t signal(tg_hwqueue queue, uint64_t value) noexcept;
-  static tg_status_t timestamp(tg_hwqueue queue, uint64_t* out_slot) noexcept;
-  static tg_status_t submit(tg_hwqueue queue) noexcept;
-  static tg_status_t wait(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns) noexcept;
-  static tg_status_t read_timestamp(tg_hwqueue queue, uint64_t slot, uint64_t* out_ns) noexcept;
-};
+using AllocatorSlots = sdk::UnavailableAllocatorSlots<Unavailable>;
+using ProgramSlots = sdk::UnavailableProgramSlots<Unavailable>;
+using QueueSlots = sdk::UnavailableQueueSlots<Unavailable>;
 
 }  // namespace tg::metal
 
@@ -78,6 +60,4 @@ struct QueueSlots {
 extern template struct tg::sdk::RendererSlots<tg::metal::RendererHooks>;
 extern template struct tg::sdk::CompilerSlots<tg::metal::CompilerHooks>;
 
-struct tg_device_s {
-  std::shared_ptr<tg::metal::Device> device;
-};
+struct tg_device_s : tg::sdk::DeviceHandle<tg::metal::Device> {};

@@ -196,16 +196,8 @@ class MslRenderer final : public sdk::CRenderer {
 
   // D = A * B + C on simdgroup matrices: each thread's two elements go in and come out through thread_elements().
   std::string wmma(uint32_t i, const std::vector<std::string>& abc) override {
-    const tg_kir_inst& in = inst(i);
-    const size_t ntc = sizeof kTensorCores / sizeof kTensorCores[0];
-    if (in.arg.i < 0 || static_cast<size_t>(in.arg.i) >= ntc)
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel().name, ": inst ", i, ": no tensor core ", in.arg.i));
-    const tg_tensor_core& tc = kTensorCores[in.arg.i];
-    const tg_kir_inst &a = operand_inst(i, 0), &b = operand_inst(i, 1), &c = operand_inst(i, 2);
-    if (a.dtype != tc.dtype_in || a.vcount != 2 || b.dtype != tc.dtype_in || b.vcount != 2 ||
-        c.dtype != TG_DTYPE_FLOAT32 || c.vcount != 2 || in.dtype != TG_DTYPE_FLOAT32 || in.vcount != 2)
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel().name, ": inst ", i, ": WMMA 8x8x8 takes ",
-                                               sdk::dtype_name(tc.dtype_in), " x 2, x 2 and float32 x 2 fragments"));
+    const tg_tensor_core& tc = wmma_unit(i, kTensorCores, sizeof kTensorCores / sizeof kTensorCores[0], "");
+    check_wmma_fragments(i, tc, 2, 2, 2, "WMMA 8x8x8");
     const std::string t = scalar_type(tc.dtype_in), fn = cat("tg_wmma_", t);
     std::string body = cat("static inline float2 ", fn, "(", t, "2 a, ", t, "2 b, float2 c) {\n  simdgroup_", t,
                            "8x8 mat_a, mat_b;\n  simdgroup_float8x8 mat_c;\n");

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <tg/plugin_abi.h>
+#include <tg/sdk/plugin_handles.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -17,13 +18,11 @@ namespace tg::nv {
 struct Device;
 struct Program;
 }  // namespace tg::nv
-struct tg_device_s {
-  std::shared_ptr<tg::nv::Device> device;
-};
-struct tg_program_s {
-  std::shared_ptr<tg::nv::Program> program;
-};
+struct tg_device_s : tg::sdk::DeviceHandle<tg::nv::Device> {};
+struct tg_program_s : tg::sdk::ProgramHandle<tg::nv::Program> {};
 
+#include <tg/sdk/device_allocator.hpp>
+#include <tg/sdk/device_queue.hpp>
 #include <tg/sdk/plugin_slots.hpp>
 #include <tg/sdk/program_signature.hpp>
 #include <tg/sdk/status.hpp>
@@ -123,6 +122,7 @@ struct Program {
   CUfunction function = nullptr;
   std::string kernel_name;
   sdk::Signature signature;
+  size_t args_size = 0;  // bytes of the packed argument blob
   ~Program();
 };
 
@@ -140,17 +140,17 @@ struct CompilerHooks;
 using RendererSlots = sdk::RendererSlots<RendererHooks>;  // the table's renderer_* slots
 using CompilerSlots = sdk::CompilerSlots<CompilerHooks>;  // the table's compiler_* slots and blob_free
 
-// allocator.cpp: cuMemAlloc'ed device memory
-struct AllocatorSlots {
-  static tg_status_t alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer) noexcept;
-  static void free(tg_device device, const tg_buffer_desc* buffer) noexcept;
-  static tg_status_t copy_in(tg_device device, const tg_buffer_desc* dst, uint64_t offset, const void* src,
-                             uint64_t size) noexcept;
-  static tg_status_t copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset,
-                              uint64_t size) noexcept;
+// allocator.cpp: cuMemAlloc'ed device memory (tg/sdk/device_allocator.hpp does the slots)
+struct AllocatorHooks {
+  using Device = nv::Device;
+  static constexpr std::string_view plugin = "nv";
+  static std::shared_ptr<Device> device_of(tg_device device) { return nv::device_of(device); }
+  static uint64_t allocate(uint64_t size);
+  static void release(uint64_t addr);
+  static void copy_in(uint64_t addr, const void* src, uint64_t size);
+  static void copy_out(void* dst, uint64_t addr, uint64_t size);
 };
-// Throws TG_ERR_INVALID_ARGUMENT unless [offset, offset+size) lies inside the buffer and it has an address.
-void check_range(const tg_buffer_desc& buffer, uint64_t offset, uint64_t size, const char* what);
+using AllocatorSlots = sdk::DeviceAllocatorSlots<AllocatorHooks>;  // the table's allocator_* slots
 
 // program.cpp: a CUBIN loaded with cuModuleLoadData, and its one kernel
 struct ProgramHooks {
@@ -162,22 +162,13 @@ struct ProgramHooks {
 using ProgramSlots = sdk::ProgramSlots<ProgramHooks>;  // the table's program_* slots
 
 // hwqueue.cpp: tg::sdk::DeviceQueue over one CUDA stream, events as signals and timestamps
-struct QueueSlots {
-  static tg_status_t create(tg_device device, tg_hwqueue* out_queue) noexcept;
-  static void destroy(tg_hwqueue queue) noexcept;
-  static tg_status_t exec(tg_hwqueue queue, tg_program program, const void* args, size_t args_size,
-                          const tg_launch_dims* dims) noexcept;
-  static tg_status_t copy(tg_hwqueue queue, const tg_buffer_desc* dst, uint64_t dst_offset, const tg_buffer_desc* src,
-                          uint64_t src_offset, uint64_t size) noexcept;
-  static tg_status_t signal(tg_hwqueue queue, uint64_t value) noexcept;
-  static tg_status_t timestamp(tg_hwqueue queue, uint64_t* out_slot) noexcept;
-  static tg_status_t submit(tg_hwqueue queue) noexcept;
-  static tg_status_t wait(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns) noexcept;
-  static tg_status_t read_timestamp(tg_hwqueue queue, uint64_t slot, uint64_t* out_ns) noexcept;
-};
+struct QueueBackend;
+using QueueSlots = sdk::DeviceQueueSlots<tg_hwqueue_s, QueueBackend>;  // the table's hwqueue_* slots
 
 }  // namespace tg::nv
 
 // Compiled where tg_renderer_s and tg_compiler_s are complete (renderer.cpp, compiler.cpp).
 extern template struct tg::sdk::RendererSlots<tg::nv::RendererHooks>;
 extern template struct tg::sdk::CompilerSlots<tg::nv::CompilerHooks>;
+// Compiled where tg_hwqueue_s and the backend are complete (hwqueue.cpp).
+extern template struct tg::sdk::DeviceQueueSlots<tg_hwqueue_s, tg::nv::QueueBackend>;

@@ -4,8 +4,7 @@
 
 #include <tg/sdk/plugin.hpp>
 #include <tg/sdk/plugin_table.hpp>
-
-#include <dlfcn.h>
+#include <tg/sdk/runtime_library.hpp>
 
 #include <cstdlib>
 
@@ -16,18 +15,6 @@ using sdk::Error;
 
 namespace {
 
-// Resolves every slot of `api` (in declaration order) from `names`; returns the first missing name, or "".
-template <class Api, size_t N>
-std::string resolve(void* lib, Api& api, const char* const (&names)[N]) {
-  static_assert(sizeof(Api) == N * sizeof(void*), "one name per slot");
-  auto* slots = reinterpret_cast<void**>(&api);
-  for (size_t i = 0; i < N; ++i) {
-    slots[i] = dlsym(lib, names[i]);
-    if (slots[i] == nullptr) return names[i];
-  }
-  return "";
-}
-
 struct LoadedCuda {
   CudaApi api{};
   std::string error;  // why the driver is unusable; empty when it is
@@ -37,10 +24,10 @@ const LoadedCuda& loaded_cuda() {
   static const LoadedCuda loaded = [] {
     LoadedCuda out;
     // Never closed: the driver keeps threads and atexit handlers that must find their code mapped.
-    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    std::vector<std::pair<std::string, std::string>> refused;
+    void* lib = sdk::open_first({"libcuda.so.1"}, &refused);
     if (lib == nullptr) {
-      const char* why = dlerror();
-      out.error = cat("cannot load libcuda.so.1 (the NVIDIA driver): ", why ? why : "unknown error");
+      out.error = cat("cannot load libcuda.so.1 (the NVIDIA driver): ", refused.at(0).second);
       return out;
     }
     static const char* const names[] = {
@@ -51,7 +38,7 @@ const LoadedCuda& loaded_cuda() {
         "cuModuleGetFunction", "cuLaunchKernel",     "cuStreamCreate",      "cuStreamDestroy_v2",
         "cuStreamSynchronize", "cuEventCreate",      "cuEventDestroy_v2",   "cuEventRecord",
         "cuEventQuery",    "cuEventSynchronize",     "cuEventElapsedTime",  "cuGetErrorName"};
-    if (std::string missing = resolve(lib, out.api, names); !missing.empty()) {
+    if (std::string missing = sdk::resolve_api(lib, out.api, names); !missing.empty()) {
       out.error = cat("libcuda.so.1 has no ", missing, ": the NVIDIA driver is too old");
       return out;
     }
@@ -85,21 +72,18 @@ std::vector<std::string> nvrtc_candidates() {
 const LoadedNvrtc& loaded_nvrtc() {
   static const LoadedNvrtc loaded = [] {
     LoadedNvrtc out;
-    void* lib = nullptr;
-    std::string tried;
-    for (const std::string& name : nvrtc_candidates()) {
-      if ((lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
-      const char* why = dlerror();
-      tried += cat("\n  ", name, ": ", why ? why : "unknown error");
-    }
+    std::vector<std::pair<std::string, std::string>> refused;
+    void* lib = sdk::open_first(nvrtc_candidates(), &refused);
     if (lib == nullptr) {
+      std::string tried;
+      for (const auto& [name, why] : refused) tried += cat("\n  ", name, ": ", why);
       out.error = cat("cannot load NVRTC (install the CUDA toolkit or set NV_NVRTC_LIBRARY):", tried);
       return out;
     }
     static const char* const names[] = {"nvrtcCreateProgram", "nvrtcDestroyProgram",    "nvrtcCompileProgram",
                                         "nvrtcGetProgramLogSize", "nvrtcGetProgramLog", "nvrtcGetCUBINSize",
                                         "nvrtcGetCUBIN",      "nvrtcGetErrorString",    "nvrtcVersion"};
-    if (std::string missing = resolve(lib, out.api, names); !missing.empty())
+    if (std::string missing = sdk::resolve_api(lib, out.api, names); !missing.empty())
       out.error = cat("NVRTC has no ", missing, ": it is older than CUDA 11.1");
     return out;
   }();

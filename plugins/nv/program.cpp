@@ -24,6 +24,7 @@ std::shared_ptr<Program> ProgramHooks::load(tg_device device, const void* blob, 
     if (params[p].kind > TG_PARAM_VAR)
       throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel_name, ": parameter ", p, " has kind ", params[p].kind,
                                                " and dtype ", params[p].dtype));
+  program->args_size = signature.args_size();
   program->signature = std::move(signature);
   if (size == 0) throw Error(TG_ERR_INVALID_ARGUMENT, cat("empty blob for kernel ", kernel_name));
   program->device->bind();

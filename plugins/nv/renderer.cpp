@@ -27,28 +27,11 @@ int sm_number(const std::string& arch) { return arch.rfind("sm_", 0) == 0 ? std:
 // multiples of the lanes are single 8- or 16-byte accesses (buffers are 256-byte aligned), the others go lane by
 // lane, and so does vector arithmetic (NVRTC has none to offer; the point is the wide memory access).
 tg_renderer_caps nv_caps(const std::string& arch) {
-  tg_renderer_caps caps{};
-  caps.struct_size = sizeof(caps);
-  caps.language = "cuda";  // CUSTOM snippets are pasted into the source as written
-  caps.dtypes = (1u << TG_DTYPE_COUNT) - 1;
-  for (uint32_t d = 0; d < TG_DTYPE_COUNT; ++d) {
-    caps.ops[d] = sdk::standard_ops(d);
-    const uint32_t size = tg_dtype_size(d);
-    caps.vector_widths[d] = (1u << 1) | (d != TG_DTYPE_BOOL && size * 2 <= 16 ? 1u << 2 : 0u) |
-                            (d != TG_DTYPE_BOOL && size * 4 <= 16 ? 1u << 4 : 0u);
-  }
-  // the limits every CUDA device since sm_30 has: grid 2^31-1 x 65535 x 65535 blocks, blocks of 1024 threads
-  // (1024 x 1024 x 64), 48 KiB of static shared memory
-  caps.has_local = 1;
-  caps.has_threads = 0;
-  caps.max_global_dims = 3;
-  caps.max_global[0] = INT32_MAX;
-  caps.max_global[1] = caps.max_global[2] = 65535;
+  tg_renderer_caps caps = sdk::GpuCRenderer::preset_caps("cuda");
+  // the limits every CUDA device since sm_30 has: blocks of 1024 x 1024 x 64 threads, 48 KiB of static shared memory
   caps.max_local[0] = caps.max_local[1] = 1024;
   caps.max_local[2] = 64;
-  caps.max_local_threads = 1024;
   caps.local_mem_bytes = 48 * 1024;
-  caps.max_params = 512;  // 4 KiB of kernel parameters at 8 bytes each
   if (sm_number(arch) >= 80) {
     caps.tensor_cores = kTensorCores;
     caps.ntensor_cores = sizeof kTensorCores / sizeof kTensorCores[0];
@@ -87,16 +70,8 @@ class CudaRenderer final : public sdk::GpuCRenderer {
   // mma.sync m16n8k16: A's 8 and B's 4 16-bit lanes go in pairs into 32-bit registers (lower lane in the low
   // half), C and D are 4 floats (PTX ISA, "Matrix Fragments for mma.m16n8k16").
   std::string wmma(uint32_t i, const std::vector<std::string>& abc) override {
-    const tg_kir_inst& in = inst(i);
-    const size_t ntc = sizeof kTensorCores / sizeof kTensorCores[0];
-    if (in.arg.i < 0 || static_cast<size_t>(in.arg.i) >= ntc)
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel().name, ": inst ", i, ": no tensor core ", in.arg.i));
-    const tg_tensor_core& tc = kTensorCores[in.arg.i];
-    const tg_kir_inst &a = operand_inst(i, 0), &b = operand_inst(i, 1), &c = operand_inst(i, 2);
-    if (a.dtype != tc.dtype_in || a.vcount != 8 || b.dtype != tc.dtype_in || b.vcount != 4 ||
-        c.dtype != TG_DTYPE_FLOAT32 || c.vcount != 4 || in.dtype != TG_DTYPE_FLOAT32 || in.vcount != 4)
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel().name, ": inst ", i, ": WMMA m16n8k16 takes ",
-                                               sdk::dtype_name(tc.dtype_in), " x 8, x 4 and float32 x 4 fragments"));
+    const tg_tensor_core& tc = wmma_unit(i, kTensorCores, sizeof kTensorCores / sizeof kTensorCores[0], "");
+    check_wmma_fragments(i, tc, 8, 4, 4, "WMMA m16n8k16");
     const std::string t = tc.dtype_in == TG_DTYPE_FLOAT16 ? "f16" : "bf16";
     vector_type(TG_DTYPE_FLOAT32, 4);
     use_helper("mma_" + t, cat(
@@ -112,9 +87,6 @@ class CudaRenderer final : public sdk::GpuCRenderer {
         "  return c;\n}\n"));
     return cat("tg_mma_", t, "(", abc[0], ",", abc[1], ",", abc[2], ")");
   }
-
- private:
-  static const char* axis(uint32_t dim) { return dim == 0 ? "x" : dim == 1 ? "y" : "z"; }
 };
 
 }  // namespace

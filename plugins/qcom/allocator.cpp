@@ -8,9 +8,7 @@ using sdk::cat;
 using sdk::Error;
 
 void check_range(const tg_buffer_desc& buffer, uint64_t offset, uint64_t size, const char* what) {
-  if (offset > buffer.size || size > buffer.size - offset)
-    throw Error(TG_ERR_INVALID_ARGUMENT, cat(what, ": offset ", offset, " + size ", size, " is past the end of a ",
-                                             buffer.size, "-byte buffer"));
+  sdk::check_extent(buffer, offset, size, what);
   if (buffer.handle == nullptr) throw Error(TG_ERR_INVALID_ARGUMENT, cat(what, ": buffer has no cl_mem"));
 }
 

@@ -7,6 +7,8 @@
 #include <CL/cl.h>
 
 #include <tg/plugin_abi.h>
+#include <tg/sdk/plugin_handles.hpp>
+#include <tg/sdk/device_queue.hpp>
 #include <tg/sdk/plugin_slots.hpp>
 #include <tg/sdk/program_signature.hpp>
 #include <tg/sdk/status.hpp>
@@ -149,31 +151,18 @@ cl_mem image_of_buffer(Device& device, cl_command_queue queue, cl_mem buffer, ui
 void release_image_views(Device& device, cl_mem buffer);
 void release_queue_images(Device& device, cl_command_queue queue);  // the copies a destroyed queue refreshed
 
-// hwqueue.cpp: an in-order OpenCL command queue, events as signals and timestamps
-struct QueueSlots {
-  static tg_status_t create(tg_device device, tg_hwqueue* out_queue) noexcept;
-  static void destroy(tg_hwqueue queue) noexcept;
-  static tg_status_t exec(tg_hwqueue queue, tg_program program, const void* args, size_t args_size,
-                          const tg_launch_dims* dims) noexcept;
-  static tg_status_t copy(tg_hwqueue queue, const tg_buffer_desc* dst, uint64_t dst_offset, const tg_buffer_desc* src,
-                          uint64_t src_offset, uint64_t size) noexcept;
-  static tg_status_t signal(tg_hwqueue queue, uint64_t value) noexcept;
-  static tg_status_t timestamp(tg_hwqueue queue, uint64_t* out_slot) noexcept;
-  static tg_status_t submit(tg_hwqueue queue) noexcept;
-  static tg_status_t wait(tg_hwqueue queue, uint64_t value, uint64_t timeout_ns) noexcept;
-  static tg_status_t read_timestamp(tg_hwqueue queue, uint64_t slot, uint64_t* out_ns) noexcept;
-};
+// hwqueue.cpp: tg::sdk::DeviceQueue over an in-order OpenCL command queue, marker events as signals and timestamps
+struct QueueBackend;
+using QueueSlots = sdk::DeviceQueueSlots<tg_hwqueue_s, QueueBackend>;  // the table's hwqueue_* slots
 
 }  // namespace tg::qcom
 
 // Compiled where tg_renderer_s and tg_compiler_s are complete (renderer.cpp, compiler.cpp).
 extern template struct tg::sdk::RendererSlots<tg::qcom::RendererHooks>;
 extern template struct tg::sdk::CompilerSlots<tg::qcom::CompilerHooks>;
+// Compiled where tg_hwqueue_s and the backend are complete (hwqueue.cpp).
+extern template struct tg::sdk::DeviceQueueSlots<tg_hwqueue_s, tg::qcom::QueueBackend>;
 
 // The opaque handles, as this plugin defines them.
-struct tg_device_s {
-  std::shared_ptr<tg::qcom::Device> device;
-};
-struct tg_program_s {
-  std::shared_ptr<tg::qcom::Program> program;
-};
+struct tg_device_s : tg::sdk::DeviceHandle<tg::qcom::Device> {};
+struct tg_program_s : tg::sdk::ProgramHandle<tg::qcom::Program> {};

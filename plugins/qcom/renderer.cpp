@@ -134,17 +134,6 @@ const char* const kSmallFloatFromDouble = R"(static inline uint tg_round_from_do
 }
 )";
 
-// IDIV/MOD: dividing by zero gives 0 and MIN / -1 wraps, where OpenCL leaves both undefined (and PoCL's CPU
-// device would trap). The core guards zero divisors, but a launch must never crash.
-std::string division_helpers(const std::string& t, const std::string& name, bool is_signed) {
-  if (!is_signed)
-    return cat("static inline ", t, " tg_idiv_", name, "(", t, " a, ", t, " b) { return b == 0 ? 0 : a / b; }\n",
-               "static inline ", t, " tg_mod_", name, "(", t, " a, ", t, " b) { return b == 0 ? 0 : a % b; }\n");
-  return cat("static inline ", t, " tg_idiv_", name, "(", t, " a, ", t,
-             " b) { return b == 0 ? 0 : b == -1 ? -a : a / b; }\n", "static inline ", t, " tg_mod_", name, "(", t,
-             " a, ", t, " b) { return b == 0 || b == -1 ? 0 : a % b; }\n");
-}
-
 // Reading a float32 buffer through its image2d view (TG_PARAM_IMAGE): element e is lane e % 4 of texel e / 4, at
 // (texel % width, texel / width). Unnormalized coordinates, no filtering: the exact stored value.
 const char* const kImageHelpers = R"(__constant sampler_t tg_sampler = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_NONE | CLK_FILTER_NEAREST;
@@ -332,7 +321,7 @@ class OpenClRenderer final : public sdk::CRenderer {
     }
     if (op == TG_KIR_MAX) return "({0}>{1}?{0}:{1})";
     if (op == TG_KIR_IDIV || op == TG_KIR_MOD) {
-      use_helper("div_" + name, division_helpers(type, name, sdk::is_signed_int(src_dtype)));
+      use_helper("div_" + name, sdk::guarded_division_helpers(type, name, sdk::is_signed_int(src_dtype)));
       return cat(op == TG_KIR_IDIV ? "tg_idiv_" : "tg_mod_", name, "({0},{1})");
     }
     const bool wide = tg_dtype_size(src_dtype) == 8;

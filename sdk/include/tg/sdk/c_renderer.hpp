@@ -45,6 +45,18 @@ inline std::string fill(std::string_view tmpl, const std::vector<std::string>& a
   return out;
 }
 
+// `static inline T tg_idiv_NAME(T a, T b)` and `tg_mod_NAME` for an integer type T: dividing by zero gives 0 and
+// MIN / -1 wraps (MIN % -1 is 0), where C and OpenCL C leave both undefined (and a CPU would trap). The core guards
+// zero divisors, but a launch must never crash.
+inline std::string guarded_division_helpers(const std::string& t, const std::string& name, bool is_signed) {
+  if (!is_signed)
+    return cat("static inline ", t, " tg_idiv_", name, "(", t, " a, ", t, " b) { return b == 0 ? 0 : a / b; }\n",
+               "static inline ", t, " tg_mod_", name, "(", t, " a, ", t, " b) { return b == 0 ? 0 : a % b; }\n");
+  return cat("static inline ", t, " tg_idiv_", name, "(", t, " a, ", t,
+             " b) { return b == 0 ? 0 : b == -1 ? -a : a / b; }\n", "static inline ", t, " tg_mod_", name, "(", t,
+             " a, ", t, " b) { return b == 0 || b == -1 ? 0 : a % b; }\n");
+}
+
 class CRenderer {
  public:
   virtual ~CRenderer() = default;
@@ -345,6 +357,26 @@ class CRenderer {
       }
     }
     return multiple_[i] = m;  // (conservative when a deep operand gave up)
+  }
+
+  // The tensor core that WMMA instruction i names (its arg indexes `units`, `count` of them), checked: throws
+  // TG_ERR_INVALID_ARGUMENT for an index out of range (`where` says whose units: " on gfx1100", or "").
+  const tg_tensor_core& wmma_unit(uint32_t i, const tg_tensor_core* units, size_t count, const std::string& where) const {
+    const int64_t unit = inst(i).arg.i;
+    if (unit < 0 || static_cast<uint64_t>(unit) >= count)
+      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel_->name, ": inst ", i, ": no tensor core ", unit, where));
+    return units[unit];
+  }
+  // Checks WMMA instruction i's fragments for `tc`: A and B hold `na` and `nb` lanes of its input dtype, C and the
+  // result `nc` float32 lanes; else TG_ERR_INVALID_ARGUMENT naming the unit ("WMMA m16n8k16").
+  void check_wmma_fragments(uint32_t i, const tg_tensor_core& tc, uint32_t na, uint32_t nb, uint32_t nc,
+                            const std::string& unit) const {
+    const tg_kir_inst &in = inst(i), &a = operand_inst(i, 0), &b = operand_inst(i, 1), &c = operand_inst(i, 2);
+    if (a.dtype != tc.dtype_in || a.vcount != na || b.dtype != tc.dtype_in || b.vcount != nb ||
+        c.dtype != TG_DTYPE_FLOAT32 || c.vcount != nc || in.dtype != TG_DTYPE_FLOAT32 || in.vcount != nc)
+      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel_->name, ": inst ", i, ": ", unit, " takes ",
+                                               dtype_name(tc.dtype_in), " x ", na, ", x ", nb, " and float32 x ", nc,
+                                               " fragments"));
   }
 
   Error invalid(uint32_t i, const std::string& what) const {

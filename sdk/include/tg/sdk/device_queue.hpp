@@ -1,8 +1,8 @@
-// tg::sdk::DeviceQueue: the HWQueue of an asynchronous GPU API (CUDA, HIP): commands (exec, copy, signal,
+// tg::sdk::DeviceQueue: the HWQueue of an asynchronous GPU API (CUDA, HIP, OpenCL): commands (exec, copy, signal,
 // timestamp) are recorded, then issued in order on one stream at submit; a signal or a timestamp is an event the
 // stream records, so waiting and timing read events. The "signals only grow" contract is kept here once: a signal
 // below one already recorded or submitted is refused, and waiting for a value no recorded command reaches is an
-// error rather than a hang.
+// error rather than a hang. (HostQueue, host_queue.hpp, keeps the same contract for queues that run on the host.)
 //
 // The plugin supplies a Backend, the stream's owner:
 //   struct Backend {
@@ -10,17 +10,29 @@
 //     using Event = ...;     // movable, releases itself; default-constructible as "none", false when none
 //     void bind();                                        // makes the device current on this thread
 //     void launch(const Program&, std::vector<unsigned char>& args, const uint32_t grid[3], const uint32_t block[3]);
-//     void copy(uint64_t dst, uint64_t src, uint64_t size);  // device to device, on the stream
+//     void copy(const tg_buffer_desc& dst, uint64_t dst_offset, const tg_buffer_desc& src, uint64_t src_offset,
+//               uint64_t size);                           // device to device, on the stream (size > 0)
 //     Event record(bool timing);                          // an event recorded on the stream now
-//     bool done(const Event&);                            // whether it completed (throws on a failed query)
-//     void synchronize(const Event&);                     // blocks until it completed
+//     bool done(const Event&);                            // whether it completed (throws on a failed query, or
+//                                                         // when a command before it failed)
+//     void synchronize(const Event&);                     // blocks until it completed (throws likewise)
 //     double elapsed_ms(const Event& from, const Event& to);
+//     // optional:
+//     void flush();              // after a submit issued its commands (OpenCL's clFlush)
+//     void finish() noexcept;    // the queue's destructor: waits for the stream's commands, then drops its events,
+//     void close() noexcept;     // then releases the stream
 //   };
-// The queue's methods throw tg::sdk::Error; the plugin's slots wrap them in guard().
+// The queue's methods throw tg::sdk::Error. DeviceQueueSlots<Queue> (below) are the table's nine hwqueue slots for a
+// plugin whose tg_hwqueue_s is a DeviceQueue; it asks the Backend a few more things, listed there.
 #pragma once
 
 #include <tg/plugin_abi.h>
+#include <tg/sdk/device_allocator.hpp>
 #include <tg/sdk/status.hpp>
+
+#include <memory>
+#include <string_view>
+#include <type_traits>
 
 #include <algorithm>
 #include <chrono>
@@ -34,13 +46,30 @@
 
 namespace tg::sdk {
 
-template <class Backend>
+template <class BackendT>
 class DeviceQueue {
  public:
+  using Backend = BackendT;
   using Program = typename Backend::Program;
   using Event = typename Backend::Event;
 
-  explicit DeviceQueue(Backend backend) : backend_(std::move(backend)) { origin_ = backend_.record(true); }
+  explicit DeviceQueue(Backend backend) : backend_(std::move(backend)) {
+    try {
+      origin_ = backend_.record(true);
+    } catch (...) {
+      if constexpr (requires { backend_.close(); }) backend_.close();  // the destructor will not run
+      throw;
+    }
+  }
+  ~DeviceQueue() {
+    if constexpr (requires { backend_.close(); }) {
+      backend_.finish();  // commands still reference programs and memory
+      release_events();   // before the stream goes
+      backend_.close();
+    }
+  }
+  DeviceQueue(const DeviceQueue&) = delete;
+  DeviceQueue& operator=(const DeviceQueue&) = delete;
   Backend& backend() { return backend_; }
 
   // Records a launch: `grid` work-groups of `block` work-items, the packed arguments copied.
@@ -52,9 +81,11 @@ class DeviceQueue {
     recorded_.emplace_back(std::move(command));
   }
 
-  void copy(uint64_t dst, uint64_t src, uint64_t size) {
+  // Records a copy of `size` bytes between two of the device's buffers (ranges checked by the caller).
+  void copy(const tg_buffer_desc& dst, uint64_t dst_offset, const tg_buffer_desc& src, uint64_t src_offset,
+            uint64_t size) {
     std::lock_guard lock(mutex_);
-    recorded_.emplace_back(CopyCommand{dst, src, size});
+    recorded_.emplace_back(CopyCommand{dst, src, dst_offset, src_offset, size});
   }
 
   void signal(uint64_t value) {
@@ -83,13 +114,14 @@ class DeviceQueue {
       if (auto* exec = std::get_if<ExecCommand>(&command)) {
         backend_.launch(exec->program, exec->args, exec->grid, exec->block);
       } else if (auto* copy = std::get_if<CopyCommand>(&command)) {
-        if (copy->size != 0) backend_.copy(copy->dst, copy->src, copy->size);
+        if (copy->size != 0) backend_.copy(copy->dst, copy->dst_offset, copy->src, copy->src_offset, copy->size);
       } else if (auto* signal = std::get_if<SignalCommand>(&command)) {
         pending_.emplace_back(signal->value, backend_.record(false));
       } else if (auto* stamp = std::get_if<TimestampCommand>(&command)) {
         timestamps_[stamp->slot] = backend_.record(true);
       }
     }
+    if constexpr (requires { backend_.flush(); }) backend_.flush();
   }
 
   // Blocks until the signal reaches `value` (timeout_ns = 0: forever).
@@ -131,8 +163,7 @@ class DeviceQueue {
     return static_cast<uint64_t>(backend_.elapsed_ms(origin_, event) * 1e6);
   }
 
-  // Drops the events (before the backend's stream goes): the destructor of the plugin's queue calls it after
-  // synchronizing the stream.
+  // Drops the events (before the backend's stream goes): the destructor calls it after the backend's finish().
   void release_events() {
     pending_.clear();
     timestamps_.clear();
@@ -146,7 +177,8 @@ class DeviceQueue {
     uint32_t grid[3], block[3];
   };
   struct CopyCommand {
-    uint64_t dst, src, size;
+    tg_buffer_desc dst, src;
+    uint64_t dst_offset, src_offset, size;
   };
   struct SignalCommand {
     uint64_t value;
@@ -164,5 +196,145 @@ class DeviceQueue {
   Event origin_;                                    // time zero of the timestamps
   std::vector<Event> timestamps_;
 };
+
+// tg's launch dims as a CUDA/HIP-style launch: `grid` work-groups of `block` work-items per dim (at least 1 each).
+// A one-dim launch with local size 1 leaves the group to the plugin: `default_block` work-items, the grid rounded
+// up (the kernel uses only global ids, which bound-check). Returns false when a dim has no work-items (nothing is
+// launched); grid and block are filled either way, so the plugin can check its limits on them.
+inline bool gpu_launch_shape(const tg_launch_dims& dims, uint32_t default_block, uint32_t grid[3], uint32_t block[3]) {
+  for (int d = 0; d < 3; ++d) grid[d] = std::max(dims.global[d], 1u), block[d] = std::max(dims.local[d], 1u);
+  if (dims.global[0] == 0 || dims.global[1] == 0 || dims.global[2] == 0) return false;
+  if (block[0] == 1 && block[1] == 1 && block[2] == 1 && grid[1] == 1 && grid[2] == 1) {
+    block[0] = default_block;
+    grid[0] = static_cast<uint32_t>((uint64_t{grid[0]} + default_block - 1) / default_block);
+  }
+  return true;
+}
+
+namespace device_queue_detail {
+
+inline constexpr std::string_view kCreate = "hwqueue_create", kDestroy = "hwqueue_destroy", kExec = "hwqueue_exec",
+                                  kCopy = "hwqueue_copy", kSignal = "hwqueue_signal", kTimestamp = "hwqueue_timestamp",
+                                  kSubmit = "hwqueue_submit", kWait = "hwqueue_wait",
+                                  kReadTimestamp = "hwqueue_read_timestamp";
+
+}  // namespace device_queue_detail
+
+// The nine hwqueue slots of a plugin table whose queue handle `Queue` (the plugin's tg_hwqueue_s) derives from
+// DeviceQueue<Backend>, constructible from a Backend (both named, so that Queue may still be incomplete here).
+// Besides the stream, the Backend says (static members):
+//   static constexpr std::string_view plugin = "nv";        // messages read "nv hwqueue_exec: ..."
+//   static Backend open(tg_device device);                   // a new stream on the device (throws on NULL)
+//   // optional: the program behind a handle (default: the handle's `program` member, as sdk::ProgramSlots makes
+//   // it); it has ->kernel_name and ->args_size. Throws on NULL.
+//   static Program program_of(tg_program program);
+//   // optional: a copy's range check (default: check_device_range, tg/sdk/device_allocator.hpp)
+//   static void check_range(const tg_buffer_desc&, uint64_t offset, uint64_t size, const char* what);
+//   // The launch shape of tg's dims (global counts work-groups): false when there is nothing to run; throws
+//   // TG_ERR_INVALID_ARGUMENT naming the kernel where the device cannot launch it.
+//   static bool launch_shape(const Program&, const tg_launch_dims&, uint32_t grid[3], uint32_t block[3]);
+//
+// The slots are defined out of the class, so that a plugin's header can name them (`extern template struct
+// DeviceQueueSlots<tg_hwqueue_s, QueueBackend>;`) while its hwqueue.cpp, where both are complete, compiles them
+// (`template struct ...;`).
+template <class Queue, class Backend>
+struct DeviceQueueSlots {
+  static_assert(std::is_same_v<Queue*, tg_hwqueue>, "Queue must be the plugin's tg_hwqueue_s");
+  static tg_status_t create(tg_device device, Queue** out_queue) noexcept;
+  static void destroy(Queue* queue) noexcept;
+  static tg_status_t exec(Queue* queue, tg_program program, const void* args, size_t args_size,
+                          const tg_launch_dims* dims) noexcept;
+  static tg_status_t copy(Queue* queue, const tg_buffer_desc* dst, uint64_t dst_offset, const tg_buffer_desc* src,
+                          uint64_t src_offset, uint64_t size) noexcept;
+  static tg_status_t signal(Queue* queue, uint64_t value) noexcept;
+  static tg_status_t timestamp(Queue* queue, uint64_t* out_slot) noexcept;
+  static tg_status_t submit(Queue* queue) noexcept;
+  static tg_status_t wait(Queue* queue, uint64_t value, uint64_t timeout_ns) noexcept;
+  static tg_status_t read_timestamp(Queue* queue, uint64_t slot, uint64_t* out_ns) noexcept;
+};
+
+template <class Queue, class Backend>
+tg_status_t DeviceQueueSlots<Queue, Backend>::create(tg_device device, Queue** out_queue) noexcept {
+  return guard(slot_where<Backend::plugin, device_queue_detail::kCreate>, [&] {
+    require(out_queue, "out_queue");
+    *out_queue = new Queue(Backend::open(device));
+  });
+}
+
+template <class Queue, class Backend>
+void DeviceQueueSlots<Queue, Backend>::destroy(Queue* queue) noexcept {
+  guard_void(slot_where<Backend::plugin, device_queue_detail::kDestroy>, [&] { delete queue; });
+}
+
+template <class Queue, class Backend>
+tg_status_t DeviceQueueSlots<Queue, Backend>::exec(Queue* queue, tg_program program, const void* args,
+                                                   size_t args_size, const tg_launch_dims* dims) noexcept {
+  return guard(slot_where<Backend::plugin, device_queue_detail::kExec>, [&] {
+    require(queue, "queue");
+    require(dims, "dims");
+    typename Backend::Program prog = [&] {
+      if constexpr (requires { Backend::program_of(program); }) return Backend::program_of(program);
+      else return typename Backend::Program([](auto* handle) { return require(handle, "program")->program; }(program));
+    }();
+    if (args_size != prog->args_size)
+      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", prog->kernel_name, " takes ", prog->args_size,
+                                               " bytes of arguments, got ", args_size));
+    if (args_size != 0) require(args, "args");
+    uint32_t grid[3], block[3];
+    if (!Backend::launch_shape(prog, *dims, grid, block)) return;  // no work-items
+    queue->exec(std::move(prog), args, args_size, grid, block);
+  });
+}
+
+template <class Queue, class Backend>
+tg_status_t DeviceQueueSlots<Queue, Backend>::copy(Queue* queue, const tg_buffer_desc* dst, uint64_t dst_offset,
+                                                   const tg_buffer_desc* src, uint64_t src_offset,
+                                                   uint64_t size) noexcept {
+  return guard(slot_where<Backend::plugin, device_queue_detail::kCopy>, [&] {
+    require(queue, "queue");
+    const auto check = [](const tg_buffer_desc& buffer, uint64_t offset, uint64_t size, const char* what) {
+      if constexpr (requires { Backend::check_range(buffer, offset, size, what); })
+        Backend::check_range(buffer, offset, size, what);
+      else
+        check_device_range(buffer, offset, size, what);
+    };
+    check(*require(dst, "dst"), dst_offset, size, "copy destination");
+    check(*require(src, "src"), src_offset, size, "copy source");
+    queue->copy(*dst, dst_offset, *src, src_offset, size);
+  });
+}
+
+template <class Queue, class Backend>
+tg_status_t DeviceQueueSlots<Queue, Backend>::signal(Queue* queue, uint64_t value) noexcept {
+  return guard(slot_where<Backend::plugin, device_queue_detail::kSignal>,
+               [&] { require(queue, "queue")->signal(value); });
+}
+
+template <class Queue, class Backend>
+tg_status_t DeviceQueueSlots<Queue, Backend>::timestamp(Queue* queue, uint64_t* out_slot) noexcept {
+  return guard(slot_where<Backend::plugin, device_queue_detail::kTimestamp>, [&] {
+    require(queue, "queue");
+    *require(out_slot, "out_slot") = queue->timestamp();
+  });
+}
+
+template <class Queue, class Backend>
+tg_status_t DeviceQueueSlots<Queue, Backend>::submit(Queue* queue) noexcept {
+  return guard(slot_where<Backend::plugin, device_queue_detail::kSubmit>, [&] { require(queue, "queue")->submit(); });
+}
+
+template <class Queue, class Backend>
+tg_status_t DeviceQueueSlots<Queue, Backend>::wait(Queue* queue, uint64_t value, uint64_t timeout_ns) noexcept {
+  return guard(slot_where<Backend::plugin, device_queue_detail::kWait>,
+               [&] { require(queue, "queue")->wait(value, timeout_ns); });
+}
+
+template <class Queue, class Backend>
+tg_status_t DeviceQueueSlots<Queue, Backend>::read_timestamp(Queue* queue, uint64_t slot, uint64_t* out_ns) noexcept {
+  return guard(slot_where<Backend::plugin, device_queue_detail::kReadTimestamp>, [&] {
+    require(queue, "queue");
+    *require(out_ns, "out_ns") = queue->read_timestamp(slot);
+  });
+}
 
 }  // namespace tg::sdk

@@ -27,6 +27,31 @@ namespace tg::sdk {
 
 class GpuCRenderer : public CRenderer {
  public:
+  // The capabilities CUDA-style GPUs share: every dtype with the standard op sets, vectors of 2 and 4 lanes up to 16
+  // bytes (tg_vec), local memory, three global dims of a 2^31-1 x 65535 x 65535 grid, work-groups of up to 1024
+  // work-items, 4 KiB of kernel arguments (512 of 8 bytes). A backend sets its per-dim work-group limits, its local
+  // memory size and its tensor cores.
+  static tg_renderer_caps preset_caps(const char* language) {
+    tg_renderer_caps caps{};
+    caps.struct_size = sizeof(caps);
+    caps.language = language;  // CUSTOM snippets are pasted into the source as written
+    caps.dtypes = (1u << TG_DTYPE_COUNT) - 1;
+    for (uint32_t d = 0; d < TG_DTYPE_COUNT; ++d) {
+      caps.ops[d] = standard_ops(d);
+      const uint32_t size = tg_dtype_size(d);
+      caps.vector_widths[d] = (1u << 1) | (d != TG_DTYPE_BOOL && size * 2 <= 16 ? 1u << 2 : 0u) |
+                              (d != TG_DTYPE_BOOL && size * 4 <= 16 ? 1u << 4 : 0u);
+    }
+    caps.has_local = 1;
+    caps.has_threads = 0;
+    caps.max_global_dims = 3;
+    caps.max_global[0] = INT32_MAX;
+    caps.max_global[1] = caps.max_global[2] = 65535;
+    caps.max_local_threads = 1024;
+    caps.max_params = 512;
+    return caps;
+  }
+
   std::string render_kernel(const tg_kir_kernel& kernel) {
     helpers_.clear();
     helper_names_.clear();
@@ -55,6 +80,8 @@ class GpuCRenderer : public CRenderer {
   }
 
  protected:
+  static const char* axis(uint32_t dim) { return dim == 0 ? "x" : dim == 1 ? "y" : "z"; }
+
   // ---- hooks: the vendor's spellings -------------------------------------------------------------------------
   virtual std::string kernel_qualifier() = 0;  // before `void name(...)`: `extern "C" __global__`
   virtual std::string helper_qualifier() = 0;  // before a helper function: `__device__ static inline`

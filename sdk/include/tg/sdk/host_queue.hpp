@@ -41,9 +41,7 @@ namespace tg::sdk {
 
 // Throws TG_ERR_INVALID_ARGUMENT unless [offset, offset+size) lies inside a host buffer that has an address.
 inline void check_range(const tg_buffer_desc& buffer, uint64_t offset, uint64_t size, const char* what) {
-  if (offset > buffer.size || size > buffer.size - offset)
-    throw Error(TG_ERR_INVALID_ARGUMENT, cat(what, ": offset ", offset, " + size ", size, " is past the end of a ",
-                                             buffer.size, "-byte buffer"));
+  check_extent(buffer, offset, size, what);
   if (size != 0 && buffer.addr == 0) throw Error(TG_ERR_INVALID_ARGUMENT, cat(what, ": buffer has no address"));
 }
 

@@ -121,4 +121,12 @@ inline constexpr auto where = [] {
 template <const std::string_view& Plugin, const std::string_view& Slot>
 inline constexpr const char* slot_where = status_detail::where<Plugin, Slot>.data();
 
+// Throws TG_ERR_INVALID_ARGUMENT unless [offset, offset+size) lies inside `buffer` (its size): the bounds check of
+// every allocator copy and queue copy (check_range in host_queue.hpp, check_device_range in device_allocator.hpp).
+inline void check_extent(const tg_buffer_desc& buffer, uint64_t offset, uint64_t size, const char* what) {
+  if (offset > buffer.size || size > buffer.size - offset)
+    throw Error(TG_ERR_INVALID_ARGUMENT, cat(what, ": offset ", offset, " + size ", size, " is past the end of a ",
+                                             buffer.size, "-byte buffer"));
+}
+
 }  // namespace tg::sdk

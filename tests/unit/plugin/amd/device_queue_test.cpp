@@ -32,7 +32,10 @@ struct ScriptedBackend {
   void launch(const Program& p, std::vector<unsigned char>& args, const uint32_t grid[3], const uint32_t block[3]) {
     log->issued.push_back(tg::sdk::cat("exec ", p, " args ", args.size(), " grid ", grid[0], " block ", block[0]));
   }
-  void copy(uint64_t dst, uint64_t src, uint64_t size) { log->issued.push_back(tg::sdk::cat("copy ", dst, "<-", src, " ", size)); }
+  void copy(const tg_buffer_desc& dst, uint64_t dst_offset, const tg_buffer_desc& src, uint64_t src_offset,
+            uint64_t size) {
+    log->issued.push_back(tg::sdk::cat("copy ", dst.addr, "+", dst_offset, "<-", src.addr, "+", src_offset, " ", size));
+  }
   Event record(bool timing) {
     log->issued.push_back(timing ? "event (timing)" : "event");
     log->events.push_back(std::make_shared<bool>(false));
@@ -63,12 +66,13 @@ TEST(DeviceQueue, IssuesRecordedCommandsInOrderAtSubmit) {
   const uint32_t grid[3] = {4, 1, 1}, block[3] = {256, 1, 1};
   const unsigned char args[12] = {};
   q.exec("k1", args, sizeof args, grid, block);
-  q.copy(100, 200, 64);
-  q.copy(300, 400, 0);  // nothing to copy: not issued
+  const tg_buffer_desc a{100, 128, nullptr}, b{200, 64, nullptr};
+  q.copy(a, 8, b, 0, 56);
+  q.copy(b, 0, a, 0, 0);  // nothing to copy: not issued
   q.signal(1);
   EXPECT_EQ(log.issued.size(), 1u) << "nothing reaches the stream before submit";
   q.submit();
-  EXPECT_EQ(log.issued, (std::vector<std::string>{"event (timing)", "exec k1 args 12 grid 4 block 256", "copy 100<-200 64", "event"}));
+  EXPECT_EQ(log.issued, (std::vector<std::string>{"event (timing)", "exec k1 args 12 grid 4 block 256", "copy 100+8<-200+0 56", "event"}));
   q.submit();  // an empty submit issues nothing
   EXPECT_EQ(log.issued.size(), 4u);
 }
