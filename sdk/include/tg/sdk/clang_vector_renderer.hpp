@@ -73,6 +73,10 @@ class ClangVectorRenderer : public CRenderer {
   }
 
   // ---- the CRenderer hooks this preset fills ---------------------------------------------------------------------
+  // Register arrays on a cache line: the vector loads of a staged panel then never straddle two lines.
+  std::string reg_decl(const std::string& type, const std::string& name, int64_t count) override {
+    return cat(type, " ", name, "[", count, "] __attribute__((aligned(64)));");
+  }
   std::string scalar_type(uint32_t dtype) override {
     static const char* const names[TG_DTYPE_COUNT] = {"bool",     "int8_t",   "int16_t",  "int32_t",  "int64_t",
                                                       "uint8_t",  "uint16_t", "uint32_t", "uint64_t", "half",

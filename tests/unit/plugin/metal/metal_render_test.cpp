@@ -312,29 +312,32 @@ TEST_F(MetalRender, TensorCoreMapsMatchTheSimdgroupLayout) {
   EXPECT_EQ(inputs, (std::vector<uint32_t>{TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16, TG_DTYPE_FLOAT32}));
 }
 
-// No Metal runtime: zero devices, and each slot that needs it says so in one line.
+// No Metal here (the default libobjc and Metal.framework paths are macOS's): zero devices, and device_open and a
+// device-less compiler_create say which library is missing, in one line. Slots given no device say so.
 TEST_F(MetalRender, SlotsThatNeedTheRuntimeSayWhy) {
   EXPECT_STREQ(api_->device_name, "METAL");
   uint32_t count = 99;
   ASSERT_EQ(take(api_->device_count(&count)), "");
-  EXPECT_EQ(count, 0u);
+  if (count != 0) GTEST_SKIP() << "this machine has Metal";
   int32_t code = 0;
   tg_device device = nullptr;
   const std::string open = take(api_->device_open(0, &device), &code);
   EXPECT_EQ(code, TG_ERR_UNAVAILABLE);
-  EXPECT_TRUE(contains(open, "metal device_open") && contains(open, "Metal runtime")) << open;
+  EXPECT_TRUE(contains(open, "metal device_open: no METAL device 0: no Objective-C runtime: /usr/lib/libobjc.A.dylib: ") &&
+              contains(open, "(Metal exists only on macOS)"))
+      << open;
   EXPECT_EQ(open.find('\n'), std::string::npos) << open;
   tg_compiler compiler = nullptr;
   const std::string compile = take(api_->compiler_create(nullptr, &compiler), &code);
   EXPECT_EQ(code, TG_ERR_UNAVAILABLE);
-  EXPECT_TRUE(contains(compile, "metal compiler_create")) << compile;
+  EXPECT_TRUE(contains(compile, "metal compiler_create: no Objective-C runtime")) << compile;
   tg_buffer_desc buffer{};
   const std::string alloc = take(api_->allocator_alloc(nullptr, 64, &buffer), &code);
-  EXPECT_EQ(code, TG_ERR_UNAVAILABLE);
+  EXPECT_EQ(code, TG_ERR_INVALID_ARGUMENT);
   EXPECT_TRUE(contains(alloc, "metal allocator_alloc")) << alloc;
   tg_hwqueue queue = nullptr;
   EXPECT_TRUE(contains(take(api_->hwqueue_create(nullptr, &queue), &code), "metal hwqueue_create"));
-  EXPECT_EQ(code, TG_ERR_UNAVAILABLE);
+  EXPECT_EQ(code, TG_ERR_INVALID_ARGUMENT);
   tg_renderer other = nullptr;
   const std::string target = take(api_->renderer_create(nullptr, "CUDA", &other), &code);
   EXPECT_EQ(code, TG_ERR_UNSUPPORTED);
