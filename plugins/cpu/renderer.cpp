@@ -4,6 +4,7 @@
 
 #include <tg/sdk/c11_renderer.hpp>
 #include <tg/sdk/clang_vector_renderer.hpp>
+#include <tg/sdk/host_machine.hpp>
 #include <tg/sdk/op_sets.hpp>
 #include <tg/sdk/plugin.hpp>
 
@@ -61,23 +62,13 @@ const char* const kLut16Helper =
     "  return (int32_t)out;\n"
     "}\n";
 
-// The register file the compiler allocates vectors in (AVX-512: 32 of 64 bytes; AVX: 16 of 32; SSE: 16 of 16) and
-// one core's L2 (glibc reads it from CPUID): the core sizes register tiles and packed panels by them.
-void describe_machine(tg_renderer_caps& caps) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f"), avx = __builtin_cpu_supports("avx");
-  caps.simd_bytes = avx512 ? 64 : avx ? 32 : 16;
-  caps.simd_registers = avx512 ? 32 : 16;
-  const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  caps.l2_bytes = l2 > 0 ? static_cast<uint64_t>(l2) : 0;
-}
-
 tg_renderer_caps cpu_caps() {
   tg_renderer_caps caps = sdk::ClangVectorRenderer::preset_caps((1u << 2) | (1u << 4) | (1u << 8) | (1u << 16));
   for (uint32_t d = 0; d < TG_DTYPE_COUNT; ++d) caps.ops[d] = ops_of(d);
   caps.language = "c";  // CUSTOM snippets are pasted into the source as written
   caps.has_threads = 1;
   caps.packed_loads = sdk::kPackableDtypes;  // x86 loads at any alignment
-  describe_machine(caps);
+  sdk::describe_host_machine(caps, /*native: kernels are compiled for this CPU*/ true);
   return caps;
 }
 

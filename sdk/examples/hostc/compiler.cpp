@@ -72,8 +72,7 @@ struct CompilerHooks {
 
   static sdk::Blob compile(Compiler& compiler, const char* source, const char* kernel_name) {
     const std::string name = kernel_name ? kernel_name : "kernel";
-    // write_private_file keeps 64 characters of a name: the suffix goes on a stem short enough to keep it
-    const std::string c_file = sdk::write_private_file(source, std::strlen(source), "tg_hostc", name.substr(0, 48) + ".c", 0600);
+    const std::string c_file = sdk::write_private_file(source, std::strlen(source), "tg_hostc", name + ".c", 0600);
     const std::string so_file = c_file.substr(0, c_file.size() - 2) + ".so", log = c_file + ".log";
     // ISO C11 and -ffp-contract=off: GCC contracts a MUL and a separate ADD into an FMA in its GNU modes (and
     // ignores the preset's FP_CONTRACT pragma), which KIR forbids; -fwrapv is not needed, the preset has no UB

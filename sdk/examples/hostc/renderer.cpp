@@ -3,6 +3,7 @@
 #include "hostc_plugin.hpp"
 
 #include <tg/sdk/c11_renderer.hpp>
+#include <tg/sdk/host_machine.hpp>
 
 struct tg_renderer_s {
   tg::sdk::C11Renderer renderer;
@@ -18,7 +19,12 @@ struct RendererHooks {
   static constexpr std::string_view targets = "C";
   static bool is_target(std::string_view upper) { return upper.empty() || upper == "C"; }
   static std::unique_ptr<Renderer> create(tg_device) { return std::make_unique<Renderer>(); }
-  static tg_renderer_caps caps(const Renderer&) { return sdk::C11Renderer::preset_caps(); }
+  static tg_renderer_caps caps(const Renderer&) {
+    tg_renderer_caps caps = sdk::C11Renderer::preset_caps();
+    // the machine the compiled code runs on: `cc -O2` targets the baseline ISA (-march=native would be `true`)
+    sdk::describe_host_machine(caps, false);
+    return caps;
+  }
   static std::string render(Renderer& r, const tg_kir_kernel& kernel) { return r.renderer.render_kernel(kernel); }
 };
 

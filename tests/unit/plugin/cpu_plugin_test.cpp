@@ -8,9 +8,11 @@
 #include "plugin_fixture.hpp"
 
 #include <tg/plugin_abi.h>
+#include <tg/sdk/shared_object.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -551,3 +553,15 @@ TEST_F(CpuPlugin, CompilesConcurrently) {
 }
 
 }  // namespace
+
+// The SDK's private files keep their extension when a long kernel name is shortened (a C compiler decides what a
+// file is by it: a cut-off "kernel.c" went to the linker as a script).
+TEST(SdkPrivateFile, LongNamesKeepTheirExtension) {
+  const std::string name(100, 'k');
+  const std::string path = tg::sdk::write_private_file("x", 1, "tg_test", name + ".c", 0600);
+  EXPECT_EQ(path.substr(path.size() - 2), ".c") << path;
+  const std::string base = path.substr(path.rfind('/') + 1);
+  EXPECT_LE(base.size(), 64u + 40u) << base;  // prefix, pid and counter, then at most 64 characters of the name
+  EXPECT_EQ(std::count(base.begin(), base.end(), 'k'), 62) << base;
+  EXPECT_EQ(::unlink(path.c_str()), 0) << path;
+}

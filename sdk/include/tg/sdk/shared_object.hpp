@@ -19,13 +19,18 @@
 namespace tg::sdk {
 
 // Writes `size` bytes to a new file $TMPDIR/<prefix>_<pid>_<n>_<name> (or /tmp) with `mode`; returns its path.
+// A name over 64 characters is shortened before its extension (kernel.c stays a .c file).
 // Throws TG_ERR_INTERNAL when the file cannot be created, TG_ERR_OUT_OF_MEMORY when it cannot be written (a full
 // disk), naming the path; nothing is left behind on failure.
 inline std::string write_private_file(const void* data, size_t size, const std::string& prefix, const std::string& name,
                                       mode_t mode = 0700) {
   static std::atomic<uint64_t> next{0};
   const char* tmp = std::getenv("TMPDIR");
-  const std::string path = cat(tmp && *tmp ? tmp : "/tmp", "/", prefix, "_", ::getpid(), "_", next++, "_", name.substr(0, 64));
+  const size_t dot = name.rfind('.');
+  const std::string ext = dot != std::string::npos && name.size() - dot <= 8 ? name.substr(dot) : "";
+  const std::string stem = name.substr(0, name.size() - ext.size());
+  const std::string path = cat(tmp && *tmp ? tmp : "/tmp", "/", prefix, "_", ::getpid(), "_", next++, "_",
+                               stem.substr(0, 64 - ext.size()), ext);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   if (fd < 0) throw Error(TG_ERR_INTERNAL, cat("cannot create ", path, ": ", std::strerror(errno)));
   const char* p = static_cast<const char*>(data);
