@@ -7,6 +7,8 @@
 
 #include <tg/plugin_abi.h>
 
+#include "../mixed_args_kernel.hpp"
+
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
@@ -54,37 +56,6 @@ Launch launch(size_t i) {
   return l;
 }
 
-// data0[0] = (float)(a + b + c + d) with a int8, b int64, c int16, d int32: a 32-byte blob (0, 8, 16, 24, 28)
-struct MixedKernel {
-  std::vector<tg_kir_param> params;
-  std::vector<tg_kir_inst> insts;
-  std::vector<int32_t> pool;
-  tg_kir_kernel kernel{};
-  MixedKernel() {
-    const char* names[] = {"data0", "a", "b", "c", "d"};
-    const uint32_t dtypes[] = {TG_DTYPE_FLOAT32, TG_DTYPE_INT8, TG_DTYPE_INT64, TG_DTYPE_INT16, TG_DTYPE_INT32};
-    for (int p = 0; p < 5; ++p)
-      params.push_back({p == 0 ? uint32_t{TG_PARAM_BUFFER} : uint32_t{TG_PARAM_VAR}, dtypes[p], p == 0 ? 1u : 0u, 0, names[p]});
-    int32_t sum = -1;
-    const int32_t out = add(TG_KIR_PARAM, TG_DTYPE_FLOAT32, {}, 0);
-    for (int p = 1; p < 5; ++p) {
-      const int32_t wide = add(TG_KIR_CAST, TG_DTYPE_INT64, {add(TG_KIR_PARAM, static_cast<uint8_t>(dtypes[p]), {}, p)}, 0);
-      sum = sum < 0 ? wide : add(TG_KIR_ADD, TG_DTYPE_INT64, {sum, wide}, 0);
-    }
-    add(TG_KIR_STORE, TG_DTYPE_FLOAT32, {out, add(TG_KIR_CONST, TG_DTYPE_INT32, {}, 0), add(TG_KIR_CAST, TG_DTYPE_FLOAT32, {sum}, 0)}, 0);
-    kernel = {sizeof(tg_kir_kernel), "mixed_args", insts.data(), static_cast<uint32_t>(insts.size()),
-              static_cast<uint32_t>(pool.size()), pool.data(), params.data(), 5, 0, nullptr, 0, 0};
-  }
-  int32_t add(uint16_t op, uint8_t dtype, std::vector<int32_t> srcs, int64_t arg) {
-    tg_kir_inst in{};
-    in.op = op, in.dtype = dtype, in.vcount = 1, in.nsrc = static_cast<uint8_t>(srcs.size());
-    in.src_start = static_cast<uint32_t>(pool.size()), in.arg.i = arg;
-    pool.insert(pool.end(), srcs.begin(), srcs.end());
-    insts.push_back(in);
-    return static_cast<int32_t>(insts.size() - 1);
-  }
-};
-
 TEST(AmdRuntimeMock, DeviceBuffersProgramsAndQueue) {
   const tg_plugin_api* a = api();
   ASSERT_NE(a, nullptr) << dlerror();
@@ -124,9 +95,9 @@ TEST(AmdRuntimeMock, DeviceBuffersProgramsAndQueue) {
   EXPECT_EQ(co.flags & tg::test::amdgpu::kEfAmdgpuMachMask, tg::test::amdgpu::kMachGfx942);
 
   tg_program program = nullptr;
-  const std::string wrong_name = take(a->program_create(dev, blob, size, "no_such_kernel", mk.params.data(), 5, &program));
+  const std::string wrong_name = take(a->program_create(dev, blob, size, "no_such_kernel", mk.kernel.params, mk.kernel.nparams, &program));
   EXPECT_NE(wrong_name.find("hipModuleGetFunction(no_such_kernel) failed"), std::string::npos) << wrong_name;
-  ASSERT_EQ(take(a->program_create(dev, blob, size, "mixed_args", mk.params.data(), 5, &program)), "");
+  ASSERT_EQ(take(a->program_create(dev, blob, size, "mixed_args", mk.kernel.params, mk.kernel.nparams, &program)), "");
   a->blob_free(blob);
   const std::string not_elf = take(a->program_create(dev, "garbage!", 8, "x", nullptr, 0, &program));
   EXPECT_NE(not_elf.find("is not an AMDGPU code object"), std::string::npos) << not_elf;

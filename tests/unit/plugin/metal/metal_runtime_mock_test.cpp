@@ -8,6 +8,8 @@
 // nothing leaks. MetalRuntimeMissing runs with no framework: zero devices, and the reason. Results need a real Mac.
 #include <tg/plugin_abi.h>
 
+#include "../mixed_args_kernel.hpp"
+
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
@@ -52,42 +54,6 @@ size_t count(const std::string& text, const std::string& line) {
     n += at == 0 || text[at - 1] == '\n';
   return n;
 }
-
-// data0[0] = (float)(a + b + c + d), with a int8, b int64, an unread float buffer data1, c int16, d int32:
-// [[buffer(0..5)]], a 40-byte blob (offsets 0, 8, 16, 24, 32, 36).
-struct MixedKernel {
-  std::vector<tg_kir_param> params;
-  std::vector<tg_kir_inst> insts;
-  std::vector<int32_t> pool;
-  tg_kir_kernel kernel{};
-  MixedKernel() {
-    const char* names[] = {"data0", "a", "b", "data1", "c", "d"};
-    const uint32_t dtypes[] = {TG_DTYPE_FLOAT32, TG_DTYPE_INT8,  TG_DTYPE_INT64,
-                               TG_DTYPE_FLOAT32, TG_DTYPE_INT16, TG_DTYPE_INT32};
-    for (uint32_t p = 0; p < 6; ++p) {
-      const bool buffer = p == 0 || p == 3;
-      params.push_back({buffer ? uint32_t{TG_PARAM_BUFFER} : uint32_t{TG_PARAM_VAR}, dtypes[p], p == 0 ? 1u : 0u, 0,
-                        names[p]});
-    }
-    int32_t sum = -1;
-    const int32_t out = add(TG_KIR_PARAM, TG_DTYPE_FLOAT32, {}, 0);
-    for (int p : {1, 2, 4, 5}) {
-      const int32_t wide = add(TG_KIR_CAST, TG_DTYPE_INT64, {add(TG_KIR_PARAM, static_cast<uint8_t>(dtypes[p]), {}, p)}, 0);
-      sum = sum < 0 ? wide : add(TG_KIR_ADD, TG_DTYPE_INT64, {sum, wide}, 0);
-    }
-    add(TG_KIR_STORE, TG_DTYPE_FLOAT32, {out, add(TG_KIR_CONST, TG_DTYPE_INT32, {}, 0), add(TG_KIR_CAST, TG_DTYPE_FLOAT32, {sum}, 0)}, 0);
-    kernel = {sizeof(tg_kir_kernel), "mixed_args", insts.data(), static_cast<uint32_t>(insts.size()),
-              static_cast<uint32_t>(pool.size()), pool.data(), params.data(), 6, 0, nullptr, 0, 0};
-  }
-  int32_t add(uint16_t op, uint8_t dtype, std::vector<int32_t> srcs, int64_t arg) {
-    tg_kir_inst in{};
-    in.op = op, in.dtype = dtype, in.vcount = 1, in.nsrc = static_cast<uint8_t>(srcs.size());
-    in.src_start = static_cast<uint32_t>(pool.size()), in.arg.i = arg;
-    pool.insert(pool.end(), srcs.begin(), srcs.end());
-    insts.push_back(in);
-    return static_cast<int32_t>(insts.size() - 1);
-  }
-};
 
 TEST(MetalRuntimeMock, DeviceBuffersProgramsAndQueue) {
   const tg_plugin_api* a = api();
@@ -135,7 +101,7 @@ TEST(MetalRuntimeMock, DeviceBuffersProgramsAndQueue) {
   ASSERT_EQ(take(a->renderer_create(dev, nullptr, &renderer)), "");
   tg_compiler compiler = nullptr;
   ASSERT_EQ(take(a->compiler_create(dev, &compiler)), "");
-  MixedKernel mk;
+  MixedKernel mk(/*buffer_among_scalars=*/true);
   const char* rendered = nullptr;
   ASSERT_EQ(take(a->renderer_render(renderer, &mk.kernel, &rendered)), "");
   const std::string source = rendered;
@@ -157,14 +123,14 @@ TEST(MetalRuntimeMock, DeviceBuffersProgramsAndQueue) {
   // programs: the kernel by name, images refused
   tg_program program = nullptr;
   size = source.size();
-  EXPECT_TRUE(contains(take(a->program_create(dev, blob, size, "no_such", mk.params.data(), 6, &program), &code),
+  EXPECT_TRUE(contains(take(a->program_create(dev, blob, size, "no_such", mk.kernel.params, mk.kernel.nparams, &program), &code),
                        "the Metal library has no kernel no_such"));
   const tg_kir_param image{TG_PARAM_IMAGE, TG_DTYPE_FLOAT32, 0, 4, "img"};
   EXPECT_TRUE(contains(take(a->program_create(dev, blob, size, "k", &image, 1, &program)), "kernel k: parameter 0 has kind"));
-  ASSERT_EQ(take(a->program_create(dev, blob, size, "mixed_args", mk.params.data(), 6, &program)), "");
+  ASSERT_EQ(take(a->program_create(dev, blob, size, "mixed_args", mk.kernel.params, mk.kernel.nparams, &program)), "");
   mock<void (*)(uint64_t)>("mock_metal_set_max_threads")(64);
   tg_program small = nullptr;
-  ASSERT_EQ(take(a->program_create(dev, blob, size, "mixed_args", mk.params.data(), 6, &small)), "");
+  ASSERT_EQ(take(a->program_create(dev, blob, size, "mixed_args", mk.kernel.params, mk.kernel.nparams, &small)), "");
   a->blob_free(blob);
 
   // the queue: the origin is one empty committed command buffer
