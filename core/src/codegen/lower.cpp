@@ -1,7 +1,7 @@
-// Kernel graph -> KIR: the plan every device shares (output vectors, register tiles, the grid's first loop) and
-// hand-written kernels; work-group devices take their own plan where one applies (lower_gpu.cpp). The Emitter
-// (emitter.hpp) turns the planned graph into instructions.
-#include "codegen/lower.hpp"
+// The lowering steps pipeline.cpp runs (plan.hpp): the plan every device shares (output vectors, register tiles,
+// staged panels, the grid's first loop), hand-written kernels as written, and the linearizer; work-group devices
+// take their own plan where one applies (lower_gpu.cpp). The Emitter (emitter.hpp) turns graphs into instructions.
+#include "codegen/plan.hpp"
 
 #include <algorithm>
 #include <map>
@@ -83,11 +83,12 @@ KirProgram lower_custom(KirProgram& k, const sched::Kernel& kernel, const UOpPtr
 
 }  // namespace
 
-namespace {
+// ---- the steps pipeline.cpp runs, in its order --------------------------------------------------------------------
 
-KirProgram lower_planned(const sched::Kernel& kernel, const std::vector<std::shared_ptr<rt::Buffer>>& bufs,
-                         const tg_renderer_caps& caps, const LowerOpts& opts) {
-  KirProgram k;
+Plan start_plan(const sched::Kernel& kernel, const std::vector<std::shared_ptr<rt::Buffer>>& bufs,
+                const tg_renderer_caps& caps, const LowerOpts& opts) {
+  Plan p{kernel, bufs, caps, opts};
+  KirProgram& k = p.kir;
   k.name = kernel.name;
   // parameters: buffers in order; PARAM 0 is the output
   for (size_t i = 0; i < bufs.size(); ++i) {
@@ -97,9 +98,8 @@ KirProgram lower_planned(const sched::Kernel& kernel, const std::vector<std::sha
     k.params.push_back({TG_PARAM_BUFFER, dt(bufs[i]->dtype()), written ? 1u : 0u, 0, nullptr});
     k.bytes += static_cast<double>(bufs[i]->nbytes());
   }
-  std::map<std::string, int64_t> var_params;
   for (const auto& v : kernel.vars) {
-    var_params[v->var().name] = static_cast<int64_t>(k.params.size());
+    p.var_params[v->var().name] = static_cast<int64_t>(k.params.size());
     k.param_names.push_back(v->var().name);
     k.params.push_back({TG_PARAM_VAR, dt(v->dtype), 0, 0, nullptr});
   }
@@ -107,147 +107,172 @@ KirProgram lower_planned(const sched::Kernel& kernel, const std::vector<std::sha
   if (k.params.size() > caps.max_params && caps.max_params)
     throw Error("tg: kernel " + k.name + " needs " + std::to_string(k.params.size()) + " buffers, renderer allows " +
                 std::to_string(caps.max_params));
+  p.sink = kernel.sink;
+  return p;
+}
 
-  if (opts.switches.check_ir) ir::verify(kernel.sink, ir::pm_spec_kernel(), kernel.name);  // the kernel spec
-  UOpPtr sink = graph_rewrite(kernel.sink, pm_symbolic(), "lower");
-  if (kernel.custom) return lower_custom(k, kernel, sink, caps, std::move(var_params));
-  std::vector<UOpPtr> ranges;  // output loops still present after simplification, outermost first
-  for (const auto& r : kernel.out_ranges)
-    if (!is_const_end(r) || r->src[0]->arg_int() > 1) ranges.push_back(r);
-  if (is_gpu(caps) && !opts.plain) {
-    if (std::optional<KirProgram> tc = lower_tc_matmul(k, sink, ranges, caps, var_params, opts)) return std::move(*tc);
-    if (std::optional<KirProgram> tiled = lower_tiled_matmul(k, sink, ranges, caps, var_params, opts)) return std::move(*tiled);
-    if (std::optional<KirProgram> grouped = lower_grouped(k, sink, ranges, caps, var_params)) return std::move(*grouped);
+void check_spec(Plan& p) {
+  if (p.opts.switches.check_ir) ir::verify(p.sink, ir::pm_spec_kernel(), p.kernel.name);
+}
+
+void simplify_indices(Plan& p) {
+  p.sink = graph_rewrite(p.sink, pm_symbolic(), "lower");
+  for (const auto& r : p.kernel.out_ranges)  // output loops still present after simplification, outermost first
+    if (!is_const_end(r) || r->src[0]->arg_int() > 1) p.ranges.push_back(r);
+  p.lanes = {p.sink};
+  p.rows = {p.lanes};
+}
+
+void lower_as_written(Plan& p) {
+  if (!p.kernel.custom) return;
+  p.kir = lower_custom(p.kir, p.kernel, p.sink, p.caps, p.var_params);
+  p.done = true;
+}
+
+void gpu_plans(Plan& p) {
+  if (!is_gpu(p.caps) || p.opts.plain) return;
+  std::optional<KirProgram> planned = lower_tc_matmul(p.kir, p.sink, p.ranges, p.caps, p.var_params, p.opts);
+  if (!planned) planned = lower_tiled_matmul(p.kir, p.sink, p.ranges, p.caps, p.var_params, p.opts);
+  if (!planned) planned = lower_grouped(p.kir, p.sink, p.ranges, p.caps, p.var_params);
+  if (planned) p.kir = std::move(*planned), p.done = true;
+}
+
+void upcast_lanes(Plan& p) {
+  const UOpPtr& sink = p.sink;
+  std::vector<UOpPtr>& ranges = p.ranges;
+  if (ranges.empty() || !is_const_end(ranges.back())) return;
+  const UOpPtr& r = ranges.back();
+  int64_t end = r->src[0]->arg_int();
+  DType out = sink->src[0]->src[2]->dtype;
+  const int widest = widest_lanes(p.caps, out);  // one register (a GPU work-item: float4-sized)
+  for (int w : {16, 8, 4, 2}) {
+    if (p.opts.upcast ? w != p.opts.upcast : w > widest) continue;
+    if (end % w || w * out.itemsize() > 64 || !e_vector_ok(p.caps, out, w)) continue;
+    UOpPtr outer = end == w ? const_int(r->dtype, 0)
+                            : UOp::make(Op::RANGE, r->dtype, {const_int(r->dtype, end / w)}, RangeInfo{r->range().id, AxisType::UPCAST});
+    std::vector<UOpPtr> lanes;
+    for (int l = 0; l < w; ++l)
+      lanes.push_back(simplify(substitute(sink, {{r.get(), alu(Op::ADD, alu(Op::MUL, outer, const_int(r->dtype, w)), const_int(r->dtype, l))}})));
+    std::vector<UOpPtr> idx, vals;
+    for (const auto& ls : lanes) idx.push_back(ls->src[0]->src[1]), vals.push_back(ls->src[0]->src[2]);
+    std::map<const UOp*, bool> memo;
+    if (!consecutive_index(idx) || !vectorizable(vals, memo)) return;  // lanes would be gathered: stay scalar
+    if (end == w) ranges.pop_back();  // the lanes cover the whole loop
+    else ranges.back() = outer, ++p.tile_axis;
+    p.lanes = std::move(lanes);
+    p.rows = {p.lanes};
+    return;
   }
+}
 
-  // upcast: split the innermost output loop into (loop, lanes) when the store is contiguous in it
-  std::vector<UOpPtr> lane_sinks{sink};
-  size_t tile_axis = 0;  // 1 when the upcast loop is still in `ranges` (the tile then uses the one before it)
-  if (!ranges.empty() && is_const_end(ranges.back())) {
-    const UOpPtr& r = ranges.back();
-    int64_t end = r->src[0]->arg_int();
-    DType out = sink->src[0]->src[2]->dtype;
-    const int widest = widest_lanes(caps, out);  // one register (a GPU work-item: float4-sized)
-    for (int w : {16, 8, 4, 2}) {
-      if (opts.upcast ? w != opts.upcast : w > widest) continue;
-      if (end % w || w * out.itemsize() > 64 || !e_vector_ok(caps, out, w)) continue;
-      UOpPtr outer = end == w ? const_int(r->dtype, 0)
-                              : UOp::make(Op::RANGE, r->dtype, {const_int(r->dtype, end / w)}, RangeInfo{r->range().id, AxisType::UPCAST});
-      std::vector<UOpPtr> lanes;
-      for (int l = 0; l < w; ++l)
-        lanes.push_back(simplify(substitute(sink, {{r.get(), alu(Op::ADD, alu(Op::MUL, outer, const_int(r->dtype, w)), const_int(r->dtype, l))}})));
-      std::vector<UOpPtr> idx, vals;
-      for (const auto& ls : lanes) idx.push_back(ls->src[0]->src[1]), vals.push_back(ls->src[0]->src[2]);
-      std::map<const UOp*, bool> memo;
-      if (!consecutive_index(idx) || !vectorizable(vals, memo)) break;  // lanes would be gathered: stay scalar
-      if (end == w) ranges.pop_back();  // the lanes cover the whole loop
-      else ranges.back() = outer, ++tile_axis;
-      lane_sinks = std::move(lanes);
-      break;
-    }
-  }
-
-  // register tile: repeat the lanes for u consecutive indices of the next output loop and c consecutive vectors of
-  // the vector loop; their reductions then share one loop (prefuse_reduces), and each load is shared by the tile
-  // entries that do not depend on its index (a matmul's A element by a row's c vectors, its B vector by the u rows)
-  std::vector<std::vector<UOpPtr>> rows{lane_sinks};
-  std::optional<PanelStage> staged;
-  UOpPtr staged_row;
-  int64_t next_id = next_range_id(sink);
+void register_tile(Plan& p) {
+  const UOpPtr& sink = p.sink;
+  const tg_renderer_caps& caps = p.caps;
+  std::vector<UOpPtr>& ranges = p.ranges;
+  const std::vector<UOpPtr>& lane_sinks = p.lanes;
   bool has_reduce = false;
   for (const UOp* n : toposort(std::vector<UOpPtr>{sink})) has_reduce |= n->op == Op::REDUCE;
   // (with no other output loop, the vector loop itself is tiled: u adjacent vectors per iteration)
-  if (lane_sinks.size() > 1 && has_reduce && !ranges.empty()) {
-    size_t ri = ranges.size() >= tile_axis + 1 ? ranges.size() - 1 - tile_axis : ranges.size() - 1;
-    const UOpPtr r = ranges[ri];
-    int64_t end = is_const_end(r) ? r->src[0]->arg_int() : 1;  // a symbolic loop is not tiled (u = 1 leaves it be)
-    const bool has_vector_loop = tile_axis == 1 && ri + 1 < ranges.size() && is_const_end(ranges.back());
-    const UOpPtr v = has_vector_loop ? ranges.back() : nullptr;
-    const int64_t vend = v ? v->src[0]->arg_int() : 1;
-    auto split = [](const UOpPtr& range, int64_t n, int f) {
-      return n == f ? const_int(range->dtype, 0)
-                    : UOp::make(Op::RANGE, range->dtype, {const_int(range->dtype, n / f)}, RangeInfo{range->range().id, AxisType::UPCAST});
-    };
-    // the loads every row tile shares (a matmul's B): where the heuristic stages them per panel, the vector loop
-    // may also pad to whole tiles (stage_panel.hpp)
-    const DType out = sink->src[0]->src[2]->dtype;
-    const int lanes = static_cast<int>(lane_sinks.size());
-    const UOpPtr shared_k = v && has_vector_loop ? shared_reduce_range(lane_sinks, r, v) : nullptr;
-    auto stages = [&](int u, int c) {
-      const int64_t bytes = shared_k ? shared_k->src[0]->arg_int() * lanes * static_cast<int64_t>(out.itemsize()) : 0;
-      return shared_k && c > 1 && vend > c && stages_pay(caps, end / u, bytes * vend, bytes * c);
-    };
-    // u x c accumulators as many as the register file holds beside the loads (heuristic.cpp), or BEAM's choice
-    std::vector<std::pair<int, int>> tiles = register_tiles(caps, out, lanes, end, shared_k ? 0 : vend);
-    if (opts.tile_rows) tiles = {{opts.tile_rows, std::max(opts.tile_vecs, 1)}};
-    for (auto [u, c] : tiles) {
-      const bool stage = stages(u, c);
-      const int64_t vpad = vend % c == 0 ? vend : stage ? padded_vecs(vend, c) : 0;
-      if (end % u || !vpad || (u == 1 && c == 1)) continue;
-      UOpPtr ro = u > 1 ? split(r, end, u) : r, vo = c > 1 ? split(v, vpad, c) : v;
-      rows.clear();
-      for (int q = 0; q < u; ++q)
-        for (int p = 0; p < c; ++p) {
-          std::vector<std::pair<const UOp*, UOpPtr>> at;
-          if (u > 1) at.emplace_back(r.get(), alu(Op::ADD, alu(Op::MUL, ro, const_int(r->dtype, u)), const_int(r->dtype, q)));
-          if (c > 1) at.emplace_back(v.get(), alu(Op::ADD, alu(Op::MUL, vo, const_int(v->dtype, c)), const_int(v->dtype, p)));
-          std::vector<UOpPtr> row;
-          for (const auto& ls : lane_sinks) row.push_back(simplify(substitute(ls, at)));
-          rows.push_back(std::move(row));
-        }
-      if (c > 1 && vpad == c) ranges.pop_back();
-      else if (c > 1) ranges.back() = vo;
-      if (u > 1 && end == u) ranges.erase(ranges.begin() + static_cast<long>(ri));
-      else if (u > 1) ranges[ri] = ro;
-      // the vector loop outermost: one column panel of B stays in cache while every row tile passes over it
-      // (not on a GPU: its contiguous loop must stay innermost, on grid dim 0)
-      if (u > 1 && has_vector_loop && vend > c && ranges.size() > 1 && !is_gpu(caps))
-        std::rotate(ranges.begin(), ranges.end() - 1, ranges.end());
-      // the panel is copied where the row loop opens: it must be the innermost, after every loop the copy reads
-      const std::vector<UOpPtr> gates = vpad != vend ? padding_gates(c, vo, vend) : std::vector<UOpPtr>{};
-      const UOpPtr& row = u > 1 ? ro : r;
-      if (stage && row->op == Op::RANGE && ranges.back() == row)
-        if ((staged = stage_panel(rows, c, row, vo, shared_k, gates, next_id))) staged_row = row;
-      if (!gates.empty()) gate_padded_vectors(rows, vo, gates);
-      break;
-    }
+  if (lane_sinks.size() <= 1 || !has_reduce || ranges.empty()) return;
+  const size_t tile_axis = p.tile_axis;
+  size_t ri = ranges.size() >= tile_axis + 1 ? ranges.size() - 1 - tile_axis : ranges.size() - 1;
+  const UOpPtr r = ranges[ri];
+  int64_t end = is_const_end(r) ? r->src[0]->arg_int() : 1;  // a symbolic loop is not tiled (u = 1 leaves it be)
+  const bool has_vector_loop = tile_axis == 1 && ri + 1 < ranges.size() && is_const_end(ranges.back());
+  const UOpPtr v = has_vector_loop ? ranges.back() : nullptr;
+  const int64_t vend = v ? v->src[0]->arg_int() : 1;
+  auto split = [](const UOpPtr& range, int64_t n, int f) {
+    return n == f ? const_int(range->dtype, 0)
+                  : UOp::make(Op::RANGE, range->dtype, {const_int(range->dtype, n / f)}, RangeInfo{range->range().id, AxisType::UPCAST});
+  };
+  // the loads every row tile shares (a matmul's B): where the heuristic stages them per panel, the vector loop
+  // may also pad to whole tiles (stage_panel.hpp)
+  const DType out = sink->src[0]->src[2]->dtype;
+  const int lanes = static_cast<int>(lane_sinks.size());
+  const UOpPtr shared_k = v && has_vector_loop ? shared_reduce_range(lane_sinks, r, v) : nullptr;
+  auto stages = [&](int u, int c) {
+    const int64_t bytes = shared_k ? shared_k->src[0]->arg_int() * lanes * static_cast<int64_t>(out.itemsize()) : 0;
+    return shared_k && c > 1 && vend > c && stages_pay(caps, end / u, bytes * vend, bytes * c);
+  };
+  // u x c accumulators as many as the register file holds beside the loads (heuristic.cpp), or BEAM's choice
+  std::vector<std::pair<int, int>> tiles = register_tiles(caps, out, lanes, end, shared_k ? 0 : vend);
+  if (p.opts.tile_rows) tiles = {{p.opts.tile_rows, std::max(p.opts.tile_vecs, 1)}};
+  for (auto [u, c] : tiles) {
+    const bool stage = stages(u, c);
+    const int64_t vpad = vend % c == 0 ? vend : stage ? padded_vecs(vend, c) : 0;
+    if (end % u || !vpad || (u == 1 && c == 1)) continue;
+    UOpPtr ro = u > 1 ? split(r, end, u) : r, vo = c > 1 ? split(v, vpad, c) : v;
+    TileRows& rows = p.rows;
+    rows.clear();
+    for (int q = 0; q < u; ++q)
+      for (int c0 = 0; c0 < c; ++c0) {
+        std::vector<std::pair<const UOp*, UOpPtr>> at;
+        if (u > 1) at.emplace_back(r.get(), alu(Op::ADD, alu(Op::MUL, ro, const_int(r->dtype, u)), const_int(r->dtype, q)));
+        if (c > 1) at.emplace_back(v.get(), alu(Op::ADD, alu(Op::MUL, vo, const_int(v->dtype, c)), const_int(v->dtype, c0)));
+        std::vector<UOpPtr> row;
+        for (const auto& ls : lane_sinks) row.push_back(simplify(substitute(ls, at)));
+        rows.push_back(std::move(row));
+      }
+    if (c > 1 && vpad == c) ranges.pop_back();
+    else if (c > 1) ranges.back() = vo;
+    if (u > 1 && end == u) ranges.erase(ranges.begin() + static_cast<long>(ri));
+    else if (u > 1) ranges[ri] = ro;
+    // the vector loop outermost: one column panel of B stays in cache while every row tile passes over it
+    // (not on a GPU: its contiguous loop must stay innermost, on grid dim 0)
+    if (u > 1 && has_vector_loop && vend > c && ranges.size() > 1 && !is_gpu(caps))
+      std::rotate(ranges.begin(), ranges.end() - 1, ranges.end());
+    // the panel is copied where the row loop opens: it must be the innermost, after every loop the copy reads
+    const std::vector<UOpPtr> gates = vpad != vend ? padding_gates(c, vo, vend) : std::vector<UOpPtr>{};
+    const UOpPtr& row = u > 1 ? ro : r;
+    int64_t next_id = next_range_id(sink);
+    if (stage && row->op == Op::RANGE && ranges.back() == row)
+      if ((p.staged = stage_panel(rows, c, row, vo, shared_k, gates, next_id))) p.staged_row = row;
+    if (!gates.empty()) gate_padded_vectors(rows, vo, gates);
+    return;
   }
+}
 
-  Emitter e(k, caps, std::move(var_params));
+// The only code that writes the kernel's instructions (the GPU plans and hand-written kernels aside): the grid,
+// the loops, the staged panel, the tile's reductions and stores.
+void linearize(Plan& p) {
+  KirProgram& k = p.kir;
+  const UOpPtr& sink = p.sink;
+  const std::vector<UOpPtr>& ranges = p.ranges;
+  Emitter e(k, p.caps, p.var_params);
   std::vector<int32_t> loops;
   // the grid takes the first loop of constant length (launch dims do not depend on variables); output loops are
   // independent, so a symbolic loop before it can run inside it
   size_t grid = ranges.size();
   for (size_t i = 0; i < ranges.size() && grid == ranges.size(); ++i)
     if (is_const_end(ranges[i])) grid = i;
-  if (caps.max_global_dims < 1 || is_gpu(caps)) grid = ranges.size();
+  if (p.caps.max_global_dims < 1 || is_gpu(p.caps)) grid = ranges.size();
   if (grid < ranges.size()) e.special(ranges[grid]);
-  if (is_gpu(caps)) bind_gpu_grid(e, ranges, caps, next_range_id(sink));
+  if (is_gpu(p.caps)) bind_gpu_grid(e, ranges, p.caps, next_range_id(sink));
   for (size_t i = 0; i < ranges.size(); ++i) {
-    if (staged && ranges[i] == staged_row) {  // the panel, once per iteration of the loops outside the rows
-      e.emit(staged->buffer);
-      const int32_t copy = e.open_loop(staged->loop);
-      for (const auto& lanes : staged->copies) e.store_lanes(lanes);
+    if (p.staged && ranges[i] == p.staged_row) {  // the panel, once per iteration of the loops outside the rows
+      e.emit(p.staged->buffer);
+      const int32_t copy = e.open_loop(p.staged->loop);
+      for (const auto& lanes : p.staged->copies) e.store_lanes(lanes);
       e.close_loop(copy);
     }
     if (i != grid && !e.bound(ranges[i])) loops.push_back(e.open_loop(ranges[i]));
   }
-  if (lane_sinks.size() == 1) {
+  if (p.lanes.size() == 1) {
     for (const auto& st : sink->src) {
-      int32_t p = e.emit(st->src[0]), idx = e.emit(st->src[1]), v = e.emit(st->src[2]);
-      k.add(TG_KIR_STORE, dt(st->dtype), 1, {p, idx, v});
+      int32_t ptr = e.emit(st->src[0]), idx = e.emit(st->src[1]), v = e.emit(st->src[2]);
+      k.add(TG_KIR_STORE, dt(st->dtype), 1, {ptr, idx, v});
     }
   } else {
     std::vector<std::vector<UOpPtr>> reduces;
     std::set<const UOp*> seen;
-    for (const auto& row : rows)
+    for (const auto& row : p.rows)
       for (size_t s = 0; s < sink->src.size(); ++s) {
         std::vector<UOpPtr> vals;
         for (const auto& ls : row) vals.push_back(ls->src[s]->src[2]);
         collect_reduce_lanes(vals, seen, reduces);
       }
     e.prefuse_reduces(reduces);
-    for (const auto& row : rows)
+    for (const auto& row : p.rows)
       for (size_t s = 0; s < sink->src.size(); ++s) {
         std::vector<UOpPtr> stores;
         for (const auto& ls : row) stores.push_back(ls->src[s]);
@@ -256,8 +281,9 @@ KirProgram lower_planned(const sched::Kernel& kernel, const std::vector<std::sha
   }
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) e.close_loop(*it);
   k.flops = e.flops();
-  return k;
 }
+
+namespace {
 
 // The widest image2d view of `texels` RGBA texels within the renderer's limits: a power-of-two width that divides
 // them, with at most image_max_height rows. 0 when there is none.
@@ -269,30 +295,28 @@ uint32_t image_width(int64_t texels, const tg_renderer_caps& caps) {
   return 0;
 }
 
+}  // namespace
+
 // Images (IMAGE=1) on a renderer with image2d reads (caps.image_max_width): every float32 buffer a kernel only
 // reads goes through an image view (the texture path, which Adreno's caches serve better than plain loads). The
 // lowering does not change: only the parameters' kind and their PARAM instructions' address space.
-void read_through_images(KirProgram& k, const std::vector<std::shared_ptr<rt::Buffer>>& bufs, const tg_renderer_caps& caps) {
-  if (!TG_ABI_HAS(&caps, tg_renderer_caps, image_max_height) || caps.image_max_width == 0)
+void read_through_images(Plan& p) {
+  KirProgram& k = p.kir;
+  const auto& bufs = p.bufs;
+  const tg_renderer_caps& caps = p.caps;
+  if (p.kernel.custom || !p.opts.switches.images || !TG_ABI_HAS(&caps, tg_renderer_caps, image_max_height) || caps.image_max_width == 0)
     return;
   std::vector<bool> image(k.params.size(), false);
   for (size_t i = 0; i < bufs.size() && i < k.params.size(); ++i) {
-    tg_kir_param& p = k.params[i];
-    if (p.kind != TG_PARAM_BUFFER || p.writable || p.dtype != TG_DTYPE_FLOAT32 || bufs[i]->numel() % 4 || bufs[i]->numel() == 0) continue;
-    if (const uint32_t w = image_width(bufs[i]->numel() / 4, caps)) p.kind = TG_PARAM_IMAGE, p.reserved = w, image[i] = true;
+    tg_kir_param& param = k.params[i];
+    if (param.kind != TG_PARAM_BUFFER || param.writable || param.dtype != TG_DTYPE_FLOAT32 || bufs[i]->numel() % 4 ||
+        bufs[i]->numel() == 0)
+      continue;
+    if (const uint32_t w = image_width(bufs[i]->numel() / 4, caps)) param.kind = TG_PARAM_IMAGE, param.reserved = w, image[i] = true;
   }
   for (tg_kir_inst& in : k.insts)
     if (in.op == TG_KIR_PARAM && in.arg.i >= 0 && static_cast<size_t>(in.arg.i) < image.size() && image[in.arg.i])
       in.addrspace = TG_ADDR_IMAGE;
-}
-
-}  // namespace
-
-KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shared_ptr<rt::Buffer>>& bufs,
-                        const tg_renderer_caps& caps, const LowerOpts& opts) {
-  KirProgram k = lower_planned(kernel, bufs, caps, opts);
-  if (!kernel.custom && opts.switches.images) read_through_images(k, bufs, caps);
-  return k;
 }
 
 }  // namespace tg::codegen

@@ -58,7 +58,7 @@ Key make_key(const sched::Kernel& k, const std::vector<std::shared_ptr<rt::Buffe
     key.ints.push_back(static_cast<int64_t>(b->numel()));
   }
   key.ints.insert(key.ints.end(), {o.upcast, o.tile_rows, o.tile_vecs, o.plain, o.switches.images, o.switches.tensor_cores,
-                                     o.switches.check_ir});
+                                     o.switches.check_ir, o.switches.debug, o.switches.time_passes});
   return key;
 }
 

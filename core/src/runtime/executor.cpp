@@ -208,7 +208,8 @@ void clear_program_cache(const Device* device) {
 
 void run_schedule(std::vector<sched::ScheduleItem>& items) {
   const Options options = read_options();
-  const codegen::LowerSwitches switches{options.images, options.tensor_cores, options.check_ir};
+  const codegen::LowerSwitches switches{options.images, options.tensor_cores, options.check_ir, debug_level(),
+                                        options.time_passes};
   // 1. codegen (serial: cheap) and cache lookup
   std::vector<Prepared> prepared;
   for (auto& it : items) {

@@ -33,6 +33,7 @@ Options read_options() {
   o.check_ir = kDebugBuild || flag("TG_CHECK_IR");
   o.parallel_compile = getenv_int("PARALLEL_COMPILE", 0);
   o.jit = getenv_int("JIT", 1) != 0;
+  o.time_passes = flag("TG_TIME_PASSES");
   return o;
 }
 

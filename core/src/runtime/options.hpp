@@ -14,6 +14,7 @@ struct Options {
   bool check_ir = false;       // TG_CHECK_IR=1, and always in debug and sanitizer builds: verify kernel IR and KIR
   int parallel_compile = 0;    // PARALLEL_COMPILE=n: compile a schedule's new kernels on n threads (0: the cores)
   bool jit = true;             // JIT=0: a Jit runs its function every call instead of replaying
+  bool time_passes = false;    // TG_TIME_PASSES=1: each lowering step's time, per kernel and summed at exit
 };
 
 Options read_options();

@@ -133,6 +133,26 @@ TEST(Upcast, NoOptLowersThePlainLoopNest) {
   }
 }
 
+// The pipeline's switches: DEBUG=5 shows the plan after each named step ("(unchanged)" where it had nothing to
+// do), TG_TIME_PASSES each step's time; the KIR is the same either way.
+TEST(Pipeline, DebugShowsEveryStepAndTimePassesTimesThem) {
+  const Tensor a = Tensor::rand({64, 64}, 5), b = Tensor::rand({64, 64}, 6);
+  std::vector<std::shared_ptr<rt::Buffer>> outs;
+  auto items = sched::create_schedule({a.matmul(b).node()}, a.device(), outs);
+  ASSERT_EQ(items.size(), 1u);
+  const tg_renderer_caps caps = items[0].bufs[0]->device().caps();
+  const KirProgram quiet = lower_kernel(items[0].kernel, items[0].bufs, caps);
+  testing::internal::CaptureStderr();
+  const KirProgram shown = lower_kernel(items[0].kernel, items[0].bufs, caps, LowerOpts{.switches = {.debug = 5, .time_passes = true}});
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(shown.hash(), quiet.hash()) << "the switches changed the kernel";
+  const std::string name = items[0].kernel.name;
+  for (const char* step : {"simplify_indices:", "upcast_lanes:", "register_tile:", "linearize:"})
+    EXPECT_NE(log.find("lower " + name + ": after " + step), std::string::npos) << step << "\n" << log;
+  EXPECT_NE(log.find("after lower_as_written (unchanged)"), std::string::npos) << log;
+  EXPECT_NE(log.find("TG_TIME_PASSES " + name + ": check_spec"), std::string::npos) << log;
+}
+
 TEST(Upcast, StridedLoadsAreGatheredAndCorrect) {
   // a transposed input is strided along the upcast axis: its lanes are loaded one by one, the store is a vector
   std::vector<float> a(12 * 8);

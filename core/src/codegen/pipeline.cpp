@@ -1,0 +1,103 @@
+// lower_kernel: a kernel graph -> KIR for one renderer, as a list of named steps (plan.hpp says what each does;
+// lower.cpp and lower_gpu.cpp have them). DEBUG=5 prints the plan after each step ("(unchanged)" where a step had
+// nothing to do); TG_TIME_PASSES=1 prints each step's time per kernel, and the sums when the process exits.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <sstream>
+#include <utility>
+
+#include "codegen/plan.hpp"
+
+namespace tg::codegen {
+
+namespace {
+
+using Step = void (*)(Plan&);
+// Planning stops at the first step that lowers the whole kernel; finishing steps run on whatever was lowered.
+constexpr std::pair<const char*, Step> kPlanning[] = {
+    {"check_spec", check_spec},              // the kernel graph against its spec (debug builds, TG_CHECK_IR)
+    {"simplify_indices", simplify_indices},  // symbolic rules over the index arithmetic
+    {"lower_as_written", lower_as_written},  // a hand-written kernel keeps its loops
+    {"gpu_plans", gpu_plans},                // tensor cores, local-memory tiles, group reduces
+    {"upcast_lanes", upcast_lanes},          // the output vector
+    {"register_tile", register_tile},        // the accumulator tile, its padding and staged panel
+    {"linearize", linearize},                // instructions
+};
+constexpr std::pair<const char*, Step> kFinishing[] = {
+    {"read_through_images", read_through_images},  // IMAGE=1 parameters
+};
+
+// Step times summed over the process, printed at exit under TG_TIME_PASSES.
+struct PassTotals {
+  std::mutex mu;
+  std::vector<std::pair<std::string, double>> ms;  // in pipeline order
+  int kernels = 0;
+  ~PassTotals() {
+    if (kernels == 0) return;
+    double total = 0;
+    std::fprintf(stderr, "TG_TIME_PASSES: %d kernels lowered\n", kernels);
+    for (const auto& [name, t] : ms) std::fprintf(stderr, "  %-20s %10.3f ms\n", name.c_str(), t), total += t;
+    std::fprintf(stderr, "  %-20s %10.3f ms\n", "total", total);
+  }
+  void add(const std::vector<std::pair<std::string, double>>& kernel) {
+    std::lock_guard lock(mu);
+    ++kernels;
+    for (const auto& [name, t] : kernel) {
+      auto it = std::find_if(ms.begin(), ms.end(), [&](const auto& e) { return e.first == name; });
+      if (it == ms.end()) ms.emplace_back(name, t);
+      else it->second += t;
+    }
+  }
+};
+PassTotals& pass_totals() {
+  static PassTotals totals;
+  return totals;
+}
+
+}  // namespace
+
+std::string Plan::str() const {
+  if (done || !kir.insts.empty()) return kir.dump();
+  std::ostringstream os;
+  os << "  loops:";
+  for (const auto& r : ranges) os << " " << r->str() << (r->src[0]->op == ir::Op::CONST ? "(" + std::to_string(r->src[0]->arg_int()) + ")" : "(var)");
+  os << " | lanes " << lanes.size() << " | tile entries " << rows.size();
+  if (staged) os << " | panel " << staged->buffer->arg_ints()[0] << " elements, copied where " << staged_row->str() << " opens";
+  os << "\n  " << (rows.empty() || rows[0].empty() ? sink : rows[0][0])->str(12) << "\n";
+  return os.str();
+}
+
+KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shared_ptr<rt::Buffer>>& bufs,
+                        const tg_renderer_caps& caps, const LowerOpts& opts) {
+  Plan p = start_plan(kernel, bufs, caps, opts);
+  const bool show = opts.switches.debug >= 5, time = opts.switches.time_passes;
+  std::vector<std::pair<std::string, double>> times;
+  std::string before = show ? p.str() : "";
+  auto run = [&](const char* name, Step step) {
+    const auto t0 = std::chrono::steady_clock::now();
+    step(p);
+    if (time) times.emplace_back(name, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    if (!show) return;
+    std::string after = p.str();
+    std::fprintf(stderr, "lower %s: after %s%s", kernel.name.c_str(), name, after == before ? " (unchanged)\n" : ":\n");
+    if (after != before) std::fprintf(stderr, "%s", after.c_str());
+    before = std::move(after);
+  };
+  for (const auto& [name, step] : kPlanning) {
+    run(name, step);
+    if (p.done) break;
+  }
+  for (const auto& [name, step] : kFinishing) run(name, step);
+  if (time) {
+    double total = 0;
+    std::fprintf(stderr, "TG_TIME_PASSES %s:", kernel.name.c_str());
+    for (const auto& [name, t] : times) std::fprintf(stderr, " %s %.3f", name.c_str(), t), total += t;
+    std::fprintf(stderr, " | %.3f ms\n", total);
+    pass_totals().add(times);
+  }
+  return std::move(p.kir);
+}
+
+}  // namespace tg::codegen
