@@ -49,9 +49,7 @@ std::shared_ptr<Program> ProgramHooks::load(tg_device device, const void* blob, 
   auto program = std::make_shared<Program>();
   program->device = device_of(device);
   program->kernel_name = kernel_name;
-  for (const tg_kir_param& param : signature.params())
-    if (param.kind == TG_PARAM_IMAGE)  // the caps claim no images
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel_name, ": the DSP reads no image parameters"));
+  signature.refuse_images(kernel_name, "the DSP");  // its caps claim no images
   program->args_size = signature.args_size();
   program->signature = std::move(signature);
   check_blob(blob, size, program->kernel_name);

@@ -13,11 +13,7 @@ std::shared_ptr<Program> ProgramHooks::load(tg_device device, const void* blob, 
   auto program = std::make_shared<Program>();
   program->device = device_of(device);
   program->kernel_name = kernel_name;
-  const std::vector<tg_kir_param>& params = signature.params();
-  for (uint32_t p = 0; p < signature.size(); ++p)  // the renderer binds buffers and variables, no images
-    if (params[p].kind > TG_PARAM_VAR)
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel_name, ": parameter ", p, " has kind ", params[p].kind,
-                                               " and dtype ", params[p].dtype, "; METAL binds buffers and variables"));
+  signature.refuse_images(kernel_name, "METAL");
   if (signature.size() > 31)  // Metal's argument table: [[buffer(0..30)]]
     throw Error(TG_ERR_INVALID_ARGUMENT,
                 cat("kernel ", kernel_name, " has ", signature.size(), " parameters; Metal binds at most 31"));

@@ -48,6 +48,15 @@ class Signature {
   const std::vector<tg_kir_param>& params() const { return params_; }  // names owned by this object
   const std::vector<size_t>& offsets() const { return offsets_; }      // byte offset of each in the packed blob
   size_t args_size() const { return args_size_; }                      // bytes of the packed blob
+
+  // For a plugin whose caps claim no image reads: throws TG_ERR_INVALID_ARGUMENT naming the kernel, the parameter
+  // and `device` when a parameter is an image.
+  void refuse_images(const char* kernel_name, const std::string& device) const {
+    for (uint32_t p = 0; p < size(); ++p)
+      if (params_[p].kind == TG_PARAM_IMAGE)
+        throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel_name, ": parameter ", p, " has kind ", params_[p].kind,
+                                                 " (an image view); ", device, " binds buffers and variables"));
+  }
   uint32_t size() const { return static_cast<uint32_t>(params_.size()); }
 
   // Throws unless an exec's argument blob has exactly this signature's size.
