@@ -1,0 +1,129 @@
+// The free functions the Emitter (emitter.hpp) and the planners share: UOp ops and dtypes as KIR's, and the checks
+// that decide whether the lanes of an upcast axis (lane l: the axis index replaced by base + l) become one vector
+// instruction: consecutive indices, isomorphic graphs, vectorizable values.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "codegen/decompositions.hpp"
+#include "codegen/kir.hpp"
+#include "ir/symbolic.hpp"
+#include "ir/uop.hpp"
+#include "tg/error.hpp"
+
+namespace tg::codegen {
+
+using namespace ir;
+
+inline tg_kir_op kir_op(Op op) {
+  switch (op) {
+    case Op::NEG: return TG_KIR_NEG;
+    case Op::EXP2: return TG_KIR_EXP2;
+    case Op::LOG2: return TG_KIR_LOG2;
+    case Op::SIN: return TG_KIR_SIN;
+    case Op::SQRT: return TG_KIR_SQRT;
+    case Op::RECIP: return TG_KIR_RECIP;
+    case Op::TRUNC: return TG_KIR_TRUNC;
+    case Op::CAST: return TG_KIR_CAST;
+    case Op::BITCAST: return TG_KIR_BITCAST;
+    case Op::ADD: return TG_KIR_ADD;
+    case Op::SUB: return TG_KIR_SUB;
+    case Op::MUL: return TG_KIR_MUL;
+    case Op::IDIV: return TG_KIR_IDIV;
+    case Op::MOD: return TG_KIR_MOD;
+    case Op::FDIV: return TG_KIR_FDIV;
+    case Op::MAX: return TG_KIR_MAX;
+    case Op::CMPLT: return TG_KIR_CMPLT;
+    case Op::CMPNE: return TG_KIR_CMPNE;
+    case Op::CMPEQ: return TG_KIR_CMPEQ;
+    case Op::AND: return TG_KIR_AND;
+    case Op::OR: return TG_KIR_OR;
+    case Op::XOR: return TG_KIR_XOR;
+    case Op::SHL: return TG_KIR_SHL;
+    case Op::SHR: return TG_KIR_SHR;
+    case Op::WHERE: return TG_KIR_WHERE;
+    case Op::MULACC: return TG_KIR_MULACC;
+    case Op::FMA: return TG_KIR_FMA;
+    case Op::DOT4: return TG_KIR_DOT4;
+    case Op::LUT16: return TG_KIR_LUT16;
+    default: throw Error(std::string("tg: no KIR op for ") + op_name(op));
+  }
+}
+
+inline uint8_t dt(DType d) { return static_cast<uint8_t>(d.scalar); }
+
+// a loop of fixed length (a symbolic dim's loop ends at an expression of variables)
+inline bool is_const_end(const UOpPtr& range) { return range->src[0]->op == Op::CONST; }
+
+// The dtype whose op table decides whether the renderer takes an op (comparisons: the operands').
+inline DType op_dtype(const UOp& u) {
+  if (is_comparison(u.op) || u.op == Op::CAST || u.op == Op::BITCAST) return u.src[0]->dtype;
+  return u.dtype;
+}
+
+inline bool e_vector_ok(const tg_renderer_caps& caps, DType d, int w) {
+  return (caps.dtypes >> dt(d) & 1u) && (caps.vector_widths[dt(d)] >> w & 1u);
+}
+
+// idx[l] == idx[0] + l * stride for every lane
+inline bool consecutive_index(const std::vector<UOpPtr>& idx, int64_t stride = 1) {
+  for (size_t l = 1; l < idx.size(); ++l) {
+    UOpPtr diff = simplify(alu(Op::SUB, idx[l], idx[0]));
+    if (diff->op != Op::CONST || diff->arg_int() != static_cast<int64_t>(l) * stride) return false;
+  }
+  return true;
+}
+
+// Index steps between the lanes of a vector load: 1, or a packed load's bytes per value.
+inline int64_t lane_stride(const UOp& load) { return is_packed_load(load) ? load.dtype.itemsize() : 1; }
+
+inline bool isomorphic(const std::vector<UOpPtr>& lanes) {
+  const UOp& a = *lanes[0];
+  for (const auto& l : lanes)
+    if (l->op != a.op || l->dtype != a.dtype || l->src.size() != a.src.size() || !(l->arg == a.arg)) return false;
+  return true;
+}
+
+inline std::vector<UOpPtr> src_lanes(const std::vector<UOpPtr>& lanes, size_t i) {
+  std::vector<UOpPtr> out;
+  for (const auto& l : lanes) out.push_back(l->src[i]);
+  return out;
+}
+
+// Lanes that vectorize cleanly: isomorphic, every load the same in all lanes or contiguous, reductions over the
+// same loops. Anything else would be gathered lane by lane, which costs more than the vector saves.
+inline bool vectorizable(const std::vector<UOpPtr>& lanes, std::map<const UOp*, bool>& memo) {
+  if (std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l.get() == lanes[0].get(); })) return true;
+  if (auto it = memo.find(lanes[0].get()); it != memo.end()) return it->second;
+  bool ok = isomorphic(lanes) && lanes[0]->op != Op::RANGE;
+  if (ok && lanes[0]->op == Op::LOAD) {
+    ok = consecutive_index(src_lanes(lanes, 1), lane_stride(*lanes[0])) &&
+         (lanes[0]->src.size() == 2 ||
+          std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l->src[2].get() == lanes[0]->src[2].get(); }));
+  } else if (ok && lanes[0]->op == Op::REDUCE) {
+    for (size_t i = 1; ok && i < lanes[0]->src.size(); ++i)
+      for (const auto& l : lanes) ok = ok && l->src[i].get() == lanes[0]->src[i].get();
+    ok = ok && vectorizable(src_lanes(lanes, 0), memo);
+  } else {
+    for (size_t i = 0; ok && i < lanes[0]->src.size(); ++i) ok = vectorizable(src_lanes(lanes, i), memo);
+  }
+  return memo[lanes[0].get()] = ok;
+}
+
+// The lane groups of every REDUCE reachable from these lanes (walking isomorphic lanes in step).
+inline void collect_reduce_lanes(const std::vector<UOpPtr>& lanes, std::set<const UOp*>& seen, std::vector<std::vector<UOpPtr>>& out) {
+  if (!seen.insert(lanes[0].get()).second) return;
+  if (lanes[0]->op == Op::REDUCE) {
+    out.push_back(lanes);
+    return;
+  }
+  if (!isomorphic(lanes)) return;
+  for (size_t i = 0; i < lanes[0]->src.size(); ++i) collect_reduce_lanes(src_lanes(lanes, i), seen, out);
+}
+
+}  // namespace tg::codegen
