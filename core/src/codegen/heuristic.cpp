@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "codegen/lower_gpu.hpp"
+#include "codegen/plan.hpp"
+#include "codegen/stage_panel.hpp"
 
 namespace tg::codegen {
 
@@ -54,6 +56,58 @@ bool stages_pay(const tg_renderer_caps& caps, int64_t row_tiles, int64_t operand
 int64_t padded_vecs(int64_t vecs, int c) {
   const int64_t padded = (vecs + c - 1) / c * c;
   return (padded - vecs) * 8 <= vecs ? padded : 0;
+}
+
+}  // namespace tg::codegen
+
+namespace tg::codegen {
+
+// tinygrad's hand_coded_optimizations: a GPU plan where one fits; else the output vector one register wide (the
+// widest that applies), then the register tile that fits the register file beside its loads, its vector loop
+// padded and its shared panel staged where the copy pays.
+void hand_coded_opts(Plan& p) {
+  if (is_gpu(p.caps))
+    for (OptOp plan : {OptOp::TC, OptOp::LOCAL, OptOp::GROUP}) {
+      if (plan == OptOp::TC && !p.opts.switches.tensor_cores) continue;
+      if (run_gpu_plan(p, plan, {}).empty()) return p.applied.push_back({plan});
+    }
+  if (p.axes.empty()) return;
+  const int last = static_cast<int>(p.axes.size()) - 1;
+  const DType out = p.sink->src[0]->src[2]->dtype;
+  for (int w : {16, 8, 4, 2})
+    if (w <= widest_lanes(p.caps, out) && apply_opt(p, {OptOp::UPCAST, last, w}).empty()) break;
+  const TileLoops t = tile_loops(p);
+  if (!t.reduces || !t.row) return;
+  const int lanes = static_cast<int>(p.lanes.size());
+  const UOpPtr shared_k = t.vec ? shared_reduce_range(p.lanes, t.row, t.vec) : nullptr;
+  auto stages = [&](int u, int c) {
+    const int64_t bytes = shared_k ? shared_k->src[0]->arg_int() * lanes * static_cast<int64_t>(out.itemsize()) : 0;
+    return shared_k && u > 1 && c > 1 && t.vecs > c && stages_pay(p.caps, t.rows / u, bytes * t.vecs, bytes * c);
+  };
+  // a tile's actions; where they do not build (a shared operand that is computed, not loaded, has no panel to
+  // stage), they are taken back: build_planned changes the loops only when it succeeds
+  auto try_tile = [&](int u, int c, bool stage, bool pad) {
+    const size_t before = p.applied.size();
+    Opts tile;
+    if (u > 1) tile.push_back({OptOp::UPCAST, t.row_axis, u});
+    if (pad) tile.push_back({OptOp::PADTO, t.vec_axis, c});
+    if (c > 1) tile.push_back({OptOp::UPCAST, t.vec_axis, c});
+    if (stage) tile.push_back({OptOp::STAGE, t.row_axis, 0});
+    std::string why;
+    for (const Opt& o : tile)
+      if (why.empty()) why = apply_opt(p, o);
+    if (why.empty()) why = build_planned(p);
+    if (why.empty()) return true;
+    p.applied.resize(before);
+    p.tile_u = p.tile_c = 1, p.pad_to = 0, p.stage = false;
+    return false;
+  };
+  for (auto [u, c] : register_tiles(p.caps, out, lanes, t.rows, shared_k ? 0 : t.vecs)) {
+    const bool stage = stages(u, c);
+    const int64_t vpad = t.vecs % c == 0 ? t.vecs : stage ? padded_vecs(t.vecs, c) : 0;
+    if (t.rows % u || !vpad) continue;
+    if (try_tile(u, c, stage, vpad != t.vecs) || (stage && vpad == t.vecs && try_tile(u, c, false, false))) return;
+  }
 }
 
 }  // namespace tg::codegen

@@ -1,6 +1,7 @@
 // What the heuristic chooses from the renderer's description of its machine (caps.simd_*, l2_bytes): how many
 // lanes an output vector has, which register tile a reduction takes, and whether its shared operand is staged in
-// panels. lower.cpp applies the choices; BEAM (runtime/executor.cpp) may override the first two.
+// panels. hand_coded_opts (plan.hpp) turns these into optimization actions (opt.hpp) that apply_opts.cpp applies;
+// BEAM (search.cpp) searches the same actions.
 #pragma once
 
 #include <cstdint>

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/opt.hpp"
 #include "tg/plugin_abi.h"
 
 namespace tg::codegen {
@@ -20,6 +21,7 @@ struct KirProgram {
   tg_launch_dims dims{{1, 1, 1}, {1, 1, 1}};
   double flops = 0;  // estimated ALU ops per launch (for DEBUG=2 GFLOP/s)
   double bytes = 0;  // buffer bytes touched per launch (for GB/s)
+  Opts opts;         // the optimization actions lowering applied (DEBUG=3 prints them; BEAM keeps the best)
 
   int32_t add(tg_kir_op op, uint8_t dtype, uint8_t vcount, std::vector<int32_t> src, tg_kir_arg arg = {.i = 0},
               uint8_t addrspace = TG_ADDR_GLOBAL);

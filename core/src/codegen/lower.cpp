@@ -1,6 +1,6 @@
-// The lowering steps pipeline.cpp runs (plan.hpp): the plan every device shares (output vectors, register tiles,
-// staged panels, the grid's first loop), hand-written kernels as written, and the linearizer; work-group devices
-// take their own plan where one applies (lower_gpu.cpp). The Emitter (emitter.hpp) turns graphs into instructions.
+// The lowering steps pipeline.cpp runs (plan.hpp) around the actions (apply_opts.cpp): the parameters, index
+// simplification, hand-written kernels as written, the linearizer, and image reads. The Emitter (emitter.hpp)
+// turns graphs into instructions.
 #include "codegen/plan.hpp"
 
 #include <algorithm>
@@ -9,9 +9,7 @@
 #include <set>
 
 #include "codegen/emitter.hpp"
-#include "codegen/heuristic.hpp"
 #include "codegen/lower_gpu.hpp"
-#include "codegen/stage_panel.hpp"
 #include "ir/spec.hpp"
 #include "runtime/buffer.hpp"
 
@@ -119,6 +117,7 @@ void simplify_indices(Plan& p) {
   p.sink = graph_rewrite(p.sink, pm_symbolic(), "lower");
   for (const auto& r : p.kernel.out_ranges)  // output loops still present after simplification, outermost first
     if (!is_const_end(r) || r->src[0]->arg_int() > 1) p.ranges.push_back(r);
+  p.axes = p.ranges;
   p.lanes = {p.sink};
   p.rows = {p.lanes};
 }
@@ -127,109 +126,6 @@ void lower_as_written(Plan& p) {
   if (!p.kernel.custom) return;
   p.kir = lower_custom(p.kir, p.kernel, p.sink, p.caps, p.var_params);
   p.done = true;
-}
-
-void gpu_plans(Plan& p) {
-  if (!is_gpu(p.caps) || p.opts.plain) return;
-  std::optional<KirProgram> planned = lower_tc_matmul(p.kir, p.sink, p.ranges, p.caps, p.var_params, p.opts);
-  if (!planned) planned = lower_tiled_matmul(p.kir, p.sink, p.ranges, p.caps, p.var_params, p.opts);
-  if (!planned) planned = lower_grouped(p.kir, p.sink, p.ranges, p.caps, p.var_params);
-  if (planned) p.kir = std::move(*planned), p.done = true;
-}
-
-void upcast_lanes(Plan& p) {
-  const UOpPtr& sink = p.sink;
-  std::vector<UOpPtr>& ranges = p.ranges;
-  if (ranges.empty() || !is_const_end(ranges.back())) return;
-  const UOpPtr& r = ranges.back();
-  int64_t end = r->src[0]->arg_int();
-  DType out = sink->src[0]->src[2]->dtype;
-  const int widest = widest_lanes(p.caps, out);  // one register (a GPU work-item: float4-sized)
-  for (int w : {16, 8, 4, 2}) {
-    if (p.opts.upcast ? w != p.opts.upcast : w > widest) continue;
-    if (end % w || w * out.itemsize() > 64 || !e_vector_ok(p.caps, out, w)) continue;
-    UOpPtr outer = end == w ? const_int(r->dtype, 0)
-                            : UOp::make(Op::RANGE, r->dtype, {const_int(r->dtype, end / w)}, RangeInfo{r->range().id, AxisType::UPCAST});
-    std::vector<UOpPtr> lanes;
-    for (int l = 0; l < w; ++l)
-      lanes.push_back(simplify(substitute(sink, {{r.get(), alu(Op::ADD, alu(Op::MUL, outer, const_int(r->dtype, w)), const_int(r->dtype, l))}})));
-    std::vector<UOpPtr> idx, vals;
-    for (const auto& ls : lanes) idx.push_back(ls->src[0]->src[1]), vals.push_back(ls->src[0]->src[2]);
-    std::map<const UOp*, bool> memo;
-    if (!consecutive_index(idx) || !vectorizable(vals, memo)) return;  // lanes would be gathered: stay scalar
-    if (end == w) ranges.pop_back();  // the lanes cover the whole loop
-    else ranges.back() = outer, ++p.tile_axis;
-    p.lanes = std::move(lanes);
-    p.rows = {p.lanes};
-    return;
-  }
-}
-
-void register_tile(Plan& p) {
-  const UOpPtr& sink = p.sink;
-  const tg_renderer_caps& caps = p.caps;
-  std::vector<UOpPtr>& ranges = p.ranges;
-  const std::vector<UOpPtr>& lane_sinks = p.lanes;
-  bool has_reduce = false;
-  for (const UOp* n : toposort(std::vector<UOpPtr>{sink})) has_reduce |= n->op == Op::REDUCE;
-  // (with no other output loop, the vector loop itself is tiled: u adjacent vectors per iteration)
-  if (lane_sinks.size() <= 1 || !has_reduce || ranges.empty()) return;
-  const size_t tile_axis = p.tile_axis;
-  size_t ri = ranges.size() >= tile_axis + 1 ? ranges.size() - 1 - tile_axis : ranges.size() - 1;
-  const UOpPtr r = ranges[ri];
-  int64_t end = is_const_end(r) ? r->src[0]->arg_int() : 1;  // a symbolic loop is not tiled (u = 1 leaves it be)
-  const bool has_vector_loop = tile_axis == 1 && ri + 1 < ranges.size() && is_const_end(ranges.back());
-  const UOpPtr v = has_vector_loop ? ranges.back() : nullptr;
-  const int64_t vend = v ? v->src[0]->arg_int() : 1;
-  auto split = [](const UOpPtr& range, int64_t n, int f) {
-    return n == f ? const_int(range->dtype, 0)
-                  : UOp::make(Op::RANGE, range->dtype, {const_int(range->dtype, n / f)}, RangeInfo{range->range().id, AxisType::UPCAST});
-  };
-  // the loads every row tile shares (a matmul's B): where the heuristic stages them per panel, the vector loop
-  // may also pad to whole tiles (stage_panel.hpp)
-  const DType out = sink->src[0]->src[2]->dtype;
-  const int lanes = static_cast<int>(lane_sinks.size());
-  const UOpPtr shared_k = v && has_vector_loop ? shared_reduce_range(lane_sinks, r, v) : nullptr;
-  auto stages = [&](int u, int c) {
-    const int64_t bytes = shared_k ? shared_k->src[0]->arg_int() * lanes * static_cast<int64_t>(out.itemsize()) : 0;
-    return shared_k && c > 1 && vend > c && stages_pay(caps, end / u, bytes * vend, bytes * c);
-  };
-  // u x c accumulators as many as the register file holds beside the loads (heuristic.cpp), or BEAM's choice
-  std::vector<std::pair<int, int>> tiles = register_tiles(caps, out, lanes, end, shared_k ? 0 : vend);
-  if (p.opts.tile_rows) tiles = {{p.opts.tile_rows, std::max(p.opts.tile_vecs, 1)}};
-  for (auto [u, c] : tiles) {
-    const bool stage = stages(u, c);
-    const int64_t vpad = vend % c == 0 ? vend : stage ? padded_vecs(vend, c) : 0;
-    if (end % u || !vpad || (u == 1 && c == 1)) continue;
-    UOpPtr ro = u > 1 ? split(r, end, u) : r, vo = c > 1 ? split(v, vpad, c) : v;
-    TileRows& rows = p.rows;
-    rows.clear();
-    for (int q = 0; q < u; ++q)
-      for (int c0 = 0; c0 < c; ++c0) {
-        std::vector<std::pair<const UOp*, UOpPtr>> at;
-        if (u > 1) at.emplace_back(r.get(), alu(Op::ADD, alu(Op::MUL, ro, const_int(r->dtype, u)), const_int(r->dtype, q)));
-        if (c > 1) at.emplace_back(v.get(), alu(Op::ADD, alu(Op::MUL, vo, const_int(v->dtype, c)), const_int(v->dtype, c0)));
-        std::vector<UOpPtr> row;
-        for (const auto& ls : lane_sinks) row.push_back(simplify(substitute(ls, at)));
-        rows.push_back(std::move(row));
-      }
-    if (c > 1 && vpad == c) ranges.pop_back();
-    else if (c > 1) ranges.back() = vo;
-    if (u > 1 && end == u) ranges.erase(ranges.begin() + static_cast<long>(ri));
-    else if (u > 1) ranges[ri] = ro;
-    // the vector loop outermost: one column panel of B stays in cache while every row tile passes over it
-    // (not on a GPU: its contiguous loop must stay innermost, on grid dim 0)
-    if (u > 1 && has_vector_loop && vend > c && ranges.size() > 1 && !is_gpu(caps))
-      std::rotate(ranges.begin(), ranges.end() - 1, ranges.end());
-    // the panel is copied where the row loop opens: it must be the innermost, after every loop the copy reads
-    const std::vector<UOpPtr> gates = vpad != vend ? padding_gates(c, vo, vend) : std::vector<UOpPtr>{};
-    const UOpPtr& row = u > 1 ? ro : r;
-    int64_t next_id = next_range_id(sink);
-    if (stage && row->op == Op::RANGE && ranges.back() == row)
-      if ((p.staged = stage_panel(rows, c, row, vo, shared_k, gates, next_id))) p.staged_row = row;
-    if (!gates.empty()) gate_padded_vectors(rows, vo, gates);
-    return;
-  }
 }
 
 // The only code that writes the kernel's instructions (the GPU plans and hand-written kernels aside): the grid,

@@ -1,7 +1,10 @@
 // Lowering a scheduled kernel graph to KIR for one renderer.
 #pragma once
 
+#include <optional>
+
 #include "codegen/kir.hpp"
+#include "codegen/opt.hpp"
 #include "schedule/schedule.hpp"
 
 namespace tg::codegen {
@@ -17,17 +20,15 @@ struct LowerSwitches {
   bool operator==(const LowerSwitches&) const = default;
 };
 
-// What the heuristics choose that a search (BEAM=n) may override; 0 leaves a choice to the heuristic.
+// How a kernel is optimized: the heuristic's choice (heuristic.cpp), or exactly the given actions (opt.hpp), as
+// BEAM and the tests give them.
 struct LowerOpts {
-  int upcast = 0;     // lanes of the output vector: 1 = none, else 2..16 (used when it divides and vectorizes)
-  int tile_rows = 0;  // register tile of tile_rows x tile_vecs vectors (1 x 1: none), when it divides; in a GPU
-  int tile_vecs = 0;  // matmul plan: the most outputs per work-item (rows x columns) or m x n tiles per warp
-  bool plain = false;  // no work-group plans either (tiled matmuls, tensor cores, shared reduces)
+  std::optional<Opts> actions;  // nullopt: the heuristic chooses; [] the plain loop nest
   LowerSwitches switches;
   bool operator==(const LowerOpts&) const = default;
 };
 // The plain loop nest (NOOPT=1): no lanes, no register tiles, no work-group plans.
-inline constexpr LowerOpts plain_loops(LowerSwitches s = {}) { return {1, 1, 1, true, s}; }
+inline LowerOpts plain_loops(LowerSwitches s = {}) { return {Opts{}, s}; }
 
 // Simplifies indices, maps the outermost output range to the device grid, lowers reductions to accumulator
 // loops, computes what the renderer lacks (16-bit floats in float32, transcendentals by polynomials) and

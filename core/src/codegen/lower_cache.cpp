@@ -57,8 +57,10 @@ Key make_key(const sched::Kernel& k, const std::vector<std::shared_ptr<rt::Buffe
     key.ints.push_back(static_cast<int64_t>(b->dtype().scalar) * 256 + b->dtype().count);
     key.ints.push_back(static_cast<int64_t>(b->numel()));
   }
-  key.ints.insert(key.ints.end(), {o.upcast, o.tile_rows, o.tile_vecs, o.plain, o.switches.images, o.switches.tensor_cores,
-                                     o.switches.check_ir, o.switches.debug, o.switches.time_passes});
+  key.ints.insert(key.ints.end(), {o.switches.images, o.switches.tensor_cores, o.switches.check_ir, o.switches.debug,
+                                     o.switches.time_passes, o.actions.has_value()});
+  if (o.actions)
+    for (int32_t v : encode(*o.actions)) key.ints.push_back(v);
   return key;
 }
 

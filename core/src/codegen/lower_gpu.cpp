@@ -224,13 +224,13 @@ std::pair<UOpPtr, UOpPtr> tc_coord(const uint8_t* map, int row_bits, int col_bit
 // again before the next copy. nullopt where the shape does not tile or the device lacks the room.
 std::optional<KirProgram> lower_tiled_matmul(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
                                              const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params,
-                                             const LowerOpts& opts) {
+                                             GpuTile tile) {
   const std::optional<Matmul> mm = match_matmul(sink, ranges);
   if (!mm) return std::nullopt;
   constexpr int64_t T = 16, TK = 16, kThreads = T * T;
   const int64_t M = extent(mm->m), N = extent(mm->n), K = extent(mm->k), B = mm->batch ? extent(mm->batch) : 1;
   if (M % T || N % T || K % TK || K < 4 * TK) return std::nullopt;
-  int64_t TM = opts.tile_rows > 0 ? std::min(opts.tile_rows, 8) : 4, TN = opts.tile_vecs > 0 ? std::min(opts.tile_vecs, 8) : 4;
+  int64_t TM = tile.rows > 0 ? std::min(tile.rows, 8) : 4, TN = tile.cols > 0 ? std::min(tile.cols, 8) : 4;
   while (M % (T * TM)) TM /= 2;
   while (N % (T * TN)) TN /= 2;
   const int64_t BM = T * TM, BN = T * TN, lda = BM + 1;  // A is kept k-major; the pad spreads the copy's stores
@@ -293,11 +293,11 @@ std::optional<KirProgram> lower_tiled_matmul(KirProgram& k, const UOpPtr& sink, 
 // each warp FM x FN tensor-core tiles of it. Per K tile the group copies the A and B tiles it needs into local
 // memory in the tensor core's input dtype (the factors without their widening casts), waits, and each warp
 // gathers its fragments from there lane by lane as the core's bit maps say and issues one WMMA per tile and
-// k-step. nullopt where no tensor core fits the product's dtypes or the shape does not tile. TC=0 turns it off.
+// k-step. nullopt where no tensor core fits the product's dtypes or the shape does not tile.
 std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
                                           const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params,
-                                          const LowerOpts& opts) {
-  if (!TG_ABI_HAS(&caps, tg_renderer_caps, ntensor_cores) || caps.ntensor_cores == 0 || !opts.switches.tensor_cores)
+                                          GpuTile tile) {
+  if (!TG_ABI_HAS(&caps, tg_renderer_caps, ntensor_cores) || caps.ntensor_cores == 0)
     return std::nullopt;
   const std::optional<Matmul> mm = match_matmul(sink, ranges);
   if (!mm) return std::nullopt;
@@ -312,7 +312,7 @@ std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, con
     const int64_t tm = tc.m, tn = tc.n, tk = tc.k, warp = tc.threads, threads = 4 * warp;
     if (K % tk || threads > caps.max_local_threads || threads > caps.max_local[0]) continue;
     // tensor-core tiles per warp: 2 x 4 of m16n8 is a 32 x 32 warp tile (BEAM tries others)
-    int64_t FM = opts.tile_rows > 0 ? std::min(opts.tile_rows, 8) : 2, FN = opts.tile_vecs > 0 ? std::min(opts.tile_vecs, 8) : 4;
+    int64_t FM = tile.rows > 0 ? std::min(tile.rows, 8) : 2, FN = tile.cols > 0 ? std::min(tile.cols, 8) : 4;
     while (FM > 1 && M % (2 * FM * tm)) FM /= 2;
     while (FN > 1 && N % (2 * FN * tn)) FN /= 2;
     const int64_t WM = FM * tm, WN = FN * tn, BM = 2 * WM, BN = 2 * WN, BK = K % (2 * tk) == 0 ? 2 * tk : tk;

@@ -26,14 +26,19 @@ int64_t next_range_id(const UOpPtr& sink);
 std::optional<KirProgram> lower_grouped(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
                                         const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params);
 
+// The outputs per work-item of a matmul plan (tensor-core tiles per warp for TC) along m and n; 0: the plan's own.
+struct GpuTile {
+  int rows = 0, cols = 0;
+};
+
 // A matmul on the renderer's tensor cores (lower_gpu.cpp has the plan). nullopt when it does not apply.
 std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
                                           const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params,
-                                          const LowerOpts& opts);
+                                          GpuTile tile);
 
 // A matmul tiled through local memory (lower_gpu.cpp has the plan). nullopt when it does not apply.
 std::optional<KirProgram> lower_tiled_matmul(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
                                              const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params,
-                                             const LowerOpts& opts);
+                                             GpuTile tile);
 
 }  // namespace tg::codegen

@@ -20,9 +20,7 @@ constexpr std::pair<const char*, Step> kPlanning[] = {
     {"check_spec", check_spec},              // the kernel graph against its spec (debug builds, TG_CHECK_IR)
     {"simplify_indices", simplify_indices},  // symbolic rules over the index arithmetic
     {"lower_as_written", lower_as_written},  // a hand-written kernel keeps its loops
-    {"gpu_plans", gpu_plans},                // tensor cores, local-memory tiles, group reduces
-    {"upcast_lanes", upcast_lanes},          // the output vector
-    {"register_tile", register_tile},        // the accumulator tile, its padding and staged panel
+    {"apply_opts", apply_opts},              // the actions (opt.hpp): output vector, register tile, GPU plans
     {"linearize", linearize},                // instructions
 };
 constexpr std::pair<const char*, Step> kFinishing[] = {
@@ -63,7 +61,7 @@ std::string Plan::str() const {
   std::ostringstream os;
   os << "  loops:";
   for (const auto& r : ranges) os << " " << r->str() << (r->src[0]->op == ir::Op::CONST ? "(" + std::to_string(r->src[0]->arg_int()) + ")" : "(var)");
-  os << " | lanes " << lanes.size() << " | tile entries " << rows.size();
+  os << " | opts " << codegen::str(applied) << " | lanes " << lanes.size() << " | tile entries " << rows.size();
   if (staged) os << " | panel " << staged->buffer->arg_ints()[0] << " elements, copied where " << staged_row->str() << " opens";
   os << "\n  " << (rows.empty() || rows[0].empty() ? sink : rows[0][0])->str(12) << "\n";
   return os.str();
@@ -97,6 +95,7 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shar
     std::fprintf(stderr, " | %.3f ms\n", total);
     pass_totals().add(times);
   }
+  p.kir.opts = std::move(p.applied);
   return std::move(p.kir);
 }
 

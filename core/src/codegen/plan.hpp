@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "codegen/lower.hpp"
+#include "codegen/lower_gpu.hpp"
+#include "codegen/opt.hpp"
 #include "codegen/stage_panel.hpp"
 
 namespace tg::codegen {
@@ -22,12 +24,20 @@ struct Plan {
   KirProgram kir;                              // parameters from the start; instructions from the linearizer
   std::map<std::string, int64_t> var_params;   // variable name -> parameter index
   ir::UOpPtr sink;                             // the kernel graph (SINK of STOREs)
+  std::vector<ir::UOpPtr> axes;                // the output loops actions number (opt.hpp), outermost first
   std::vector<ir::UOpPtr> ranges;              // output loops still to open, outermost first
   std::vector<ir::UOpPtr> lanes;               // the output vector's lanes, one sink each (one: no vector)
   size_t tile_axis = 0;                        // 1 when the vector's own loop is still in `ranges`
   TileRows rows;                               // the register tile's entries (one: no tile)
   std::optional<PanelStage> staged;            // a panel copied where `staged_row` opens
   ir::UOpPtr staged_row;
+  Opts applied;                                // the actions taken, in order
+  // what the actions ask for, built once the list is through (apply_opts.cpp build_planned)
+  int tile_u = 1, tile_c = 1;                  // register tile: rows of the row loop x vectors of the vector loop
+  int64_t pad_to = 0;                          // PADTO of the vector loop
+  bool stage = false;                          // STAGE of the shared panel
+  std::optional<OptOp> gpu_plan;               // TC, LOCAL or GROUP
+  std::vector<std::pair<int, int>> gpu_upcasts;  // (axis, amount) of its tile
   bool done = false;                           // a step lowered the whole kernel (as written, or a GPU plan)
 
   std::string str() const;  // for DEBUG=5: loops, lanes, tile, panel, and the first tile entry's graph
@@ -40,10 +50,27 @@ Plan start_plan(const sched::Kernel& kernel, const std::vector<std::shared_ptr<r
 void check_spec(Plan& p);           // the kernel spec (ir/spec.hpp), where the switches ask
 void simplify_indices(Plan& p);     // symbolic rules; the output loops that are left
 void lower_as_written(Plan& p);     // a hand-written kernel: its loops and statements as they are (done)
-void gpu_plans(Plan& p);            // tensor-core or local-memory matmuls, group reduces (done where one applies)
-void upcast_lanes(Plan& p);         // the innermost output loop into lanes of one vector, where the store is contiguous
-void register_tile(Plan& p);        // u x c tiles (heuristic.cpp or BEAM), padded vector loop, staged panel
+void apply_opts(Plan& p);           // the actions given, or the heuristic's (heuristic.cpp): lanes, tiles, GPU plans
 void linearize(Plan& p);            // the only writer of instructions: grid, loops, panel copy, reductions, stores
 void read_through_images(Plan& p);  // IMAGE: read-only float32 buffers as image2d views
+
+// What apply_opts is made of (apply_opts.cpp), for the heuristic and the search: one action applied and recorded
+// in `applied` ("" when it applied; else why not, the plan unchanged), the tile or GPU plan the actions asked for
+// built, and a GPU plan run directly (done where it fits).
+std::string apply_opt(Plan& p, const Opt& o);
+std::string build_planned(Plan& p);
+std::string run_gpu_plan(Plan& p, OptOp plan, GpuTile tile);
+// The loops a register tile takes, once the output vector is made: the row loop just outside the vector loop
+// (alone, the vector loop itself) and the vector loop, with their lengths and axes.
+struct TileLoops {
+  size_t ri = 0;                 // the row loop's place in Plan::ranges
+  ir::UOpPtr row, vec;           // null: no tile (no output vector); vec null: the vector covers the whole loop
+  int64_t rows = 1, vecs = 1;    // a symbolic row loop counts 1 (it is not tiled)
+  int row_axis = 0, vec_axis = 0;
+  bool reduces = false;          // the kernel reduces (a tile pays only there)
+};
+TileLoops tile_loops(const Plan& p);
+// The heuristic (heuristic.cpp): chooses the actions from the renderer's caps and the kernel's shape and applies them.
+void hand_coded_opts(Plan& p);
 
 }  // namespace tg::codegen

@@ -13,10 +13,10 @@
 #include <mutex>
 #include <set>
 
-#include "codegen/heuristic.hpp"
 #include "codegen/lower.hpp"
 #include "codegen/lower_cache.hpp"
 #include "codegen/verify.hpp"
+#include "runtime/beam.hpp"
 #include "runtime/disk_cache.hpp"
 #include "runtime/env.hpp"
 #include "runtime/options.hpp"
@@ -76,105 +76,6 @@ struct Prepared {
 std::vector<uint8_t> pack_args(const Program& p, const std::vector<std::shared_ptr<Buffer>>& bufs,
                                const std::vector<int64_t>& var_vals);
 
-namespace {
-
-// ---- BEAM=n: search the lowering choices of each kernel by timing them -----------------------------------------
-
-std::mutex g_beam_mu;
-auto& g_beam = *new std::map<uint64_t, codegen::LowerOpts>();  // by beam_key
-
-uint64_t beam_key(const codegen::KirProgram& base, const Device& dev) {
-  const std::string target = dev.name() + "|" + dev.arch() + "|" + dev.plugin_build();
-  return fnv1a(target.data(), target.size(), base.hash());
-}
-
-// Every candidate choice of output upcast and register tile is lowered; the distinct programs are compiled (in
-// parallel) and each is timed `runs` times on the kernel's own buffers (it only writes its outputs, which the real
-// launch writes again). The fastest median wins; a candidate that fails to compile or launch is dropped.
-codegen::LowerOpts beam_search(const sched::ScheduleItem& it, Device& dev, int runs, const codegen::LowerOpts& base) {
-  struct Candidate {
-    codegen::LowerOpts opts;
-    codegen::KirProgram kir;
-    std::vector<uint8_t> blob;
-    double ns = 0;
-  };
-  std::vector<Candidate> cands;
-  std::set<uint64_t> seen;
-  // the heuristic's choice, none, and the register tiles that fit the machine (heuristic.cpp), best first
-  const auto& stores = it.kernel.sink->src;
-  const DType out = !stores.empty() && stores[0]->src.size() > 2 ? stores[0]->src[2]->dtype : dtypes::float32;
-  std::vector<std::pair<int, int>> tiles{{0, 0}, {1, 1}};
-  for (auto t : codegen::register_tiles(dev.caps(), out, codegen::widest_lanes(dev.caps(), out), 0, 0))
-    if (tiles.size() < 12) tiles.push_back(t);
-  for (int upcast : {0, 1, 2, 4, 8, 16})
-    for (auto [u, c] : tiles) {
-      codegen::LowerOpts o{upcast, u, c, false, base.switches};
-      try {
-        codegen::KirProgram k = codegen::lower_kernel(it.kernel, it.bufs, dev.caps(), o);
-        if (seen.insert(k.hash()).second) cands.push_back({o, std::move(k), {}, 0});
-      } catch (const Error&) {  // a choice this kernel cannot take: not a candidate
-      }
-    }
-  std::vector<std::string> sources;
-  for (auto& c : cands) sources.push_back(dev.render(c.kir.view()));
-  tbb::parallel_for(size_t{0}, cands.size(), [&](size_t i) {
-    try {
-      cands[i].blob = dev.compile(sources[i], cands[i].kir.name);
-    } catch (const Error&) {
-    }
-  });
-  size_t best = 0;
-  double best_ns = 0;
-  for (size_t i = 0; i < cands.size(); ++i) {
-    if (cands[i].blob.empty()) continue;
-    try {
-      auto program = dev.load(cands[i].blob, cands[i].kir.view());
-      auto args = pack_args(*program, it.bufs, it.var_vals);
-      dev.launch(*program, args, cands[i].kir.dims, true);  // warm-up
-      std::vector<double> ns;
-      for (int r = 0; r < runs; ++r) ns.push_back(static_cast<double>(dev.launch(*program, args, cands[i].kir.dims, true)));
-      std::sort(ns.begin(), ns.end());
-      cands[i].ns = ns[ns.size() / 2];
-    } catch (const Error&) {
-      continue;
-    }
-    if (best_ns == 0 || cands[i].ns < best_ns) best = i, best_ns = cands[i].ns;
-  }
-  if (debug_level() >= 1)
-    std::fprintf(stderr, "BEAM %s: %zu candidates, best upcast %d tile %dx%d: %.3f ms (heuristic %.3f ms)\n",
-                 it.kernel.name.c_str(), cands.size(), cands[best].opts.upcast, cands[best].opts.tile_rows,
-                 cands[best].opts.tile_vecs, best_ns / 1e6, cands[0].ns / 1e6);
-  return cands[best].opts;
-}
-
-// The lowering choices for a kernel under BEAM=n: searched once per kernel and device build, then remembered in
-// memory and in the disk cache (table "beam"; an entry that does not decode is searched again).
-codegen::LowerOpts beam_choice(const sched::ScheduleItem& it, Device& dev, const codegen::KirProgram& base, int runs,
-                               const codegen::LowerOpts& base_opts) {
-  const uint64_t key = beam_key(base, dev);
-  {
-    std::lock_guard lock(g_beam_mu);
-    if (auto f = g_beam.find(key); f != g_beam.end()) return f->second;
-  }
-  codegen::LowerOpts opts = base_opts;
-  const DiskCache& disk = DiskCache::get();
-  if (auto bytes = disk.load("beam", key); bytes && bytes->size() == 3 * sizeof(int32_t)) {
-    int32_t v[3];
-    std::memcpy(v, bytes->data(), sizeof v);
-    opts.upcast = v[0], opts.tile_rows = v[1], opts.tile_vecs = v[2];
-  } else {
-    opts = beam_search(it, dev, runs, base_opts);
-    ++g_stats.beam_searches;
-    const int32_t v[3] = {opts.upcast, opts.tile_rows, opts.tile_vecs};
-    disk.store("beam", key, std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(v), reinterpret_cast<const uint8_t*>(v) + sizeof v));
-  }
-  std::lock_guard lock(g_beam_mu);
-  g_beam[key] = opts;
-  return opts;
-}
-
-}  // namespace
-
 // Buffers as 64-bit addresses, then variables at their own width (little endian: the low bytes of the value).
 std::vector<uint8_t> pack_args(const Program& p, const std::vector<std::shared_ptr<Buffer>>& bufs,
                                const std::vector<int64_t>& var_vals) {
@@ -190,10 +91,6 @@ std::vector<uint8_t> pack_args(const Program& p, const std::vector<std::shared_p
   return args;
 }
 
-namespace {
-
-}  // namespace
-
 void set_capture(std::vector<CapturedLaunch>* sink) { t_capture = sink; }
 
 void clear_program_cache(const Device* device) {
@@ -202,8 +99,7 @@ void clear_program_cache(const Device* device) {
     std::lock_guard lock(g_cache_mu);
     std::erase_if(g_programs, [&](const auto& kv) { return !device || kv.second->device == device; });
   }
-  std::lock_guard lock(g_beam_mu);
-  if (!device) g_beam.clear();
+  if (!device) clear_beam_choices();
 }
 
 void run_schedule(std::vector<sched::ScheduleItem>& items) {
@@ -220,11 +116,16 @@ void run_schedule(std::vector<sched::ScheduleItem>& items) {
         options.noopt && !it.kernel.custom ? codegen::plain_loops(switches) : codegen::LowerOpts{.switches = switches};
     Prepared p{&it, &dev, codegen::lower_kernel_cached(it.kernel, it.bufs, dev.caps(), dev.name(), base), nullptr, {}, {}};
     if (options.beam > 0 && !options.noopt && !it.kernel.custom) {
-      const codegen::LowerOpts opts = beam_choice(it, dev, p.kir, options.beam, base);
-      if (!(opts == base)) p.kir = codegen::lower_kernel_cached(it.kernel, it.bufs, dev.caps(), dev.name(), opts);
+      const codegen::Opts best = beam_choice(it, dev, p.kir, options.beam, switches);
+      try {
+        if (best != p.kir.opts) p.kir = codegen::lower_kernel_cached(it.kernel, it.bufs, dev.caps(), dev.name(), {best, switches});
+      } catch (const codegen::OptError&) {  // a remembered list this kernel does not take (a damaged cache): the heuristic's
+      }
     }
     if (options.check_ir) codegen::verify_lowered(p.kir);  // the ABI's KIR rules
-    if (debug_level() >= 3) std::fprintf(stderr, "kernel %s:\n  %s\n", p.kir.name.c_str(), it.kernel.sink->str(12).c_str());
+    if (debug_level() >= 3)
+      std::fprintf(stderr, "kernel %s: opts %s\n  %s\n", p.kir.name.c_str(), codegen::str(p.kir.opts).c_str(),
+                   it.kernel.sink->str(12).c_str());
     if (debug_level() >= 5) std::fprintf(stderr, "%s", p.kir.dump().c_str());
     {
       std::lock_guard lock(g_cache_mu);

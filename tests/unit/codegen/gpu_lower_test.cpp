@@ -159,8 +159,8 @@ TEST(GpuLowering, MatmulIsTiledThroughLocalMemory) {
   EXPECT_EQ(count(k, TG_KIR_FMA), 16) << "a 4 x 4 register tile per work-item";
   EXPECT_EQ(k.dims.local[0] * k.dims.local[1], 256u);
   EXPECT_EQ(uint64_t{k.dims.global[0]} * k.dims.global[1] * 256u * 16u, 128u * 64u) << "every output once";
-  // BEAM's tile choice sets the outputs per work-item: 2 x 1 here, so 4x as many work-groups
-  const KirProgram small = lower_all(a.matmul(b), gpu_caps(), LowerOpts{0, 2, 1})[0];
+  // UPCASTs after the plan set the outputs per work-item: 2 x 1 here, so 4x as many work-groups
+  const KirProgram small = lower_all(a.matmul(b), gpu_caps(), LowerOpts{Opts{{OptOp::LOCAL}, {OptOp::UPCAST, 0, 2}, {OptOp::UPCAST, 1, 1}}})[0];
   EXPECT_EQ(count(small, TG_KIR_FMA), 2);
   EXPECT_EQ(uint64_t{small.dims.global[0]} * small.dims.global[1] * 256u * 2u, 128u * 64u);
   // a batch of products puts the batch on the grid's third dim
@@ -220,8 +220,8 @@ TEST(GpuLowering, HalfMatmulRunsOnTensorCores) {
   const KirProgram& k = kirs[0];
   // 2 x 2 warps of 32, each 2 x 4 tiles of m16n8 per k-step of 16, two k-steps per 32-wide K tile
   EXPECT_EQ(count(k, TG_KIR_WMMA), 2 * 4 * 2);
-  // BEAM's tile choice sets the m16n8 tiles per warp: 1 x 2 gives 4 WMMAs per K tile of 32
-  EXPECT_EQ(count(lower_all(half_buffer({128, 64}).matmul(half_buffer({64, 128})), tensor_core_caps(), LowerOpts{0, 1, 2})[0],
+  // UPCASTs after the plan set the m16n8 tiles per warp: 1 x 2 gives 4 WMMAs per K tile of 32
+  EXPECT_EQ(count(lower_all(half_buffer({128, 64}).matmul(half_buffer({64, 128})), tensor_core_caps(), LowerOpts{Opts{{OptOp::TC}, {OptOp::UPCAST, 0, 1}, {OptOp::UPCAST, 1, 2}}})[0],
                   TG_KIR_WMMA), 1 * 2 * 2);
   EXPECT_EQ(k.dims.local[0], 128u);
   EXPECT_EQ(k.dims.global[0] * k.dims.global[1], 2u * 2u) << "64 x 64 blocks";

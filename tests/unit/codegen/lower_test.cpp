@@ -147,7 +147,7 @@ TEST(Pipeline, DebugShowsEveryStepAndTimePassesTimesThem) {
   const std::string log = testing::internal::GetCapturedStderr();
   EXPECT_EQ(shown.hash(), quiet.hash()) << "the switches changed the kernel";
   const std::string name = items[0].kernel.name;
-  for (const char* step : {"simplify_indices:", "upcast_lanes:", "register_tile:", "linearize:"})
+  for (const char* step : {"simplify_indices:", "apply_opts:", "linearize:"})
     EXPECT_NE(log.find("lower " + name + ": after " + step), std::string::npos) << step << "\n" << log;
   EXPECT_NE(log.find("after lower_as_written (unchanged)"), std::string::npos) << log;
   EXPECT_NE(log.find("TG_TIME_PASSES " + name + ": check_spec"), std::string::npos) << log;

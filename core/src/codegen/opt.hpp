@@ -1,0 +1,51 @@
+// Optimizations as actions, as tinygrad's Opt(op, axis, amount): what the heuristic (heuristic.cpp) or BEAM
+// (search.cpp) chooses for a kernel, and apply_opts.cpp applies to its output loops in order. An axis is a
+// kernel's output loop after index simplification, outermost first (DEBUG=5 prints them as "loops:"); an empty
+// list is the plain loop nest (NOOPT=1).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tg/error.hpp"
+
+namespace tg::codegen {
+
+enum class OptOp : uint8_t {
+  // `amount` outputs of the axis per iteration. The first on the innermost loop makes the output vector; then the
+  // loop just outside it (rows) and the vector loop again (vectors) form the register tile. After a GPU plan: the
+  // outputs per work-item (TC: tensor-core tiles per warp) along the matmul's m or n axis.
+  UPCAST,
+  PADTO,  // the axis' loop (counted in vectors) runs to a multiple of `amount`; the extra iterations are gated
+  STAGE,  // the operand every row tile of the axis reads alike is copied into a private panel where that loop opens
+  TC,     // GPU plan: the matmul on the renderer's tensor cores
+  LOCAL,  // GPU plan: the matmul tiled through local memory by a work-group
+  GROUP,  // GPU plan: a long reduction shared by the work-items of a group, one group per output
+};
+inline constexpr int kOptOps = 6;
+
+struct Opt {
+  OptOp op;
+  int axis = 0;
+  int amount = 0;
+  bool operator==(const Opt&) const = default;
+};
+using Opts = std::vector<Opt>;
+
+const char* opt_name(OptOp op);
+std::string str(const Opt& o);    // UPCAST(1,8)
+std::string str(const Opts& os);  // [UPCAST(1,8) UPCAST(0,4)]
+
+// As int32 triples (the BEAM cache's entries); decode is nullopt for anything that is not such a list.
+std::vector<int32_t> encode(const Opts& os);
+std::optional<Opts> decode(const std::vector<uint8_t>& bytes);
+
+// An action list that does not apply to a kernel (a search skips it; a user's list is an error).
+class OptError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace tg::codegen

@@ -1,0 +1,66 @@
+#include "codegen/search.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "codegen/heuristic.hpp"
+#include "codegen/plan.hpp"
+
+namespace tg::codegen {
+
+std::vector<KirProgram> search_space(const sched::Kernel& kernel, const std::vector<std::shared_ptr<rt::Buffer>>& bufs,
+                                     const tg_renderer_caps& caps, const LowerSwitches& switches) {
+  std::vector<KirProgram> space;
+  std::set<uint64_t> seen;
+  auto add = [&](const std::optional<Opts>& actions) {
+    try {
+      KirProgram k = lower_kernel(kernel, bufs, caps, {actions, switches});
+      if (seen.insert(k.hash()).second) space.push_back(std::move(k));
+    } catch (const OptError&) {  // a list this kernel cannot take: not a candidate
+    }
+  };
+  add(std::nullopt);
+  const Opts heuristic = space.at(0).opts;
+  add(Opts{});
+  const LowerOpts none{Opts{}, switches};
+  Plan p = start_plan(kernel, bufs, caps, none);
+  simplify_indices(p);
+  const int n = static_cast<int>(p.axes.size());
+  if (kernel.custom || n == 0) return space;
+  const int last = n - 1, row = std::max(n - 2, 0);
+  const bool staged = std::any_of(heuristic.begin(), heuristic.end(), [](const Opt& o) { return o.op == OptOp::STAGE; });
+  const OptOp plan = heuristic.empty() ? OptOp::UPCAST : heuristic[0].op;
+  if ((plan == OptOp::TC || plan == OptOp::LOCAL) && n >= 2)
+    for (int u : {1, 2, 4, 8})
+      for (int c : {1, 2, 4, 8}) {
+        add(Opts{{plan, 0, 0}, {OptOp::UPCAST, row, u}, {OptOp::UPCAST, last, c}});
+      }
+  const DType out = p.sink->src[0]->src[2]->dtype;
+  // the output vector of w lanes, a u x c register tile, its panel staged (and the vector loop padded)
+  auto tile = [&](int w, int u, int c, bool stage, bool pad) {
+    Opts t;
+    t.reserve(5);  // GCC 12 -O2 reports a false -Wstringop-overflow in the regrowth of a copied vector otherwise
+    t.push_back({OptOp::UPCAST, last, w});
+    if (u > 1) t.push_back({OptOp::UPCAST, row, u});
+    if (pad) t.push_back({OptOp::PADTO, last, c});
+    if (c > 1) t.push_back({OptOp::UPCAST, last, c});
+    if (stage) t.push_back({OptOp::STAGE, row, 0});
+    return t;
+  };
+  for (int w : {2, 4, 8, 16}) {
+    Plan q = start_plan(kernel, bufs, caps, none);  // the loops a tile of w-lane vectors takes
+    simplify_indices(q);
+    if (!apply_opt(q, {OptOp::UPCAST, last, w}).empty()) continue;
+    add(tile(w, 1, 1, false, false));
+    const TileLoops t = tile_loops(q);
+    int tried = 0;
+    for (auto [u, c] : register_tiles(caps, out, w, t.rows, staged ? 0 : t.vecs)) {
+      if (++tried > 11) break;
+      add(tile(w, u, c, false, false));
+      if (staged && u > 1 && c > 1) add(tile(w, u, c, true, false)), add(tile(w, u, c, true, true));
+    }
+  }
+  return space;
+}
+
+}  // namespace tg::codegen

@@ -1,0 +1,201 @@
+// Optimization actions (codegen/opt.hpp) one list at a time: each list lowers a kernel whose result, run on the
+// CPU device, is checked against a float64 loop; the KIR shows what the list asked for; lists that do not apply
+// fail naming the action and the reason; the heuristic's list for a shape is the one worked out by hand from its
+// rules (heuristic.hpp); BEAM's space holds distinct lists; lists survive the BEAM cache's encoding.
+#include "codegen/opt.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "codegen/lower.hpp"
+#include "codegen/search.hpp"
+#include "runtime/buffer.hpp"
+#include "runtime/device.hpp"
+#include "runtime/executor.hpp"
+#include "schedule/schedule.hpp"
+#include "tg/tensor.hpp"
+
+namespace tg::codegen {
+namespace {
+
+constexpr OptOp UPCAST = OptOp::UPCAST, PADTO = OptOp::PADTO, STAGE = OptOp::STAGE;
+
+struct Matmul {
+  int64_t m, k, n;
+  std::vector<float> a, b;
+  std::vector<sched::ScheduleItem> items;
+  std::vector<std::shared_ptr<rt::Buffer>> outs;
+
+  Matmul(int64_t m_, int64_t k_, int64_t n_, uint64_t seed) : m(m_), k(k_), n(n_), a(m * k), b(k * n) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (float& x : a) x = dist(rng);
+    for (float& x : b) x = dist(rng);
+    Tensor ta = Tensor::from_vector(a, {m, k}), tb = Tensor::from_vector(b, {k, n});
+    ta.realize(), tb.realize();
+    items = sched::create_schedule({ta.matmul(tb).node()}, "CPU", outs);
+  }
+  const sched::ScheduleItem& item() const { return items.at(0); }
+  KirProgram lower(const std::optional<Opts>& actions) const {
+    return lower_kernel(item().kernel, item().bufs, rt::Device::get("CPU").caps(), LowerOpts{actions});
+  }
+  // Runs `kir` on the kernel's buffers; the largest error against a float64 loop, in units of the float32
+  // accumulation bound (k ulps of the sum of magnitudes): <= 1 passes.
+  double run_error(const KirProgram& kir) const {
+    rt::Device& dev = rt::Device::get("CPU");
+    auto program = dev.load(dev.compile(dev.render(kir.view()), kir.name), kir.view());
+    dev.launch(*program, rt::pack_args(*program, item().bufs, item().var_vals), kir.dims, true);
+    std::vector<float> got(m * n);
+    item().bufs[0]->copy_out(got.data(), got.size() * sizeof(float));
+    double worst = 0;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double ref = 0, mag = 0;
+        for (int64_t p = 0; p < k; ++p) ref += double{a[i * k + p]} * b[p * n + j], mag += std::abs(double{a[i * k + p]} * b[p * n + j]);
+        worst = std::max(worst, std::abs(got[i * n + j] - ref) / (mag * k * 0x1p-24));
+      }
+    return worst;
+  }
+};
+
+// Stores of `lanes` lanes into the output (a parameter; accumulators are registers).
+int output_stores(const KirProgram& k, int lanes) {
+  int c = 0;
+  for (const tg_kir_inst& in : k.insts)
+    c += in.op == TG_KIR_STORE && in.vcount == lanes && k.insts[k.src_pool[in.src_start]].op == TG_KIR_PARAM;
+  return c;
+}
+
+// A private array of at least two vectors of 8 per reduce step: a staged panel (accumulators are smaller).
+bool has_panel(const KirProgram& k, int64_t reduce) {
+  for (const tg_kir_inst& in : k.insts)
+    if (in.op == TG_KIR_DEFINE_REG && in.arg.i >= reduce * 16) return true;
+  return false;
+}
+
+uint64_t print_seed(const char* what) {
+  const uint64_t seed = std::random_device{}();
+  std::cout << what << " seed=" << seed << "\n";
+  return seed;
+}
+
+// Each list on its own: what it asks for shows in the KIR (vector width, accumulators, the staged panel, the gated
+// stores of padded vectors) and the product is right. Axis 0 is the rows (m), axis 1 the columns (n).
+TEST(Opt, EachListLowersWhatItSaysAndComputesTheProduct) {
+  const Matmul mm(64, 96, 200, print_seed("action lists"));  // 200 columns: 25 vectors of 8
+  struct Case {
+    Opts opts;
+    int vector_stores;  // output stores of 8 lanes (one per tile entry)
+    bool staged;
+  } cases[] = {
+      {{}, 0, false},
+      {{{UPCAST, 1, 8}}, 1, false},
+      {{{UPCAST, 1, 4}}, 0, false},                                      // 4 lanes: stores of 4, none of 8
+      {{{UPCAST, 1, 8}, {UPCAST, 0, 4}}, 4, false},                      // 4 rows x 1 vector
+      {{{UPCAST, 1, 8}, {UPCAST, 0, 2}, {UPCAST, 1, 5}}, 10, false},     // 2 x 5: 25 vectors are 5 tiles
+      {{{UPCAST, 1, 8}, {UPCAST, 0, 4}, {UPCAST, 1, 5}, {STAGE, 0, 0}}, 20, true},
+      {{{UPCAST, 1, 8}, {UPCAST, 0, 4}, {PADTO, 1, 3}, {UPCAST, 1, 3}, {STAGE, 0, 0}}, 12, true},  // 27 vectors, 2 gated
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(str(c.opts));
+    const KirProgram kir = mm.lower(c.opts);
+    EXPECT_EQ(kir.opts, c.opts) << "the lowered program does not record its list";
+    EXPECT_EQ(output_stores(kir, 8), c.vector_stores) << kir.dump();
+    EXPECT_EQ(has_panel(kir, mm.k), c.staged) << kir.dump();
+    if (c.opts.size() == 1 && c.opts[0].amount == 4) {
+      EXPECT_EQ(output_stores(kir, 4), 1);
+    }
+    EXPECT_LE(mm.run_error(kir), 1.0);
+  }
+}
+
+// A list that does not apply fails with the action, what came before it, and why.
+TEST(Opt, ListsThatDoNotApplyNameTheActionAndWhy) {
+  const Matmul mm(64, 96, 200, 7);
+  const struct {
+    Opts opts;
+    std::string message;
+  } cases[] = {
+      {{{UPCAST, 0, 4}}, "UPCAST(0,4) after [] does not apply: the innermost loop is upcast first"},
+      {{{UPCAST, 1, 8}, {UPCAST, 2, 2}}, "UPCAST(2,2) after [UPCAST(1,8)] does not apply: the kernel has 2 output loops"},
+      {{{UPCAST, 1, 3}}, "3 does not divide its 200 iterations"},
+      {{{UPCAST, 1, 8}, {UPCAST, 0, 5}}, "5 rows do not divide the row loop's 64 iterations"},
+      {{{UPCAST, 1, 8}, {UPCAST, 0, 4}, {PADTO, 1, 3}, {UPCAST, 1, 3}}, "a padded vector loop needs STAGE"},
+      {{{UPCAST, 1, 8}, {UPCAST, 0, 4}, {UPCAST, 0, 2}}, "the axis is upcast already"},
+      {{{OptOp::TC}}, "TC(0,0) after [] does not apply: the renderer has no work-groups"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(str(c.opts));
+    try {
+      mm.lower(c.opts);
+      ADD_FAILURE() << "lowered";
+    } catch (const OptError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("tg: kernel " + mm.item().kernel.name + ": "), std::string::npos) << e.what();
+    }
+  }
+}
+
+// The heuristic's list, worked out by hand from heuristic.hpp for a host with 32-byte vectors, 16 registers and
+// 512 KiB of L2 (the CPU device reports its own caps; this test gives these):
+//  - lanes: one register of float32 = 8, and 1024 columns divide by 8;
+//  - tiles: (u*c + c) + 1 <= 16 registers, fewest loads per FMA first: 4 x 3 (7 loads / 12 FMAs) ranks first;
+//  - 128 vectors do not divide by 3, but B (1024 x 1024 x 4 bytes) exceeds L2, 256 rows / 4 = 64 row tiles >= 16
+//    reuse each panel, and the panel (1024 x 3 x 8 x 4 = 96 KiB) fits half of L2: staged, the vector loop padded
+//    to 129 vectors (1 of 128 wasted <= 1/8).
+TEST(Opt, TheHeuristicsListIsTheOneItsRulesGive) {
+  const Matmul mm(256, 1024, 1024, 3);
+  tg_renderer_caps caps = rt::Device::get("CPU").caps();
+  caps.simd_bytes = 32, caps.simd_registers = 16, caps.l2_bytes = 512 * 1024;
+  const KirProgram kir = lower_kernel(mm.item().kernel, mm.item().bufs, caps, LowerOpts{});
+  const Opts want{{UPCAST, 1, 8}, {UPCAST, 0, 4}, {PADTO, 1, 3}, {UPCAST, 1, 3}, {STAGE, 0, 0}};
+  EXPECT_EQ(str(kir.opts), str(want));
+  // and the same list given explicitly lowers to the same program
+  EXPECT_EQ(lower_kernel(mm.item().kernel, mm.item().bufs, caps, LowerOpts{want}).hash(), kir.hash());
+  // NOOPT's empty list: no vector instructions at all
+  for (const tg_kir_inst& in : mm.lower(Opts{}).insts) ASSERT_EQ(in.vcount, 1) << kir_op_name(in.op);
+}
+
+// BEAM's space: the heuristic's list first, the plain loops among the rest, no two candidates with the same KIR,
+// and every candidate's list lowers to that candidate again (the list is all BEAM keeps).
+TEST(Opt, TheSearchSpaceIsDistinctListsHeuristicFirst) {
+  const Matmul mm(64, 96, 200, 11);
+  const tg_renderer_caps& caps = rt::Device::get("CPU").caps();
+  const std::vector<KirProgram> space = search_space(mm.item().kernel, mm.item().bufs, caps, {});
+  ASSERT_GT(space.size(), 10u);
+  EXPECT_EQ(space[0].opts, mm.lower(std::nullopt).opts);
+  std::set<uint64_t> hashes;
+  bool plain = false;
+  for (const KirProgram& k : space) {
+    SCOPED_TRACE(str(k.opts));
+    EXPECT_TRUE(hashes.insert(k.hash()).second) << "two candidates lower alike";
+    EXPECT_EQ(mm.lower(k.opts).hash(), k.hash());
+    plain |= k.opts.empty();
+  }
+  EXPECT_TRUE(plain) << "the plain loop nest is not a candidate";
+}
+
+TEST(Opt, ListsSurviveTheBeamCacheEncoding) {
+  const Opts lists[] = {{}, {{UPCAST, 1, 8}, {UPCAST, 0, 4}, {PADTO, 1, 3}, {UPCAST, 1, 3}, {STAGE, 0, 0}},
+                        {{OptOp::TC}, {UPCAST, 0, 1}, {UPCAST, 1, 2}}, {{OptOp::GROUP}}, {{OptOp::LOCAL, 0, 0}}};
+  for (const Opts& os : lists) {
+    const std::vector<int32_t> v = encode(os);
+    const std::vector<uint8_t> bytes(reinterpret_cast<const uint8_t*>(v.data()), reinterpret_cast<const uint8_t*>(v.data() + v.size()));
+    ASSERT_EQ(decode(bytes), std::optional<Opts>(os)) << str(os);
+  }
+  EXPECT_EQ(str(lists[1]), "[UPCAST(1,8) UPCAST(0,4) PADTO(1,3) UPCAST(1,3) STAGE(0,0)]");
+  // what is not a list: a torn triple, an op past the last, a negative axis
+  EXPECT_FALSE(decode(std::vector<uint8_t>(11, 0)));
+  const int32_t bad_op[] = {6, 0, 0}, bad_axis[] = {0, -1, 4};
+  EXPECT_FALSE(decode(std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(bad_op), reinterpret_cast<const uint8_t*>(bad_op + 3))));
+  EXPECT_FALSE(decode(std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(bad_axis), reinterpret_cast<const uint8_t*>(bad_axis + 3))));
+}
+
+}  // namespace
+}  // namespace tg::codegen
