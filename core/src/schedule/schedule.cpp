@@ -1,5 +1,6 @@
 // The scheduler: walks a tensor graph from each realize point, carrying the output index of every node
-// (movement ops rewrite the index, PAD adds a validity mask), and emits one kernel per realized node.
+// (movement ops rewrite the index by the rules in index_folding.cpp, PAD adds a validity mask), and emits one
+// kernel per realized node.
 // A REDUCE_AXIS fuses into its consumer unless it is reached through an EXPAND (then it would be recomputed
 // for every broadcast element) or has several consumers; such reduces are realized into their own kernel.
 // A symbolic dim becomes a loop to an expression of DEFINE_VARs (the kernel does not depend on the values,
@@ -14,6 +15,7 @@
 
 #include "ir/sym_shape.hpp"
 #include "ir/symbolic.hpp"
+#include "schedule/index_folding.hpp"
 #include "tg/error.hpp"
 
 namespace tg::sched {
@@ -33,19 +35,6 @@ int64_t max_numel(const UOp& node) {
   int64_t n = 1;
   for (const auto& d : dims_of(node)) n *= dim_max(d);
   return n;
-}
-
-// Row-major linear index of idx in dims. A stride is (product of symbolic dims) * constant, the constant
-// outermost, so the symbolic rules see idx*sym*c as a multiple of c.
-UOpPtr linear_index(const std::vector<UOpPtr>& idx, const Dims& dims) {
-  UOpPtr out = const_int(dtypes::int64, 0), sym;
-  int64_t stride = 1;
-  for (size_t i = dims.size(); i-- > 0;) {
-    if (!is_one(dims[i])) out = out + (sym ? idx[i] * sym : idx[i]) * stride;
-    if (is_static(dims[i])) stride *= dims[i]->arg_int();
-    else sym = sym ? sym * dims[i] : dims[i];
-  }
-  return out;
 }
 
 class Scheduler {
@@ -221,114 +210,45 @@ class Scheduler {
 
     UOpPtr build_uncached(const UOpPtr& node, const std::vector<UOpPtr>& idx, const UOpPtr& valid, bool expanded) {
       Dims shape = kdims(*node);
-      if (node.get() != root && s.shared_realize(node.get()))
-        return load(s.realize(node), idx, shape, valid);
-      switch (node->op) {
-        case Op::BUFFER: return load(as_buffer(*node), idx, shape, valid);
-        case Op::CONST: return node->shape.empty() ? node : UOp::make(Op::CONST, node->dtype, {}, node->arg);
-        case Op::COPY:
-        case Op::CONTIGUOUS: return load(s.realize(node), idx, shape, valid);
-        case Op::RESHAPE: {
-          Dims in = kdims(*node->src[0]);
-          UOpPtr flat = simplify(linear_index(idx, shape)), sym;
-          std::vector<UOpPtr> nidx(in.size());
-          int64_t stride = 1;
-          for (size_t i = in.size(); i-- > 0;) {
-            UOpPtr q = sym ? alu(Op::IDIV, flat / stride, sym) : flat / stride;
-            if (is_one(in[i])) nidx[i] = const_int(dtypes::int64, 0);
-            else if (is_static(in[i])) nidx[i] = simplify(q % in[i]->arg_int());
-            else nidx[i] = simplify(i == 0 ? q : alu(Op::MOD, q, in[i]));  // flat < numel: the outermost needs no wrap
-            if (is_static(in[i])) stride *= in[i]->arg_int();
-            else sym = sym ? sym * in[i] : in[i];
-          }
-          return build(node->src[0], nidx, valid, expanded);
-        }
-        case Op::PERMUTE: {
-          const auto& perm = node->arg_ints();
-          std::vector<UOpPtr> nidx(idx.size());
-          for (size_t i = 0; i < perm.size(); ++i) nidx[perm[i]] = idx[i];
-          return build(node->src[0], nidx, valid, expanded);
-        }
-        case Op::EXPAND: {
-          Dims in = kdims(*node->src[0]);
-          std::vector<UOpPtr> nidx = idx;
-          bool exp = expanded;
-          for (size_t i = 0; i < in.size(); ++i)
-            if (is_one(in[i]) && !is_one(shape[i])) nidx[i] = const_int(dtypes::int64, 0), exp = true;
-          return build(node->src[0], nidx, valid, exp);
-        }
-        case Op::PAD: {
-          const auto& p = node->arg_ints();
-          Dims in = kdims(*node->src[0]);
-          std::vector<UOpPtr> nidx = idx;
-          UOpPtr cond = const_int(dtypes::bool_, 1);
-          for (size_t i = 0; i < in.size(); ++i) {
-            int64_t before = p[2 * i];
-            if (before == 0 && p[2 * i + 1] == 0) continue;
-            nidx[i] = simplify(idx[i] + (-before));
-            if (before > 0) cond = cond & alu(Op::CMPLT, const_int(dtypes::int64, before - 1), idx[i]);
-            cond = cond & alu(Op::CMPLT, idx[i], simplify(in[i] + before));
-          }
-          cond = simplify(cond);
-          UOpPtr inner = build(node->src[0], nidx, simplify(valid & cond), expanded);
-          return simplify(alu(Op::WHERE, cond, inner, const_float(node->dtype, 0)));
-        }
-        case Op::SHRINK: {
-          const auto& p = node->arg_ints();
-          std::vector<UOpPtr> nidx = idx;
-          for (size_t i = 0; i < idx.size(); ++i) nidx[i] = simplify(idx[i] + p[2 * i]);
-          return build(node->src[0], nidx, valid, expanded);
-        }
-        case Op::BIND: return cast(bind(node), node->dtype);
-        case Op::SHRINK_VAR: {
-          std::vector<UOpPtr> nidx = idx;
-          int64_t a = node->arg_ints()[0];
-          nidx[a] = simplify(alu(Op::ADD, idx[a], kdim(node->src[1])));
-          return build(node->src[0], nidx, valid, expanded);
-        }
-        case Op::PAD_VAR: {
-          int64_t a = node->arg_ints()[0];
-          UOpPtr before = kdim(node->src[1]), len = kdims(*node->src[0])[a];
-          std::vector<UOpPtr> nidx = idx;
-          nidx[a] = simplify(alu(Op::SUB, idx[a], before));
-          UOpPtr cond = simplify(alu(Op::AND, alu(Op::CMPLT, alu(Op::SUB, before, const_int(dtypes::int64, 1)), idx[a]),
-                                     alu(Op::CMPLT, idx[a], alu(Op::ADD, before, len))));
-          UOpPtr inner = build(node->src[0], nidx, simplify(valid & cond), expanded);
-          return simplify(alu(Op::WHERE, cond, inner, const_float(node->dtype, 0)));
-        }
-        case Op::FLIP: {
-          const auto& f = node->arg_ints();
-          std::vector<UOpPtr> nidx = idx;
-          for (size_t i = 0; i < idx.size(); ++i)
-            if (f[i]) nidx[i] = simplify(shape[i] + (-1) + idx[i] * -1);
-          return build(node->src[0], nidx, valid, expanded);
-        }
-        case Op::REDUCE_AXIS: {
-          // the kernel's own root is built here, not loaded (it is what s.realize is building)
-          if (node.get() != root && (expanded || s.consumers_[node.get()] > 1)) return load(s.realize(node), idx, shape, valid);
-          has_reduce = true;
-          const auto& a = node->arg_ints();
-          Dims in = kdims(*node->src[0]);
-          for (size_t k = 1; k < a.size(); ++k)  // empty reduction (a symbolic one is an empty loop)
-            if (is_static(in[a[k]]) && in[a[k]]->arg_int() == 0) return reduce_identity(static_cast<ReduceOp>(a[0]), node->dtype);
-          std::vector<UOpPtr> nidx = idx, ranges;
-          for (size_t k = 1; k < a.size(); ++k) {
-            UOpPtr r = new_range(in[a[k]], AxisType::REDUCE, false);
-            nidx[a[k]] = r;
-            if (r->op == Op::RANGE) ranges.push_back(r);
-          }
-          UOpPtr inner = build(node->src[0], nidx, valid, false);
-          if (ranges.empty()) return inner;
-          std::vector<UOpPtr> src{inner};
-          src.insert(src.end(), ranges.begin(), ranges.end());
-          return UOp::make(Op::REDUCE, node->dtype, std::move(src), a[0]);
-        }
-        default: break;
+      if (node.get() != root && s.shared_realize(node.get())) return load(s.realize(node), idx, shape, valid);
+      if (node->op == Op::BUFFER) return load(as_buffer(*node), idx, shape, valid);
+      if (node->op == Op::CONST) return node->shape.empty() ? node : UOp::make(Op::CONST, node->dtype, {}, node->arg);
+      if (node->op == Op::COPY || node->op == Op::CONTIGUOUS) return load(s.realize(node), idx, shape, valid);
+      if (auto f = fold_index(*node, idx, shape, [this](const UOpPtr& d) { return kdim(d); })) {
+        // a padded source is read only inside the padding's bounds (the gate), and the output is 0 outside them
+        if (!f->cond) return build(node->src[0], f->idx, valid, expanded || f->expanded);
+        UOpPtr inner = build(node->src[0], f->idx, simplify(valid & f->cond), expanded || f->expanded);
+        return simplify(alu(Op::WHERE, f->cond, inner, const_float(node->dtype, 0)));
       }
+      if (node->op == Op::BIND) return cast(bind(node), node->dtype);
+      if (node->op == Op::REDUCE_AXIS) return build_reduce(node, idx, shape, valid, expanded);
       if (!is_alu(node->op)) throw Error(std::string("tg: scheduler cannot handle ") + op_name(node->op));
       std::vector<UOpPtr> src;
       for (const auto& x : node->src) src.push_back(build(x, idx, valid, expanded));
       return UOp::make(node->op, node->dtype, std::move(src), node->arg);
+    }
+
+    // A reduction fuses here as REDUCE over new ranges, unless it is broadcast or read twice: then it is loaded
+    // from its own kernel. The kernel's own root is built here, not loaded (it is what s.realize is building).
+    UOpPtr build_reduce(const UOpPtr& node, const std::vector<UOpPtr>& idx, const Dims& shape, const UOpPtr& valid,
+                        bool expanded) {
+      if (node.get() != root && (expanded || s.consumers_[node.get()] > 1)) return load(s.realize(node), idx, shape, valid);
+      has_reduce = true;
+      const auto& a = node->arg_ints();
+      Dims in = kdims(*node->src[0]);
+      for (size_t k = 1; k < a.size(); ++k)  // empty reduction (a symbolic one is an empty loop)
+        if (is_static(in[a[k]]) && in[a[k]]->arg_int() == 0) return reduce_identity(static_cast<ReduceOp>(a[0]), node->dtype);
+      std::vector<UOpPtr> nidx = idx, ranges;
+      for (size_t k = 1; k < a.size(); ++k) {
+        UOpPtr r = new_range(in[a[k]], AxisType::REDUCE, false);
+        nidx[a[k]] = r;
+        if (r->op == Op::RANGE) ranges.push_back(r);
+      }
+      UOpPtr inner = build(node->src[0], nidx, valid, false);
+      if (ranges.empty()) return inner;
+      std::vector<UOpPtr> src{inner};
+      src.insert(src.end(), ranges.begin(), ranges.end());
+      return UOp::make(Op::REDUCE, node->dtype, std::move(src), a[0]);
     }
   };
 };
