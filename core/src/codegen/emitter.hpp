@@ -154,7 +154,7 @@ class Emitter {
       for (size_t i = 1; same_loops && i < u->src.size(); ++i) same_loops = u->src[i].get() == first->src[i].get();
       for (const auto& l : g)
         for (size_t i = 1; same_loops && i < l->src.size(); ++i) same_loops = l->src[i].get() == u->src[i].get();
-      if (same_loops && rop != ReduceOp::MIN && vector_ok(u->dtype, w) && supports(rop == ReduceOp::SUM ? Op::ADD : Op::MAX, u->dtype))
+      if (same_loops && rop != ReduceOp::MIN && vector_combines(rop, u->dtype, w))
         groups.push_back(g);
     }
     if (groups.size() < 2) return;
@@ -178,9 +178,8 @@ class Emitter {
       int32_t next = fused_combine(g, cur, d, w);
       if (next < 0) {
         int32_t v = broadcast(emit_lanes(src_lanes(g, 0)), d, w);
-        Op comb = static_cast<ReduceOp>(g[0]->arg_int()) == ReduceOp::SUM ? Op::ADD : Op::MAX;
         flops_ += mult_ * w;
-        next = k_.add(kir_op(comb), dt(d), w, {cur, v});
+        next = combine(static_cast<ReduceOp>(g[0]->arg_int()), d, w, cur, v);
       }
       k_.add(TG_KIR_STORE, dt(d), w, {accs[gi], zero, next});
     }
@@ -326,32 +325,15 @@ class Emitter {
     for (const auto& l : lanes)
       for (size_t i = 1; i < l->src.size(); ++i)
         if (l->src[i].get() != u0->src[i].get()) return gather_lanes(lanes);
-    Op combine_op = rop == ReduceOp::SUM ? Op::ADD : Op::MAX;
-    if (!vector_ok(d, w) || (rop == ReduceOp::MIN && !d.is_float()) || !supports(combine_op, d) ||
-        (rop == ReduceOp::MIN && !supports(Op::NEG, d)))
-      return gather_lanes(lanes);
-    uint8_t vw = static_cast<uint8_t>(w);
-    int32_t acc = k_.add(TG_KIR_DEFINE_REG, dt(d), vw, {}, {.i = 1}, TG_ADDR_REG);
-    int32_t zero = k_.add(TG_KIR_CONST, TG_DTYPE_INT32, 1, {}, {.i = 0});
-    k_.add(TG_KIR_STORE, dt(d), vw, {acc, zero, broadcast({emit(reduce_identity(rop, d)), 1}, d, w)});
-    std::vector<int32_t> loops;
-    for (size_t i = 1; i < u0->src.size(); ++i)
-      if (u0->src[i]->op == Op::RANGE) loops.push_back(open_loop(u0->src[i]));
-    int32_t cur = k_.add(TG_KIR_LOAD, dt(d), vw, {acc, zero});
-    int32_t next = fused_combine(lanes, cur, d, w);
-    if (next < 0) {
-      int32_t v = broadcast(emit_lanes(src_lanes(lanes, 0)), d, w);
-      if (rop == ReduceOp::MIN) {  // -max(-acc, -v) keeps NaN propagation
-        int32_t m = k_.add(TG_KIR_MAX, dt(d), vw, {k_.add(TG_KIR_NEG, dt(d), vw, {cur}), k_.add(TG_KIR_NEG, dt(d), vw, {v})});
-        next = k_.add(TG_KIR_NEG, dt(d), vw, {m});
-      } else {
-        next = k_.add(kir_op(combine_op), dt(d), vw, {cur, v});
-      }
-      flops_ += mult_ * w;
-    }
-    k_.add(TG_KIR_STORE, dt(d), vw, {acc, zero, next});
-    for (auto it = loops.rbegin(); it != loops.rend(); ++it) close_loop(*it);
-    return {k_.add(TG_KIR_LOAD, dt(d), vw, {acc, zero}), w};
+    if (!vector_combines(rop, d, w)) return gather_lanes(lanes);
+    std::vector<UOpPtr> loops(u0->src.begin() + 1, u0->src.end());
+    return {accumulate(rop, d, w, nullptr, loops, [&](int32_t cur) {
+              int32_t next = fused_combine(lanes, cur, d, w);
+              if (next >= 0) return next;
+              flops_ += mult_ * w;
+              return combine(rop, d, w, cur, broadcast(emit_lanes(src_lanes(lanes, 0)), d, w));
+            }),
+            w};
   }
 
   // One scalar instruction per lane on the lanes of already-emitted sources, gathered into a vector.
@@ -576,18 +558,12 @@ class Emitter {
     for (size_t i = 1; i < u->src.size(); ++i) (is_unrolled(u->src[i]) ? unrolled : loops).push_back(u->src[i]);
     if (unrolled.empty()) return nullptr;
     auto rop = static_cast<ReduceOp>(u->arg_int());
-    auto combine = [&](const UOpPtr& a, const UOpPtr& b) -> UOpPtr {
-      if (rop == ReduceOp::SUM) return alu(Op::ADD, a, b);
-      if (rop == ReduceOp::MAX) return alu(Op::MAX, a, b);
-      if (a->dtype.is_float()) return alu(Op::NEG, alu(Op::MAX, alu(Op::NEG, a), alu(Op::NEG, b)));
-      return alu(Op::WHERE, alu(Op::CMPLT, b, a), b, a);
-    };
     UOpPtr value = u->src[0];
     for (const auto& r : unrolled) {
       UOpPtr acc;
       for (int64_t k = 0; k < r->src[0]->arg_int(); ++k) {
         UOpPtr term = simplify(substitute(value, {{r.get(), const_int(r->dtype, k)}}));
-        acc = acc ? combine(acc, term) : term;
+        acc = acc ? reduce_combine(rop, acc, term) : term;
       }
       value = acc;
     }
@@ -597,15 +573,11 @@ class Emitter {
     return UOp::make(Op::REDUCE, u->dtype, std::move(src), u->arg);
   }
 
-  // REDUCE(value, ranges...) -> acc = identity; for ranges: acc = acc (op) value; result = acc
   // REDUCE whose innermost loop reads contiguous memory: w accumulators in one vector (w lanes of the loop per
   // iteration), combined across lanes after the loop. -1 when the reduction does not have that shape.
   int32_t emit_vector_reduce(const UOpPtr& u) {
     auto rop = static_cast<ReduceOp>(u->arg_int());
     DType d = u->dtype;
-    if (rop == ReduceOp::MIN && !d.is_float()) return -1;
-    Op comb = rop == ReduceOp::SUM ? Op::ADD : Op::MAX;
-    if (!supports(comb, d) || (rop == ReduceOp::MIN && !supports(Op::NEG, d))) return -1;
     size_t ri = 0;
     for (size_t i = 1; i < u->src.size(); ++i)
       if (u->src[i]->op == Op::RANGE) ri = i;
@@ -614,37 +586,23 @@ class Emitter {
     if (!is_const_end(r)) return -1;  // a symbolic length has no lane count that divides it
     int64_t end = r->src[0]->arg_int();
     for (int w : {16, 8, 4}) {
-      if (end % w || w * d.itemsize() > 64 || !vector_ok(d, w)) continue;
+      if (end % w || w * d.itemsize() > 64 || !vector_combines(rop, d, w)) continue;
       UOpPtr outer = UOp::make(Op::RANGE, r->dtype, {const_int(r->dtype, end / w)}, RangeInfo{r->range().id, AxisType::UNROLL});
       std::vector<UOpPtr> lanes;
       for (int l = 0; l < w; ++l)
         lanes.push_back(simplify(substitute(u->src[0], {{r.get(), alu(Op::ADD, alu(Op::MUL, outer, const_int(r->dtype, w)), const_int(r->dtype, l))}})));
       std::map<const UOp*, bool> memo;
       if (!vectorizable(lanes, memo)) return -1;
-      uint8_t vw = static_cast<uint8_t>(w);
-      auto combine = [&](int32_t a, int32_t b, uint8_t n) {
-        if (rop != ReduceOp::MIN) return k_.add(kir_op(comb), dt(d), n, {a, b});
-        int32_t m = k_.add(TG_KIR_MAX, dt(d), n, {k_.add(TG_KIR_NEG, dt(d), n, {a}), k_.add(TG_KIR_NEG, dt(d), n, {b})});
-        return k_.add(TG_KIR_NEG, dt(d), n, {m});
-      };
-      int32_t acc = k_.add(TG_KIR_DEFINE_REG, dt(d), vw, {}, {.i = 1}, TG_ADDR_REG);
-      int32_t zero = k_.add(TG_KIR_CONST, TG_DTYPE_INT32, 1, {}, {.i = 0});
-      k_.add(TG_KIR_STORE, dt(d), vw, {acc, zero, broadcast({emit(reduce_identity(rop, d)), 1}, d, w)});
-      hoist_statements(u);
-      std::vector<int32_t> loops;
-      for (size_t i = 1; i < u->src.size(); ++i)
-        if (u->src[i]->op == Op::RANGE) loops.push_back(open_loop(i == ri ? outer : u->src[i]));
-      int32_t cur = k_.add(TG_KIR_LOAD, dt(d), vw, {acc, zero});
-      int32_t next = fused_sum(rop, lanes, cur, d, w);
-      if (next < 0) {
+      std::vector<UOpPtr> loops(u->src.begin() + 1, u->src.end());
+      loops[ri - 1] = outer;
+      const int32_t all = accumulate(rop, d, w, u, loops, [&](int32_t cur) {
+        int32_t next = fused_sum(rop, lanes, cur, d, w);
+        if (next >= 0) return next;
         flops_ += mult_ * w;
-        next = combine(cur, broadcast(emit_lanes(lanes), d, w), vw);
-      }
-      k_.add(TG_KIR_STORE, dt(d), vw, {acc, zero, next});
-      for (auto it = loops.rbegin(); it != loops.rend(); ++it) close_loop(*it);
-      int32_t all = k_.add(TG_KIR_LOAD, dt(d), vw, {acc, zero});
+        return combine(rop, d, w, cur, broadcast(emit_lanes(lanes), d, w));
+      });
       int32_t out = k_.add(TG_KIR_GEP, dt(d), 1, {all}, {.i = 0});
-      for (int l = 1; l < w; ++l) out = combine(out, k_.add(TG_KIR_GEP, dt(d), 1, {all}, {.i = l}), 1);
+      for (int l = 1; l < w; ++l) out = combine(rop, d, 1, out, k_.add(TG_KIR_GEP, dt(d), 1, {all}, {.i = l}));
       return out;
     }
     return -1;
@@ -663,37 +621,56 @@ class Emitter {
     }
   }
 
+  // REDUCE(value, ranges...) -> acc = identity; for ranges: acc = acc (op) value; result = acc. The combine step
+  // goes through the ordinary ALU lowering (decompositions included) on placeholders for acc and value (PARAMs
+  // with negative indices never name a real parameter).
   int32_t emit_reduce(const UOpPtr& u) {
     if (int32_t v = emit_vector_reduce(u); v >= 0) return v;
     auto rop = static_cast<ReduceOp>(u->arg_int());
     DType d = u->dtype;
-    int32_t acc = k_.add(TG_KIR_DEFINE_REG, dt(d), 1, {}, {.i = 1}, TG_ADDR_REG);
-    int32_t zero = k_.add(TG_KIR_CONST, TG_DTYPE_INT32, 1, {}, {.i = 0});
-    k_.add(TG_KIR_STORE, dt(d), 1, {acc, zero, emit(reduce_identity(rop, d))});
-    hoist_statements(u);
-    std::vector<int32_t> loops;
-    for (size_t i = 1; i < u->src.size(); ++i)
-      if (u->src[i]->op == Op::RANGE) loops.push_back(open_loop(u->src[i]));
-    int32_t cur = k_.add(TG_KIR_LOAD, dt(d), 1, {acc, zero});
-    if (int32_t fused = fused_sum(rop, {u->src[0]}, cur, d, 1); fused >= 0) {
-      k_.add(TG_KIR_STORE, dt(d), 1, {acc, zero, fused});
-      for (auto it = loops.rbegin(); it != loops.rend(); ++it) close_loop(*it);
-      return k_.add(TG_KIR_LOAD, dt(d), 1, {acc, zero});
-    }
-    int32_t v = emit(u->src[0]);
-    // placeholders (PARAMs with negative indices never name a real parameter) so the combine step goes
-    // through the ordinary ALU lowering, decompositions included
-    UOpPtr a = UOp::make(Op::PARAM, d, {}, int64_t{-1});
-    UOpPtr b = UOp::make(Op::PARAM, d, {}, int64_t{-2});
-    set(a, cur);
-    set(b, v);
-    UOpPtr combined = rop == ReduceOp::SUM   ? alu(Op::ADD, a, b)
-                      : rop == ReduceOp::MAX ? alu(Op::MAX, a, b)
-                      : d.is_float()         ? alu(Op::NEG, alu(Op::MAX, alu(Op::NEG, a), alu(Op::NEG, b)))
-                                             : alu(Op::WHERE, alu(Op::CMPLT, b, a), b, a);
-    k_.add(TG_KIR_STORE, dt(d), 1, {acc, zero, emit(combined)});
-    for (auto it = loops.rbegin(); it != loops.rend(); ++it) close_loop(*it);
-    return k_.add(TG_KIR_LOAD, dt(d), 1, {acc, zero});
+    std::vector<UOpPtr> loops(u->src.begin() + 1, u->src.end());
+    return accumulate(rop, d, 1, u, loops, [&](int32_t cur) {
+      if (int32_t fused = fused_sum(rop, {u->src[0]}, cur, d, 1); fused >= 0) return fused;
+      const int32_t v = emit(u->src[0]);
+      UOpPtr a = UOp::make(Op::PARAM, d, {}, int64_t{-1});
+      UOpPtr b = UOp::make(Op::PARAM, d, {}, int64_t{-2});
+      set(a, cur);
+      set(b, v);
+      return emit(reduce_combine(rop, a, b));
+    });
+  }
+
+  // The accumulator every reduction lowers to: a register of w lanes holding the identity, `step` run once per
+  // iteration of `loops` (it gets the accumulator's value and returns the next one), the result read after them.
+  // Statements the value waits for run once before the loops (hoist_statements, where `reduce` is given).
+  template <typename Step>
+  int32_t accumulate(ReduceOp rop, DType d, int w, const UOpPtr& reduce, const std::vector<UOpPtr>& loops, Step step) {
+    const uint8_t vw = static_cast<uint8_t>(w);
+    const int32_t acc = k_.add(TG_KIR_DEFINE_REG, dt(d), vw, {}, {.i = 1}, TG_ADDR_REG);
+    const int32_t zero = k_.add(TG_KIR_CONST, TG_DTYPE_INT32, 1, {}, {.i = 0});
+    k_.add(TG_KIR_STORE, dt(d), vw, {acc, zero, broadcast({emit(reduce_identity(rop, d)), 1}, d, w)});
+    if (reduce) hoist_statements(reduce);
+    std::vector<int32_t> open;
+    for (const auto& r : loops)
+      if (r->op == Op::RANGE) open.push_back(open_loop(r));
+    const int32_t cur = k_.add(TG_KIR_LOAD, dt(d), vw, {acc, zero});
+    const int32_t next = step(cur);
+    k_.add(TG_KIR_STORE, dt(d), vw, {acc, zero, next});
+    for (auto it = open.rbegin(); it != open.rend(); ++it) close_loop(*it);
+    return k_.add(TG_KIR_LOAD, dt(d), vw, {acc, zero});
+  }
+
+  // Whether acc (op) v runs on w lanes of d as vector instructions (combine's ops; MIN of integers has none).
+  bool vector_combines(ReduceOp rop, DType d, int w) const {
+    const Op comb = rop == ReduceOp::SUM ? Op::ADD : Op::MAX;
+    return vector_ok(d, w) && supports(comb, d) && (rop != ReduceOp::MIN || (d.is_float() && supports(Op::NEG, d)));
+  }
+  // acc (op) v on w lanes, where vector_combines: MIN as -max(-acc, -v), which keeps NaN propagation.
+  int32_t combine(ReduceOp rop, DType d, int w, int32_t a, int32_t b) {
+    const uint8_t n = static_cast<uint8_t>(w);
+    if (rop != ReduceOp::MIN) return k_.add(kir_op(rop == ReduceOp::SUM ? Op::ADD : Op::MAX), dt(d), n, {a, b});
+    const int32_t m = k_.add(TG_KIR_MAX, dt(d), n, {k_.add(TG_KIR_NEG, dt(d), n, {a}), k_.add(TG_KIR_NEG, dt(d), n, {b})});
+    return k_.add(TG_KIR_NEG, dt(d), n, {m});
   }
 };
 

@@ -265,6 +265,13 @@ UOpPtr reduce_identity(ReduceOp op, DType d) {
   return const_int(d, want_max ? smax : -smax - 1);
 }
 
+UOpPtr reduce_combine(ReduceOp op, const UOpPtr& acc, const UOpPtr& v) {
+  if (op == ReduceOp::SUM) return alu(Op::ADD, acc, v);
+  if (op == ReduceOp::MAX) return alu(Op::MAX, acc, v);
+  if (acc->dtype.is_float()) return alu(Op::NEG, alu(Op::MAX, alu(Op::NEG, acc), alu(Op::NEG, v)));
+  return alu(Op::WHERE, alu(Op::CMPLT, v, acc), v, acc);
+}
+
 namespace {
 bool is_int_const(const UOpPtr& u) { return u->is_const() && std::holds_alternative<int64_t>(u->arg); }
 bool is_int_const(const UOpPtr& u, int64_t v) { return is_int_const(u) && u->arg_int() == v; }

@@ -95,6 +95,9 @@ UOpPtr alu(Op op, const UOpPtr& a, const UOpPtr& b, const UOpPtr& c);
 UOpPtr cast(const UOpPtr& x, DType to);
 // The identity of a reduction (0, or the dtype's lowest / highest value, exact for 64-bit integers).
 UOpPtr reduce_identity(ReduceOp op, DType d);
+// acc (op) v as ALU nodes, the one combine step of every reduction: MIN of floats as -max(-acc, -v) (NaN propagates
+// as through MAX), of integers as a select.
+UOpPtr reduce_combine(ReduceOp op, const UOpPtr& acc, const UOpPtr& v);
 
 // Index arithmetic sugar (int nodes); folds constants on construction.
 UOpPtr operator+(const UOpPtr& a, const UOpPtr& b);
