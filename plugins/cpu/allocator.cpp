@@ -15,8 +15,6 @@ namespace tg::cpu {
 using sdk::cat;
 using sdk::Error;
 
-constexpr size_t kAlignment = 64;  // a cache line, and enough for any vector load the renderer emits
-
 // Large buffers are mapped pages of their own, returned to the system when freed, except for freed ones kept
 // (up to kCacheBytes) for reuse by size. Through malloc they stayed in its heap once freed (glibc raises its mmap
 // threshold after each such free): Gemma 3 270M's 256-token prefill left ~45 MB there, peak RSS 375 MB;
@@ -62,6 +60,7 @@ class MappedBuffers {
   size_t cached_ = 0;
 };
 
+// kAlignment below is sdk::HostAllocatorSlots' (64 bytes, a cache line): small buffers are aligned as the SDK's are.
 tg_status_t AllocatorSlots::alloc(tg_device device, uint64_t size, tg_buffer_desc* out_buffer) noexcept {
   return sdk::guard("cpu allocator_alloc", [&] {
     sdk::require(out_buffer, "out_buffer");

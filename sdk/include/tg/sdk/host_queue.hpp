@@ -121,7 +121,8 @@ class HostQueue {
         queue->signal_changed_.notify_all();
       }
     } end_of_submit{this};
-    for (Command& command : commands) std::visit([this](auto& c) { run(c); }, command);
+    // this->: clang takes a dependent call in a generic lambda for one that needs no `this` (-Wunused-lambda-capture)
+    for (Command& command : commands) std::visit([this](auto& c) { this->run(c); }, command);
   }
 
   // Blocks until the signal reaches `value` (timeout_ns 0: no limit). Only a submitted command can raise the
