@@ -75,10 +75,12 @@ struct ValueParser {
 // "1.0-1.1" (or "1.1": a single version) -> major, oldest and newest minor.
 void parse_abi(const ValueParser& p, const std::string& s, PluginManifest& m) {
   unsigned maj1 = 0, min1 = 0, maj2 = 0, min2 = 0;
-  char tail = 0;
-  int n = std::sscanf(s.c_str(), "%u.%u-%u.%u%c", &maj1, &min1, &maj2, &min2, &tail);
-  if (n == 2) maj2 = maj1, min2 = min1;
-  else if (n != 4) p.fail("abi must read \"MAJOR.MINOR-MAJOR.MINOR\" (the oldest core served - the version "
+  int used = 0, used_range = 0;  // characters read by each form: either must read all of s
+  const bool single = std::sscanf(s.c_str(), "%u.%u%n", &maj1, &min1, &used) == 2 && used == static_cast<int>(s.size());
+  const bool range = std::sscanf(s.c_str(), "%u.%u-%u.%u%n", &maj1, &min1, &maj2, &min2, &used_range) == 4 &&
+                     used_range == static_cast<int>(s.size());
+  if (single) maj2 = maj1, min2 = min1;
+  else if (!range) p.fail("abi must read \"MAJOR.MINOR-MAJOR.MINOR\" (the oldest core served - the version "
                           "implemented), not \"" + s + "\"");
   if (maj1 != maj2 || min1 > min2 || maj1 == 0)
     p.fail("abi \"" + s + "\" is not a range inside one nonzero major version");

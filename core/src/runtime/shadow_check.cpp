@@ -55,6 +55,21 @@ double value_at(const std::vector<uint8_t>& b, DType d, size_t i) {
   return 0;
 }
 
+// Element i as the user reads it: integers exactly (a double would show 62000187 and 62000186 alike), floats with
+// the digits that tell neighbouring values apart.
+std::string value_str(const std::vector<uint8_t>& b, DType d, size_t i) {
+  if (d.is_float()) {
+    char s[40];
+    std::snprintf(s, sizeof s, d.scalar == ScalarType::Float64 ? "%.17g" : "%.9g", value_at(b, d, i));
+    return s;
+  }
+  const int bits = static_cast<int>(d.itemsize()) * 8;
+  uint64_t u = 0;
+  std::memcpy(&u, b.data() + i * d.itemsize(), d.itemsize());  // little endian: the low bytes
+  if (d.is_bool() || d.is_unsigned()) return std::to_string(u);
+  return std::to_string(bits == 64 ? static_cast<int64_t>(u) : static_cast<int64_t>(u << (64 - bits)) >> (64 - bits));
+}
+
 bool same(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, DType d, size_t i) {
   if (!d.is_float()) return std::memcmp(a.data() + i * d.itemsize(), b.data() + i * d.itemsize(), d.itemsize()) == 0;
   double x = value_at(a, d, i), y = value_at(b, d, i);
@@ -123,7 +138,7 @@ void shadow_check(const sched::ScheduleItem& item, const codegen::KirProgram& ki
       if (same(got, want, d, i)) continue;
       std::ostringstream os;
       os << "tg: CHECK=" << reference << ": kernel " << kir.name << " on " << item.bufs[o]->device().name() << " differs from "
-         << reference << " at output " << o << " element " << i << ": " << value_at(got, d, i) << " vs " << value_at(want, d, i)
+         << reference << " at output " << o << " element " << i << ": " << value_str(got, d, i) << " vs " << value_str(want, d, i)
          << " (" << d.name() << ")\n--- KIR ---\n"
          << kir.dump() << "--- source ---\n"
          << source;
