@@ -10,12 +10,6 @@ namespace tg::rt {
 
 namespace {
 
-#if !defined(NDEBUG) || defined(__SANITIZE_ADDRESS__)
-constexpr bool kDebugBuild = true;
-#else
-constexpr bool kDebugBuild = false;
-#endif
-
 bool flag(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
@@ -30,7 +24,7 @@ Options read_options() {
   o.images = getenv_int("IMAGE", 0) != 0;
   o.tensor_cores = getenv_int("TC", 1) != 0;
   o.schedule_cache = getenv_int("SCACHE", 1) != 0;
-  o.check_ir = kDebugBuild || flag("TG_CHECK_IR");
+  o.check_ir = kChecksIrAlways || flag("TG_CHECK_IR");
   o.parallel_compile = getenv_int("PARALLEL_COMPILE", 0);
   o.jit = getenv_int("JIT", 1) != 0;
   o.time_passes = flag("TG_TIME_PASSES");

@@ -5,6 +5,13 @@
 
 namespace tg::rt {
 
+// Debug and sanitizer builds check the IR whatever TG_CHECK_IR says.
+#if !defined(NDEBUG) || defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kChecksIrAlways = true;
+#else
+inline constexpr bool kChecksIrAlways = false;
+#endif
+
 struct Options {
   int beam = 0;                // BEAM=n: search the lowering choices per kernel, n timed runs each
   bool noopt = false;          // NOOPT=1: plain loop nests (no vectors, register tiles or work-group plans)

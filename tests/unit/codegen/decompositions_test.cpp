@@ -17,6 +17,7 @@
 #include <random>
 
 #include "codegen/lower.hpp"
+#include "run_lowered.hpp"
 #include "ir/uop.hpp"
 #include "runtime/device.hpp"
 #include "tg/custom_kernel.hpp"
@@ -53,13 +54,7 @@ KirProgram run_item(const sched::ScheduleItem& it, const CapsEdit& edit) {
   tg_renderer_caps caps = dev.caps();
   edit(caps);
   KirProgram k = lower_kernel(it.kernel, it.bufs, caps);
-  auto prog = dev.load(dev.compile(dev.render(k.view()), k.name), k.view());
-  std::vector<uint8_t> args(prog->signature.args_size());
-  for (size_t i = 0; i < it.bufs.size(); ++i) {
-    uint64_t addr = it.bufs[i]->desc().addr;
-    std::memcpy(args.data() + prog->signature.offsets()[i], &addr, 8);
-  }
-  dev.launch(*prog, args, k.dims, true);
+  run_lowered(k, it);
   return k;
 }
 

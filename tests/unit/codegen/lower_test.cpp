@@ -1,6 +1,7 @@
 // Lowering to KIR against a real device with edited capabilities: decompositions replace what a renderer lacks,
 // upcasting produces vector instructions only where the renderer takes them, and results stay the same.
 #include "codegen/lower.hpp"
+#include "run_lowered.hpp"
 
 #include <gtest/gtest.h>
 
@@ -31,13 +32,7 @@ Lowered run_with_caps(const Tensor& t, const CapsEdit& edit) {
     tg_renderer_caps caps = dev.caps();
     edit(caps);
     KirProgram k = lower_kernel(it.kernel, it.bufs, caps);
-    auto prog = dev.load(dev.compile(dev.render(k.view()), k.name), k.view());
-    std::vector<uint8_t> args(prog->signature.args_size());
-    for (size_t i = 0; i < it.bufs.size(); ++i) {
-      uint64_t addr = it.bufs[i]->desc().addr;
-      std::memcpy(args.data() + prog->signature.offsets()[i], &addr, 8);
-    }
-    dev.launch(*prog, args, k.dims, true);
+    run_lowered(k, it);
     r.kirs.push_back(std::move(k));
   }
   r.out.resize(static_cast<size_t>(t.numel()));

@@ -15,6 +15,7 @@
 
 #include "codegen/lower.hpp"
 #include "codegen/search.hpp"
+#include "run_lowered.hpp"
 #include "runtime/buffer.hpp"
 #include "runtime/device.hpp"
 #include "runtime/executor.hpp"
@@ -48,9 +49,7 @@ struct Matmul {
   // Runs `kir` on the kernel's buffers; the largest error against a float64 loop, in units of the float32
   // accumulation bound (k ulps of the sum of magnitudes): <= 1 passes.
   double run_error(const KirProgram& kir) const {
-    rt::Device& dev = rt::Device::get("CPU");
-    auto program = dev.load(dev.compile(dev.render(kir.view()), kir.name), kir.view());
-    dev.launch(*program, rt::pack_args(*program, item().bufs, item().var_vals), kir.dims, true);
+    run_lowered(kir, item());
     std::vector<float> got(m * n);
     item().bufs[0]->copy_out(got.data(), got.size() * sizeof(float));
     double worst = 0;

@@ -14,12 +14,7 @@
 namespace tg::rt {
 namespace {
 
-// The same condition options.cpp uses: debug and sanitizer builds always check the IR.
-#if !defined(NDEBUG) || defined(__SANITIZE_ADDRESS__)
-constexpr bool kDebugBuild = true;
-#else
-constexpr bool kDebugBuild = false;
-#endif
+constexpr bool kDebugBuild = kChecksIrAlways;  // debug and sanitizer builds always check the IR (options.hpp)
 
 const char* const kSwitches[] = {"BEAM", "NOOPT", "IMAGE", "TC", "SCACHE", "TG_CHECK_IR", "PARALLEL_COMPILE", "JIT",
                                  "TG_TIME_PASSES"};
