@@ -64,14 +64,8 @@ std::string upcast_tile(Plan& p, int axis, int amount) {
 // What one action does to the plan; "" when it applied.
 std::string apply(Plan& p, const Opt& o) {
   const bool plan_op = o.op == OptOp::TC || o.op == OptOp::LOCAL || o.op == OptOp::GROUP;
-  if (plan_op) {
-    if (!is_gpu(p.caps)) return "the renderer has no work-groups";
-    if (p.gpu_plan || p.lanes.size() > 1) return "a GPU plan comes first and alone";
-    if (o.op == OptOp::TC && !p.opts.switches.tensor_cores) return "tensor cores are off (TC=0)";
-    p.gpu_plan = o.op;
-    return "";
-  }
-  if (o.axis < 0 || o.axis > innermost(p)) return "the kernel has " + std::to_string(p.axes.size()) + " output loops";
+  if (!plan_op && (o.axis < 0 || o.axis > innermost(p)))
+    return "the kernel has " + std::to_string(p.axes.size()) + " output loops";
   switch (o.op) {
     case OptOp::UPCAST:
       if (p.gpu_plan) {  // 1 is a choice here: one output (tile) per work-item (warp) along the axis
@@ -96,7 +90,12 @@ std::string apply(Plan& p, const Opt& o) {
       return "";
     case OptOp::TC:
     case OptOp::LOCAL:
-    case OptOp::GROUP: break;
+    case OptOp::GROUP:
+      if (!is_gpu(p.caps)) return "the renderer has no work-groups";
+      if (p.gpu_plan || p.lanes.size() > 1) return "a GPU plan comes first and alone";
+      if (o.op == OptOp::TC && !p.opts.switches.tensor_cores) return "tensor cores are off (TC=0)";
+      p.gpu_plan = o.op;
+      return "";
   }
   return "";
 }
@@ -190,6 +189,11 @@ std::string apply_opt(Plan& p, const Opt& o) {
   std::string why = apply(p, o);
   if (why.empty()) p.applied.push_back(o);
   return why;
+}
+
+void forget_tile(Plan& p, size_t applied) {
+  p.applied.resize(applied);
+  p.tile_u = p.tile_c = 1, p.pad_to = 0, p.stage = false;
 }
 
 std::string build_planned(Plan& p) { return p.gpu_plan ? build_gpu_plan(p) : build_tile(p); }

@@ -98,8 +98,7 @@ void hand_coded_opts(Plan& p) {
       if (why.empty()) why = apply_opt(p, o);
     if (why.empty()) why = build_planned(p);
     if (why.empty()) return true;
-    p.applied.resize(before);
-    p.tile_u = p.tile_c = 1, p.pad_to = 0, p.stage = false;
+    forget_tile(p, before);
     return false;
   };
   for (auto [u, c] : register_tiles(p.caps, out, lanes, t.rows, shared_k ? 0 : t.vecs)) {

@@ -59,6 +59,9 @@ void read_through_images(Plan& p);  // IMAGE: read-only float32 buffers as image
 // built, and a GPU plan run directly (done where it fits).
 std::string apply_opt(Plan& p, const Opt& o);
 std::string build_planned(Plan& p);
+// Takes back a register tile's actions (those after the first `applied`) whose build failed: build_planned changes
+// the loops only when it succeeds, so the plan is then as before them.
+void forget_tile(Plan& p, size_t applied);
 std::string run_gpu_plan(Plan& p, OptOp plan, GpuTile tile);
 // The loops a register tile takes, once the output vector is made: the row loop just outside the vector loop
 // (alone, the vector loop itself) and the vector loop, with their lengths and axes.
