@@ -43,6 +43,19 @@ UOpPtr with_gate(const UOpPtr& access, size_t gate_src, const UOpPtr& gate) {
   return access->replace_src(std::move(src));
 }
 
+// What the panel holds for a shared load: the load, or the conversion of it the lane computes (a bfloat16 or
+// float16 operand of a float32 product), so the panel is converted once per copy instead of once per row tile.
+UOpPtr staged_value(const UOpPtr& lane, const UOpPtr& load, const UOpPtr& row) {
+  UOpPtr cast;
+  for (const UOp* n : toposort(std::vector<UOpPtr>{lane}))
+    for (const auto& s : n->src)
+      if (s == load) {
+        if (n->op != Op::CAST || cast || depends_on(n->ptr(), row.get())) return load;
+        cast = n->ptr();
+      }
+  return cast ? cast : load;
+}
+
 }  // namespace
 
 UOpPtr shared_reduce_range(const std::vector<UOpPtr>& lanes, const UOpPtr& row, const UOpPtr& vec) {
@@ -75,7 +88,7 @@ void gate_padded_vectors(TileRows& rows, const UOpPtr& vo, const std::vector<UOp
 std::optional<PanelStage> stage_panel(TileRows& rows, int c, const UOpPtr& row, const UOpPtr& vo,
                                       const UOpPtr& reduce_range, const std::vector<UOpPtr>& gates, int64_t& next_id) {
   const int64_t K = reduce_range->src[0]->arg_int(), w = static_cast<int64_t>(rows[0].size());
-  const DType d = rows[0][0]->src[0]->src[2]->dtype;
+  const DType d = rows[0][0]->src[0]->src[2]->dtype;  // the product's dtype, which the panel must hold
   PanelStage st;
   st.buffer = UOp::make(Op::DEFINE_REG, d, {}, std::vector<int64_t>{K * c * w, next_id++});
   st.loop = UOp::make(Op::RANGE, reduce_range->dtype, {const_int(reduce_range->dtype, K)}, RangeInfo{next_id++, AxisType::LOOP});
@@ -87,12 +100,13 @@ std::optional<PanelStage> stage_panel(TileRows& rows, int c, const UOpPtr& row, 
       UOpPtr k;
       const std::vector<UOpPtr> loads = shared_loads(rows[p][l], row, vo, k);
       if (loads.size() != 1 || k != reduce_range) return std::nullopt;
-      const UOpPtr& load = loads[0];
-      if (load->dtype != d) return std::nullopt;
+      const UOpPtr value_node = staged_value(rows[p][l], loads[0], row);
+      if (value_node->dtype != d) return std::nullopt;
       auto slot = [&](const UOpPtr& kk) { return simplify((kk * c + p) * w + l); };
-      to_copy.emplace_back(load.get(), UOp::make(Op::LOAD, d, {st.buffer, slot(reduce_range)}));
-      UOpPtr value = simplify(substitute(load, {{reduce_range.get(), st.loop}}));
-      if (!gates.empty() && gates[p]) value = with_gate(value, 2, gates[p]);
+      to_copy.emplace_back(value_node.get(), UOp::make(Op::LOAD, d, {st.buffer, slot(reduce_range)}));
+      UOpPtr load = loads[0];
+      if (!gates.empty() && gates[p]) load = with_gate(load, 2, gates[p]);
+      UOpPtr value = simplify(substitute(substitute(value_node, {{loads[0].get(), load}}), {{reduce_range.get(), st.loop}}));
       lane_copies.push_back(UOp::make(Op::STORE, d, {st.buffer, slot(st.loop), value}));
     }
     st.copies.push_back(std::move(lane_copies));

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <iostream>
 #include <random>
 #include <set>
@@ -33,14 +34,27 @@ struct Matmul {
   std::vector<sched::ScheduleItem> items;
   std::vector<std::shared_ptr<rt::Buffer>> outs;
 
-  Matmul(int64_t m_, int64_t k_, int64_t n_, uint64_t seed) : m(m_), k(k_), n(n_), a(m * k), b(k * n) {
+  // `operands`: float32, or bfloat16 operands of a float32 product (a.cast(float32).matmul(b.cast(float32)))
+  Matmul(int64_t m_, int64_t k_, int64_t n_, uint64_t seed, DType operands = dtypes::float32)
+      : m(m_), k(k_), n(n_), a(m * k), b(k * n) {
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    for (float& x : a) x = dist(rng);
-    for (float& x : b) x = dist(rng);
+    const bool bf16 = operands == dtypes::bfloat16;
+    for (float& x : a) x = bf16 ? to_bfloat16(dist(rng)) : dist(rng);
+    for (float& x : b) x = bf16 ? to_bfloat16(dist(rng)) : dist(rng);
     Tensor ta = Tensor::from_vector(a, {m, k}), tb = Tensor::from_vector(b, {k, n});
+    if (bf16) ta = ta.cast(operands), tb = tb.cast(operands);  // exact: the values are bfloat16 already
     ta.realize(), tb.realize();
+    if (bf16) ta = ta.cast(dtypes::float32), tb = tb.cast(dtypes::float32);
     items = sched::create_schedule({ta.matmul(tb).node()}, "CPU", outs);
+  }
+  // x rounded to the nearest bfloat16 (ties to even), by its bits: the top 16 of the float32's
+  static float to_bfloat16(float x) {
+    uint32_t bits;
+    std::memcpy(&bits, &x, 4);
+    bits = (bits + 0x7fff + ((bits >> 16) & 1)) & 0xffff0000u;
+    std::memcpy(&x, &bits, 4);
+    return x;
   }
   const sched::ScheduleItem& item() const { return items.at(0); }
   KirProgram lower(const std::optional<Opts>& actions) const {
@@ -112,6 +126,20 @@ TEST(Opt, EachListLowersWhatItSaysAndComputesTheProduct) {
     }
     EXPECT_LE(mm.run_error(kir), 1.0);
   }
+}
+
+// bfloat16 operands of a float32 product: the staged panel holds the operand converted to float32 (converted once
+// per copy, not once per row tile), and the product is right.
+TEST(Opt, StagedPanelHoldsTheConvertedOperand) {
+  const Matmul mm(64, 96, 200, print_seed("bfloat16 operands"), dtypes::bfloat16);
+  const Opts staged{{UPCAST, 1, 8}, {UPCAST, 0, 4}, {PADTO, 1, 3}, {UPCAST, 1, 3}, {STAGE, 0, 0}};
+  const KirProgram kir = mm.lower(staged);
+  EXPECT_EQ(kir.opts, staged);
+  bool float_panel = false;
+  for (const tg_kir_inst& in : kir.insts)
+    float_panel |= in.op == TG_KIR_DEFINE_REG && in.arg.i >= mm.k * 16 && in.dtype == TG_DTYPE_FLOAT32;
+  EXPECT_TRUE(float_panel) << kir.dump();
+  EXPECT_LE(mm.run_error(kir), 1.0);
 }
 
 // A list that does not apply fails with the action, what came before it, and why.
