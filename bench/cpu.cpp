@@ -1,7 +1,8 @@
 // bench_cpu: tg's CPU plugin against peers measured in the same run: OpenBLAS and BLIS sgemm (each running its
 // best kernel here, see peers/gemm_peers.hpp) for GEMM and matrix-vector, plain loops at -O3 -march=native
 // (peers/loops.hpp: STREAM's triad, a reduction, the row-wise ops) for the rest. Medians of several runs; one JSON
-// object on stdout. tg kernels are replayed through a Jit so the figures are kernel time, not graph building.
+// object on stdout. tg kernels are replayed through a Jit so the figures are kernel time, not graph building. Each
+// GEMM is also read as a fraction of the peak of the unit it runs on (peaks.hpp, measured in the same run).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -12,65 +13,18 @@
 #include <thread>
 #include <vector>
 
-#include <immintrin.h>
 #include <tbb/parallel_for.h>
 
 #include "codegen/lower.hpp"
 #include "peers/gemm_peers.hpp"
 #include "peers/loops.hpp"
+#include "peaks.hpp"
+#include "quant.hpp"
 #include "runtime/device.hpp"
 #include "schedule/schedule.hpp"
 #include "tg/jit.hpp"
 
 namespace {
-
-// The machine's float32 multiply-add peak, measured: 12 independent chains of FMAs per thread (enough to cover the
-// FMA latency; named variables, so they live in registers), on every thread at once. AVX-512 where the CPU has
-// it, else AVX2.
-#define TG_FMA_CHAINS(V, FMADD, SET1, ADD, STORE, LANES)                                                  \
-  V x = SET1(0.999999f), y = SET1(1e-7f);                                                               \
-  /* different starts: identical chains would be merged into one by the compiler */                      \
-  V a0 = SET1(1.0f), a1 = SET1(1.1f), a2 = SET1(1.2f), a3 = SET1(1.3f), a4 = SET1(1.4f), a5 = SET1(1.5f),  \
-    a6 = SET1(1.6f), a7 = SET1(1.7f), a8 = SET1(1.8f), a9 = SET1(1.9f), a10 = SET1(2.0f), a11 = SET1(2.1f); \
-  for (int64_t i = 0; i < iters; ++i) {                                                                   \
-    a0 = FMADD(a0, x, y), a1 = FMADD(a1, x, y), a2 = FMADD(a2, x, y), a3 = FMADD(a3, x, y);               \
-    a4 = FMADD(a4, x, y), a5 = FMADD(a5, x, y), a6 = FMADD(a6, x, y), a7 = FMADD(a7, x, y);               \
-    a8 = FMADD(a8, x, y), a9 = FMADD(a9, x, y), a10 = FMADD(a10, x, y), a11 = FMADD(a11, x, y);           \
-  }                                                                                                       \
-  V s = ADD(ADD(ADD(a0, a1), ADD(a2, a3)), ADD(ADD(ADD(a4, a5), ADD(a6, a7)), ADD(ADD(a8, a9), ADD(a10, a11)))); \
-  float out[LANES];                                                                                       \
-  STORE(out, s);                                                                                          \
-  return out[0]
-__attribute__((target("avx512f"))) double fma_chains_avx512(int64_t iters) {
-  TG_FMA_CHAINS(__m512, _mm512_fmadd_ps, _mm512_set1_ps, _mm512_add_ps, _mm512_storeu_ps, 16);
-}
-__attribute__((target("avx2,fma"))) double fma_chains_avx2(int64_t iters) {
-  TG_FMA_CHAINS(__m256, _mm256_fmadd_ps, _mm256_set1_ps, _mm256_add_ps, _mm256_storeu_ps, 8);
-}
-#undef TG_FMA_CHAINS
-
-double fma_peak_gflops(int threads) {
-  const bool avx512 = __builtin_cpu_supports("avx512f");
-  const int64_t iters = 20'000'000;
-  const double flops_per_thread = 2.0 * 12 * (avx512 ? 16 : 8) * static_cast<double>(iters);
-  std::vector<double> best(threads, 0);
-  for (int rep = 0; rep < 3; ++rep) {
-    std::vector<std::thread> ts;
-    std::vector<double> secs(threads);
-    for (int t = 0; t < threads; ++t)
-      ts.emplace_back([&, t] {
-        auto t0 = std::chrono::steady_clock::now();
-        volatile double sink = avx512 ? fma_chains_avx512(iters) : fma_chains_avx2(iters);
-        (void)sink;
-        secs[t] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      });
-    for (auto& th : ts) th.join();
-    for (int t = 0; t < threads; ++t) best[t] = std::max(best[t], flops_per_thread / secs[t] / 1e9);
-  }
-  double total = 0;
-  for (double b : best) total += b;
-  return total;
-}
 
 // Compile time of the demo's kernels (an MLP 64x256 -> 512 -> 10 and a softmax) through the CPU plugin's
 // compiler, no cache: the median ms of one kernel compiled alone, and the ms per kernel when `threads` compile at
@@ -153,17 +107,21 @@ std::string launch_overhead() {
   return buf;
 }
 
-double g_peak_gflops = 0;                    // the FMA peak measured at start, for GEMM's fraction of it
+tg::bench::Peaks g_peaks;                       // measured at start, for each kernel's fraction of its unit's peak
 std::vector<tg::bench::GemmPeer> g_gemm_peers;  // loaded before any thread starts
 
-std::string gemm(int64_t m, int64_t k, int64_t n, int runs) {
-  tg::Tensor a = tg::Tensor::rand({m, k}, 1).realize(), b = tg::Tensor::rand({k, n}, 2).realize();
+// C = A B on float32 operands, or on bfloat16 ones converted in the product (a.cast(float32).matmul(...)): the
+// peers multiply the same values as float32 (no bfloat16 GEMM in Debian's OpenBLAS or BLIS), and a bfloat16
+// product is also read against the vdpbf16ps peak.
+std::string gemm(int64_t m, int64_t k, int64_t n, int runs, tg::DType operands = tg::dtypes::float32) {
+  tg::Tensor a = tg::Tensor::rand({m, k}, 1, operands).realize(), b = tg::Tensor::rand({k, n}, 2, operands).realize();
   tg::Jit mm([](const std::vector<tg::Tensor>& in, const std::vector<tg::BoundVariable>&) {
-    return std::vector<tg::Tensor>{in[0].matmul(in[1])};
+    return std::vector<tg::Tensor>{in[0].cast(tg::dtypes::float32).matmul(in[1].cast(tg::dtypes::float32))};
   });
   const double flops = 2.0 * m * n * k;
   const double tg_gflops = flops / median_seconds(jitted(mm, {a, b}), runs) / 1e9;
-  std::vector<float> ha = a.to_vector<float>(), hb = b.to_vector<float>(), hc(static_cast<size_t>(m * n));
+  std::vector<float> ha = a.cast(tg::dtypes::float32).to_vector<float>(), hb = b.cast(tg::dtypes::float32).to_vector<float>(),
+                     hc(static_cast<size_t>(m * n));
   std::string peers;
   for (const auto& p : g_gemm_peers) {
     const double gflops = flops / median_seconds([&] { p.sgemm(m, k, n, ha.data(), hb.data(), hc.data()); }, runs) / 1e9;
@@ -172,10 +130,42 @@ std::string gemm(int64_t m, int64_t k, int64_t n, int runs) {
                   p.name.c_str(), gflops, tg_gflops / gflops);
     peers += buf;
   }
+  const bool bf16 = operands == tg::dtypes::bfloat16;
+  char buf[320];
+  std::snprintf(buf, sizeof(buf), "{\"dtype\": \"%s\", \"m\": %ld, \"k\": %ld, \"n\": %ld, \"tg_gflops\": %.2f, \"tg_of_fma_peak\": %.3f, ",
+                bf16 ? "bfloat16" : "float32", m, k, n, tg_gflops, tg_gflops / g_peaks.fma_gflops);
+  std::string out = buf;
+  if (bf16 && g_peaks.bf16_dot_gflops > 0) {
+    std::snprintf(buf, sizeof(buf), "\"tg_of_bf16_dot_peak\": %.3f, ", tg_gflops / g_peaks.bf16_dot_gflops);
+    out += buf;
+  }
+  return out + "\"peers\": [" + peers + "]}";
+}
+
+// The LLM's prefill product on int8 (tg::llm::qmatmul of Q8_0 weights, the activation quantized to int8 once, as
+// the model shares it): rows x cols weights, `tokens` tokens. Read against the int8 dot-product (VNNI) peak; the
+// peer comparison with llama.cpp is bench/llm/compare_llamacpp.py (a model-level run outside CI).
+std::string int8_gemm(int64_t tokens, int64_t rows, int64_t cols, int runs) {
+  constexpr int64_t kBlock = 32, kBlockBytes = 34;  // Q8_0: a float16 scale, then 32 int8
+  std::vector<uint8_t> bytes(static_cast<size_t>(rows * cols / kBlock * kBlockBytes));
+  uint32_t state = 1;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    state = state * 1664525u + 1013904223u;
+    bytes[i] = i % kBlockBytes == 0 ? 0x00 : i % kBlockBytes == 1 ? 0x2c : static_cast<uint8_t>(state >> 24);  // scale 1/16
+  }
+  const tg::llm::QuantMatrix w{tg::llm::GGMLType::Q8_0, rows, cols,
+                               tg::Tensor::from_vector(bytes, {static_cast<int64_t>(bytes.size())}, tg::dtypes::uint8).realize()};
+  tg::llm::ProductInput in{tg::Tensor::rand({tokens, cols}, 3).realize(), nullptr};
+  tg::llm::qmatmul(w, in).realize();  // compiles, and quantizes the activation once
+  const double s = median_seconds([&] {
+    float probe;
+    tg::llm::qmatmul(w, in).shrink({{0, 1}, {0, 1}}).reshape({1}).copy_out(&probe, sizeof(probe));
+  }, runs);
+  const double ops = 2.0 * tokens * rows * cols;
   char buf[256];
-  std::snprintf(buf, sizeof(buf), "{\"m\": %ld, \"k\": %ld, \"n\": %ld, \"tg_gflops\": %.2f, \"tg_of_fma_peak\": %.3f, \"peers\": [",
-                m, k, n, tg_gflops, tg_gflops / g_peak_gflops);
-  return buf + peers + "]}";
+  std::snprintf(buf, sizeof(buf), "{\"format\": \"Q8_0\", \"tokens\": %ld, \"rows\": %ld, \"cols\": %ld, \"tg_gops\": %.2f, \"tg_of_int8_dot_peak\": %.3f}",
+                tokens, rows, cols, ops / s / 1e9, g_peaks.vnni_gops > 0 ? ops / s / 1e9 / g_peaks.vnni_gops : 0.0);
+  return buf;
 }
 
 // The peers as loaded: which kernel each runs and how it was set up.
@@ -297,21 +287,23 @@ int main(int argc, char** argv) {
   bool quick = false, gemm_only = false;
   for (int i = 1; i < argc; ++i) quick |= std::string(argv[i]) == "--quick", gemm_only |= std::string(argv[i]) == "--gemm";
   g_gemm_peers = tg::bench::load_gemm_peers(threads);
-  g_peak_gflops = fma_peak_gflops(threads);
+  g_peaks = tg::bench::measure_peaks(threads);
   std::vector<std::string> gemms;
   for (int64_t s : quick ? std::vector<int64_t>{256, 512} : std::vector<int64_t>{256, 512, 1024, 2048}) gemms.push_back(gemm(s, s, s, runs));
+  gemms.push_back(gemm(1024, 1024, 1024, runs, tg::dtypes::bfloat16));
   if (!gemm_only) {
     gemms.push_back(gemm(4096, 4096, 1, runs));  // matrix-vector
     gemms.push_back(gemm(1, 4096, 4096, runs));  // vector-matrix
   }
-  std::printf("{\"bench\": \"cpu\", \"threads\": %d, \"runs\": %d, \"fma_peak_gflops\": %.1f, \"peers\": %s, \"gemm\": [", threads, runs,
-              g_peak_gflops, peers_json().c_str());
+  std::printf("{\"bench\": \"cpu\", \"threads\": %d, \"runs\": %d, \"fma_peak_gflops\": %.1f, \"peaks\": %s, \"peers\": %s, \"gemm\": [",
+              threads, runs, g_peaks.fma_gflops, to_json(g_peaks).c_str(), peers_json().c_str());
   for (size_t i = 0; i < gemms.size(); ++i) std::printf("%s%s", i ? ", " : "", gemms[i].c_str());
+  std::printf("], \"int8_gemm\": %s", int8_gemm(512, 2048, 2048, runs).c_str());
   if (gemm_only) {
-    std::printf("]}\n");
+    std::printf("}\n");
     return 0;
   }
-  std::printf("], \"launch\": %s, \"compile\": %s, \"half_matvec\": %s, \"int8_dot\": %s, \"triad\": %s, \"sum\": %s, \"softmax\": %s, \"layernorm\": %s}\n",
+  std::printf(", \"launch\": %s, \"compile\": %s, \"half_matvec\": %s, \"int8_dot\": %s, \"triad\": %s, \"sum\": %s, \"softmax\": %s, \"layernorm\": %s}\n",
               launch_overhead().c_str(), compile_times(runs, threads).c_str(), half_matvec(4096, runs, threads).c_str(), int8_dot(4096, 4096, runs, threads).c_str(), triad(kDramFloats, runs, threads).c_str(),
               reduce_sum(kDramFloats, runs, threads).c_str(), rows_op("softmax", 4096, 4096, runs, threads).c_str(),
               rows_op("layernorm", 4096, 4096, runs, threads).c_str());
