@@ -61,9 +61,42 @@ std::string upcast_tile(Plan& p, int axis, int amount) {
   return "";
 }
 
+}  // namespace
+
+std::vector<const UOp*> reductions_over(const Plan& p, const UOpPtr& loop) {
+  std::vector<const UOp*> out;
+  for (const UOp* n : toposort(std::vector<UOpPtr>{p.sink}))
+    if (n->op == Op::REDUCE && reduce_loop(*n) == loop) out.push_back(n);
+  return out;
+}
+
+namespace {
+
+// UNROLL of a reduce loop: every reduction over it keeps `w` lanes of it per iteration in one vector.
+std::string unroll(Plan& p, int axis, int w) {
+  const int i = axis - static_cast<int>(p.axes.size());
+  if (i < 0 || i >= static_cast<int>(p.reduce_axes.size()))
+    return "the kernel's reduce loops are axes " + std::to_string(p.axes.size()) + " to " +
+           std::to_string(p.axes.size() + p.reduce_axes.size()) + " (exclusive)";
+  const UOpPtr& r = p.reduce_axes[i];
+  if (w < 2) return "an UNROLL takes 2 or more";
+  if (p.unrolls.count(r.get())) return "the reduce loop is unrolled already";
+  if (p.gpu_plan) return "a GPU plan lowers its reductions itself";
+  for (const UOp* n : reductions_over(p, r)) {
+    if (!unroll_fits(p.caps, *n, w))
+      return "a reduction over it has no vector of " + std::to_string(w) + " " + n->dtype.name() +
+             " accumulators (the loop's length, the renderer's widths or its combine)";
+    std::map<const UOp*, bool> memo;
+    if (!vectorizable(unrolled_lanes(*n, w).lanes, memo)) return "its lanes would be gathered (a value does not vectorize along it)";
+  }
+  p.unrolls[r.get()] = w;
+  return "";
+}
+
 // What one action does to the plan; "" when it applied.
 std::string apply(Plan& p, const Opt& o) {
   const bool plan_op = o.op == OptOp::TC || o.op == OptOp::LOCAL || o.op == OptOp::GROUP;
+  if (o.op == OptOp::UNROLL) return unroll(p, o.axis, o.amount);
   if (!plan_op && (o.axis < 0 || o.axis > innermost(p)))
     return "the kernel has " + std::to_string(p.axes.size()) + " output loops";
   switch (o.op) {
@@ -88,11 +121,12 @@ std::string apply(Plan& p, const Opt& o) {
       if (o.axis != row_axis(p) || p.stage) return "a panel is staged once, where the row loop opens (axis " + std::to_string(row_axis(p)) + ")";
       p.stage = true;
       return "";
+    case OptOp::UNROLL: break;  // above: its axis is a reduce loop
     case OptOp::TC:
     case OptOp::LOCAL:
     case OptOp::GROUP:
       if (!is_gpu(p.caps)) return "the renderer has no work-groups";
-      if (p.gpu_plan || p.lanes.size() > 1) return "a GPU plan comes first and alone";
+      if (p.gpu_plan || p.lanes.size() > 1 || !p.unrolls.empty()) return "a GPU plan comes first and alone";
       if (o.op == OptOp::TC && !p.opts.switches.tensor_cores) return "tensor cores are off (TC=0)";
       p.gpu_plan = o.op;
       return "";

@@ -32,10 +32,12 @@ class Emitter {
     scopes_.emplace_back();
   }
 
-  bool supports(Op op, DType d) const {
-    tg_kir_op ko = kir_op(op);
-    return (caps_.dtypes >> dt(d) & 1u) && (caps_.ops[dt(d)] >> ko & 1ull);
-  }
+  bool supports(Op op, DType d) const { return e_supports(caps_, op, d); }
+
+  // The UNROLL actions of a planned kernel (its reduce loops -> lanes): a reduction whose loop is not there stays
+  // scalar. Without them (hand-written kernels, GPU plans) the Emitter unrolls each reduction as the heuristic
+  // would: the widest lanes that fit.
+  void unroll_by(const std::map<const UOp*, int>* unrolls) { unrolls_ = unrolls; }
 
   // Packed loads of d (ABI 1.3: an older plugin's caps end before packed_loads, which then stays 0).
   bool takes_packed(DType d) const {
@@ -244,6 +246,7 @@ class Emitter {
   KirProgram& k_;
   const tg_renderer_caps& caps_;
   std::map<std::string, int64_t> var_params_;  // variable name -> KIR parameter index
+  const std::map<const UOp*, int>* unrolls_ = nullptr;  // see unroll_by
   std::vector<std::unordered_map<const UOp*, int32_t>> scopes_;
   std::vector<std::map<std::vector<const UOp*>, Lanes>> vscopes_{1};
   std::vector<UOpPtr> keep_;
@@ -574,38 +577,36 @@ class Emitter {
   }
 
   // REDUCE whose innermost loop reads contiguous memory: w accumulators in one vector (w lanes of the loop per
-  // iteration), combined across lanes after the loop. -1 when the reduction does not have that shape.
+  // iteration, the UNROLL of its loop), combined across lanes after the loop. -1 when the reduction does not have
+  // that shape or is not unrolled.
   int32_t emit_vector_reduce(const UOpPtr& u) {
+    const UOpPtr r = reduce_loop(*u);
+    if (!r) return -1;
+    int w = 0;
+    if (unrolls_) {
+      auto it = unrolls_->find(r.get());
+      w = it == unrolls_->end() ? 0 : it->second;
+    } else {
+      for (int cand : {16, 8, 4})
+        if (!w && unroll_fits(caps_, *u, cand)) w = cand;
+    }
+    if (!w) return -1;
     auto rop = static_cast<ReduceOp>(u->arg_int());
     DType d = u->dtype;
-    size_t ri = 0;
-    for (size_t i = 1; i < u->src.size(); ++i)
-      if (u->src[i]->op == Op::RANGE) ri = i;
-    if (ri == 0) return -1;
-    const UOpPtr& r = u->src[ri];
-    if (!is_const_end(r)) return -1;  // a symbolic length has no lane count that divides it
-    int64_t end = r->src[0]->arg_int();
-    for (int w : {16, 8, 4}) {
-      if (end % w || w * d.itemsize() > 64 || !vector_combines(rop, d, w)) continue;
-      UOpPtr outer = UOp::make(Op::RANGE, r->dtype, {const_int(r->dtype, end / w)}, RangeInfo{r->range().id, AxisType::UNROLL});
-      std::vector<UOpPtr> lanes;
-      for (int l = 0; l < w; ++l)
-        lanes.push_back(simplify(substitute(u->src[0], {{r.get(), alu(Op::ADD, alu(Op::MUL, outer, const_int(r->dtype, w)), const_int(r->dtype, l))}})));
-      std::map<const UOp*, bool> memo;
-      if (!vectorizable(lanes, memo)) return -1;
-      std::vector<UOpPtr> loops(u->src.begin() + 1, u->src.end());
-      loops[ri - 1] = outer;
-      const int32_t all = accumulate(rop, d, w, u, loops, [&](int32_t cur) {
-        int32_t next = fused_sum(rop, lanes, cur, d, w);
-        if (next >= 0) return next;
-        flops_ += mult_ * w;
-        return combine(rop, d, w, cur, broadcast(emit_lanes(lanes), d, w));
-      });
-      int32_t out = k_.add(TG_KIR_GEP, dt(d), 1, {all}, {.i = 0});
-      for (int l = 1; l < w; ++l) out = combine(rop, d, 1, out, k_.add(TG_KIR_GEP, dt(d), 1, {all}, {.i = l}));
-      return out;
-    }
-    return -1;
+    const UnrolledReduce unrolled = unrolled_lanes(*u, w);
+    std::map<const UOp*, bool> memo;
+    if (!vectorizable(unrolled.lanes, memo)) return -1;
+    std::vector<UOpPtr> loops(u->src.begin() + 1, u->src.end());
+    std::replace(loops.begin(), loops.end(), r, unrolled.outer);
+    const int32_t all = accumulate(rop, d, w, u, loops, [&](int32_t cur) {
+      int32_t next = fused_sum(rop, unrolled.lanes, cur, d, w);
+      if (next >= 0) return next;
+      flops_ += mult_ * w;
+      return combine(rop, d, w, cur, broadcast(emit_lanes(unrolled.lanes), d, w));
+    });
+    int32_t out = k_.add(TG_KIR_GEP, dt(d), 1, {all}, {.i = 0});
+    for (int l = 1; l < w; ++l) out = combine(rop, d, 1, out, k_.add(TG_KIR_GEP, dt(d), 1, {all}, {.i = l}));
+    return out;
   }
 
   // Statements a REDUCE's value waits for (AFTER: a tile staged in local memory, a barrier) run once before its
@@ -661,10 +662,7 @@ class Emitter {
   }
 
   // Whether acc (op) v runs on w lanes of d as vector instructions (combine's ops; MIN of integers has none).
-  bool vector_combines(ReduceOp rop, DType d, int w) const {
-    const Op comb = rop == ReduceOp::SUM ? Op::ADD : Op::MAX;
-    return vector_ok(d, w) && supports(comb, d) && (rop != ReduceOp::MIN || (d.is_float() && supports(Op::NEG, d)));
-  }
+  bool vector_combines(ReduceOp rop, DType d, int w) const { return reduce_vector_ok(caps_, rop, d, w); }
   // acc (op) v on w lanes, where vector_combines: MIN as -max(-acc, -v), which keeps NaN propagation.
   int32_t combine(ReduceOp rop, DType d, int w, int32_t a, int32_t b) {
     const uint8_t n = static_cast<uint8_t>(w);

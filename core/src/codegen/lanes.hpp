@@ -70,6 +70,50 @@ inline bool e_vector_ok(const tg_renderer_caps& caps, DType d, int w) {
   return (caps.dtypes >> dt(d) & 1u) && (caps.vector_widths[dt(d)] >> w & 1u);
 }
 
+// The renderer takes `op` on d whole (no decomposition).
+inline bool e_supports(const tg_renderer_caps& caps, Op op, DType d) {
+  return (caps.dtypes >> dt(d) & 1u) && (caps.ops[dt(d)] >> kir_op(op) & 1ull);
+}
+
+// Whether acc (op) v runs on w lanes of d as vector instructions (combine's ops; MIN as -max(-a, -b), so integers
+// have none).
+inline bool reduce_vector_ok(const tg_renderer_caps& caps, ReduceOp rop, DType d, int w) {
+  const Op comb = rop == ReduceOp::SUM ? Op::ADD : Op::MAX;
+  return w <= 16 && e_vector_ok(caps, d, w) && e_supports(caps, comb, d) &&
+         (rop != ReduceOp::MIN || (d.is_float() && e_supports(caps, Op::NEG, d)));
+}
+
+// The loop a REDUCE's lanes unroll along (UNROLL): its innermost, the last RANGE it reduces over; null if none.
+inline UOpPtr reduce_loop(const UOp& reduce) {
+  for (size_t i = reduce.src.size(); i-- > 1;)
+    if (reduce.src[i]->op == Op::RANGE) return reduce.src[i];
+  return nullptr;
+}
+
+// Whether REDUCE u can keep w lanes of its loop per iteration in one vector accumulator: a fixed length that w
+// divides, a vector of w lanes of its dtype within 64 bytes, a combine the renderer takes on it. (The lanes must
+// also vectorize: unrolled_lanes's, checked by the caller.)
+inline bool unroll_fits(const tg_renderer_caps& caps, const UOp& u, int w) {
+  const UOpPtr r = reduce_loop(u);
+  return r && is_const_end(r) && r->src[0]->arg_int() % w == 0 && w * u.dtype.itemsize() <= 64 &&
+         reduce_vector_ok(caps, static_cast<ReduceOp>(u.arg_int()), u.dtype, w);
+}
+
+// REDUCE u's loop unrolled by w: lane l of its value reads the loop's index as outer * w + l, where `outer` is the
+// loop that is left (end / w iterations).
+struct UnrolledReduce {
+  UOpPtr outer;
+  std::vector<UOpPtr> lanes;
+};
+inline UnrolledReduce unrolled_lanes(const UOp& u, int w) {
+  const UOpPtr r = reduce_loop(u);
+  UnrolledReduce out;
+  out.outer = UOp::make(Op::RANGE, r->dtype, {const_int(r->dtype, r->src[0]->arg_int() / w)}, RangeInfo{r->range().id, AxisType::UNROLL});
+  for (int l = 0; l < w; ++l)
+    out.lanes.push_back(simplify(substitute(u.src[0], {{r.get(), alu(Op::ADD, alu(Op::MUL, out.outer, const_int(r->dtype, w)), const_int(r->dtype, l))}})));
+  return out;
+}
+
 // idx[l] == idx[0] + l * stride for every lane
 inline bool consecutive_index(const std::vector<UOpPtr>& idx, int64_t stride = 1) {
   for (size_t l = 1; l < idx.size(); ++l) {

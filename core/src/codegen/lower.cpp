@@ -118,6 +118,10 @@ void simplify_indices(Plan& p) {
   for (const auto& r : p.kernel.out_ranges)  // output loops still present after simplification, outermost first
     if (!is_const_end(r) || r->src[0]->arg_int() > 1) p.ranges.push_back(r);
   p.axes = p.ranges;
+  for (const UOp* n : toposort(std::vector<UOpPtr>{p.sink}))  // each reduction's innermost loop, in reading order
+    if (n->op == Op::REDUCE)
+      if (UOpPtr r = reduce_loop(*n); r && std::find(p.reduce_axes.begin(), p.reduce_axes.end(), r) == p.reduce_axes.end())
+        p.reduce_axes.push_back(r);
   p.lanes = {p.sink};
   p.rows = {p.lanes};
 }
@@ -135,6 +139,7 @@ void linearize(Plan& p) {
   const UOpPtr& sink = p.sink;
   const std::vector<UOpPtr>& ranges = p.ranges;
   Emitter e(k, p.caps, p.var_params);
+  e.unroll_by(&p.unrolls);
   std::vector<int32_t> loops;
   // the grid takes the first loop of constant length (launch dims do not depend on variables); output loops are
   // independent, so a symbolic loop before it can run inside it

@@ -1,7 +1,8 @@
 // Optimizations as actions, as tinygrad's Opt(op, axis, amount): what the heuristic (heuristic.cpp) or BEAM
 // (search.cpp) chooses for a kernel, and apply_opts.cpp applies to its output loops in order. An axis is a
-// kernel's output loop after index simplification, outermost first (DEBUG=5 prints them as "loops:"); an empty
-// list is the plain loop nest (NOOPT=1).
+// kernel's output loop after index simplification, outermost first (DEBUG=5 prints them as "loops:"), then its
+// reduce loops (UNROLL); an empty list is the plain loop nest (NOOPT=1). New ops are appended: the BEAM cache
+// stores them by number.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +24,12 @@ enum class OptOp : uint8_t {
   TC,     // GPU plan: the matmul on the renderer's tensor cores
   LOCAL,  // GPU plan: the matmul tiled through local memory by a work-group
   GROUP,  // GPU plan: a long reduction shared by the work-items of a group, one group per output
+  // `amount` lanes of a reduce loop per iteration, one accumulator each in a vector, folded across the lanes after
+  // the loop. Reduce loops are numbered after the output loops: axis = output loops + i for the i-th (the
+  // innermost loop of each reduction, in the order the kernel reads them).
+  UNROLL,
 };
-inline constexpr int kOptOps = 6;
+inline constexpr int kOptOps = 7;
 
 struct Opt {
   OptOp op;

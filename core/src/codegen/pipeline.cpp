@@ -60,7 +60,12 @@ std::string Plan::str() const {
   if (done || !kir.insts.empty()) return kir.dump();
   std::ostringstream os;
   os << "  loops:";
-  for (const auto& r : ranges) os << " " << r->str() << (r->src[0]->op == ir::Op::CONST ? "(" + std::to_string(r->src[0]->arg_int()) + ")" : "(var)");
+  auto loop = [](const ir::UOpPtr& r) {
+    return " " + r->str() + (r->src[0]->op == ir::Op::CONST ? "(" + std::to_string(r->src[0]->arg_int()) + ")" : "(var)");
+  };
+  for (const auto& r : ranges) os << loop(r);
+  if (!reduce_axes.empty()) os << " | reduce loops:";
+  for (const auto& r : reduce_axes) os << loop(r);
   os << " | opts " << codegen::str(applied) << " | lanes " << lanes.size() << " | tile entries " << rows.size();
   if (staged) os << " | panel " << staged->buffer->arg_ints()[0] << " elements, copied where " << staged_row->str() << " opens";
   os << "\n  " << (rows.empty() || rows[0].empty() ? sink : rows[0][0])->str(12) << "\n";

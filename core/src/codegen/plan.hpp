@@ -25,6 +25,8 @@ struct Plan {
   std::map<std::string, int64_t> var_params;   // variable name -> parameter index
   ir::UOpPtr sink;                             // the kernel graph (SINK of STOREs)
   std::vector<ir::UOpPtr> axes;                // the output loops actions number (opt.hpp), outermost first
+  std::vector<ir::UOpPtr> reduce_axes;         // then the reduce loops (UNROLL): each reduction's innermost
+  std::map<const ir::UOp*, int> unrolls;       // UNROLL: reduce loop -> lanes per iteration
   std::vector<ir::UOpPtr> ranges;              // output loops still to open, outermost first
   std::vector<ir::UOpPtr> lanes;               // the output vector's lanes, one sink each (one: no vector)
   size_t tile_axis = 0;                        // 1 when the vector's own loop is still in `ranges`
@@ -73,6 +75,8 @@ struct TileLoops {
   bool reduces = false;          // the kernel reduces (a tile pays only there)
 };
 TileLoops tile_loops(const Plan& p);
+// The reductions whose innermost loop (the one UNROLL takes) is `loop`.
+std::vector<const ir::UOp*> reductions_over(const Plan& p, const ir::UOpPtr& loop);
 // The heuristic (heuristic.cpp): chooses the actions from the renderer's caps and the kernel's shape and applies them.
 void hand_coded_opts(Plan& p);
 

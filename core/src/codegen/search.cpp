@@ -22,6 +22,9 @@ std::vector<KirProgram> search_space(const sched::Kernel& kernel, const std::vec
   add(std::nullopt);
   const Opts heuristic = space.at(0).opts;
   add(Opts{});
+  Opts unrolls;  // the heuristic's reductions, kept by every tile below (its search is over the output loops)
+  for (const Opt& o : heuristic)
+    if (o.op == OptOp::UNROLL) unrolls.push_back(o);
   const LowerOpts none{Opts{}, switches};
   Plan p = start_plan(kernel, bufs, caps, none);
   simplify_indices(p);
@@ -38,8 +41,8 @@ std::vector<KirProgram> search_space(const sched::Kernel& kernel, const std::vec
   const DType out = p.sink->src[0]->src[2]->dtype;
   // the output vector of w lanes, a u x c register tile, its panel staged (and the vector loop padded)
   auto tile = [&](int w, int u, int c, bool stage, bool pad) {
-    Opts t;
-    t.reserve(5);  // GCC 12 -O2 reports a false -Wstringop-overflow in the regrowth of a copied vector otherwise
+    Opts t = unrolls;
+    t.reserve(unrolls.size() + 5);  // GCC 12 -O2 reports a false -Wstringop-overflow in the regrowth of a copied vector otherwise
     t.push_back({OptOp::UPCAST, last, w});
     if (u > 1) t.push_back({OptOp::UPCAST, row, u});
     if (pad) t.push_back({OptOp::PADTO, last, c});

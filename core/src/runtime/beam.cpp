@@ -73,13 +73,15 @@ codegen::Opts beam_choice(const sched::ScheduleItem& it, Device& dev, const code
     if (auto f = g_beam.find(key); f != g_beam.end()) return f->second;
   }
   const DiskCache& disk = DiskCache::get();
+  // the table's name changes when the lists' meaning does: beam_opts2 since reductions unroll only by UNROLL
+  constexpr const char* kTable = "beam_opts2";
   std::optional<codegen::Opts> opts;
-  if (auto bytes = disk.load("beam_opts", key)) opts = codegen::decode(*bytes);
+  if (auto bytes = disk.load(kTable, key)) opts = codegen::decode(*bytes);
   if (!opts) {
     opts = beam_search(it, dev, runs, switches);
     ++mutable_schedule_stats().beam_searches;
     const std::vector<int32_t> v = codegen::encode(*opts);
-    disk.store("beam_opts", key, std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), reinterpret_cast<const uint8_t*>(v.data() + v.size())));
+    disk.store(kTable, key, std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), reinterpret_cast<const uint8_t*>(v.data() + v.size())));
   }
   std::lock_guard lock(g_beam_mu);
   g_beam[key] = *opts;

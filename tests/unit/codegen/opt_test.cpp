@@ -142,6 +142,100 @@ TEST(Opt, StagedPanelHoldsTheConvertedOperand) {
   EXPECT_LE(mm.run_error(kir), 1.0);
 }
 
+// A sum over each row of x (rows x cols) or over each column, lowered with a list; the sums checked against float64.
+struct Sum {
+  int64_t rows, cols;
+  bool over_rows;  // x.sum({1}) (each row's sum), else x.sum({0})
+  std::vector<float> x;
+  std::vector<sched::ScheduleItem> items;
+  std::vector<std::shared_ptr<rt::Buffer>> outs;
+  Sum(int64_t r, int64_t c, bool rowwise, uint64_t seed) : rows(r), cols(c), over_rows(rowwise), x(r * c) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (float& v : x) v = dist(rng);
+    Tensor t = Tensor::from_vector(x, {rows, cols});
+    t.realize();
+    items = sched::create_schedule({t.sum({over_rows ? 1 : 0}).node()}, "CPU", outs);
+  }
+  KirProgram lower(const std::optional<Opts>& actions) const {
+    return lower_kernel(items.at(0).kernel, items.at(0).bufs, rt::Device::get("CPU").caps(), LowerOpts{actions});
+  }
+  // largest error in units of the float32 accumulation bound (n ulps of the sum of magnitudes)
+  double run_error(const KirProgram& kir) const {
+    run_lowered(kir, items.at(0));
+    const int64_t n_out = over_rows ? rows : cols, n = over_rows ? cols : rows;
+    std::vector<float> got(n_out);
+    items.at(0).bufs[0]->copy_out(got.data(), got.size() * sizeof(float));
+    double worst = 0;
+    for (int64_t o = 0; o < n_out; ++o) {
+      double ref = 0, mag = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const double v = over_rows ? x[o * cols + i] : x[i * cols + o];
+        ref += v, mag += std::abs(v);
+      }
+      worst = std::max(worst, std::abs(got[o] - ref) / (mag * n * 0x1p-24));
+    }
+    return worst;
+  }
+};
+
+// The widest accumulator vector in the KIR: a private array of that many lanes (1 when every one is scalar).
+int accumulator_lanes(const KirProgram& k) {
+  int lanes = 1;
+  for (const tg_kir_inst& in : k.insts)
+    if (in.op == TG_KIR_DEFINE_REG && in.arg.i == 1) lanes = std::max(lanes, static_cast<int>(in.vcount));
+  return lanes;
+}
+
+// UNROLL(axis, w) keeps w lanes of a reduce loop per iteration in one vector accumulator; reduce loops are numbered
+// after the output loops (a row sum: axis 0 the rows, axis 1 the loop along each row).
+TEST(Opt, UnrollKeepsLanesOfTheReduceLoopInOneVector) {
+  const Sum sum(64, 256, true, print_seed("unroll"));
+  for (int w : {4, 8, 16}) {
+    const Opts list{{OptOp::UNROLL, 1, w}};
+    SCOPED_TRACE(str(list));
+    const KirProgram kir = sum.lower(list);
+    EXPECT_EQ(kir.opts, list);
+    EXPECT_EQ(accumulator_lanes(kir), w) << kir.dump();
+    EXPECT_LE(sum.run_error(kir), 1.0);
+  }
+  const KirProgram plain = sum.lower(Opts{});
+  EXPECT_EQ(accumulator_lanes(plain), 1) << "without UNROLL the reduction is scalar\n" << plain.dump();
+  EXPECT_LE(sum.run_error(plain), 1.0);
+  // the heuristic unrolls the row's loop (the widest vector the renderer has) and leaves the rows alone: their
+  // lanes would be gathered (a row is 256 floats apart)
+  const KirProgram chosen = sum.lower(std::nullopt);
+  ASSERT_EQ(chosen.opts.size(), 1u) << str(chosen.opts);
+  EXPECT_EQ(chosen.opts[0].op, OptOp::UNROLL);
+  EXPECT_EQ(chosen.opts[0].axis, 1);
+  EXPECT_EQ(accumulator_lanes(chosen), chosen.opts[0].amount);
+  EXPECT_LE(sum.run_error(chosen), 1.0);
+}
+
+TEST(Opt, UnrollsThatDoNotApplySayWhy) {
+  const Sum rows(64, 256, true, 3), columns(256, 64, false, 4);
+  const struct {
+    const Sum& sum;
+    Opts opts;
+    std::string message;
+  } cases[] = {
+      {rows, {{OptOp::UNROLL, 0, 8}}, "UNROLL(0,8) after [] does not apply: the kernel's reduce loops are axes 1 to 2"},
+      {rows, {{OptOp::UNROLL, 1, 1}}, "an UNROLL takes 2 or more"},
+      {rows, {{OptOp::UNROLL, 1, 3}}, "a reduction over it has no vector of 3 float32 accumulators"},
+      {rows, {{OptOp::UNROLL, 1, 8}, {OptOp::UNROLL, 1, 4}}, "UNROLL(1,4) after [UNROLL(1,8)] does not apply: the reduce loop is unrolled already"},
+      {columns, {{OptOp::UNROLL, 1, 8}}, "its lanes would be gathered"},  // a column's values are 64 floats apart
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(str(c.opts));
+    try {
+      c.sum.lower(c.opts);
+      ADD_FAILURE() << "applied";
+    } catch (const OptError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+    }
+  }
+}
+
 // A list that does not apply fails with the action, what came before it, and why.
 TEST(Opt, ListsThatDoNotApplyNameTheActionAndWhy) {
   const Matmul mm(64, 96, 200, 7);
@@ -210,7 +304,8 @@ TEST(Opt, TheSearchSpaceIsDistinctListsHeuristicFirst) {
 
 TEST(Opt, ListsSurviveTheBeamCacheEncoding) {
   const Opts lists[] = {{}, {{UPCAST, 1, 8}, {UPCAST, 0, 4}, {PADTO, 1, 3}, {UPCAST, 1, 3}, {STAGE, 0, 0}},
-                        {{OptOp::TC}, {UPCAST, 0, 1}, {UPCAST, 1, 2}}, {{OptOp::GROUP}}, {{OptOp::LOCAL, 0, 0}}};
+                        {{OptOp::TC}, {UPCAST, 0, 1}, {UPCAST, 1, 2}}, {{OptOp::GROUP}}, {{OptOp::LOCAL, 0, 0}},
+                        {{OptOp::UNROLL, 1, 16}}};
   for (const Opts& os : lists) {
     const std::vector<int32_t> v = encode(os);
     const std::vector<uint8_t> bytes(reinterpret_cast<const uint8_t*>(v.data()), reinterpret_cast<const uint8_t*>(v.data() + v.size()));
@@ -219,7 +314,7 @@ TEST(Opt, ListsSurviveTheBeamCacheEncoding) {
   EXPECT_EQ(str(lists[1]), "[UPCAST(1,8) UPCAST(0,4) PADTO(1,3) UPCAST(1,3) STAGE(0,0)]");
   // what is not a list: a torn triple, an op past the last, a negative axis
   EXPECT_FALSE(decode(std::vector<uint8_t>(11, 0)));
-  const int32_t bad_op[] = {6, 0, 0}, bad_axis[] = {0, -1, 4};
+  const int32_t bad_op[] = {kOptOps, 0, 0}, bad_axis[] = {0, -1, 4};
   EXPECT_FALSE(decode(std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(bad_op), reinterpret_cast<const uint8_t*>(bad_op + 3))));
   EXPECT_FALSE(decode(std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(bad_axis), reinterpret_cast<const uint8_t*>(bad_axis + 3))));
 }
