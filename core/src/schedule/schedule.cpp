@@ -12,6 +12,7 @@
 #include <map>
 #include <numeric>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/sym_shape.hpp"
 #include "ir/symbolic.hpp"
@@ -50,7 +51,20 @@ class Scheduler {
       for (const auto& x : u->src) r |= has_reduce_[x.get()] && !shared_realize(x.get());
       has_reduce_[u] = r && u->op != Op::BUFFER && u->op != Op::EXPAND;
     }
+    // a chain of ops fused into one kernel deeper than kMaxFusedDepth is cut into kernels that deep (built
+    // recursively, a deeper one would overflow the stack: 25000 chained adds did)
+    std::unordered_map<const UOp*, int> depth;
+    for (const UOp* u : order) {
+      int d = 0;
+      for (const auto& x : u->src) d = std::max(d, depth[x.get()]);
+      const bool own_kernel = u->op == Op::BUFFER || u->op == Op::COPY || u->op == Op::CONTIGUOUS || shared_realize(u);
+      depth[u] = own_kernel ? 0 : d + 1;
+      if (depth[u] >= kMaxFusedDepth && !is_movement(u->op)) cuts_.push_back(u->ptr()), cut_.insert(u), depth[u] = 0;
+    }
   }
+  static constexpr int kMaxFusedDepth = 1000;
+  std::vector<UOpPtr> cuts_;  // realized on their own, deepest first (create_schedule)
+  std::unordered_set<const UOp*> cut_;
 
   // A shared subgraph that contains a fused reduction is computed once into its own buffer, not per consumer.
   bool shared_realize(const UOp* u) { return consumers_[u] > 1 && has_reduce_[u] && !is_movement(u->op); }
@@ -210,7 +224,8 @@ class Scheduler {
 
     UOpPtr build_uncached(const UOpPtr& node, const std::vector<UOpPtr>& idx, const UOpPtr& valid, bool expanded) {
       Dims shape = kdims(*node);
-      if (node.get() != root && s.shared_realize(node.get())) return load(s.realize(node), idx, shape, valid);
+      if (node.get() != root && (s.shared_realize(node.get()) || s.cut_.count(node.get())))
+        return load(s.realize(node), idx, shape, valid);
       if (node->op == Op::BUFFER) return load(as_buffer(*node), idx, shape, valid);
       if (node->op == Op::CONST) return node->shape.empty() ? node : UOp::make(Op::CONST, node->dtype, {}, node->arg);
       if (node->op == Op::COPY || node->op == Op::CONTIGUOUS) return load(s.realize(node), idx, shape, valid);
@@ -260,6 +275,7 @@ std::string Scheduler::default_device_name() { return tg::default_device(); }
 std::vector<ScheduleItem> create_schedule(const std::vector<UOpPtr>& roots, const std::string& device,
                                           std::vector<std::shared_ptr<rt::Buffer>>& out) {
   Scheduler s(roots, device);
+  for (const auto& cut : s.cuts_) s.realize(cut);  // in order: each kernel's build stops at the cut below it
   out.clear();
   for (const auto& r : roots) out.push_back(s.realize(r));
   return std::move(s.items);

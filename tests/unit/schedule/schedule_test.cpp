@@ -39,6 +39,20 @@ TEST(Fusion, MulAddSumIsOneKernel) {
   EXPECT_EQ(kernel_count((a * b + c).sum({1})), 1u);
 }
 
+// A fused chain deeper than the scheduler builds in one kernel (1000 ops) is cut into kernels of 1000: 25000
+// chained adds used to overflow the stack in the scheduler's recursive build. The sum is exact in float32.
+TEST(Fusion, DeepChainIsCutIntoKernelsAndStaysRight) {
+  Tensor t = Tensor::ones({4});
+  for (int i = 0; i < 25000; ++i) t = t + 1.0;
+  const size_t kernels = kernel_count(t);  // a cut every 1000 nodes deep (the adds and the few nodes of ones())
+  EXPECT_GE(kernels, 25u);
+  EXPECT_LE(kernels, 26u);
+  for (float v : t.to_vector<float>()) EXPECT_EQ(v, 25001.0f);
+  Tensor shallow = Tensor::ones({4});
+  for (int i = 0; i < 900; ++i) shallow = shallow + 1.0;
+  EXPECT_EQ(kernel_count(shallow), 1u);
+}
+
 TEST(Fusion, SoftmaxIsThreeKernels) {
   Tensor x = input({4, 50}, 1);
   EXPECT_EQ(kernel_count(x.softmax(-1)), 3u);  // max, sum of exp, normalize
