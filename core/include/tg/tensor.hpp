@@ -168,7 +168,7 @@ class Tensor {
   }
   template <typename T>
   T item() {
-    if (numel() != 1) throw std::invalid_argument("item() needs a tensor with one element, got shape " + shape_str(shape()));
+    if (numel() != 1) throw std::invalid_argument("tg: item() needs a tensor with one element, got shape " + shape_str(shape()));
     return to_vector<T>()[0];
   }
 
