@@ -50,7 +50,7 @@ bool stages_pay(const tg_renderer_caps& caps, int64_t row_tiles, int64_t operand
   const Machine mach = machine_of(caps);
   // 1 MiB of L2 where the renderer does not say; the copy lives on the worker's stack, so never more than 1 MiB
   const int64_t l2 = mach.l2_bytes ? static_cast<int64_t>(mach.l2_bytes) : int64_t{1} << 20;
-  return operand_bytes > l2 && row_tiles >= 16 && panel_bytes <= std::min(l2 / 2, int64_t{1} << 20);
+  return operand_bytes >= l2 / 2 && row_tiles >= 16 && panel_bytes <= std::min(l2 / 2, int64_t{1} << 20);
 }
 
 int64_t padded_vecs(int64_t vecs, int c) {

@@ -70,7 +70,8 @@ TEST(Heuristic, PanelsStagedOnlyWhereTheCopyPays) {
   const tg_renderer_caps avx2 = host_caps(32, 16, 512 << 10);
   // 1024 x 1024 float32 B (4 MiB), 256 row tiles, a 1024 x 24 panel (96 KiB)
   EXPECT_TRUE(stages_pay(avx2, 256, 4 << 20, 96 << 10));
-  EXPECT_FALSE(stages_pay(avx2, 256, 512 << 10, 96 << 10));  // B of 512 KiB stays in L2 as it is
+  EXPECT_TRUE(stages_pay(avx2, 256, 256 << 10, 96 << 10));    // B takes half of L2: its strided rows come from L2
+  EXPECT_FALSE(stages_pay(avx2, 256, 255 << 10, 96 << 10));   // under half: it stays there as it is
   EXPECT_FALSE(stages_pay(avx2, 8, 4 << 20, 96 << 10));       // 8 row tiles do not repay the copy
   EXPECT_FALSE(stages_pay(avx2, 256, 64 << 20, 384 << 10));   // a panel over half of L2 would not stay there
   tg_renderer_caps gpu = avx2;
