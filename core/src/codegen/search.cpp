@@ -31,7 +31,9 @@ std::vector<KirProgram> search_space(const sched::Kernel& kernel, const std::vec
   const int n = static_cast<int>(p.axes.size());
   if (kernel.custom || n == 0) return space;
   const int last = n - 1, row = std::max(n - 2, 0);
-  const bool staged = std::any_of(heuristic.begin(), heuristic.end(), [](const Opt& o) { return o.op == OptOp::STAGE; });
+  // staged panels on every host CPU, not only where the heuristic stages (that is how 512^3 was found to pay); a
+  // kernel with no panel to stage turns those lists down
+  const bool staged = caps.has_threads && !is_gpu(caps);
   const OptOp plan = heuristic.empty() ? OptOp::UPCAST : heuristic[0].op;
   if ((plan == OptOp::TC || plan == OptOp::LOCAL) && n >= 2)
     for (int u : {1, 2, 4, 8})
