@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "codegen/lower.hpp"
+#include "../unit/codegen/gpu_caps.hpp"
 #include "error_test_util.hpp"
 #include "ir/uop.hpp"
 #include "runtime/buffer.hpp"
@@ -72,15 +73,7 @@ TEST(CodegenErrors, InlineCodeInAnotherLanguage) {
 
 // ---- codegen::lower_kernel against a GPU's caps ---------------------------------------------------------------------
 
-// A GPU as the core sees one: 3 dims, 256 work-items per group, 32 KiB of local memory (gpu_lower_test's).
-tg_renderer_caps gpu_caps() {
-  tg_renderer_caps caps = rt::Device::get("CPU").caps();
-  caps.has_local = 1, caps.has_threads = 0, caps.max_global_dims = 3;
-  caps.max_global[0] = caps.max_global[1] = caps.max_global[2] = 65535;
-  caps.max_local[0] = caps.max_local[1] = 256, caps.max_local[2] = 64;
-  caps.max_local_threads = 256, caps.local_mem_bytes = 32768;
-  return caps;
-}
+using codegen::test::gpu_caps;
 
 // The kernel a CustomKernel call would schedule: out[...] = 1 over the given GLOBAL and LOCAL ranges (plus a local
 // array of `local_floats` when > 0), one float32 output of 4 elements.

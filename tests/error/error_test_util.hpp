@@ -8,6 +8,8 @@
 #include <string>
 #include <typeinfo>
 
+#include "tg/tensor.hpp"
+
 namespace tgerr {
 
 // Runs f, expecting it to throw E (or a subclass); returns the message ("" and a failure otherwise).
@@ -26,6 +28,10 @@ std::string error_of(F&& f) {
 }
 
 inline bool one_line(const std::string& m) { return !m.empty() && m.find('\n') == std::string::npos; }
+
+// Zero tensors to make errors with: float32 (on `dev`, "" the default device) and int32.
+inline tg::Tensor f32(const tg::Shape& s, const std::string& dev = "") { return tg::Tensor::zeros(s, tg::dtypes::float32, dev); }
+inline tg::Tensor i32(const tg::Shape& s) { return tg::Tensor::zeros(s, tg::dtypes::int32); }
 
 }  // namespace tgerr
 

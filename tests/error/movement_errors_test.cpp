@@ -56,12 +56,12 @@ using namespace tgtest;
 using tg::Dim;
 using tg::Variable;
 using tgerr::error_of;
+using tgerr::f32;
+using tgerr::i32;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using Invalid = std::invalid_argument;
 
-Tensor f32(const Shape& s, const std::string& dev = "") { return Tensor::zeros(s, dt::float32, dev); }
-Tensor i32(const Shape& s) { return Tensor::zeros(s, dt::int32); }
 
 // ---- reshape ------------------------------------------------------------------------------------------------------
 

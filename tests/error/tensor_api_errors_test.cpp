@@ -43,11 +43,12 @@ namespace {
 using namespace tgtest;
 using tg::Variable;
 using tgerr::error_of;
+using tgerr::f32;
+using tgerr::i32;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using Invalid = std::invalid_argument;
 
-Tensor f32(const Shape& s, const std::string& dev = "") { return Tensor::zeros(s, dt::float32, dev); }
 
 // INTERP, the reference plugin, is the second device of the multi-device messages.
 bool has_interp() {

@@ -3,6 +3,7 @@
 // one array and one barrier per reduce. The KIR is checked against GPU caps on any machine; the results are
 // checked against host loops on QCOM (OpenCL) where it is present.
 #include "codegen/lower.hpp"
+#include "gpu_caps.hpp"
 
 #include <gtest/gtest.h>
 
@@ -21,15 +22,7 @@
 namespace tg::codegen {
 namespace {
 
-// A GPU as the core sees one: 3 dims, 256 work-items per group, 32 KiB of local memory, no host threads.
-tg_renderer_caps gpu_caps() {
-  tg_renderer_caps caps = rt::Device::get("CPU").caps();
-  caps.has_local = 1, caps.has_threads = 0, caps.max_global_dims = 3;
-  caps.max_global[0] = caps.max_global[1] = caps.max_global[2] = 65535;
-  caps.max_local[0] = caps.max_local[1] = 256, caps.max_local[2] = 64;
-  caps.max_local_threads = 256, caps.local_mem_bytes = 32768;
-  return caps;
-}
+using test::gpu_caps;
 
 std::vector<KirProgram> lower_all(const Tensor& t, const tg_renderer_caps& caps, const LowerOpts& opts = {}) {
   std::vector<std::shared_ptr<rt::Buffer>> outs;
