@@ -75,6 +75,7 @@ sdk::Blob CompilerHooks::compile(tg_compiler_s& compiler, const char* source, co
     throw Error(err == CL_BUILD_PROGRAM_FAILURE ? TG_ERR_COMPILE : TG_ERR_INTERNAL,
                 cat("OpenCL cannot compile kernel ", name, " (clBuildProgram failed: ", cl_error_name(err), "):\n",
                     build_log(device, program.program)));
+  finish_queues_after_driver_state(/*program_load=*/false);
   // One device in the program, so one binary.
   size_t binary_size = 0;
   check_cl(api.clGetProgramInfo(program.program, CL_PROGRAM_BINARY_SIZES, sizeof binary_size, &binary_size, nullptr),

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <mutex>
 #include <cstring>
 #include <set>
 #include <type_traits>
@@ -184,12 +185,19 @@ std::set<tg_hwqueue_s*>& live_queues() {
   return *queues;
 }
 void finish_live_queues() {
+  if (process_exiting()) return;  // registered more than once (finish_queues_after_driver_state); the first does it
   set_process_exiting();
   std::lock_guard lock(live_mutex);
   for (tg_hwqueue_s* queue : live_queues()) cl().clFinish(queue->backend().queue);
 }
 
 }  // namespace
+
+void finish_queues_after_driver_state(bool program_load) {
+  static std::once_flag after_build, after_load;
+  std::call_once(program_load ? after_load : after_build, [] { std::atexit(finish_live_queues); });
+}
+
 }  // namespace tg::qcom
 
 tg_hwqueue_s::tg_hwqueue_s(tg::qcom::QueueBackend backend) : DeviceQueue(std::move(backend)) {

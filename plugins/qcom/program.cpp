@@ -34,6 +34,7 @@ std::shared_ptr<Program> ProgramHooks::load(tg_device device, const void* blob, 
   check_cl(err, "clCreateProgramWithBinary");
   check_cl(api.clBuildProgram(program->program, 1, &dev.id, build_options(dev).c_str(), nullptr, nullptr),
            cat("clBuildProgram (from binary) of kernel ", kernel_name).c_str());
+  finish_queues_after_driver_state(/*program_load=*/true);
   program->kernel = api.clCreateKernel(program->program, kernel_name, &err);
   check_cl(err, cat("clCreateKernel(", kernel_name, ")").c_str());
   return program;

@@ -56,6 +56,11 @@ std::mutex& build_mutex();
 // the LLVM inside PoCL, and PoCL crashed when called then. The process is ending; its memory goes with it.
 bool process_exiting();
 void set_process_exiting();
+// At exit the live queues are finished before the driver tears itself down (hwqueue.cpp). Exit handlers run in the
+// reverse order of their registration, and PoCL registers teardown of the LLVM state it creates at its first build
+// and first program load, so the queues' handler is registered again after each of those: a program that exits with
+// kernels still queued (tg render on a fresh cache) crashed in PoCL's LLVM, finishing them after that teardown.
+void finish_queues_after_driver_state(bool program_load);
 
 // "CL_INVALID_KERNEL_ARGS" for -52; "CL error -9999" for a code it does not know.
 std::string cl_error_name(cl_int err);
