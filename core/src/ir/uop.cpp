@@ -77,14 +77,37 @@ UOp::UOp(Op op_, DType dtype_, std::vector<UOpPtr> src_, Arg arg_, Shape shape_,
   compute_bounds();
 }
 
+// Dropping the last reference to a long chain would destroy it recursively, a few frames per node (25000 chained adds
+// overflowed the stack under ASan). Sources about to die go to a per-thread list instead, which the outermost ~UOp
+// empties in a loop: the depth of destruction stays one node.
 UOp::~UOp() {
-  InternTable& t = table();
-  std::lock_guard lock(t.mu);
-  auto it = t.buckets.find(hash);
-  if (it == t.buckets.end()) return;
-  auto& vec = it->second;
-  std::erase_if(vec, [](const std::weak_ptr<const UOp>& w) { return w.expired(); });
-  if (vec.empty()) t.buckets.erase(it);
+  {
+    InternTable& t = table();
+    std::lock_guard lock(t.mu);
+    if (auto it = t.buckets.find(hash); it != t.buckets.end()) {
+      std::erase_if(it->second, [](const std::weak_ptr<const UOp>& w) { return w.expired(); });
+      if (it->second.empty()) t.buckets.erase(it);
+    }
+  }
+  // A pointer, made by the outermost destruction that defers something and freed when it is done: a thread_local
+  // with a destructor would be gone when static UOps die at exit, after the main thread's thread_locals.
+  thread_local std::vector<UOpPtr>* dying = nullptr;
+  const bool outermost = dying == nullptr;
+  // const stops applying when an object's destruction begins ([class.dtor]), so its sources may be moved out
+  for (auto* list : {const_cast<std::vector<UOpPtr>*>(&src), const_cast<std::vector<UOpPtr>*>(&sym_shape)})
+    for (UOpPtr& s : *list)
+      if (s.use_count() == 1) {
+        if (dying == nullptr) dying = new std::vector<UOpPtr>();
+        dying->push_back(std::move(s));
+      }
+  if (!outermost || dying == nullptr) return;
+  while (!dying->empty()) {
+    UOpPtr last = std::move(dying->back());
+    dying->pop_back();
+    last.reset();  // may add its own sources to `dying`
+  }
+  delete dying;
+  dying = nullptr;
 }
 
 UOpPtr UOp::make(Op op, DType dtype, std::vector<UOpPtr> src, Arg arg, Shape shape, std::vector<UOpPtr> sym_shape) {
