@@ -587,8 +587,7 @@ class Emitter {
       auto it = unrolls_->find(r.get());
       w = it == unrolls_->end() ? 0 : it->second;
     } else {
-      for (int cand : {16, 8, 4})
-        if (!w && unroll_fits(caps_, *u, cand)) w = cand;
+      w = widest_unroll(caps_, {u.get()});
     }
     if (!w) return -1;
     auto rop = static_cast<ReduceOp>(u->arg_int());

@@ -73,12 +73,8 @@ void hand_coded_opts(Plan& p) {
     }
   // each reduction's loop: the widest vector of accumulators that fits (apply_opt checks that its lanes vectorize)
   for (size_t i = 0; i < p.reduce_axes.size(); ++i)
-    for (int w : {16, 8, 4})
-      if (const auto rs = reductions_over(p, p.reduce_axes[i]);
-          std::all_of(rs.begin(), rs.end(), [&](const UOp* u) { return unroll_fits(p.caps, *u, w); })) {
-        apply_opt(p, {OptOp::UNROLL, static_cast<int>(p.axes.size() + i), w});
-        break;
-      }
+    if (const int w = widest_unroll(p.caps, reductions_over(p, p.reduce_axes[i])))
+      apply_opt(p, {OptOp::UNROLL, static_cast<int>(p.axes.size() + i), w});
   if (p.axes.empty()) return;
   const int last = static_cast<int>(p.axes.size()) - 1;
   const DType out = p.sink->src[0]->src[2]->dtype;

@@ -99,6 +99,13 @@ inline bool unroll_fits(const tg_renderer_caps& caps, const UOp& u, int w) {
          reduce_vector_ok(caps, static_cast<ReduceOp>(u.arg_int()), u.dtype, w);
 }
 
+// The widest vector of accumulators (16, 8 or 4 lanes) every one of these reductions over one loop fits; 0: none.
+inline int widest_unroll(const tg_renderer_caps& caps, const std::vector<const UOp*>& reductions) {
+  for (int w : {16, 8, 4})
+    if (std::all_of(reductions.begin(), reductions.end(), [&](const UOp* u) { return unroll_fits(caps, *u, w); })) return w;
+  return 0;
+}
+
 // REDUCE u's loop unrolled by w: lane l of its value reads the loop's index as outer * w + l, where `outer` is the
 // loop that is left (end / w iterations).
 struct UnrolledReduce {
