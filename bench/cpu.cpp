@@ -281,13 +281,20 @@ std::string rows_op(const char* name, int64_t rows, int64_t cols, int runs, int 
 }  // namespace
 
 int main(int argc, char** argv) {
-  // CPU_COUNT sets the threads of tg's CPU plugin and of every peer; --quick: small GEMMs; --gemm: GEMMs only
+  // CPU_COUNT sets the threads of tg's CPU plugin and of every peer; --quick: small GEMMs; --gemm: GEMMs only;
+  // --int8: the peaks and the int8 product only
   int runs = 5, threads = static_cast<int>(std::thread::hardware_concurrency());
   if (const char* c = std::getenv("CPU_COUNT")) threads = std::max(1, std::atoi(c));
-  bool quick = false, gemm_only = false;
-  for (int i = 1; i < argc; ++i) quick |= std::string(argv[i]) == "--quick", gemm_only |= std::string(argv[i]) == "--gemm";
-  g_gemm_peers = tg::bench::load_gemm_peers(threads);
+  bool quick = false, gemm_only = false, int8_only = false;
+  for (int i = 1; i < argc; ++i)
+    quick |= std::string(argv[i]) == "--quick", gemm_only |= std::string(argv[i]) == "--gemm", int8_only |= std::string(argv[i]) == "--int8";
   g_peaks = tg::bench::measure_peaks(threads);
+  if (int8_only) {
+    std::printf("{\"bench\": \"cpu\", \"threads\": %d, \"runs\": %d, \"peaks\": %s, \"int8_gemm\": %s}\n", threads, runs,
+                to_json(g_peaks).c_str(), int8_gemm(512, 2048, 2048, runs).c_str());
+    return 0;
+  }
+  g_gemm_peers = tg::bench::load_gemm_peers(threads);
   std::vector<std::string> gemms;
   for (int64_t s : quick ? std::vector<int64_t>{256, 512} : std::vector<int64_t>{256, 512, 1024, 2048}) gemms.push_back(gemm(s, s, s, runs));
   gemms.push_back(gemm(1024, 1024, 1024, runs, tg::dtypes::bfloat16));

@@ -65,11 +65,11 @@ std::pair<KExpr, KExpr> k_scales(const GroupReader& r, const KExpr& sub) {
   return {r.half(0) * f32(k_scale(r, sub, false)), r.half(2) * f32(k_scale(r, sub, true) * r.i(-1))};
 }
 
+KExpr q8_word(const GroupReader& r, const KExpr& j) { return r.packed(r.c(2) + j * r.c(4)); }
 const ByteForm kQ8_0Bytes{
-    [](const GroupReader& r, const KExpr&, const KExpr& j) {
-      return r.packed(r.c(2) + j * r.c(4)) ^ r.i(static_cast<int32_t>(0x80808080u));  // q + 128
-    },
-    [](const GroupReader& r, const KExpr&, int64_t) { return d_scale(r); }, 128};
+    [](const GroupReader& r, const KExpr&, const KExpr& j) { return q8_word(r, j) ^ r.i(static_cast<int32_t>(0x80808080u)); },  // q + 128
+    [](const GroupReader& r, const KExpr&, int64_t) { return d_scale(r); }, 128, false, false,
+    [](const GroupReader& r, const KExpr&, const KExpr& j) { return q8_word(r, j); }};
 const ByteForm kQ4_0Bytes{
     [](const GroupReader& r, const KExpr&, const KExpr& j) { return nibble_word(r, r.c(2), j); },
     [](const GroupReader& r, const KExpr&, int64_t) { return d_scale(r); }, 8};

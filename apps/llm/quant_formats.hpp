@@ -41,6 +41,10 @@ struct ByteForm {
   int64_t offset = 0;         // a fixed zero point (Q8_0: 128, Q4_0: 8), subtracted in integers
   bool has_min = false;       // m is used (Q4_1, Q5_1, Q4_K, Q5_K)
   bool split_halves = false;  // the halves have scales of their own (Q6_K's 16-element scales)
+  // Where the weights are stored as plain signed bytes (Q8_0): word j as stored, w = a * s. The tiled product then
+  // takes the weights as dot4's signed operand, straight from memory (vpdpbusd broadcasts it in the instruction:
+  // no decode, no general-register round trip), and the activation as the unsigned one.
+  std::function<KExpr(const GroupReader& r, const KExpr& sub, const KExpr& j)> signed_word;
 };
 
 struct Format {

@@ -37,15 +37,17 @@ KExpr quantized(const KExpr& x, const KExpr& inv) { return round_half_away(x * i
 
 }  // namespace
 
-Int8Activation quantize_int8(const Tensor& x, int64_t group) {
+Int8Activation quantize_int8(const Tensor& x, int64_t group, bool biased) {
   if (x.ndim() != 2 || x.shape()[1] % 32 != 0 || x.dtype() != dtypes::float32 || group < 1 || x.shape()[0] % group != 0)
     throw std::invalid_argument("tg-llm: int8 activations are (T, a multiple of 32) float32 with T a multiple of " + std::to_string(group) +
                                 ", got " + x.dtype().name() + " " + shape_str(x.shape()));
+  if (biased && group == 1) throw std::invalid_argument("tg-llm: biased int8 activations are grouped (the tiled product's)");
   const int64_t T = x.shape()[0], cols = x.shape()[1], nb32 = cols / 32, blocks = T * nb32, G = group;
-  const CustomKernel& k = cached({KernelKind::int8_quantize, GGMLType::F32, T, cols, G}, [&] {
+  const bool sums = G > 1 && !biased;
+  const CustomKernel& k = cached({biased ? KernelKind::int8_quantize_biased : KernelKind::int8_quantize, GGMLType::F32, T, cols, G}, [&] {
     CustomKernel k("quantize_int8");
     auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
-    KExpr b = k.range(blocks, Axis::GLOBAL), xs = k.buffer(G > 1 ? 3 : 2, dtypes::float32);  // the outputs, then x
+    KExpr b = k.range(blocks, Axis::GLOBAL), xs = k.buffer(sums ? 3 : 2, dtypes::float32);  // the outputs, then x
     auto value = [&](const KExpr& e) { return k.load(xs, b * 32 + e); };
     KExpr e = k.range(32, Axis::REDUCE);
     KExpr amax = abs_max(k, value(e), e);
@@ -61,8 +63,9 @@ Int8Activation quantize_int8(const Tensor& x, int64_t group) {
       KExpr byte = (quantized(value(j * 4 + i), inv) & 255) << (8 * i);
       word = i == 0 ? byte : word | byte;
     }
+    if (biased) word = word ^ i32(k, static_cast<int32_t>(0x80808080u));  // q + 128 in each byte
     k.run(k.loop({k.store(k.buffer(0, dtypes::int32), slot(j, 8), word)}, {j}));
-    for (int64_t h = 0; G > 1 && h < 2; ++h) {
+    for (int64_t h = 0; sums && h < 2; ++h) {
       KExpr e16 = k.range(16, Axis::REDUCE);
       k.run(k.store(k.buffer(2, dtypes::int32), slot(c64(h), 2), k.reduce(quantized(value(e16 + 16 * h), inv), Reduce::SUM, {e16})));
     }
@@ -72,6 +75,10 @@ Int8Activation quantize_int8(const Tensor& x, int64_t group) {
   if (G == 1) {
     auto out = k({{{T, cols / 4}, dtypes::int32}, {{T, nb32}, dtypes::float32}}, {x});
     return {out[0], out[1], std::nullopt, 1};
+  }
+  if (biased) {
+    auto out = k({{{T / G, nb32, 8, G}, dtypes::int32}, {{T / G, nb32, G}, dtypes::float32}}, {x});
+    return {out[0], out[1], std::nullopt, G, true};
   }
   auto out = k({{{T / G, nb32, 8, G}, dtypes::int32}, {{T / G, nb32, G}, dtypes::float32}, {{T / G, nb32, 2, G}, dtypes::int32}}, {x});
   return {out[0], out[1], out[2], G};
@@ -84,32 +91,60 @@ bool has_int8_product(const QuantMatrix& w) {
 
 namespace {
 
+// -128 x the sum of each 32-value sub-block's signed weight bytes, (rows, cols / 32) int32: what the biased
+// activation's + 128 adds to a sub-block's dot product, so a chain that starts there sums the true product.
+// One pass over the weights per product (~3% of a 512-token product's time).
+Tensor weight_block_sums(const QuantMatrix& w, const Format& f) {
+  const ByteForm& bf = *f.bytes;
+  const int64_t rows = w.rows, nb32 = w.cols / 32, subs = f.group_elems / 32, rw = w.row_words();
+  const CustomKernel& k = cached({KernelKind::int8_weight_sums, w.type, rows, w.cols, 0}, [&] {
+    CustomKernel k(std::string("qsums_") + type_traits(w.type).name);
+    auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
+    KExpr b = k.range(rows * nb32, Axis::GLOBAL), r = b / c64(nb32), p = b % c64(nb32), j = k.range(8, Axis::REDUCE);
+    GroupReader reader{k, k.buffer(1, dtypes::uint8), r * rw + (p / c64(subs)) * f.group_bytes};
+    KExpr sum = k.reduce(KExpr::dot4(i32(k, 0), i32(k, 0x01010101), bf.signed_word(reader, p % c64(subs), j)), Reduce::SUM, {j});
+    k.run(k.store(k.buffer(0, dtypes::int32), b, sum * i32(k, -128)));
+    k.parallel();
+    return k;
+  });
+  return k({{{rows, nb32}, dtypes::int32}}, {w.words})[0];
+}
+
 // The tiled product: a work item is R rows x G tokens (the activation grouped by G), the lanes along the tokens,
 // so nothing is folded across lanes at the end. Per 32-value block each row's words are broadcast to the G lanes
-// and chained through DOT4s that start at -offset x the block's sum of q (the zero point costs nothing per row);
-// one FMA per (row, lane) applies the weight scale times the activation's, one more the minimum. The chain is
-// written word by word over the whole tile (a register array of R x G int32), so each word's G activation lanes
-// are loaded once and used by the R rows at once: written row by row, the 8 words' vectors stay live for all
-// rows, past the 32 vector registers. Measured on one core (Qwen3-shaped 2048 x 1024 Q4_0, 512 tokens): 70 GMAC/s
-// row by row, 91-108 word by word with R = 4 (LLVM hoists the 32 broadcasts and spills), 128 with R = 2 and G = 32
-// (G = 64: 110-119, G = 16: 75-106).
+// and chained through DOT4s that start at the zero point's share; one FMA per (row, lane) applies the weight scale
+// times the activation's, one more the minimum. The zero point: where the weights are unsigned bytes (decoded),
+// -offset x the activation's block sum of q, per lane; where they are signed bytes in memory (signed_word), the
+// activation is biased to unsigned and the chain starts at the row's -128 x its block sum of weights (each word
+// then goes from memory straight into vpdpbusd's broadcast operand, where a decoded word takes a general-register
+// to vector broadcast on the port the dot products need). The chain is written word by word over the whole tile (a
+// register array of R x G int32), so each word's G activation lanes are loaded once and used by the R rows at once:
+// written row by row, the 8 words' vectors stay live for all rows, past the 32 vector registers. Measured on one
+// core (Qwen3-shaped 2048 x 1024 Q4_0, 512 tokens): 70 GMAC/s row by row, 91-108 word by word with R = 4 (LLVM
+// hoists the 32 broadcasts and spills), 128 with R = 2 and G = 32 (G = 64: 110-119, G = 16: 75-106). Signed words
+// take R = 4 (8 chains of 5-cycle vpdpbusd in flight; Q8_0 2048 x 2048, 512 tokens, AVX-512 Xeon: 0.33 of the VNNI
+// peak decoded with R = 2, 0.39 decoded with R = 4, 0.52 from memory with R = 4, in a C model of this kernel).
 Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a) {
   const ByteForm& bf = *f.bytes;
+  const bool signed_w = static_cast<bool>(bf.signed_word);
+  if (signed_w && (bf.has_min || bf.split_halves || !a.biased))
+    throw std::logic_error("tg-llm: signed weight words take one scale per 32 values and a biased activation");
   const int64_t G = a.group, T = a.scale.shape()[0] * G, rows = w.rows, rw = w.row_words(), nb32 = w.cols / 32, subs = f.group_elems / 32;
-  int64_t R = 2;
+  int64_t R = signed_w ? 4 : 2;
   while (rows % R) R /= 2;
   const CustomKernel& k = cached({KernelKind::int8_tiled, w.type, rows, w.cols, T}, [&] {
     CustomKernel k(std::string("qgemm_") + type_traits(w.type).name);
     auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
     // token groups outermost: a group's activation (G x cols bytes) stays in L1 while the rows stream past it
     KExpr tg = k.range(T / G, Axis::GLOBAL), ro = k.range(rows / R, Axis::GLOBAL);
-    KExpr words = k.buffer(1, dtypes::uint8), xq = k.buffer(2, dtypes::int32), xd = k.buffer(3, dtypes::float32), xs = k.buffer(4, dtypes::int32);
+    // sums: the activation's half-block sums of q, or the weights' block sums (signed words)
+    KExpr words = k.buffer(1, dtypes::uint8), xq = k.buffer(2, dtypes::int32), xd = k.buffer(3, dtypes::float32), sums = k.buffer(4, dtypes::int32);
     KExpr acc = k.reg(dtypes::float32, R * G), dots = k.reg(dtypes::int32, R * G), z = k.range(R * G, Axis::LOOP);
     KExpr init = k.loop({k.store(acc, z, f32c(k, 0))}, {z});
     k.run(init);
     KExpr p = k.range(nb32, Axis::LOOP), blk = tg * nb32 + p, sub = p % c64(subs);
     auto reader = [&](const KExpr& i) { return GroupReader{k, words, (ro * R + i) * rw + (p / c64(subs)) * f.group_bytes}; };
-    auto qsum = [&](int64_t h, const KExpr& l) { return k.load(xs, (blk * 2 + h) * G + l); };
+    auto qsum = [&](int64_t h, const KExpr& l) { return k.load(sums, (blk * 2 + h) * G + l); };
     // one statement over the tile: the value fn(i, l) stored into slot i * G + l of a register array
     auto over_tile = [&](const KExpr& reg, const std::function<KExpr(const KExpr& i, const KExpr& l)>& fn) {
       KExpr i = k.range(R, Axis::UPCAST), l = k.range(G, Axis::UPCAST);
@@ -119,7 +154,8 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
     KExpr summed = init;  // the statement after which acc holds this block's partial sums so far
     const int64_t halves = bf.split_halves ? 2 : 1, per_half = 8 / halves;
     for (int64_t h = 0; h < halves; ++h) {
-      KExpr chained = over_tile(dots, [&](const KExpr&, const KExpr& l) {
+      KExpr chained = over_tile(dots, [&](const KExpr& i, const KExpr& l) {
+        if (signed_w) return k.load(sums, (ro * R + i) * nb32 + p);
         KExpr s = halves == 2 ? qsum(h, l) : qsum(0, l) + qsum(1, l);
         return bf.offset ? s * i32(k, -bf.offset) : i32(k, 0);
       });
@@ -127,7 +163,8 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
       for (int64_t j = h * per_half; j < (h + 1) * per_half; ++j) {
         KExpr prev = chained;
         chained = over_tile(dots, [&](const KExpr& i, const KExpr& l) {
-          return KExpr::dot4(k.load(k.after(dots, {prev}), i * G + l), bf.word(reader(i), sub, c64(j)), k.load(xq, (blk * 8 + j) * G + l));
+          KExpr before = k.load(k.after(dots, {prev}), i * G + l), x = k.load(xq, (blk * 8 + j) * G + l);
+          return signed_w ? KExpr::dot4(before, x, bf.signed_word(reader(i), sub, c64(j))) : KExpr::dot4(before, bf.word(reader(i), sub, c64(j)), x);
         });
         body.push_back(chained);
       }
@@ -147,7 +184,8 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
     k.parallel();
     return k;
   });
-  return k({{{T, rows}, dtypes::float32}}, {w.words, a.words, a.scale, *a.sums})[0];
+  const Tensor s = signed_w ? weight_block_sums(w, f) : *a.sums;
+  return k({{{T, rows}, dtypes::float32}}, {w.words, a.words, a.scale, s})[0];
 }
 
 }  // namespace
@@ -258,8 +296,9 @@ Tensor int8_matmul(const QuantMatrix& w, ProductInput& in) {
   const int64_t T = in.x.shape()[0], rows = w.rows;
   if (T >= kTileTokens) {
     const int64_t Tp = (T + kTileTokens - 1) / kTileTokens * kTileTokens;
-    if (!in.int8 || in.int8->group != kTileTokens)
-      in.int8 = std::make_shared<Int8Activation>(quantize_int8(padded(in.x, Tp), kTileTokens));
+    const bool biased = static_cast<bool>(f.bytes->signed_word);
+    if (!in.int8 || in.int8->group != kTileTokens || in.int8->biased != biased)
+      in.int8 = std::make_shared<Int8Activation>(quantize_int8(padded(in.x, Tp), kTileTokens, biased));
     Tensor y = int8_tiled(w, f, *in.int8);
     return Tp == T ? y : y.shrink({{0, T}, {0, rows}});
   }

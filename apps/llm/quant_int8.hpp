@@ -13,15 +13,18 @@ namespace tg::llm {
 // x quantized per 32 values: value i of block b is q[i] * d[b], |q| <= 127, with llama.cpp's quantize_row_q8_0
 // arithmetic in float32 (d = max|x| / 127, q = roundf(x * (1 / d)), 0 for an all-zero block).
 // With group 1 the layout is token-major; with group G > 1 (the tiled product) G tokens lie side by side, so a
-// vector of G lanes reads word j of block b of G tokens in one load.
+// vector of G lanes reads word j of block b of G tokens in one load. Biased (grouped only): the bytes are q + 128,
+// unsigned, for a product whose weights are the signed operand (ByteForm::signed_word).
 struct Int8Activation {
   Tensor words;  // (T, cols / 4) int32: 4 consecutive q as bytes, the first in the low byte;
                  // group G: (T / G, cols / 32, 8, G)
   Tensor scale;  // (T, cols / 32) float32: d; group G: (T / G, cols / 32, G)
-  std::optional<Tensor> sums;  // group G only: (T / G, cols / 32, 2, G) int32: the sums of q over each half-block
+  std::optional<Tensor> sums;  // group G, not biased: (T / G, cols / 32, 2, G) int32: the sums of q over each half-block
   int64_t group = 1;
+  bool biased = false;
 };
-Int8Activation quantize_int8(const Tensor& x, int64_t group = 1);  // x: (T, cols) float32, cols a multiple of 32, T of group
+// x: (T, cols) float32, cols a multiple of 32, T of group
+Int8Activation quantize_int8(const Tensor& x, int64_t group = 1, bool biased = false);
 // roundf(v) for a float32 expression v with |v| < 2^31, as int32 (shared with the q8_0 KV cache's writer)
 KExpr round_half_away(const KExpr& v);
 // max |x| over a REDUCE range of a float32 expression x (the q8 scale's numerator): the sign bit cleared and the bits

@@ -141,6 +141,19 @@ TEST(Int8Activation, GroupedLayoutHoldsTheSameValues) {
           ASSERT_EQ(static_cast<int8_t>(static_cast<uint32_t>(words[(at * 8 + j) * G + lane]) >> (8 * i)), q[(t * nb + b) * 32 + j * 4 + i])
               << "token " << t << " block " << b << " word " << j << " seed " << seed;
     }
+  // biased (for weights taken as the signed operand): the same layout with each byte q + 128, no sums
+  Int8Activation u = quantize_int8(Tensor::from_vector(x, {T, cols}), G, true);
+  ASSERT_TRUE(u.biased);
+  EXPECT_FALSE(u.sums.has_value());
+  EXPECT_EQ(u.scale.to_vector<float>(), scales);
+  auto biased = u.words.to_vector<int32_t>();
+  ASSERT_EQ(biased.size(), words.size());
+  for (size_t w = 0; w < words.size(); ++w)
+    for (int i = 0; i < 4; ++i) {
+      const int8_t q8 = static_cast<int8_t>(static_cast<uint32_t>(words[w]) >> (8 * i));
+      ASSERT_EQ(static_cast<uint8_t>(static_cast<uint32_t>(biased[w]) >> (8 * i)), q8 + 128) << "word " << w << " seed " << seed;
+    }
+  EXPECT_THROW(quantize_int8(Tensor::from_vector(x, {T, cols}), 1, true), std::invalid_argument);  // biased is grouped
 }
 
 // The activation a product of m multiplies: x itself, or x as Q8_0 rounds it for an int8 product (the integer
