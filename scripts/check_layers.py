@@ -19,9 +19,6 @@ PUBLIC = {"tg/device.hpp": "runtime", "tg/profile.hpp": "runtime", "tg/jit.hpp":
 # (file, included header): why it still points up. Remove an entry with the include it excuses.
 KNOWN = {
     ("schedule/schedule.hpp", "runtime/buffer.hpp"): "schedules hold concrete buffers (issue 13: buffer slots)",
-    ("schedule/schedule_cache.cpp", "runtime/device.hpp"): "the cache makes fresh buffers on the device",
-    ("schedule/schedule_cache.cpp", "runtime/disk_cache.hpp"): "the schedule cache's disk tier",
-    ("schedule/schedule_cache.cpp", "runtime/executor.hpp"): "schedule stats live with the executor's",
     ("codegen/lower.cpp", "runtime/buffer.hpp"): "lower_kernel takes the schedule's buffers for dtypes and sizes",
     ("codegen/lower_cache.cpp", "runtime/buffer.hpp"): "the cache key holds the buffers' dtypes and sizes",
 }

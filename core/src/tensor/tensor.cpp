@@ -18,7 +18,7 @@
 #include "runtime/options.hpp"
 #include "runtime/executor.hpp"
 #include "schedule/schedule.hpp"
-#include "schedule/schedule_cache.hpp"
+#include "runtime/schedule_cache.hpp"
 #include "tg/device.hpp"
 
 namespace tg {
@@ -708,7 +708,7 @@ void Tensor::realize_all(std::vector<Tensor*> ts) {
     roots.push_back(t->node());
   }
   std::vector<std::shared_ptr<rt::Buffer>> bufs;
-  auto items = sched::cached_schedule(roots, todo[0]->device(), bufs, rt::read_options().schedule_cache);
+  auto items = rt::cached_schedule(roots, todo[0]->device(), bufs, rt::read_options().schedule_cache);
   rt::run_schedule(items);
   for (size_t i = 0; i < todo.size(); ++i) todo[i]->impl_->node = sched::buffer_node(bufs[i], todo[i]->node()->shape, todo[i]->node()->sym_shape);
 }

@@ -1,7 +1,7 @@
 // The schedule cache: a graph that differs only in its input buffers and bound values reuses its schedule from
 // memory or from disk, with results checked against host loops; different graphs never share one; damaged disk
 // entries are rebuilt; SCACHE=0 schedules every time.
-#include "schedule/schedule_cache.hpp"
+#include "runtime/schedule_cache.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 #include "tg/variable.hpp"
 #include "../random_floats.hpp"
 
-namespace tg::sched {
+namespace tg::rt {
 namespace {
 
 namespace fs = std::filesystem;
@@ -132,4 +132,4 @@ TEST(ScheduleCache, OffSchedulesEveryTime) {
 }
 
 }  // namespace
-}  // namespace tg::sched
+}  // namespace tg::rt

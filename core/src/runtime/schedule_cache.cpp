@@ -2,7 +2,7 @@
 // (numbered by first use, with its dtype, size and device) and every bound value dropped; a cached schedule
 // names its buffers by slot (input k, output k, temporary k), so a hit rebinds inputs, allocates fresh outputs and
 // temporaries, and reads the variable values from the new graph's BINDs.
-#include "schedule/schedule_cache.hpp"
+#include "runtime/schedule_cache.hpp"
 
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -17,9 +17,10 @@
 #include "runtime/disk_cache.hpp"
 #include "runtime/executor.hpp"
 
-namespace tg::sched {
+namespace tg::rt {
 
 using namespace ir;
+using namespace sched;
 
 namespace {
 
@@ -440,4 +441,4 @@ std::vector<ScheduleItem> cached_schedule(const std::vector<UOpPtr>& roots, cons
   return items;
 }
 
-}  // namespace tg::sched
+}  // namespace tg::rt

@@ -11,15 +11,15 @@
 #include "ir/uop.hpp"
 #include "schedule/schedule.hpp"
 
-namespace tg::sched {
+namespace tg::rt {
 
 // create_schedule() through the cache: the same items (fresh output and temporary buffers) and outputs. Without
 // `use_cache` (SCACHE=0) it schedules afresh.
-std::vector<ScheduleItem> cached_schedule(const std::vector<ir::UOpPtr>& roots, const std::string& device,
+std::vector<sched::ScheduleItem> cached_schedule(const std::vector<ir::UOpPtr>& roots, const std::string& device,
                                           std::vector<std::shared_ptr<rt::Buffer>>& out, bool use_cache = true);
 
 // (hits and misses are counted in tg::schedule_stats())
 // Forgets the in-memory schedules (tests use it to exercise the disk tier).
 void clear_schedule_cache();
 
-}  // namespace tg::sched
+}  // namespace tg::rt
