@@ -37,7 +37,7 @@ std::string compile_times(int runs, int threads) {
   tg::rt::Device& dev = tg::rt::Device::get("CPU");
   for (auto& item : tg::sched::create_schedule({y.node()}, "CPU", outs)) {
     if (item.kind != tg::sched::ScheduleItem::Kind::KERNEL) continue;
-    tg::codegen::KirProgram k = tg::codegen::lower_kernel(item.kernel, item.bufs, dev.caps());
+    tg::codegen::KirProgram k = tg::codegen::lower_kernel(item.kernel, dev.caps());
     sources.emplace_back(dev.render(k.view()), k.name);
   }
   std::vector<double> ms;

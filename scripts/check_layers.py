@@ -19,8 +19,6 @@ PUBLIC = {"tg/device.hpp": "runtime", "tg/profile.hpp": "runtime", "tg/jit.hpp":
 # (file, included header): why it still points up. Remove an entry with the include it excuses.
 KNOWN = {
     ("schedule/schedule.hpp", "runtime/buffer.hpp"): "schedules hold concrete buffers (issue 13: buffer slots)",
-    ("codegen/lower.cpp", "runtime/buffer.hpp"): "lower_kernel takes the schedule's buffers for dtypes and sizes",
-    ("codegen/lower_cache.cpp", "runtime/buffer.hpp"): "the cache key holds the buffers' dtypes and sizes",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

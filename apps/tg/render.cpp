@@ -93,7 +93,7 @@ void print_kernels(const tg::Tensor& out, const std::string& dev, const tg_rende
   auto items = tg::sched::create_schedule({out.node()}, dev, bufs);
   for (auto& item : items) {
     if (item.kind != tg::sched::ScheduleItem::Kind::KERNEL) continue;
-    auto k = tg::codegen::lower_kernel(item.kernel, item.bufs, caps);
+    auto k = tg::codegen::lower_kernel(item.kernel, caps);
     std::cout << "// ---- " << k.name << " on " << label << "\n";
     if (kir) std::cout << k.dump();
     std::cout << render(k.view()) << "\n";

@@ -88,8 +88,8 @@ std::string lower_error(const std::vector<int64_t>& global, const std::vector<in
   KExpr st = k.store(k.buffer(0, dtypes::float32), k.constant(0, dtypes::int64), value);
   kernel.sink = ir::UOp::make(ir::Op::SINK, dtypes::bool_, {st.node});
   kernel.name = "wg", kernel.custom = true;
-  std::vector<std::shared_ptr<rt::Buffer>> bufs{std::make_shared<rt::Buffer>(rt::Device::get("CPU"), dtypes::float32, 4)};
-  return error_of<Error>([&] { (void)codegen::lower_kernel(kernel, bufs, gpu_caps()); });
+  kernel.params = {{dtypes::float32, 4}};
+  return error_of<Error>([&] { (void)codegen::lower_kernel(kernel, gpu_caps()); });
 }
 
 TEST(CodegenErrors, TooManyGridDims) {
@@ -122,7 +122,7 @@ TEST(CodegenErrors, MoreBuffersThanTheRendererTakes) {
   tg_renderer_caps caps = rt::Device::get("CPU").caps();
   caps.max_params = 3;
   const std::string name = items[0].kernel.name;
-  EXPECT_MSG(error_of<Error>([&] { (void)codegen::lower_kernel(items[0].kernel, items[0].bufs, caps); }),
+  EXPECT_MSG(error_of<Error>([&] { (void)codegen::lower_kernel(items[0].kernel, caps); }),
              HasSubstr("tg: kernel " + name + " needs 4 buffers, renderer allows 3"));
 }
 

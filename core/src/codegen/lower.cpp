@@ -11,7 +11,6 @@
 #include "codegen/emitter.hpp"
 #include "codegen/lower_gpu.hpp"
 #include "ir/spec.hpp"
-#include "runtime/buffer.hpp"
 
 namespace tg::codegen {
 
@@ -83,9 +82,9 @@ KirProgram lower_custom(KirProgram& k, const sched::Kernel& kernel, const UOpPtr
 
 // ---- the steps pipeline.cpp runs, in its order --------------------------------------------------------------------
 
-Plan start_plan(const sched::Kernel& kernel, const std::vector<std::shared_ptr<rt::Buffer>>& bufs,
-                const tg_renderer_caps& caps, const LowerOpts& opts) {
-  Plan p{kernel, bufs, caps, opts};
+Plan start_plan(const sched::Kernel& kernel, const tg_renderer_caps& caps, const LowerOpts& opts) {
+  Plan p{kernel, caps, opts};
+  const std::vector<sched::BufferParam>& bufs = kernel.params;
   KirProgram& k = p.kir;
   k.name = kernel.name;
   // parameters: buffers in order; PARAM 0 is the output
@@ -93,8 +92,8 @@ Plan start_plan(const sched::Kernel& kernel, const std::vector<std::shared_ptr<r
     k.param_names.push_back("data" + std::to_string(i));
     bool written = i < static_cast<size_t>(kernel.n_outputs) ||
                    std::find(kernel.written_inputs.begin(), kernel.written_inputs.end(), static_cast<int>(i)) != kernel.written_inputs.end();
-    k.params.push_back({TG_PARAM_BUFFER, dt(bufs[i]->dtype()), written ? 1u : 0u, 0, nullptr});
-    k.bytes += static_cast<double>(bufs[i]->nbytes());
+    k.params.push_back({TG_PARAM_BUFFER, dt(bufs[i].dtype), written ? 1u : 0u, 0, nullptr});
+    k.bytes += static_cast<double>(bufs[i].numel) * static_cast<double>(bufs[i].dtype.itemsize());
   }
   for (const auto& v : kernel.vars) {
     p.var_params[v->var().name] = static_cast<int64_t>(k.params.size());
@@ -203,17 +202,17 @@ uint32_t image_width(int64_t texels, const tg_renderer_caps& caps) {
 // lowering does not change: only the parameters' kind and their PARAM instructions' address space.
 void read_through_images(Plan& p) {
   KirProgram& k = p.kir;
-  const auto& bufs = p.bufs;
+  const auto& bufs = p.kernel.params;
   const tg_renderer_caps& caps = p.caps;
   if (p.kernel.custom || !p.opts.switches.images || !TG_ABI_HAS(&caps, tg_renderer_caps, image_max_height) || caps.image_max_width == 0)
     return;
   std::vector<bool> image(k.params.size(), false);
   for (size_t i = 0; i < bufs.size() && i < k.params.size(); ++i) {
     tg_kir_param& param = k.params[i];
-    if (param.kind != TG_PARAM_BUFFER || param.writable || param.dtype != TG_DTYPE_FLOAT32 || bufs[i]->numel() % 4 ||
-        bufs[i]->numel() == 0)
+    if (param.kind != TG_PARAM_BUFFER || param.writable || param.dtype != TG_DTYPE_FLOAT32 || bufs[i].numel % 4 ||
+        bufs[i].numel == 0)
       continue;
-    if (const uint32_t w = image_width(bufs[i]->numel() / 4, caps)) param.kind = TG_PARAM_IMAGE, param.reserved = w, image[i] = true;
+    if (const uint32_t w = image_width(bufs[i].numel / 4, caps)) param.kind = TG_PARAM_IMAGE, param.reserved = w, image[i] = true;
   }
   for (tg_kir_inst& in : k.insts)
     if (in.op == TG_KIR_PARAM && in.arg.i >= 0 && static_cast<size_t>(in.arg.i) < image.size() && image[in.arg.i])

@@ -4,7 +4,6 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "runtime/buffer.hpp"
 
 namespace tg::codegen {
 
@@ -38,7 +37,7 @@ std::mutex g_mu;
 std::unordered_map<Key, Entry, KeyHash> g_cache;
 std::list<Key> g_ages;  // most recent first
 
-Key make_key(const sched::Kernel& k, const std::vector<std::shared_ptr<rt::Buffer>>& bufs, const std::string& device,
+Key make_key(const sched::Kernel& k, const std::string& device,
              const LowerOpts& o, std::vector<ir::UOpPtr>& keep) {
   Key key{device + "|" + k.name, {}, {}};
   auto node = [&](const ir::UOpPtr& u) {
@@ -53,9 +52,9 @@ Key make_key(const sched::Kernel& k, const std::vector<std::shared_ptr<rt::Buffe
   for (const auto& v : k.vars) node(v);
   key.ints = {k.n_outputs, k.custom, k.parallel, static_cast<int64_t>(k.written_inputs.size())};
   for (int w : k.written_inputs) key.ints.push_back(w);
-  for (const auto& b : bufs) {
-    key.ints.push_back(static_cast<int64_t>(b->dtype().scalar) * 256 + b->dtype().count);
-    key.ints.push_back(static_cast<int64_t>(b->numel()));
+  for (const auto& b : k.params) {
+    key.ints.push_back(static_cast<int64_t>(b.dtype.scalar) * 256 + b.dtype.count);
+    key.ints.push_back(b.numel);
   }
   key.ints.insert(key.ints.end(), {o.switches.images, o.switches.tensor_cores, o.switches.check_ir, o.switches.debug,
                                      o.switches.time_passes, o.actions.has_value()});
@@ -66,10 +65,9 @@ Key make_key(const sched::Kernel& k, const std::vector<std::shared_ptr<rt::Buffe
 
 }  // namespace
 
-KirProgram lower_kernel_cached(const sched::Kernel& k, const std::vector<std::shared_ptr<rt::Buffer>>& bufs,
-                               const tg_renderer_caps& caps, const std::string& device, const LowerOpts& opts) {
+KirProgram lower_kernel_cached(const sched::Kernel& k, const tg_renderer_caps& caps, const std::string& device, const LowerOpts& opts) {
   std::vector<ir::UOpPtr> keep;
-  Key key = make_key(k, bufs, device, opts, keep);
+  Key key = make_key(k, device, opts, keep);
   {
     std::lock_guard lock(g_mu);
     if (auto it = g_cache.find(key); it != g_cache.end()) {
@@ -77,7 +75,7 @@ KirProgram lower_kernel_cached(const sched::Kernel& k, const std::vector<std::sh
       return it->second.kir;
     }
   }
-  KirProgram kir = lower_kernel(k, bufs, caps, opts);
+  KirProgram kir = lower_kernel(k, caps, opts);
   std::lock_guard lock(g_mu);
   if (g_cache.count(key)) return kir;
   while (g_cache.size() >= kMaxEntries) {

@@ -72,9 +72,8 @@ std::string Plan::str() const {
   return os.str();
 }
 
-KirProgram lower_kernel(const sched::Kernel& kernel, const std::vector<std::shared_ptr<rt::Buffer>>& bufs,
-                        const tg_renderer_caps& caps, const LowerOpts& opts) {
-  Plan p = start_plan(kernel, bufs, caps, opts);
+KirProgram lower_kernel(const sched::Kernel& kernel, const tg_renderer_caps& caps, const LowerOpts& opts) {
+  Plan p = start_plan(kernel, caps, opts);
   const bool show = opts.switches.debug >= 5, time = opts.switches.time_passes;
   std::vector<std::pair<std::string, double>> times;
   std::string before = show ? p.str() : "";

@@ -18,7 +18,6 @@ namespace tg::codegen {
 
 struct Plan {
   const sched::Kernel& kernel;
-  const std::vector<std::shared_ptr<rt::Buffer>>& bufs;
   const tg_renderer_caps& caps;
   const LowerOpts& opts;
   KirProgram kir;                              // parameters from the start; instructions from the linearizer
@@ -46,8 +45,7 @@ struct Plan {
 };
 
 // The parameters (buffers, then variables) and the kernel's graph.
-Plan start_plan(const sched::Kernel& kernel, const std::vector<std::shared_ptr<rt::Buffer>>& bufs,
-                const tg_renderer_caps& caps, const LowerOpts& opts);
+Plan start_plan(const sched::Kernel& kernel, const tg_renderer_caps& caps, const LowerOpts& opts);
 
 void check_spec(Plan& p);           // the kernel spec (ir/spec.hpp), where the switches ask
 void simplify_indices(Plan& p);     // symbolic rules; the output loops that are left

@@ -8,13 +8,12 @@
 
 namespace tg::codegen {
 
-std::vector<KirProgram> search_space(const sched::Kernel& kernel, const std::vector<std::shared_ptr<rt::Buffer>>& bufs,
-                                     const tg_renderer_caps& caps, const LowerSwitches& switches) {
+std::vector<KirProgram> search_space(const sched::Kernel& kernel, const tg_renderer_caps& caps, const LowerSwitches& switches) {
   std::vector<KirProgram> space;
   std::set<uint64_t> seen;
   auto add = [&](const std::optional<Opts>& actions) {
     try {
-      KirProgram k = lower_kernel(kernel, bufs, caps, {actions, switches});
+      KirProgram k = lower_kernel(kernel, caps, {actions, switches});
       if (seen.insert(k.hash()).second) space.push_back(std::move(k));
     } catch (const OptError&) {  // a list this kernel cannot take: not a candidate
     }
@@ -26,7 +25,7 @@ std::vector<KirProgram> search_space(const sched::Kernel& kernel, const std::vec
   for (const Opt& o : heuristic)
     if (o.op == OptOp::UNROLL) unrolls.push_back(o);
   const LowerOpts none{Opts{}, switches};
-  Plan p = start_plan(kernel, bufs, caps, none);
+  Plan p = start_plan(kernel, caps, none);
   simplify_indices(p);
   const int n = static_cast<int>(p.axes.size());
   if (kernel.custom || n == 0) return space;
@@ -53,7 +52,7 @@ std::vector<KirProgram> search_space(const sched::Kernel& kernel, const std::vec
     return t;
   };
   for (int w : {2, 4, 8, 16}) {
-    Plan q = start_plan(kernel, bufs, caps, none);  // the loops a tile of w-lane vectors takes
+    Plan q = start_plan(kernel, caps, none);  // the loops a tile of w-lane vectors takes
     simplify_indices(q);
     if (!apply_opt(q, {OptOp::UPCAST, last, w}).empty()) continue;
     add(tile(w, 1, 1, false, false));

@@ -12,7 +12,6 @@ namespace tg::codegen {
 // machine and the kernel's loops (heuristic.cpp register_tiles), staged and padded where the heuristic stages;
 // after a GPU matmul plan, its tiles along m and n. Lists that do not apply are left out, and so are lists that lower to the KIR of an
 // earlier one; each program's `opts` is its list.
-std::vector<KirProgram> search_space(const sched::Kernel& k, const std::vector<std::shared_ptr<rt::Buffer>>& bufs,
-                                     const tg_renderer_caps& caps, const LowerSwitches& switches);
+std::vector<KirProgram> search_space(const sched::Kernel& k, const tg_renderer_caps& caps, const LowerSwitches& switches);
 
 }  // namespace tg::codegen

@@ -29,7 +29,7 @@ uint64_t beam_key(const codegen::KirProgram& base, const Device& dev) {
 // own buffers (it only writes its outputs, which the real launch writes again). The fastest median wins; a
 // candidate that fails to compile or launch is dropped.
 codegen::Opts beam_search(const sched::ScheduleItem& it, Device& dev, int runs, const codegen::LowerSwitches& switches) {
-  std::vector<codegen::KirProgram> cands = codegen::search_space(it.kernel, it.bufs, dev.caps(), switches);
+  std::vector<codegen::KirProgram> cands = codegen::search_space(it.kernel, dev.caps(), switches);
   std::vector<std::string> sources;
   for (auto& c : cands) sources.push_back(dev.render(c.view()));
   std::vector<std::vector<uint8_t>> blobs(cands.size());

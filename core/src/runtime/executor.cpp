@@ -111,14 +111,15 @@ void run_schedule(std::vector<sched::ScheduleItem>& items) {
   for (auto& it : items) {
     if (it.kind != sched::ScheduleItem::Kind::KERNEL || it.bufs[0]->numel() == 0) continue;
     Device& dev = it.bufs[0]->device();
+    sched::describe_buffers(it);  // codegen sees the bound buffers' dtypes and sizes, never the buffers
     // NOOPT: the plain loop nest (no vectors, no register tiles); a custom kernel is lowered as written anyway
     const codegen::LowerOpts base =
         options.noopt && !it.kernel.custom ? codegen::plain_loops(switches) : codegen::LowerOpts{.switches = switches};
-    Prepared p{&it, &dev, codegen::lower_kernel_cached(it.kernel, it.bufs, dev.caps(), dev.name(), base), nullptr, {}, {}};
+    Prepared p{&it, &dev, codegen::lower_kernel_cached(it.kernel, dev.caps(), dev.name(), base), nullptr, {}, {}};
     if (options.beam > 0 && !options.noopt && !it.kernel.custom) {
       const codegen::Opts best = beam_choice(it, dev, p.kir, options.beam, switches);
       try {
-        if (best != p.kir.opts) p.kir = codegen::lower_kernel_cached(it.kernel, it.bufs, dev.caps(), dev.name(), {best, switches});
+        if (best != p.kir.opts) p.kir = codegen::lower_kernel_cached(it.kernel, dev.caps(), dev.name(), {best, switches});
       } catch (const codegen::OptError&) {  // a remembered list this kernel does not take (a damaged cache): the heuristic's
       }
     }

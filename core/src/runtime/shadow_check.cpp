@@ -128,7 +128,7 @@ void shadow_check(const sched::ScheduleItem& item, const codegen::KirProgram& ki
     b->copy_in(h.data(), h.size());
     bufs.push_back(b);
   }
-  codegen::KirProgram rk = codegen::lower_kernel(item.kernel, bufs, ref.caps());
+  codegen::KirProgram rk = codegen::lower_kernel(item.kernel, ref.caps());
   auto prog = ref.load(ref.compile(ref.render(rk.view()), rk.name), rk.view());
   ref.launch(*prog, pack_args(*prog, bufs, item.var_vals), rk.dims, true);
   for (int o = 0; o < item.kernel.n_outputs; ++o) {

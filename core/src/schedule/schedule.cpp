@@ -94,6 +94,7 @@ class Scheduler {
     std::sort(kb.vars.begin(), kb.vars.end(), [](const auto& a, const auto& b) { return a.first->var().name < b.first->var().name; });
     for (auto& [v, val] : kb.vars) item.kernel.vars.push_back(v), item.var_vals.push_back(val);
     item.bufs = std::move(kb.bufs);
+    describe_buffers(item);
     items.push_back(std::move(item));
     done_[node.get()] = out;
     keep_.push_back(node);
@@ -271,6 +272,12 @@ class Scheduler {
 std::string Scheduler::default_device_name() { return tg::default_device(); }
 
 }  // namespace
+
+void describe_buffers(ScheduleItem& item) {
+  item.kernel.params.clear();
+  if (item.kind != ScheduleItem::Kind::KERNEL) return;
+  for (const auto& b : item.bufs) item.kernel.params.push_back({b->dtype(), static_cast<int64_t>(b->numel())});
+}
 
 std::vector<ScheduleItem> create_schedule(const std::vector<UOpPtr>& roots, const std::string& device,
                                           std::vector<std::shared_ptr<rt::Buffer>>& out) {

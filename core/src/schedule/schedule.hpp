@@ -10,6 +10,13 @@
 
 namespace tg::sched {
 
+// A kernel's buffer parameter as codegen sees it: the element type and length of the buffer bound to it.
+struct BufferParam {
+  DType dtype;
+  int64_t numel = 0;
+  bool operator==(const BufferParam&) const = default;
+};
+
 // One kernel's graph: SINK(STORE(PARAM 0, index, value)) over RANGE nodes for the output dims.
 struct Kernel {
   ir::UOpPtr sink;
@@ -21,6 +28,7 @@ struct Kernel {
   std::vector<int> written_inputs;     // custom kernels: input buffers it also stores into (in-place updates)
   bool custom = false;                 // hand-written (SINK of statements): lowered as written, no upcast
   bool parallel = true;                // the first output range may be spread over cores / the grid
+  std::vector<BufferParam> params;     // one per buffer in call order (describe_buffers): all codegen reads of them
 };
 
 struct ScheduleItem {
@@ -29,6 +37,10 @@ struct ScheduleItem {
   std::vector<std::shared_ptr<rt::Buffer>> bufs; // KERNEL: params in order (output first); COPY: {dst, src}
   std::vector<int64_t> var_vals;                 // values of kernel.vars for this launch
 };
+
+// Sets a KERNEL item's kernel.params from the buffers bound to it: create_schedule's items come out described, and
+// the executor describes every item it runs (the schedule cache and custom kernels bind buffers of their own).
+void describe_buffers(ScheduleItem& item);
 
 // Items in execution order that realize every root (roots are tensor-level nodes on `device`).
 // Returns one buffer per root in `out`.

@@ -53,7 +53,7 @@ KirProgram run_item(const sched::ScheduleItem& it, const CapsEdit& edit) {
   rt::Device& dev = it.bufs[0]->device();
   tg_renderer_caps caps = dev.caps();
   edit(caps);
-  KirProgram k = lower_kernel(it.kernel, it.bufs, caps);
+  KirProgram k = lower_kernel(it.kernel, caps);
   run_lowered(k, it);
   return k;
 }
@@ -232,7 +232,7 @@ TEST(Decompositions, SixteenBitFloatsComputeInFloat32) {
       ASSERT_EQ(items.size(), 1u);
       tg_renderer_caps claims = items[0].bufs[0]->device().caps();
       claims.ops[h.tg_dtype] |= 1ull << c.op;
-      ASSERT_GT(count_op(lower_kernel(items[0].kernel, items[0].bufs, claims), c.op, h.tg_dtype), 0)
+      ASSERT_GT(count_op(lower_kernel(items[0].kernel, claims), c.op, h.tg_dtype), 0)
           << "with caps for it the op runs in " << h.dtype.name();
       auto [k, out] = run_with_caps<uint16_t>(c.fn(ta, tb), [&](tg_renderer_caps& caps) { no_half_math(caps, h.tg_dtype); });
       ASSERT_EQ(count_op(k, c.op, h.tg_dtype), 0) << "an op computed in " << h.dtype.name() << " without caps for it";
@@ -267,6 +267,7 @@ sched::ScheduleItem custom_item(const std::string& name, const KExpr& statement,
   item.kernel.custom = true;
   item.kernel.parallel = false;
   item.bufs = std::move(bufs);
+  sched::describe_buffers(item);
   return item;
 }
 

@@ -28,7 +28,7 @@ std::vector<KirProgram> lower_all(const Tensor& t, const tg_renderer_caps& caps,
   std::vector<std::shared_ptr<rt::Buffer>> outs;
   std::vector<KirProgram> kirs;
   for (auto& it : sched::create_schedule({t.node()}, t.device(), outs))
-    if (it.kind == sched::ScheduleItem::Kind::KERNEL) kirs.push_back(lower_kernel(it.kernel, it.bufs, caps, opts));
+    if (it.kind == sched::ScheduleItem::Kind::KERNEL) kirs.push_back(lower_kernel(it.kernel, caps, opts));
   return kirs;
 }
 

@@ -96,7 +96,7 @@ TEST(Heuristic, PaddedStagedMatmulMatchesFloat64) {
     const auto items = sched::create_schedule({a.matmul(b).node()}, "CPU", outs);
     ASSERT_EQ(items.size(), 1u) << "the product is not one kernel";
     rt::Device& dev = rt::Device::get("CPU");
-    const KirProgram kir = lower_kernel(items[0].kernel, items[0].bufs, dev.caps());
+    const KirProgram kir = lower_kernel(items[0].kernel, dev.caps());
     bool staged = false, gated = false;
     for (const tg_kir_inst& in : kir.insts) {
       staged |= in.op == TG_KIR_DEFINE_REG && in.arg.i >= k * 16;  // the panel: k x at least two vectors of 8

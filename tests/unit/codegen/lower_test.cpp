@@ -31,7 +31,7 @@ Lowered run_with_caps(const Tensor& t, const CapsEdit& edit) {
     rt::Device& dev = it.bufs[0]->device();
     tg_renderer_caps caps = dev.caps();
     edit(caps);
-    KirProgram k = lower_kernel(it.kernel, it.bufs, caps);
+    KirProgram k = lower_kernel(it.kernel, caps);
     run_lowered(k, it);
     r.kirs.push_back(std::move(k));
   }
@@ -123,8 +123,8 @@ TEST(Upcast, NoOptLowersThePlainLoopNest) {
   std::vector<std::shared_ptr<rt::Buffer>> outs;
   for (auto& it : sched::create_schedule({a.matmul(b).node()}, a.device(), outs)) {
     const tg_renderer_caps caps = it.bufs[0]->device().caps();
-    EXPECT_TRUE(has_vector_inst(lower_kernel(it.kernel, it.bufs, caps))) << "the heuristics should vectorize a matmul";
-    EXPECT_FALSE(has_vector_inst(lower_kernel(it.kernel, it.bufs, caps, plain_loops())));
+    EXPECT_TRUE(has_vector_inst(lower_kernel(it.kernel, caps))) << "the heuristics should vectorize a matmul";
+    EXPECT_FALSE(has_vector_inst(lower_kernel(it.kernel, caps, plain_loops())));
   }
 }
 
@@ -136,9 +136,9 @@ TEST(Pipeline, DebugShowsEveryStepAndTimePassesTimesThem) {
   auto items = sched::create_schedule({a.matmul(b).node()}, a.device(), outs);
   ASSERT_EQ(items.size(), 1u);
   const tg_renderer_caps caps = items[0].bufs[0]->device().caps();
-  const KirProgram quiet = lower_kernel(items[0].kernel, items[0].bufs, caps);
+  const KirProgram quiet = lower_kernel(items[0].kernel, caps);
   testing::internal::CaptureStderr();
-  const KirProgram shown = lower_kernel(items[0].kernel, items[0].bufs, caps, LowerOpts{.switches = {.debug = 5, .time_passes = true}});
+  const KirProgram shown = lower_kernel(items[0].kernel, caps, LowerOpts{.switches = {.debug = 5, .time_passes = true}});
   const std::string log = testing::internal::GetCapturedStderr();
   EXPECT_EQ(shown.hash(), quiet.hash()) << "the switches changed the kernel";
   const std::string name = items[0].kernel.name;

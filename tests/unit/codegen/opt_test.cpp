@@ -58,7 +58,7 @@ struct Matmul {
   }
   const sched::ScheduleItem& item() const { return items.at(0); }
   KirProgram lower(const std::optional<Opts>& actions) const {
-    return lower_kernel(item().kernel, item().bufs, rt::Device::get("CPU").caps(), LowerOpts{actions});
+    return lower_kernel(item().kernel, rt::Device::get("CPU").caps(), LowerOpts{actions});
   }
   // Runs `kir` on the kernel's buffers; the largest error against a float64 loop, in units of the float32
   // accumulation bound (k ulps of the sum of magnitudes): <= 1 passes.
@@ -158,7 +158,7 @@ struct Sum {
     items = sched::create_schedule({t.sum({over_rows ? 1 : 0}).node()}, "CPU", outs);
   }
   KirProgram lower(const std::optional<Opts>& actions) const {
-    return lower_kernel(items.at(0).kernel, items.at(0).bufs, rt::Device::get("CPU").caps(), LowerOpts{actions});
+    return lower_kernel(items.at(0).kernel, rt::Device::get("CPU").caps(), LowerOpts{actions});
   }
   // largest error in units of the float32 accumulation bound (n ulps of the sum of magnitudes)
   double run_error(const KirProgram& kir) const {
@@ -274,11 +274,11 @@ TEST(Opt, TheHeuristicsListIsTheOneItsRulesGive) {
   const Matmul mm(256, 1024, 1024, 3);
   tg_renderer_caps caps = rt::Device::get("CPU").caps();
   caps.simd_bytes = 32, caps.simd_registers = 16, caps.l2_bytes = 512 * 1024;
-  const KirProgram kir = lower_kernel(mm.item().kernel, mm.item().bufs, caps, LowerOpts{});
+  const KirProgram kir = lower_kernel(mm.item().kernel, caps, LowerOpts{});
   const Opts want{{UPCAST, 1, 8}, {UPCAST, 0, 4}, {PADTO, 1, 3}, {UPCAST, 1, 3}, {STAGE, 0, 0}};
   EXPECT_EQ(str(kir.opts), str(want));
   // and the same list given explicitly lowers to the same program
-  EXPECT_EQ(lower_kernel(mm.item().kernel, mm.item().bufs, caps, LowerOpts{want}).hash(), kir.hash());
+  EXPECT_EQ(lower_kernel(mm.item().kernel, caps, LowerOpts{want}).hash(), kir.hash());
   // NOOPT's empty list: no vector instructions at all
   for (const tg_kir_inst& in : mm.lower(Opts{}).insts) ASSERT_EQ(in.vcount, 1) << kir_op_name(in.op);
 }
@@ -288,7 +288,7 @@ TEST(Opt, TheHeuristicsListIsTheOneItsRulesGive) {
 TEST(Opt, TheSearchSpaceIsDistinctListsHeuristicFirst) {
   const Matmul mm(64, 96, 200, 11);
   const tg_renderer_caps& caps = rt::Device::get("CPU").caps();
-  const std::vector<KirProgram> space = search_space(mm.item().kernel, mm.item().bufs, caps, {});
+  const std::vector<KirProgram> space = search_space(mm.item().kernel, caps, {});
   ASSERT_GT(space.size(), 10u);
   EXPECT_EQ(space[0].opts, mm.lower(std::nullopt).opts);
   std::set<uint64_t> hashes;

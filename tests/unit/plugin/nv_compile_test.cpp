@@ -83,7 +83,7 @@ TEST(NvCompile, EveryKernelCompilesForSm80AndSm90) {
     std::vector<tg::sched::ScheduleItem> items = tg::sched::create_schedule({t.node()}, t.device(), outs);
     for (const auto& item : items) {
       if (item.kind != tg::sched::ScheduleItem::Kind::KERNEL) continue;
-      const tg::codegen::KirProgram kir = tg::codegen::lower_kernel(item.kernel, item.bufs, caps);
+      const tg::codegen::KirProgram kir = tg::codegen::lower_kernel(item.kernel, caps);
       const tg_kir_kernel kernel = kir.view();
       const char* source = nullptr;
       const std::string rendered = take(api->renderer_render(renderer, &kernel, &source));

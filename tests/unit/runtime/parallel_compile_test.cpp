@@ -20,7 +20,7 @@ TEST(ParallelCompile, BinariesMatchASerialCompile) {
     auto items = sched::create_schedule({y.node()}, y.device(), out);
     ASSERT_EQ(items.size(), 1u);
     dev = &items[0].bufs[0]->device();
-    auto k = codegen::lower_kernel(items[0].kernel, items[0].bufs, dev->caps());
+    auto k = codegen::lower_kernel(items[0].kernel, dev->caps());
     sources.push_back(dev->render(k.view()));
     names.push_back(k.name);
   }

@@ -41,7 +41,7 @@ Ran run_on_cpu(const Tensor& t) {
   EXPECT_EQ(items.size(), 1u);
   Ran r{items.at(0), {}, {}};
   Device& dev = r.item.bufs[0]->device();
-  r.kir = codegen::lower_kernel(r.item.kernel, r.item.bufs, dev.caps());
+  r.kir = codegen::lower_kernel(r.item.kernel, dev.caps());
   r.source = dev.render(r.kir.view());
   auto prog = dev.load(dev.compile(r.source, r.kir.name), r.kir.view());
   dev.launch(*prog, pack_args(*prog, r.item.bufs, r.item.var_vals), r.kir.dims, true);

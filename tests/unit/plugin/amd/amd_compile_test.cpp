@@ -144,7 +144,7 @@ TEST(AmdCompile, EveryKernelCompilesForGfx1100AndGfx942) {
     for (const auto& item : items) {
       if (item.kind != tg::sched::ScheduleItem::Kind::KERNEL) continue;
       for (const Target& t : targets) {
-        const tg::codegen::KirProgram kir = tg::codegen::lower_kernel(item.kernel, item.bufs, t.caps);
+        const tg::codegen::KirProgram kir = tg::codegen::lower_kernel(item.kernel, t.caps);
         const tg_kir_kernel kernel = kir.view();
         const char* source = nullptr;
         ASSERT_EQ(take(api->renderer_render(t.renderer, &kernel, &source)), "") << t.arch << "\n" << kir.dump();

@@ -114,7 +114,7 @@ TEST_F(MetalRender, EveryKernelPassesTheMslSyntaxCheck) {
       if (item.kind != tg::sched::ScheduleItem::Kind::KERNEL) continue;
       std::optional<tg::codegen::KirProgram> lowered;
       try {
-        lowered = tg::codegen::lower_kernel(item.kernel, item.bufs, caps_);
+        lowered = tg::codegen::lower_kernel(item.kernel, caps_);
       } catch (const tg::Error& e) {  // Metal has no double: the core finds no float64 op in the caps
         EXPECT_TRUE(contains(e.what(), "float64")) << e.what();
         ++refused_float64;
