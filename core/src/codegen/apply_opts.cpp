@@ -122,6 +122,12 @@ std::string apply(Plan& p, const Opt& o) {
       p.stage = true;
       return "";
     case OptOp::UNROLL: break;  // above: its axis is a reduce loop
+    case OptOp::THREAD:
+      if (!host_threads(p.caps)) return "the renderer's kernels run on no host threads (THREAD is for host CPUs)";
+      if (p.thread) return "a kernel takes one THREAD";
+      if (o.amount < 1) return "a THREAD takes the loop's iteration count";
+      p.thread = o;
+      return "";
     case OptOp::TC:
     case OptOp::LOCAL:
     case OptOp::GROUP:
@@ -227,10 +233,26 @@ std::string apply_opt(Plan& p, const Opt& o) {
 
 void forget_tile(Plan& p, size_t applied) {
   p.applied.resize(applied);
-  p.tile_u = p.tile_c = 1, p.pad_to = 0, p.stage = false;
+  p.tile_u = p.tile_c = 1, p.pad_to = 0, p.stage = false, p.thread.reset(), p.grid = nullptr;
 }
 
-std::string build_planned(Plan& p) { return p.gpu_plan ? build_gpu_plan(p) : build_tile(p); }
+std::string build_planned(Plan& p) {
+  std::string why = p.gpu_plan ? build_gpu_plan(p) : build_tile(p);
+  return why.empty() ? build_thread(p) : why;
+}
+
+// The axis' loop as the tile left it (a split loop keeps its range id) becomes the grid.
+std::string build_thread(Plan& p) {
+  if (!p.thread || p.grid) return "";
+  const int64_t id = p.axes[p.thread->axis]->range().id;
+  auto it = std::find_if(p.ranges.begin(), p.ranges.end(), [&](const UOpPtr& r) { return r->op == Op::RANGE && r->range().id == id; });
+  if (it == p.ranges.end()) return "the axis' loop is covered by the tile (no loop is left to spread)";
+  if (!is_const_end(*it)) return "the axis' loop has a symbolic length (launch dims are fixed)";
+  const int64_t n = (*it)->src[0]->arg_int();
+  if (n != p.thread->amount) return "THREAD takes the loop's whole " + std::to_string(n) + " iterations";
+  p.grid = *it;
+  return "";
+}
 
 std::string run_gpu_plan(Plan& p, OptOp plan, GpuTile tile) {
   std::optional<KirProgram> planned;
@@ -245,7 +267,11 @@ std::string run_gpu_plan(Plan& p, OptOp plan, GpuTile tile) {
 
 void apply_opts(Plan& p) {
   if (p.kernel.custom) return;
-  if (!p.opts.actions) return hand_coded_opts(p);
+  if (!p.opts.actions) {
+    hand_coded_opts(p);
+    if (const std::optional<Opt> t = thread_opt(p); t && apply_opt(p, *t).empty()) build_thread(p);
+    return;
+  }
   auto fail = [&](const std::string& what, const std::string& why) {
     throw OptError("tg: kernel " + p.kernel.name + ": " + what + " does not apply: " + why);
   };

@@ -140,12 +140,9 @@ void linearize(Plan& p) {
   Emitter e(k, p.caps, p.var_params);
   e.unroll_by(&p.unrolls);
   std::vector<int32_t> loops;
-  // the grid takes the first loop of constant length (launch dims do not depend on variables); output loops are
-  // independent, so a symbolic loop before it can run inside it
-  size_t grid = ranges.size();
-  for (size_t i = 0; i < ranges.size() && grid == ranges.size(); ++i)
-    if (is_const_end(ranges[i])) grid = i;
-  if (p.caps.max_global_dims < 1 || is_gpu(p.caps)) grid = ranges.size();
+  // a host CPU's grid is THREAD's loop (output loops are independent, so one before it can run inside it); a
+  // GPU's is bound below
+  const size_t grid = p.grid ? static_cast<size_t>(std::find(ranges.begin(), ranges.end(), p.grid) - ranges.begin()) : ranges.size();
   if (grid < ranges.size()) e.special(ranges[grid]);
   if (is_gpu(p.caps)) bind_gpu_grid(e, ranges, p.caps, next_range_id(sink));
   for (size_t i = 0; i < ranges.size(); ++i) {

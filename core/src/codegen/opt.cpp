@@ -5,7 +5,7 @@
 namespace tg::codegen {
 
 const char* opt_name(OptOp op) {
-  static constexpr const char* kNames[kOptOps] = {"UPCAST", "PADTO", "STAGE", "TC", "LOCAL", "GROUP", "UNROLL"};
+  static constexpr const char* kNames[kOptOps] = {"UPCAST", "PADTO", "STAGE", "TC", "LOCAL", "GROUP", "UNROLL", "THREAD"};
   return kNames[static_cast<int>(op)];
 }
 

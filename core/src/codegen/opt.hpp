@@ -28,8 +28,13 @@ enum class OptOp : uint8_t {
   // the loop. Reduce loops are numbered after the output loops: axis = output loops + i for the i-th (the
   // innermost loop of each reduction, in the order the kernel reads them).
   UNROLL,
+  // Host CPUs: the axis' loop, all `amount` of its iterations as the plan has them once the tile is built, is the
+  // launch grid the device spreads over its threads in contiguous chunks (tinygrad's THREAD also cuts the loop in
+  // `amount` parts; a plugin here chunks the grid at run time, so the whole loop is the grid). Without it a host
+  // kernel runs on the submitting thread.
+  THREAD,
 };
-inline constexpr int kOptOps = 7;
+inline constexpr int kOptOps = 8;
 
 struct Opt {
   OptOp op;

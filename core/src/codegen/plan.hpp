@@ -39,6 +39,8 @@ struct Plan {
   bool stage = false;                          // STAGE of the shared panel
   std::optional<OptOp> gpu_plan;               // TC, LOCAL or GROUP
   std::vector<std::pair<int, int>> gpu_upcasts;  // (axis, amount) of its tile
+  std::optional<Opt> thread;                   // THREAD, resolved to `grid` once the tile is built
+  ir::UOpPtr grid;                             // host CPUs: the loop spread over the device's threads
   bool done = false;                           // a step lowered the whole kernel (as written, or a GPU plan)
 
   std::string str() const;  // for DEBUG=5: loops, lanes, tile, panel, and the first tile entry's graph
@@ -58,7 +60,8 @@ void read_through_images(Plan& p);  // IMAGE: read-only float32 buffers as image
 // in `applied` ("" when it applied; else why not, the plan unchanged), the tile or GPU plan the actions asked for
 // built, and a GPU plan run directly (done where it fits).
 std::string apply_opt(Plan& p, const Opt& o);
-std::string build_planned(Plan& p);
+std::string build_planned(Plan& p);  // and THREAD's grid (build_thread)
+std::string build_thread(Plan& p);
 // Takes back a register tile's actions (those after the first `applied`) whose build failed: build_planned changes
 // the loops only when it succeeds, so the plan is then as before them.
 void forget_tile(Plan& p, size_t applied);
@@ -77,5 +80,10 @@ TileLoops tile_loops(const Plan& p);
 std::vector<const ir::UOp*> reductions_over(const Plan& p, const ir::UOpPtr& loop);
 // The heuristic (heuristic.cpp): chooses the actions from the renderer's caps and the kernel's shape and applies them.
 void hand_coded_opts(Plan& p);
+// Whether the renderer's kernels run on host threads (THREAD applies).
+bool host_threads(const tg_renderer_caps& caps);
+// The heuristic's THREAD for a plan whose other actions are built (the search adds it to its lists): none for a
+// kernel too small to pay for threads; else the first loop of constant length (a matmul's column panels).
+std::optional<Opt> thread_opt(const Plan& p);
 
 }  // namespace tg::codegen

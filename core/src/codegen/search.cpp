@@ -21,6 +21,21 @@ std::vector<KirProgram> search_space(const sched::Kernel& kernel, const tg_rende
   add(std::nullopt);
   const Opts heuristic = space.at(0).opts;
   add(Opts{});
+  // a list with the heuristic's THREAD for the loops it leaves (a list that does not apply is left as it is)
+  auto threaded = [&](Opts actions) {
+    try {
+      Plan q = start_plan(kernel, caps, {actions, switches});
+      simplify_indices(q);
+      apply_opts(q);
+      if (const std::optional<Opt> t = thread_opt(q)) actions.push_back(*t);
+    } catch (const OptError&) {
+    }
+    return actions;
+  };
+  Opts unthreaded;  // the heuristic's list on the submitting thread: whether a kernel pays for threads is timed too
+  for (const Opt& o : heuristic)
+    if (o.op != OptOp::THREAD) unthreaded.push_back(o);
+  add(unthreaded);
   Opts unrolls;  // the heuristic's reductions, kept by every tile below (its search is over the output loops)
   for (const Opt& o : heuristic)
     if (o.op == OptOp::UNROLL) unrolls.push_back(o);
@@ -37,7 +52,7 @@ std::vector<KirProgram> search_space(const sched::Kernel& kernel, const tg_rende
   if ((plan == OptOp::TC || plan == OptOp::LOCAL) && n >= 2)
     for (int u : {1, 2, 4, 8})
       for (int c : {1, 2, 4, 8}) {
-        add(Opts{{plan, 0, 0}, {OptOp::UPCAST, row, u}, {OptOp::UPCAST, last, c}});
+        add(threaded(Opts{{plan, 0, 0}, {OptOp::UPCAST, row, u}, {OptOp::UPCAST, last, c}}));
       }
   const DType out = p.sink->src[0]->src[2]->dtype;
   // the output vector of w lanes, a u x c register tile, its panel staged (and the vector loop padded)
@@ -55,13 +70,13 @@ std::vector<KirProgram> search_space(const sched::Kernel& kernel, const tg_rende
     Plan q = start_plan(kernel, caps, none);  // the loops a tile of w-lane vectors takes
     simplify_indices(q);
     if (!apply_opt(q, {OptOp::UPCAST, last, w}).empty()) continue;
-    add(tile(w, 1, 1, false, false));
+    add(threaded(tile(w, 1, 1, false, false)));
     const TileLoops t = tile_loops(q);
     int tried = 0;
     for (auto [u, c] : register_tiles(caps, out, w, t.rows, staged ? 0 : t.vecs)) {
       if (++tried > 11) break;
-      add(tile(w, u, c, false, false));
-      if (staged && u > 1 && c > 1) add(tile(w, u, c, true, false)), add(tile(w, u, c, true, true));
+      add(threaded(tile(w, u, c, false, false)));
+      if (staged && u > 1 && c > 1) add(threaded(tile(w, u, c, true, false))), add(threaded(tile(w, u, c, true, true)));
     }
   }
   return space;

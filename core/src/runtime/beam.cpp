@@ -73,8 +73,9 @@ codegen::Opts beam_choice(const sched::ScheduleItem& it, Device& dev, const code
     if (auto f = g_beam.find(key); f != g_beam.end()) return f->second;
   }
   const DiskCache& disk = DiskCache::get();
-  // the table's name changes when the lists' meaning does: beam_opts2 since reductions unroll only by UNROLL
-  constexpr const char* kTable = "beam_opts2";
+  // the table's name changes when the lists' meaning does: beam_opts2 since reductions unroll only by UNROLL,
+  // beam_opts3 since host kernels run on threads only by THREAD
+  constexpr const char* kTable = "beam_opts3";
   std::optional<codegen::Opts> opts;
   if (auto bytes = disk.load(kTable, key)) opts = codegen::decode(*bytes);
   if (!opts) {

@@ -26,7 +26,7 @@
 namespace tg::codegen {
 namespace {
 
-constexpr OptOp UPCAST = OptOp::UPCAST, PADTO = OptOp::PADTO, STAGE = OptOp::STAGE;
+constexpr OptOp UPCAST = OptOp::UPCAST, PADTO = OptOp::PADTO, STAGE = OptOp::STAGE, THREAD = OptOp::THREAD;
 
 struct Matmul {
   int64_t m, k, n;
@@ -263,19 +263,99 @@ TEST(Opt, ListsThatDoNotApplyNameTheActionAndWhy) {
   }
 }
 
+// The launch grid a host kernel takes: its SPECIAL instruction's extent (1 and none without THREAD).
+int64_t grid_of(const KirProgram& k) {
+  for (const tg_kir_inst& in : k.insts)
+    if (in.op == TG_KIR_SPECIAL) return k.dims.global[0];
+  return 1;
+}
+
+// THREAD(axis, n): the axis' loop, its n iterations once the tile is built, is the grid the CPU device spreads over
+// its threads; without it the kernel is one work-item. Each way the product is right.
+TEST(Opt, ThreadMakesTheAxisLoopTheGrid) {
+  const Matmul mm(64, 96, 200, print_seed("thread"));
+  const struct {
+    Opts opts;
+    int64_t grid;
+  } cases[] = {
+      {{{UPCAST, 1, 8}}, 1},
+      {{{UPCAST, 1, 8}, {THREAD, 0, 64}}, 64},                                          // the rows
+      {{{UPCAST, 1, 8}, {THREAD, 1, 25}}, 25},                                          // the 25 vectors of 8
+      {{{THREAD, 0, 16}, {UPCAST, 1, 8}, {UPCAST, 0, 4}}, 16},                          // the rows in tiles of 4
+      {{{UPCAST, 1, 8}, {UPCAST, 0, 4}, {UPCAST, 1, 5}, {STAGE, 0, 0}, {THREAD, 1, 5}}, 5},  // the column panels
+      {{{THREAD, 1, 200}}, 200},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(str(c.opts));
+    const KirProgram kir = mm.lower(c.opts);
+    EXPECT_EQ(kir.opts, c.opts);
+    EXPECT_EQ(grid_of(kir), c.grid) << kir.dump();
+    EXPECT_LE(mm.run_error(kir), 1.0);
+  }
+}
+
+TEST(Opt, ThreadsThatDoNotApplySayWhy) {
+  const Matmul mm(64, 96, 200, 5);
+  const struct {
+    Opts opts;
+    std::string message;
+  } cases[] = {
+      {{{UPCAST, 1, 8}, {THREAD, 0, 2}}, "THREAD takes the loop's whole 64 iterations"},
+      {{{UPCAST, 1, 8}, {UPCAST, 0, 4}, {THREAD, 0, 64}}, "THREAD takes the loop's whole 16 iterations"},
+      {{{THREAD, 0, 64}, {THREAD, 1, 200}}, "a kernel takes one THREAD"},
+      {{{THREAD, 2, 1}}, "the kernel has 2 output loops"},
+      {{{THREAD, 0, 0}}, "a THREAD takes the loop's iteration count"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(str(c.opts));
+    try {
+      mm.lower(c.opts);
+      ADD_FAILURE() << "lowered";
+    } catch (const OptError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+    }
+  }
+  tg_renderer_caps gpu = rt::Device::get("CPU").caps();
+  gpu.has_threads = 0;
+  try {
+    lower_kernel(mm.item().kernel, gpu, LowerOpts{Opts{{THREAD, 0, 64}}});
+    ADD_FAILURE() << "lowered";
+  } catch (const OptError& e) {
+    EXPECT_NE(std::string(e.what()).find("run on no host threads"), std::string::npos) << e.what();
+  }
+}
+
+// The heuristic threads a kernel from 32K iterations (where spreading pays, heuristic.cpp) and leaves a smaller one
+// on the submitting thread.
+TEST(Opt, TheHeuristicThreadsOnlyKernelsWorthIt) {
+  const Matmul small(16, 16, 64, 1), large(64, 96, 200, 2);  // 16K and 1.2M iterations
+  auto threaded = [](const KirProgram& k) {
+    return std::any_of(k.opts.begin(), k.opts.end(), [](const Opt& o) { return o.op == THREAD; });
+  };
+  const KirProgram s = small.lower(std::nullopt), l = large.lower(std::nullopt);
+  EXPECT_FALSE(threaded(s)) << str(s.opts);
+  EXPECT_EQ(grid_of(s), 1);
+  EXPECT_TRUE(threaded(l)) << str(l.opts);
+  EXPECT_GT(grid_of(l), 1);
+  EXPECT_LE(small.run_error(s), 1.0);
+  EXPECT_LE(large.run_error(l), 1.0);
+}
+
 // The heuristic's list, worked out by hand from heuristic.hpp for a host with 32-byte vectors, 16 registers and
 // 512 KiB of L2 (the CPU device reports its own caps; this test gives these):
 //  - lanes: one register of float32 = 8, and 1024 columns divide by 8;
 //  - tiles: (u*c + c) + 1 <= 16 registers, fewest loads per FMA first: 4 x 3 (7 loads / 12 FMAs) ranks first;
 //  - 128 vectors do not divide by 3, but B (1024 x 1024 x 4 bytes) exceeds L2, 256 rows / 4 = 64 row tiles >= 16
 //    reuse each panel, and the panel (1024 x 3 x 8 x 4 = 96 KiB) fits half of L2: staged, the vector loop padded
-//    to 129 vectors (1 of 128 wasted <= 1/8).
+//    to 129 vectors (1 of 128 wasted <= 1/8);
+//  - threads: 256 x 1024 x 1024 iterations are far past 32K; the first loop of constant length is the column
+//    panels' (the tile puts the vector loop outermost), 129 / 3 = 43 of them: THREAD(1,43).
 TEST(Opt, TheHeuristicsListIsTheOneItsRulesGive) {
   const Matmul mm(256, 1024, 1024, 3);
   tg_renderer_caps caps = rt::Device::get("CPU").caps();
   caps.simd_bytes = 32, caps.simd_registers = 16, caps.l2_bytes = 512 * 1024;
   const KirProgram kir = lower_kernel(mm.item().kernel, caps, LowerOpts{});
-  const Opts want{{UPCAST, 1, 8}, {UPCAST, 0, 4}, {PADTO, 1, 3}, {UPCAST, 1, 3}, {STAGE, 0, 0}};
+  const Opts want{{UPCAST, 1, 8}, {UPCAST, 0, 4}, {PADTO, 1, 3}, {UPCAST, 1, 3}, {STAGE, 0, 0}, {THREAD, 1, 43}};
   EXPECT_EQ(str(kir.opts), str(want));
   // and the same list given explicitly lowers to the same program
   EXPECT_EQ(lower_kernel(mm.item().kernel, caps, LowerOpts{want}).hash(), kir.hash());
