@@ -44,35 +44,50 @@ UOpPtr lut16_from_selects(const UOp& u) {
 
 }  // namespace
 
-UOpPtr decompose(const UOpPtr& u, const SupportsFn& supports) {
-  DType d = is_comparison(u->op) ? u->src[0]->dtype : u->dtype;
-  if (is_half(d) && u->op != Op::CAST && u->op != Op::BITCAST) {
-    // compute in float32, round once per op back to the 16-bit type: same result as native half math
-    std::vector<UOpPtr> src;
-    for (const auto& s : u->src) src.push_back(s->dtype == d ? cast(s, dtypes::float32) : s);
-    DType out = is_comparison(u->op) ? u->dtype : dtypes::float32;
-    UOpPtr r = UOp::make(u->op, out, std::move(src), u->arg);
-    return is_comparison(u->op) ? r : cast(r, u->dtype);
-  }
-  const UOpPtr& a = u->src[0];
-  switch (u->op) {
-    case Op::SUB: return alu(Op::ADD, a, alu(Op::NEG, u->src[1]));
-    case Op::NEG:
-      return d.is_float() ? alu(Op::MUL, a, const_like(a, -1.0)) : alu(Op::MUL, a, const_int(a->dtype, -1));
-    case Op::RECIP: return alu(Op::FDIV, const_like(a, 1.0), a);
-    case Op::MULACC: return alu(Op::ADD, alu(Op::MUL, a, u->src[1]), u->src[2]);
-    case Op::FMA: return alu(Op::ADD, alu(Op::MUL, a, u->src[1]), u->src[2]);  // a custom kernel's fma: two roundings
-    case Op::DOT4: return dot4_from_bytes(a, u->src[1], u->src[2]);
-    case Op::LUT16: return lut16_from_selects(*u);
-    case Op::MAX:
-      if (d.is_float()) return nullptr;
-      return alu(Op::WHERE, alu(Op::CMPLT, a, u->src[1]), u->src[1], a);
-    case Op::EXP2: return d.is_float() ? xexp2(a) : nullptr;
-    case Op::LOG2: return d.is_float() ? xlog2(a) : nullptr;
-    case Op::SIN: return d.is_float() ? xsin(a) : nullptr;
-    default: return nullptr;
-  }
+namespace {
+
+// The dtype an op computes in (a comparison's is its operands').
+DType math_dtype(const UOp& u) { return is_comparison(u.op) ? u.src[0]->dtype : u.dtype; }
+
+// 16-bit floats: computed in float32, rounded once per op back to the 16-bit type (as native half math rounds).
+UOpPtr in_float32(const Match&, const UOpPtr& u) {
+  const DType d = math_dtype(*u);
+  std::vector<UOpPtr> src;
+  for (const auto& s : u->src) src.push_back(s->dtype == d ? cast(s, dtypes::float32) : s);
+  UOpPtr r = UOp::make(u->op, is_comparison(u->op) ? u->dtype : dtypes::float32, std::move(src), u->arg);
+  return is_comparison(u->op) ? r : cast(r, u->dtype);
 }
+
+bool float_math(const UOp& u) { return math_dtype(u).is_float(); }
+bool int_math(const UOp& u) { return !math_dtype(u).is_float(); }
+
+}  // namespace
+
+const PatternMatcher& pm_decompositions() {
+  using namespace pat;
+  using M = const Match&;
+  using U = const UOpPtr&;
+  static const PatternMatcher pm("decompositions", {
+      {any("x").where([](const UOp& u) { return is_half(math_dtype(u)) && u.op != Op::CAST && u.op != Op::BITCAST; }),
+       in_float32, "half_in_float32"},
+      {ops({Op::SUB}), [](M, U u) { return alu(Op::ADD, u->src[0], alu(Op::NEG, u->src[1])); }, "sub_as_add_neg"},
+      {ops({Op::NEG}).where(float_math), [](M, U u) { return alu(Op::MUL, u->src[0], const_like(u->src[0], -1.0)); }, "neg_float"},
+      {ops({Op::NEG}).where(int_math), [](M, U u) { return alu(Op::MUL, u->src[0], const_int(u->src[0]->dtype, -1)); }, "neg_int"},
+      {ops({Op::RECIP}), [](M, U u) { return alu(Op::FDIV, const_like(u->src[0], 1.0), u->src[0]); }, "recip_as_div"},
+      // MULACC, and a custom kernel's FMA: a product and a sum (two roundings)
+      {ops({Op::MULACC, Op::FMA}), [](M, U u) { return alu(Op::ADD, alu(Op::MUL, u->src[0], u->src[1]), u->src[2]); }, "mul_add"},
+      {ops({Op::DOT4}), [](M, U u) { return dot4_from_bytes(u->src[0], u->src[1], u->src[2]); }, "dot4_from_bytes"},
+      {ops({Op::LUT16}), [](M, U u) { return lut16_from_selects(*u); }, "lut16_from_selects"},
+      // an integer MAX as a select (a float MAX keeps NaN semantics only whole: no rule)
+      {ops({Op::MAX}).where(int_math), [](M, U u) { return alu(Op::WHERE, alu(Op::CMPLT, u->src[0], u->src[1]), u->src[1], u->src[0]); }, "max_int"},
+      {ops({Op::EXP2}).where(float_math), [](M, U u) { return xexp2(u->src[0]); }, "exp2_polynomial"},
+      {ops({Op::LOG2}).where(float_math), [](M, U u) { return xlog2(u->src[0]); }, "log2_polynomial"},
+      {ops({Op::SIN}).where(float_math), [](M, U u) { return xsin(u->src[0]); }, "sin_polynomial"},
+  });
+  return pm;
+}
+
+UOpPtr decompose(const UOpPtr& u) { return pm_decompositions().rewrite(u); }
 
 UOpPtr packed_load_from_bytes(const UOpPtr& load) {
   const int n = load->dtype.itemsize();

@@ -1,18 +1,17 @@
 // Rewrites of ops a renderer does not take whole into ops it does.
 #pragma once
 
-#include <functional>
-
 #include "ir/pattern_matcher.hpp"
 
 namespace tg::codegen {
 
-using SupportsFn = std::function<bool(ir::Op, DType)>;
-
-// An equivalent graph for u built from ops `supports` accepts (sources may still need decomposing), or
-// nullptr when tg knows none: 16-bit floats computed in float32, SUB/RECIP/MULACC/int MAX spelled with other
-// ops, EXP2/LOG2/SIN as polynomials (see transcendental.hpp).
-ir::UOpPtr decompose(const ir::UOpPtr& u, const SupportsFn& supports);
+// Equivalent graphs for ops a renderer does not take whole, built from other ops (whose sources may still need
+// decomposing), one named rule each: 16-bit floats computed in float32, SUB/NEG/RECIP/MULACC/FMA/int MAX spelled
+// with other ops, DOT4/LUT16 from shifts, masks and selects, EXP2/LOG2/SIN as polynomials (transcendental.hpp).
+// The Emitter asks it only for a node whose op the renderer's caps leave out.
+const ir::PatternMatcher& pm_decompositions();
+// The first rule's graph for u, or nullptr when tg knows none (a float MAX, SQRT, IDIV...).
+ir::UOpPtr decompose(const ir::UOpPtr& u);
 
 // A LOAD whose dtype is wider than its uint8 buffer's (CustomKernel::load_packed): that many bytes at the byte
 // index, little-endian, at any alignment.

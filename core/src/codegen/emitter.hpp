@@ -303,7 +303,7 @@ class Emitter {
     DType od = op_dtype(*u0);
     if (!supports(u0->op, od)) {
       std::vector<UOpPtr> alt;
-      for (const auto& l : lanes) alt.push_back(decompose(l, [this](Op op, DType t) { return supports(op, t); }));
+      for (const auto& l : lanes) alt.push_back(decompose(l));
       if (!alt[0]) return gather_lanes(lanes);
       return emit_lanes(alt);
     }
@@ -449,7 +449,7 @@ class Emitter {
     if (!is_alu(u->op)) throw Error(std::string("tg: cannot lower ") + op_name(u->op));
     DType d = op_dtype(*u);
     if (!supports(u->op, d)) {
-      if (UOpPtr alt = decompose(u, [this](Op op, DType t) { return supports(op, t); })) return emit(alt);
+      if (UOpPtr alt = decompose(u)) return emit(alt);
       throw Error(std::string("tg: renderer cannot compute ") + op_name(u->op) + " on " + d.name());
     }
     std::vector<int32_t> src;

@@ -24,7 +24,8 @@ std::vector<KirProgram> search_space(const sched::Kernel& kernel, const tg_rende
   // a list with the heuristic's THREAD for the loops it leaves (a list that does not apply is left as it is)
   auto threaded = [&](Opts actions) {
     try {
-      Plan q = start_plan(kernel, caps, {actions, switches});
+      const LowerOpts listed{actions, switches};  // the plan keeps a reference to it
+      Plan q = start_plan(kernel, caps, listed);
       simplify_indices(q);
       apply_opts(q);
       if (const std::optional<Opt> t = thread_opt(q)) actions.push_back(*t);

@@ -393,18 +393,23 @@ TEST(Decompositions, PackedLoadsFromBytes) {
 // decompose() itself on single nodes: what it returns for ops it cannot spell otherwise.
 TEST(Decompositions, NothingForWhatHasNoDecomposition) {
   using namespace ir;
-  auto none = [](Op, DType) { return false; };
   UOpPtr f = UOp::make(Op::DEFINE_VAR, dtypes::float32, {}, VarInfo{"f", 0, 1});
   UOpPtr i = UOp::make(Op::DEFINE_VAR, dtypes::int32, {}, VarInfo{"i", 0, 9});
-  EXPECT_EQ(decompose(alu(Op::MAX, f, f), none), nullptr) << "float MAX keeps NaN semantics only whole";
-  EXPECT_EQ(decompose(alu(Op::EXP2, i), none), nullptr) << "no integer exp2";
-  EXPECT_EQ(decompose(alu(Op::SQRT, f), none), nullptr);
-  EXPECT_EQ(decompose(alu(Op::IDIV, i, i), none), nullptr);
+  EXPECT_EQ(decompose(alu(Op::MAX, f, f)), nullptr) << "float MAX keeps NaN semantics only whole";
+  EXPECT_EQ(decompose(alu(Op::EXP2, i)), nullptr) << "no integer exp2";
+  EXPECT_EQ(decompose(alu(Op::SQRT, f)), nullptr);
+  EXPECT_EQ(decompose(alu(Op::IDIV, i, i)), nullptr);
   // the shapes of the simple ones, built by hand
-  EXPECT_EQ(decompose(alu(Op::SUB, i, i), none).get(), alu(Op::ADD, i, alu(Op::NEG, i)).get());
-  EXPECT_EQ(decompose(alu(Op::NEG, i), none).get(), alu(Op::MUL, i, const_int(dtypes::int32, -1)).get());
-  EXPECT_EQ(decompose(alu(Op::RECIP, f), none).get(), alu(Op::FDIV, const_float(dtypes::float32, 1.0), f).get());
-  EXPECT_EQ(decompose(alu(Op::MULACC, f, f, f), none).get(), alu(Op::ADD, alu(Op::MUL, f, f), f).get());
+  EXPECT_EQ(decompose(alu(Op::SUB, i, i)).get(), alu(Op::ADD, i, alu(Op::NEG, i)).get());
+  EXPECT_EQ(decompose(alu(Op::NEG, i)).get(), alu(Op::MUL, i, const_int(dtypes::int32, -1)).get());
+  EXPECT_EQ(decompose(alu(Op::RECIP, f)).get(), alu(Op::FDIV, const_float(dtypes::float32, 1.0), f).get());
+  EXPECT_EQ(decompose(alu(Op::MULACC, f, f, f)).get(), alu(Op::ADD, alu(Op::MUL, f, f), f).get());
+  // each is a named rule of one set (what driver errors and DEBUG name)
+  const PatternMatcher& pm = pm_decompositions();
+  EXPECT_EQ(pm.rule_name(pm.rewrite_with_rule(alu(Op::SUB, i, i)).second), "sub_as_add_neg");
+  EXPECT_EQ(pm.rule_name(pm.rewrite_with_rule(alu(Op::NEG, f)).second), "neg_float");
+  UOpPtr h = UOp::make(Op::DEFINE_VAR, dtypes::float16, {}, VarInfo{"h", 0, 1});
+  EXPECT_EQ(pm.rule_name(pm.rewrite_with_rule(alu(Op::SUB, h, h)).second), "half_in_float32") << "16-bit math goes first";
 }
 
 }  // namespace
