@@ -86,7 +86,8 @@ std::optional<GemmPeer> load_openblas(const char* path, int threads) {
   p.version = sym<const char* (*)()>(h, "openblas_get_config")();
   if (force) p.setup = "OPENBLAS_CORETYPE=" + std::string(forced) + " (auto-detected: " + detected + ")";
   else if (user) p.setup = "OPENBLAS_CORETYPE=" + std::string(user) + " (set by the caller)";
-  sym<void (*)(int)>(h, "openblas_set_num_threads")(threads);
+  p.set_threads = sym<void (*)(int)>(h, "openblas_set_num_threads");
+  p.set_threads(threads);
   // cblas_sgemm(order, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); 101 row major, 111 no trans
   using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
   auto f = sym<Sgemm>(h, "cblas_sgemm");
@@ -121,7 +122,9 @@ std::optional<GemmPeer> load_blis(const char* path, int threads) {
   if (force) p.setup = "BLIS_ARCH_TYPE=skx (auto-detected: " + detected + ")";
   else if (user) p.setup = "BLIS_ARCH_TYPE=" + std::string(user) + " (set by the caller)";
   p.version = sym<const char* (*)()>(h, "bli_info_get_version_str")();
-  sym<void (*)(int64_t)>(h, "bli_thread_set_num_threads")(threads);
+  auto set = sym<void (*)(int64_t)>(h, "bli_thread_set_num_threads");
+  p.set_threads = [set](int t) { set(t); };
+  p.set_threads(threads);
   // bli_sgemm(transa, transb, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc); 0 = no transpose
   using Sgemm = void (*)(int, int, int64_t, int64_t, int64_t, const float*, const float*, int64_t, int64_t,
                          const float*, int64_t, int64_t, const float*, float*, int64_t, int64_t);

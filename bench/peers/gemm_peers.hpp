@@ -17,6 +17,7 @@ struct GemmPeer {
   std::string setup;    // how it was made to run `kernel` when auto-detection fell short; "" when it did not
   // row-major C[m x n] = A[m x k] B[k x n]
   std::function<void(int64_t m, int64_t k, int64_t n, const float* a, const float* b, float* c)> sgemm;
+  std::function<void(int threads)> set_threads;  // the threads sgemm runs on from the next call
 };
 
 // Every peer found on this machine, running on `threads` threads. Call before any thread starts: the OpenBLAS
