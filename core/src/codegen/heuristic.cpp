@@ -24,7 +24,7 @@ int widest_lanes(const tg_renderer_caps& caps, DType d) {
 }
 
 std::vector<std::pair<int, int>> register_tiles(const tg_renderer_caps& caps, DType d, int lanes, int64_t rows,
-                                                int64_t vecs) {
+                                                int64_t vecs, int broadcast_cost) {
   if (is_gpu(caps)) return {{4, 1}, {2, 1}};  // a work-item's registers are few; the grid supplies the parallelism
   const Machine m = machine_of(caps);
   // a vector wider than a register takes several
@@ -37,9 +37,9 @@ std::vector<std::pair<int, int>> register_tiles(const tg_renderer_caps& caps, DT
     }
   // a step loads c vectors and broadcasts u values for u x c FMAs: fewest loads per FMA first, then more
   // accumulators (more FMAs in flight to cover their latency)
-  std::stable_sort(tiles.begin(), tiles.end(), [](auto a, auto b) {
-    const int64_t loads_a = a.first + a.second, fmas_a = a.first * a.second;
-    const int64_t loads_b = b.first + b.second, fmas_b = b.first * b.second;
+  std::stable_sort(tiles.begin(), tiles.end(), [broadcast_cost](auto a, auto b) {
+    const int64_t loads_a = a.first * broadcast_cost + a.second, fmas_a = a.first * a.second;
+    const int64_t loads_b = b.first * broadcast_cost + b.second, fmas_b = b.first * b.second;
     return loads_a * fmas_b != loads_b * fmas_a ? loads_a * fmas_b < loads_b * fmas_a : fmas_a > fmas_b;
   });
   return tiles;
@@ -105,7 +105,8 @@ void hand_coded_opts(Plan& p) {
     forget_tile(p, before);
     return false;
   };
-  for (auto [u, c] : register_tiles(p.caps, out, lanes, t.rows, shared_k ? 0 : t.vecs)) {
+  const int broadcast_cost = t.vec && converted_broadcast(p.lanes, t.row, t.vec) ? 2 : 1;
+  for (auto [u, c] : register_tiles(p.caps, out, lanes, t.rows, shared_k ? 0 : t.vecs, broadcast_cost)) {
     const bool stage = stages(u, c);
     const int64_t vpad = t.vecs % c == 0 ? t.vecs : stage ? padded_vecs(t.vecs, c) : 0;
     if (t.rows % u || !vpad) continue;

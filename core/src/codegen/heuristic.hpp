@@ -29,9 +29,12 @@ int widest_lanes(const tg_renderer_caps& caps, DType d);
 
 // Register tiles (u rows x c vectors of `lanes` x `d` accumulators), best first: u dividing `rows`, c dividing
 // `vecs`, and the accumulators leaving registers for the c vectors a step loads and one broadcast. Fewest loads
-// per FMA first (the load ports, not the FMA ports, limit a thin tile), then more accumulators.
+// per FMA first (the load ports, not the FMA ports, limit a thin tile), then more accumulators. A broadcast costs
+// `broadcast_cost` loads: 2 where the row operand is converted as it is read (a bfloat16 A: a scalar load, a shift
+// and a register-to-vector broadcast on the port the FMAs use; bf16 1024^3 on an AVX-512 host, BEAM: 4x4 13.4 ms,
+// the 8x3 that plain loads rank first 14.2).
 std::vector<std::pair<int, int>> register_tiles(const tg_renderer_caps& caps, DType d, int lanes, int64_t rows,
-                                                int64_t vecs);
+                                                int64_t vecs, int broadcast_cost = 1);
 
 // Whether a register-tiled reduction on a host CPU copies the panel its row tiles share (a matmul's B columns
 // of one vector tile, `panel_bytes` over the whole reduce) into a private array before the row tiles pass over

@@ -65,6 +65,14 @@ UOpPtr shared_reduce_range(const std::vector<UOpPtr>& lanes, const UOpPtr& row, 
   return k;
 }
 
+bool converted_broadcast(const std::vector<UOpPtr>& lanes, const UOpPtr& row, const UOpPtr& vec) {
+  for (const auto& lane : lanes)
+    for (const UOp* n : toposort(std::vector<UOpPtr>{lane}))
+      if (n->op == Op::CAST && n->src[0]->op == Op::LOAD && depends_on(n->src[0], row.get()) && !depends_on(n->src[0], vec.get()))
+        return true;
+  return false;
+}
+
 std::vector<UOpPtr> padding_gates(int c, const UOpPtr& vo, int64_t vecs) {
   std::vector<UOpPtr> gates;
   for (int p = 0; p < c; ++p) {

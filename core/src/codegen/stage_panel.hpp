@@ -20,6 +20,9 @@ using TileRows = std::vector<std::vector<UOpPtr>>;
 // fixed-length range that read the vector loop `vec` and not the row loop `row`, one per lane. nullptr when the
 // lanes have none or several, or the reduction has other loops.
 UOpPtr shared_reduce_range(const std::vector<UOpPtr>& lanes, const UOpPtr& row, const UOpPtr& vec);
+// Whether the lanes convert the operand a tile broadcasts (a load inside a reduction that reads `row` and not `vec`)
+// as they read it: a CAST of it, such as a bfloat16 A of a float32 product.
+bool converted_broadcast(const std::vector<UOpPtr>& lanes, const UOpPtr& row, const UOpPtr& vec);
 
 // PADTO: the vector loop `vo` of a tile of `c` vectors runs to whole tiles; vector p of the tile is real where
 // vo * c + p < `vecs`. padding_gates returns that condition per p (nullptr where it always holds);

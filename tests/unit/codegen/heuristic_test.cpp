@@ -55,6 +55,10 @@ TEST(Heuristic, TilesFitTheRegisterFileBestFirst) {
   EXPECT_EQ(register_tiles(host_caps(32, 16, 0), dtypes::float32, 8, 1024, 2)[0], std::make_pair(4, 2));
   // AVX-512, 32 zmm: 6x4 = 24 + 4 + 1 = 29 (10 loads per 24 FMAs); 7x4 would need 33
   EXPECT_EQ(register_tiles(host_caps(64, 32, 0), dtypes::float32, 16, 0, 0)[0], std::make_pair(6, 4));
+  // 1024 rows (no 6): 8x3 (11 per 24) first; with a converted broadcast (2 loads each) 4x4 (12 per 16) beats 8x3
+  // (19 per 24)
+  EXPECT_EQ(register_tiles(host_caps(64, 32, 0), dtypes::float32, 16, 1024, 0)[0], std::make_pair(8, 3));
+  EXPECT_EQ(register_tiles(host_caps(64, 32, 0), dtypes::float32, 16, 1024, 0, 2)[0], std::make_pair(4, 4));
   // 16 float32 lanes on AVX2 take two registers each: 4x1 x 2 + 2 + 1 = 11, 4x2 would need 21
   for (auto [u, c] : register_tiles(host_caps(32, 16, 0), dtypes::float32, 16, 0, 0))
     EXPECT_LE((u * c + c) * 2 + 1, 16) << u << "x" << c;
