@@ -110,6 +110,44 @@ Tensor weight_block_sums(const QuantMatrix& w, const Format& f) {
   return k({{{rows, nb32}, dtypes::int32}}, {w.words})[0];
 }
 
+// Whether the tiled product decodes w's format once per product into signed bytes (a fixed zero point and one scale
+// per 32 values: Q4_0, Q5_0, IQ4_NL, IQ4_XS, MXFP4), and then runs as on bytes stored signed: it loops over the
+// token groups, so a word decoded in the loop was decoded once per group (16 times for 512 tokens).
+bool decoded_once(const ByteForm& bf) { return !bf.signed_word && !bf.has_min && !bf.split_halves; }
+
+// w decoded to what the signed product reads (decoded_once): words (rows, cols / 32, 8) int32 of 4 signed bytes
+// u - offset each, the scales (rows, cols / 32) float32 and -128 x each block's sum (rows, cols / 32) int32. The
+// bytes: u + (128 - offset) stays below 256 for every format (no carry into the next byte), and flipping the top
+// bit then leaves u - offset as a signed byte.
+struct DecodedWeights {
+  Tensor words, scales, sums;
+};
+DecodedWeights decode_signed(const QuantMatrix& w, const Format& f) {
+  const ByteForm& bf = *f.bytes;
+  const int64_t rows = w.rows, nb32 = w.cols / 32, subs = f.group_elems / 32, rw = w.row_words();
+  const CustomKernel& k = cached({KernelKind::int8_decode, w.type, rows, w.cols, 0}, [&] {
+    CustomKernel k(std::string("qbytes_") + type_traits(w.type).name);
+    auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
+    KExpr b = k.range(rows * nb32, Axis::GLOBAL), r = b / c64(nb32), p = b % c64(nb32), sub = p % c64(subs);
+    GroupReader reader{k, k.buffer(3, dtypes::uint8), r * rw + (p / c64(subs)) * f.group_bytes};
+    auto signed_word = [&](const KExpr& j) {
+      const auto bias = static_cast<double>(static_cast<uint32_t>(128 - bf.offset) * 0x01010101u);
+      KExpr biased = bf.word(reader, sub, j).bitcast(dtypes::uint32) + k.constant(bias, dtypes::uint32);
+      return biased.bitcast(dtypes::int32) ^ i32(k, static_cast<int32_t>(0x80808080u));
+    };
+    KExpr j = k.range(8, Axis::UPCAST);
+    k.run(k.loop({k.store(k.buffer(0, dtypes::int32), b * 8 + j, signed_word(j))}, {j}));
+    k.run(k.store(k.buffer(1, dtypes::float32), b, bf.scale(reader, sub, 0).first));
+    KExpr js = k.range(8, Axis::REDUCE);
+    KExpr sum = k.reduce(KExpr::dot4(i32(k, 0), i32(k, 0x01010101), signed_word(js)), Reduce::SUM, {js});
+    k.run(k.store(k.buffer(2, dtypes::int32), b, sum * i32(k, -128)));
+    k.parallel();
+    return k;
+  });
+  auto out = k({{{rows, nb32, 8}, dtypes::int32}, {{rows, nb32}, dtypes::float32}, {{rows, nb32}, dtypes::int32}}, {w.words});
+  return {out[0], out[1], out[2]};
+}
+
 // The tiled product: a work item is R rows x G tokens (the activation grouped by G), the lanes along the tokens,
 // so nothing is folded across lanes at the end. Per 32-value block each row's words are broadcast to the G lanes
 // and chained through DOT4s that start at the zero point's share; one FMA per (row, lane) applies the weight scale
@@ -126,7 +164,7 @@ Tensor weight_block_sums(const QuantMatrix& w, const Format& f) {
 // peak decoded with R = 2, 0.39 decoded with R = 4, 0.52 from memory with R = 4, in a C model of this kernel).
 Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a) {
   const ByteForm& bf = *f.bytes;
-  const bool signed_w = static_cast<bool>(bf.signed_word);
+  const bool dense = decoded_once(bf), signed_w = dense || static_cast<bool>(bf.signed_word);
   if (signed_w && (bf.has_min || bf.split_halves || !a.biased))
     throw std::logic_error("tg-llm: signed weight words take one scale per 32 values and a biased activation");
   const int64_t G = a.group, T = a.scale.shape()[0] * G, rows = w.rows, rw = w.row_words(), nb32 = w.cols / 32, subs = f.group_elems / 32;
@@ -138,7 +176,8 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
     // token groups outermost: a group's activation (G x cols bytes) stays in L1 while the rows stream past it
     KExpr tg = k.range(T / G, Axis::GLOBAL), ro = k.range(rows / R, Axis::GLOBAL);
     // sums: the activation's half-block sums of q, or the weights' block sums (signed words)
-    KExpr words = k.buffer(1, dtypes::uint8), xq = k.buffer(2, dtypes::int32), xd = k.buffer(3, dtypes::float32), sums = k.buffer(4, dtypes::int32);
+    // words: the packed weights, or (dense) their signed words; dense also reads its scales (buffer 5)
+    KExpr words = k.buffer(1, dense ? dtypes::int32 : dtypes::uint8), xq = k.buffer(2, dtypes::int32), xd = k.buffer(3, dtypes::float32), sums = k.buffer(4, dtypes::int32);
     KExpr acc = k.reg(dtypes::float32, R * G), dots = k.reg(dtypes::int32, R * G), z = k.range(R * G, Axis::LOOP);
     KExpr init = k.loop({k.store(acc, z, f32c(k, 0))}, {z});
     k.run(init);
@@ -164,6 +203,7 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
         KExpr prev = chained;
         chained = over_tile(dots, [&](const KExpr& i, const KExpr& l) {
           KExpr before = k.load(k.after(dots, {prev}), i * G + l), x = k.load(xq, (blk * 8 + j) * G + l);
+          if (dense) return KExpr::dot4(before, x, k.load(words, ((ro * R + i) * nb32 + p) * 8 + j));
           return signed_w ? KExpr::dot4(before, x, bf.signed_word(reader(i), sub, c64(j))) : KExpr::dot4(before, bf.word(reader(i), sub, c64(j)), x);
         });
         body.push_back(chained);
@@ -171,7 +211,7 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
       KExpr before = summed;
       summed = over_tile(acc, [&](const KExpr& i, const KExpr& l) {
         KExpr dx = k.load(xd, blk * G + l);
-        auto [scale, min] = bf.scale(reader(i), sub, h);
+        auto [scale, min] = dense ? std::pair{k.load(k.buffer(5, dtypes::float32), (ro * R + i) * nb32 + p), KExpr()} : bf.scale(reader(i), sub, h);
         KExpr cur = KExpr::fma(k.load(k.after(dots, {chained}), i * G + l).cast(dtypes::float32), scale * dx, k.load(k.after(acc, {before}), i * G + l));
         return bf.has_min ? KExpr::fma(min, dx * (qsum(0, l) + qsum(1, l)).cast(dtypes::float32), cur) : cur;
       });
@@ -184,8 +224,11 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
     k.parallel();
     return k;
   });
-  const Tensor s = signed_w ? weight_block_sums(w, f) : *a.sums;
-  return k({{{T, rows}, dtypes::float32}}, {w.words, a.words, a.scale, s})[0];
+  if (dense) {
+    const DecodedWeights d = decode_signed(w, f);
+    return k({{{T, rows}, dtypes::float32}}, {d.words, a.words, a.scale, d.sums, d.scales})[0];
+  }
+  return k({{{T, rows}, dtypes::float32}}, {w.words, a.words, a.scale, signed_w ? weight_block_sums(w, f) : *a.sums})[0];
 }
 
 }  // namespace
@@ -296,7 +339,7 @@ Tensor int8_matmul(const QuantMatrix& w, ProductInput& in) {
   const int64_t T = in.x.shape()[0], rows = w.rows;
   if (T >= kTileTokens) {
     const int64_t Tp = (T + kTileTokens - 1) / kTileTokens * kTileTokens;
-    const bool biased = static_cast<bool>(f.bytes->signed_word);
+    const bool biased = decoded_once(*f.bytes) || static_cast<bool>(f.bytes->signed_word);
     if (!in.int8 || in.int8->group != kTileTokens || in.int8->biased != biased)
       in.int8 = std::make_shared<Int8Activation>(quantize_int8(padded(in.x, Tp), kTileTokens, biased));
     Tensor y = int8_tiled(w, f, *in.int8);
