@@ -91,60 +91,49 @@ bool has_int8_product(const QuantMatrix& w) {
 
 namespace {
 
-// -128 x the sum of each 32-value sub-block's signed weight bytes, (rows, cols / 32) int32: what the biased
-// activation's + 128 adds to a sub-block's dot product, so a chain that starts there sums the true product.
-// One pass over the weights per product (~3% of a 512-token product's time).
-Tensor weight_block_sums(const QuantMatrix& w, const Format& f) {
-  const ByteForm& bf = *f.bytes;
-  const int64_t rows = w.rows, nb32 = w.cols / 32, subs = f.group_elems / 32, rw = w.row_words();
-  const CustomKernel& k = cached({KernelKind::int8_weight_sums, w.type, rows, w.cols, 0}, [&] {
-    CustomKernel k(std::string("qsums_") + type_traits(w.type).name);
-    auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
-    KExpr b = k.range(rows * nb32, Axis::GLOBAL), r = b / c64(nb32), p = b % c64(nb32), j = k.range(8, Axis::REDUCE);
-    GroupReader reader{k, k.buffer(1, dtypes::uint8), r * rw + (p / c64(subs)) * f.group_bytes};
-    KExpr sum = k.reduce(KExpr::dot4(i32(k, 0), i32(k, 0x01010101), bf.signed_word(reader, p % c64(subs), j)), Reduce::SUM, {j});
-    k.run(k.store(k.buffer(0, dtypes::int32), b, sum * i32(k, -128)));
-    k.parallel();
-    return k;
-  });
-  return k({{{rows, nb32}, dtypes::int32}}, {w.words})[0];
-}
-
 // Whether the tiled product decodes w's format once per product into signed bytes (a fixed zero point and one scale
 // per 32 values: Q4_0, Q5_0, IQ4_NL, IQ4_XS, MXFP4), and then runs as on bytes stored signed: it loops over the
 // token groups, so a word decoded in the loop was decoded once per group (16 times for 512 tokens).
 bool decoded_once(const ByteForm& bf) { return !bf.signed_word && !bf.has_min && !bf.split_halves; }
 
-// w decoded to what the signed product reads (decoded_once): words (rows, cols / 32, 8) int32 of 4 signed bytes
-// u - offset each, the scales (rows, cols / 32) float32 and -128 x each block's sum (rows, cols / 32) int32. The
-// bytes: u + (128 - offset) stays below 256 for every format (no carry into the next byte), and flipping the top
-// bit then leaves u - offset as a signed byte.
-struct DecodedWeights {
-  Tensor words, scales, sums;
+// What the signed product reads of w besides its packed bytes, made in one pass over them: -128 x the sum of each
+// 32-value block's signed weights, (rows, cols / 32) int32 (what the biased activation's + 128 adds to the block's
+// dot product, so a chain that starts there sums the true product); and where the format is decoded once, the
+// signed words (rows, cols / 32, 8) int32 (4 bytes u - offset each) and the scales (rows, cols / 32) float32. The
+// decoded bytes: u + (128 - offset) stays below 256 for every format (no carry into the next byte), and flipping
+// the top bit then leaves u - offset as a signed byte. ~3% of a 512-token product (Q8_0: sums only), ~10% decoded.
+struct SignedWeights {
+  Tensor sums;
+  std::optional<Tensor> words, scales;  // decoded_once formats
 };
-DecodedWeights decode_signed(const QuantMatrix& w, const Format& f) {
+SignedWeights signed_weights(const QuantMatrix& w, const Format& f) {
   const ByteForm& bf = *f.bytes;
+  const bool decode = decoded_once(bf);
   const int64_t rows = w.rows, nb32 = w.cols / 32, subs = f.group_elems / 32, rw = w.row_words();
-  const CustomKernel& k = cached({KernelKind::int8_decode, w.type, rows, w.cols, 0}, [&] {
-    CustomKernel k(std::string("qbytes_") + type_traits(w.type).name);
+  const CustomKernel& k = cached({KernelKind::int8_weight_sums, w.type, rows, w.cols, 0}, [&] {
+    CustomKernel k(std::string(decode ? "qbytes_" : "qsums_") + type_traits(w.type).name);
     auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
     KExpr b = k.range(rows * nb32, Axis::GLOBAL), r = b / c64(nb32), p = b % c64(nb32), sub = p % c64(subs);
-    GroupReader reader{k, k.buffer(3, dtypes::uint8), r * rw + (p / c64(subs)) * f.group_bytes};
+    GroupReader reader{k, k.buffer(decode ? 3 : 1, dtypes::uint8), r * rw + (p / c64(subs)) * f.group_bytes};
     auto signed_word = [&](const KExpr& j) {
+      if (!decode) return bf.signed_word(reader, sub, j);
       const auto bias = static_cast<double>(static_cast<uint32_t>(128 - bf.offset) * 0x01010101u);
       KExpr biased = bf.word(reader, sub, j).bitcast(dtypes::uint32) + k.constant(bias, dtypes::uint32);
       return biased.bitcast(dtypes::int32) ^ i32(k, static_cast<int32_t>(0x80808080u));
     };
-    KExpr j = k.range(8, Axis::UPCAST);
-    k.run(k.loop({k.store(k.buffer(0, dtypes::int32), b * 8 + j, signed_word(j))}, {j}));
-    k.run(k.store(k.buffer(1, dtypes::float32), b, bf.scale(reader, sub, 0).first));
+    if (decode) {
+      KExpr j = k.range(8, Axis::UPCAST);
+      k.run(k.loop({k.store(k.buffer(1, dtypes::int32), b * 8 + j, signed_word(j))}, {j}));
+      k.run(k.store(k.buffer(2, dtypes::float32), b, bf.scale(reader, sub, 0).first));
+    }
     KExpr js = k.range(8, Axis::REDUCE);
     KExpr sum = k.reduce(KExpr::dot4(i32(k, 0), i32(k, 0x01010101), signed_word(js)), Reduce::SUM, {js});
-    k.run(k.store(k.buffer(2, dtypes::int32), b, sum * i32(k, -128)));
+    k.run(k.store(k.buffer(0, dtypes::int32), b, sum * i32(k, -128)));
     k.parallel();
     return k;
   });
-  auto out = k({{{rows, nb32, 8}, dtypes::int32}, {{rows, nb32}, dtypes::float32}, {{rows, nb32}, dtypes::int32}}, {w.words});
+  if (!decode) return {k({{{rows, nb32}, dtypes::int32}}, {w.words})[0], std::nullopt, std::nullopt};
+  auto out = k({{{rows, nb32}, dtypes::int32}, {{rows, nb32, 8}, dtypes::int32}, {{rows, nb32}, dtypes::float32}}, {w.words});
   return {out[0], out[1], out[2]};
 }
 
@@ -224,11 +213,10 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
     k.parallel();
     return k;
   });
-  if (dense) {
-    const DecodedWeights d = decode_signed(w, f);
-    return k({{{T, rows}, dtypes::float32}}, {d.words, a.words, a.scale, d.sums, d.scales})[0];
-  }
-  return k({{{T, rows}, dtypes::float32}}, {w.words, a.words, a.scale, signed_w ? weight_block_sums(w, f) : *a.sums})[0];
+  if (!signed_w) return k({{{T, rows}, dtypes::float32}}, {w.words, a.words, a.scale, *a.sums})[0];
+  const SignedWeights sw = signed_weights(w, f);
+  if (dense) return k({{{T, rows}, dtypes::float32}}, {*sw.words, a.words, a.scale, sw.sums, *sw.scales})[0];
+  return k({{{T, rows}, dtypes::float32}}, {w.words, a.words, a.scale, sw.sums})[0];
 }
 
 }  // namespace
