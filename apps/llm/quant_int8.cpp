@@ -43,7 +43,7 @@ Int8Activation quantize_int8(const Tensor& x, int64_t group, bool biased) {
                                 ", got " + x.dtype().name() + " " + shape_str(x.shape()));
   if (biased && group == 1) throw std::invalid_argument("tg-llm: biased int8 activations are grouped (the tiled product's)");
   const int64_t T = x.shape()[0], cols = x.shape()[1], nb32 = cols / 32, blocks = T * nb32, G = group;
-  const bool sums = G > 1 && !biased;
+  const bool sums = G > 1;
   const CustomKernel& k = cached({biased ? KernelKind::int8_quantize_biased : KernelKind::int8_quantize, GGMLType::F32, T, cols, G}, [&] {
     CustomKernel k("quantize_int8");
     auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
@@ -76,12 +76,8 @@ Int8Activation quantize_int8(const Tensor& x, int64_t group, bool biased) {
     auto out = k({{{T, cols / 4}, dtypes::int32}, {{T, nb32}, dtypes::float32}}, {x});
     return {out[0], out[1], std::nullopt, 1};
   }
-  if (biased) {
-    auto out = k({{{T / G, nb32, 8, G}, dtypes::int32}, {{T / G, nb32, G}, dtypes::float32}}, {x});
-    return {out[0], out[1], std::nullopt, G, true};
-  }
   auto out = k({{{T / G, nb32, 8, G}, dtypes::int32}, {{T / G, nb32, G}, dtypes::float32}, {{T / G, nb32, 2, G}, dtypes::int32}}, {x});
-  return {out[0], out[1], out[2], G};
+  return {out[0], out[1], out[2], G, biased};
 }
 
 bool has_int8_product(const QuantMatrix& w) {
@@ -91,20 +87,21 @@ bool has_int8_product(const QuantMatrix& w) {
 
 namespace {
 
-// Whether the tiled product decodes w's format once per product into signed bytes (a fixed zero point and one scale
-// per 32 values: Q4_0, Q5_0, IQ4_NL, IQ4_XS, MXFP4), and then runs as on bytes stored signed: it loops over the
+// Whether the tiled product decodes w's format once per product into signed bytes (one scale, and minimum, per 32
+// values: Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, IQ4_NL, IQ4_XS, MXFP4; not Q6_K's 16-value scales), and then runs as on bytes stored signed: it loops over the
 // token groups, so a word decoded in the loop was decoded once per group (16 times for 512 tokens).
-bool decoded_once(const ByteForm& bf) { return !bf.signed_word && !bf.has_min && !bf.split_halves; }
+bool decoded_once(const ByteForm& bf) { return !bf.signed_word && !bf.split_halves; }
 
 // What the signed product reads of w besides its packed bytes, made in one pass over them: -128 x the sum of each
 // 32-value block's signed weights, (rows, cols / 32) int32 (what the biased activation's + 128 adds to the block's
 // dot product, so a chain that starts there sums the true product); and where the format is decoded once, the
-// signed words (rows, cols / 32, 8) int32 (4 bytes u - offset each) and the scales (rows, cols / 32) float32. The
+// signed words (rows, cols / 32, 8) int32 (4 bytes u - offset each), the scales and the minimums (rows, cols / 32)
+// float32. The
 // decoded bytes: u + (128 - offset) stays below 256 for every format (no carry into the next byte), and flipping
 // the top bit then leaves u - offset as a signed byte. ~3% of a 512-token product (Q8_0: sums only), ~10% decoded.
 struct SignedWeights {
   Tensor sums;
-  std::optional<Tensor> words, scales;  // decoded_once formats
+  std::optional<Tensor> words, scales, mins;  // decoded_once formats (mins: those with a minimum)
 };
 SignedWeights signed_weights(const QuantMatrix& w, const Format& f) {
   const ByteForm& bf = *f.bytes;
@@ -114,7 +111,8 @@ SignedWeights signed_weights(const QuantMatrix& w, const Format& f) {
     CustomKernel k(std::string(decode ? "qbytes_" : "qsums_") + type_traits(w.type).name);
     auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
     KExpr b = k.range(rows * nb32, Axis::GLOBAL), r = b / c64(nb32), p = b % c64(nb32), sub = p % c64(subs);
-    GroupReader reader{k, k.buffer(decode ? 3 : 1, dtypes::uint8), r * rw + (p / c64(subs)) * f.group_bytes};
+    const int outputs = decode ? (bf.has_min ? 4 : 3) : 1;
+    GroupReader reader{k, k.buffer(outputs, dtypes::uint8), r * rw + (p / c64(subs)) * f.group_bytes};
     auto signed_word = [&](const KExpr& j) {
       if (!decode) return bf.signed_word(reader, sub, j);
       const auto bias = static_cast<double>(static_cast<uint32_t>(128 - bf.offset) * 0x01010101u);
@@ -124,7 +122,9 @@ SignedWeights signed_weights(const QuantMatrix& w, const Format& f) {
     if (decode) {
       KExpr j = k.range(8, Axis::UPCAST);
       k.run(k.loop({k.store(k.buffer(1, dtypes::int32), b * 8 + j, signed_word(j))}, {j}));
-      k.run(k.store(k.buffer(2, dtypes::float32), b, bf.scale(reader, sub, 0).first));
+      const auto [scale, min] = bf.scale(reader, sub, 0);
+      k.run(k.store(k.buffer(2, dtypes::float32), b, scale));
+      if (bf.has_min) k.run(k.store(k.buffer(3, dtypes::float32), b, min));
     }
     KExpr js = k.range(8, Axis::REDUCE);
     KExpr sum = k.reduce(KExpr::dot4(i32(k, 0), i32(k, 0x01010101), signed_word(js)), Reduce::SUM, {js});
@@ -133,8 +133,10 @@ SignedWeights signed_weights(const QuantMatrix& w, const Format& f) {
     return k;
   });
   if (!decode) return {k({{{rows, nb32}, dtypes::int32}}, {w.words})[0], std::nullopt, std::nullopt};
-  auto out = k({{{rows, nb32}, dtypes::int32}, {{rows, nb32, 8}, dtypes::int32}, {{rows, nb32}, dtypes::float32}}, {w.words});
-  return {out[0], out[1], out[2]};
+  std::vector<std::pair<Shape, DType>> outs{{{rows, nb32}, dtypes::int32}, {{rows, nb32, 8}, dtypes::int32}, {{rows, nb32}, dtypes::float32}};
+  if (bf.has_min) outs.push_back({{rows, nb32}, dtypes::float32});
+  auto out = k(outs, {w.words});
+  return {out[0], out[1], out[2], bf.has_min ? std::optional(out[3]) : std::nullopt};
 }
 
 // The tiled product: a work item is R rows x G tokens (the activation grouped by G), the lanes along the tokens,
@@ -154,7 +156,7 @@ SignedWeights signed_weights(const QuantMatrix& w, const Format& f) {
 Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a) {
   const ByteForm& bf = *f.bytes;
   const bool dense = decoded_once(bf), signed_w = dense || static_cast<bool>(bf.signed_word);
-  if (signed_w && (bf.has_min || bf.split_halves || !a.biased))
+  if (signed_w && ((bf.has_min && !dense) || bf.split_halves || !a.biased || !a.sums))
     throw std::logic_error("tg-llm: signed weight words take one scale per 32 values and a biased activation");
   const int64_t G = a.group, T = a.scale.shape()[0] * G, rows = w.rows, rw = w.row_words(), nb32 = w.cols / 32, subs = f.group_elems / 32;
   int64_t R = signed_w ? 4 : 2;
@@ -172,7 +174,8 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
     k.run(init);
     KExpr p = k.range(nb32, Axis::LOOP), blk = tg * nb32 + p, sub = p % c64(subs);
     auto reader = [&](const KExpr& i) { return GroupReader{k, words, (ro * R + i) * rw + (p / c64(subs)) * f.group_bytes}; };
-    auto qsum = [&](int64_t h, const KExpr& l) { return k.load(sums, (blk * 2 + h) * G + l); };
+    // the activation's half-block sums of q: buffer 4 where the weights are unsigned, 7 after a decoded format's mins
+    auto qsum = [&](int64_t h, const KExpr& l) { return k.load(dense ? k.buffer(7, dtypes::int32) : sums, (blk * 2 + h) * G + l); };
     // one statement over the tile: the value fn(i, l) stored into slot i * G + l of a register array
     auto over_tile = [&](const KExpr& reg, const std::function<KExpr(const KExpr& i, const KExpr& l)>& fn) {
       KExpr i = k.range(R, Axis::UPCAST), l = k.range(G, Axis::UPCAST);
@@ -200,7 +203,9 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
       KExpr before = summed;
       summed = over_tile(acc, [&](const KExpr& i, const KExpr& l) {
         KExpr dx = k.load(xd, blk * G + l);
-        auto [scale, min] = dense ? std::pair{k.load(k.buffer(5, dtypes::float32), (ro * R + i) * nb32 + p), KExpr()} : bf.scale(reader(i), sub, h);
+        const KExpr at = (ro * R + i) * nb32 + p;
+        auto [scale, min] = !dense ? bf.scale(reader(i), sub, h)
+                                   : std::pair{k.load(k.buffer(5, dtypes::float32), at), bf.has_min ? k.load(k.buffer(6, dtypes::float32), at) : KExpr()};
         KExpr cur = KExpr::fma(k.load(k.after(dots, {chained}), i * G + l).cast(dtypes::float32), scale * dx, k.load(k.after(acc, {before}), i * G + l));
         return bf.has_min ? KExpr::fma(min, dx * (qsum(0, l) + qsum(1, l)).cast(dtypes::float32), cur) : cur;
       });
@@ -215,6 +220,7 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
   });
   if (!signed_w) return k({{{T, rows}, dtypes::float32}}, {w.words, a.words, a.scale, *a.sums})[0];
   const SignedWeights sw = signed_weights(w, f);
+  if (dense && bf.has_min) return k({{{T, rows}, dtypes::float32}}, {*sw.words, a.words, a.scale, sw.sums, *sw.scales, *sw.mins, *a.sums})[0];
   if (dense) return k({{{T, rows}, dtypes::float32}}, {*sw.words, a.words, a.scale, sw.sums, *sw.scales})[0];
   return k({{{T, rows}, dtypes::float32}}, {w.words, a.words, a.scale, sw.sums})[0];
 }

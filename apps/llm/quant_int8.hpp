@@ -19,7 +19,7 @@ struct Int8Activation {
   Tensor words;  // (T, cols / 4) int32: 4 consecutive q as bytes, the first in the low byte;
                  // group G: (T / G, cols / 32, 8, G)
   Tensor scale;  // (T, cols / 32) float32: d; group G: (T / G, cols / 32, G)
-  std::optional<Tensor> sums;  // group G, not biased: (T / G, cols / 32, 2, G) int32: the sums of q over each half-block
+  std::optional<Tensor> sums;  // group G: (T / G, cols / 32, 2, G) int32: the sums of q (not q + 128) over each half-block
   int64_t group = 1;
   bool biased = false;
 };

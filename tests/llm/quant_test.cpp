@@ -141,10 +141,11 @@ TEST(Int8Activation, GroupedLayoutHoldsTheSameValues) {
           ASSERT_EQ(static_cast<int8_t>(static_cast<uint32_t>(words[(at * 8 + j) * G + lane]) >> (8 * i)), q[(t * nb + b) * 32 + j * 4 + i])
               << "token " << t << " block " << b << " word " << j << " seed " << seed;
     }
-  // biased (for weights taken as the signed operand): the same layout with each byte q + 128, no sums
+  // biased (for weights taken as the signed operand): the same layout with each byte q + 128, the same sums of q
   Int8Activation u = quantize_int8(Tensor::from_vector(x, {T, cols}), G, true);
   ASSERT_TRUE(u.biased);
-  EXPECT_FALSE(u.sums.has_value());
+  ASSERT_TRUE(u.sums.has_value());
+  EXPECT_EQ(u.sums->to_vector<int32_t>(), sums);
   EXPECT_EQ(u.scale.to_vector<float>(), scales);
   auto biased = u.words.to_vector<int32_t>();
   ASSERT_EQ(biased.size(), words.size());
