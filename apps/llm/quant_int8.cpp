@@ -96,9 +96,9 @@ bool decoded_once(const ByteForm& bf) { return !bf.signed_word && !bf.split_halv
 // 32-value block's signed weights, (rows, cols / 32) int32 (what the biased activation's + 128 adds to the block's
 // dot product, so a chain that starts there sums the true product); and where the format is decoded once, the
 // signed words (rows, cols / 32, 8) int32 (4 bytes u - offset each), the scales and the minimums (rows, cols / 32)
-// float32. The
-// decoded bytes: u + (128 - offset) stays below 256 for every format (no carry into the next byte), and flipping
-// the top bit then leaves u - offset as a signed byte. ~3% of a 512-token product (Q8_0: sums only), ~10% decoded.
+// float32. The decoded bytes: u + (128 - offset) stays below 256 for every format (no carry into the next byte),
+// and flipping the top bit then leaves u - offset as a signed byte. ~3% of a 512-token product (Q8_0: sums only),
+// ~10% decoded.
 struct SignedWeights {
   Tensor sums;
   std::optional<Tensor> words, scales, mins;  // decoded_once formats (mins: those with a minimum)
@@ -142,11 +142,12 @@ SignedWeights signed_weights(const QuantMatrix& w, const Format& f) {
 // The tiled product: a work item is R rows x G tokens (the activation grouped by G), the lanes along the tokens,
 // so nothing is folded across lanes at the end. Per 32-value block each row's words are broadcast to the G lanes
 // and chained through DOT4s that start at the zero point's share; one FMA per (row, lane) applies the weight scale
-// times the activation's, one more the minimum. The zero point: where the weights are unsigned bytes (decoded),
-// -offset x the activation's block sum of q, per lane; where they are signed bytes in memory (signed_word), the
-// activation is biased to unsigned and the chain starts at the row's -128 x its block sum of weights (each word
-// then goes from memory straight into vpdpbusd's broadcast operand, where a decoded word takes a general-register
-// to vector broadcast on the port the dot products need). The chain is written word by word over the whole tile (a
+// times the activation's, one more the minimum. The weights come three ways: signed bytes as stored (Q8_0), signed
+// bytes decoded once per product (signed_weights: every other format but Q6_K), or decoded word by word in the loop
+// as unsigned bytes (Q6_K, whose halves have scales of their own). Signed, the activation is biased to unsigned
+// and the chain starts at the row's -128 x its block sum of weights (each word goes from memory straight into
+// vpdpbusd's broadcast operand, where a word decoded in the loop takes a general-register to vector broadcast on
+// the port the dot products need); unsigned, at -offset x the activation's block sum of q, per lane. The chain is written word by word over the whole tile (a
 // register array of R x G int32), so each word's G activation lanes are loaded once and used by the R rows at once:
 // written row by row, the 8 words' vectors stay live for all rows, past the 32 vector registers. Measured on one
 // core (Qwen3-shaped 2048 x 1024 Q4_0, 512 tokens): 70 GMAC/s row by row, 91-108 word by word with R = 4 (LLVM
