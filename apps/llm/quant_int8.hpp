@@ -1,6 +1,7 @@
 // Products on byte dot products, as llama.cpp runs its integer formats: the activation is quantized per 32 values
-// to int8 (Q8_0's rounding), each weight sub-block is read as unsigned bytes (ByteForm), and 4 bytes x 4 bytes
-// accumulate in one DOT4 (vpdpbusd on x86 with VNNI; shifts and multiplies elsewhere, from the same kernel).
+// to int8 (Q8_0's rounding), each weight sub-block is read as bytes (ByteForm: unsigned as decoded, or signed as
+// stored or decoded once per prefill product), and 4 bytes x 4 bytes accumulate in one DOT4 (vpdpbusd on x86 with
+// VNNI; shifts and multiplies elsewhere, from the same kernel).
 #pragma once
 
 #include <optional>
@@ -38,7 +39,8 @@ KExpr abs_max(CustomKernel& k, const KExpr& x, const KExpr& range);
 bool has_int8_product(const QuantMatrix& w);
 // y = x W^T with x quantized by quantize_int8 (once per ProductInput): (T, rows) float32. Below kTileTokens tokens
 // (decode) each weight word is decoded once for all T tokens and the lanes run along the block; from there on
-// (prefill) the lanes run along kTileTokens tokens and each row's words are broadcast to them.
+// (prefill) the lanes run along kTileTokens tokens and each row's words are broadcast to them (the weights decoded
+// to signed bytes once per product first, for every byte format but Q8_0, stored signed, and Q6_K).
 inline constexpr int64_t kTileTokens = 32;
 Tensor int8_matmul(const QuantMatrix& w, ProductInput& in);
 // argmax over the rows of x W^T, (T,) int32, the first row on ties; NaN is never chosen. Below kTileTokens tokens
