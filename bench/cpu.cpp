@@ -20,6 +20,8 @@
 #include "peers/loops.hpp"
 #include "peaks.hpp"
 #include "quant.hpp"
+#include "quant_int8.hpp"
+#include "quant_tiles.hpp"
 #include "runtime/device.hpp"
 #include "schedule/schedule.hpp"
 #include "tg/jit.hpp"
@@ -156,10 +158,12 @@ std::string gemm(int64_t m, int64_t k, int64_t n, int runs, tg::DType operands =
   return out + "\"peers\": [" + peers + "]}";
 }
 
-// The LLM's prefill product on int8 (tg::llm::qmatmul of Q8_0 weights, the activation quantized to int8 once, as
-// the model shares it): rows x cols weights, `tokens` tokens. Read against the int8 dot-product (VNNI) peak; the
-// peer comparison with llama.cpp is bench/llm/compare_llamacpp.py (a model-level run outside CI).
-std::string int8_gemm(int64_t tokens, int64_t rows, int64_t cols, int runs) {
+// The LLM's prefill product (Q8_0 weights, rows x cols, `tokens` tokens; the activation's int8 form or bfloat16
+// tiles made once, as the model shares them) on both units it can run on: the int8 dot products (int8_matmul,
+// read against the VNNI peak) and the matrix unit (tile_matmul, where the CPU plugin grants AMX: read against the
+// AMX bfloat16 peak, and against the VNNI peak it replaces). The peer comparison with llama.cpp is
+// bench/llm/compare_llamacpp.py (a model-level run outside CI).
+std::string prefill_products(int64_t tokens, int64_t rows, int64_t cols, int runs) {
   constexpr int64_t kBlock = 32, kBlockBytes = 34;  // Q8_0: a float16 scale, then 32 int8
   std::vector<uint8_t> bytes(static_cast<size_t>(rows * cols / kBlock * kBlockBytes));
   uint32_t state = 1;
@@ -170,15 +174,27 @@ std::string int8_gemm(int64_t tokens, int64_t rows, int64_t cols, int runs) {
   const tg::llm::QuantMatrix w{tg::llm::GGMLType::Q8_0, rows, cols,
                                tg::Tensor::from_vector(bytes, {static_cast<int64_t>(bytes.size())}, tg::dtypes::uint8).realize()};
   tg::llm::ProductInput in{tg::Tensor::rand({tokens, cols}, 3).realize(), nullptr};
-  tg::llm::qmatmul(w, in).realize();  // compiles, and quantizes the activation once
-  const double s = median_seconds([&] {
-    float probe;
-    tg::llm::qmatmul(w, in).shrink({{0, 1}, {0, 1}}).reshape({1}).copy_out(&probe, sizeof(probe));
-  }, runs);
   const double ops = 2.0 * tokens * rows * cols;
-  char buf[256];
-  std::snprintf(buf, sizeof(buf), "{\"format\": \"Q8_0\", \"tokens\": %ld, \"rows\": %ld, \"cols\": %ld, \"tg_gops\": %.2f, \"tg_of_int8_dot_peak\": %.3f}",
-                tokens, rows, cols, ops / s / 1e9, g_peaks.vnni_gops > 0 ? ops / s / 1e9 / g_peaks.vnni_gops : 0.0);
+  auto gops = [&](tg::Tensor (*product)(const tg::llm::QuantMatrix&, tg::llm::ProductInput&)) {
+    product(w, in).realize();  // compiles, and makes the activation's form once
+    return ops / median_seconds([&] {
+      float probe;
+      product(w, in).shrink({{0, 1}, {0, 1}}).reshape({1}).copy_out(&probe, sizeof(probe));
+    }, runs) / 1e9;
+  };
+  auto of = [](double x, double peak) { return peak > 0 ? x / peak : 0.0; };
+  const double int8 = gops(tg::llm::int8_matmul);
+  char buf[512];
+  int n = std::snprintf(buf, sizeof(buf), "{\"format\": \"Q8_0\", \"tokens\": %ld, \"rows\": %ld, \"cols\": %ld, \"int8_dot\": {\"tg_gops\": %.2f, \"tg_of_int8_dot_peak\": %.3f}",
+                        tokens, rows, cols, int8, of(int8, g_peaks.vnni_gops));
+  if (tg::llm::takes_matrix_unit(w, tokens)) {
+    const double amx = gops(tg::llm::tile_matmul);
+    n += std::snprintf(buf + n, sizeof(buf) - n, ", \"matrix_unit\": {\"tg_gflops\": %.2f, \"tg_of_amx_bf16_peak\": %.3f, \"tg_of_int8_dot_peak\": %.3f, \"vs_int8_dot\": %.2f}",
+                       amx, of(amx, g_peaks.amx_bf16_gflops), of(amx, g_peaks.vnni_gops), amx / int8);
+  } else {
+    n += std::snprintf(buf + n, sizeof(buf) - n, ", \"matrix_unit\": null");
+  }
+  std::snprintf(buf + n, sizeof(buf) - n, "}");
   return buf;
 }
 
@@ -296,7 +312,7 @@ std::string rows_op(const char* name, int64_t rows, int64_t cols, int runs, int 
 
 int main(int argc, char** argv) {
   // CPU_COUNT sets the threads of tg's CPU plugin and of every peer; --quick: small GEMMs; --gemm: GEMMs only;
-  // --int8: the peaks and the int8 product only
+  // --int8: the peaks and the prefill product only (on int8 dot products and on the matrix unit)
   int runs = 5, threads = static_cast<int>(std::thread::hardware_concurrency());
   if (const char* c = std::getenv("CPU_COUNT")) threads = std::max(1, std::atoi(c));
   bool quick = false, gemm_only = false, int8_only = false;
@@ -305,8 +321,8 @@ int main(int argc, char** argv) {
   g_threads = threads;
   g_peaks = tg::bench::measure_peaks(threads);
   if (int8_only) {
-    std::printf("{\"bench\": \"cpu\", \"threads\": %d, \"runs\": %d, \"peaks\": %s, \"int8_gemm\": %s}\n", threads, runs,
-                to_json(g_peaks).c_str(), int8_gemm(512, 2048, 2048, runs).c_str());
+    std::printf("{\"bench\": \"cpu\", \"threads\": %d, \"runs\": %d, \"peaks\": %s, \"prefill_product\": %s}\n", threads, runs,
+                to_json(g_peaks).c_str(), prefill_products(512, 2048, 2048, runs).c_str());
     return 0;
   }
   g_gemm_peers = tg::bench::load_gemm_peers(threads);
@@ -320,7 +336,7 @@ int main(int argc, char** argv) {
   std::printf("{\"bench\": \"cpu\", \"threads\": %d, \"runs\": %d, \"fma_peak_gflops\": %.1f, \"peaks\": %s, \"peers\": %s, \"gemm\": [",
               threads, runs, g_peaks.fma_gflops, to_json(g_peaks).c_str(), peers_json().c_str());
   for (size_t i = 0; i < gemms.size(); ++i) std::printf("%s%s", i ? ", " : "", gemms[i].c_str());
-  std::printf("], \"int8_gemm\": %s", int8_gemm(512, 2048, 2048, runs).c_str());
+  std::printf("], \"prefill_product\": %s", prefill_products(512, 2048, 2048, runs).c_str());
   if (gemm_only) {
     std::printf("}\n");
     return 0;

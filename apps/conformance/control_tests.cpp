@@ -1,6 +1,6 @@
 // The control-flow battery: work-item ids, gated loads and stores, RANGE loops (nested) over DEFINE_REG
 // accumulators, IF/ENDIF, local memory with BARRIER where the renderer claims it (caps.has_local), and WMMA on
-// every tensor core the caps list (ABI 1.2).
+// every tensor core the caps list (ABI 1.2), TILE_MMA where the ops claim a matrix unit (ABI 1.6).
 #include "harness.hpp"
 
 #include <tg/sdk/tensor_cores.hpp>
@@ -307,6 +307,67 @@ void image_reads() {
   }
 }
 
+// TILE_MMA (ABI 1.6) on every C dtype whose ops claim it: each shape (16 or 32 by 16 or 32), C overwritten and
+// accumulated, K = 2 steps, C's rows wider than N and A's slabs apart with a gap, A and B packed by the layouts
+// plugin_abi.h states. bfloat16 inputs are multiples of 1/4 below 4 (every product and sum exact in float32) and
+// int8 inputs any bytes (int32 exact): the result must match bit for bit.
+void matrix_unit() {
+  const Session& s = session();
+  bool any = false;
+  for (const uint32_t cd : {uint32_t{TG_DTYPE_FLOAT32}, uint32_t{TG_DTYPE_INT32}}) {
+    if (!s.claims_op(cd, TG_KIR_TILE_MMA)) continue;
+    any = true;
+    const bool bf16 = cd == TG_DTYPE_FLOAT32;
+    const uint32_t ab = bf16 ? TG_DTYPE_BFLOAT16 : TG_DTYPE_INT8, isz = tg_dtype_size(ab);
+    const int64_t step = 64 / isz, group = 4 / isz, slab = 1024 / isz, steps = 2, K = steps * step;
+    for (int64_t bits : {0x11, 0x12, 0x21, 0x22, 0x122, 0x111}) {
+      const int64_t M = 16 * (bits & 15), N = 16 * ((bits >> 4) & 15), ldc = N + 5, sa = steps * slab + 32, sb = steps * slab;
+      const bool acc = bits & 256;
+      Kir k;
+      const int c = k.buffer(cd, true), a = k.buffer(ab), b = k.buffer(ab);
+      auto i64 = [&](int64_t v) { return k.op(TG_KIR_CONST, TG_DTYPE_INT64, {}, 1, v); };
+      k.op(TG_KIR_TILE_MMA, cd, {c, i64(0), i64(ldc), a, i64(0), i64(sa), b, i64(0), i64(sb), i64(steps)}, 1, bits);
+      Kernel kernel(k, cat("conf_tile_mma_", bf16 ? "bf16_" : "int8_", M, "x", N, acc ? "_acc" : ""));
+      auto value = [&](int64_t i, int64_t salt) {
+        return bf16 ? static_cast<double>((i * 7 + salt) % 29) / 4.0 - 3.5 : static_cast<double>((i * 37 + salt) % 256) - 128.0;
+      };
+      std::vector<double> av(M * K), bv(K * N), cv(M * ldc);
+      std::vector<unsigned char> abytes((M / 16) * sa * isz, 0x7f), bbytes((N / 16) * sb * isz, 0x7f), cbytes(M * ldc * 4);
+      auto put = [&](std::vector<unsigned char>& bytes, int64_t at, uint32_t dtype, double x) {  // two's complement for ints
+        const uint64_t raw = dtype == TG_DTYPE_INT8 || dtype == TG_DTYPE_INT32 ? static_cast<uint64_t>(static_cast<int64_t>(x)) : from_double(dtype, x);
+        std::memcpy(bytes.data() + at * tg_dtype_size(dtype), &raw, tg_dtype_size(dtype));
+      };
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t q = 0; q < K; ++q)
+          put(abytes, m / 16 * sa + q / step * slab + m % 16 * step + q % step, ab, av[m * K + q] = value(m * K + q, 3));
+      for (int64_t q = 0; q < K; ++q)
+        for (int64_t n = 0; n < N; ++n)
+          put(bbytes, n / 16 * sb + q / step * slab + q % step / group * step + n % 16 * group + q % group, ab, bv[q * N + n] = value(q * N + n, 11));
+      for (int64_t i = 0; i < M * ldc; ++i) put(cbytes, i, cd, cv[i] = bf16 ? value(i, 5) : value(i, 5) * 1000);
+      Buffer bc(cbytes.data(), cbytes.size()), ba(abytes.data(), abytes.size()), bb(bbytes.data(), bbytes.size());
+      kernel.launch({bc.addr(), ba.addr(), bb.addr()}, {{1, 1, 1}, {1, 1, 1}});
+      const std::vector<unsigned char> got = bc.read();
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < ldc; ++n) {
+          double want = cv[m * ldc + n];
+          if (n < N) {
+            double sum = 0;
+            for (int64_t q = 0; q < K; ++q) sum += av[m * K + q] * bv[q * N + n];
+            want = acc ? want + sum : sum;
+          }
+          uint64_t raw = 0;
+          std::memcpy(&raw, got.data() + (m * ldc + n) * 4, 4);
+          const double value = bf16 ? to_double(cd, raw) : static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(raw)));
+          if (value != want)
+            kernel.fail(cat(M, "x", N, " C", acc ? " +=" : " =", " A . B (K ", K, ", ", sdk::dtype_name(ab), "): C[", m, "][", n, "] is ",
+                            show(cd, raw), ", expected ", want, n >= N ? " (a column past N: untouched)" : "",
+                            " (A in slabs of 16 rows, B in the interleaved order plugin_abi.h gives)"));
+        }
+    }
+  }
+  if (!any) throw Skip("no dtype claims TILE_MMA: the renderer has no matrix unit");
+}
+
 }  // namespace
 
 // Inline code (ABI 1.1), where caps.language names one: a CUSTOMI expression and a CUSTOM statement written in
@@ -334,6 +395,7 @@ void inline_code() {
 
 void add_control_tests(Tests& tests) {
   tests.push_back({"control.work_item_ids", Tier::Core, work_item_ids});
+  tests.push_back({"control.matrix_unit", Tier::Core, matrix_unit});
   tests.push_back({"control.gated_load_store", Tier::Core, gated_load_store});
   tests.push_back({"control.range_loops_with_accumulator", Tier::Core, range_loops_with_accumulator});
   tests.push_back({"control.if_endif", Tier::Core, if_endif});

@@ -9,6 +9,7 @@
 #include "quant_formats.hpp"
 #include "quant_int8.hpp"
 #include "quant_kernels.hpp"
+#include "quant_tiles.hpp"
 #include "tg/custom_kernel.hpp"
 
 namespace tg::llm {
@@ -100,6 +101,7 @@ Tensor qmatmul(const QuantMatrix& w, ProductInput& in) {
     throw std::invalid_argument("tg-llm: qmatmul of a " + std::to_string(w.rows) + "x" + std::to_string(w.cols) + " " + type_name(w.type) +
                                 " matrix needs float32 (T, " + std::to_string(w.cols) + ") activations, got " + x.dtype().name() + " " + shape_str(x.shape()));
   const int64_t T = x.shape()[0], rows = w.rows, cols = w.cols, rw = w.row_words();
+  if (takes_matrix_unit(w, T)) return tile_matmul(w, in);
   if (has_int8_product(w)) return int8_matmul(w, in);
   if (T >= kPanelTokens) return panel_matmul(w, x);
   // U tokens share each decoded weight block (the activations padded to a multiple of U rows). Measured on
@@ -158,6 +160,7 @@ Tensor qmatmul(const QuantMatrix& w, ProductInput& in) {
 }
 
 Tensor qargmax(const QuantMatrix& w, ProductInput& in) {
+  if (takes_matrix_unit(w, in.x.shape()[0])) return tile_matmul(w, in).argmax(-1).cast(dtypes::int32);
   return has_int8_product(w) ? int8_argmax(w, in) : qmatmul(w, in).argmax(-1).cast(dtypes::int32);
 }
 

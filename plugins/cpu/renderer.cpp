@@ -10,7 +10,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <string_view>
 
+#include <cpuid.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace tg::cpu {
@@ -32,9 +36,55 @@ bool host_has_ssse3() {
   static const bool has = __builtin_cpu_supports("ssse3");
   return has;
 }
+// AMX (Sapphire Rapids and later): TILE_MMA on float32 (TDPBF16PS) and int32 (TDPBSSD) where the CPU has the
+// unit and Linux grants the process its 8 KiB of tile state (arch_prctl ARCH_REQ_XCOMP_PERM, Linux 5.16+; a VM
+// may refuse it). Asked once, when the caps are first made. AMX=0 in the environment keeps it off (tinygrad's name).
+enum AmxUnit : uint32_t { kAmxBf16 = 1u << 22, kAmxTile = 1u << 24, kAmxInt8 = 1u << 25 };  // CPUID.(7,0):EDX
+bool host_grants_amx(uint32_t unit) {
+  static const uint32_t granted = [] {
+    const char* env = std::getenv("AMX");
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if ((env && std::string_view(env) == "0") || !__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & kAmxTile)) return 0u;
+    constexpr long kReqXcompPerm = 0x1023, kXtileData = 18;
+    return syscall(SYS_arch_prctl, kReqXcompPerm, kXtileData) == 0 ? d : 0u;
+  }();
+  return granted & unit;
+}
 uint64_t ops_of(uint32_t dtype) {
+  if (dtype == TG_DTYPE_FLOAT32) return sdk::standard_ops(dtype) | (host_grants_amx(kAmxBf16) ? op_bit(TG_KIR_TILE_MMA) : 0);
   if (dtype != TG_DTYPE_INT32) return sdk::standard_ops(dtype);
-  return sdk::standard_ops(dtype) | (host_has_vnni() ? op_bit(TG_KIR_DOT4) : 0) | (host_has_ssse3() ? op_bit(TG_KIR_LUT16) : 0);
+  return sdk::standard_ops(dtype) | (host_has_vnni() ? op_bit(TG_KIR_DOT4) : 0) | (host_has_ssse3() ? op_bit(TG_KIR_LUT16) : 0) |
+         (host_grants_amx(kAmxInt8) ? op_bit(TG_KIR_TILE_MMA) : 0);
+}
+
+// TILE_MMA of one shape as a helper: the whole K loop on the eight tile registers. A's slabs in tiles 0-1, B's in
+// 2-3, C's (mt x nt) tiles in 4-7 for the whole loop: each step loads mt + nt tiles for mt x nt products (2 x 2:
+// one load a product). The tiles are not renamed by the core, so a product waits for the loads into its own
+// registers only. The configuration is loaded per call (one instruction; a worker thread's first call included).
+std::string tile_mma_helper(const std::string& name, bool bf16, int mt, int nt) {
+  const char* ab = bf16 ? "bfloat16" : "int8_t";
+  const char* c = bf16 ? "float" : "int32_t";
+  const char* dp = bf16 ? "__builtin_ia32_tdpbf16ps" : "__builtin_ia32_tdpbssd";
+  const int step = bf16 ? 512 : 1024;  // elements of A or B a step
+  std::string s = cat("static __attribute__((target(\"amx-tile,", bf16 ? "amx-bf16" : "amx-int8", "\"))) void ", name, "(", c,
+                      "* c, long long ldc, const ", ab, "* a, long long sa, const ", ab, "* b, long long sb, long long steps, int acc) {\n",
+                      "  struct { unsigned char palette, start, reserved[14]; unsigned short colsb[16]; unsigned char rows[16]; } cfg = {1};\n",
+                      "  for (int t = 0; t < 8; ++t) { cfg.colsb[t] = 64; cfg.rows[t] = 16; }\n",
+                      "  __builtin_ia32_tile_loadconfig(&cfg);\n");
+  auto ct = [&](int i, int j) { return 4 + i * 2 + j; };
+  auto c_at = [&](int i, int j) { return cat("c + ", 16 * i, " * ldc + ", 16 * j); };
+  for (int i = 0; i < mt; ++i)
+    for (int j = 0; j < nt; ++j)
+      s += cat("  if (acc) __builtin_ia32_tileloadd64(", ct(i, j), ", ", c_at(i, j), ", ldc * ", 4, "); else __builtin_ia32_tilezero(", ct(i, j), ");\n");
+  s += "  for (long long s = 0; s < steps; ++s) {\n";
+  for (int i = 0; i < mt; ++i) s += cat("    __builtin_ia32_tileloadd64(", i, ", a + ", i, " * sa + s * ", step, ", 64);\n");
+  for (int j = 0; j < nt; ++j) s += cat("    __builtin_ia32_tileloadd64(", 2 + j, ", b + ", j, " * sb + s * ", step, ", 64);\n");
+  for (int i = 0; i < mt; ++i)
+    for (int j = 0; j < nt; ++j) s += cat("    ", dp, "(", ct(i, j), ", ", i, ", ", 2 + j, ");\n");
+  s += "  }\n";
+  for (int i = 0; i < mt; ++i)
+    for (int j = 0; j < nt; ++j) s += cat("  __builtin_ia32_tilestored64(", ct(i, j), ", ", c_at(i, j), ", ldc * 4);\n");
+  return s + "}\n";
 }
 // pshufb of 128, 256 or 512 bits for a LUT16 of 1, 4, 8 or 16 lanes (0 where the host has none): the table is
 // repeated in every 128-bit lane, as the instruction looks up within its lane; one lane uses lane 0 of 128 bits
@@ -147,6 +197,17 @@ class CpuRenderer final : public sdk::ClangVectorRenderer {
                  scalar ? "[0]" : "");
     }
     return ClangVectorRenderer::alu(i, srcs);
+  }
+
+  // TILE_MMA as a call of its shape's helper (the pointers offset by their indices).
+  std::string tile_mma(uint32_t i, const std::vector<std::string>& o) override {
+    const tg_kir_inst& in = inst(i);
+    const bool bf16 = in.dtype == TG_DTYPE_FLOAT32;
+    const int mt = static_cast<int>(in.arg.i & 15), nt = static_cast<int>((in.arg.i >> 4) & 15);
+    const std::string name = cat("tg_tile_mma_", bf16 ? "bf16_" : "int8_", mt, nt);
+    use_helper(name, tile_mma_helper(name, bf16, mt, nt));
+    return cat(name, "(", o[0], " + ", o[1], ", ", o[2], ", ", o[3], " + ", o[4], ", ", o[5], ", ", o[6], " + ", o[7], ", ", o[8], ", ", o[9],
+               ", ", (in.arg.i & 256) ? 1 : 0, ");");
   }
 
   // Whether operands [first, end) of instruction i hold one value in every lane (a scalar broadcast): pshufb

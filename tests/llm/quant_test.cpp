@@ -3,6 +3,7 @@
 // embedding kernels against float64 loops over the reference values.
 #include "quant.hpp"
 #include "quant_int8.hpp"
+#include "quant_tiles.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -157,11 +158,24 @@ TEST(Int8Activation, GroupedLayoutHoldsTheSameValues) {
   EXPECT_THROW(quantize_int8(Tensor::from_vector(x, {T, cols}), 1, true), std::invalid_argument);  // biased is grouped
 }
 
-// The activation a product of m multiplies: x itself, or x as Q8_0 rounds it for an int8 product (the integer
-// formats).
-std::vector<double> multiplied_activation(const QuantMatrix& m, const std::vector<float>& x) {
+// v rounded to bfloat16 (to nearest, ties to even), as the matrix unit's product takes its operands.
+double bf16(double v) {
+  const float f = static_cast<float>(v);
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  b = (b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u;
+  float r;
+  std::memcpy(&r, &b, 4);
+  return r;
+}
+
+// The activation a product of m by T tokens multiplies: x itself, x rounded to bfloat16 on the matrix unit, or x as
+// Q8_0 rounds it for an int8 product (the integer formats).
+std::vector<double> multiplied_activation(const QuantMatrix& m, int64_t T, const std::vector<float>& x) {
   std::vector<double> xv(x.begin(), x.end());
-  if (has_int8_product(m)) {
+  if (takes_matrix_unit(m, T)) {
+    for (double& v : xv) v = bf16(v);
+  } else if (has_int8_product(m)) {
     std::vector<float> d;
     auto q = q8_values(x, d);
     for (size_t i = 0; i < x.size(); ++i) xv[i] = static_cast<double>(q[i]) * d[i / 32];
@@ -194,7 +208,7 @@ TEST_P(Formats, MatrixProductAndEmbeddingMatchFloat64Loops) {
     for (auto& v : x) v = nd(rng);
     auto y = qmatmul(m, Tensor::from_vector(x, {T, kCols})).to_vector<float>();
     ASSERT_EQ(y.size(), static_cast<size_t>(T * kRows));
-    const std::vector<double> xv = multiplied_activation(m, x);
+    const std::vector<double> xv = multiplied_activation(m, T, x);
     for (int64_t tt = 0; tt < T; ++tt)
       for (int64_t r = 0; r < kRows; ++r) {
         double ref = 0, mag = 0;
@@ -216,15 +230,18 @@ TEST_P(Formats, MatrixProductAndEmbeddingMatchFloat64Loops) {
     std::normal_distribution<float> nd;
     for (auto& v : x) v = nd(rng);
     auto y = qmatmul(big, Tensor::from_vector(x, {T, kCols})).to_vector<float>();
-    const std::vector<double> xv = multiplied_activation(big, x);
+    const std::vector<double> xv = multiplied_activation(big, T, x);
+    const bool unit = takes_matrix_unit(big, T);  // the weights rounded to bfloat16 too
     for (int64_t tt = 0; tt < T; ++tt)
       for (int64_t r = 0; r < rows; ++r) {
         double ref = 0, mag = 0;
         for (int64_t c = 0; c < kCols; ++c) {
-          ref += static_cast<double>(f.want[(r % kRows) * kCols + c]) * xv[tt * kCols + c];
-          mag += std::fabs(static_cast<double>(f.want[(r % kRows) * kCols + c]) * xv[tt * kCols + c]);
+          const double wv = unit ? bf16(f.want[(r % kRows) * kCols + c]) : f.want[(r % kRows) * kCols + c];
+          ref += wv * xv[tt * kCols + c];
+          mag += std::fabs(wv * xv[tt * kCols + c]);
         }
-        ASSERT_NEAR(y[tt * rows + r], ref, 1e-5 * mag + 1e-6) << type_name(t) << " T=" << T << " t=" << tt << " row " << r;
+        ASSERT_NEAR(y[tt * rows + r], ref, 1e-5 * mag + 1e-6) << type_name(t) << " T=" << T << " t=" << tt << " row " << r
+                                                               << (unit ? " (matrix unit)" : "");
       }
   }
   std::vector<int32_t> ids = {2, 0, 2, -1, 7};
@@ -253,7 +270,7 @@ TEST_P(Formats, ArgmaxPicksTheFirstLargestRow) {
     ProductInput in{Tensor::from_vector(x, {T, kCols}), nullptr};
     auto pick = qargmax(big, in).to_vector<int32_t>();
     ASSERT_EQ(pick.size(), static_cast<size_t>(T));
-    const std::vector<double> xv = multiplied_activation(big, x);
+    const std::vector<double> xv = multiplied_activation(big, T, x);
     for (int64_t tt = 0; tt < T; ++tt) {
       std::vector<double> ref(kRows), mag(kRows);
       for (int64_t r = 0; r < kRows; ++r)

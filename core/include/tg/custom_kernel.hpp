@@ -73,6 +73,12 @@ class KExpr {
   static KExpr lut16(const KExpr& idx, const std::array<uint8_t, 16>& table);
 };
 
+// An operand of CustomKernel::tile_mma: a buffer, the element index where the operand starts, and a stride in
+// elements (C: between rows; A and B: between slabs of 16 rows or columns).
+struct TileOperand {
+  KExpr buffer, index, stride;
+};
+
 // The definition of a kernel. Buffers are the Tensor arguments in call order (outputs first, then inputs).
 //
 // Ordering model: statements run in the order they are added with run(); a statement inside loop() runs once per
@@ -112,6 +118,15 @@ class CustomKernel {
   KExpr inline_expr(DType dtype, const Code& code, const std::vector<KExpr>& args);
   KExpr inline_stmt(const Code& code, const std::vector<KExpr>& args);
   void run(const KExpr& statement);                  // appends a top-level statement
+
+  // C = A . B (or C += A . B where `accumulate`), a statement: on the device's matrix unit where it has one (x86
+  // AMX: KIR's TILE_MMA; plugin_abi.h gives the layouts of A's and B's slabs), else as the loops it means. C is
+  // float32 from bfloat16 A and B, or int32 from int8 (signed) A and B; 16 * m_tiles rows by 16 * n_tiles columns
+  // (1 or 2 each); K = steps * 64 / A's itemsize (32 bfloat16 or 64 int8 values a step; steps an integer).
+  KExpr tile_mma(const TileOperand& c, const TileOperand& a, const TileOperand& b, const KExpr& steps, int m_tiles,
+                 int n_tiles, bool accumulate = false);
+  // Whether tile_mma with a C of `dtype` runs on `device`'s matrix unit (otherwise it runs as loops: correct, slow).
+  static bool has_matrix_unit(const std::string& device, DType dtype);
 
   CustomKernel& parallel(bool on = true);            // spread the first GLOBAL range over cores / the grid
 

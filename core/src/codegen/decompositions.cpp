@@ -42,6 +42,37 @@ UOpPtr lut16_from_selects(const UOp& u) {
   return out;
 }
 
+// TILE_MMA (plugin_abi.h has the layouts): the loops it means, C[m][n] = (C[m][n] +) the sum over k of
+// A[m][k] * B[k][n] in C's dtype. The loops' range ids lie above any a kernel numbers (a kernel's own count from 0);
+// two such statements reuse them, one after the other, never nested.
+UOpPtr tile_mma_loops(const UOp& u) {
+  constexpr int64_t kFirstId = int64_t{1} << 40;
+  const DType i64 = dtypes::int64, c = u.dtype, ab = u.src[3]->dtype;
+  const int64_t bits = u.arg_int(), isz = static_cast<int64_t>(ab.itemsize());
+  const int64_t step = 64 / isz, group = 4 / isz, slab_step = 1024 / isz;  // elements: a step's, a group's, a step's slab
+  auto num = [&](int64_t v) { return const_int(i64, v); };
+  auto at = [&](int j) { return cast(u.src[j], i64); };
+  auto range = [&](const UOpPtr& end, int64_t id, AxisType t) { return UOp::make(Op::RANGE, i64, {end}, RangeInfo{kFirstId + id, t}); };
+  const UOpPtr m = range(num(16 * (bits & 15)), 0, AxisType::LOOP), n = range(num(16 * ((bits >> 4) & 15)), 1, AxisType::LOOP);
+  const UOpPtr k = range(alu(Op::MUL, at(9), num(step)), 2, AxisType::REDUCE);
+  auto div = [&](const UOpPtr& x, int64_t d) { return alu(Op::IDIV, x, num(d)); };
+  auto mod = [&](const UOpPtr& x, int64_t d) { return alu(Op::MOD, x, num(d)); };
+  auto sum = [](std::vector<UOpPtr> xs) {
+    UOpPtr out = xs[0];
+    for (size_t i = 1; i < xs.size(); ++i) out = alu(Op::ADD, out, xs[i]);
+    return out;
+  };
+  auto mul = [&](const UOpPtr& x, const UOpPtr& y) { return alu(Op::MUL, x, y); };
+  const UOpPtr ks = mul(div(k, step), num(slab_step)), kk = mod(k, step);
+  const UOpPtr a = sum({at(4), mul(div(m, 16), at(5)), ks, mul(mod(m, 16), num(step)), kk});
+  const UOpPtr b = sum({at(7), mul(div(n, 16), at(8)), ks, mul(div(kk, group), num(step)), mul(mod(n, 16), num(group)), mod(kk, group)});
+  const UOpPtr product = mul(cast(UOp::make(Op::LOAD, ab, {u.src[3], a}), c), cast(UOp::make(Op::LOAD, ab, {u.src[6], b}), c));
+  UOpPtr value = UOp::make(Op::REDUCE, c, {product, k}, static_cast<int64_t>(ReduceOp::SUM));
+  const UOpPtr ci = sum({at(1), mul(m, at(2)), n});
+  if (bits & 256) value = alu(Op::ADD, UOp::make(Op::LOAD, c, {u.src[0], ci}), value);
+  return UOp::make(Op::END, dtypes::bool_, {UOp::make(Op::STORE, c, {u.src[0], ci, value}), m, n}, int64_t{1});
+}
+
 }  // namespace
 
 namespace {
@@ -78,6 +109,7 @@ const PatternMatcher& pm_decompositions() {
       {ops({Op::MULACC, Op::FMA}), [](M, U u) { return alu(Op::ADD, alu(Op::MUL, u->src[0], u->src[1]), u->src[2]); }, "mul_add"},
       {ops({Op::DOT4}), [](M, U u) { return dot4_from_bytes(u->src[0], u->src[1], u->src[2]); }, "dot4_from_bytes"},
       {ops({Op::LUT16}), [](M, U u) { return lut16_from_selects(*u); }, "lut16_from_selects"},
+      {ops({Op::TILE_MMA}), [](M, U u) { return tile_mma_loops(*u); }, "tile_mma_loops"},
       // an integer MAX as a select (a float MAX keeps NaN semantics only whole: no rule)
       {ops({Op::MAX}).where(int_math), [](M, U u) { return alu(Op::WHERE, alu(Op::CMPLT, u->src[0], u->src[1]), u->src[1], u->src[0]); }, "max_int"},
       {ops({Op::EXP2}).where(float_math), [](M, U u) { return xexp2(u->src[0]); }, "exp2_polynomial"},

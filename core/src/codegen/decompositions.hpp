@@ -7,8 +7,8 @@ namespace tg::codegen {
 
 // Equivalent graphs for ops a renderer does not take whole, built from other ops (whose sources may still need
 // decomposing), one named rule each: 16-bit floats computed in float32, SUB/NEG/RECIP/MULACC/FMA/int MAX spelled
-// with other ops, DOT4/LUT16 from shifts, masks and selects, EXP2/LOG2/SIN as polynomials (transcendental.hpp).
-// The Emitter asks it only for a node whose op the renderer's caps leave out.
+// with other ops, DOT4/LUT16 from shifts, masks and selects, EXP2/LOG2/SIN as polynomials (transcendental.hpp),
+// TILE_MMA as the loops it means. The Emitter asks it only for a node whose op the renderer's caps leave out.
 const ir::PatternMatcher& pm_decompositions();
 // The first rule's graph for u, or nullptr when tg knows none (a float MAX, SQRT, IDIV...).
 ir::UOpPtr decompose(const ir::UOpPtr& u);

@@ -439,6 +439,15 @@ class Emitter {
         const int64_t code = k_.add_string(text ? *text : custom_code_for(u->arg_str()));
         return k_.add(u->op == Op::CUSTOM ? TG_KIR_CUSTOM : TG_KIR_CUSTOMI, dt(u->dtype), 1, std::move(src), {.i = code});
       }
+      case Op::TILE_MMA: {  // the matrix unit where the renderer has one, else the loops it means
+        if (!supports(u->op, u->dtype)) return emit(decompose(u));
+        std::vector<int32_t> src;
+        for (const auto& s : u->src) src.push_back(emit(s));
+        const UOpPtr& steps = u->src[9];
+        if (steps->op == Op::CONST)
+          flops_ += mult_ * 2 * 256 * (u->arg_int() & 15) * ((u->arg_int() >> 4) & 15) * steps->arg_int() * 64 / u->src[3]->dtype.itemsize();
+        return k_.add(TG_KIR_TILE_MMA, dt(u->dtype), 1, std::move(src), {.i = u->arg_int()});
+      }
       case Op::DEFINE_REG: return k_.add(TG_KIR_DEFINE_REG, dt(u->dtype), 1, {}, {.i = u->arg_ints()[0]}, TG_ADDR_REG);
       case Op::DEFINE_LOCAL:
         require_local("a local array");

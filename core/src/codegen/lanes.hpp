@@ -51,6 +51,7 @@ inline tg_kir_op kir_op(Op op) {
     case Op::FMA: return TG_KIR_FMA;
     case Op::DOT4: return TG_KIR_DOT4;
     case Op::LUT16: return TG_KIR_LUT16;
+    case Op::TILE_MMA: return TG_KIR_TILE_MMA;
     default: throw Error(std::string("tg: no KIR op for ") + op_name(op));
   }
 }

@@ -41,6 +41,8 @@ enum class Op : uint8_t {
   BARRIER,     // src: statements. they run, then the work-group synchronizes
   CUSTOM,      // arg: code per language ("lang\0code\0lang\0code"); src: operands {0}.. an inline statement
   CUSTOMI,     // like CUSTOM, an inline expression of dtype
+  TILE_MMA,    // arg: shape bits (KIR's TILE_MMA); src: C, its index, row stride, A, index, slab stride, B, index,
+               // slab stride, steps. C (dtype) = or += A . B on the matrix unit; elsewhere the loops it means
   // ALU: unary
   NEG, EXP2, LOG2, SIN, SQRT, RECIP, TRUNC, CAST, BITCAST,
   // ALU: binary

@@ -18,7 +18,7 @@ bool is_int_scalar(const UOp& u) { return u.dtype.is_int() && u.dtype.count == 1
 bool is_bool(const UOp& u) { return u.dtype.is_bool(); }
 bool is_pointer_op(Op op) { return op == Op::PARAM || op == Op::DEFINE_REG || op == Op::DEFINE_LOCAL || op == Op::AFTER; }
 bool is_statement(Op op) {
-  return op == Op::STORE || op == Op::END || op == Op::BARRIER || op == Op::CUSTOM || op == Op::AFTER;
+  return op == Op::STORE || op == Op::END || op == Op::BARRIER || op == Op::CUSTOM || op == Op::AFTER || op == Op::TILE_MMA;
 }
 std::string nth(size_t i) { return "source " + std::to_string(i); }
 
@@ -118,7 +118,7 @@ const PatternMatcher& pm_spec_kernel() {
            "no_tensor_ops"},
           // statements and values of hand-written kernels, vectors, bound variables: allowed as they come
           {ops({Op::VECTORIZE, Op::GEP, Op::DEFINE_REG, Op::DEFINE_LOCAL, Op::END, Op::AFTER, Op::BARRIER, Op::CUSTOM,
-                Op::CUSTOMI, Op::BIND}),
+                Op::CUSTOMI, Op::TILE_MMA, Op::BIND}),
            [](const Match&, const UOpPtr&) { return spec_ok(); }, "kernel_statements"},
       });
   return pm;

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "ir/uop.hpp"
+#include "runtime/device.hpp"
 #include "runtime/executor.hpp"
 #include "schedule/schedule.hpp"
 
@@ -240,6 +241,34 @@ KExpr CustomKernel::inline_stmt(const Code& code, const std::vector<KExpr>& args
   return KExpr(inline_code(Op::CUSTOM, dtypes::bool_, code, args));
 }
 
+KExpr CustomKernel::tile_mma(const TileOperand& c, const TileOperand& a, const TileOperand& b, const KExpr& steps, int m_tiles,
+                             int n_tiles, bool accumulate) {
+  const DType cd = need(c.buffer, "tile_mma's C")->dtype, ad = need(a.buffer, "tile_mma's A")->dtype;
+  const DType want = cd == dtypes::float32 ? dtypes::bfloat16 : dtypes::int8;
+  if ((cd != dtypes::float32 && cd != dtypes::int32) || ad != want || need(b.buffer, "tile_mma's B")->dtype != want)
+    bad("tile_mma takes float32 C from bfloat16 A and B, or int32 C from int8 A and B; got " + cd.name() + " from " + ad.name() +
+        " and " + b.buffer.node->dtype.name());
+  if (m_tiles < 1 || m_tiles > 2 || n_tiles < 1 || n_tiles > 2)
+    bad("tile_mma's C is 16 or 32 rows by 16 or 32 columns; got " + std::to_string(16 * m_tiles) + " by " + std::to_string(16 * n_tiles));
+  std::vector<UOpPtr> src;
+  for (const TileOperand* o : {&c, &a, &b}) {
+    src.push_back(o->buffer.node);
+    for (const KExpr* e : {&o->index, &o->stride}) {
+      if (!need(*e, "tile_mma index or stride")->dtype.is_int()) bad("tile_mma's indices and strides are integers, got " + e->dtype().name());
+      src.push_back(e->node);
+    }
+  }
+  if (!need(steps, "tile_mma steps")->dtype.is_int()) bad("tile_mma's steps are an integer, got " + steps.dtype().name());
+  src.push_back(steps.node);
+  return KExpr(UOp::make(Op::TILE_MMA, cd, std::move(src), int64_t{m_tiles | n_tiles << 4 | (accumulate ? 256 : 0)}));
+}
+
+bool CustomKernel::has_matrix_unit(const std::string& device, DType dtype) {
+  const tg_renderer_caps& caps = rt::Device::get(device).caps();
+  const auto d = static_cast<uint32_t>(dtype.scalar);
+  return (caps.dtypes >> d & 1u) && (caps.ops[d] >> TG_KIR_TILE_MMA & 1u);
+}
+
 void CustomKernel::run(const KExpr& statement) { impl_->statements.push_back(need(statement, "statement")); }
 
 CustomKernel& CustomKernel::parallel(bool on) {
@@ -255,7 +284,7 @@ std::vector<Tensor> CustomKernel::operator()(const std::vector<std::pair<Shape, 
   std::set<const UOp*> seen;
   std::function<void(const UOpPtr&)> scan = [&](const UOpPtr& u) {
     if (!seen.insert(u.get()).second) return;
-    const UOp* target = u->op == Op::STORE ? u->src[0].get() : nullptr;
+    const UOp* target = u->op == Op::STORE || u->op == Op::TILE_MMA ? u->src[0].get() : nullptr;
     while (target && target->op == Op::AFTER) target = target->src[0].get();  // a store through after(buffer)
     if (target && target->op == Op::PARAM) {
       int idx = static_cast<int>(std::get<int64_t>(target->arg));

@@ -185,6 +185,7 @@ StepFn alu_fn_for(uint32_t op) {
     case TG_KIR_CUSTOM:
     case TG_KIR_CUSTOMI:
     case TG_KIR_WMMA:
+    case TG_KIR_TILE_MMA:
     case TG_KIR_OP_COUNT: break;
   }
   throw Error(TG_ERR_INTERNAL, cat(sdk::op_name(op), " is not an ALU op"));
@@ -350,6 +351,7 @@ class Decoder {
       case TG_KIR_CUSTOM:
       case TG_KIR_CUSTOMI: throw unsupported(i, "inline code (an interpreter has no source language)");
       case TG_KIR_WMMA: throw unsupported(i, "tensor cores (caps.ntensor_cores is 0)");
+      case TG_KIR_TILE_MMA: throw unsupported(i, "a matrix unit (the caps claim no TILE_MMA)");
       case TG_KIR_RANGE: {
         const uint32_t end = operand(i, 0);
         if (inst(end).dtype != in.dtype || inst(end).vcount != 1) throw invalid(i, "loop end is not the loop's dtype");
@@ -587,6 +589,7 @@ void run_body(const Code& code, uint64_t* slots, const uint64_t* params, unsigne
       case TG_KIR_CUSTOM:
       case TG_KIR_CUSTOMI:
       case TG_KIR_WMMA:
+      case TG_KIR_TILE_MMA:
       case TG_KIR_OP_COUNT: throw Error(TG_ERR_INTERNAL, "undecodable step");  // decode() refuses these
       case TG_KIR_CAST:
       TG_SDK_KIR_ALU_CASES: s.fn(s, slots); break;

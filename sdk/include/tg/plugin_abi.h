@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define TG_ABI_VERSION_MAJOR 1u
-#define TG_ABI_VERSION_MINOR 5u
+#define TG_ABI_VERSION_MINOR 6u
 #define TG_ABI_OLDEST_MINOR 0u /* the oldest plugin minor this core still loads */
 #define TG_ABI_ENTRY_POINT "tg_plugin_get_api"
 
@@ -152,7 +152,22 @@ typedef enum tg_kir_op {
    * index masked to its low nibble, ARM's tbl). The core builds it from shifts, masks and selects for renderers that
    * do not take it. */
   TG_KIR_LUT16 = 45,
-  TG_KIR_OP_COUNT = 46,
+  /* ABI 1.6: C = A . B (or C += A . B) on the host's matrix unit (x86 AMX), a statement on memory: where the unit's
+   * registers are not per work-item values (a tile is 16 rows of 64 bytes for the whole core), the op is the
+   * unit's micro-kernel over whole K, and the compiler keeps the loops around it (blocking, threads). Claimed in
+   * caps.ops of C's dtype: float32 from bfloat16 A and B, or int32 from int8 A and B (signed x signed). C is M x N
+   * with M = 16 * (arg.i & 15) and N = 16 * ((arg.i >> 4) & 15), each 1 or 2; arg.i & 256: C += A . B, else
+   * C = A . B. Operands (the indices, strides and steps int64; indices and strides count elements):
+   *   src[0] C, src[1] index of C[0][0], src[2] C's row stride: C[m][n] is at src[1] + m * src[2] + n
+   *   src[3] A, src[4] index of A's first slab, src[5] distance between A's slabs of 16 rows
+   *   src[6] B, src[7] index of B's first slab, src[8] distance between B's slabs of 16 columns
+   *   src[9] steps: K = steps * 64 / itemsize (32 bfloat16 or 64 int8 values a step)
+   * A slab holds 1024 bytes per step, row r of step s at byte s * 1024 + r * 64 (its 64 bytes in k order). A B slab
+   * holds them in the unit's interleaved order: the g = 4 / itemsize values k .. k + g - 1 (k = 0, g, .. within
+   * the step) of column n of step s at byte s * 1024 + (k / g) * 64 + n * 4. The products are summed in C's dtype
+   * in an order the unit picks (float32 may differ from a sequential sum by rounding; int32 wraps). */
+  TG_KIR_TILE_MMA = 46,
+  TG_KIR_OP_COUNT = 47,
 } tg_kir_op;
 
 typedef enum tg_special_kind {

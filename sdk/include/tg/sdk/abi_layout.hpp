@@ -163,6 +163,6 @@ static_assert(TG_KIR_PARAM == 0 && TG_KIR_CONST == 1 && TG_KIR_SPECIAL == 2 && T
               TG_KIR_MAX == 29 && TG_KIR_CMPLT == 30 && TG_KIR_CMPNE == 31 && TG_KIR_CMPEQ == 32 &&
               TG_KIR_AND == 33 && TG_KIR_OR == 34 && TG_KIR_XOR == 35 && TG_KIR_SHL == 36 && TG_KIR_SHR == 37 &&
               TG_KIR_WHERE == 38 && TG_KIR_MULACC == 39 && TG_KIR_CUSTOM == 40 && TG_KIR_CUSTOMI == 41 &&
-              TG_KIR_FMA == 42 && TG_KIR_WMMA == 43 && TG_KIR_DOT4 == 44 && TG_KIR_LUT16 == 45 && TG_KIR_OP_COUNT == 46);
+              TG_KIR_FMA == 42 && TG_KIR_WMMA == 43 && TG_KIR_DOT4 == 44 && TG_KIR_LUT16 == 45 && TG_KIR_TILE_MMA == 46 && TG_KIR_OP_COUNT == 47);
 static_assert(TG_SPECIAL_GLOBAL == 0 && TG_SPECIAL_GROUP == 1 && TG_SPECIAL_LOCAL == 2);
 static_assert(TG_PARAM_BUFFER == 0 && TG_PARAM_VAR == 1 && TG_PARAM_IMAGE == 2);

@@ -24,7 +24,7 @@ inline const char* op_name(uint32_t op) noexcept {
       "LOAD",  "STORE", "VECTORIZE", "GEP",        "NEG",          "EXP2",  "LOG2",     "SIN", "SQRT",  "RECIP",
       "TRUNC", "CAST",  "BITCAST",   "ADD",        "SUB",          "MUL",   "IDIV",     "MOD", "FDIV",  "MAX",
       "CMPLT", "CMPNE", "CMPEQ",     "AND",        "OR",           "XOR",   "SHL",      "SHR", "WHERE", "MULACC",
-      "CUSTOM", "CUSTOMI", "FMA", "WMMA", "DOT4", "LUT16"};
+      "CUSTOM", "CUSTOMI", "FMA", "WMMA", "DOT4", "LUT16", "TILE_MMA"};
   static_assert(sizeof names / sizeof names[0] == TG_KIR_OP_COUNT, "an op without a name");
   return op < TG_KIR_OP_COUNT ? names[op] : "<bad op>";
 }
@@ -76,6 +76,7 @@ inline std::pair<uint32_t, uint32_t> kir_arity(const tg_kir_inst& in) noexcept {
     case TG_KIR_DOT4: return {3, 3};
     case TG_KIR_WMMA: return {3, 3};
     case TG_KIR_LUT16: return {5, 5};
+    case TG_KIR_TILE_MMA: return {10, 10};
     case TG_KIR_CUSTOM:
     case TG_KIR_CUSTOMI: return {0, 10};  // {0}..{9}
     case TG_KIR_OP_COUNT: break;

@@ -164,6 +164,7 @@ class CRenderer {
       case TG_KIR_FMA: return "fma({0},{1},{2})";
       case TG_KIR_DOT4:  // the renderers that take these name their instructions
       case TG_KIR_LUT16:
+      case TG_KIR_TILE_MMA:
       case TG_KIR_PARAM:
       case TG_KIR_CONST:
       case TG_KIR_SPECIAL:
@@ -206,6 +207,10 @@ class CRenderer {
   // D = A * B + C on tensor core arg.i (ABI 1.2): the renderers whose caps list tensor cores override this.
   virtual std::string wmma(uint32_t i, const std::vector<std::string>& /*abc*/) {
     throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel_->name, ": inst ", i, ": WMMA on a renderer without tensor cores"));
+  }
+  // C = or += A . B on the matrix unit (ABI 1.6), a statement: the renderers that claim TILE_MMA override this.
+  virtual std::string tile_mma(uint32_t i, const std::vector<std::string>& /*operands*/) {
+    throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel_->name, ": inst ", i, ": TILE_MMA on a renderer without a matrix unit"));
   }
   virtual std::string zero(uint32_t dtype, uint32_t vcount) {
     const std::string scalar = constant(dtype, tg_kir_arg{.i = 0});
@@ -549,6 +554,12 @@ class CRenderer {
       }
       case TG_KIR_CUSTOMI: return define(i, "(" + custom_code(i) + ")");
       case TG_KIR_WMMA: return define(i, wmma(i, {operand(i, 0), operand(i, 1), operand(i, 2)}));
+      case TG_KIR_TILE_MMA: {
+        std::vector<std::string> operands;
+        for (uint32_t j = 0; j < in.nsrc; ++j) operands.push_back(operand(i, j, j % 3 == 0 && j < 9));
+        line(tile_mma(i, operands));
+        return;
+      }
       case TG_KIR_OP_COUNT: break;
     }
     throw invalid(i, "unknown op");

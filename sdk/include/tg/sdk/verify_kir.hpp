@@ -20,7 +20,7 @@ inline bool is_int_dtype(uint32_t d) { return d >= TG_DTYPE_INT8 && d <= TG_DTYP
 inline bool is_comparison(uint32_t op) { return op == TG_KIR_CMPLT || op == TG_KIR_CMPNE || op == TG_KIR_CMPEQ; }
 inline bool has_value(uint32_t op) {
   return op != TG_KIR_ENDRANGE && op != TG_KIR_IF && op != TG_KIR_ENDIF && op != TG_KIR_BARRIER &&
-         op != TG_KIR_STORE && op != TG_KIR_CUSTOM;
+         op != TG_KIR_STORE && op != TG_KIR_CUSTOM && op != TG_KIR_TILE_MMA;
 }
 // ALU ops: operands share one dtype and the result's lanes (comparisons give bool, WHERE's condition is bool).
 inline bool is_alu(uint32_t op) {
@@ -184,6 +184,7 @@ class Verifier {
       case TG_KIR_WMMA:
         for (uint32_t j = 0; j < in.nsrc; ++j) operand(i, j);
         return;
+      case TG_KIR_TILE_MMA: return check_tile_mma(i);
       TG_SDK_KIR_ALU_CASES: return check_alu(i);
       case TG_KIR_OP_COUNT: break;
     }
@@ -203,6 +204,27 @@ class Verifier {
     }
     if ((is_comparison(in.op) ? uint32_t{TG_DTYPE_BOOL} : src_dtype) != in.dtype)
       throw invalid(i, cat("result dtype ", dtype_name(in.dtype)));
+  }
+
+  // TILE_MMA: C, A and B are scalar pointers of the pairs plugin_abi.h names (float32 from bfloat16, int32 from
+  // int8), the indices, strides and steps scalar integers, the shape 16 or 32 by 16 or 32.
+  void check_tile_mma(uint32_t i) const {
+    const tg_kir_inst& in = inst(i);
+    const uint32_t ab = in.dtype == TG_DTYPE_FLOAT32 ? TG_DTYPE_BFLOAT16 : TG_DTYPE_INT8;
+    if ((in.dtype != TG_DTYPE_FLOAT32 && in.dtype != TG_DTYPE_INT32) || in.vcount != 1)
+      throw invalid(i, cat("C is ", dtype_name(in.dtype), " x ", +in.vcount, ", not float32 or int32"));
+    const int64_t mt = in.arg.i & 15, nt = (in.arg.i >> 4) & 15;
+    if (mt < 1 || mt > 2 || nt < 1 || nt > 2 || (in.arg.i & ~int64_t{0x1ff}) != 0)
+      throw invalid(i, cat("shape bits ", in.arg.i, ": M and N are 16 or 32"));
+    for (uint32_t j = 0; j < 10; ++j) {
+      const bool pointer = j % 3 == 0 && j < 9;
+      const tg_kir_inst& s = operand(i, j, pointer);
+      if (pointer && (s.dtype != (j == 0 ? in.dtype : ab) || s.vcount != 1))
+        throw invalid(i, cat("operand ", j, " points to ", dtype_name(s.dtype), ", not ", dtype_name(j == 0 ? in.dtype : ab)));
+      if (!pointer && (!is_int_dtype(s.dtype) || s.vcount != 1)) throw invalid(i, cat("operand ", j, " is not a scalar integer"));
+    }
+    const tg_kir_inst& c = operand_inst(i, 0);
+    if (c.op == TG_KIR_PARAM && !k_.params[c.arg.i].writable) throw invalid(i, cat("C is read-only parameter ", c.arg.i));
   }
 
   // LOAD/STORE: `vcount` lanes at element `index` of a pointer whose elements have the pointer's lanes; either
