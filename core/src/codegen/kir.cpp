@@ -11,6 +11,7 @@ const char* kir_op_name(uint32_t op) { return sdk::op_name(op); }
 
 int32_t KirProgram::add(tg_kir_op op, uint8_t dtype, uint8_t vcount, std::vector<int32_t> src, tg_kir_arg arg,
                         uint8_t addrspace) {
+  hash_ = 0;
   tg_kir_inst in{};
   in.op = static_cast<uint16_t>(op);
   in.dtype = dtype;
@@ -43,6 +44,7 @@ tg_kir_kernel KirProgram::view() const {
 }
 
 int64_t KirProgram::add_string(std::string s) {
+  hash_ = 0;
   strings.push_back(std::move(s));
   return static_cast<int64_t>(strings.size() - 1);
 }
@@ -55,6 +57,7 @@ void fnv(uint64_t& h, const void* data, size_t n) {
 }  // namespace
 
 uint64_t KirProgram::hash() const {
+  if (hash_) return hash_;
   uint64_t h = 0xcbf29ce484222325ull;
   fnv(h, name.data(), name.size());
   for (const auto& in : insts) {
@@ -67,7 +70,7 @@ uint64_t KirProgram::hash() const {
     fnv(h, f, sizeof(f));
   }
   for (const auto& s : strings) fnv(h, s.c_str(), s.size() + 1);
-  return h;
+  return hash_ = h ? h : 1;
 }
 
 std::string KirProgram::dump() const {

@@ -28,11 +28,15 @@ struct KirProgram {
   // A view valid while this object lives and is not modified.
   tg_kir_kernel view() const;
   int64_t add_string(std::string s);
-  uint64_t hash() const;  // stable across runs: content only
+  // Stable across runs: content only. Computed once and kept (the executor looks every launch up by it; copies of a
+  // cached program carry it); add() and add_string() forget it, and code that edits the vectors directly must
+  // do so before the first call.
+  uint64_t hash() const;
   std::string dump() const;  // one instruction per line, for DEBUG=5
 
  private:
   mutable std::vector<const char*> string_ptrs_;  // view()'s strings array, rebuilt by each view()
+  mutable uint64_t hash_ = 0;                     // hash(), 0 until computed
 };
 
 const char* kir_op_name(uint32_t op);

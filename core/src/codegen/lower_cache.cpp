@@ -76,6 +76,7 @@ KirProgram lower_kernel_cached(const sched::Kernel& k, const tg_renderer_caps& c
     }
   }
   KirProgram kir = lower_kernel(k, caps, opts);
+  kir.hash();  // once, for every copy the cache hands out
   std::lock_guard lock(g_mu);
   if (g_cache.count(key)) return kir;
   while (g_cache.size() >= kMaxEntries) {

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <random>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace tg {
 namespace {
@@ -74,7 +76,9 @@ TEST(TileMma, MatchesFloat64OnEveryShape) {
   const uint32_t seed = std::random_device{}();
   std::printf("seed %u; CPU matrix unit: bf16 %d, int8 %d\n", seed, CustomKernel::has_matrix_unit("CPU", dtypes::float32),
               CustomKernel::has_matrix_unit("CPU", dtypes::int32));
-  for (const char* dev : {"CPU", "INTERP"})
+  std::vector<std::string> devs{"CPU", "INTERP"};
+  if (default_device() != "CPU" && default_device() != "INTERP") devs.push_back(default_device());  // DEV=... runs
+  for (const std::string& dev : devs)
     for (bool bf16 : {true, false})
       for (int mt : {1, 2})
         for (int nt : {1, 2})
