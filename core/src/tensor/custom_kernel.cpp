@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 
@@ -102,7 +104,33 @@ struct CustomKernel::Impl {
   std::vector<UOpPtr> vars;  // DEFINE_VARs read, in declaration order
   int64_t next_id = 0;
   bool parallel = false;
+  // written_inputs() per output count: the walk over the whole graph is done once, not per call (the LLM calls
+  // its kernels hundreds of times a forward pass); the statements no longer change once the kernel runs
+  std::mutex written_mu;
+  std::map<size_t, std::vector<int>> written;
 };
+
+namespace {
+
+// The parameters past the n_outputs outputs that the kernel's statements store into (an in-place update).
+std::vector<int> written_inputs(const std::vector<UOpPtr>& statements, size_t n_outputs) {
+  std::vector<int> written;
+  std::set<const UOp*> seen;
+  std::function<void(const UOpPtr&)> scan = [&](const UOpPtr& u) {
+    if (!seen.insert(u.get()).second) return;
+    const UOp* target = u->op == Op::STORE || u->op == Op::TILE_MMA ? u->src[0].get() : nullptr;
+    while (target && target->op == Op::AFTER) target = target->src[0].get();  // a store through after(buffer)
+    if (target && target->op == Op::PARAM) {
+      int idx = static_cast<int>(std::get<int64_t>(target->arg));
+      if (idx >= static_cast<int>(n_outputs) && std::find(written.begin(), written.end(), idx) == written.end()) written.push_back(idx);
+    }
+    for (const auto& s : u->src) scan(s);
+  };
+  for (const auto& st : statements) scan(st);
+  return written;
+}
+
+}  // namespace
 
 CustomKernel::CustomKernel(std::string name) : impl_(std::make_shared<Impl>()) {
   if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) bad("name '" + name + "' is not an identifier");
@@ -269,7 +297,11 @@ bool CustomKernel::has_matrix_unit(const std::string& device, DType dtype) {
   return (caps.dtypes >> d & 1u) && (caps.ops[d] >> TG_KIR_TILE_MMA & 1u);
 }
 
-void CustomKernel::run(const KExpr& statement) { impl_->statements.push_back(need(statement, "statement")); }
+void CustomKernel::run(const KExpr& statement) {
+  impl_->statements.push_back(need(statement, "statement"));
+  std::lock_guard lock(impl_->written_mu);
+  impl_->written.clear();
+}
 
 CustomKernel& CustomKernel::parallel(bool on) {
   impl_->parallel = on;
@@ -279,22 +311,14 @@ CustomKernel& CustomKernel::parallel(bool on) {
 std::vector<Tensor> CustomKernel::operator()(const std::vector<std::pair<Shape, DType>>& outputs, const std::vector<Tensor>& inputs,
                                              const std::vector<BoundVariable>& vars) const {
   if (impl_->statements.empty()) bad(impl_->name + " has no statements (add them with run())");
-  std::vector<int> written;
   // inputs the kernel stores into are writable parameters (everything else stays read-only)
-  std::set<const UOp*> seen;
-  std::function<void(const UOpPtr&)> scan = [&](const UOpPtr& u) {
-    if (!seen.insert(u.get()).second) return;
-    const UOp* target = u->op == Op::STORE || u->op == Op::TILE_MMA ? u->src[0].get() : nullptr;
-    while (target && target->op == Op::AFTER) target = target->src[0].get();  // a store through after(buffer)
-    if (target && target->op == Op::PARAM) {
-      int idx = static_cast<int>(std::get<int64_t>(target->arg));
-      if (idx >= static_cast<int>(outputs.size()) &&
-          std::find(written.begin(), written.end(), idx) == written.end())
-        written.push_back(idx);
-    }
-    for (const auto& s : u->src) scan(s);
-  };
-  scan(UOp::make(Op::SINK, dtypes::bool_, impl_->statements));
+  std::vector<int> written;
+  {
+    std::lock_guard lock(impl_->written_mu);
+    auto it = impl_->written.find(outputs.size());
+    if (it == impl_->written.end()) it = impl_->written.emplace(outputs.size(), written_inputs(impl_->statements, outputs.size())).first;
+    written = it->second;
+  }
   for (int idx : written) {
     const size_t in = static_cast<size_t>(idx) - outputs.size();
     // an in-place store must land in the caller's buffer: a lazy input would be realized into a temporary
