@@ -240,6 +240,7 @@ class ClangVectorRenderer : public CRenderer {
     return dtype == TG_DTYPE_FLOAT64 ? "__builtin_nan(\"\")" : cast(dtype, 1, TG_DTYPE_FLOAT64, "__builtin_nan(\"\")");
   }
 
+  bool hoists_invariant_offsets() override { return true; }
   // A vector access into scalar memory goes through the element-aligned `_u` type: any element index is fine.
   std::string lvalue(const Access& a) override {
     if (a.vcount == a.ptr_vcount) return CRenderer::lvalue(a);
