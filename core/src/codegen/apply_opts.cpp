@@ -112,11 +112,14 @@ std::string apply(Plan& p, const Opt& o) {
       if (p.lanes.size() <= 1) return o.axis == innermost(p) ? upcast_lanes(p, o.amount)
                                                               : "the innermost loop is upcast first (the output vector)";
       return upcast_tile(p, o.axis, o.amount);
-    case OptOp::PADTO:
-      if (o.axis != innermost(p) || p.tile_axis != 1) return "only the vector loop pads";
-      if (o.amount < 2 || p.pad_to) return "a PADTO takes 2 or more, once";
-      p.pad_to = o.amount;
+    case OptOp::PADTO: {
+      const bool rows = o.axis == row_axis(p) && o.axis != innermost(p);
+      if (!rows && (o.axis != innermost(p) || p.tile_axis != 1)) return "only the vector loop and the row loop pad";
+      int64_t& pad = rows ? p.pad_rows : p.pad_to;
+      if (o.amount < 2 || pad) return "a PADTO takes 2 or more, once per loop";
+      pad = o.amount;
       return "";
+    }
     case OptOp::STAGE:
       if (o.axis != row_axis(p) || p.stage) return "a panel is staged once, where the row loop opens (axis " + std::to_string(row_axis(p)) + ")";
       p.stage = true;
@@ -143,7 +146,7 @@ std::string apply(Plan& p, const Opt& o) {
 // The register tile the actions asked for: u x c entries, the vector loop padded to whole tiles, the panel staged.
 std::string build_tile(Plan& p) {
   const int u = p.tile_u, c = p.tile_c;
-  if (u == 1 && c == 1) return p.stage || p.pad_to ? "STAGE and PADTO need a register tile" : "";
+  if (u == 1 && c == 1) return p.stage || p.pad_to || p.pad_rows ? "STAGE and PADTO need a register tile" : "";
   const UOpPtr& sink = p.sink;
   std::vector<UOpPtr>& ranges = p.ranges;
   const TileLoops t = tile_loops(p);
@@ -152,7 +155,8 @@ std::string build_tile(Plan& p) {
   const UOpPtr &r = t.row, &v = t.vec;
   const int64_t end = t.rows, vend = t.vecs;
   const bool has_vector_loop = v != nullptr;
-  if (end % u) return std::to_string(u) + " rows do not divide the row loop's " + (is_const_end(r) ? std::to_string(end) + " iterations" : "symbolic length");
+  const int64_t rpad = p.pad_rows ? (end + p.pad_rows - 1) / p.pad_rows * p.pad_rows : end;
+  if (rpad % u) return std::to_string(u) + " rows do not divide the row loop's " + (is_const_end(r) ? std::to_string(rpad) + " iterations" : "symbolic length");
   if (c > 1 && !v) return "no vector loop to take " + std::to_string(c) + " vectors";
   const int64_t vpad = p.pad_to ? (vend + p.pad_to - 1) / p.pad_to * p.pad_to : vend;
   if (vpad % c) return std::to_string(c) + " vectors do not divide the vector loop's " + std::to_string(vpad) + " iterations";
@@ -160,16 +164,22 @@ std::string build_tile(Plan& p) {
   const UOpPtr shared_k = p.stage && v && c > 1 && vend > c ? shared_reduce_range(p.lanes, r, v) : nullptr;
   if (p.stage && !shared_k) return "no operand every row tile reads alike across several vector tiles";
   if (vpad != vend && !p.stage) return "a padded vector loop needs STAGE (the padded vectors' loads are gated in the copy)";
+  if (rpad != end && (vpad != vend || !is_const_end(r) || rpad == u)) return "a tile pads its rows or its vectors, not both, and rows only across several tiles";
   auto split = [](const UOpPtr& range, int64_t n, int f) {
     return n == f ? const_int(range->dtype, 0)
                   : UOp::make(Op::RANGE, range->dtype, {const_int(range->dtype, n / f)}, RangeInfo{range->range().id, AxisType::UPCAST});
   };
-  UOpPtr ro = u > 1 ? split(r, end, u) : r, vo = c > 1 ? split(v, vpad, c) : v;
+  UOpPtr ro = u > 1 ? split(r, rpad, u) : r, vo = c > 1 ? split(v, vpad, c) : v;
   TileRows rows;
   for (int q = 0; q < u; ++q)
     for (int c0 = 0; c0 < c; ++c0) {
       std::vector<std::pair<const UOp*, UOpPtr>> at;
-      if (u > 1) at.emplace_back(r.get(), alu(Op::ADD, alu(Op::MUL, ro, const_int(r->dtype, u)), const_int(r->dtype, q)));
+      if (u > 1) {
+        UOpPtr row_q = alu(Op::ADD, alu(Op::MUL, ro, const_int(r->dtype, u)), const_int(r->dtype, q));
+        if (rpad != end)  // a padded row reads the last real one (its stores are gated off)
+          row_q = alu(Op::WHERE, alu(Op::CMPLT, row_q, const_int(r->dtype, end)), row_q, const_int(r->dtype, end - 1));
+        at.emplace_back(r.get(), row_q);
+      }
       if (c > 1) at.emplace_back(v.get(), alu(Op::ADD, alu(Op::MUL, vo, const_int(v->dtype, c)), const_int(v->dtype, c0)));
       std::vector<UOpPtr> row;
       for (const auto& ls : p.lanes) row.push_back(simplify(substitute(ls, at)));
@@ -178,7 +188,7 @@ std::string build_tile(Plan& p) {
   std::vector<UOpPtr> new_ranges = ranges;
   if (c > 1 && vpad == c) new_ranges.pop_back();
   else if (c > 1) new_ranges.back() = vo;
-  if (u > 1 && end == u) new_ranges.erase(new_ranges.begin() + static_cast<long>(ri));
+  if (u > 1 && rpad == u) new_ranges.erase(new_ranges.begin() + static_cast<long>(ri));
   else if (u > 1) new_ranges[ri] = ro;
   // the vector loop outermost: one column panel of B stays in cache while every row tile passes over it
   // (not on a GPU: its contiguous loop must stay innermost, on grid dim 0)
@@ -195,6 +205,7 @@ std::string build_tile(Plan& p) {
     p.staged_row = row;
   }
   if (!gates.empty()) gate_padded_vectors(rows, vo, gates);
+  if (rpad != end) gate_padded_rows(rows, c, padding_gates(u, ro, end));
   p.rows = std::move(rows);
   ranges = std::move(new_ranges);
   return "";
@@ -233,7 +244,7 @@ std::string apply_opt(Plan& p, const Opt& o) {
 
 void forget_tile(Plan& p, size_t applied) {
   p.applied.resize(applied);
-  p.tile_u = p.tile_c = 1, p.pad_to = 0, p.stage = false, p.thread.reset(), p.grid = nullptr;
+  p.tile_u = p.tile_c = 1, p.pad_to = 0, p.pad_rows = 0, p.stage = false, p.thread.reset(), p.grid = nullptr;
 }
 
 std::string build_planned(Plan& p) {

@@ -36,6 +36,7 @@ struct Plan {
   // what the actions ask for, built once the list is through (apply_opts.cpp build_planned)
   int tile_u = 1, tile_c = 1;                  // register tile: rows of the row loop x vectors of the vector loop
   int64_t pad_to = 0;                          // PADTO of the vector loop
+  int64_t pad_rows = 0;                        // PADTO of the row loop
   bool stage = false;                          // STAGE of the shared panel
   std::optional<OptOp> gpu_plan;               // TC, LOCAL or GROUP
   std::vector<std::pair<int, int>> gpu_upcasts;  // (axis, amount) of its tile

@@ -57,10 +57,11 @@ std::vector<KirProgram> search_space(const sched::Kernel& kernel, const tg_rende
       }
   const DType out = p.sink->src[0]->src[2]->dtype;
   // the output vector of w lanes, a u x c register tile, its panel staged (and the vector loop padded)
-  auto tile = [&](int w, int u, int c, bool stage, bool pad) {
+  auto tile = [&](int w, int u, int c, bool stage, bool pad, bool pad_rows = false) {
     Opts t = unrolls;
-    t.reserve(unrolls.size() + 5);  // GCC 12 -O2 reports a false -Wstringop-overflow in the regrowth of a copied vector otherwise
+    t.reserve(unrolls.size() + 6);  // GCC 12 -O2 reports a false -Wstringop-overflow in the regrowth of a copied vector otherwise
     t.push_back({OptOp::UPCAST, last, w});
+    if (pad_rows) t.push_back({OptOp::PADTO, row, u});
     if (u > 1) t.push_back({OptOp::UPCAST, row, u});
     if (pad) t.push_back({OptOp::PADTO, last, c});
     if (c > 1) t.push_back({OptOp::UPCAST, last, c});
@@ -74,8 +75,12 @@ std::vector<KirProgram> search_space(const sched::Kernel& kernel, const tg_rende
     add(threaded(tile(w, 1, 1, false, false)));
     const TileLoops t = tile_loops(q);
     int tried = 0;
-    for (auto [u, c] : register_tiles(caps, out, w, t.rows, staged ? 0 : t.vecs)) {
+    for (auto [u, c] : register_tiles(caps, out, w, staged ? 0 : t.rows, staged ? 0 : t.vecs)) {
       if (++tried > 11) break;
+      if (t.rows % u) {  // staged only: the rows padded to whole tiles
+        add(threaded(tile(w, u, c, true, false, true)));
+        continue;
+      }
       add(threaded(tile(w, u, c, false, false)));
       if (staged && u > 1 && c > 1) add(threaded(tile(w, u, c, true, false))), add(threaded(tile(w, u, c, true, true)));
     }

@@ -82,15 +82,30 @@ std::vector<UOpPtr> padding_gates(int c, const UOpPtr& vo, int64_t vecs) {
   return gates;
 }
 
-void gate_padded_vectors(TileRows& rows, const UOpPtr& vo, const std::vector<UOpPtr>& gates) {
+namespace {
+
+// Entry e's stores, and its loads that read `loop`, take gate_of(e) (nothing where it is null).
+template <class GateOf>
+void gate_entries(TileRows& rows, const UOpPtr& loop, GateOf gate_of) {
   for (size_t e = 0; e < rows.size(); ++e) {
-    const UOpPtr& gate = gates[e % gates.size()];
+    const UOpPtr& gate = gate_of(e);
     if (!gate) continue;
     for (UOpPtr& lane : rows[e]) {
-      lane = replace_each(lane, Op::LOAD, [&](const UOpPtr& ld) { return depends_on(ld, vo.get()) ? with_gate(ld, 2, gate) : nullptr; });
+      if (loop)
+        lane = replace_each(lane, Op::LOAD, [&](const UOpPtr& ld) { return depends_on(ld, loop.get()) ? with_gate(ld, 2, gate) : nullptr; });
       lane = replace_each(lane, Op::STORE, [&](const UOpPtr& st) { return with_gate(st, 3, gate); });
     }
   }
+}
+
+}  // namespace
+
+void gate_padded_vectors(TileRows& rows, const UOpPtr& vo, const std::vector<UOpPtr>& gates) {
+  gate_entries(rows, vo, [&](size_t e) -> const UOpPtr& { return gates[e % gates.size()]; });
+}
+
+void gate_padded_rows(TileRows& rows, int c, const std::vector<UOpPtr>& gates) {
+  gate_entries(rows, nullptr, [&](size_t e) -> const UOpPtr& { return gates[e / static_cast<size_t>(c)]; });
 }
 
 std::optional<PanelStage> stage_panel(TileRows& rows, int c, const UOpPtr& row, const UOpPtr& vo,

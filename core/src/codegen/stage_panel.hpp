@@ -1,5 +1,5 @@
 // Two steps of the host-CPU register-tile plan (lower.cpp) that let a matmul run as one kernel on any shape:
-// PADTO of the tile's vector loop (whole tiles, the extra vectors gated off) and the staging of the panel every
+// PADTO of the tile's vector or row loop (whole tiles, the extra vectors or rows gated off) and the staging of the panel every
 // row tile shares in a private array: the host's analogue of a GPU tile in local memory (lower_gpu.cpp
 // stage_tile). Which kernels take them, heuristic.cpp decides (padded_vecs, stages_pay).
 #pragma once
@@ -30,6 +30,11 @@ bool converted_broadcast(const std::vector<UOpPtr>& lanes, const UOpPtr& row, co
 // writes nor reads out of bounds.
 std::vector<UOpPtr> padding_gates(int c, const UOpPtr& vo, int64_t vecs);
 void gate_padded_vectors(TileRows& rows, const UOpPtr& vo, const std::vector<UOpPtr>& gates);
+// PADTO of the row loop: row q of a tile of c vectors (entries q * c .. q * c + c - 1) is real where ro * u + q <
+// rows (padding_gates(u, ro, rows)); only its stores take the gate. Its loads read the last real row instead (the
+// tile clamps the row index): a gate on A's loads would be a select per FMA step, a clamped row index is a
+// pointer computed once per tile.
+void gate_padded_rows(TileRows& rows, int c, const std::vector<UOpPtr>& gates);
 
 // The panel of the shared loads (shared_reduce_range) for one iteration of the loops outside `row`, copied into a
 // private array in the order the tile reads it: [reduce index][vector p][lane]. The tile's loads are rewritten to

@@ -114,6 +114,7 @@ TEST(Opt, EachListLowersWhatItSaysAndComputesTheProduct) {
       {{{UPCAST, 1, 8}, {UPCAST, 0, 2}, {UPCAST, 1, 5}}, 10, false},     // 2 x 5: 25 vectors are 5 tiles
       {{{UPCAST, 1, 8}, {UPCAST, 0, 4}, {UPCAST, 1, 5}, {STAGE, 0, 0}}, 20, true},
       {{{UPCAST, 1, 8}, {UPCAST, 0, 4}, {PADTO, 1, 3}, {UPCAST, 1, 3}, {STAGE, 0, 0}}, 12, true},  // 27 vectors, 2 gated
+      {{{UPCAST, 1, 8}, {PADTO, 0, 6}, {UPCAST, 0, 6}, {UPCAST, 1, 5}, {STAGE, 0, 0}}, 30, true},  // 66 rows, 2 gated
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(str(c.opts));
@@ -248,6 +249,8 @@ TEST(Opt, ListsThatDoNotApplyNameTheActionAndWhy) {
       {{{UPCAST, 1, 3}}, "3 does not divide its 200 iterations"},
       {{{UPCAST, 1, 8}, {UPCAST, 0, 5}}, "5 rows do not divide the row loop's 64 iterations"},
       {{{UPCAST, 1, 8}, {UPCAST, 0, 4}, {PADTO, 1, 3}, {UPCAST, 1, 3}}, "a padded vector loop needs STAGE"},
+      {{{UPCAST, 1, 8}, {PADTO, 0, 6}, {UPCAST, 0, 6}, {PADTO, 1, 3}, {UPCAST, 1, 3}, {STAGE, 0, 0}}, "pads its rows or its vectors, not both"},
+      {{{UPCAST, 1, 8}, {PADTO, 0, 64}, {PADTO, 0, 2}}, "a PADTO takes 2 or more, once per loop"},
       {{{UPCAST, 1, 8}, {UPCAST, 0, 4}, {UPCAST, 0, 2}}, "the axis is upcast already"},
       {{{OptOp::TC}}, "TC(0,0) after [] does not apply: the renderer has no work-groups"},
       {{{UPCAST, 1, 8}, {THREAD, 0, 2}}, "THREAD takes the loop's whole 64 iterations"},
