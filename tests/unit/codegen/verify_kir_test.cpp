@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <functional>
+#include <vector>
 
 #include "codegen/verify.hpp"
 #include "tg/error.hpp"
@@ -160,6 +161,38 @@ TEST(VerifyKir, MemoryRules) {
   // a packed load reads from scalar uint8 memory only
   EXPECT_VERDICT(verdict_of([](Base& b) { b.k.load(TG_DTYPE_INT32, b.in, b.n); }),
                  "kernel kern: inst 9 (LOAD): accesses float32 memory as int32");
+}
+
+// TILE_MMA (ABI 1.6): a well-formed statement passes; each operand rule and the shape bits are refused by name.
+TEST(VerifyKir, TileMmaRules) {
+  struct Mma {
+    Kir k;
+    int c, a, b;
+    std::vector<int> ops;
+    Mma(uint32_t cd, uint32_t ab, bool writable = true) {
+      c = k.buffer(cd, writable), a = k.buffer(ab), b = k.buffer(ab);
+      const int z = k.op(TG_KIR_CONST, TG_DTYPE_INT64, {}, 1, 0), s = k.op(TG_KIR_CONST, TG_DTYPE_INT64, {}, 1, 32);
+      ops = {c, z, s, a, z, s, b, z, s, s};
+    }
+    std::string verdict_with(int64_t bits, const std::function<void(std::vector<int>&)>& edit = {}) {
+      if (edit) edit(ops);
+      k.op(TG_KIR_TILE_MMA, TG_DTYPE_FLOAT32, ops, 1, bits);
+      return verdict(k.kernel("mma"));
+    }
+  };
+  EXPECT_VERDICT(Mma(TG_DTYPE_FLOAT32, TG_DTYPE_BFLOAT16).verdict_with(0x122), "(valid)");
+  EXPECT_VERDICT(Mma(TG_DTYPE_FLOAT32, TG_DTYPE_BFLOAT16).verdict_with(0x13),
+                 "kernel mma: inst 5 (TILE_MMA): shape bits 19: M and N are 16 or 32");
+  EXPECT_VERDICT(Mma(TG_DTYPE_FLOAT32, TG_DTYPE_INT8).verdict_with(0x11),
+                 "kernel mma: inst 5 (TILE_MMA): operand 3 points to int8, not bfloat16");
+  EXPECT_VERDICT(Mma(TG_DTYPE_FLOAT32, TG_DTYPE_BFLOAT16).verdict_with(0x11, [](std::vector<int>& o) { o[9] = o[0]; }),
+                 "kernel mma: inst 5 (TILE_MMA): operand 9 (inst 0) is a pointer");
+  EXPECT_VERDICT(Mma(TG_DTYPE_FLOAT32, TG_DTYPE_BFLOAT16, false).verdict_with(0x11),
+                 "kernel mma: inst 5 (TILE_MMA): C is read-only parameter 0");
+  Mma bad(TG_DTYPE_FLOAT32, TG_DTYPE_BFLOAT16);
+  bad.ops.pop_back();
+  bad.k.op(TG_KIR_TILE_MMA, TG_DTYPE_FLOAT32, bad.ops, 1, 0x11);
+  EXPECT_VERDICT(verdict(bad.k.kernel("mma")), "kernel mma: inst 5 (TILE_MMA): 9 operands, expected 10..10");
 }
 
 TEST(VerifyKir, VectorAndConversionRules) {
