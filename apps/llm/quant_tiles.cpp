@@ -72,7 +72,8 @@ Tensor activation_tiles(const Tensor& x, int64_t Tp) {
 }  // namespace
 
 bool takes_matrix_unit(const QuantMatrix& w, int64_t T) {
-  return T >= kMatrixUnitTokens && w.rows % 32 == 0 && w.cols % 32 == 0 && find_format(w.type) &&
+  const Format* f = find_format(w.type);
+  return T >= kMatrixUnitTokens && w.rows % 32 == 0 && w.cols % 32 == 0 && f && f->bytes &&
          CustomKernel::has_matrix_unit(w.words.device(), dtypes::float32);
 }
 
