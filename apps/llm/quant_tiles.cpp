@@ -23,11 +23,13 @@ constexpr int64_t kStep = 32, kSlabStep = 512;  // values of k a step; bfloat16 
 KExpr i64(CustomKernel& k, int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); }
 
 // float32 -> bfloat16 rounded to nearest even in integer arithmetic, which vectorizes (the general conversion is
-// a helper call per value). A NaN whose payload lies only in the low 16 bits would round to infinity; the
-// activations and decoded weights this rounds carry none.
-KExpr to_bf16(const KExpr& x) {
-  KExpr b = x.bitcast(dtypes::uint32);
-  return ((b + ((b >> 16) & 1) + 0x7FFF) >> 16).cast(dtypes::uint16).bitcast(dtypes::bfloat16);
+// a helper call per value). A NaN stays a NaN (quieted): the rounding's carry would turn it into an infinity or -0.
+KExpr to_bf16(CustomKernel& k, const KExpr& x) {
+  const DType u32 = dtypes::uint32;
+  KExpr b = x.bitcast(u32);
+  KExpr nan = k.constant(0x7F800000, u32) < (b & 0x7FFFFFFF);
+  KExpr rounded = (b + ((b >> 16) & 1) + 0x7FFF) >> 16;
+  return KExpr::where(nan, (b >> 16) | k.constant(0x40, u32), rounded).cast(dtypes::uint16).bitcast(dtypes::bfloat16);
 }
 
 // W's A slabs: (rows / 16, cols / 32, 512) bfloat16, each run of 32 values of a row decoded as 32 lanes.
@@ -39,7 +41,7 @@ Tensor weight_tiles(const QuantMatrix& w, const Format& f) {
     KExpr run = runs > 1 ? k.range(runs, Axis::LOOP) : i64(k, 0);
     GroupReader rd{k, k.buffer(1, dtypes::uint8), r * rw + blk * f.group_bytes};
     KExpr at = ((r / i64(k, 16)) * steps + blk * runs + run) * kSlabStep + (r % i64(k, 16)) * kStep + lane;
-    KExpr st = k.store(k.buffer(0, dtypes::bfloat16), at, to_bf16(f.decode(rd, run * kStep + lane)));
+    KExpr st = k.store(k.buffer(0, dtypes::bfloat16), at, to_bf16(k, f.decode(rd, run * kStep + lane)));
     k.run(runs > 1 ? k.loop({st}, {run, lane}) : k.loop({st}, {lane}));
     k.parallel();
     return k;
@@ -62,7 +64,7 @@ Tensor activation_tiles(const Tensor& x, int64_t Tp) {
     KExpr j = k.range(16, Axis::LOOP), o = k.range(32, Axis::UPCAST);  // o = 2 * token + (k % 2)
     KExpr val = k.load(k.after(vals, {fill}), (o / i64(k, 2)) * kStep + j * 2 + o % i64(k, 2));
     k.run(fill);
-    k.run(k.loop({k.store(k.buffer(0, dtypes::bfloat16), (v * steps + s) * kSlabStep + j * 32 + o, to_bf16(val))}, {j, o}));
+    k.run(k.loop({k.store(k.buffer(0, dtypes::bfloat16), (v * steps + s) * kSlabStep + j * 32 + o, to_bf16(k, val))}, {j, o}));
     k.parallel();
     return k;
   });

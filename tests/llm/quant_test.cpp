@@ -328,6 +328,24 @@ TEST(QuantBlocks, KnownValues) {
   }
 }
 
+// A NaN in one token's activation makes that token's outputs NaN, and only its (every prefill path: the matrix unit's
+// bfloat16 rounding must not carry a NaN into an infinity or a zero). Q8_0, 64 x 64, 40 tokens (AMX=0: the int8
+// tiled product).
+TEST(QuantNaN, ATokensNaNStaysInItsRow) {
+  const int64_t rows = 64, cols = 64, T = 40;
+  std::vector<uint8_t> bytes(static_cast<size_t>(rows * cols / 32 * 34));
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = i % 34 == 0 ? 0x00 : i % 34 == 1 ? 0x2c : static_cast<uint8_t>(i * 7 % 251);
+  QuantMatrix m{GGMLType::Q8_0, rows, cols, Tensor::from_vector(bytes, {static_cast<int64_t>(bytes.size())}, dtypes::uint8)};
+  std::vector<float> x(static_cast<size_t>(T * cols), 0.5f);
+  const uint32_t all_ones_nan = 0x7FFFFFFFu;  // its rounding carry runs into the sign bit: -0 unless handled
+  std::memcpy(&x[5 * cols + 7], &all_ones_nan, 4);
+  const std::vector<float> y = qmatmul(m, Tensor::from_vector(x, {T, cols})).to_vector<float>();
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t r = 0; r < rows; ++r)
+      ASSERT_EQ(std::isnan(y[t * rows + r]), t == 5) << "token " << t << " row " << r << ": " << y[t * rows + r]
+                                                     << (takes_matrix_unit(m, T) ? " (matrix unit)" : "");
+}
+
 TEST(QuantErrors, UnsupportedTypesAndBadShapesAreNamed) {
   std::vector<uint8_t> raw(110);
   try {
