@@ -98,14 +98,20 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 int64_t argmax(const std::vector<float>& v) { return std::max_element(v.begin(), v.end()) - v.begin(); }
 
+// The case's seed (TG_MODEL_TEST_SEED, else a fresh one), printed with what the test runs.
+uint32_t case_seed(const std::string& what) {
+  const char* fixed = std::getenv("TG_MODEL_TEST_SEED");
+  const uint32_t seed = fixed ? static_cast<uint32_t>(std::strtoul(fixed, nullptr, 10)) : std::random_device{}();
+  std::cout << "model_test " << what << " seed=" << seed << "\n";
+  return seed;
+}
+
 class ModelVsReference : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ModelVsReference, LogitsAndGreedyTokens) {
   const Case c = GetParam();
   const double kTol = tolerance(c.wtype, c.kv);
-  const char* fixed = std::getenv("TG_MODEL_TEST_SEED");
-  const uint32_t seed = fixed ? static_cast<uint32_t>(std::strtoul(fixed, nullptr, 10)) : std::random_device{}();
-  std::cout << "model_test " << c.arch << " " << c.wtype << " kv " << c.kv << " seed=" << seed << "\n";
+  const uint32_t seed = case_seed(std::string(c.arch) + " " + c.wtype + " kv " + c.kv);
   SCOPED_TRACE(std::string(c.arch) + " " + c.wtype + " seed=" + std::to_string(seed));
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int32_t> id(3, kVocab - 1);  // past <unk> <s> </s>
@@ -233,9 +239,7 @@ TEST_P(LongPromptVsReference, EveryPositionsLogits) {
   // another (Q8_0): two different 8-bit roundings, up to 5.8e-2 of the logits' scale over 36 seeds, so the bound
   // of the other two-rounding cases (tolerance's q8_0 KV cache); still far below a semantic slip's O(1)
   const double kTol = std::string(c.wtype) == "F32" ? tolerance(c.wtype) : tolerance(c.wtype, "q8_0");
-  const char* fixed = std::getenv("TG_MODEL_TEST_SEED");
-  const uint32_t seed = fixed ? static_cast<uint32_t>(std::strtoul(fixed, nullptr, 10)) : std::random_device{}();
-  std::cout << "model_test long prompt " << c.arch << " " << c.wtype << " seed=" << seed << "\n";
+  const uint32_t seed = case_seed(std::string("long prompt ") + c.arch + " " + c.wtype);
   SCOPED_TRACE(std::string(c.arch) + " " + c.wtype + " seed=" + std::to_string(seed));
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int32_t> id(3, kVocab - 1);
@@ -275,9 +279,7 @@ class SlotsVsReference : public ::testing::TestWithParam<Case> {};
 TEST_P(SlotsVsReference, BatchedDecodeOfSeveralSlots) {
   const Case c = GetParam();
   const double kTol = tolerance(c.wtype);
-  const char* fixed = std::getenv("TG_MODEL_TEST_SEED");
-  const uint32_t seed = fixed ? static_cast<uint32_t>(std::strtoul(fixed, nullptr, 10)) : std::random_device{}();
-  std::cout << "model_test slots " << c.arch << " " << c.wtype << " seed=" << seed << "\n";
+  const uint32_t seed = case_seed(std::string("slots ") + c.arch + " " + c.wtype);
   SCOPED_TRACE(std::string(c.arch) + " " + c.wtype + " seed=" + std::to_string(seed));
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int32_t> id(3, kVocab - 1);
