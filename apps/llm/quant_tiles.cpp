@@ -6,7 +6,9 @@
 // per product). C is then rows by tokens, transposed into y as each 32 x 32 block is stored.
 #include "quant_tiles.hpp"
 
-#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "quant_formats.hpp"
 #include "quant_kernels.hpp"

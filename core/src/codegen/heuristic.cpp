@@ -53,9 +53,9 @@ bool stages_pay(const tg_renderer_caps& caps, int64_t row_tiles, int64_t operand
   return operand_bytes >= l2 / 2 && row_tiles >= 16 && panel_bytes <= std::min(l2 / 2, int64_t{1} << 20);
 }
 
-int64_t padded_vecs(int64_t vecs, int c) {
-  const int64_t padded = (vecs + c - 1) / c * c;
-  return (padded - vecs) * 8 <= vecs ? padded : 0;
+int64_t padded_loop(int64_t n, int c) {
+  const int64_t padded = (n + c - 1) / c * c;
+  return (padded - n) * 8 <= n ? padded : 0;
 }
 
 }  // namespace tg::codegen
@@ -112,8 +112,8 @@ void hand_coded_opts(Plan& p) {
   // instead of 8 x 3 (11 for 24) with the vector loop padded from 64 to 66 vectors
   for (auto [u, c] : register_tiles(p.caps, out, lanes, shared_k ? 0 : t.rows, shared_k ? 0 : t.vecs, broadcast_cost)) {
     const bool stage = stages(u, c);
-    const int64_t vpad = t.vecs % c == 0 ? t.vecs : stage ? padded_vecs(t.vecs, c) : 0;
-    const int64_t rpad = t.rows % u == 0 ? t.rows : stage && vpad == t.vecs && t.rows > u ? padded_vecs(t.rows, u) : 0;
+    const int64_t vpad = t.vecs % c == 0 ? t.vecs : stage ? padded_loop(t.vecs, c) : 0;
+    const int64_t rpad = t.rows % u == 0 ? t.rows : stage && vpad == t.vecs && t.rows > u ? padded_loop(t.rows, u) : 0;
     if (!rpad || !vpad) continue;
     if (try_tile(u, c, stage, vpad != t.vecs, rpad != t.rows) || (stage && vpad == t.vecs && rpad == t.rows && try_tile(u, c, false, false, false)))
       return;

@@ -45,8 +45,8 @@ std::vector<std::pair<int, int>> register_tiles(const tg_renderer_caps& caps, DT
 // 1.74 ms staged (8x3 padded); 384^3 (B 576 KiB) gains nothing from staging.
 bool stages_pay(const tg_renderer_caps& caps, int64_t row_tiles, int64_t operand_bytes, int64_t panel_bytes);
 
-// Vectors a tile of `c` covers when `vecs` is padded to a whole number of tiles, or 0 where padding would waste
+// The iterations a loop of `n` (vectors, or rows) takes padded to whole tiles of `c`, or 0 where padding would waste
 // more than 1/8 of them.
-int64_t padded_vecs(int64_t vecs, int c);
+int64_t padded_loop(int64_t n, int c);
 
 }  // namespace tg::codegen

@@ -82,10 +82,10 @@ TEST(Heuristic, PanelsStagedOnlyWhereTheCopyPays) {
   gpu.has_threads = 0, gpu.has_local = 1, gpu.max_local_threads = 1024;
   EXPECT_FALSE(stages_pay(gpu, 256, 4 << 20, 96 << 10));
   // PADTO: whole tiles where that wastes at most 1/8 of the vectors
-  EXPECT_EQ(padded_vecs(128, 3), 129);
-  EXPECT_EQ(padded_vecs(125, 2), 126);
-  EXPECT_EQ(padded_vecs(126, 3), 126);
-  EXPECT_EQ(padded_vecs(5, 3), 0);  // 6 would waste 1 of 5
+  EXPECT_EQ(padded_loop(128, 3), 129);
+  EXPECT_EQ(padded_loop(125, 2), 126);
+  EXPECT_EQ(padded_loop(126, 3), 126);
+  EXPECT_EQ(padded_loop(5, 3), 0);  // 6 would waste 1 of 5
 }
 
 // Rows and columns that are not whole tiles: the vector loop is padded (its extra vectors gated off) and B's

@@ -121,6 +121,32 @@ TEST_F(CpuPlugin, RangeReductionIntoRegisterAccumulator) {
   EXPECT_EQ(read<float>(bo)[0], expected);
 }
 
+// Row sums of a 6 x 50 matrix, out[i] = sum over j of in[i * 50 + j]: the inner load's index adds a part its loop
+// does not change (i * 50), which the renderer hoists as a pointer, (in + i * 50)[j], and the sums are right.
+TEST_F(CpuPlugin, LoopInvariantIndexPartIsHoistedAsAPointer) {
+  constexpr int rows = 6, cols = 50;
+  std::vector<float> in(rows * cols), want(rows, 0.0f);
+  for (int i = 0; i < rows * cols; ++i) in[i] = static_cast<float>(i % 7) - 3.0f, want[i / cols] += in[i];
+  Kir k;
+  const int out = k.buffer(TG_DTYPE_FLOAT32, true), src = k.buffer(TG_DTYPE_FLOAT32);
+  const int acc = k.op(TG_KIR_DEFINE_REG, TG_DTYPE_FLOAT32, {}, 1, 1), zero = k.i32(0);
+  const int i = k.op(TG_KIR_RANGE, TG_DTYPE_INT32, {k.i32(rows)}, 1, 0);
+  k.store(acc, zero, k.constant_f(TG_DTYPE_FLOAT32, 0.0));
+  const int base = k.alu(TG_KIR_MUL, TG_DTYPE_INT32, {i, k.i32(cols)});
+  const int j = k.op(TG_KIR_RANGE, TG_DTYPE_INT32, {k.i32(cols)}, 1, 1);
+  const int v = k.load(TG_DTYPE_FLOAT32, src, k.alu(TG_KIR_ADD, TG_DTYPE_INT32, {j, base}));
+  k.store(acc, zero, k.alu(TG_KIR_ADD, TG_DTYPE_FLOAT32, {k.load(TG_DTYPE_FLOAT32, acc, zero), v}));
+  k.op(TG_KIR_ENDRANGE, TG_DTYPE_INT32, {j});
+  k.store(out, i, k.load(TG_DTYPE_FLOAT32, acc, zero));
+  k.op(TG_KIR_ENDRANGE, TG_DTYPE_INT32, {i});
+  const std::string source = render(k, "row_sums");
+  EXPECT_NE(source.find("(data1+alu"), std::string::npos) << source;
+  tg_program program = build(k, "row_sums");
+  const tg_buffer_desc bo = buffer(std::vector<float>(rows, -1.0f)), bi = buffer(in);
+  launch(program, pack(k, {bo.addr, bi.addr}), 1);
+  EXPECT_EQ(read<float>(bo), want);
+}
+
 // ---- (d) vectors: 4-wide load / add / store, and lane shuffles with GEP + VECTORIZE -------------------------------
 
 TEST_F(CpuPlugin, VectorLoadAddStore) {
