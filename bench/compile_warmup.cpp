@@ -7,7 +7,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "runtime/executor.hpp"
+#include "runtime/program_cache.hpp"
 #include "tg/profile.hpp"
 #include "tg/tensor.hpp"
 

@@ -34,10 +34,10 @@ namespace {
 std::string compile_times(int runs, int threads) {
   tg::Tensor x = tg::Tensor::rand({64, 256}, 1), w1 = tg::Tensor::rand({256, 512}, 2), w2 = tg::Tensor::rand({512, 10}, 3);
   tg::Tensor y = x.matmul(w1).relu().matmul(w2).softmax(-1);
-  std::vector<std::shared_ptr<tg::rt::Buffer>> outs;
   std::vector<std::pair<std::string, std::string>> sources;  // (source, kernel name)
   tg::rt::Device& dev = tg::rt::Device::get("CPU");
-  for (auto& item : tg::sched::create_schedule({y.node()}, "CPU", outs)) {
+  const tg::sched::Schedule schedule = tg::sched::create_schedule({y.node()}, "CPU");
+  for (const auto& item : schedule.items) {
     if (item.kind != tg::sched::ScheduleItem::Kind::KERNEL) continue;
     tg::codegen::KirProgram k = tg::codegen::lower_kernel(item.kernel, dev.caps());
     sources.emplace_back(dev.render(k.view()), k.name);

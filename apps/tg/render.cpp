@@ -89,8 +89,7 @@ std::pair<std::string, std::string> split_device(const std::string& name) {
 // Every kernel of the example's schedule, lowered with `caps` and rendered by `render`.
 void print_kernels(const tg::Tensor& out, const std::string& dev, const tg_renderer_caps& caps, const std::string& label,
                    bool kir, const std::function<std::string(const tg_kir_kernel&)>& render) {
-  std::vector<std::shared_ptr<tg::rt::Buffer>> bufs;
-  auto items = tg::sched::create_schedule({out.node()}, dev, bufs);
+  auto items = tg::sched::create_schedule({out.node()}, dev).items;
   for (auto& item : items) {
     if (item.kind != tg::sched::ScheduleItem::Kind::KERNEL) continue;
     auto k = tg::codegen::lower_kernel(item.kernel, caps);

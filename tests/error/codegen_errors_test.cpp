@@ -116,8 +116,7 @@ TEST(CodegenErrors, LocalArraysPastTheDeviceMemory) {
 
 TEST(CodegenErrors, MoreBuffersThanTheRendererTakes) {
   Tensor a = Tensor::ones({4}).realize(), b = Tensor::ones({4}).realize(), c = Tensor::ones({4}).realize();
-  std::vector<std::shared_ptr<rt::Buffer>> outs;
-  auto items = sched::create_schedule({(a + b + c).node()}, "CPU", outs);
+  auto items = sched::create_schedule({(a + b + c).node()}, "CPU").items;
   ASSERT_EQ(items.size(), 1u);
   tg_renderer_caps caps = rt::Device::get("CPU").caps();
   caps.max_params = 3;

@@ -137,7 +137,9 @@ std::string apply(Plan& p, const Opt& o) {
       if (!is_gpu(p.caps)) return "the renderer has no work-groups";
       if (p.gpu_plan || p.lanes.size() > 1 || !p.unrolls.empty()) return "a GPU plan comes first and alone";
       if (o.op == OptOp::TC && !p.opts.switches.tensor_cores) return "tensor cores are off (TC=0)";
-      p.gpu_plan = o.op;
+      if (o.op == OptOp::TC && o.amount != 0) return "TC's work-group is its own (2 x 2 warps): its amount is 0";
+      if (o.amount < 0 || o.amount == 1) return "a work-group size is 2 or more (0: the plan's own)";
+      p.gpu_plan = o.op, p.gpu_group = o.amount;
       return "";
   }
   return "";
@@ -214,7 +216,7 @@ std::string build_tile(Plan& p) {
 // The GPU plan the actions chose, with the tile their UPCASTs ask for (m: the second innermost loop, n: the
 // innermost).
 std::string build_gpu_plan(Plan& p) {
-  GpuTile tile;
+  GpuTile tile{.group = p.gpu_group};
   for (auto [axis, amount] : p.gpu_upcasts) (axis == innermost(p) ? tile.cols : tile.rows) = amount;
   return run_gpu_plan(p, *p.gpu_plan, tile);
 }
@@ -269,7 +271,7 @@ std::string run_gpu_plan(Plan& p, OptOp plan, GpuTile tile) {
   std::optional<KirProgram> planned;
   if (plan == OptOp::TC) planned = lower_tc_matmul(p.kir, p.sink, p.ranges, p.caps, p.var_params, tile);
   if (plan == OptOp::LOCAL) planned = lower_tiled_matmul(p.kir, p.sink, p.ranges, p.caps, p.var_params, tile);
-  if (plan == OptOp::GROUP) planned = lower_grouped(p.kir, p.sink, p.ranges, p.caps, p.var_params);
+  if (plan == OptOp::GROUP) planned = lower_grouped(p.kir, p.sink, p.ranges, p.caps, p.var_params, tile.group);
   if (!planned) return std::string(opt_name(plan)) + " does not fit the kernel's shape or the device";
   p.kir = std::move(*planned);
   p.done = true;

@@ -227,13 +227,16 @@ std::optional<KirProgram> lower_tiled_matmul(KirProgram& k, const UOpPtr& sink, 
                                              GpuTile tile) {
   const std::optional<Matmul> mm = match_matmul(sink, ranges);
   if (!mm) return std::nullopt;
-  constexpr int64_t T = 16, TK = 16, kThreads = T * T;
+  constexpr int64_t TK = 16;
+  const int64_t T = tile.group > 0 ? tile.group : 16, kThreads = T * T;  // the work-group's edge
+  if (T != 8 && T != 16 && T != 32) return std::nullopt;
   const int64_t M = extent(mm->m), N = extent(mm->n), K = extent(mm->k), B = mm->batch ? extent(mm->batch) : 1;
   if (M % T || N % T || K % TK || K < 4 * TK) return std::nullopt;
   int64_t TM = tile.rows > 0 ? std::min(tile.rows, 8) : 4, TN = tile.cols > 0 ? std::min(tile.cols, 8) : 4;
   while (M % (T * TM)) TM /= 2;
   while (N % (T * TN)) TN /= 2;
   const int64_t BM = T * TM, BN = T * TN, lda = BM + 1;  // A is kept k-major; the pad spreads the copy's stores
+  if ((BM * TK) % kThreads || (TK * BN) % kThreads) return std::nullopt;  // each work-item copies whole elements
   const DType d = mm->reduce->dtype;
   const uint64_t local_bytes = static_cast<uint64_t>((lda * TK + TK * BN) * d.itemsize());
   if (caps.max_local_threads < kThreads || caps.max_local[0] < T || caps.max_local[1] < T ||
@@ -442,7 +445,8 @@ void bind_gpu_grid(Emitter& e, const std::vector<UOpPtr>& ranges, const tg_rende
 // group ids, as many as the grid has dims; the rest stay loops), each reduce spread over the group
 // (group_reduces), the store made by work-item 0. nullopt when one output per work-item serves better.
 std::optional<KirProgram> lower_grouped(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
-                                        const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params) {
+                                        const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params,
+                                        int64_t group) {
   const std::vector<UOpPtr> reduces = top_reduces(sink);
   if (reduces.empty()) return std::nullopt;
   int64_t outputs = 1, longest = 0, local_bytes = 0;
@@ -456,13 +460,18 @@ std::optional<KirProgram> lower_grouped(KirProgram& k, const UOpPtr& sink, const
     local_bytes += u->dtype.itemsize();
   }
   // enough outputs to fill the device one per work-item, or too short a reduce to share: the plain path
+  // (a size asked for is taken wherever the device can run it)
   constexpr int64_t kMaxOutputs = 4096, kMinReduce = 256;
-  if (outputs > kMaxOutputs || longest < kMinReduce) return std::nullopt;
-  const uint64_t limit = std::min<uint64_t>({256, caps.max_local_threads, caps.max_local[0],
+  if (group == 0 && (outputs > kMaxOutputs || longest < kMinReduce)) return std::nullopt;
+  const uint64_t limit = std::min<uint64_t>({caps.max_local_threads, caps.max_local[0],
                                              caps.local_mem_bytes / static_cast<uint64_t>(std::max<int64_t>(local_bytes, 1))});
-  int64_t L = 1;
-  while (static_cast<uint64_t>(L) * 2 <= limit) L *= 2;
-  if (L < 16) return std::nullopt;
+  int64_t L = group;
+  if (group == 0) {
+    L = 1;
+    while (static_cast<uint64_t>(L) * 2 <= std::min<uint64_t>(256, limit)) L *= 2;
+    if (L < 16) return std::nullopt;
+  }
+  if (L < 2 || static_cast<uint64_t>(L) > limit) return std::nullopt;
 
   int64_t next_id = next_range_id(sink);
   UOpPtr lid = new_range(L, AxisType::LOCAL, next_id);

@@ -22,13 +22,18 @@ void bind_gpu_grid(Emitter& e, const std::vector<UOpPtr>& ranges, const tg_rende
 // One more than the largest range id in the kernel.
 int64_t next_range_id(const UOpPtr& sink);
 
-// A reduction with few outputs and a long reduce axis: one work-group per output. nullopt when it does not apply.
+// Reductions shared by the `group` work-items of a work-group, one group per output (GROUP). Without a size (0)
+// only where it pays, a long reduce axis and few outputs, with the largest group the device takes up to 256.
+// nullopt when it does not apply.
 std::optional<KirProgram> lower_grouped(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
-                                        const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params);
+                                        const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params,
+                                        int64_t group = 0);
 
-// The outputs per work-item of a matmul plan (tensor-core tiles per warp for TC) along m and n; 0: the plan's own.
+// The outputs per work-item of a matmul plan (tensor-core tiles per warp for TC) along m and n, and the work-group
+// size (LOCAL: its edge); 0: the plan's own.
 struct GpuTile {
   int rows = 0, cols = 0;
+  int group = 0;
 };
 
 // A matmul on the renderer's tensor cores (lower_gpu.cpp has the plan). nullopt when it does not apply.

@@ -21,9 +21,12 @@ enum class OptOp : uint8_t {
   UPCAST,
   PADTO,  // the axis' loop (counted in vectors) runs to a multiple of `amount`; the extra iterations are gated
   STAGE,  // the operand every row tile of the axis reads alike is copied into a private panel where that loop opens
-  TC,     // GPU plan: the matmul on the renderer's tensor cores
-  LOCAL,  // GPU plan: the matmul tiled through local memory by a work-group
-  GROUP,  // GPU plan: a long reduction shared by the work-items of a group, one group per output
+  // GPU plans; `amount` is the work-group's size, 0 the plan's own. The axis is not read (a plan takes the whole
+  // kernel: the matmul's m and n, or every reduction).
+  TC,     // the matmul on the renderer's tensor cores (2 x 2 warps a group; takes no amount)
+  LOCAL,  // the matmul tiled through local memory by an amount x amount work-group (8, 16 (its own) or 32)
+  GROUP,  // each output's reductions shared by a group of `amount` work-items (2 up to the device's limit; its own:
+          // the largest power of two up to 256 that the device and its local memory take)
   // `amount` lanes of a reduce loop per iteration, one accumulator each in a vector, folded across the lanes after
   // the loop. Reduce loops are numbered after the output loops: axis = output loops + i for the i-th (the
   // innermost loop of each reduction, in the order the kernel reads them).

@@ -39,6 +39,7 @@ struct Plan {
   int64_t pad_rows = 0;                        // PADTO of the row loop
   bool stage = false;                          // STAGE of the shared panel
   std::optional<OptOp> gpu_plan;               // TC, LOCAL or GROUP
+  int gpu_group = 0;                           // its work-group size (0: the plan's own)
   std::vector<std::pair<int, int>> gpu_upcasts;  // (axis, amount) of its tile
   std::optional<Opt> thread;                   // THREAD, resolved to `grid` once the tile is built
   ir::UOpPtr grid;                             // host CPUs: the loop spread over the device's threads

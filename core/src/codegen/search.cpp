@@ -1,3 +1,4 @@
+// BEAM's space: the action lists it times for a kernel, the heuristic's first.
 #include "codegen/search.hpp"
 
 #include <algorithm>
@@ -50,11 +51,16 @@ std::vector<KirProgram> search_space(const sched::Kernel& kernel, const tg_rende
   // kernel with no panel to stage turns those lists down
   const bool staged = caps.has_threads && !is_gpu(caps);
   const OptOp plan = heuristic.empty() ? OptOp::UPCAST : heuristic[0].op;
+  // GPU plans: each tile per work-item; the work-group sizes (LOCAL's edge, GROUP's work-items)
   if ((plan == OptOp::TC || plan == OptOp::LOCAL) && n >= 2)
     for (int u : {1, 2, 4, 8})
       for (int c : {1, 2, 4, 8}) {
         add(threaded(Opts{{plan, 0, 0}, {OptOp::UPCAST, row, u}, {OptOp::UPCAST, last, c}}));
       }
+  if (plan == OptOp::LOCAL)
+    for (int edge : {8, 32}) add(Opts{{plan, 0, edge}});
+  if (plan == OptOp::GROUP)
+    for (int group : {16, 32, 64, 128, 256, 512}) add(Opts{{plan, 0, group}});
   const DType out = p.sink->src[0]->src[2]->dtype;
   // the output vector of w lanes, a u x c register tile, its panel staged (and the vector loop padded)
   auto tile = [&](int w, int u, int c, bool stage, bool pad, bool pad_rows = false) {

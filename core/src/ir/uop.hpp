@@ -17,9 +17,13 @@ namespace tg::ir {
 class UOp;
 using UOpPtr = std::shared_ptr<const UOp>;
 
-// Opaque run-time object carried by a node (a device buffer); compared by identity.
+// The run-time object a BUFFER node carries: a realized device buffer (rt::Buffer), compared by identity. The layers
+// below the runtime know it only by what a schedule needs of it.
 struct Payload {
   virtual ~Payload() = default;
+  virtual DType dtype() const = 0;
+  virtual int64_t numel() const = 0;
+  virtual const std::string& device_name() const = 0;  // canonical, as tg::canonical_device spells it
 };
 
 struct VarInfo {

@@ -10,7 +10,8 @@
 #include "codegen/search.hpp"
 #include "runtime/disk_cache.hpp"
 #include "runtime/env.hpp"
-#include "runtime/executor.hpp"
+#include "runtime/launch.hpp"
+#include "runtime/stats.hpp"
 #include "tg/device.hpp"
 
 namespace tg::rt {
@@ -30,7 +31,7 @@ uint64_t beam_key(const codegen::KirProgram& base, const Device& dev) {
 // candidate that fails to compile or launch is dropped, and one whose first launch takes over 3x the best median so
 // far is not timed further (it cannot win; the plain loops of a 2048^3 matmul take seconds a launch, and a search
 // over bench_cpu's GEMMs did not finish in 20 minutes timing every candidate 5 times).
-codegen::Opts beam_search(const sched::ScheduleItem& it, Device& dev, int runs, const codegen::LowerSwitches& switches) {
+codegen::Opts beam_search(const sched::ScheduleItem& it, const std::vector<std::shared_ptr<Buffer>>& bufs, Device& dev, int runs, const codegen::LowerSwitches& switches) {
   std::vector<codegen::KirProgram> cands = codegen::search_space(it.kernel, dev.caps(), switches);
   std::vector<std::string> sources;
   for (auto& c : cands) sources.push_back(dev.render(c.view()));
@@ -50,7 +51,7 @@ codegen::Opts beam_search(const sched::ScheduleItem& it, Device& dev, int runs, 
     if (blobs[i].empty()) return;
     try {
       auto program = dev.load(blobs[i], cands[i].view());
-      auto args = pack_args(*program, it.bufs, it.var_vals);
+      auto args = pack_args(*program, bufs, it.var_vals);
       const double first = static_cast<double>(dev.launch(*program, args, cands[i].dims, true));  // warm-up
       if (median[best] > 0 && first > 3 * median[best]) {
         ++cut;
@@ -76,7 +77,7 @@ codegen::Opts beam_search(const sched::ScheduleItem& it, Device& dev, int runs, 
 
 }  // namespace
 
-codegen::Opts beam_choice(const sched::ScheduleItem& it, Device& dev, const codegen::KirProgram& base, int runs,
+codegen::Opts beam_choice(const sched::ScheduleItem& it, const std::vector<std::shared_ptr<Buffer>>& bufs, Device& dev, const codegen::KirProgram& base, int runs,
                           const codegen::LowerSwitches& switches) {
   const uint64_t key = beam_key(base, dev);
   {
@@ -90,7 +91,7 @@ codegen::Opts beam_choice(const sched::ScheduleItem& it, Device& dev, const code
   std::optional<codegen::Opts> opts;
   if (auto bytes = disk.load(kTable, key)) opts = codegen::decode(*bytes);
   if (!opts) {
-    opts = beam_search(it, dev, runs, switches);
+    opts = beam_search(it, bufs, dev, runs, switches);
     ++mutable_schedule_stats().beam_searches;
     const std::vector<int32_t> v = codegen::encode(*opts);
     disk.store(kTable, key, std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), reinterpret_cast<const uint8_t*>(v.data() + v.size())));

@@ -42,4 +42,8 @@ void Buffer::copy_out(void* dst, uint64_t n) {
   if (n) device_->check(device_->api()->allocator_copy_out(device_->handle(), dst, &d, 0, n), "copy out");
 }
 
+ir::UOpPtr buffer_node(const std::shared_ptr<Buffer>& buf, const ir::Shape& shape, const std::vector<ir::UOpPtr>& sym_shape) {
+  return ir::UOp::make(ir::Op::BUFFER, buf->dtype(), {}, std::static_pointer_cast<ir::Payload>(buf), shape, sym_shape);
+}
+
 }  // namespace tg::rt

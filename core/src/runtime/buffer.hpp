@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "ir/uop.hpp"
 #include "runtime/device.hpp"
@@ -19,8 +21,9 @@ class Buffer : public ir::Payload {
   Buffer& operator=(const Buffer&) = delete;
 
   Device& device() const { return *device_; }
-  DType dtype() const { return dtype_; }
-  int64_t numel() const { return numel_; }
+  DType dtype() const override { return dtype_; }
+  int64_t numel() const override { return numel_; }
+  const std::string& device_name() const override { return device_->name(); }
   uint64_t nbytes() const { return static_cast<uint64_t>(numel_) * dtype_.itemsize(); }
 
   // Host devices only: the buffer is `data` itself (not allocated, never freed; `owner` keeps it alive).
@@ -40,5 +43,12 @@ class Buffer : public ir::Payload {
   bool allocated_ = false;
   std::shared_ptr<const void> host_owner_;  // set for adopted host memory
 };
+
+// A BUFFER node for a realized tensor of this shape (the front end swaps a realized tensor's graph for it).
+// A symbolic shape (sym_shape) keeps its dims: the buffer holds the max, the data its bound extent.
+ir::UOpPtr buffer_node(const std::shared_ptr<Buffer>& buf, const ir::Shape& shape, const std::vector<ir::UOpPtr>& sym_shape = {});
+
+// The realized buffer a BUFFER node carries.
+inline std::shared_ptr<Buffer> buffer_of(const ir::UOp& node) { return std::static_pointer_cast<Buffer>(node.payload()); }
 
 }  // namespace tg::rt

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "runtime/env.hpp"
-#include "runtime/executor.hpp"
+#include "runtime/program_cache.hpp"
 #include "tg/device.hpp"
 #include "tg/error.hpp"
 

@@ -10,7 +10,7 @@
 #include "ir/uop.hpp"
 #include "runtime/env.hpp"
 #include "runtime/options.hpp"
-#include "runtime/executor.hpp"
+#include "runtime/launch.hpp"
 #include "schedule/schedule.hpp"
 
 namespace tg {
@@ -38,7 +38,7 @@ struct Output {
 };
 
 std::shared_ptr<rt::Buffer> buffer_of(const Tensor& t) {
-  return std::static_pointer_cast<rt::Buffer>(t.node()->payload());
+  return rt::buffer_of(*t.node());
 }
 
 std::string describe(const Tensor& t) {
@@ -164,12 +164,12 @@ struct Jit::Impl {
     std::vector<Tensor> outs;
     for (const auto& o : outputs) {
       if (!o.buf) outs.push_back(inputs[o.input]);
-      else if (o.sym_shape.empty()) outs.emplace_back(sched::buffer_node(o.buf, o.shape), o.device);
+      else if (o.sym_shape.empty()) outs.emplace_back(rt::buffer_node(o.buf, o.shape), o.device);
       else {
         ir::Dims ds;
         for (const auto& d : o.sym_shape) ds.push_back(rebind(d, vars));
         auto [shape, sym] = ir::shape_args(ds);
-        outs.emplace_back(sched::buffer_node(o.buf, shape, sym), o.device);
+        outs.emplace_back(rt::buffer_node(o.buf, shape, sym), o.device);
       }
     }
     return outs;

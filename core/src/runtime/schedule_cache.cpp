@@ -1,7 +1,7 @@
-// The schedule cache. A graph's key is its canonical serialization with every input buffer replaced by a slot
-// (numbered by first use, with its dtype, size and device) and every bound value dropped; a cached schedule
-// names its buffers by slot (input k, output k, temporary k), so a hit rebinds inputs, allocates fresh outputs and
-// temporaries, and reads the variable values from the new graph's BINDs.
+// The schedule cache: key -> schedule. A graph's key is its canonical serialization with every input buffer
+// replaced by its slot number (numbered by first use, with its dtype, size and device) and every bound value
+// dropped. Schedules name buffers by slot (the memory planner binds them), so a hit is the cached schedule with
+// the variable values read from the new graph's BINDs.
 #include "runtime/schedule_cache.hpp"
 
 #include <dlfcn.h>
@@ -15,7 +15,7 @@
 
 #include "runtime/device.hpp"
 #include "runtime/disk_cache.hpp"
-#include "runtime/executor.hpp"
+#include "runtime/stats.hpp"
 
 namespace tg::rt {
 
@@ -24,7 +24,7 @@ using namespace sched;
 
 namespace {
 
-constexpr uint32_t kFormat = 2;  // bump when the key or entry layout changes
+constexpr uint32_t kFormat = 3;  // bump when the key or entry layout changes
 
 // ---- bytes -------------------------------------------------------------------------------------------------------
 
@@ -188,7 +188,7 @@ const std::string& build_id() {
 // The graph with its inputs as slots and its bound values dropped, and what the slots and variables hold now.
 struct GraphKey {
   std::string text;
-  std::vector<std::shared_ptr<rt::Buffer>> inputs;  // by slot
+  std::vector<std::shared_ptr<Payload>> inputs;     // by slot, as sched::input_buffers() numbers them
   std::unordered_map<std::string, int64_t> values;  // variable name -> bound value
 };
 
@@ -197,7 +197,7 @@ GraphKey graph_key(const std::vector<UOpPtr>& roots, const std::string& device) 
   Writer w;
   w.i64(kFormat), w.str(build_id()), w.str(device);
   std::unordered_map<const UOp*, int64_t> index;
-  std::unordered_map<const rt::Buffer*, int64_t> slots;
+  std::unordered_map<const Payload*, int64_t> slots;
   std::vector<const UOp*> order = toposort(roots);
   w.i64(static_cast<int64_t>(order.size()));
   for (const UOp* n : order) {
@@ -211,10 +211,10 @@ GraphKey graph_key(const std::vector<UOpPtr>& roots, const std::string& device) 
         if (d->op == Op::BIND) key.values[d->src[0]->var().name] = d->arg_int();
     }
     if (n->op == Op::BUFFER) {
-      auto buf = std::static_pointer_cast<rt::Buffer>(n->payload());
+      const auto& buf = n->payload();
       auto [it, fresh] = slots.emplace(buf.get(), static_cast<int64_t>(key.inputs.size()));
       if (fresh) key.inputs.push_back(buf);
-      w.u8(kPayload), w.i64(it->second), w.dtype(buf->dtype()), w.i64(buf->numel()), w.str(buf->device().name());
+      w.u8(kPayload), w.i64(it->second), w.dtype(buf->dtype()), w.i64(buf->numel()), w.str(buf->device_name());
     } else if (n->op == Op::BIND) {
       key.values[n->src[0]->var().name] = n->arg_int();
       w.u8(kNone);  // the value is the launch's, not the schedule's
@@ -229,97 +229,36 @@ GraphKey graph_key(const std::vector<UOpPtr>& roots, const std::string& device) 
   return key;
 }
 
-// ---- schedules by slot -------------------------------------------------------------------------------------------
+// ---- schedules ---------------------------------------------------------------------------------------------------
 
-struct Slot {
-  enum Kind : uint8_t { INPUT, OUTPUT, TEMP } kind;
-  int64_t index;
-};
-
-struct NewBuffer {
-  DType dtype;
-  int64_t numel;
-  std::string device;
-};
-
-struct Template {
-  std::vector<NewBuffer> outputs, temps;  // buffers a hit allocates afresh
-  // what each root's buffer is: a fresh output, or an input itself (a root that was already realized) or an
-  // earlier root's (the same node twice)
-  std::vector<Slot> roots;
-  struct Item {
-    ScheduleItem::Kind kind;
-    Kernel kernel;
-    std::vector<Slot> bufs;
-  };
-  std::vector<Item> items;
-};
-
-std::shared_ptr<Template> make_template(const std::vector<ScheduleItem>& items, const GraphKey& key,
-                                        const std::vector<std::shared_ptr<rt::Buffer>>& out) {
-  auto t = std::make_shared<Template>();
-  std::unordered_map<const rt::Buffer*, Slot> slot;
-  for (size_t i = 0; i < key.inputs.size(); ++i) slot.emplace(key.inputs[i].get(), Slot{Slot::INPUT, static_cast<int64_t>(i)});
-  for (const auto& o : out) {
-    auto [it, fresh] = slot.emplace(o.get(), Slot{Slot::OUTPUT, static_cast<int64_t>(t->outputs.size())});
-    if (fresh) t->outputs.push_back({o->dtype(), o->numel(), o->device().name()});
-    t->roots.push_back(it->second);
-  }
-  for (const auto& item : items) {
-    Template::Item ti{item.kind, item.kernel, {}};
-    for (const auto& b : item.bufs) {
-      auto [it, fresh] = slot.emplace(b.get(), Slot{Slot::TEMP, static_cast<int64_t>(t->temps.size())});
-      if (fresh) t->temps.push_back({b->dtype(), b->numel(), b->device().name()});
-      ti.bufs.push_back(it->second);
+// The cached schedule for this graph: its variables' values read from the graph's BINDs. Null when the graph does
+// not bind every variable the kernels read, or binds other inputs (then it is scheduled afresh).
+std::optional<Schedule> for_graph(const Schedule& cached, const GraphKey& key) {
+  if (cached.n_inputs() != key.inputs.size()) return std::nullopt;
+  Schedule s = cached;
+  for (auto& item : s.items) {
+    item.var_vals.clear();
+    for (const auto& v : item.kernel.vars) {
+      auto it = key.values.find(v->var().name);
+      if (it == key.values.end()) return std::nullopt;
+      item.var_vals.push_back(it->second);
     }
-    t->items.push_back(std::move(ti));
   }
-  return t;
+  return s;
 }
 
-// Whether the graph binds every variable the cached kernels read (else it is scheduled afresh).
-bool binds_all(const Template& t, const GraphKey& key) {
-  for (const auto& ti : t.items)
-    for (const auto& v : ti.kernel.vars)
-      if (!key.values.count(v->var().name)) return false;
-  return true;
-}
-
-std::vector<ScheduleItem> instantiate(const Template& t, const GraphKey& key,
-                                      std::vector<std::shared_ptr<rt::Buffer>>& out) {
-  auto fresh = [](const NewBuffer& b) { return std::make_shared<rt::Buffer>(rt::Device::get(b.device), b.dtype, b.numel); };
-  std::vector<std::shared_ptr<rt::Buffer>> outputs, temps;
-  for (const auto& b : t.outputs) outputs.push_back(fresh(b));
-  for (const auto& b : t.temps) temps.push_back(fresh(b));
-  out.clear();
-  for (const Slot& s : t.roots) out.push_back(s.kind == Slot::INPUT ? key.inputs.at(s.index) : outputs.at(s.index));
-  std::vector<ScheduleItem> items;
-  for (const auto& ti : t.items) {
-    ScheduleItem item;
-    item.kind = ti.kind;
-    item.kernel = ti.kernel;
-    for (const Slot& s : ti.bufs)
-      item.bufs.push_back(s.kind == Slot::INPUT ? key.inputs.at(s.index) : s.kind == Slot::OUTPUT ? outputs.at(s.index) : temps.at(s.index));
-    for (const auto& v : ti.kernel.vars) item.var_vals.push_back(key.values.at(v->var().name));
-    items.push_back(std::move(item));
-  }
-  return items;
-}
-
-// An entry: the key text (compared on load: a hash collision is a miss), then the template.
-std::optional<std::vector<uint8_t>> serialize(const Template& t, const std::string& key_text) {
+// An entry: the key text (compared on load: a hash collision is a miss), then the schedule.
+std::optional<std::vector<uint8_t>> serialize(const Schedule& s, const std::string& key_text) {
   Writer w;
   w.str(key_text);
-  for (const auto* list : {&t.outputs, &t.temps}) {
-    w.i64(static_cast<int64_t>(list->size()));
-    for (const auto& b : *list) w.dtype(b.dtype), w.i64(b.numel), w.str(b.device);
-  }
-  w.i64(static_cast<int64_t>(t.roots.size()));
-  for (const Slot& s : t.roots) w.u8(s.kind), w.i64(s.index);
-  w.i64(static_cast<int64_t>(t.items.size()));
-  for (const auto& ti : t.items) {
-    const Kernel& k = ti.kernel;
-    w.u8(static_cast<uint8_t>(ti.kind)), w.str(k.name), w.i64(k.n_outputs), w.u8(k.custom), w.u8(k.parallel);
+  w.i64(static_cast<int64_t>(s.slots.size()));
+  for (const auto& b : s.slots) w.u8(static_cast<uint8_t>(b.kind)), w.dtype(b.dtype), w.i64(b.numel), w.str(b.device);
+  w.i64(static_cast<int64_t>(s.roots.size()));
+  for (int r : s.roots) w.i64(r);
+  w.i64(static_cast<int64_t>(s.items.size()));
+  for (const auto& item : s.items) {
+    const Kernel& k = item.kernel;
+    w.u8(static_cast<uint8_t>(item.kind)), w.str(k.name), w.i64(k.n_outputs), w.u8(k.custom), w.u8(k.parallel);
     w.i64(static_cast<int64_t>(k.out_ranges.size())), w.i64(static_cast<int64_t>(k.local_ranges.size()));
     w.i64(static_cast<int64_t>(k.vars.size()));
     std::vector<UOpPtr> roots{k.sink ? k.sink : UOp::make(Op::SINK, dtypes::bool_)};
@@ -328,32 +267,35 @@ std::optional<std::vector<uint8_t>> serialize(const Template& t, const std::stri
     roots.insert(roots.end(), k.vars.begin(), k.vars.end());
     if (!write_graph(w, roots)) return std::nullopt;
     w.u8(k.sink != nullptr);
-    w.i64(static_cast<int64_t>(ti.bufs.size()));
-    for (const Slot& s : ti.bufs) w.u8(s.kind), w.i64(s.index);
+    w.i64(static_cast<int64_t>(item.slots.size()));
+    for (int slot : item.slots) w.i64(slot);
   }
   return std::move(w.bytes);
 }
 
-std::shared_ptr<Template> deserialize(const std::vector<uint8_t>& bytes, const std::string& key_text) {
+Schedule deserialize(const std::vector<uint8_t>& bytes, const std::string& key_text) {
   Reader r{bytes.data(), bytes.data() + bytes.size()};
-  if (r.str() != key_text) return nullptr;
-  auto t = std::make_shared<Template>();
-  for (auto* list : {&t->outputs, &t->temps}) {
-    list->resize(static_cast<size_t>(r.count(1 << 20)));
-    for (auto& b : *list) b.dtype = r.dtype(), b.numel = r.i64(), b.device = r.str();
+  if (r.str() != key_text) throw Corrupt();
+  Schedule s;
+  s.slots.resize(static_cast<size_t>(r.count(1 << 20)));
+  for (auto& b : s.slots) {
+    const uint8_t kind = r.u8();
+    if (kind > static_cast<uint8_t>(BufferSlot::Kind::TEMP)) throw Corrupt();
+    b.kind = static_cast<BufferSlot::Kind>(kind), b.dtype = r.dtype(), b.numel = r.i64(), b.device = r.str();
   }
-  t->roots.resize(static_cast<size_t>(r.count(1 << 20)));
-  for (Slot& s : t->roots) {
-    uint8_t sk = r.u8();
-    if (sk > Slot::OUTPUT) throw Corrupt();
-    s.kind = static_cast<Slot::Kind>(sk), s.index = r.i64();
-  }
-  t->items.resize(static_cast<size_t>(r.count(1 << 20)));
-  for (auto& ti : t->items) {
-    Kernel& k = ti.kernel;
+  auto slot = [&] {
+    const int64_t k = r.i64();
+    if (k < 0 || static_cast<size_t>(k) >= s.slots.size()) throw Corrupt();
+    return static_cast<int>(k);
+  };
+  s.roots.resize(static_cast<size_t>(r.count(1 << 20)));
+  for (int& root : s.roots) root = slot();
+  s.items.resize(static_cast<size_t>(r.count(1 << 20)));
+  for (auto& item : s.items) {
+    Kernel& k = item.kernel;
     uint8_t kind = r.u8();
     if (kind > static_cast<uint8_t>(ScheduleItem::Kind::COPY)) throw Corrupt();
-    ti.kind = static_cast<ScheduleItem::Kind>(kind);
+    item.kind = static_cast<ScheduleItem::Kind>(kind);
     k.name = r.str(), k.n_outputs = static_cast<int>(r.i64()), k.custom = r.u8(), k.parallel = r.u8();
     size_t nout = static_cast<size_t>(r.count(64)), nlocal = static_cast<size_t>(r.count(3)),
            nvars = static_cast<size_t>(r.count(1 << 16));
@@ -363,22 +305,20 @@ std::shared_ptr<Template> deserialize(const std::vector<uint8_t>& bytes, const s
     k.out_ranges.assign(roots.begin() + 1, roots.begin() + 1 + static_cast<ptrdiff_t>(nout));
     k.local_ranges.assign(roots.begin() + 1 + static_cast<ptrdiff_t>(nout), roots.begin() + 1 + static_cast<ptrdiff_t>(nout + nlocal));
     k.vars.assign(roots.end() - static_cast<ptrdiff_t>(nvars), roots.end());
+    for (const auto& v : k.vars)
+      if (v->op != Op::DEFINE_VAR) throw Corrupt();
     if (!r.u8()) k.sink = nullptr;
-    ti.bufs.resize(static_cast<size_t>(r.count(1 << 16)));
-    for (Slot& s : ti.bufs) {
-      uint8_t sk = r.u8();
-      if (sk > Slot::TEMP) throw Corrupt();
-      s.kind = static_cast<Slot::Kind>(sk), s.index = r.i64();
-      const size_t limit = sk == Slot::OUTPUT ? t->outputs.size() : sk == Slot::TEMP ? t->temps.size() : SIZE_MAX;
-      if (s.index < 0 || static_cast<size_t>(s.index) >= limit) throw Corrupt();
-    }
+    item.slots.resize(static_cast<size_t>(r.count(1 << 16)));
+    for (int& sl : item.slots) sl = slot();
+    if (item.kind == ScheduleItem::Kind::COPY && item.slots.size() != 2) throw Corrupt();
+    describe_params(item, s.slots);
   }
   if (r.p != r.end) throw Corrupt();
-  return t;
+  return s;
 }
 
 std::mutex g_mu;
-auto& g_memory = *new std::unordered_map<std::string, std::shared_ptr<Template>>();
+auto& g_memory = *new std::unordered_map<std::string, std::shared_ptr<const Schedule>>();
 constexpr size_t kMemoryEntries = 4096;  // a graph-per-call program must not grow the cache without bound
 
 }  // namespace
@@ -388,57 +328,48 @@ void clear_schedule_cache() {
   g_memory.clear();
 }
 
-std::vector<ScheduleItem> cached_schedule(const std::vector<UOpPtr>& roots, const std::string& device,
-                                          std::vector<std::shared_ptr<rt::Buffer>>& out, bool use_cache) {
+Schedule cached_schedule(const std::vector<UOpPtr>& roots, const std::string& device,
+                         std::vector<std::shared_ptr<Payload>>& inputs, bool use_cache) {
   ScheduleStats& stats = rt::mutable_schedule_stats();
   if (!use_cache) {
     ++stats.schedules_computed;
-    return create_schedule(roots, device, out);
+    inputs = input_buffers(roots);
+    return create_schedule(roots, device);
   }
   GraphKey key = graph_key(roots, device);
-  std::shared_ptr<Template> t;
+  inputs = key.inputs;
+  std::shared_ptr<const Schedule> cached;
   {
     std::lock_guard lock(g_mu);
-    if (auto it = g_memory.find(key.text); it != g_memory.end()) t = it->second;
+    if (auto it = g_memory.find(key.text); it != g_memory.end()) cached = it->second;
   }
-  if (t && binds_all(*t, key)) {
-    ++stats.schedule_memory_hits;
-    return instantiate(*t, key, out);
+  if (cached) {
+    if (auto s = for_graph(*cached, key)) {
+      ++stats.schedule_memory_hits;
+      return std::move(*s);
+    }
   }
-  t = nullptr;
   const rt::DiskCache& disk = rt::DiskCache::get();
   const uint64_t disk_key = rt::fnv1a(key.text.data(), key.text.size());
+  std::optional<Schedule> s;
   if (auto bytes = disk.load("schedules", disk_key)) {
-    try {
-      t = deserialize(*bytes, key.text);
-    } catch (const Corrupt&) {
-      t = nullptr;  // rebuilt below and stored over it
-    }
-    try {
-      if (t && !binds_all(*t, key)) t = nullptr;
-    } catch (const std::exception&) {  // vars that are not variables: a corrupt entry
-      t = nullptr;
-    }
-  }
-  std::vector<ScheduleItem> items;
-  if (t) {
-    try {  // a disk entry that names slots or variables this graph does not have is a miss, not an error
-      items = instantiate(*t, key, out);
-      ++stats.schedule_disk_hits;
+    try {  // a corrupt entry, or one that names variables this graph does not bind, is a miss (stored over below)
+      cached = std::make_shared<const Schedule>(deserialize(*bytes, key.text));
+      s = for_graph(*cached, key);
+      if (s) ++stats.schedule_disk_hits;
     } catch (const std::exception&) {
-      t = nullptr;
     }
   }
-  if (!t) {
+  if (!s) {
     ++stats.schedules_computed;
-    items = create_schedule(roots, device, out);
-    t = make_template(items, key, out);
-    if (auto bytes = serialize(*t, key.text)) disk.store("schedules", disk_key, *bytes);
+    s = create_schedule(roots, device);
+    cached = std::make_shared<const Schedule>(*s);
+    if (auto bytes = serialize(*s, key.text)) disk.store("schedules", disk_key, *bytes);
   }
   std::lock_guard lock(g_mu);
   if (g_memory.size() >= kMemoryEntries) g_memory.clear();
-  g_memory.emplace(std::move(key.text), t);
-  return items;
+  g_memory.emplace(std::move(key.text), std::move(cached));
+  return std::move(*s);
 }
 
 }  // namespace tg::rt

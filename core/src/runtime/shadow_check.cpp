@@ -10,7 +10,7 @@
 
 #include "codegen/lower.hpp"
 #include "runtime/env.hpp"
-#include "runtime/executor.hpp"
+#include "runtime/launch.hpp"
 #include "tg/error.hpp"
 
 namespace tg::rt {
@@ -113,18 +113,18 @@ bool check_copy_round_trip(Device& device, const std::string& reference) {
 
 }  // namespace
 
-void shadow_check(const sched::ScheduleItem& item, const codegen::KirProgram& kir, const std::string& source,
+void shadow_check(const sched::ScheduleItem& item, const std::vector<std::shared_ptr<Buffer>>& own, const codegen::KirProgram& kir, const std::string& source,
                   const std::string& reference) {
   Device& ref = Device::get(reference);
-  if (check_copy_round_trip(item.bufs[0]->device(), reference))  // once per device: say the check is on
+  if (check_copy_round_trip(own[0]->device(), reference))  // once per device: say the check is on
     std::fprintf(stderr, "CHECK=%s: every kernel on %s runs again on %s and is compared (copies verified)\n",
-                 reference.c_str(), item.bufs[0]->device().name().c_str(), reference.c_str());
+                 reference.c_str(), own[0]->device().name().c_str(), reference.c_str());
   check_copy_round_trip(ref, reference);
   std::vector<std::shared_ptr<Buffer>> bufs;
-  for (size_t i = 0; i < item.bufs.size(); ++i) {
-    auto b = std::make_shared<Buffer>(ref, item.bufs[i]->dtype(), item.bufs[i]->numel());
+  for (size_t i = 0; i < own.size(); ++i) {
+    auto b = std::make_shared<Buffer>(ref, own[i]->dtype(), own[i]->numel());
     // outputs start from the device's own result too: a kernel that leaves elements unwritten must not differ
-    auto h = host_copy(*item.bufs[i]);
+    auto h = host_copy(*own[i]);
     b->copy_in(h.data(), h.size());
     bufs.push_back(b);
   }
@@ -132,12 +132,12 @@ void shadow_check(const sched::ScheduleItem& item, const codegen::KirProgram& ki
   auto prog = ref.load(ref.compile(ref.render(rk.view()), rk.name), rk.view());
   ref.launch(*prog, pack_args(*prog, bufs, item.var_vals), rk.dims, true);
   for (int o = 0; o < item.kernel.n_outputs; ++o) {
-    DType d = item.bufs[o]->dtype();
-    auto got = host_copy(*item.bufs[o]), want = host_copy(*bufs[o]);
-    for (size_t i = 0; i < static_cast<size_t>(item.bufs[o]->numel()); ++i) {
+    DType d = own[o]->dtype();
+    auto got = host_copy(*own[o]), want = host_copy(*bufs[o]);
+    for (size_t i = 0; i < static_cast<size_t>(own[o]->numel()); ++i) {
       if (same(got, want, d, i)) continue;
       std::ostringstream os;
-      os << "tg: CHECK=" << reference << ": kernel " << kir.name << " on " << item.bufs[o]->device().name() << " differs from "
+      os << "tg: CHECK=" << reference << ": kernel " << kir.name << " on " << own[o]->device().name() << " differs from "
          << reference << " at output " << o << " element " << i << ": " << value_str(got, d, i) << " vs " << value_str(want, d, i)
          << " (" << d.name() << ")\n--- KIR ---\n"
          << kir.dump() << "--- source ---\n"

@@ -23,13 +23,7 @@ namespace tg::sched {
 
 using namespace ir;
 
-UOpPtr buffer_node(const std::shared_ptr<rt::Buffer>& buf, const Shape& shape, const std::vector<UOpPtr>& sym_shape) {
-  return UOp::make(Op::BUFFER, buf->dtype(), {}, std::static_pointer_cast<Payload>(buf), shape, sym_shape);
-}
-
 namespace {
-
-std::shared_ptr<rt::Buffer> as_buffer(const UOp& u) { return std::static_pointer_cast<rt::Buffer>(u.payload()); }
 
 // Elements a buffer for this node needs: every dim at its max.
 int64_t max_numel(const UOp& node) {
@@ -38,9 +32,21 @@ int64_t max_numel(const UOp& node) {
   return n;
 }
 
+// The schedule being built and its input slots by buffer, shared with the schedulers of its copies' sources.
+struct Building {
+  Schedule out;
+  std::unordered_map<const Payload*, int> input_slot;
+
+  int add_slot(BufferSlot::Kind kind, DType dtype, int64_t numel, const std::string& device) {
+    out.slots.push_back({kind, dtype, numel, device});
+    return static_cast<int>(out.slots.size()) - 1;
+  }
+  int input(const UOp& buffer) { return input_slot.at(buffer.payload().get()); }
+};
+
 class Scheduler {
  public:
-  Scheduler(const std::vector<UOpPtr>& roots, std::string device) : device_(std::move(device)) {
+  Scheduler(const std::vector<UOpPtr>& roots, std::string device, Building& b) : device_(std::move(device)), b_(b) {
     auto order = toposort(roots);
     for (const UOp* u : order)
       for (const auto& x : u->src) ++consumers_[x.get()];
@@ -69,17 +75,16 @@ class Scheduler {
   // A shared subgraph that contains a fused reduction is computed once into its own buffer, not per consumer.
   bool shared_realize(const UOp* u) { return consumers_[u] > 1 && has_reduce_[u] && !is_movement(u->op); }
 
-  std::vector<ScheduleItem> items;
-
-  std::shared_ptr<rt::Buffer> realize(const UOpPtr& node) {
-    if (node->op == Op::BUFFER) return as_buffer(*node);
+  // The slot holding the node's value: its kernel's output (built here once), or the buffer it already is.
+  int realize(const UOpPtr& node) {
+    if (node->op == Op::BUFFER) return b_.input(*node);
     if (auto it = done_.find(node.get()); it != done_.end()) return it->second;
     if (node->op == Op::COPY) return realize_copy(node);
     UOpPtr body = node->op == Op::CONTIGUOUS ? node->src[0] : node;
-    if (body->op == Op::BUFFER) return as_buffer(*body);  // contiguous of a realized buffer is that buffer
+    if (body->op == Op::BUFFER) return b_.input(*body);  // contiguous of a realized buffer is that buffer
 
     KernelBuilder kb{*this, body.get()};
-    auto out = std::make_shared<rt::Buffer>(rt::Device::get(device_), node->dtype, max_numel(*node));
+    const int out = b_.add_slot(BufferSlot::Kind::TEMP, node->dtype, max_numel(*node), device_);
     kb.bufs.push_back(out);
     std::vector<UOpPtr> idx;
     Dims dims = kb.kdims(*node);
@@ -93,9 +98,9 @@ class Scheduler {
     item.kernel.name = kernel_name(dims, kb.has_reduce);
     std::sort(kb.vars.begin(), kb.vars.end(), [](const auto& a, const auto& b) { return a.first->var().name < b.first->var().name; });
     for (auto& [v, val] : kb.vars) item.kernel.vars.push_back(v), item.var_vals.push_back(val);
-    item.bufs = std::move(kb.bufs);
-    describe_buffers(item);
-    items.push_back(std::move(item));
+    item.slots = std::move(kb.bufs);
+    describe_params(item, b_.out.slots);
+    b_.out.items.push_back(std::move(item));
     done_[node.get()] = out;
     keep_.push_back(node);
     return out;
@@ -103,39 +108,36 @@ class Scheduler {
 
  private:
   std::string device_;
+  Building& b_;
   std::unordered_map<const UOp*, int> consumers_;
   std::unordered_map<const UOp*, bool> has_reduce_;
-  std::unordered_map<const UOp*, std::shared_ptr<rt::Buffer>> done_;
+  std::unordered_map<const UOp*, int> done_;
   std::vector<UOpPtr> keep_;
 
-  std::shared_ptr<rt::Buffer> realize_copy(const UOpPtr& node) {
+  // A graph that reads no buffer (only constants) is computed where it is copied to, without a copy.
+  int realize_copy(const UOpPtr& node) {
     const UOpPtr& src = node->src[0];
-    auto src_buf = Scheduler(std::vector<UOpPtr>{src}, src_device(src)).realize_into(items, src);
-    auto out = std::make_shared<rt::Buffer>(rt::Device::get(node->arg_str()), node->dtype, max_numel(*node));
+    const std::string from = src_device(src), to = node->arg_str();
+    const int src_slot = Scheduler(std::vector<UOpPtr>{src}, from.empty() ? to : from, b_).realize(src);
+    if (from.empty() || from == to) return done_[node.get()] = src_slot;
+    const int out = b_.add_slot(BufferSlot::Kind::TEMP, node->dtype, max_numel(*node), to);
     ScheduleItem item;
     item.kind = ScheduleItem::Kind::COPY;
-    item.bufs = {out, src_buf};
-    items.push_back(std::move(item));
+    item.slots = {out, src_slot};
+    b_.out.items.push_back(std::move(item));
     done_[node.get()] = out;
     keep_.push_back(node);
     return out;
   }
 
-  std::shared_ptr<rt::Buffer> realize_into(std::vector<ScheduleItem>& sink, const UOpPtr& node) {
-    auto buf = realize(node);
-    for (auto& it : items) sink.push_back(std::move(it));
-    return buf;
-  }
-
-  // The device of a graph: the device of any buffer in it (copies name their source device in src).
+  // The device of a graph: the device of any buffer in it (copies name their source device in src); "" for none.
   static std::string src_device(const UOpPtr& node) {
     for (const UOp* u : toposort(std::vector<UOpPtr>{node})) {
-      if (u->op == Op::BUFFER) return as_buffer(*u)->device().name();
+      if (u->op == Op::BUFFER) return u->payload()->device_name();
       if (u->op == Op::COPY) return u->arg_str();
     }
-    return default_device_name();
+    return "";
   }
-  static std::string default_device_name();
 
   // symbolic dims by their expression, spelled as an identifier: start_pos+1 -> start_pos_1
   static std::string kernel_name(const Dims& dims, bool reduce) {
@@ -151,7 +153,7 @@ class Scheduler {
   struct KernelBuilder {
     Scheduler& s;
     const UOp* root;
-    std::vector<std::shared_ptr<rt::Buffer>> bufs;
+    std::vector<int> bufs;  // slots, in parameter order
     std::vector<UOpPtr> out_ranges;
     bool has_reduce = false;
     int64_t next_range = 0;
@@ -193,23 +195,24 @@ class Scheduler {
       return is_one(size) ? const_int(dtypes::int64, 0) : r;
     }
 
-    UOpPtr param_for(const std::shared_ptr<rt::Buffer>& b) {
+    UOpPtr param_for(int slot) {
+      const DType d = s.b_.out.slots[static_cast<size_t>(slot)].dtype;
       for (size_t i = 0; i < bufs.size(); ++i)
-        if (bufs[i] == b) return UOp::make(Op::PARAM, b->dtype(), {}, static_cast<int64_t>(i));
-      bufs.push_back(b);
-      return UOp::make(Op::PARAM, b->dtype(), {}, static_cast<int64_t>(bufs.size() - 1));
+        if (bufs[i] == slot) return UOp::make(Op::PARAM, d, {}, static_cast<int64_t>(i));
+      bufs.push_back(slot);
+      return UOp::make(Op::PARAM, d, {}, static_cast<int64_t>(bufs.size() - 1));
     }
 
-    UOpPtr load(const std::shared_ptr<rt::Buffer>& b, const std::vector<UOpPtr>& idx, const Dims& shape,
-                const UOpPtr& valid) {
-      if (&b->device() != &rt::Device::get(s.device_))
-        throw Error("tg: kernel on " + s.device_ + " reads a tensor on " + b->device().name() + "; copy it first with .to(\"" +
+    UOpPtr load(int slot, const std::vector<UOpPtr>& idx, const Dims& shape, const UOpPtr& valid) {
+      const BufferSlot& b = s.b_.out.slots[static_cast<size_t>(slot)];
+      if (b.device != s.device_)
+        throw Error("tg: kernel on " + s.device_ + " reads a tensor on " + b.device + "; copy it first with .to(\"" +
                     s.device_ + "\")");
       UOpPtr index = simplify(linear_index(idx, shape));
       UOpPtr v = simplify(valid);
-      std::vector<UOpPtr> src = {param_for(b), index};
+      std::vector<UOpPtr> src = {param_for(slot), index};
       if (!(v->op == Op::CONST && v->arg_int() == 1)) src.push_back(v);
-      return UOp::make(Op::LOAD, b->dtype(), std::move(src));
+      return UOp::make(Op::LOAD, b.dtype, std::move(src));
     }
 
     UOpPtr build(const UOpPtr& node, const std::vector<UOpPtr>& idx, const UOpPtr& valid, bool expanded) {
@@ -227,7 +230,7 @@ class Scheduler {
       Dims shape = kdims(*node);
       if (node.get() != root && (s.shared_realize(node.get()) || s.cut_.count(node.get())))
         return load(s.realize(node), idx, shape, valid);
-      if (node->op == Op::BUFFER) return load(as_buffer(*node), idx, shape, valid);
+      if (node->op == Op::BUFFER) return load(s.b_.input(*node), idx, shape, valid);
       if (node->op == Op::CONST) return node->shape.empty() ? node : UOp::make(Op::CONST, node->dtype, {}, node->arg);
       if (node->op == Op::COPY || node->op == Op::CONTIGUOUS) return load(s.realize(node), idx, shape, valid);
       if (auto f = fold_index(*node, idx, shape, [this](const UOpPtr& d) { return kdim(d); })) {
@@ -269,23 +272,43 @@ class Scheduler {
   };
 };
 
-std::string Scheduler::default_device_name() { return tg::default_device(); }
-
 }  // namespace
 
-void describe_buffers(ScheduleItem& item) {
-  item.kernel.params.clear();
-  if (item.kind != ScheduleItem::Kind::KERNEL) return;
-  for (const auto& b : item.bufs) item.kernel.params.push_back({b->dtype(), static_cast<int64_t>(b->numel())});
+size_t Schedule::n_inputs() const {
+  size_t n = 0;
+  while (n < slots.size() && slots[n].kind == BufferSlot::Kind::INPUT) ++n;
+  return n;
 }
 
-std::vector<ScheduleItem> create_schedule(const std::vector<UOpPtr>& roots, const std::string& device,
-                                          std::vector<std::shared_ptr<rt::Buffer>>& out) {
-  Scheduler s(roots, device);
+void describe_params(ScheduleItem& item, const std::vector<BufferSlot>& slots) {
+  item.kernel.params.clear();
+  if (item.kind != ScheduleItem::Kind::KERNEL) return;
+  for (int s : item.slots) item.kernel.params.push_back({slots.at(static_cast<size_t>(s)).dtype, slots.at(static_cast<size_t>(s)).numel});
+}
+
+std::vector<std::shared_ptr<Payload>> input_buffers(const std::vector<UOpPtr>& roots) {
+  std::vector<std::shared_ptr<Payload>> inputs;
+  std::unordered_set<const Payload*> seen;
+  for (const UOp* u : toposort(roots))
+    if (u->op == Op::BUFFER && seen.insert(u->payload().get()).second) inputs.push_back(u->payload());
+  return inputs;
+}
+
+Schedule create_schedule(const std::vector<UOpPtr>& roots, const std::string& device) {
+  Building b;
+  for (const auto& in : input_buffers(roots)) {
+    b.input_slot.emplace(in.get(), static_cast<int>(b.out.slots.size()));
+    b.add_slot(BufferSlot::Kind::INPUT, in->dtype(), in->numel(), in->device_name());
+  }
+  Scheduler s(roots, device, b);
   for (const auto& cut : s.cuts_) s.realize(cut);  // in order: each kernel's build stops at the cut below it
-  out.clear();
-  for (const auto& r : roots) out.push_back(s.realize(r));
-  return std::move(s.items);
+  for (const auto& r : roots) {
+    const int slot = s.realize(r);
+    auto& kind = b.out.slots[static_cast<size_t>(slot)].kind;
+    if (kind == BufferSlot::Kind::TEMP) kind = BufferSlot::Kind::OUTPUT;
+    b.out.roots.push_back(slot);
+  }
+  return std::move(b.out);
 }
 
 }  // namespace tg::sched

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "ir/uop.hpp"
-#include "runtime/buffer.hpp"
 
 namespace tg::sched {
 
@@ -31,24 +30,38 @@ struct Kernel {
   std::vector<BufferParam> params;     // one per buffer in call order (describe_buffers): all codegen reads of them
 };
 
-struct ScheduleItem {
-  enum class Kind { KERNEL, COPY } kind = Kind::KERNEL;
-  Kernel kernel;                                 // for KERNEL
-  std::vector<std::shared_ptr<rt::Buffer>> bufs; // KERNEL: params in order (output first); COPY: {dst, src}
-  std::vector<int64_t> var_vals;                 // values of kernel.vars for this launch
+// A buffer of a schedule, by number. The INPUT slots come first: the graph's realized buffers in the order
+// input_buffers() lists them. OUTPUT (a root's) and TEMP slots are written by the schedule's kernels; the runtime's
+// memory planner (runtime/memory_plan.hpp) binds them to buffers, so a schedule holds no buffer and can be cached.
+struct BufferSlot {
+  enum class Kind : uint8_t { INPUT, OUTPUT, TEMP } kind = Kind::TEMP;
+  DType dtype;
+  int64_t numel = 0;
+  std::string device;  // canonical name
+  bool operator==(const BufferSlot&) const = default;
 };
 
-// Sets a KERNEL item's kernel.params from the buffers bound to it: create_schedule's items come out described, and
-// the executor describes every item it runs (the schedule cache and custom kernels bind buffers of their own).
-void describe_buffers(ScheduleItem& item);
+struct ScheduleItem {
+  enum class Kind { KERNEL, COPY } kind = Kind::KERNEL;
+  Kernel kernel;                  // for KERNEL
+  std::vector<int> slots;         // KERNEL: params in order (outputs first); COPY: {dst, src}
+  std::vector<int64_t> var_vals;  // values of kernel.vars for this launch
+};
 
-// Items in execution order that realize every root (roots are tensor-level nodes on `device`).
-// Returns one buffer per root in `out`.
-std::vector<ScheduleItem> create_schedule(const std::vector<ir::UOpPtr>& roots, const std::string& device,
-                                          std::vector<std::shared_ptr<rt::Buffer>>& out);
+struct Schedule {
+  std::vector<BufferSlot> slots;
+  std::vector<ScheduleItem> items;  // in execution order
+  std::vector<int> roots;           // the slot holding each root (an input slot for a root already realized)
+  size_t n_inputs() const;
+};
 
-// A buffer node for a realized tensor of this shape (the front end swaps a realized tensor's graph for it).
-// A symbolic shape (sym_shape) keeps its dims: the buffer holds the max, the data its bound extent.
-ir::UOpPtr buffer_node(const std::shared_ptr<rt::Buffer>& buf, const ir::Shape& shape, const std::vector<ir::UOpPtr>& sym_shape = {});
+// Sets a KERNEL item's kernel.params from its slots (what codegen reads of its buffers).
+void describe_params(ScheduleItem& item, const std::vector<BufferSlot>& slots);
+
+// The realized buffers a graph reads, numbered as a schedule's input slots: by first use in toposort order.
+std::vector<std::shared_ptr<ir::Payload>> input_buffers(const std::vector<ir::UOpPtr>& roots);
+
+// The items, in execution order, that realize every root (roots are tensor-level nodes on `device`).
+Schedule create_schedule(const std::vector<ir::UOpPtr>& roots, const std::string& device);
 
 }  // namespace tg::sched

@@ -330,12 +330,12 @@ std::vector<Tensor> CustomKernel::operator()(const std::vector<std::pair<Shape, 
   std::vector<std::shared_ptr<rt::Buffer>> bufs;
   for (const auto& [shape, dtype] : outputs) {
     outs.push_back(Tensor::empty(shape, dtype, device));
-    bufs.push_back(std::static_pointer_cast<rt::Buffer>(outs.back().node()->payload()));
+    bufs.push_back(rt::buffer_of(*outs.back().node()));
   }
   for (Tensor t : inputs) {
     if (t.device() != device) bad(impl_->name + " inputs are on " + device + " and " + t.device());
     t.realize();
-    bufs.push_back(std::static_pointer_cast<rt::Buffer>(t.node()->payload()));
+    bufs.push_back(rt::buffer_of(*t.node()));
   }
   if (bufs.empty()) bad(impl_->name + " has neither outputs nor inputs");
   for (int idx : written)
@@ -346,7 +346,11 @@ std::vector<Tensor> CustomKernel::operator()(const std::vector<std::pair<Shape, 
       bad(impl_->name + " uses buffer " + std::to_string(i) + " but was called with " + std::to_string(bufs.size()) + " tensors");
     if (bufs[i]->dtype() != d) bad(impl_->name + " declares buffer " + std::to_string(i) + " as " + d.name() + ", got " + bufs[i]->dtype().name());
   }
+  // a schedule of one item whose every buffer is the caller's (an input slot)
+  sched::Schedule s;
+  for (const auto& b : bufs) s.slots.push_back({sched::BufferSlot::Kind::INPUT, b->dtype(), b->numel(), b->device_name()});
   sched::ScheduleItem item;
+  for (size_t i = 0; i < bufs.size(); ++i) item.slots.push_back(static_cast<int>(i));
   item.kernel.written_inputs = written;
   // kernel params after the buffers: the variables sorted by name, as the scheduler orders them
   std::vector<UOpPtr> declared = impl_->vars;
@@ -367,9 +371,9 @@ std::vector<Tensor> CustomKernel::operator()(const std::vector<std::pair<Shape, 
   item.kernel.n_outputs = static_cast<int>(outputs.size());
   item.kernel.custom = true;
   item.kernel.parallel = impl_->parallel;
-  item.bufs = std::move(bufs);
-  std::vector<sched::ScheduleItem> items{std::move(item)};
-  rt::run_schedule(items);
+  sched::describe_params(item, s.slots);
+  s.items.push_back(std::move(item));
+  rt::run_schedule(s, bufs);
   return outs;
 }
 

@@ -12,13 +12,14 @@
 #include <stdexcept>
 
 #include "ir/sym_shape.hpp"
-#include "tensor/tensor_internal.hpp"
 #include "ir/uop.hpp"
 #include "runtime/device.hpp"
-#include "runtime/options.hpp"
 #include "runtime/executor.hpp"
-#include "schedule/schedule.hpp"
+#include "runtime/memory_plan.hpp"
+#include "runtime/options.hpp"
 #include "runtime/schedule_cache.hpp"
+#include "schedule/schedule.hpp"
+#include "tensor/tensor_internal.hpp"
 #include "tg/device.hpp"
 
 namespace tg {
@@ -87,7 +88,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, const std::string& device)
     if (d < 0) bad("negative dimension in shape " + shape_str(shape));
   std::string dev = resolve_device(device);
   auto buf = std::make_shared<rt::Buffer>(rt::Device::get(dev), dtype, prod(shape));
-  return Tensor(sched::buffer_node(buf, shape), dev);
+  return Tensor(rt::buffer_node(buf, shape), dev);
 }
 
 Tensor Tensor::full(const Shape& shape, double value, DType dtype, const std::string& device) {
@@ -156,7 +157,7 @@ Tensor Tensor::from_bytes(const void* data, size_t nbytes, const Shape& shape, D
   if (nbytes != need)
     bad("host data has " + std::to_string(nbytes) + " bytes, shape " + shape_str(shape) + " of " + dtype.name() + " needs " +
         std::to_string(need));
-  std::static_pointer_cast<rt::Buffer>(t.node()->payload())->copy_in(data, nbytes);
+  rt::buffer_of(*t.node())->copy_in(data, nbytes);
   return t;
 }
 
@@ -170,7 +171,7 @@ Tensor Tensor::from_host_memory(const void* data, size_t nbytes, const Shape& sh
     bad("host memory has " + std::to_string(nbytes) + " bytes, shape " + shape_str(shape) + " of " + dtype.name() + " needs " + std::to_string(need));
   auto buf = std::make_shared<rt::Buffer>(d, dtype, prod(shape));
   buf->adopt_host_memory(data, std::move(owner));
-  return Tensor(sched::buffer_node(buf, shape), dev);
+  return Tensor(rt::buffer_node(buf, shape), dev);
 }
 
 Tensor Tensor::from_variable(const BoundVariable& v, const std::string& device) {
@@ -707,10 +708,15 @@ void Tensor::realize_all(std::vector<Tensor*> ts) {
     if (t->device() != todo[0]->device()) bad("realize_all: tensors on " + todo[0]->device() + " and " + t->device());
     roots.push_back(t->node());
   }
-  std::vector<std::shared_ptr<rt::Buffer>> bufs;
-  auto items = rt::cached_schedule(roots, todo[0]->device(), bufs, rt::read_options().schedule_cache);
-  rt::run_schedule(items);
-  for (size_t i = 0; i < todo.size(); ++i) todo[i]->impl_->node = sched::buffer_node(bufs[i], todo[i]->node()->shape, todo[i]->node()->sym_shape);
+  // schedule (or find the schedule of an equal graph), bind its buffers, run it; the roots become their buffers
+  std::vector<std::shared_ptr<ir::Payload>> inputs;
+  const sched::Schedule s = rt::cached_schedule(roots, todo[0]->device(), inputs, rt::read_options().schedule_cache);
+  const auto bufs = rt::plan_memory(s, inputs);
+  rt::run_schedule(s, bufs);
+  for (size_t i = 0; i < todo.size(); ++i) {
+    const auto& root = bufs.at(static_cast<size_t>(s.roots[i]));
+    todo[i]->impl_->node = rt::buffer_node(root, todo[i]->node()->shape, todo[i]->node()->sym_shape);
+  }
 }
 
 Tensor& Tensor::realize() {
@@ -736,7 +742,7 @@ void Tensor::check_host_type(size_t size) const {
 
 void Tensor::copy_out(void* dst, size_t nbytes) {
   realize();
-  auto buf = std::static_pointer_cast<rt::Buffer>(node()->payload());
+  auto buf = rt::buffer_of(*node());
   // a symbolic tensor's buffer is sized for the max; its elements under the bindings come first
   uint64_t have = static_cast<uint64_t>(numel()) * dtype().itemsize();
   if (nbytes != have) bad("copy_out of " + std::to_string(nbytes) + " bytes from a tensor of " + std::to_string(have) + " bytes");

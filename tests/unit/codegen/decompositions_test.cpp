@@ -17,7 +17,7 @@
 #include <random>
 
 #include "codegen/lower.hpp"
-#include "run_lowered.hpp"
+#include "../planned_schedule.hpp"
 #include "ir/uop.hpp"
 #include "runtime/device.hpp"
 #include "tg/custom_kernel.hpp"
@@ -48,26 +48,25 @@ int count_op(const KirProgram& k, tg_kir_op op, int dtype = -1) {
   return n;
 }
 
-// Lowers one scheduled kernel with edited caps, renders, compiles and runs it on its device (as lower_test does).
-KirProgram run_item(const sched::ScheduleItem& it, const CapsEdit& edit) {
-  rt::Device& dev = it.bufs[0]->device();
-  tg_renderer_caps caps = dev.caps();
+// Lowers one scheduled kernel with edited caps, renders, compiles and runs it on its buffers' device (as lower_test
+// does).
+KirProgram run_item(const sched::ScheduleItem& it, const std::vector<std::shared_ptr<rt::Buffer>>& bufs, const CapsEdit& edit) {
+  tg_renderer_caps caps = bufs.at(0)->device().caps();
   edit(caps);
   KirProgram k = lower_kernel(it.kernel, caps);
-  run_lowered(k, it);
+  run_lowered(k, it, bufs);
   return k;
 }
 
 // Schedules t (one kernel), runs it with edited caps; returns the KIR and the output's bytes.
 template <class T>
 std::pair<KirProgram, std::vector<T>> run_with_caps(const Tensor& t, const CapsEdit& edit) {
-  std::vector<std::shared_ptr<rt::Buffer>> outs;
-  auto items = sched::create_schedule({t.node()}, t.device(), outs);
-  EXPECT_EQ(items.size(), 1u) << "a tiny kernel should be one schedule item";
-  KirProgram k = run_item(items.at(0), edit);
+  const PlannedSchedule planned({t.node()}, t.device());
+  EXPECT_EQ(planned.items().size(), 1u) << "a tiny kernel should be one schedule item";
+  KirProgram k = run_item(planned.items().at(0), planned.bufs(0), edit);
   std::vector<T> out(static_cast<size_t>(t.numel()));
-  EXPECT_EQ(outs[0]->nbytes(), out.size() * sizeof(T));
-  outs[0]->copy_out(out.data(), out.size() * sizeof(T));
+  EXPECT_EQ(planned.root().nbytes(), out.size() * sizeof(T));
+  planned.root().copy_out(out.data(), out.size() * sizeof(T));
   return {std::move(k), std::move(out)};
 }
 
@@ -227,10 +226,9 @@ TEST(Decompositions, SixteenBitFloatsComputeInFloat32) {
     for (const HalfCase& c : cases) {
       SCOPED_TRACE(c.name);
       // a renderer claiming the op for the 16-bit type gets it as is (lowered only: the CPU renders no such math)
-      std::vector<std::shared_ptr<rt::Buffer>> outs;
-      auto items = sched::create_schedule({c.fn(ta, tb).node()}, ta.device(), outs);
+      auto items = sched::create_schedule({c.fn(ta, tb).node()}, ta.device()).items;
       ASSERT_EQ(items.size(), 1u);
-      tg_renderer_caps claims = items[0].bufs[0]->device().caps();
+      tg_renderer_caps claims = rt::Device::get(ta.device()).caps();
       claims.ops[h.tg_dtype] |= 1ull << c.op;
       ASSERT_GT(count_op(lower_kernel(items[0].kernel, claims), c.op, h.tg_dtype), 0)
           << "with caps for it the op runs in " << h.dtype.name();
@@ -257,8 +255,12 @@ TEST(Decompositions, SixteenBitFloatsComputeInFloat32) {
 
 // A custom kernel's single statement (a loop over one GLOBAL range) as a schedule item over the given buffers, as
 // CustomKernel::operator() builds it, so that it can be lowered with edited caps.
-sched::ScheduleItem custom_item(const std::string& name, const KExpr& statement, const KExpr& global,
-                                std::vector<std::shared_ptr<rt::Buffer>> bufs) {
+struct CustomItem {
+  sched::ScheduleItem item;
+  std::vector<std::shared_ptr<rt::Buffer>> bufs;
+};
+CustomItem custom_item(const std::string& name, const KExpr& statement, const KExpr& global,
+                       std::vector<std::shared_ptr<rt::Buffer>> bufs) {
   sched::ScheduleItem item;
   item.kernel.sink = ir::UOp::make(ir::Op::SINK, dtypes::bool_, {statement.node});
   item.kernel.out_ranges = {global.node};
@@ -266,9 +268,8 @@ sched::ScheduleItem custom_item(const std::string& name, const KExpr& statement,
   item.kernel.n_outputs = 1;
   item.kernel.custom = true;
   item.kernel.parallel = false;
-  item.bufs = std::move(bufs);
-  sched::describe_buffers(item);
-  return item;
+  for (const auto& b : bufs) item.kernel.params.push_back({b->dtype(), b->numel()});
+  return {std::move(item), std::move(bufs)};
 }
 
 std::shared_ptr<rt::Buffer> buffer_of(const void* data, DType d, int64_t n) {
@@ -292,7 +293,7 @@ TEST(Decompositions, FmaWithoutTheRendererRoundsTwice) {
     auto out = buffer_of(nullptr, dtypes::float32, n);
     auto item = custom_item("fma3", st, g, {out, buffer_of(a.data(), dtypes::float32, n), buffer_of(b.data(), dtypes::float32, n),
                                             buffer_of(c.data(), dtypes::float32, n)});
-    KirProgram k = run_item(item, [&](tg_renderer_caps& caps) {
+    KirProgram k = run_item(item.item, item.bufs, [&](tg_renderer_caps& caps) {
       if (!has_fma) drop_op(caps, TG_KIR_FMA);
     });
     if (has_fma && count_op(k, TG_KIR_FMA) == 0) GTEST_SKIP() << "the CPU renderer declares no FMA on this host";
@@ -329,7 +330,7 @@ TEST(Decompositions, Dot4AndLut16FromShiftsAndSelects) {
   auto out = buffer_of(nullptr, dtypes::int32, 2 * n);
   auto item = custom_item("dot4_lut16", st, g, {out, buffer_of(acc.data(), dtypes::int32, n), buffer_of(u.data(), dtypes::int32, n),
                                                 buffer_of(s.data(), dtypes::int32, n), buffer_of(idx.data(), dtypes::int32, n)});
-  KirProgram k = run_item(item, [](tg_renderer_caps& caps) {
+  KirProgram k = run_item(item.item, item.bufs, [](tg_renderer_caps& caps) {
     drop_op(caps, TG_KIR_DOT4);
     drop_op(caps, TG_KIR_LUT16);
   });
@@ -373,7 +374,7 @@ TEST(Decompositions, PackedLoadsFromBytes) {
     SCOPED_TRACE(packed ? "renderer with packed loads" : "renderer without packed loads");
     auto out = buffer_of(nullptr, dtypes::int64, 3 * n);
     auto item = custom_item("packed", st, g, {out, buffer_of(bytes.data(), dtypes::uint8, static_cast<int64_t>(bytes.size()))});
-    KirProgram k = run_item(item, [&](tg_renderer_caps& caps) {
+    KirProgram k = run_item(item.item, item.bufs, [&](tg_renderer_caps& caps) {
       if (!packed) caps.packed_loads = 0;
     });
     int wide_loads = 0;

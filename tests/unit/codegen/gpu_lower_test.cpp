@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <random>
 
+#include "../planned_schedule.hpp"
 #include "runtime/options.hpp"
 #include "schedule/schedule.hpp"
 
@@ -25,9 +26,9 @@ namespace {
 using test::gpu_caps;
 
 std::vector<KirProgram> lower_all(const Tensor& t, const tg_renderer_caps& caps, const LowerOpts& opts = {}) {
-  std::vector<std::shared_ptr<rt::Buffer>> outs;
   std::vector<KirProgram> kirs;
-  for (auto& it : sched::create_schedule({t.node()}, t.device(), outs))
+  const auto schedule = sched::create_schedule({t.node()}, t.device());
+  for (auto& it : schedule.items)
     if (it.kind == sched::ScheduleItem::Kind::KERNEL) kirs.push_back(lower_kernel(it.kernel, caps, opts));
   return kirs;
 }
@@ -140,6 +141,46 @@ TEST(GpuLowering, LoopsBeyondTheGridsDimsAreCollapsedIntoTheLast) {
   EXPECT_EQ(count(kirs[0], TG_KIR_RANGE), 0) << "every output loop should be on the grid";
 }
 
+int64_t local_elements(const KirProgram& k) {
+  for (const auto& in : k.insts)
+    if (in.op == TG_KIR_DEFINE_LOCAL) return in.arg.i;
+  return 0;
+}
+
+// GROUP's and LOCAL's amounts are the work-group: GROUP(0, n) shares each output's reductions among n work-items
+// (any n the device takes, also where the heuristic would not group), LOCAL(0, e) tiles a matmul with e x e.
+TEST(GpuLowering, GroupAndLocalTakeTheirWorkGroupSize) {
+  const Tensor x = buffer({2, 5000});
+  for (int n : {2, 48, 64, 256}) {
+    const KirProgram g = lower_all(x.sum({1}), gpu_caps(), LowerOpts{Opts{{OptOp::GROUP, 0, n}}})[0];
+    EXPECT_EQ(g.dims.local[0], static_cast<uint32_t>(n));
+    EXPECT_EQ(g.dims.global[0], 2u) << "one work-group per output";
+    EXPECT_EQ(local_elements(g), n) << "one partial per work-item";
+  }
+  const KirProgram own = lower_all(x.sum({1}), gpu_caps(), LowerOpts{Opts{{OptOp::GROUP}}})[0];
+  EXPECT_EQ(own.dims.local[0], 256u) << "0: the plan's own size";
+  EXPECT_EQ(local_elements(lower_all(buffer({2, 100}).sum({1}), gpu_caps())[0]), 0) << "too short for the heuristic";
+  EXPECT_EQ(local_elements(lower_all(buffer({2, 100}).sum({1}), gpu_caps(), LowerOpts{Opts{{OptOp::GROUP, 0, 32}}})[0]), 32);
+  auto refused = [&](const Tensor& t, const Opts& o, const std::string& why) {
+    try {
+      lower_all(t, gpu_caps(), LowerOpts{o});
+      ADD_FAILURE() << str(o) << " applied";
+    } catch (const OptError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  refused(x.sum({1}), {{OptOp::GROUP, 0, 512}}, "GROUP does not fit");  // the caps take 256 work-items a group
+  refused(x.sum({1}), {{OptOp::GROUP, 0, 1}}, "a work-group size is 2 or more");
+  const Tensor a = buffer({128, 96}), b = buffer({96, 64});
+  const KirProgram l8 = lower_all(a.matmul(b), gpu_caps(), LowerOpts{Opts{{OptOp::LOCAL, 0, 8}}})[0];
+  EXPECT_EQ(l8.dims.local[0], 8u);
+  EXPECT_EQ(l8.dims.local[1], 8u);
+  EXPECT_EQ(uint64_t{l8.dims.global[0]} * l8.dims.global[1] * 64u * 16u, 128u * 64u) << "every output once (4 x 4 each)";
+  refused(a.matmul(b), {{OptOp::LOCAL, 0, 32}}, "LOCAL does not fit");  // 1024 work-items
+  refused(a.matmul(b), {{OptOp::LOCAL, 0, 12}}, "LOCAL does not fit");
+  refused(a.matmul(b), {{OptOp::TC, 0, 64}}, "its amount is 0");
+}
+
 TEST(GpuLowering, MatmulIsTiledThroughLocalMemory) {
   Tensor a = buffer({128, 96}), b = buffer({96, 64});
   auto kirs = lower_all(a.matmul(b), gpu_caps());
@@ -244,6 +285,17 @@ TEST(GpuLowering, MalformedTensorCoresAreIgnored) {
   EXPECT_EQ(count(lower_all(half_buffer({128, 64}).matmul(half_buffer({64, 128})), caps)[0], TG_KIR_WMMA), 0);
 }
 
+// t's one kernel lowered with `actions` for `device` and run there (render, compile, launch); its output.
+std::vector<float> run_listed(const Tensor& t, const std::string& device, const Opts& actions) {
+  const PlannedSchedule planned({t.node()}, device);
+  EXPECT_EQ(planned.items().size(), 1u);
+  const KirProgram k = lower_kernel(planned.items().at(0).kernel, rt::Device::get(device).caps(), LowerOpts{actions});
+  run_lowered(k, planned.items()[0], planned.bufs(0));
+  std::vector<float> out(static_cast<size_t>(t.numel()));
+  planned.root().copy_out(out.data(), out.size() * sizeof(float));
+  return out;
+}
+
 // Products on a GPU device against a host loop in double: plain, batched, with a transposed operand and a fused
 // epilogue, in float32 and float16 (which is multiplied exactly and summed in float32).
 void check_matmul_results(const std::string& device, uint32_t seed) {
@@ -274,6 +326,12 @@ void check_matmul_results(const std::string& device, uint32_t seed) {
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j)
         ASSERT_NEAR(got[(z * M + i) * N + j], std::max(0.0, ref(z, i, j) + bias[j]), 1e-4) << z << "," << i << "," << j;
+  // an 8 x 8 work-group (LOCAL's size) computes the same products (M and N are multiples of 8 x 4)
+  const Tensor flat_a = Tensor::from_vector(std::vector<float>(a.begin(), a.begin() + M * K), {M, K}, device);
+  const Tensor flat_b = Tensor::from_vector(std::vector<float>(b.begin(), b.begin() + K * N), {K, N}, device);
+  const auto local8 = run_listed(flat_a.matmul(flat_b), device, {{OptOp::LOCAL, 0, 8}});
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) ASSERT_NEAR(local8[i * N + j], ref(0, i, j), 1e-4) << "LOCAL(0,8) " << i << "," << j;
   // A given as its transpose (k-major): the same products
   Tensor at = Tensor::from_vector(a, {B, M, K}, device).transpose(1, 2).contiguous().transpose(1, 2);
   auto got_t = at.matmul(tb).to_vector<float>();
@@ -309,6 +367,11 @@ void check_gpu_results(const std::string& device, uint32_t seed) {
     float m = -INFINITY;
     for (int64_t j = 0; j < n; ++j) s += x[r * n + j], m = std::max(m, x[r * n + j]);
     EXPECT_NEAR(got[r], s + m, 1e-3) << "row " << r;
+  }
+  // the same reductions with the work-group sizes given (a size that is no power of two included)
+  for (int group : {2, 48, 128}) {
+    const auto listed = run_listed(t.sum({1}) + t.max({1}), device, {{OptOp::GROUP, 0, group}});
+    for (int64_t r = 0; r < rows; ++r) EXPECT_NEAR(listed[r], got[r], 1e-3) << "GROUP(0," << group << ") row " << r;
   }
   std::vector<float> a(6 * 40 * 96);
   for (auto& v : a) v = u(rng);

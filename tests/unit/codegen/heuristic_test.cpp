@@ -96,8 +96,7 @@ TEST(Heuristic, PaddedStagedMatmulMatchesFloat64) {
   {
     Tensor a = Tensor::rand({m, k}, 1), b = Tensor::rand({k, n}, 2);
     a.realize(), b.realize();
-    std::vector<std::shared_ptr<rt::Buffer>> outs;
-    const auto items = sched::create_schedule({a.matmul(b).node()}, "CPU", outs);
+    const auto items = sched::create_schedule({a.matmul(b).node()}, "CPU").items;
     ASSERT_EQ(items.size(), 1u) << "the product is not one kernel";
     rt::Device& dev = rt::Device::get("CPU");
     const KirProgram kir = lower_kernel(items[0].kernel, dev.caps());

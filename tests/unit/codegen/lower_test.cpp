@@ -1,7 +1,7 @@
 // Lowering to KIR against a real device with edited capabilities: decompositions replace what a renderer lacks,
 // upcasting produces vector instructions only where the renderer takes them, and results stay the same.
 #include "codegen/lower.hpp"
-#include "run_lowered.hpp"
+#include "../planned_schedule.hpp"
 
 #include <gtest/gtest.h>
 
@@ -24,19 +24,18 @@ struct Lowered {
 
 // Schedules t, lowers every kernel with edited caps, then renders, compiles and runs it on t's device.
 Lowered run_with_caps(const Tensor& t, const CapsEdit& edit) {
-  std::vector<std::shared_ptr<rt::Buffer>> outs;
-  auto items = sched::create_schedule({t.node()}, t.device(), outs);
+  const PlannedSchedule planned({t.node()}, t.device());
   Lowered r;
-  for (auto& it : items) {
-    rt::Device& dev = it.bufs[0]->device();
-    tg_renderer_caps caps = dev.caps();
+  for (size_t i = 0; i < planned.items().size(); ++i) {
+    const auto bufs = planned.bufs(i);
+    tg_renderer_caps caps = bufs[0]->device().caps();
     edit(caps);
-    KirProgram k = lower_kernel(it.kernel, caps);
-    run_lowered(k, it);
+    KirProgram k = lower_kernel(planned.items()[i].kernel, caps);
+    run_lowered(k, planned.items()[i], bufs);
     r.kirs.push_back(std::move(k));
   }
   r.out.resize(static_cast<size_t>(t.numel()));
-  outs[0]->copy_out(r.out.data(), r.out.size() * sizeof(float));
+  planned.root().copy_out(r.out.data(), r.out.size() * sizeof(float));
   return r;
 }
 
@@ -120,9 +119,9 @@ TEST(Upcast, VectorInstructionsOnlyWhereTheRendererTakesThem) {
 
 TEST(Upcast, NoOptLowersThePlainLoopNest) {
   const Tensor a = Tensor::rand({32, 64}, 3), b = Tensor::rand({64, 48}, 4);
-  std::vector<std::shared_ptr<rt::Buffer>> outs;
-  for (auto& it : sched::create_schedule({a.matmul(b).node()}, a.device(), outs)) {
-    const tg_renderer_caps caps = it.bufs[0]->device().caps();
+  const sched::Schedule schedule = sched::create_schedule({a.matmul(b).node()}, a.device());
+  for (const auto& it : schedule.items) {
+    const tg_renderer_caps caps = rt::Device::get(a.device()).caps();
     EXPECT_TRUE(has_vector_inst(lower_kernel(it.kernel, caps))) << "the heuristics should vectorize a matmul";
     EXPECT_FALSE(has_vector_inst(lower_kernel(it.kernel, caps, plain_loops())));
   }
@@ -132,10 +131,9 @@ TEST(Upcast, NoOptLowersThePlainLoopNest) {
 // do), TG_TIME_PASSES each step's time; the KIR is the same either way.
 TEST(Pipeline, DebugShowsEveryStepAndTimePassesTimesThem) {
   const Tensor a = Tensor::rand({64, 64}, 5), b = Tensor::rand({64, 64}, 6);
-  std::vector<std::shared_ptr<rt::Buffer>> outs;
-  auto items = sched::create_schedule({a.matmul(b).node()}, a.device(), outs);
+  auto items = sched::create_schedule({a.matmul(b).node()}, a.device()).items;
   ASSERT_EQ(items.size(), 1u);
-  const tg_renderer_caps caps = items[0].bufs[0]->device().caps();
+  const tg_renderer_caps caps = rt::Device::get(a.device()).caps();
   const KirProgram quiet = lower_kernel(items[0].kernel, caps);
   testing::internal::CaptureStderr();
   const KirProgram shown = lower_kernel(items[0].kernel, caps, LowerOpts{.switches = {.debug = 5, .time_passes = true}});

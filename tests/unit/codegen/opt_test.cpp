@@ -16,7 +16,7 @@
 
 #include "codegen/lower.hpp"
 #include "codegen/search.hpp"
-#include "run_lowered.hpp"
+#include "../planned_schedule.hpp"
 #include "runtime/buffer.hpp"
 #include "runtime/device.hpp"
 #include "runtime/executor.hpp"
@@ -31,8 +31,7 @@ constexpr OptOp UPCAST = OptOp::UPCAST, PADTO = OptOp::PADTO, STAGE = OptOp::STA
 struct Matmul {
   int64_t m, k, n;
   std::vector<float> a, b;
-  std::vector<sched::ScheduleItem> items;
-  std::vector<std::shared_ptr<rt::Buffer>> outs;
+  std::optional<PlannedSchedule> planned;
 
   // `operands`: float32, or bfloat16 operands of a float32 product (a.cast(float32).matmul(b.cast(float32)))
   Matmul(int64_t m_, int64_t k_, int64_t n_, uint64_t seed, DType operands = dtypes::float32)
@@ -46,7 +45,7 @@ struct Matmul {
     if (bf16) ta = ta.cast(operands), tb = tb.cast(operands);  // exact: the values are bfloat16 already
     ta.realize(), tb.realize();
     if (bf16) ta = ta.cast(dtypes::float32), tb = tb.cast(dtypes::float32);
-    items = sched::create_schedule({ta.matmul(tb).node()}, "CPU", outs);
+    planned.emplace(std::vector<ir::UOpPtr>{ta.matmul(tb).node()}, "CPU");
   }
   // x rounded to the nearest bfloat16 (ties to even), by its bits: the top 16 of the float32's
   static float to_bfloat16(float x) {
@@ -56,16 +55,16 @@ struct Matmul {
     std::memcpy(&x, &bits, 4);
     return x;
   }
-  const sched::ScheduleItem& item() const { return items.at(0); }
+  const sched::ScheduleItem& item() const { return planned->items().at(0); }
   KirProgram lower(const std::optional<Opts>& actions) const {
     return lower_kernel(item().kernel, rt::Device::get("CPU").caps(), LowerOpts{actions});
   }
   // Runs `kir` on the kernel's buffers; the largest error against a float64 loop, in units of the float32
   // accumulation bound (k ulps of the sum of magnitudes): <= 1 passes.
   double run_error(const KirProgram& kir) const {
-    run_lowered(kir, item());
+    run_lowered(kir, item(), planned->bufs(0));
     std::vector<float> got(m * n);
-    item().bufs[0]->copy_out(got.data(), got.size() * sizeof(float));
+    planned->root().copy_out(got.data(), got.size() * sizeof(float));
     double worst = 0;
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
@@ -148,25 +147,24 @@ struct Sum {
   int64_t rows, cols;
   bool over_rows;  // x.sum({1}) (each row's sum), else x.sum({0})
   std::vector<float> x;
-  std::vector<sched::ScheduleItem> items;
-  std::vector<std::shared_ptr<rt::Buffer>> outs;
+  std::optional<PlannedSchedule> planned;
   Sum(int64_t r, int64_t c, bool rowwise, uint64_t seed) : rows(r), cols(c), over_rows(rowwise), x(r * c) {
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     for (float& v : x) v = dist(rng);
     Tensor t = Tensor::from_vector(x, {rows, cols});
     t.realize();
-    items = sched::create_schedule({t.sum({over_rows ? 1 : 0}).node()}, "CPU", outs);
+    planned.emplace(std::vector<ir::UOpPtr>{t.sum({over_rows ? 1 : 0}).node()}, "CPU");
   }
   KirProgram lower(const std::optional<Opts>& actions) const {
-    return lower_kernel(items.at(0).kernel, rt::Device::get("CPU").caps(), LowerOpts{actions});
+    return lower_kernel(planned->items().at(0).kernel, rt::Device::get("CPU").caps(), LowerOpts{actions});
   }
   // largest error in units of the float32 accumulation bound (n ulps of the sum of magnitudes)
   double run_error(const KirProgram& kir) const {
-    run_lowered(kir, items.at(0));
+    run_lowered(kir, planned->items().at(0), planned->bufs(0));
     const int64_t n_out = over_rows ? rows : cols, n = over_rows ? cols : rows;
     std::vector<float> got(n_out);
-    items.at(0).bufs[0]->copy_out(got.data(), got.size() * sizeof(float));
+    planned->root().copy_out(got.data(), got.size() * sizeof(float));
     double worst = 0;
     for (int64_t o = 0; o < n_out; ++o) {
       double ref = 0, mag = 0;

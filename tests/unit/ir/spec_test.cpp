@@ -36,8 +36,8 @@ TEST(Spec, ScheduledKernelsPass) {
                                 a.sum({1}), a.matmul(b), a.softmax(-1), a.cast(DType(ScalarType::Int32)) + 3};
   size_t kernels = 0;
   for (const Tensor& t : graphs) {
-    std::vector<std::shared_ptr<rt::Buffer>> out;
-    for (const auto& it : sched::create_schedule({t.node()}, t.device(), out)) {
+    const auto schedule = sched::create_schedule({t.node()}, t.device());
+    for (const auto& it : schedule.items) {
       if (it.kind != sched::ScheduleItem::Kind::KERNEL) continue;
       ++kernels;
       EXPECT_EQ(verdict(it.kernel.sink), "(valid)") << it.kernel.name << ": " << it.kernel.sink->str(10);

@@ -79,8 +79,7 @@ TEST(NvCompile, EveryKernelCompilesForSm80AndSm90) {
   for (const Program& program : tg::test::compile_test_programs()) {
     SCOPED_TRACE(program.name);
     const Tensor t = program.make();
-    std::vector<std::shared_ptr<tg::rt::Buffer>> outs;
-    std::vector<tg::sched::ScheduleItem> items = tg::sched::create_schedule({t.node()}, t.device(), outs);
+    std::vector<tg::sched::ScheduleItem> items = tg::sched::create_schedule({t.node()}, t.device()).items;
     for (const auto& item : items) {
       if (item.kind != tg::sched::ScheduleItem::Kind::KERNEL) continue;
       const tg::codegen::KirProgram kir = tg::codegen::lower_kernel(item.kernel, caps);

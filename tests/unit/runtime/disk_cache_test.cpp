@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "fresh_cache_dir.hpp"
-#include "runtime/executor.hpp"
+#include "runtime/program_cache.hpp"
 #include "tg/profile.hpp"
 #include "tg/tensor.hpp"
 

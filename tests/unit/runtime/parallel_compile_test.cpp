@@ -3,7 +3,9 @@
 #include <tbb/parallel_for.h>
 
 #include "codegen/lower.hpp"
+#include "runtime/device.hpp"
 #include "runtime/disk_cache.hpp"
+#include "schedule/schedule.hpp"
 #include "tg/tensor.hpp"
 
 namespace tg::rt {
@@ -16,10 +18,9 @@ TEST(ParallelCompile, BinariesMatchASerialCompile) {
   for (int i = 0; i < 12; ++i) {
     Tensor x = Tensor::rand({4, 33}, 1).realize();
     Tensor y = ((x * (1.5 + i)).exp() + static_cast<double>(i)).sum({1});
-    std::vector<std::shared_ptr<Buffer>> out;
-    auto items = sched::create_schedule({y.node()}, y.device(), out);
+    auto items = sched::create_schedule({y.node()}, y.device()).items;
     ASSERT_EQ(items.size(), 1u);
-    dev = &items[0].bufs[0]->device();
+    dev = &Device::get(y.device());
     auto k = codegen::lower_kernel(items[0].kernel, dev->caps());
     sources.push_back(dev->render(k.view()));
     names.push_back(k.name);

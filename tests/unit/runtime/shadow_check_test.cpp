@@ -10,9 +10,10 @@
 #include <cmath>
 #include <cstring>
 
+#include "../planned_schedule.hpp"
 #include "codegen/lower.hpp"
 #include "runtime/device.hpp"
-#include "runtime/executor.hpp"
+#include "runtime/launch.hpp"
 #include "tg/device.hpp"
 #include "tg/error.hpp"
 #include "tg/tensor.hpp"
@@ -31,20 +32,20 @@ bool has_interp() {
 // One kernel of t scheduled on the CPU, run there; keeps what shadow_check needs.
 struct Ran {
   sched::ScheduleItem item;
+  std::vector<std::shared_ptr<Buffer>> bufs;
   codegen::KirProgram kir;
   std::string source;
 };
 
 Ran run_on_cpu(const Tensor& t) {
-  std::vector<std::shared_ptr<Buffer>> outs;
-  auto items = sched::create_schedule({t.node()}, t.device(), outs);
-  EXPECT_EQ(items.size(), 1u);
-  Ran r{items.at(0), {}, {}};
-  Device& dev = r.item.bufs[0]->device();
+  const codegen::PlannedSchedule planned({t.node()}, t.device());
+  EXPECT_EQ(planned.items().size(), 1u);
+  Ran r{planned.items().at(0), planned.bufs(0), {}, {}};
+  Device& dev = r.bufs[0]->device();
   r.kir = codegen::lower_kernel(r.item.kernel, dev.caps());
   r.source = dev.render(r.kir.view());
   auto prog = dev.load(dev.compile(r.source, r.kir.name), r.kir.view());
-  dev.launch(*prog, pack_args(*prog, r.item.bufs, r.item.var_vals), r.kir.dims, true);
+  dev.launch(*prog, pack_args(*prog, r.bufs, r.item.var_vals), r.kir.dims, true);
   return r;
 }
 
@@ -58,7 +59,7 @@ void poke(Buffer& b, size_t i, T v) {
 
 std::string error_of(const Ran& r) {
   try {
-    shadow_check(r.item, r.kir, r.source, "INTERP");
+    shadow_check(r.item, r.bufs, r.kir, r.source, "INTERP");
   } catch (const Error& e) {
     return e.what();
   }
@@ -85,16 +86,16 @@ TEST_F(ShadowCheck, FloatKernelWithinToleranceAndNaNs) {
 
   // within 1e-4 relative: still the same
   const float want5 = a[5] * b[5] + 1;  // -1.75 * 1.5 + 1 = -1.625
-  poke<float>(*r.item.bufs[0], 5, want5 * (1 + 5e-5f));
+  poke<float>(*r.bufs[0], 5, want5 * (1 + 5e-5f));
   EXPECT_EQ(error_of(r), "");
   // past it: named
-  poke<float>(*r.item.bufs[0], 5, want5 * 1.01f);
+  poke<float>(*r.bufs[0], 5, want5 * 1.01f);
   const std::string err = error_of(r);
   EXPECT_THAT(err, HasSubstr("tg: CHECK=INTERP: kernel " + r.kir.name + " on CPU differs from INTERP at output 0 element 5: "));
   EXPECT_THAT(err, HasSubstr(" vs -1.625 (float32)\n--- KIR ---\n" + r.kir.dump() + "--- source ---\n" + r.source));
   // a NaN where a number belongs
-  poke<float>(*r.item.bufs[0], 5, want5);
-  poke<float>(*r.item.bufs[0], 9, NAN);
+  poke<float>(*r.bufs[0], 5, want5);
+  poke<float>(*r.bufs[0], 9, NAN);
   EXPECT_THAT(error_of(r), HasSubstr("at output 0 element 9: nan vs "));
 }
 
@@ -104,7 +105,7 @@ TEST_F(ShadowCheck, IntegersCompareExactly) {
   Tensor t = Tensor::from_vector(a, {32}, dtypes::int32, "CPU") + Tensor::from_vector(a, {32}, dtypes::int32, "CPU");
   Ran r = run_on_cpu(t);
   EXPECT_EQ(error_of(r), "");
-  poke<int32_t>(*r.item.bufs[0], 31, 2 * 31 * 1000003 + 1);  // off by one in 6.2e7: within 1e-4, but an integer
+  poke<int32_t>(*r.bufs[0], 31, 2 * 31 * 1000003 + 1);  // off by one in 6.2e7: within 1e-4, but an integer
   const std::string err = error_of(r);
   ASSERT_THAT(err, HasSubstr("differs from INTERP at output 0 element 31: ")) << "an off-by-one integer passed";
   EXPECT_THAT(err, HasSubstr("at output 0 element 31: 62000187 vs 62000186 (int32)"));

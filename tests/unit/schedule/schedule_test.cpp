@@ -10,8 +10,7 @@ namespace tg {
 namespace {
 
 size_t kernel_count(const Tensor& t) {
-  std::vector<std::shared_ptr<rt::Buffer>> out;
-  auto items = sched::create_schedule({t.node()}, t.device(), out);
+  auto items = sched::create_schedule({t.node()}, t.device()).items;
   size_t n = 0;
   for (auto& it : items) n += it.kind == sched::ScheduleItem::Kind::KERNEL;
   return n;

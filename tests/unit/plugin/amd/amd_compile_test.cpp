@@ -139,8 +139,7 @@ TEST(AmdCompile, EveryKernelCompilesForGfx1100AndGfx942) {
   for (const tg::test::Program& program : tg::test::compile_test_programs()) {
     SCOPED_TRACE(program.name);
     const Tensor out = program.make();
-    std::vector<std::shared_ptr<tg::rt::Buffer>> outs;
-    std::vector<tg::sched::ScheduleItem> items = tg::sched::create_schedule({out.node()}, out.device(), outs);
+    std::vector<tg::sched::ScheduleItem> items = tg::sched::create_schedule({out.node()}, out.device()).items;
     for (const auto& item : items) {
       if (item.kind != tg::sched::ScheduleItem::Kind::KERNEL) continue;
       for (const Target& t : targets) {

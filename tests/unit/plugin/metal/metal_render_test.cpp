@@ -109,8 +109,8 @@ TEST_F(MetalRender, EveryKernelPassesTheMslSyntaxCheck) {
   for (const tg::test::Program& program : tg::test::compile_test_programs()) {
     SCOPED_TRACE(program.name);
     const Tensor t = program.make();
-    std::vector<std::shared_ptr<tg::rt::Buffer>> outs;
-    for (const auto& item : tg::sched::create_schedule({t.node()}, t.device(), outs)) {
+    const auto schedule = tg::sched::create_schedule({t.node()}, t.device());
+    for (const auto& item : schedule.items) {
       if (item.kind != tg::sched::ScheduleItem::Kind::KERNEL) continue;
       std::optional<tg::codegen::KirProgram> lowered;
       try {
