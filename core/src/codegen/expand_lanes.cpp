@@ -1,0 +1,158 @@
+// Expanding lanes into vectors (emitter.hpp): the lane graphs of an upcast axis become vector instructions of the
+// widths the renderer takes; what it cannot take as a vector is computed per lane and gathered.
+#include <algorithm>
+#include <set>
+
+#include "codegen/emitter.hpp"
+
+namespace tg::codegen {
+
+std::vector<const UOp*> Emitter::key_of(const std::vector<UOpPtr>& lanes) {
+  std::vector<const UOp*> key;
+  for (const auto& l : lanes) key.push_back(l.get());
+  return key;
+}
+
+Emitter::Lanes Emitter::emit_lanes(const std::vector<UOpPtr>& lanes) {
+  if (std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l.get() == lanes[0].get(); }))
+    return {emit(lanes[0]), 1};
+  std::vector<const UOp*> key = key_of(lanes);
+  for (auto it = vscopes_.rbegin(); it != vscopes_.rend(); ++it)
+    if (auto f = it->find(key); f != it->end()) return f->second;
+  Lanes out = emit_lanes_uncached(lanes);
+  vscopes_.back().emplace(std::move(key), out);
+  keep_.insert(keep_.end(), lanes.begin(), lanes.end());
+  return out;
+}
+
+void Emitter::store_lanes(const std::vector<UOpPtr>& stores) {
+  int w = static_cast<int>(stores.size());
+  std::vector<UOpPtr> idx, val;
+  for (const auto& st : stores) idx.push_back(st->src[1]), val.push_back(st->src[2]);
+  DType d = stores[0]->src[2]->dtype;
+  int32_t p = emit(stores[0]->src[0]);
+  auto gate_of = [](const UOpPtr& st) { return st->src.size() > 3 ? st->src[3].get() : nullptr; };
+  const bool same_gate = std::all_of(stores.begin(), stores.end(), [&](const UOpPtr& st) { return gate_of(st) == gate_of(stores[0]); });
+  if (same_gate && consecutive_index(idx) && vector_ok(d, w)) {
+    Lanes v = emit_lanes(val);
+    std::vector<int32_t> src{p, emit(idx[0]), broadcast(v, d, w)};
+    if (gate_of(stores[0])) src.push_back(emit(stores[0]->src[3]));
+    k_.add(TG_KIR_STORE, dt(d), static_cast<uint8_t>(w), std::move(src));
+    return;
+  }
+  Lanes vi = emit_lanes(idx), vv = emit_lanes(val);
+  for (int l = 0; l < w; ++l) {
+    std::vector<int32_t> src{p, lane(vi, idx[0]->dtype, l), lane(vv, d, l)};
+    if (gate_of(stores[l])) src.push_back(emit(stores[l]->src[3]));
+    k_.add(TG_KIR_STORE, dt(d), 1, std::move(src));
+  }
+}
+
+int32_t Emitter::broadcast(Lanes v, DType d, int w) {
+  if (v.id < 0) return k_.add(TG_KIR_VECTORIZE, dt(d), static_cast<uint8_t>(w), bool_lanes_[-v.id - 1]);
+  if (v.vcount == w) return v.id;
+  return k_.add(TG_KIR_VECTORIZE, dt(d), static_cast<uint8_t>(w), std::vector<int32_t>(w, v.id));
+}
+
+int32_t Emitter::lane(Lanes v, DType d, int l) {
+  if (v.vcount == 1) return v.id;
+  if (v.id < 0) return bool_lanes_[-v.id - 1][l];  // lanes kept as scalars
+  return k_.add(TG_KIR_GEP, dt(d), 1, {v.id}, {.i = l});
+}
+
+Emitter::Lanes Emitter::emit_lanes_uncached(const std::vector<UOpPtr>& lanes) {
+  int w = static_cast<int>(lanes.size());
+  const UOpPtr& u0 = lanes[0];
+  DType d = u0->dtype;
+  if (u0->op == Op::RANGE) return gather_lanes(lanes);
+  // Lanes of few distinct values (a sub-block's scale, repeated over its half of the lanes) are each computed
+  // once, as scalars: a vector over the repeats would do the same work w times (int64 index math included).
+  const std::vector<const UOp*> key = key_of(lanes);
+  if (std::set<const UOp*>(key.begin(), key.end()).size() * 4 <= lanes.size()) return gather_lanes(lanes);
+  if (!isomorphic(lanes)) {
+    if (std::optional<Lanes> joined = emit_halves(lanes)) return *joined;
+    return gather_lanes(lanes);
+  }
+  if (u0->op == Op::LOAD) {
+    if (is_packed_load(*u0) && !takes_packed(d)) {
+      std::vector<UOpPtr> alt;
+      for (const auto& l : lanes) alt.push_back(packed_load_from_bytes(l));
+      return emit_lanes(alt);
+    }
+    auto idx = src_lanes(lanes, 1);
+    bool same_gate = u0->src.size() == 2 || std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l->src[2].get() == u0->src[2].get(); });
+    if (!consecutive_index(idx, lane_stride(*u0)) || !same_gate || !vector_ok(d, w)) {
+      if (std::optional<Lanes> joined = emit_halves(lanes)) return *joined;  // halves that are each one load
+      return gather_lanes(lanes);
+    }
+    std::vector<int32_t> src{emit(u0->src[0]), emit(idx[0])};
+    if (u0->src.size() > 2) src.push_back(emit(u0->src[2]));
+    return {k_.add(TG_KIR_LOAD, dt(d), static_cast<uint8_t>(w), std::move(src)), w};
+  }
+  if (u0->op == Op::REDUCE) return emit_reduce_lanes(lanes);
+  if (!is_alu(u0->op)) return gather_lanes(lanes);
+  DType od = op_dtype(*u0);
+  if (!supports(u0->op, od)) {
+    std::vector<UOpPtr> alt;
+    for (const auto& l : lanes) alt.push_back(decompose(l));
+    if (!alt[0]) return gather_lanes(lanes);
+    return emit_lanes(alt);
+  }
+  // bool vectors are not a thing renderers share: comparisons and selects go per lane
+  bool vec = vector_ok(d, w) && vector_ok(od, w) && !d.is_bool() && u0->op != Op::WHERE;
+  for (const auto& s : u0->src) vec &= vector_ok(s->dtype, w) && !s->dtype.is_bool();
+  std::vector<Lanes> srcs;
+  for (size_t i = 0; i < u0->src.size(); ++i) srcs.push_back(emit_lanes(src_lanes(lanes, i)));
+  if (!vec) return per_lane(lanes, srcs);
+  std::vector<int32_t> ids;
+  for (size_t i = 0; i < srcs.size(); ++i) ids.push_back(broadcast(srcs[i], u0->src[i]->dtype, w));
+  flops_ += mult_ * w;
+  return {k_.add(kir_op(u0->op), dt(d), static_cast<uint8_t>(w), std::move(ids)), w};
+}
+
+Emitter::Lanes Emitter::per_lane(const std::vector<UOpPtr>& lanes, const std::vector<Lanes>& srcs) {
+  const UOpPtr& u0 = lanes[0];
+  std::vector<int32_t> out;
+  for (int l = 0; l < static_cast<int>(lanes.size()); ++l) {
+    std::vector<int32_t> ids;
+    for (size_t i = 0; i < srcs.size(); ++i) ids.push_back(lane(srcs[i], u0->src[i]->dtype, l));
+    flops_ += mult_;
+    out.push_back(k_.add(kir_op(u0->op), dt(u0->dtype), 1, std::move(ids)));
+  }
+  return pack(out, u0->dtype);
+}
+
+std::optional<Emitter::Lanes> Emitter::emit_halves(const std::vector<UOpPtr>& lanes) {
+  const int w = static_cast<int>(lanes.size());
+  const DType d = lanes[0]->dtype;
+  if (w < 4 || w % 2 || d.is_bool() || !vector_ok(d, w) || !vector_ok(d, w / 2)) return std::nullopt;
+  const std::vector<UOpPtr> lo(lanes.begin(), lanes.begin() + w / 2), hi(lanes.begin() + w / 2, lanes.end());
+  if (!isomorphic(lo) || !isomorphic(hi) || lo[0]->op == Op::RANGE || hi[0]->op == Op::RANGE) return std::nullopt;
+  // a load's halves must each be one vector access (or the same address in every lane)
+  for (const auto* half : {&lo, &hi})
+    if ((*half)[0]->op == Op::LOAD && (*half)[0].get() != half->back().get() &&
+        !consecutive_index(src_lanes(*half, 1), lane_stride(*(*half)[0])))
+      return std::nullopt;
+  const Lanes a = emit_lanes(lo), b = emit_lanes(hi);
+  std::vector<int32_t> parts;
+  for (int l = 0; l < w; ++l) parts.push_back(l < w / 2 ? lane(a, d, l) : lane(b, d, l - w / 2));
+  return Lanes{k_.add(TG_KIR_VECTORIZE, dt(d), static_cast<uint8_t>(w), parts), w};
+}
+
+Emitter::Lanes Emitter::gather_lanes(const std::vector<UOpPtr>& lanes) {
+  std::vector<int32_t> out;
+  for (const auto& l : lanes) out.push_back(emit(l));
+  return pack(out, lanes[0]->dtype);
+}
+
+Emitter::Lanes Emitter::pack(const std::vector<int32_t>& scalars, DType d) {
+  int w = static_cast<int>(scalars.size());
+  if (d.is_bool() || !vector_ok(d, w)) {
+    // keep bools as separate scalars: a later per-lane consumer takes them by lane
+    bool_lanes_.push_back(scalars);
+    return {-static_cast<int32_t>(bool_lanes_.size()), w};
+  }
+  return {k_.add(TG_KIR_VECTORIZE, dt(d), static_cast<uint8_t>(w), scalars), w};
+}
+
+}  // namespace tg::codegen
