@@ -269,9 +269,11 @@ std::string build_thread(Plan& p) {
 
 std::string run_gpu_plan(Plan& p, OptOp plan, GpuTile tile) {
   std::optional<KirProgram> planned;
+  std::optional<WorkGroupPlan> groups;
   if (plan == OptOp::TC) planned = lower_tc_matmul(p.kir, p.sink, p.ranges, p.caps, p.var_params, tile);
-  if (plan == OptOp::LOCAL) planned = lower_tiled_matmul(p.kir, p.sink, p.ranges, p.caps, p.var_params, tile);
-  if (plan == OptOp::GROUP) planned = lower_grouped(p.kir, p.sink, p.ranges, p.caps, p.var_params, tile.group);
+  if (plan == OptOp::LOCAL) groups = plan_tiled_matmul(p.sink, p.ranges, p.caps, tile);
+  if (plan == OptOp::GROUP) groups = plan_grouped(p.sink, p.ranges, p.caps, tile.group);
+  if (groups) planned = linearize_work_groups(p.kir, *groups, p.caps, p.var_params);
   if (!planned) return std::string(opt_name(plan)) + " does not fit the kernel's shape or the device";
   p.kir = std::move(*planned);
   p.done = true;

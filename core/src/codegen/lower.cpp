@@ -16,50 +16,12 @@ namespace tg::codegen {
 
 namespace {
 
-// A hand-written kernel: its GLOBAL ranges around its statements, in order, exactly as written.
-// A custom kernel with LOCAL ranges runs as a grid of work-groups: its i-th GLOBAL range is the group id along dim
-// i and its i-th LOCAL range the work-item id inside the group. Limits the device cannot meet are errors naming
-// the limit (a hand-written kernel is not re-planned).
-KirProgram lower_work_groups(KirProgram& k, const sched::Kernel& kernel, const UOpPtr& sink,
-                             const tg_renderer_caps& caps, std::map<std::string, int64_t> var_params) {
-  auto fail = [&](const std::string& what) { throw Error("tg: kernel " + kernel.name + ": " + what); };
-  if (!caps.has_local) fail("LOCAL ranges need work-groups with local memory, which this renderer does not have");
-  if (kernel.out_ranges.size() > caps.max_global_dims || kernel.local_ranges.size() > caps.max_global_dims)
-    fail(std::to_string(kernel.out_ranges.size()) + " GLOBAL and " + std::to_string(kernel.local_ranges.size()) +
-         " LOCAL ranges; the renderer launches at most " + std::to_string(caps.max_global_dims) + " dims");
-  Emitter e(k, caps, std::move(var_params));
-  uint64_t threads = 1;
-  for (size_t d = 0; d < kernel.local_ranges.size(); ++d) {
-    const int64_t n = kernel.local_ranges[d]->src[0]->arg_int();
-    if (n > caps.max_local[d])
-      fail("LOCAL range " + std::to_string(d) + " has " + std::to_string(n) + " work-items; the device allows " +
-           std::to_string(caps.max_local[d]) + " (max_local[" + std::to_string(d) + "])");
-    threads *= static_cast<uint64_t>(n);
-    e.special(kernel.local_ranges[d], TG_SPECIAL_LOCAL, static_cast<uint32_t>(d));
-  }
-  if (threads > caps.max_local_threads)
-    fail("work-groups of " + std::to_string(threads) + " work-items; the device allows " +
-         std::to_string(caps.max_local_threads) + " (max_local_threads)");
-  for (size_t d = 0; d < kernel.out_ranges.size(); ++d) {
-    const int64_t n = kernel.out_ranges[d]->src[0]->arg_int();
-    if (n > caps.max_global[d])
-      fail("GLOBAL range " + std::to_string(d) + " has " + std::to_string(n) + " work-groups; the device allows " +
-           std::to_string(caps.max_global[d]));
-    e.special(kernel.out_ranges[d], TG_SPECIAL_GROUP, static_cast<uint32_t>(d));
-  }
-  e.declare_locals(sink);
-  e.declare_registers(sink);
-  for (const auto& st : sink->src) e.emit(st);
-  if (e.local_bytes() > caps.local_mem_bytes)
-    fail(std::to_string(e.local_bytes()) + " bytes of local arrays; the device has " +
-         std::to_string(caps.local_mem_bytes) + " (local_mem_bytes)");
-  k.flops = e.flops();
-  return std::move(k);
-}
-
+// A hand-written kernel: its GLOBAL ranges around its statements, in order, exactly as written (with LOCAL ranges,
+// a kernel of work-groups: linearize_work_groups).
 KirProgram lower_custom(KirProgram& k, const sched::Kernel& kernel, const UOpPtr& sink, const tg_renderer_caps& caps,
                         std::map<std::string, int64_t> var_params) {
-  if (!kernel.local_ranges.empty()) return lower_work_groups(k, kernel, sink, caps, std::move(var_params));
+  if (!kernel.local_ranges.empty())
+    return linearize_work_groups(k, {sink, kernel.out_ranges, kernel.local_ranges}, caps, std::move(var_params));
   Emitter e(k, caps, std::move(var_params));
   e.declare_locals(sink);
   std::vector<int32_t> loops;
@@ -77,8 +39,47 @@ KirProgram lower_custom(KirProgram& k, const sched::Kernel& kernel, const UOpPtr
   return std::move(k);
 }
 
-
 }  // namespace
+
+// A kernel of work-groups (a hand-written one with LOCAL ranges, or a GPU plan's): its i-th group range is the
+// work-group id along dim i and its i-th item range the work-item id inside the group. Limits the device cannot
+// meet are errors naming the limit (a hand-written kernel is not re-planned; a plan checks them first).
+KirProgram linearize_work_groups(KirProgram& k, const WorkGroupPlan& w, const tg_renderer_caps& caps,
+                                 std::map<std::string, int64_t> var_params) {
+  auto fail = [&](const std::string& what) { throw Error("tg: kernel " + k.name + ": " + what); };
+  if (!caps.has_local) fail("LOCAL ranges need work-groups with local memory, which this renderer does not have");
+  if (w.groups.size() > caps.max_global_dims || w.items.size() > caps.max_global_dims)
+    fail(std::to_string(w.groups.size()) + " GLOBAL and " + std::to_string(w.items.size()) +
+         " LOCAL ranges; the renderer launches at most " + std::to_string(caps.max_global_dims) + " dims");
+  Emitter e(k, caps, std::move(var_params));
+  uint64_t threads = 1;
+  for (size_t d = 0; d < w.items.size(); ++d) {
+    const int64_t n = w.items[d]->src[0]->arg_int();
+    if (n > caps.max_local[d])
+      fail("LOCAL range " + std::to_string(d) + " has " + std::to_string(n) + " work-items; the device allows " +
+           std::to_string(caps.max_local[d]) + " (max_local[" + std::to_string(d) + "])");
+    threads *= static_cast<uint64_t>(n);
+    e.special(w.items[d], TG_SPECIAL_LOCAL, static_cast<uint32_t>(d));
+  }
+  if (threads > caps.max_local_threads)
+    fail("work-groups of " + std::to_string(threads) + " work-items; the device allows " +
+         std::to_string(caps.max_local_threads) + " (max_local_threads)");
+  for (size_t d = 0; d < w.groups.size(); ++d) {
+    const int64_t n = w.groups[d]->src[0]->arg_int();
+    if (n > caps.max_global[d])
+      fail("GLOBAL range " + std::to_string(d) + " has " + std::to_string(n) + " work-groups; the device allows " +
+           std::to_string(caps.max_global[d]));
+    e.special(w.groups[d], TG_SPECIAL_GROUP, static_cast<uint32_t>(d));
+  }
+  e.declare_locals(w.sink);
+  e.declare_registers(w.sink);
+  for (const auto& st : w.sink->src) e.emit(st);
+  if (e.local_bytes() > caps.local_mem_bytes)
+    fail(std::to_string(e.local_bytes()) + " bytes of local arrays; the device has " +
+         std::to_string(caps.local_mem_bytes) + " (local_mem_bytes)");
+  k.flops = w.flops > 0 ? w.flops : e.flops();
+  return std::move(k);
+}
 
 // ---- the steps pipeline.cpp runs, in its order --------------------------------------------------------------------
 
@@ -131,8 +132,8 @@ void lower_as_written(Plan& p) {
   p.done = true;
 }
 
-// The only code that writes the kernel's instructions (the GPU plans and hand-written kernels aside): the grid,
-// the loops, the staged panel, the tile's reductions and stores.
+// The kernel's instructions, through the Emitter (the linearizer, with linearize_work_groups): the grid, the loops,
+// the staged panel, the tile's reductions and stores.
 void linearize(Plan& p) {
   KirProgram& k = p.kir;
   const UOpPtr& sink = p.sink;
@@ -155,10 +156,7 @@ void linearize(Plan& p) {
     if (i != grid && !e.bound(ranges[i])) loops.push_back(e.open_loop(ranges[i]));
   }
   if (p.lanes.size() == 1) {
-    for (const auto& st : sink->src) {
-      int32_t ptr = e.emit(st->src[0]), idx = e.emit(st->src[1]), v = e.emit(st->src[2]);
-      k.add(TG_KIR_STORE, dt(st->dtype), 1, {ptr, idx, v});
-    }
+    for (const auto& st : sink->src) e.emit(st);
   } else {
     std::vector<std::vector<UOpPtr>> reduces;
     std::set<const UOp*> seen;

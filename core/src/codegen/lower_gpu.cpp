@@ -1,5 +1,5 @@
-// Kernel planning for work-group devices: grid binding, group-shared reductions, matmuls tiled through local
-// memory or on tensor cores.
+// Kernel planning for work-group devices: grid binding, group-shared reductions and matmuls tiled through local
+// memory as kernel graphs of work-groups, matmuls on tensor cores.
 #include "codegen/lower_gpu.hpp"
 
 #include <tg/sdk/tensor_cores.hpp>
@@ -120,36 +120,35 @@ UOpPtr at(const UOpPtr& value, std::initializer_list<std::pair<const UOpPtr*, UO
 }
 
 // Copies a rows x cols tile, element (r, c) = value(r, c), into local memory at slot(r, c): `threads` work-items
-// (thread id tid; rows * cols must be a multiple of threads) each take w consecutive elements of a row per pass, consecutive ids along c so the global reads
-// coalesce; the w lanes are one vector load where the source is contiguous (and one vector store where the slots
-// are). w is the widest of 4, 2, 1 the renderer takes that tiles the copy exactly.
-void stage_tile(Emitter& e, const UOpPtr& local, int64_t rows, int64_t cols, const UOpPtr& tid, int64_t threads,
-                const std::function<UOpPtr(const UOpPtr&, const UOpPtr&)>& value,
-                const std::function<UOpPtr(const UOpPtr&, const UOpPtr&)>& slot) {
+// (thread id tid; rows * cols must be a multiple of threads) each take w consecutive elements of a row per pass,
+// consecutive ids along c so the global reads coalesce; the w lanes are an UPCAST range, so they are one vector load
+// where the source is contiguous (and one vector store where the slots are). w is the widest of 4, 2, 1 the
+// renderer takes that tiles the copy exactly. The copy's statements, one per pass.
+std::vector<UOpPtr> stage_tile(const tg_renderer_caps& caps, const UOpPtr& local, int64_t rows, int64_t cols,
+                               const UOpPtr& tid, int64_t threads, int64_t& id,
+                               const std::function<UOpPtr(const UOpPtr&, const UOpPtr&)>& value,
+                               const std::function<UOpPtr(const UOpPtr&, const UOpPtr&)>& slot) {
   if ((rows * cols) % threads) throw Error("tg: internal: a " + std::to_string(rows) + " x " + std::to_string(cols) +
                                           " tile does not split over " + std::to_string(threads) + " work-items");
   int64_t w = 4;
-  while (w > 1 && (cols % w || (rows * cols) % (threads * w) || !e.vector_ok(local->dtype, static_cast<int>(w)))) w /= 2;
+  while (w > 1 && (cols % w || (rows * cols) % (threads * w) || !e_vector_ok(caps, local->dtype, static_cast<int>(w)))) w /= 2;
+  std::vector<UOpPtr> stmts;
   for (int64_t first = 0; first < rows * cols; first += threads * w) {
     const UOpPtr lin = tid * w + first, r = simplify(lin / cols), c = simplify(lin % cols);
-    std::vector<UOpPtr> lanes;
-    for (int64_t l = 0; l < w; ++l)
-      lanes.push_back(UOp::make(Op::STORE, local->dtype, {local, simplify(slot(r, c + l)), value(r, simplify(c + l))}));
-    if (w == 1) e.emit(lanes[0]);
-    else e.store_lanes(lanes);
+    if (w == 1) {
+      stmts.push_back(UOp::make(Op::STORE, local->dtype, {local, simplify(slot(r, c)), value(r, c)}));
+      continue;
+    }
+    const UOpPtr l = UOp::make(Op::RANGE, dtypes::int32, {const_int(dtypes::int32, w)}, RangeInfo{id++, AxisType::UPCAST});
+    const UOpPtr st = UOp::make(Op::STORE, local->dtype, {local, simplify(slot(r, c + l)), value(r, simplify(c + l))});
+    stmts.push_back(UOp::make(Op::END, dtypes::bool_, {st, l}, int64_t{1}));
   }
+  return stmts;
 }
 
-// The kernel's store for output (m, n) with the reduce's result `acc` (a KIR value); `q` numbers the outputs a
-// work-item stores (nodes are interned: each output's placeholder must be a node of its own).
-void store_output(Emitter& e, KirProgram& k, const UOpPtr& sink, const Matmul& mm, const UOpPtr& m, const UOpPtr& n,
-                  int32_t acc, int64_t q) {
-  const UOpPtr result = UOp::make(Op::PARAM, mm.reduce->dtype, {}, -1 - q);  // a placeholder, never rendered
-  e.set(result, acc);
-  const UOpPtr& st = sink->src[0];
-  const UOpPtr store = at(substitute(st, {{mm.reduce.get(), result}}), {{&mm.m, m}, {&mm.n, n}});
-  k.add(TG_KIR_STORE, static_cast<uint8_t>(store->src[2]->dtype.scalar), 1,
-        {e.emit(store->src[0]), e.emit(store->src[1]), e.emit(store->src[2])});
+// The kernel's store for output (m, n) with `result` in place of the reduce's value.
+UOpPtr output_store(const UOpPtr& sink, const Matmul& mm, const UOpPtr& m, const UOpPtr& n, const UOpPtr& result) {
+  return at(substitute(sink->src[0], {{mm.reduce.get(), result}}), {{&mm.m, m}, {&mm.n, n}});
 }
 
 // A fragment from its lanes' loads (in lane order): neighbouring lanes at neighbouring addresses are read as one
@@ -177,21 +176,16 @@ UOpPtr new_range(int64_t n, AxisType type, int64_t& id) {
   return UOp::make(Op::RANGE, dtypes::int32, {const_int(dtypes::int32, n)}, RangeInfo{id++, type});
 }
 
-// What both matmul plans share: block ids on the grid (gx over N / BN blocks on dim 0, gy over M / BM on dim 1,
-// the batch on dim 2, after the work-item ids the plan bound) and the A and B tiles in local memory.
+// What both matmul plans share: block ids (gx over N / BN blocks, the grid's dim 0; gy over M / BM, dim 1; the
+// batch on dim 2) and the A and B tiles in local memory.
 struct Blocks {
   UOpPtr gx, gy, as, bs;
 };
-Blocks bind_blocks(Emitter& e, const Matmul& mm, int64_t BM, int64_t BN, DType tile, int64_t a_elems, int64_t b_elems,
-                   int64_t& id) {
+Blocks blocks(const Matmul& mm, int64_t BM, int64_t BN, DType tile, int64_t a_elems, int64_t b_elems, int64_t& id) {
   Blocks b{new_range(extent(mm.n) / BN, AxisType::GLOBAL, id), new_range(extent(mm.m) / BM, AxisType::GLOBAL, id),
            nullptr, nullptr};
-  e.special(b.gx, TG_SPECIAL_GROUP, 0);
-  e.special(b.gy, TG_SPECIAL_GROUP, 1);
-  if (mm.batch) e.special(mm.batch, TG_SPECIAL_GROUP, 2);
   b.as = UOp::make(Op::DEFINE_LOCAL, tile, {}, std::vector<int64_t>{a_elems, id++});
   b.bs = UOp::make(Op::DEFINE_LOCAL, tile, {}, std::vector<int64_t>{b_elems, id++});
-  e.emit(b.as), e.emit(b.bs);
   return b;
 }
 
@@ -222,9 +216,8 @@ std::pair<UOpPtr, UOpPtr> tc_coord(const uint8_t* map, int row_bits, int col_bit
 // words); per K tile of 16 the group copies the A and B tiles it needs into local memory once (every element is
 // then read BN/TN resp. BM/TM times from there instead of from global memory), waits, multiplies, and waits
 // again before the next copy. nullopt where the shape does not tile or the device lacks the room.
-std::optional<KirProgram> lower_tiled_matmul(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
-                                             const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params,
-                                             GpuTile tile) {
+std::optional<WorkGroupPlan> plan_tiled_matmul(const UOpPtr& sink, const std::vector<UOpPtr>& ranges, const tg_renderer_caps& caps,
+                                               GpuTile tile) {
   const std::optional<Matmul> mm = match_matmul(sink, ranges);
   if (!mm) return std::nullopt;
   constexpr int64_t TK = 16;
@@ -245,51 +238,55 @@ std::optional<KirProgram> lower_tiled_matmul(KirProgram& k, const UOpPtr& sink, 
     return std::nullopt;
 
   int64_t id = next_range_id(sink);
+  WorkGroupPlan w;
   const UOpPtr lx = new_range(T, AxisType::LOCAL, id), ly = new_range(T, AxisType::LOCAL, id);
-  Emitter e(k, caps, var_params);
-  e.special(lx, TG_SPECIAL_LOCAL, 0);
-  e.special(ly, TG_SPECIAL_LOCAL, 1);
-  const auto [gx, gy, as, bs] = bind_blocks(e, *mm, BM, BN, d, lda * TK, TK * BN, id);
+  const auto [gx, gy, as, bs] = blocks(*mm, BM, BN, d, lda * TK, TK * BN, id);
+  w.items = {lx, ly};
+  w.groups = {gx, gy};
+  if (mm->batch) w.groups.push_back(mm->batch);
+  const UOpPtr acc = UOp::make(Op::DEFINE_REG, d, {}, std::vector<int64_t>{TM * TN, id++});
+  auto slot = [](int64_t q) { return const_int(dtypes::int32, q); };
+  std::vector<UOpPtr> init;  // every accumulator starts at 0
+  for (int64_t q = 0; q < TM * TN; ++q) init.push_back(UOp::make(Op::STORE, d, {acc, slot(q), reduce_identity(ReduceOp::SUM, d)}));
 
-  const uint8_t kd = static_cast<uint8_t>(d.scalar);
-  const int32_t acc = k.add(TG_KIR_DEFINE_REG, kd, 1, {}, {.i = TM * TN}, TG_ADDR_REG);
-  auto slot = [&](int64_t q) { return k.add(TG_KIR_CONST, TG_DTYPE_INT32, 1, {}, {.i = q}); };
-  const int32_t zero = e.emit(reduce_identity(ReduceOp::SUM, d));
-  for (int64_t q = 0; q < TM * TN; ++q) k.add(TG_KIR_STORE, kd, 1, {acc, slot(q), zero});
-
-  const UOpPtr kt = new_range(K / TK, AxisType::REDUCE, id);
-  const int32_t kt_loop = e.open_loop(kt);
-  const UOpPtr tid = ly * T + lx;
-  stage_tile(e, as, BM, TK, tid, kThreads,
-             [&](const UOpPtr& r, const UOpPtr& c) { return at(mm->a, {{&mm->m, gy * BM + r}, {&mm->k, kt * TK + c}}); },
-             [&](const UOpPtr& r, const UOpPtr& c) { return c * lda + r; });
-  stage_tile(e, bs, TK, BN, tid, kThreads,
-             [&](const UOpPtr& r, const UOpPtr& c) { return at(mm->b, {{&mm->k, kt * TK + r}, {&mm->n, gx * BN + c}}); },
-             [&](const UOpPtr& r, const UOpPtr& c) { return r * BN + c; });
-  k.add(TG_KIR_BARRIER, 0, 1, {});
-  const UOpPtr kk = new_range(TK, AxisType::REDUCE, id);
-  const int32_t kk_loop = e.open_loop(kk);
-  std::vector<int32_t> av, bv;
-  for (int64_t i = 0; i < TM; ++i) av.push_back(e.emit(UOp::make(Op::LOAD, d, {as, kk * lda + (ly + i * T)})));
-  for (int64_t j = 0; j < TN; ++j) bv.push_back(e.emit(UOp::make(Op::LOAD, d, {bs, kk * BN + (lx + j * T)})));
-  const bool fma = e.supports(Op::FMA, d);
+  // per K tile: the group copies A's and B's tiles into local memory, waits, multiplies from there, waits again
+  const UOpPtr kt = new_range(K / TK, AxisType::LOOP, id), tid = ly * T + lx;
+  std::vector<UOpPtr> copy = stage_tile(caps, as, BM, TK, tid, kThreads, id,
+      [&](const UOpPtr& r, const UOpPtr& c) { return at(mm->a, {{&mm->m, gy * BM + r}, {&mm->k, kt * TK + c}}); },
+      [&](const UOpPtr& r, const UOpPtr& c) { return c * lda + r; });
+  for (const UOpPtr& st : stage_tile(caps, bs, TK, BN, tid, kThreads, id,
+           [&](const UOpPtr& r, const UOpPtr& c) { return at(mm->b, {{&mm->k, kt * TK + r}, {&mm->n, gx * BN + c}}); },
+           [&](const UOpPtr& r, const UOpPtr& c) { return r * BN + c; }))
+    copy.push_back(st);
+  const UOpPtr staged = UOp::make(Op::BARRIER, dtypes::bool_, copy);
+  const UOpPtr as_ready = UOp::make(Op::AFTER, d, {as, staged}, as->arg), bs_ready = UOp::make(Op::AFTER, d, {bs, staged}, bs->arg);
+  const UOpPtr acc_ready = UOp::make(Op::AFTER, d, [&] { std::vector<UOpPtr> v{acc}; v.insert(v.end(), init.begin(), init.end()); return v; }(), acc->arg);
+  const UOpPtr kk = new_range(TK, AxisType::LOOP, id);
+  std::vector<UOpPtr> av, bv, update;
+  for (int64_t i = 0; i < TM; ++i) av.push_back(UOp::make(Op::LOAD, d, {as_ready, kk * lda + (ly + i * T)}));
+  for (int64_t j = 0; j < TN; ++j) bv.push_back(UOp::make(Op::LOAD, d, {bs_ready, kk * BN + (lx + j * T)}));
+  const bool fma = e_supports(caps, Op::FMA, d);
   for (int64_t i = 0; i < TM; ++i)
     for (int64_t j = 0; j < TN; ++j) {
-      const int32_t q = slot(i * TN + j), cur = k.add(TG_KIR_LOAD, kd, 1, {acc, q});
-      const int32_t next = fma ? k.add(TG_KIR_FMA, kd, 1, {av[i], bv[j], cur})
-                               : k.add(TG_KIR_ADD, kd, 1, {cur, k.add(TG_KIR_MUL, kd, 1, {av[i], bv[j]})});
-      k.add(TG_KIR_STORE, kd, 1, {acc, q, next});
+      const UOpPtr cur = UOp::make(Op::LOAD, d, {acc_ready, slot(i * TN + j)});
+      const UOpPtr next = fma ? UOp::make(Op::FMA, d, {av[i], bv[j], cur}) : alu(Op::ADD, cur, alu(Op::MUL, av[i], bv[j]));
+      update.push_back(UOp::make(Op::STORE, d, {acc, slot(i * TN + j), next}));
     }
-  e.close_loop(kk_loop);
-  k.add(TG_KIR_BARRIER, 0, 1, {});  // the next tile's copy overwrites what slower work-items may still read
-  e.close_loop(kt_loop);
+  update.push_back(kk);
+  const UOpPtr multiply = UOp::make(Op::END, dtypes::bool_, update, static_cast<int64_t>(update.size() - 1));
+  // the second barrier: the next tile's copy overwrites what slower work-items may still read
+  const UOpPtr tiles = UOp::make(Op::END, dtypes::bool_, {staged, UOp::make(Op::BARRIER, dtypes::bool_, {multiply}), kt}, int64_t{2});
 
+  std::vector<UOpPtr> stmts = init;
+  stmts.push_back(tiles);
+  const UOpPtr done = UOp::make(Op::AFTER, d, {acc, tiles}, acc->arg);
   for (int64_t i = 0; i < TM; ++i)
     for (int64_t j = 0; j < TN; ++j)
-      store_output(e, k, sink, *mm, gy * BM + (ly + i * T), gx * BN + (lx + j * T),
-                   k.add(TG_KIR_LOAD, kd, 1, {acc, slot(i * TN + j)}), i * TN + j);
-  k.flops = 2.0 * static_cast<double>(M * N * K * B);
-  return std::move(k);
+      stmts.push_back(output_store(sink, *mm, gy * BM + (ly + i * T), gx * BN + (lx + j * T),
+                                   UOp::make(Op::LOAD, d, {done, slot(i * TN + j)})));
+  w.sink = UOp::make(Op::SINK, dtypes::bool_, std::move(stmts));
+  w.flops = 2.0 * static_cast<double>(M * N * K * B);
+  return w;
 }
 
 // A matmul on tensor cores (caps.tensor_cores, ABI 1.2): a work-group of 2 x 2 warps computes a BM x BN block,
@@ -333,7 +330,11 @@ std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, con
     const UOpPtr lx = new_range(threads, AxisType::LOCAL, id);
     Emitter e(k, caps, var_params);
     e.special(lx, TG_SPECIAL_LOCAL, 0);
-    const auto [gx, gy, as, bs] = bind_blocks(e, *mm, BM, BN, in, BM * lda, BN * ldb, id);
+    const auto [gx, gy, as, bs] = blocks(*mm, BM, BN, in, BM * lda, BN * ldb, id);
+    e.special(gx, TG_SPECIAL_GROUP, 0);
+    e.special(gy, TG_SPECIAL_GROUP, 1);
+    if (mm->batch) e.special(mm->batch, TG_SPECIAL_GROUP, 2);
+    e.emit(as), e.emit(bs);
 
     const int mb = sdk::tc_log2(tc.m), nb = sdk::tc_log2(tc.n), kb = sdk::tc_log2(tc.k);
     const uint32_t na = sdk::tc_lanes(tc.a_map, mb + kb), nbl = sdk::tc_lanes(tc.b_map, kb + nb), nc = sdk::tc_lanes(tc.c_map, mb + nb);
@@ -347,12 +348,14 @@ std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, con
 
     const UOpPtr kt = new_range(K / BK, AxisType::REDUCE, id);
     const int32_t kt_loop = e.open_loop(kt);
-    stage_tile(e, as, BM, BK, lx, threads,
-               [&](const UOpPtr& r, const UOpPtr& c) { return at(a, {{&mm->m, gy * BM + r}, {&mm->k, kt * BK + c}}); },
-               [&](const UOpPtr& r, const UOpPtr& c) { return r * lda + c; });
-    stage_tile(e, bs, BK, BN, lx, threads,
-               [&](const UOpPtr& r, const UOpPtr& c) { return at(b, {{&mm->k, kt * BK + r}, {&mm->n, gx * BN + c}}); },
-               [&](const UOpPtr& r, const UOpPtr& c) { return c * ldb + r; });
+    for (const UOpPtr& st : stage_tile(caps, as, BM, BK, lx, threads, id,
+             [&](const UOpPtr& r, const UOpPtr& c) { return at(a, {{&mm->m, gy * BM + r}, {&mm->k, kt * BK + c}}); },
+             [&](const UOpPtr& r, const UOpPtr& c) { return r * lda + c; }))
+      e.emit(st);
+    for (const UOpPtr& st : stage_tile(caps, bs, BK, BN, lx, threads, id,
+             [&](const UOpPtr& r, const UOpPtr& c) { return at(b, {{&mm->k, kt * BK + r}, {&mm->n, gx * BN + c}}); },
+             [&](const UOpPtr& r, const UOpPtr& c) { return c * ldb + r; }))
+      e.emit(st);
     k.add(TG_KIR_BARRIER, 0, 1, {});
     const UOpPtr lane = lx % warp, wm = lx / warp / 2, wn = lx / warp % 2;
     // a fragment of `lanes` lanes: lane el holds (r, c) of the unit's matrix, which `at` places in a local tile
@@ -390,8 +393,10 @@ std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, con
         const int32_t v = k.add(TG_KIR_LOAD, kd, static_cast<uint8_t>(nc), {acc, slot(i * FN + j)});
         for (uint32_t el = 0; el < nc; ++el) {
           auto [r, c] = tc_coord(tc.c_map, mb, nb, lane, el);
-          store_output(e, k, sink, *mm, gy * BM + (wm * WM + (r + i * tm)), gx * BN + (wn * WN + (c + j * tn)),
-                       k.add(TG_KIR_GEP, kd, 1, {v}, {.i = el}), (i * FN + j) * nc + el);
+          // the lane's value as a placeholder node of its own (nodes are interned), never rendered
+          const UOpPtr result = UOp::make(Op::PARAM, acc_t, {}, -1 - ((i * FN + j) * nc + el));
+          e.set(result, k.add(TG_KIR_GEP, kd, 1, {v}, {.i = el}));
+          e.emit(output_store(sink, *mm, gy * BM + (wm * WM + (r + i * tm)), gx * BN + (wn * WN + (c + j * tn)), result));
         }
       }
     k.flops = 2.0 * static_cast<double>(M * N * K * B);
@@ -444,9 +449,8 @@ void bind_gpu_grid(Emitter& e, const std::vector<UOpPtr>& ranges, const tg_rende
 // A reduction with few outputs and a long reduce axis on a GPU: one work-group per output (the output loops are
 // group ids, as many as the grid has dims; the rest stay loops), each reduce spread over the group
 // (group_reduces), the store made by work-item 0. nullopt when one output per work-item serves better.
-std::optional<KirProgram> lower_grouped(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
-                                        const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params,
-                                        int64_t group) {
+std::optional<WorkGroupPlan> plan_grouped(const UOpPtr& sink, const std::vector<UOpPtr>& ranges, const tg_renderer_caps& caps,
+                                          int64_t group) {
   const std::vector<UOpPtr> reduces = top_reduces(sink);
   if (reduces.empty()) return std::nullopt;
   int64_t outputs = 1, longest = 0, local_bytes = 0;
@@ -474,30 +478,28 @@ std::optional<KirProgram> lower_grouped(KirProgram& k, const UOpPtr& sink, const
   if (L < 2 || static_cast<uint64_t>(L) > limit) return std::nullopt;
 
   int64_t next_id = next_range_id(sink);
-  UOpPtr lid = new_range(L, AxisType::LOCAL, next_id);
-  UOpPtr grouped = group_reduces(sink, lid, L, next_id);
-
-  Emitter e(k, caps, var_params);
-  e.special(lid, TG_SPECIAL_LOCAL, 0);
-  uint32_t dim = 0;
+  WorkGroupPlan w;
+  const UOpPtr lid = new_range(L, AxisType::LOCAL, next_id);
+  const UOpPtr grouped = group_reduces(sink, lid, L, next_id);
+  w.items = {lid};
+  std::vector<UOpPtr> loops;  // output loops beyond the grid's dims (or its limits), outermost first
   for (auto it = ranges.rbegin(); it != ranges.rend(); ++it)  // the innermost output loop on dim 0
-    if (dim < caps.max_global_dims && (*it)->src[0]->arg_int() <= caps.max_global[dim])
-      e.special(*it, TG_SPECIAL_GROUP, dim++);
-  e.declare_locals(grouped);
-  std::vector<int32_t> loops;
-  for (const auto& r : ranges)
-    if (!e.bound(r)) loops.push_back(e.open_loop(r));
-  const int32_t first = e.emit(alu(Op::CMPEQ, lid, const_int(dtypes::int32, 0)));
-  for (const auto& st : grouped->src) {
-    const int32_t p = e.emit(st->src[0]), idx = e.emit(st->src[1]), v = e.emit(st->src[2]);
-    k.add(TG_KIR_STORE, dt(st->src[2]->dtype), 1, {p, idx, v, first});
+    if (w.groups.size() < caps.max_global_dims && (*it)->src[0]->arg_int() <= caps.max_global[w.groups.size()]) w.groups.push_back(*it);
+    else loops.insert(loops.begin(), *it);
+  // work-item 0 stores each output
+  const UOpPtr first = alu(Op::CMPEQ, lid, const_int(dtypes::int32, 0));
+  std::vector<UOpPtr> stores;
+  for (const auto& st : grouped->src) stores.push_back(UOp::make(Op::STORE, st->dtype, {st->src[0], st->src[1], st->src[2], first}));
+  if (loops.empty()) {
+    w.sink = UOp::make(Op::SINK, dtypes::bool_, std::move(stores));
+    return w;
   }
   // output loops around the reduce: every work-item must be done folding the local arrays before the next
   // iteration writes them again
-  if (!loops.empty()) k.add(TG_KIR_BARRIER, 0, 1, {});
-  for (auto it = loops.rbegin(); it != loops.rend(); ++it) e.close_loop(*it);
-  k.flops = e.flops();
-  return std::move(k);
+  std::vector<UOpPtr> body{UOp::make(Op::BARRIER, dtypes::bool_, std::move(stores))};
+  body.insert(body.end(), loops.begin(), loops.end());
+  w.sink = UOp::make(Op::SINK, dtypes::bool_, {UOp::make(Op::END, dtypes::bool_, std::move(body), int64_t{1})});
+  return w;
 }
 
 }  // namespace tg::codegen

@@ -1,6 +1,7 @@
 // Planning kernels for work-group devices (GPUs: caps.has_local without host threads): which loops go on the grid,
-// which reductions a work-group shares through local memory, and how a matmul is tiled through local memory or
-// tensor cores.
+// which reductions a work-group shares through local memory (GROUP), and how a matmul is tiled through local memory
+// (LOCAL) or tensor cores (TC). GROUP and LOCAL rewrite the kernel graph into work-groups (WorkGroupPlan) for the
+// linearizer; TC still writes its instructions itself (its fragments are per-lane gathers the UOp IR has no op for).
 #pragma once
 
 #include <map>
@@ -22,12 +23,20 @@ void bind_gpu_grid(Emitter& e, const std::vector<UOpPtr>& ranges, const tg_rende
 // One more than the largest range id in the kernel.
 int64_t next_range_id(const UOpPtr& sink);
 
+// A GPU plan: the kernel rewritten as work-groups, the form a hand-written kernel with LOCAL ranges has, for the
+// linearizer (linearize_work_groups): statements in order, the ranges that are work-group ids and work-item ids
+// (dim 0 first each), and the flops it does (0: the linearizer counts them).
+struct WorkGroupPlan {
+  UOpPtr sink;
+  std::vector<UOpPtr> groups, items;
+  double flops = 0;
+};
+
 // Reductions shared by the `group` work-items of a work-group, one group per output (GROUP). Without a size (0)
 // only where it pays, a long reduce axis and few outputs, with the largest group the device takes up to 256.
 // nullopt when it does not apply.
-std::optional<KirProgram> lower_grouped(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
-                                        const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params,
-                                        int64_t group = 0);
+std::optional<WorkGroupPlan> plan_grouped(const UOpPtr& sink, const std::vector<UOpPtr>& ranges, const tg_renderer_caps& caps,
+                                          int64_t group = 0);
 
 // The outputs per work-item of a matmul plan (tensor-core tiles per warp for TC) along m and n, and the work-group
 // size (LOCAL: its edge); 0: the plan's own.
@@ -41,9 +50,8 @@ std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, con
                                           const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params,
                                           GpuTile tile);
 
-// A matmul tiled through local memory (lower_gpu.cpp has the plan). nullopt when it does not apply.
-std::optional<KirProgram> lower_tiled_matmul(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
-                                             const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params,
-                                             GpuTile tile);
+// A matmul tiled through local memory (LOCAL; lower_gpu.cpp has the plan). nullopt when it does not apply.
+std::optional<WorkGroupPlan> plan_tiled_matmul(const UOpPtr& sink, const std::vector<UOpPtr>& ranges, const tg_renderer_caps& caps,
+                                               GpuTile tile);
 
 }  // namespace tg::codegen

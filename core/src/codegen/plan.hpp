@@ -55,8 +55,12 @@ void check_spec(Plan& p);           // the kernel spec (ir/spec.hpp), where the 
 void simplify_indices(Plan& p);     // symbolic rules; the output loops that are left
 void lower_as_written(Plan& p);     // a hand-written kernel: its loops and statements as they are (done)
 void apply_opts(Plan& p);           // the actions given, or the heuristic's (heuristic.cpp): lanes, tiles, GPU plans
-void linearize(Plan& p);            // the only writer of instructions: grid, loops, panel copy, reductions, stores
+void linearize(Plan& p);            // the instructions (the Emitter): grid, loops, panel copy, reductions, stores
 void read_through_images(Plan& p);  // IMAGE: read-only float32 buffers as image2d views
+
+// The linearizer for a kernel of work-groups (a GPU plan's, or a hand-written one with LOCAL ranges; lower.cpp).
+KirProgram linearize_work_groups(KirProgram& k, const WorkGroupPlan& w, const tg_renderer_caps& caps,
+                                 std::map<std::string, int64_t> var_params);
 
 // What apply_opts is made of (apply_opts.cpp), for the heuristic and the search: one action applied and recorded
 // in `applied` ("" when it applied; else why not, the plan unchanged), the tile or GPU plan the actions asked for
