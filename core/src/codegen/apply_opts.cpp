@@ -268,14 +268,12 @@ std::string build_thread(Plan& p) {
 }
 
 std::string run_gpu_plan(Plan& p, OptOp plan, GpuTile tile) {
-  std::optional<KirProgram> planned;
-  std::optional<WorkGroupPlan> groups;
-  if (plan == OptOp::TC) planned = lower_tc_matmul(p.kir, p.sink, p.ranges, p.caps, p.var_params, tile);
-  if (plan == OptOp::LOCAL) groups = plan_tiled_matmul(p.sink, p.ranges, p.caps, tile);
-  if (plan == OptOp::GROUP) groups = plan_grouped(p.sink, p.ranges, p.caps, tile.group);
-  if (groups) planned = linearize_work_groups(p.kir, *groups, p.caps, p.var_params);
+  std::optional<WorkGroupPlan> planned;
+  if (plan == OptOp::TC) planned = plan_tc_matmul(p.sink, p.ranges, p.caps, tile);
+  if (plan == OptOp::LOCAL) planned = plan_tiled_matmul(p.sink, p.ranges, p.caps, tile);
+  if (plan == OptOp::GROUP) planned = plan_grouped(p.sink, p.ranges, p.caps, tile.group);
   if (!planned) return std::string(opt_name(plan)) + " does not fit the kernel's shape or the device";
-  p.kir = std::move(*planned);
+  p.kir = linearize_work_groups(p.kir, *planned, p.caps, p.var_params);
   p.done = true;
   return "";
 }

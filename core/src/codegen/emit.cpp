@@ -81,7 +81,7 @@ int32_t Emitter::emit_uncached(const UOpPtr& u) {
       if (is_packed_load(*u) && !takes_packed(u->dtype)) return emit(packed_load_from_bytes(u));
       std::vector<int32_t> src{emit(u->src[0]), emit(u->src[1])};
       if (u->src.size() > 2) src.push_back(emit(u->src[2]));
-      return k_.add(TG_KIR_LOAD, dt(u->dtype), 1, std::move(src));
+      return k_.add(TG_KIR_LOAD, dt(u->dtype), u->dtype.count, std::move(src));  // (a vector from a vector array)
     }
     case Op::REDUCE: {
       if (UOpPtr unrolled = unroll_reduce(u)) return emit(unrolled);
@@ -90,7 +90,15 @@ int32_t Emitter::emit_uncached(const UOpPtr& u) {
     case Op::STORE: {
       std::vector<int32_t> src{emit(u->src[0]), emit(u->src[1]), emit(u->src[2])};
       if (u->src.size() > 3) src.push_back(emit(u->src[3]));
-      return k_.add(TG_KIR_STORE, dt(u->src[2]->dtype), 1, std::move(src));
+      return k_.add(TG_KIR_STORE, dt(u->src[2]->dtype), u->src[2]->dtype.count, std::move(src));
+    }
+    case Op::VECTORIZE:  // lanes into one vector, through the lane expansion (neighbouring loads as vector loads)
+      return broadcast(emit_lanes(u->src), u->dtype, static_cast<int>(u->src.size()));
+    case Op::GEP: return k_.add(TG_KIR_GEP, dt(u->dtype), 1, {emit(u->src[0])}, {.i = u->arg_int()});
+    case Op::WMMA: {
+      std::vector<int32_t> src;
+      for (const auto& s : u->src) src.push_back(emit(s));
+      return k_.add(TG_KIR_WMMA, dt(u->dtype), u->dtype.count, std::move(src), {.i = u->arg_int()});
     }
     case Op::END: {
       int64_t n = u->arg_int();
@@ -122,7 +130,8 @@ int32_t Emitter::emit_uncached(const UOpPtr& u) {
         flops_ += mult_ * 2 * 256 * (u->arg_int() & 15) * ((u->arg_int() >> 4) & 15) * steps->arg_int() * 64 / u->src[3]->dtype.itemsize();
       return k_.add(TG_KIR_TILE_MMA, dt(u->dtype), 1, std::move(src), {.i = u->arg_int()});
     }
-    case Op::DEFINE_REG: return k_.add(TG_KIR_DEFINE_REG, dt(u->dtype), 1, {}, {.i = u->arg_ints()[0]}, TG_ADDR_REG);
+    case Op::DEFINE_REG:
+      return k_.add(TG_KIR_DEFINE_REG, dt(u->dtype), u->dtype.count, {}, {.i = u->arg_ints()[0]}, TG_ADDR_REG);
     case Op::DEFINE_LOCAL:
       require_local("a local array");
       local_bytes_ += static_cast<uint64_t>(u->arg_ints()[0]) * u->dtype.itemsize();

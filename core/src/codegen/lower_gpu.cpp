@@ -151,26 +151,6 @@ UOpPtr output_store(const UOpPtr& sink, const Matmul& mm, const UOpPtr& m, const
   return at(substitute(sink->src[0], {{mm.reduce.get(), result}}), {{&mm.m, m}, {&mm.n, n}});
 }
 
-// A fragment from its lanes' loads (in lane order): neighbouring lanes at neighbouring addresses are read as one
-// 2-lane load where the renderer has such vectors, the rest one by one.
-int32_t gather_fragment(Emitter& e, KirProgram& k, const std::vector<UOpPtr>& loads) {
-  const uint8_t dt = static_cast<uint8_t>(loads[0]->dtype.scalar);
-  std::vector<int32_t> lanes;
-  for (size_t el = 0; el < loads.size(); ++el) {
-    if (el + 1 < loads.size() && e.vector_ok(loads[0]->dtype, 2)) {
-      const Emitter::Lanes pair = e.emit_lanes({loads[el], loads[el + 1]});
-      if (pair.vcount == 2 && pair.id >= 0 && k.insts[pair.id].op == TG_KIR_LOAD) {
-        lanes.push_back(k.add(TG_KIR_GEP, dt, 1, {pair.id}, {.i = 0}));
-        lanes.push_back(k.add(TG_KIR_GEP, dt, 1, {pair.id}, {.i = 1}));
-        ++el;
-        continue;
-      }
-    }
-    lanes.push_back(e.emit(loads[el]));
-  }
-  return k.add(TG_KIR_VECTORIZE, dt, static_cast<uint8_t>(lanes.size()), lanes);
-}
-
 // A fresh int32 range (a work-item id or a loop of the plan) with the next free id.
 UOpPtr new_range(int64_t n, AxisType type, int64_t& id) {
   return UOp::make(Op::RANGE, dtypes::int32, {const_int(dtypes::int32, n)}, RangeInfo{id++, type});
@@ -294,9 +274,8 @@ std::optional<WorkGroupPlan> plan_tiled_matmul(const UOpPtr& sink, const std::ve
 // memory in the tensor core's input dtype (the factors without their widening casts), waits, and each warp
 // gathers its fragments from there lane by lane as the core's bit maps say and issues one WMMA per tile and
 // k-step. nullopt where no tensor core fits the product's dtypes or the shape does not tile.
-std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
-                                          const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params,
-                                          GpuTile tile) {
+std::optional<WorkGroupPlan> plan_tc_matmul(const UOpPtr& sink, const std::vector<UOpPtr>& ranges, const tg_renderer_caps& caps,
+                                            GpuTile tile) {
   if (!TG_ABI_HAS(&caps, tg_renderer_caps, ntensor_cores) || caps.ntensor_cores == 0)
     return std::nullopt;
   const std::optional<Matmul> mm = match_matmul(sink, ranges);
@@ -322,41 +301,43 @@ std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, con
     // (mma's a0/a1, b0/b1) are then neighbours in local memory, one 2-lane load
     const int64_t lda = BK + pad, ldb = BK + pad;
     const uint64_t local_bytes = static_cast<uint64_t>((BM * lda + BN * ldb) * in.itemsize());
-    if (M % BM || N % BN || (BM * BK) % threads || (BK * BN) % threads || local_bytes > caps.local_mem_bytes || caps.max_global_dims < (mm->batch ? 3u : 2u) ||
-        N / BN > caps.max_global[0] || M / BM > caps.max_global[1] || (mm->batch && B > caps.max_global[2]))
+    if (M % BM || N % BN || (BM * BK) % threads || (BK * BN) % threads || local_bytes > caps.local_mem_bytes ||
+        caps.max_global_dims < (mm->batch ? 3u : 2u) || N / BN > caps.max_global[0] || M / BM > caps.max_global[1] ||
+        (mm->batch && B > caps.max_global[2]))
       continue;
 
     int64_t id = next_range_id(sink);
+    WorkGroupPlan w;
     const UOpPtr lx = new_range(threads, AxisType::LOCAL, id);
-    Emitter e(k, caps, var_params);
-    e.special(lx, TG_SPECIAL_LOCAL, 0);
     const auto [gx, gy, as, bs] = blocks(*mm, BM, BN, in, BM * lda, BN * ldb, id);
-    e.special(gx, TG_SPECIAL_GROUP, 0);
-    e.special(gy, TG_SPECIAL_GROUP, 1);
-    if (mm->batch) e.special(mm->batch, TG_SPECIAL_GROUP, 2);
-    e.emit(as), e.emit(bs);
-
+    w.items = {lx};
+    w.groups = {gx, gy};
+    if (mm->batch) w.groups.push_back(mm->batch);
     const int mb = sdk::tc_log2(tc.m), nb = sdk::tc_log2(tc.n), kb = sdk::tc_log2(tc.k);
     const uint32_t na = sdk::tc_lanes(tc.a_map, mb + kb), nbl = sdk::tc_lanes(tc.b_map, kb + nb), nc = sdk::tc_lanes(tc.c_map, mb + nb);
-    const DType acc_t = mm->reduce->dtype;
-    const uint8_t kd = static_cast<uint8_t>(acc_t.scalar);
-    const int32_t acc = k.add(TG_KIR_DEFINE_REG, kd, static_cast<uint8_t>(nc), {}, {.i = FM * FN}, TG_ADDR_REG);
-    auto slot = [&](int64_t q) { return k.add(TG_KIR_CONST, TG_DTYPE_INT32, 1, {}, {.i = q}); };
-    const int32_t zero = k.add(TG_KIR_VECTORIZE, kd, static_cast<uint8_t>(nc),
-                               std::vector<int32_t>(nc, e.emit(reduce_identity(ReduceOp::SUM, acc_t))));
-    for (int64_t q = 0; q < FM * FN; ++q) k.add(TG_KIR_STORE, kd, static_cast<uint8_t>(nc), {acc, slot(q), zero});
+    const DType acc_t = mm->reduce->dtype, frag_t = acc_t.vec(static_cast<int>(nc));
+    // one register of nc lanes per tensor-core tile of the warp, from 0
+    const UOpPtr acc = UOp::make(Op::DEFINE_REG, frag_t, {}, std::vector<int64_t>{FM * FN, id++});
+    auto slot = [](int64_t q) { return const_int(dtypes::int32, q); };
+    const UOpPtr zero = UOp::make(Op::VECTORIZE, frag_t, std::vector<UOpPtr>(nc, reduce_identity(ReduceOp::SUM, acc_t)));
+    std::vector<UOpPtr> init;
+    for (int64_t q = 0; q < FM * FN; ++q) init.push_back(UOp::make(Op::STORE, frag_t, {acc, slot(q), zero}));
+    auto after = [&](const UOpPtr& buffer, std::vector<UOpPtr> stmts) {
+      stmts.insert(stmts.begin(), buffer);
+      return UOp::make(Op::AFTER, buffer->dtype, std::move(stmts), buffer->arg);
+    };
 
-    const UOpPtr kt = new_range(K / BK, AxisType::REDUCE, id);
-    const int32_t kt_loop = e.open_loop(kt);
-    for (const UOpPtr& st : stage_tile(caps, as, BM, BK, lx, threads, id,
-             [&](const UOpPtr& r, const UOpPtr& c) { return at(a, {{&mm->m, gy * BM + r}, {&mm->k, kt * BK + c}}); },
-             [&](const UOpPtr& r, const UOpPtr& c) { return r * lda + c; }))
-      e.emit(st);
+    // per K tile: the group copies A's and B's tiles into local memory, waits, and each warp issues its WMMAs
+    const UOpPtr kt = new_range(K / BK, AxisType::LOOP, id);
+    std::vector<UOpPtr> copy = stage_tile(caps, as, BM, BK, lx, threads, id,
+        [&](const UOpPtr& r, const UOpPtr& c) { return at(a, {{&mm->m, gy * BM + r}, {&mm->k, kt * BK + c}}); },
+        [&](const UOpPtr& r, const UOpPtr& c) { return r * lda + c; });
     for (const UOpPtr& st : stage_tile(caps, bs, BK, BN, lx, threads, id,
              [&](const UOpPtr& r, const UOpPtr& c) { return at(b, {{&mm->k, kt * BK + r}, {&mm->n, gx * BN + c}}); },
              [&](const UOpPtr& r, const UOpPtr& c) { return c * ldb + r; }))
-      e.emit(st);
-    k.add(TG_KIR_BARRIER, 0, 1, {});
+      copy.push_back(st);
+    const UOpPtr staged = UOp::make(Op::BARRIER, dtypes::bool_, copy);
+    const UOpPtr as_ready = after(as, {staged}), bs_ready = after(bs, {staged});
     const UOpPtr lane = lx % warp, wm = lx / warp / 2, wn = lx / warp % 2;
     // a fragment of `lanes` lanes: lane el holds (r, c) of the unit's matrix, which `at` places in a local tile
     auto fragment = [&](const uint8_t* map, int row_bits, int col_bits, uint32_t lanes, const UOpPtr& tile,
@@ -366,41 +347,49 @@ std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, con
         auto [r, c] = tc_coord(map, row_bits, col_bits, lane, el);
         loads.push_back(UOp::make(Op::LOAD, in, {tile, simplify(at(r, c))}));
       }
-      return gather_fragment(e, k, loads);
+      return UOp::make(Op::VECTORIZE, in.vec(static_cast<int>(lanes)), std::move(loads));
     };
+    std::vector<UOpPtr> body{staged}, last = init;  // the updates each k-step's loads of the accumulators follow
     for (int64_t ks = 0; ks < BK / tk; ++ks) {
-      std::vector<int32_t> afrag, bfrag;
+      std::vector<UOpPtr> afrag, bfrag, updates;
       for (int64_t f = 0; f < FM; ++f)  // A[m][k] at (wm * WM + f * tm + r) * lda + ks * tk + c
-        afrag.push_back(fragment(tc.a_map, mb, kb, na, as, [&](const UOpPtr& r, const UOpPtr& c) {
+        afrag.push_back(fragment(tc.a_map, mb, kb, na, as_ready, [&](const UOpPtr& r, const UOpPtr& c) {
           return (wm * WM + (r + f * tm)) * lda + (c + ks * tk);
         }));
       for (int64_t f = 0; f < FN; ++f)  // B[k][n] kept as [n][k]: (wn * WN + f * tn + c) * ldb + ks * tk + r
-        bfrag.push_back(fragment(tc.b_map, kb, nb, nbl, bs, [&](const UOpPtr& r, const UOpPtr& c) {
+        bfrag.push_back(fragment(tc.b_map, kb, nb, nbl, bs_ready, [&](const UOpPtr& r, const UOpPtr& c) {
           return (wn * WN + (c + f * tn)) * ldb + (r + ks * tk);
         }));
+      const UOpPtr acc_ready = after(acc, last);
       for (int64_t i = 0; i < FM; ++i)
         for (int64_t j = 0; j < FN; ++j) {
-          const int32_t q = slot(i * FN + j), cur = k.add(TG_KIR_LOAD, kd, static_cast<uint8_t>(nc), {acc, q});
-          const int32_t d = k.add(TG_KIR_WMMA, kd, static_cast<uint8_t>(nc), {afrag[i], bfrag[j], cur}, {.i = t});
-          k.add(TG_KIR_STORE, kd, static_cast<uint8_t>(nc), {acc, q, d});
+          const UOpPtr cur = UOp::make(Op::LOAD, frag_t, {acc_ready, slot(i * FN + j)});
+          const UOpPtr d = UOp::make(Op::WMMA, frag_t, {afrag[i], bfrag[j], cur}, static_cast<int64_t>(t));
+          updates.push_back(UOp::make(Op::STORE, frag_t, {acc, slot(i * FN + j), d}));
         }
+      body.insert(body.end(), updates.begin(), updates.end());
+      last = std::move(updates);
     }
-    k.add(TG_KIR_BARRIER, 0, 1, {});  // the next tile's copy overwrites what other warps may still read
-    e.close_loop(kt_loop);
+    // the second barrier: the next tile's copy overwrites what other warps may still read
+    body.push_back(UOp::make(Op::BARRIER, dtypes::bool_, last));
+    body.push_back(kt);
+    const UOpPtr tiles = UOp::make(Op::END, dtypes::bool_, body, static_cast<int64_t>(body.size() - 1));
 
+    std::vector<UOpPtr> stmts = init;
+    stmts.push_back(tiles);
+    const UOpPtr done = after(acc, {tiles});
     for (int64_t i = 0; i < FM; ++i)
       for (int64_t j = 0; j < FN; ++j) {
-        const int32_t v = k.add(TG_KIR_LOAD, kd, static_cast<uint8_t>(nc), {acc, slot(i * FN + j)});
+        const UOpPtr v = UOp::make(Op::LOAD, frag_t, {done, slot(i * FN + j)});
         for (uint32_t el = 0; el < nc; ++el) {
           auto [r, c] = tc_coord(tc.c_map, mb, nb, lane, el);
-          // the lane's value as a placeholder node of its own (nodes are interned), never rendered
-          const UOpPtr result = UOp::make(Op::PARAM, acc_t, {}, -1 - ((i * FN + j) * nc + el));
-          e.set(result, k.add(TG_KIR_GEP, kd, 1, {v}, {.i = el}));
-          e.emit(output_store(sink, *mm, gy * BM + (wm * WM + (r + i * tm)), gx * BN + (wn * WN + (c + j * tn)), result));
+          stmts.push_back(output_store(sink, *mm, gy * BM + (wm * WM + (r + i * tm)), gx * BN + (wn * WN + (c + j * tn)),
+                                       UOp::make(Op::GEP, acc_t, {v}, static_cast<int64_t>(el))));
         }
       }
-    k.flops = 2.0 * static_cast<double>(M * N * K * B);
-    return std::move(k);
+    w.sink = UOp::make(Op::SINK, dtypes::bool_, std::move(stmts));
+    w.flops = 2.0 * static_cast<double>(M * N * K * B);
+    return w;
   }
   return std::nullopt;
 }

@@ -1,7 +1,7 @@
 // Planning kernels for work-group devices (GPUs: caps.has_local without host threads): which loops go on the grid,
 // which reductions a work-group shares through local memory (GROUP), and how a matmul is tiled through local memory
-// (LOCAL) or tensor cores (TC). GROUP and LOCAL rewrite the kernel graph into work-groups (WorkGroupPlan) for the
-// linearizer; TC still writes its instructions itself (its fragments are per-lane gathers the UOp IR has no op for).
+// (LOCAL) or tensor cores (TC). Each plan rewrites the kernel graph into work-groups (WorkGroupPlan) for the
+// linearizer.
 #pragma once
 
 #include <map>
@@ -45,10 +45,9 @@ struct GpuTile {
   int group = 0;
 };
 
-// A matmul on the renderer's tensor cores (lower_gpu.cpp has the plan). nullopt when it does not apply.
-std::optional<KirProgram> lower_tc_matmul(KirProgram& k, const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
-                                          const tg_renderer_caps& caps, const std::map<std::string, int64_t>& var_params,
-                                          GpuTile tile);
+// A matmul on the renderer's tensor cores (TC; lower_gpu.cpp has the plan). nullopt when it does not apply.
+std::optional<WorkGroupPlan> plan_tc_matmul(const UOpPtr& sink, const std::vector<UOpPtr>& ranges, const tg_renderer_caps& caps,
+                                            GpuTile tile);
 
 // A matmul tiled through local memory (LOCAL; lower_gpu.cpp has the plan). nullopt when it does not apply.
 std::optional<WorkGroupPlan> plan_tiled_matmul(const UOpPtr& sink, const std::vector<UOpPtr>& ranges, const tg_renderer_caps& caps,

@@ -43,6 +43,8 @@ enum class Op : uint8_t {
   CUSTOMI,     // like CUSTOM, an inline expression of dtype
   TILE_MMA,    // arg: shape bits (KIR's TILE_MMA); src: C, its index, row stride, A, index, slab stride, B, index,
                // slab stride, steps. C (dtype) = or += A . B on the matrix unit; elsewhere the loops it means
+  WMMA,        // arg: the renderer's tensor core (an index into caps.tensor_cores); src: the A, B and C fragments
+               // (vectors). D = A . B + C for one warp (KIR's WMMA); dtype: C's
   // ALU: unary
   NEG, EXP2, LOG2, SIN, SQRT, RECIP, TRUNC, CAST, BITCAST,
   // ALU: binary

@@ -118,7 +118,7 @@ const PatternMatcher& pm_spec_kernel() {
            "no_tensor_ops"},
           // statements and values of hand-written kernels, vectors, bound variables: allowed as they come
           {ops({Op::VECTORIZE, Op::GEP, Op::DEFINE_REG, Op::DEFINE_LOCAL, Op::END, Op::AFTER, Op::BARRIER, Op::CUSTOM,
-                Op::CUSTOMI, Op::TILE_MMA, Op::BIND}),
+                Op::CUSTOMI, Op::TILE_MMA, Op::WMMA, Op::BIND}),
            [](const Match&, const UOpPtr&) { return spec_ok(); }, "kernel_statements"},
       });
   return pm;

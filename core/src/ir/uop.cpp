@@ -16,7 +16,7 @@ const char* op_name(Op op) {
   static const char* names[] = {
       "BUFFER", "CONST", "COPY", "CONTIGUOUS", "BIND", "RESHAPE", "PERMUTE", "EXPAND", "PAD", "SHRINK", "FLIP",
       "SHRINK_VAR", "PAD_VAR",
-      "REDUCE_AXIS", "SINK", "PARAM", "DEFINE_VAR", "RANGE", "REDUCE", "LOAD", "STORE", "VECTORIZE", "GEP", "DEFINE_REG", "DEFINE_LOCAL", "END", "AFTER", "BARRIER", "CUSTOM", "CUSTOMI", "TILE_MMA",
+      "REDUCE_AXIS", "SINK", "PARAM", "DEFINE_VAR", "RANGE", "REDUCE", "LOAD", "STORE", "VECTORIZE", "GEP", "DEFINE_REG", "DEFINE_LOCAL", "END", "AFTER", "BARRIER", "CUSTOM", "CUSTOMI", "TILE_MMA", "WMMA",
       "NEG", "EXP2", "LOG2", "SIN", "SQRT", "RECIP", "TRUNC", "CAST", "BITCAST", "ADD", "SUB", "MUL", "IDIV",
       "MOD", "FDIV", "MAX", "CMPLT", "CMPNE", "CMPEQ", "AND", "OR", "XOR", "SHL", "SHR", "WHERE", "MULACC", "FMA", "DOT4", "LUT16"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(Op::COUNT_));
