@@ -3,13 +3,16 @@
 // (peers/loops.hpp: STREAM's triad, a reduction, the row-wise ops) for the rest. Medians of several runs; one JSON
 // object on stdout. tg kernels are replayed through a Jit so the figures are kernel time, not graph building. Each
 // GEMM is also read as a fraction of the peak of the unit it runs on (peaks.hpp, measured in the same run).
+#include <boost/program_options.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <functional>
-#include <string>
 #include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -310,14 +313,31 @@ std::string rows_op(const char* name, int64_t rows, int64_t cols, int runs, int 
 
 }  // namespace
 
+namespace po = boost::program_options;
+
 int main(int argc, char** argv) {
   // CPU_COUNT sets the threads of tg's CPU plugin and of every peer; --quick: small GEMMs; --gemm: GEMMs only;
   // --int8: the peaks and the prefill product only (on int8 dot products and on the matrix unit)
   int runs = 5, threads = static_cast<int>(std::thread::hardware_concurrency());
   if (const char* c = std::getenv("CPU_COUNT")) threads = std::max(1, std::atoi(c));
   bool quick = false, gemm_only = false, int8_only = false;
-  for (int i = 1; i < argc; ++i)
-    quick |= std::string(argv[i]) == "--quick", gemm_only |= std::string(argv[i]) == "--gemm", int8_only |= std::string(argv[i]) == "--int8";
+  po::options_description opts("bench_cpu: tg's CPU kernels against their peers, one JSON object on stdout "
+                               "(CPU_COUNT sets the threads)");
+  opts.add_options()("help,h", "this help")("quick", po::bool_switch(&quick), "small GEMMs only")(
+      "gemm", po::bool_switch(&gemm_only), "the GEMMs only")(
+      "int8", po::bool_switch(&int8_only), "the peaks and the prefill product only");
+  try {
+    po::variables_map vm;
+    po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
+    po::notify(vm);
+    if (vm.count("help")) {
+      std::cout << opts;
+      return 0;
+    }
+  } catch (const po::error& e) {
+    std::cerr << "bench_cpu: " << e.what() << " (see --help)\n";
+    return 2;
+  }
   g_threads = threads;
   g_peaks = tg::bench::measure_peaks(threads);
   if (int8_only) {
