@@ -1,6 +1,7 @@
 // Decompositions of unsupported ops, chosen per renderer from its capability table.
 #include "codegen/decompositions.hpp"
 
+#include "codegen/lanes.hpp"
 #include "codegen/transcendental.hpp"
 
 namespace tg::codegen {
@@ -120,6 +121,15 @@ const PatternMatcher& pm_decompositions() {
 }
 
 UOpPtr decompose(const UOpPtr& u) { return pm_decompositions().rewrite(u); }
+
+PatternMatcher pm_decompositions_for(const tg_renderer_caps& caps) {
+  auto unsupported = [&caps](const UOp& u) {
+    return (is_alu(u.op) || u.op == Op::TILE_MMA) && !e_supports(caps, u.op, u.op == Op::TILE_MMA ? u.dtype : op_dtype(u));
+  };
+  return PatternMatcher("decompositions_by_caps",
+                        {{pat::any("x").where(unsupported), [](const Match&, const UOpPtr& u) { return decompose(u); },
+                          "where_the_caps_leave_it_out"}});
+}
 
 UOpPtr packed_load_from_bytes(const UOpPtr& load) {
   const int n = load->dtype.itemsize();

@@ -126,6 +126,12 @@ void simplify_indices(Plan& p) {
   p.rows = {p.lanes};
 }
 
+void decompose(Plan& p) {
+  p.sink = rewrite(p.sink, pm_decompositions_for(p.caps), {.name = "decompose"});
+  p.lanes = {p.sink};
+  p.rows = {p.lanes};
+}
+
 void lower_as_written(Plan& p) {
   if (!p.kernel.custom) return;
   p.kir = lower_custom(p.kir, p.kernel, p.sink, p.caps, p.var_params);

@@ -19,6 +19,7 @@ using Step = void (*)(Plan&);
 constexpr std::pair<const char*, Step> kPlanning[] = {
     {"check_spec", check_spec},              // the kernel graph against its spec (debug builds, TG_CHECK_IR)
     {"simplify_indices", simplify_indices},  // symbolic rules over the index arithmetic
+    {"decompose", decompose},                // ops the renderer lacks, by its caps
     {"lower_as_written", lower_as_written},  // a hand-written kernel keeps its loops
     {"apply_opts", apply_opts},              // the actions (opt.hpp): output vector, register tile, GPU plans
     {"linearize", linearize},                // instructions

@@ -53,6 +53,7 @@ Plan start_plan(const sched::Kernel& kernel, const tg_renderer_caps& caps, const
 
 void check_spec(Plan& p);           // the kernel spec (ir/spec.hpp), where the switches ask
 void simplify_indices(Plan& p);     // symbolic rules; the output loops that are left
+void decompose(Plan& p);            // ops the renderer's caps leave out, as ops it has (decompositions.hpp)
 void lower_as_written(Plan& p);     // a hand-written kernel: its loops and statements as they are (done)
 void apply_opts(Plan& p);           // the actions given, or the heuristic's (heuristic.cpp): lanes, tiles, GPU plans
 void linearize(Plan& p);            // the instructions (the Emitter): grid, loops, panel copy, reductions, stores
