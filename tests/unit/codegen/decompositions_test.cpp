@@ -93,6 +93,28 @@ struct FloatCase {
   std::function<double(double, double)> ref;  // exact in double, then rounded once to float
 };
 
+// The pipeline's decompose step: the rules rewrite exactly the nodes whose op the caps leave out (here RECIP of a
+// float32 load, then nothing else: a DIV the renderer has stays), and leave a graph the renderer takes alone.
+TEST(Decompositions, TheStepRewritesOnlyWhatTheCapsLeaveOut) {
+  const ir::UOpPtr x = ir::UOp::make(ir::Op::LOAD, dtypes::float32,
+                                 {ir::UOp::make(ir::Op::PARAM, dtypes::float32, {}, int64_t{1}), ir::const_int(dtypes::int64, 0)});
+  const ir::UOpPtr store = ir::UOp::make(ir::Op::STORE, dtypes::float32,
+                                     {ir::UOp::make(ir::Op::PARAM, dtypes::float32, {}, int64_t{0}), ir::const_int(dtypes::int64, 0),
+                                      ir::alu(ir::Op::ADD, ir::alu(ir::Op::RECIP, x), x)});
+  const ir::UOpPtr sink = ir::UOp::make(ir::Op::SINK, dtypes::bool_, {store});
+  tg_renderer_caps caps = rt::Device::get("CPU").caps();
+  caps.ops[TG_DTYPE_FLOAT32] |= 1ull << TG_KIR_RECIP;
+  EXPECT_EQ(ir::rewrite(sink, pm_decompositions_for(caps), {.name = "decompose"}), sink) << "the caps take RECIP";
+  drop_op(caps, TG_KIR_RECIP);
+  const ir::UOpPtr out = ir::rewrite(sink, pm_decompositions_for(caps), {.name = "decompose", .converge_check = true});
+  int recips = 0, divs = 0, adds = 0;
+  for (const ir::UOp* n : ir::toposort(std::vector<ir::UOpPtr>{out}))
+    recips += n->op == ir::Op::RECIP, divs += n->op == ir::Op::FDIV, adds += n->op == ir::Op::ADD;
+  EXPECT_EQ(recips, 0);
+  EXPECT_EQ(divs, 1) << "1 / x";
+  EXPECT_EQ(adds, 1) << "the ADD around it is the renderer's and stays";
+}
+
 TEST(Decompositions, Float32SubNegRecip) {
   std::mt19937 rng(seed());
   std::vector<float> a = float_inputs(2048, rng), b = float_inputs(2048, rng);
