@@ -1,6 +1,6 @@
-// What the lowering steps hand each other (pipeline.cpp runs them in order; lower.cpp has them): a kernel's graph,
-// the loops still to open, the lanes of its output vector and the entries of its register tile, and the KIR the
-// linearizer writes. Each step reads and updates one Plan.
+// What the lowering steps hand each other (pipeline.cpp runs them in order; lower.cpp, apply_opts.cpp, linearize.cpp
+// and read_through_images.cpp have them): a kernel's graph, the loops still to open, the lanes of its output vector
+// and the entries of its register tile, and the KIR the linearizer writes. Each step reads and updates one Plan.
 #pragma once
 
 #include <map>
@@ -59,9 +59,12 @@ void apply_opts(Plan& p);           // the actions given, or the heuristic's (he
 void linearize(Plan& p);            // the instructions (the Emitter): grid, loops, panel copy, reductions, stores
 void read_through_images(Plan& p);  // IMAGE: read-only float32 buffers as image2d views
 
-// The linearizer for a kernel of work-groups (a GPU plan's, or a hand-written one with LOCAL ranges; lower.cpp).
+// The linearizer (linearize.cpp) for a kernel of work-groups (a GPU plan's, or a hand-written one with LOCAL
+// ranges), and for a hand-written kernel's loops as written.
 KirProgram linearize_work_groups(KirProgram& k, const WorkGroupPlan& w, const tg_renderer_caps& caps,
                                  std::map<std::string, int64_t> var_params);
+KirProgram linearize_as_written(KirProgram& k, const sched::Kernel& kernel, const ir::UOpPtr& sink,
+                                const tg_renderer_caps& caps, std::map<std::string, int64_t> var_params);
 
 // What apply_opts is made of (apply_opts.cpp), for the heuristic and the search: one action applied and recorded
 // in `applied` ("" when it applied; else why not, the plan unchanged), the tile or GPU plan the actions asked for
