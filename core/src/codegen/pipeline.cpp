@@ -1,6 +1,7 @@
 // lower_kernel: a kernel graph -> KIR for one renderer, as a list of named steps (plan.hpp says what each does;
-// lower.cpp, apply_opts.cpp, linearize.cpp and read_through_images.cpp have them). DEBUG=5 prints the plan after each step ("(unchanged)" where a step had
-// nothing to do); TG_TIME_PASSES=1 prints each step's time per kernel, and the sums when the process exits.
+// lower.cpp, apply_opts.cpp, linearize.cpp and read_through_images.cpp have them). DEBUG=5 prints the plan after
+// each step ("(unchanged)" where a step had nothing to do); TG_TIME_PASSES=1 prints each step's time per kernel,
+// and the sums when the process exits.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
