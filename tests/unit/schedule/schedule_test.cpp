@@ -82,3 +82,49 @@ TEST(Fusion, KeepdimReduceReadTwiceIsRealizedOnce) {
 
 }  // namespace
 }  // namespace tg
+
+namespace tg {
+namespace {
+
+// Slots: a schedule names buffers by number - the graph's realized buffers first (input slots, in first-use order),
+// then what its kernels write; a root already realized is its input slot. A copy of a graph that reads no buffer is
+// computed where it is copied to (no copy item).
+TEST(Slots, InputsFirstThenOutputsAndTemporaries) {
+  const Tensor a = Tensor::arange(0, 8, 1, dtypes::float32).realize(), b = Tensor::arange(8, 16, 1, dtypes::float32).realize();
+  const Tensor m = (a * b).max({0}, true);
+  const std::vector<ir::UOpPtr> roots{(a + m).node(), (b - m).node(), a.node()};
+  const sched::Schedule s = sched::create_schedule(roots, a.device());
+  ASSERT_EQ(s.n_inputs(), 2u);
+  const auto inputs = sched::input_buffers(roots);
+  ASSERT_EQ(inputs.size(), 2u);
+  EXPECT_EQ(inputs[0].get(), a.node()->payload().get()) << "first use in toposort order";
+  ASSERT_EQ(s.roots.size(), 3u);
+  EXPECT_EQ(s.roots[2], 0) << "a realized root is its own input slot";
+  for (int r : {s.roots[0], s.roots[1]}) EXPECT_EQ(s.slots.at(static_cast<size_t>(r)).kind, sched::BufferSlot::Kind::OUTPUT);
+  int temps = 0;
+  for (const auto& slot : s.slots) temps += slot.kind == sched::BufferSlot::Kind::TEMP;
+  EXPECT_EQ(temps, 1) << "the max, read by both outputs through a broadcast";
+  for (const auto& it : s.items)
+    for (size_t p = 0; p < it.slots.size(); ++p) {
+      const auto& slot = s.slots.at(static_cast<size_t>(it.slots[p]));
+      EXPECT_EQ(it.kernel.params.at(p).dtype, slot.dtype);
+      EXPECT_EQ(it.kernel.params.at(p).numel, slot.numel);
+    }
+}
+
+TEST(Slots, ACopyOfAGraphWithoutBuffersIsComputedWhereItGoes) {
+  auto on_interp = [] { return (Tensor::full({8}, 2.5, dtypes::float32, "INTERP") * 3.0f).to("CPU"); };
+  const sched::Schedule s = sched::create_schedule({on_interp().node()}, "CPU");
+  ASSERT_EQ(s.items.size(), 1u);
+  EXPECT_EQ(s.items[0].kind, sched::ScheduleItem::Kind::KERNEL);
+  for (const auto& slot : s.slots) EXPECT_EQ(slot.device, "CPU");
+  EXPECT_EQ(on_interp().to_vector<float>(), std::vector<float>(8, 7.5f));
+  // one that reads a buffer is copied
+  const Tensor x = Tensor::full({8}, 2.5, dtypes::float32, "INTERP").contiguous().realize();
+  const sched::Schedule c = sched::create_schedule({(x * 3.0f).to("CPU").node()}, "CPU");
+  ASSERT_EQ(c.items.size(), 2u);
+  EXPECT_EQ(c.items[1].kind, sched::ScheduleItem::Kind::COPY);
+}
+
+}  // namespace
+}  // namespace tg
