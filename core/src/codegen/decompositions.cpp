@@ -123,7 +123,7 @@ const PatternMatcher& pm_decompositions() {
 UOpPtr decompose(const UOpPtr& u) { return pm_decompositions().rewrite(u); }
 
 PatternMatcher pm_decompositions_for(const tg_renderer_caps& caps) {
-  auto unsupported = [&caps](const UOp& u) {
+  auto unsupported = [caps](const UOp& u) {  // (a copy: the set may outlive the caller's caps)
     return (is_alu(u.op) || u.op == Op::TILE_MMA) && !e_supports(caps, u.op, u.op == Op::TILE_MMA ? u.dtype : op_dtype(u));
   };
   return PatternMatcher("decompositions_by_caps",

@@ -14,7 +14,7 @@ const ir::PatternMatcher& pm_decompositions();
 // The first rule's graph for u, or nullptr when tg knows none (a float MAX, SQRT, IDIV...).
 ir::UOpPtr decompose(const ir::UOpPtr& u);
 // The rules for one renderer: a node is rewritten only where the caps leave its op out (for its math dtype), which
-// is what the pipeline's `decompose` step applies to the whole kernel graph. `caps` must outlive the set.
+// is what the pipeline's `decompose` step applies to the whole kernel graph.
 ir::PatternMatcher pm_decompositions_for(const tg_renderer_caps& caps);
 
 // A LOAD whose dtype is wider than its uint8 buffer's (CustomKernel::load_packed): that many bytes at the byte

@@ -1,8 +1,8 @@
 // The Emitter: the linearizer's state, a kernel's UOp graph -> KIR instructions for one renderer. It walks the
 // graph from the stores, opening one scope per loop: a value computed inside a loop is only reused inside it (the
 // C-like renderers scope locals the same way), and clang/NVRTC hoist loop-invariant code, so it needs no separate
-// scheduling pass. The planners (lower.cpp for every device, lower_gpu.cpp for work-group devices) decide loops,
-// lanes and the grid and drive it. Its work is in three files, one per concern:
+// scheduling pass. The linearizer (linearize.cpp) drives it over the loops, lanes and grid the earlier steps
+// decided. Its work is in three files, one per concern:
 //   emit.cpp             the walk: values, loops, work-item ids, statements, inline code
 //   expand_lanes.cpp     the lanes of an upcast axis -> vector instructions of the renderer's widths
 //   reduce_lowering.cpp  REDUCE -> one accumulator (vector or scalar, FMA where the renderer takes it)

@@ -41,7 +41,7 @@ void check_spec(Plan& p) {
 }
 
 void simplify_indices(Plan& p) {
-  p.sink = graph_rewrite(p.sink, pm_symbolic(), "lower");
+  p.rewrite_sink(graph_rewrite(p.sink, pm_symbolic(), "lower"));
   for (const auto& r : p.kernel.out_ranges)  // output loops still present after simplification, outermost first
     if (!is_const_end(r) || r->src[0]->arg_int() > 1) p.ranges.push_back(r);
   p.axes = p.ranges;
@@ -49,14 +49,14 @@ void simplify_indices(Plan& p) {
     if (n->op == Op::REDUCE)
       if (UOpPtr r = reduce_loop(*n); r && std::find(p.reduce_axes.begin(), p.reduce_axes.end(), r) == p.reduce_axes.end())
         p.reduce_axes.push_back(r);
-  p.lanes = {p.sink};
-  p.rows = {p.lanes};
 }
 
+// Hand-written kernels are left to the linearizer's decompositions (per node, as it emits them): rewritten here, the
+// LLM's QCOM kernels computed wrong logits (model_test_qcom; their DOT4s decomposed into shifts the per-lane
+// simplification then folds inside statements reached through AFTER - not yet pinned down).
 void decompose(Plan& p) {
-  p.sink = rewrite(p.sink, pm_decompositions_for(p.caps), {.name = "decompose"});
-  p.lanes = {p.sink};
-  p.rows = {p.lanes};
+  if (p.kernel.custom) return;
+  p.rewrite_sink(rewrite(p.sink, pm_decompositions_for(p.caps), {.name = "decompose"}));
 }
 
 void lower_as_written(Plan& p) {

@@ -146,9 +146,20 @@ std::vector<UOpPtr> stage_tile(const tg_renderer_caps& caps, const UOpPtr& local
   return stmts;
 }
 
-// The kernel's store for output (m, n) with `result` in place of the reduce's value.
+// The kernel's store for output (m, n) with `result` in place of the reduce's value. The store is simplified at
+// (m, n) around a placeholder and `result` goes in after, as it is: it holds the plan's statements (the AFTER of
+// the tile loop), and simplifying them (a one-iteration loop folded to 0) would make new nodes the Emitter emits
+// again - the whole product a second time.
 UOpPtr output_store(const UOpPtr& sink, const Matmul& mm, const UOpPtr& m, const UOpPtr& n, const UOpPtr& result) {
-  return at(substitute(sink->src[0], {{mm.reduce.get(), result}}), {{&mm.m, m}, {&mm.n, n}});
+  const UOpPtr placeholder = UOp::make(Op::PARAM, mm.reduce->dtype, {}, int64_t{-1});  // no kernel has parameter -1
+  const UOpPtr placed = at(substitute(sink->src[0], {{mm.reduce.get(), placeholder}}), {{&mm.m, m}, {&mm.n, n}});
+  return substitute(placed, {{placeholder.get(), result}});
+}
+
+// `buffer` once `stmts` ran: what a load that must see their stores reads from.
+UOpPtr after(const UOpPtr& buffer, std::vector<UOpPtr> stmts) {
+  stmts.insert(stmts.begin(), buffer);
+  return UOp::make(Op::AFTER, buffer->dtype, std::move(stmts), buffer->arg);
 }
 
 // A fresh int32 range (a work-item id or a loop of the plan) with the next free id.
@@ -191,11 +202,12 @@ std::pair<UOpPtr, UOpPtr> tc_coord(const uint8_t* map, int row_bits, int col_bit
 
 }  // namespace
 
-// A matmul on a GPU, tiled through local memory: a 16 x 16 work-group computes a BM x BN block of outputs
-// (each work-item TM x TN of them, rows ly + 16i and columns lx + 16j, so neighbours read neighbouring local
-// words); per K tile of 16 the group copies the A and B tiles it needs into local memory once (every element is
-// then read BN/TN resp. BM/TM times from there instead of from global memory), waits, multiplies, and waits
-// again before the next copy. nullopt where the shape does not tile or the device lacks the room.
+// A matmul on a GPU, tiled through local memory: a T x T work-group (T = 16, or LOCAL's amount) computes a BM x BN
+// block of outputs (each work-item TM x TN of them, rows ly + Ti and columns lx + Tj, so neighbours read
+// neighbouring local words); per K tile of 16 the group copies the A and B tiles it needs into local memory once
+// (every element is then read BN/TN resp. BM/TM times from there instead of from global memory), waits,
+// multiplies, and waits again before the next copy. nullopt where the shape does not tile or the device lacks the
+// room.
 std::optional<WorkGroupPlan> plan_tiled_matmul(const UOpPtr& sink, const std::vector<UOpPtr>& ranges, const tg_renderer_caps& caps,
                                                GpuTile tile) {
   const std::optional<Matmul> mm = match_matmul(sink, ranges);
@@ -239,8 +251,7 @@ std::optional<WorkGroupPlan> plan_tiled_matmul(const UOpPtr& sink, const std::ve
            [&](const UOpPtr& r, const UOpPtr& c) { return r * BN + c; }))
     copy.push_back(st);
   const UOpPtr staged = UOp::make(Op::BARRIER, dtypes::bool_, copy);
-  const UOpPtr as_ready = UOp::make(Op::AFTER, d, {as, staged}, as->arg), bs_ready = UOp::make(Op::AFTER, d, {bs, staged}, bs->arg);
-  const UOpPtr acc_ready = UOp::make(Op::AFTER, d, [&] { std::vector<UOpPtr> v{acc}; v.insert(v.end(), init.begin(), init.end()); return v; }(), acc->arg);
+  const UOpPtr as_ready = after(as, {staged}), bs_ready = after(bs, {staged}), acc_ready = after(acc, init);
   const UOpPtr kk = new_range(TK, AxisType::LOOP, id);
   std::vector<UOpPtr> av, bv, update;
   for (int64_t i = 0; i < TM; ++i) av.push_back(UOp::make(Op::LOAD, d, {as_ready, kk * lda + (ly + i * T)}));
@@ -259,7 +270,7 @@ std::optional<WorkGroupPlan> plan_tiled_matmul(const UOpPtr& sink, const std::ve
 
   std::vector<UOpPtr> stmts = init;
   stmts.push_back(tiles);
-  const UOpPtr done = UOp::make(Op::AFTER, d, {acc, tiles}, acc->arg);
+  const UOpPtr done = after(acc, {tiles});
   for (int64_t i = 0; i < TM; ++i)
     for (int64_t j = 0; j < TN; ++j)
       stmts.push_back(output_store(sink, *mm, gy * BM + (ly + i * T), gx * BN + (lx + j * T),
@@ -322,10 +333,6 @@ std::optional<WorkGroupPlan> plan_tc_matmul(const UOpPtr& sink, const std::vecto
     const UOpPtr zero = UOp::make(Op::VECTORIZE, frag_t, std::vector<UOpPtr>(nc, reduce_identity(ReduceOp::SUM, acc_t)));
     std::vector<UOpPtr> init;
     for (int64_t q = 0; q < FM * FN; ++q) init.push_back(UOp::make(Op::STORE, frag_t, {acc, slot(q), zero}));
-    auto after = [&](const UOpPtr& buffer, std::vector<UOpPtr> stmts) {
-      stmts.insert(stmts.begin(), buffer);
-      return UOp::make(Op::AFTER, buffer->dtype, std::move(stmts), buffer->arg);
-    };
 
     // per K tile: the group copies A's and B's tiles into local memory, waits, and each warp issues its WMMAs
     const UOpPtr kt = new_range(K / BK, AxisType::LOOP, id);
@@ -339,15 +346,26 @@ std::optional<WorkGroupPlan> plan_tc_matmul(const UOpPtr& sink, const std::vecto
     const UOpPtr staged = UOp::make(Op::BARRIER, dtypes::bool_, copy);
     const UOpPtr as_ready = after(as, {staged}), bs_ready = after(bs, {staged});
     const UOpPtr lane = lx % warp, wm = lx / warp / 2, wn = lx / warp % 2;
-    // a fragment of `lanes` lanes: lane el holds (r, c) of the unit's matrix, which `at` places in a local tile
+    // a fragment of `lanes` lanes: lane el holds (r, c) of the unit's matrix, which `at` places in a local tile;
+    // neighbouring lanes at neighbouring addresses are read as one 2-lane load where the renderer has such vectors
     auto fragment = [&](const uint8_t* map, int row_bits, int col_bits, uint32_t lanes, const UOpPtr& tile,
                         const std::function<UOpPtr(const UOpPtr&, const UOpPtr&)>& at) {
-      std::vector<UOpPtr> loads;
+      std::vector<UOpPtr> loads, parts;
       for (uint32_t el = 0; el < lanes; ++el) {
         auto [r, c] = tc_coord(map, row_bits, col_bits, lane, el);
         loads.push_back(UOp::make(Op::LOAD, in, {tile, simplify(at(r, c))}));
       }
-      return UOp::make(Op::VECTORIZE, in.vec(static_cast<int>(lanes)), std::move(loads));
+      for (size_t el = 0; el < loads.size(); ++el) {
+        if (el + 1 < loads.size() && e_vector_ok(caps, in, 2) && consecutive_index({loads[el]->src[1], loads[el + 1]->src[1]})) {
+          const UOpPtr pair = UOp::make(Op::VECTORIZE, in.vec(2), {loads[el], loads[el + 1]});
+          parts.push_back(UOp::make(Op::GEP, in, {pair}, int64_t{0}));
+          parts.push_back(UOp::make(Op::GEP, in, {pair}, int64_t{1}));
+          ++el;
+          continue;
+        }
+        parts.push_back(loads[el]);
+      }
+      return UOp::make(Op::VECTORIZE, in.vec(static_cast<int>(lanes)), std::move(parts));
     };
     std::vector<UOpPtr> body{staged}, last = init;  // the updates each k-step's loads of the accumulators follow
     for (int64_t ks = 0; ks < BK / tk; ++ks) {

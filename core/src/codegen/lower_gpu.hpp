@@ -4,9 +4,7 @@
 // linearizer.
 #pragma once
 
-#include <map>
 #include <optional>
-#include <string>
 #include <vector>
 
 #include "codegen/emitter.hpp"

@@ -46,6 +46,12 @@ struct Plan {
   bool done = false;                           // a step lowered the whole kernel (as written, or a GPU plan)
 
   std::string str() const;  // for DEBUG=5: loops, lanes, tile, panel, and the first tile entry's graph
+  // A step before the actions rewrote the graph: it is the one lane and tile entry.
+  void rewrite_sink(ir::UOpPtr s) {
+    sink = std::move(s);
+    lanes = {sink};
+    rows = {lanes};
+  }
 };
 
 // The parameters (buffers, then variables) and the kernel's graph.

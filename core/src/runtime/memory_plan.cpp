@@ -43,7 +43,7 @@ std::vector<std::shared_ptr<Buffer>> plan_memory(const sched::Schedule& s, const
       if (s.slots[k].kind == BufferSlot::Kind::TEMP && last_use[k] == i) free.emplace(shape_of(s.slots[k]), bufs[k]);
     }
   }
-  for (size_t k = 0; k < bufs.size(); ++k)  // slots no item writes (a root that is an empty tensor's kernel-less output)
+  for (size_t k = 0; k < bufs.size(); ++k)  // slots no item names (none in a schedule the scheduler made): still bound
     if (!bufs[k]) bufs[k] = std::make_shared<Buffer>(Device::get(s.slots[k].device), s.slots[k].dtype, s.slots[k].numel);
   return bufs;
 }

@@ -197,8 +197,10 @@ GraphKey graph_key(const std::vector<UOpPtr>& roots, const std::string& device) 
   Writer w;
   w.i64(kFormat), w.str(build_id()), w.str(device);
   std::unordered_map<const UOp*, int64_t> index;
-  std::unordered_map<const Payload*, int64_t> slots;
   std::vector<const UOp*> order = toposort(roots);
+  key.inputs = input_buffers(order);  // numbered as create_schedule numbers its input slots
+  std::unordered_map<const Payload*, int64_t> slots;
+  for (size_t i = 0; i < key.inputs.size(); ++i) slots.emplace(key.inputs[i].get(), static_cast<int64_t>(i));
   w.i64(static_cast<int64_t>(order.size()));
   for (const UOp* n : order) {
     write_node_head(w, *n, index);
@@ -212,9 +214,7 @@ GraphKey graph_key(const std::vector<UOpPtr>& roots, const std::string& device) 
     }
     if (n->op == Op::BUFFER) {
       const auto& buf = n->payload();
-      auto [it, fresh] = slots.emplace(buf.get(), static_cast<int64_t>(key.inputs.size()));
-      if (fresh) key.inputs.push_back(buf);
-      w.u8(kPayload), w.i64(it->second), w.dtype(buf->dtype()), w.i64(buf->numel()), w.str(buf->device_name());
+      w.u8(kPayload), w.i64(slots.at(buf.get())), w.dtype(buf->dtype()), w.i64(buf->numel()), w.str(buf->device_name());
     } else if (n->op == Op::BIND) {
       key.values[n->src[0]->var().name] = n->arg_int();
       w.u8(kNone);  // the value is the launch's, not the schedule's

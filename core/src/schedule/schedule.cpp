@@ -286,13 +286,15 @@ void describe_params(ScheduleItem& item, const std::vector<BufferSlot>& slots) {
   for (int s : item.slots) item.kernel.params.push_back({slots.at(static_cast<size_t>(s)).dtype, slots.at(static_cast<size_t>(s)).numel});
 }
 
-std::vector<std::shared_ptr<Payload>> input_buffers(const std::vector<UOpPtr>& roots) {
+std::vector<std::shared_ptr<Payload>> input_buffers(const std::vector<const UOp*>& order) {
   std::vector<std::shared_ptr<Payload>> inputs;
   std::unordered_set<const Payload*> seen;
-  for (const UOp* u : toposort(roots))
+  for (const UOp* u : order)
     if (u->op == Op::BUFFER && seen.insert(u->payload().get()).second) inputs.push_back(u->payload());
   return inputs;
 }
+
+std::vector<std::shared_ptr<Payload>> input_buffers(const std::vector<UOpPtr>& roots) { return input_buffers(toposort(roots)); }
 
 Schedule create_schedule(const std::vector<UOpPtr>& roots, const std::string& device) {
   Building b;

@@ -27,7 +27,7 @@ struct Kernel {
   std::vector<int> written_inputs;     // custom kernels: input buffers it also stores into (in-place updates)
   bool custom = false;                 // hand-written (SINK of statements): lowered as written, no upcast
   bool parallel = true;                // the first output range may be spread over cores / the grid
-  std::vector<BufferParam> params;     // one per buffer in call order (describe_buffers): all codegen reads of them
+  std::vector<BufferParam> params;     // one per buffer in call order (describe_params): all codegen reads of them
 };
 
 // A buffer of a schedule, by number. The INPUT slots come first: the graph's realized buffers in the order
@@ -58,8 +58,10 @@ struct Schedule {
 // Sets a KERNEL item's kernel.params from its slots (what codegen reads of its buffers).
 void describe_params(ScheduleItem& item, const std::vector<BufferSlot>& slots);
 
-// The realized buffers a graph reads, numbered as a schedule's input slots: by first use in toposort order.
+// The realized buffers a graph reads, numbered as a schedule's input slots: by first use in toposort order (the
+// second form takes that order, toposort(roots), where the caller has it).
 std::vector<std::shared_ptr<ir::Payload>> input_buffers(const std::vector<ir::UOpPtr>& roots);
+std::vector<std::shared_ptr<ir::Payload>> input_buffers(const std::vector<const ir::UOp*>& order);
 
 // The items, in execution order, that realize every root (roots are tensor-level nodes on `device`).
 Schedule create_schedule(const std::vector<ir::UOpPtr>& roots, const std::string& device);

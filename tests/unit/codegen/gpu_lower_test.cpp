@@ -276,6 +276,21 @@ TEST(GpuLowering, HalfMatmulRunsOnTensorCores) {
   EXPECT_EQ(count(lower_all(half_buffer({128, 72}).matmul(half_buffer({72, 128})), tensor_core_caps())[0], TG_KIR_WMMA), 0);
 }
 
+// One K tile (K = 32 = BK, so the plan's tile loop runs once): every statement once - 2 x 4 tiles x 2 k-steps of
+// WMMA, two barriers - and each fragment's neighbouring lanes (a0/a1, ...) one 2-lane load from local memory.
+TEST(GpuLowering, OneKTileIsEmittedOnce) {
+  const KirProgram k = lower_all(half_buffer({64, 32}).matmul(half_buffer({32, 64})), tensor_core_caps())[0];
+  EXPECT_EQ(count(k, TG_KIR_WMMA), 2 * 4 * 2);
+  EXPECT_EQ(count(k, TG_KIR_BARRIER), 2);
+  int pair_loads = 0, scalar_local_loads = 0;
+  for (const tg_kir_inst& in : k.insts)
+    if (in.op == TG_KIR_LOAD && k.insts[k.src_pool[in.src_start]].op == TG_KIR_DEFINE_LOCAL)
+      (in.vcount == 2 ? pair_loads : scalar_local_loads) += 1;
+  // per k-step: 2 A fragments of 8 lanes (4 pairs each), 4 B fragments of 4 lanes (2 pairs each)
+  EXPECT_EQ(pair_loads, 2 * (2 * 4 + 4 * 2));
+  EXPECT_EQ(scalar_local_loads, 0);
+}
+
 TEST(GpuLowering, MalformedTensorCoresAreIgnored) {
   tg_tensor_core bad = kHalfCore;
   bad.a_map[0] = TG_TC_LANE(7);  // a lane bit past log2(32)

@@ -67,6 +67,26 @@ TEST(MemoryPlan, AnOutputIsNeverReusedAndAWrongInputCountIsAnError) {
   EXPECT_THROW(plan_memory(s, {}), std::logic_error);
 }
 
+// A copy reads a CPU temporary into an INTERP one: the CPU temporary is free after the copy (a later CPU one of its
+// shape takes it), and no buffer is shared across devices even where dtype and length agree.
+TEST(MemoryPlan, CopiesAndDevices) {
+  const DType f32 = dtypes::float32;
+  sched::Schedule s;
+  s.slots = {{Kind::INPUT, f32, 16, "CPU"},     {Kind::TEMP, f32, 16, "CPU"}, {Kind::TEMP, f32, 16, "INTERP"},
+             {Kind::OUTPUT, f32, 16, "INTERP"}, {Kind::TEMP, f32, 16, "CPU"}, {Kind::TEMP, f32, 16, "INTERP"}};
+  sched::ScheduleItem copy;
+  copy.kind = sched::ScheduleItem::Kind::COPY;
+  copy.slots = {2, 1};
+  // k0 (CPU) writes 1; the copy moves it into 2 (INTERP); k1 (INTERP) writes 5 from 2; k2 (CPU) writes 4 from the
+  // input: 4 may take 1's buffer; k3 (INTERP) writes the output 3 from 5
+  s.items = {kernel_item({1, 0}), copy, kernel_item({5, 2}), kernel_item({4, 0}), kernel_item({3, 5})};
+  s.roots = {3};
+  const auto b = plan_memory(s, {cpu_buffer(f32, 16)});
+  EXPECT_EQ(b[4], b[1]) << "the copy was 1's last use";
+  EXPECT_NE(b[5], b[2]) << "k1 reads 2 while it writes 5";
+  for (size_t k = 1; k < b.size(); ++k) EXPECT_EQ(b[k]->device().name(), s.slots[k].device) << k;
+}
+
 // ((x * 2) + 1) * 3 - 1 with every step realized on its own: the third step's buffer is the first's.
 TEST(MemoryPlan, AChainOfRealizedStepsRunsRightInTwoTemporaries) {
   std::vector<float> xs(64);
