@@ -196,7 +196,7 @@ void Emitter::emit_end(const std::vector<UOpPtr>& stmts, const std::vector<UOpPt
     if (int w = store_vector_width(stmts, ranges, i); w > 1) return emit_store_vectors(stmts, r, w);
     for (int64_t k = 0; k < r->src[0]->arg_int(); ++k) {
       std::vector<UOpPtr> copy;
-      for (const auto& st : stmts) copy.push_back(simplify(substitute(st, {{r.get(), const_int(r->dtype, k)}})));
+      for (const auto& st : stmts) copy.push_back(simplify_substituted(st, {{r.get(), const_int(r->dtype, k)}}));
       emit_end(copy, ranges, i + 1);
     }
     return;
@@ -223,7 +223,7 @@ void Emitter::emit_store_vectors(const std::vector<UOpPtr>& stmts, const UOpPtr&
   for (int64_t k0 = 0; k0 < r->src[0]->arg_int(); k0 += w)
     for (const auto& st : stmts) {
       std::vector<UOpPtr> lanes;
-      for (int64_t k = k0; k < k0 + w; ++k) lanes.push_back(simplify(substitute(st, {{r.get(), const_int(r->dtype, k)}})));
+      for (int64_t k = k0; k < k0 + w; ++k) lanes.push_back(simplify_substituted(st, {{r.get(), const_int(r->dtype, k)}}));
       if (lanes[0]->src.size() > 3) {  // a gated store: per lane, as before
         for (const auto& l : lanes) emit(l);
         continue;

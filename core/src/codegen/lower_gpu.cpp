@@ -116,7 +116,7 @@ std::optional<Matmul> match_matmul(const UOpPtr& sink, const std::vector<UOpPtr>
 UOpPtr at(const UOpPtr& value, std::initializer_list<std::pair<const UOpPtr*, UOpPtr>> where) {
   std::vector<std::pair<const UOp*, UOpPtr>> map;
   for (const auto& [range, idx] : where) map.emplace_back(range->get(), cast(idx, (*range)->dtype));
-  return simplify(substitute(value, map));
+  return simplify_substituted(value, map);
 }
 
 // Copies a rows x cols tile, element (r, c) = value(r, c), into local memory at slot(r, c): `threads` work-items
@@ -146,14 +146,10 @@ std::vector<UOpPtr> stage_tile(const tg_renderer_caps& caps, const UOpPtr& local
   return stmts;
 }
 
-// The kernel's store for output (m, n) with `result` in place of the reduce's value. The store is simplified at
-// (m, n) around a placeholder and `result` goes in after, as it is: it holds the plan's statements (the AFTER of
-// the tile loop), and simplifying them (a one-iteration loop folded to 0) would make new nodes the Emitter emits
-// again - the whole product a second time.
+// The kernel's store for output (m, n) with `result` in place of the reduce's value (`at` leaves the plan's
+// statements that `result` reaches through AFTER as they are).
 UOpPtr output_store(const UOpPtr& sink, const Matmul& mm, const UOpPtr& m, const UOpPtr& n, const UOpPtr& result) {
-  const UOpPtr placeholder = UOp::make(Op::PARAM, mm.reduce->dtype, {}, int64_t{-1});  // no kernel has parameter -1
-  const UOpPtr placed = at(substitute(sink->src[0], {{mm.reduce.get(), placeholder}}), {{&mm.m, m}, {&mm.n, n}});
-  return substitute(placed, {{placeholder.get(), result}});
+  return at(substitute(sink->src[0], {{mm.reduce.get(), result}}), {{&mm.m, m}, {&mm.n, n}});
 }
 
 // `buffer` once `stmts` ran: what a load that must see their stores reads from.

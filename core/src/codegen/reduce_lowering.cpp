@@ -110,7 +110,7 @@ UOpPtr Emitter::unroll_reduce(const UOpPtr& u) {
   for (const auto& r : unrolled) {
     UOpPtr acc;
     for (int64_t k = 0; k < r->src[0]->arg_int(); ++k) {
-      UOpPtr term = simplify(substitute(value, {{r.get(), const_int(r->dtype, k)}}));
+      UOpPtr term = simplify_substituted(value, {{r.get(), const_int(r->dtype, k)}});
       acc = acc ? reduce_combine(rop, acc, term) : term;
     }
     value = acc;

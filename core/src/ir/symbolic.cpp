@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <numeric>
+#include <unordered_set>
 
 namespace tg::ir {
 
@@ -302,5 +303,16 @@ const PatternMatcher& pm_symbolic() {
 }
 
 UOpPtr simplify(const UOpPtr& u) { return graph_rewrite(u, pm_symbolic(), "symbolic"); }
+
+UOpPtr simplify_substituted(const UOpPtr& root, const std::vector<std::pair<const UOp*, UOpPtr>>& map) {
+  const UOpPtr out = substitute(root, map);
+  if (out == root) return root;
+  std::unordered_set<const UOp*> kept;
+  for (const UOp* n : toposort(std::vector<UOpPtr>{root})) kept.insert(n);
+  const PatternMatcher made("symbolic_on_made", {{pat::any("x").where([&kept](const UOp& u) { return !kept.count(&u); }),
+                                                   [](const Match&, const UOpPtr& u) { return pm_symbolic().rewrite(u); },
+                                                   "symbolic_where_substituted"}});
+  return graph_rewrite(out, made, "symbolic");
+}
 
 }  // namespace tg::ir

@@ -169,5 +169,26 @@ TEST(UOp, HashConsingMakesEqualNodesIdentical) {
   EXPECT_NE(const_float(dtypes::float32, 0.0).get(), const_float(dtypes::float32, -0.0).get());
 }
 
+// simplify_substituted rewrites only what the substitution made: a statement a value reaches through AFTER, which
+// the substitution leaves alone, stays the very same node even where the rules could fold it (x * 1 here), so a
+// linearizer that made lanes this way does not emit it again; the lane's own index is folded (r -> 3: 3 * 4 = 12).
+TEST(Symbolic, SimplifySubstitutedLeavesWhatItDidNotRebuild) {
+  const DType i32 = dtypes::int32;
+  const UOpPtr buf = UOp::make(Op::PARAM, i32, {}, int64_t{0});
+  const UOpPtr x = UOp::make(Op::DEFINE_VAR, i32, {}, VarInfo{"x", 0, 100});
+  const UOpPtr stmt = UOp::make(Op::STORE, i32, {buf, const_int(i32, 0), alu(Op::MUL, x, const_int(i32, 1))});
+  const UOpPtr ready = UOp::make(Op::AFTER, i32, {buf, stmt}, int64_t{0});
+  const UOpPtr r = UOp::make(Op::RANGE, i32, {const_int(i32, 8)}, RangeInfo{0, AxisType::UPCAST});
+  const UOpPtr lane = UOp::make(Op::LOAD, i32, {ready, alu(Op::MUL, r, const_int(i32, 4))});
+  const UOpPtr three = const_int(i32, 3);
+  const UOpPtr made = simplify_substituted(lane, {{r.get(), three}});
+  ASSERT_EQ(made->op, Op::LOAD);
+  EXPECT_EQ(made->src[0].get(), ready.get()) << "the AFTER and its statement are the same nodes";
+  ASSERT_EQ(made->src[1]->op, Op::CONST);
+  EXPECT_EQ(made->src[1]->arg_int(), 12);
+  EXPECT_NE(simplify(substitute(lane, {{r.get(), three}}))->src[0].get(), ready.get()) << "what plain simplify does";
+  EXPECT_EQ(simplify_substituted(lane, {}), lane) << "nothing substituted: the node itself";
+}
+
 }  // namespace
 }  // namespace tg::ir
