@@ -51,12 +51,9 @@ void simplify_indices(Plan& p) {
         p.reduce_axes.push_back(r);
 }
 
-// Hand-written kernels are left to the linearizer's decompositions (per node, as it emits them). Rewritten here, the
-// LLM's QCOM kernels once computed wrong logits: their DOT4s became shifts that the linearizer's per-lane simplify
-// folded inside statements reached through AFTER, which it then emitted twice. simplify_substituted fixed that (the
-// same test passes with the step on them), but their sources change, so they stay out until those are compared.
+// Every kernel, hand-written ones included. The linearizer still decomposes, per node, what it builds itself (a
+// reduction's combine step, packed loads from bytes).
 void decompose(Plan& p) {
-  if (p.kernel.custom) return;
   p.rewrite_sink(rewrite(p.sink, pm_decompositions_for(p.caps), {.name = "decompose"}));
 }
 
