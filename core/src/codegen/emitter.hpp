@@ -146,6 +146,10 @@ class Emitter {
   // goes through the ordinary ALU lowering (decompositions included) on placeholders for acc and value (PARAMs
   // with negative indices never name a real parameter).
   int32_t emit_reduce(const UOpPtr& u);
+  // Whether two REDUCEs run over the same loops.
+  static bool same_loops(const UOpPtr& a, const UOpPtr& b);
+  // Whether the lanes of a REDUCE share their loops and combine as vectors: one accumulator of their width.
+  bool one_accumulator(const std::vector<UOpPtr>& lanes) const;
   // REDUCE over lanes that share their loops: one vector accumulator.
   Lanes emit_reduce_lanes(const std::vector<UOpPtr>& lanes);
   // A REDUCE over UNROLL/UPCAST ranges: the value for each index combined in straight-line code (the remaining
@@ -158,11 +162,20 @@ class Emitter {
   // Statements a REDUCE's value waits for (AFTER: a tile staged in local memory, a barrier) run once before its
   // loop when they do not depend on the ranges it reduces over, not once per iteration.
   void hoist_statements(const UOpPtr& reduce);
-  // The accumulator every reduction lowers to: a register of w lanes holding the identity, `step` run once per
-  // iteration of `loops` (it gets the accumulator's value and returns the next one), the result read after them.
-  // Statements the value waits for run once before the loops (hoist_statements, where `reduce` is given).
-  int32_t accumulate(ReduceOp rop, DType d, int w, const UOpPtr& reduce, const std::vector<UOpPtr>& loops,
-                     const std::function<int32_t(int32_t)>& step);
+  // The accumulators every reduction lowers to: each a register of w lanes holding its op's identity, its step
+  // run once per iteration of `loops` (it gets the accumulator's value and returns the next one), the results read
+  // after them. Several share one loop nest (prefuse_reduces). Statements the value waits for run once before the
+  // loops (hoist_statements, where `reduce` is given).
+  using Step = std::function<int32_t(int32_t)>;
+  struct Accumulator {
+    ReduceOp rop;
+    DType d;
+    int w;
+    Step step;
+  };
+  std::vector<int32_t> accumulate(const std::vector<Accumulator>& accs, const UOpPtr& reduce, const std::vector<UOpPtr>& loops);
+  // acc (op) values on w lanes as vector instructions (an FMA for a SUM of products where the renderer has one).
+  Step vector_step(ReduceOp rop, std::vector<UOpPtr> values, DType d, int w);
   // Whether acc (op) v runs on w lanes of d as vector instructions (combine's ops; MIN of integers has none).
   bool vector_combines(ReduceOp rop, DType d, int w) const { return reduce_vector_ok(caps_, rop, d, w); }
   // acc (op) v on w lanes, where vector_combines: MIN as -max(-acc, -v), which keeps NaN propagation.
@@ -170,7 +183,6 @@ class Emitter {
   // cur + x*y as one FMA for a SUM whose value lanes are all products, where the renderer takes FMA for the
   // dtype (one rounding: a matmul's inner loop then issues one instruction per multiply-add). -1 otherwise.
   int32_t fused_sum(ReduceOp rop, const std::vector<UOpPtr>& values, int32_t cur, DType d, int w);
-  int32_t fused_combine(const std::vector<UOpPtr>& reduce_lanes, int32_t cur, DType d, int w);
 };
 
 }  // namespace tg::codegen

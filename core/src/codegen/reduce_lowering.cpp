@@ -24,81 +24,59 @@ int32_t Emitter::fused_sum(ReduceOp rop, const std::vector<UOpPtr>& values, int3
   return k_.add(TG_KIR_FMA, dt(d), static_cast<uint8_t>(w), {x, y, cur});
 }
 
-int32_t Emitter::fused_combine(const std::vector<UOpPtr>& reduce_lanes, int32_t cur, DType d, int w) {
-  std::vector<UOpPtr> values;
-  for (const auto& l : reduce_lanes) values.push_back(l->src[0]);
-  return fused_sum(static_cast<ReduceOp>(reduce_lanes[0]->arg_int()), values, cur, d, w);
+bool Emitter::same_loops(const UOpPtr& a, const UOpPtr& b) {
+  if (a->src.size() != b->src.size()) return false;
+  for (size_t i = 1; i < a->src.size(); ++i)
+    if (a->src[i].get() != b->src[i].get()) return false;
+  return true;
+}
+
+bool Emitter::one_accumulator(const std::vector<UOpPtr>& lanes) const {
+  for (const auto& l : lanes)
+    if (!same_loops(l, lanes[0])) return false;
+  return vector_combines(static_cast<ReduceOp>(lanes[0]->arg_int()), lanes[0]->dtype, static_cast<int>(lanes.size()));
+}
+
+Emitter::Step Emitter::vector_step(ReduceOp rop, std::vector<UOpPtr> values, DType d, int w) {
+  return [this, rop, values = std::move(values), d, w](int32_t cur) {
+    if (int32_t fused = fused_sum(rop, values, cur, d, w); fused >= 0) return fused;
+    flops_ += mult_ * w;
+    return combine(rop, d, w, cur, broadcast(emit_lanes(values), d, w));
+  };
 }
 
 void Emitter::prefuse_reduces(const std::vector<std::vector<UOpPtr>>& all) {
   if (all.size() < 2) return;
   const UOpPtr& first = all[0][0];
   std::vector<std::vector<UOpPtr>> groups;
-  for (const auto& g : all) {
-    const UOpPtr& u = g[0];
-    auto rop = static_cast<ReduceOp>(u->arg_int());
-    int w = static_cast<int>(g.size());
-    bool same_loops = u->src.size() == first->src.size();
-    for (size_t i = 1; same_loops && i < u->src.size(); ++i) same_loops = u->src[i].get() == first->src[i].get();
-    for (const auto& l : g)
-      for (size_t i = 1; same_loops && i < l->src.size(); ++i) same_loops = l->src[i].get() == u->src[i].get();
-    if (same_loops && rop != ReduceOp::MIN && vector_combines(rop, u->dtype, w))
+  for (const auto& g : all)
+    if (same_loops(g[0], first) && static_cast<ReduceOp>(g[0]->arg_int()) != ReduceOp::MIN && one_accumulator(g))
       groups.push_back(g);
-  }
   if (groups.size() < 2) return;
-  const int32_t zero = k_.add(TG_KIR_CONST, TG_DTYPE_INT32, 1, {}, {.i = 0});
-  std::vector<int32_t> accs;
+  std::vector<Accumulator> accs;
   for (const auto& g : groups) {
-    DType d = g[0]->dtype;
-    uint8_t w = static_cast<uint8_t>(g.size());
-    int32_t acc = k_.add(TG_KIR_DEFINE_REG, dt(d), w, {}, {.i = 1}, TG_ADDR_REG);
-    k_.add(TG_KIR_STORE, dt(d), w, {acc, zero, broadcast({emit(reduce_identity(static_cast<ReduceOp>(g[0]->arg_int()), d)), 1}, d, w)});
-    accs.push_back(acc);
+    const auto rop = static_cast<ReduceOp>(g[0]->arg_int());
+    const int w = static_cast<int>(g.size());
+    accs.push_back({rop, g[0]->dtype, w, vector_step(rop, src_lanes(g, 0), g[0]->dtype, w)});
   }
-  std::vector<int32_t> loops;
-  for (size_t i = 1; i < first->src.size(); ++i)
-    if (first->src[i]->op == Op::RANGE) loops.push_back(open_loop(first->src[i]));
+  const std::vector<int32_t> results = accumulate(accs, nullptr, std::vector<UOpPtr>(first->src.begin() + 1, first->src.end()));
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     const auto& g = groups[gi];
-    DType d = g[0]->dtype;
-    uint8_t w = static_cast<uint8_t>(g.size());
-    int32_t cur = k_.add(TG_KIR_LOAD, dt(d), w, {accs[gi], zero});
-    int32_t next = fused_combine(g, cur, d, w);
-    if (next < 0) {
-      int32_t v = broadcast(emit_lanes(src_lanes(g, 0)), d, w);
-      flops_ += mult_ * w;
-      next = combine(static_cast<ReduceOp>(g[0]->arg_int()), d, w, cur, v);
-    }
-    k_.add(TG_KIR_STORE, dt(d), w, {accs[gi], zero, next});
-  }
-  for (auto it = loops.rbegin(); it != loops.rend(); ++it) close_loop(*it);
-  for (size_t gi = 0; gi < groups.size(); ++gi) {
-    const auto& g = groups[gi];
-    int w = static_cast<int>(g.size());
     std::vector<const UOp*> key;
     for (const auto& l : g) key.push_back(l.get());
     keep_.insert(keep_.end(), g.begin(), g.end());
-    vscopes_.back()[key] = {k_.add(TG_KIR_LOAD, dt(g[0]->dtype), static_cast<uint8_t>(w), {accs[gi], zero}), w};
+    vscopes_.back()[key] = {results[gi], static_cast<int>(g.size())};
   }
 }
 
 Emitter::Lanes Emitter::emit_reduce_lanes(const std::vector<UOpPtr>& lanes) {
+  if (!one_accumulator(lanes)) return gather_lanes(lanes);
   const UOpPtr& u0 = lanes[0];
-  int w = static_cast<int>(lanes.size());
-  auto rop = static_cast<ReduceOp>(u0->arg_int());
-  DType d = u0->dtype;
-  for (const auto& l : lanes)
-    for (size_t i = 1; i < l->src.size(); ++i)
-      if (l->src[i].get() != u0->src[i].get()) return gather_lanes(lanes);
-  if (!vector_combines(rop, d, w)) return gather_lanes(lanes);
+  const int w = static_cast<int>(lanes.size());
+  const auto rop = static_cast<ReduceOp>(u0->arg_int());
+  const DType d = u0->dtype;
   std::vector<UOpPtr> loops(u0->src.begin() + 1, u0->src.end());
-  return {accumulate(rop, d, w, nullptr, loops, [&](int32_t cur) {
-            int32_t next = fused_combine(lanes, cur, d, w);
-            if (next >= 0) return next;
-            flops_ += mult_ * w;
-            return combine(rop, d, w, cur, broadcast(emit_lanes(src_lanes(lanes, 0)), d, w));
-          }),
-          w};
+  return {accumulate({{rop, d, w, vector_step(rop, src_lanes(lanes, 0), d, w)}}, nullptr, loops)[0], w};
 }
 
 UOpPtr Emitter::unroll_reduce(const UOpPtr& u) {
@@ -139,12 +117,7 @@ int32_t Emitter::emit_vector_reduce(const UOpPtr& u) {
   if (!vectorizable(unrolled.lanes, memo)) return -1;
   std::vector<UOpPtr> loops(u->src.begin() + 1, u->src.end());
   std::replace(loops.begin(), loops.end(), r, unrolled.outer);
-  const int32_t all = accumulate(rop, d, w, u, loops, [&](int32_t cur) {
-    int32_t next = fused_sum(rop, unrolled.lanes, cur, d, w);
-    if (next >= 0) return next;
-    flops_ += mult_ * w;
-    return combine(rop, d, w, cur, broadcast(emit_lanes(unrolled.lanes), d, w));
-  });
+  const int32_t all = accumulate({{rop, d, w, vector_step(rop, unrolled.lanes, d, w)}}, u, loops)[0];
   int32_t out = k_.add(TG_KIR_GEP, dt(d), 1, {all}, {.i = 0});
   for (int l = 1; l < w; ++l) out = combine(rop, d, 1, out, k_.add(TG_KIR_GEP, dt(d), 1, {all}, {.i = l}));
   return out;
@@ -166,32 +139,41 @@ int32_t Emitter::emit_reduce(const UOpPtr& u) {
   auto rop = static_cast<ReduceOp>(u->arg_int());
   DType d = u->dtype;
   std::vector<UOpPtr> loops(u->src.begin() + 1, u->src.end());
-  return accumulate(rop, d, 1, u, loops, [&](int32_t cur) {
-    if (int32_t fused = fused_sum(rop, {u->src[0]}, cur, d, 1); fused >= 0) return fused;
-    const int32_t v = emit(u->src[0]);
-    UOpPtr a = UOp::make(Op::PARAM, d, {}, int64_t{-1});
-    UOpPtr b = UOp::make(Op::PARAM, d, {}, int64_t{-2});
-    set(a, cur);
-    set(b, v);
-    return emit(reduce_combine(rop, a, b));
-  });
+  // the combine step through the ordinary ALU lowering (an op without a scalar instruction decomposes)
+  return accumulate({{rop, d, 1, [&](int32_t cur) {
+                        if (int32_t fused = fused_sum(rop, {u->src[0]}, cur, d, 1); fused >= 0) return fused;
+                        const int32_t v = emit(u->src[0]);
+                        UOpPtr a = UOp::make(Op::PARAM, d, {}, int64_t{-1});
+                        UOpPtr b = UOp::make(Op::PARAM, d, {}, int64_t{-2});
+                        set(a, cur);
+                        set(b, v);
+                        return emit(reduce_combine(rop, a, b));
+                      }}},
+                    u, loops)[0];
 }
 
-int32_t Emitter::accumulate(ReduceOp rop, DType d, int w, const UOpPtr& reduce, const std::vector<UOpPtr>& loops,
-                            const std::function<int32_t(int32_t)>& step) {
-  const uint8_t vw = static_cast<uint8_t>(w);
-  const int32_t acc = k_.add(TG_KIR_DEFINE_REG, dt(d), vw, {}, {.i = 1}, TG_ADDR_REG);
+std::vector<int32_t> Emitter::accumulate(const std::vector<Accumulator>& accs, const UOpPtr& reduce,
+                                         const std::vector<UOpPtr>& loops) {
   const int32_t zero = k_.add(TG_KIR_CONST, TG_DTYPE_INT32, 1, {}, {.i = 0});
-  k_.add(TG_KIR_STORE, dt(d), vw, {acc, zero, broadcast({emit(reduce_identity(rop, d)), 1}, d, w)});
+  std::vector<int32_t> regs;
+  for (const Accumulator& a : accs) {
+    regs.push_back(k_.add(TG_KIR_DEFINE_REG, dt(a.d), static_cast<uint8_t>(a.w), {}, {.i = 1}, TG_ADDR_REG));
+    k_.add(TG_KIR_STORE, dt(a.d), static_cast<uint8_t>(a.w), {regs.back(), zero, broadcast({emit(reduce_identity(a.rop, a.d)), 1}, a.d, a.w)});
+  }
   if (reduce) hoist_statements(reduce);
   std::vector<int32_t> open;
   for (const auto& r : loops)
     if (r->op == Op::RANGE) open.push_back(open_loop(r));
-  const int32_t cur = k_.add(TG_KIR_LOAD, dt(d), vw, {acc, zero});
-  const int32_t next = step(cur);
-  k_.add(TG_KIR_STORE, dt(d), vw, {acc, zero, next});
+  for (size_t i = 0; i < accs.size(); ++i) {
+    const Accumulator& a = accs[i];
+    const int32_t next = a.step(k_.add(TG_KIR_LOAD, dt(a.d), static_cast<uint8_t>(a.w), {regs[i], zero}));
+    k_.add(TG_KIR_STORE, dt(a.d), static_cast<uint8_t>(a.w), {regs[i], zero, next});
+  }
   for (auto it = open.rbegin(); it != open.rend(); ++it) close_loop(*it);
-  return k_.add(TG_KIR_LOAD, dt(d), vw, {acc, zero});
+  std::vector<int32_t> results;
+  for (size_t i = 0; i < accs.size(); ++i)
+    results.push_back(k_.add(TG_KIR_LOAD, dt(accs[i].d), static_cast<uint8_t>(accs[i].w), {regs[i], zero}));
+  return results;
 }
 
 int32_t Emitter::combine(ReduceOp rop, DType d, int w, int32_t a, int32_t b) {
