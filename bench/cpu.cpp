@@ -11,13 +11,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <iostream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <tbb/parallel_for.h>
 
+#include "cli.hpp"
 #include "codegen/lower.hpp"
 #include "peers/gemm_peers.hpp"
 #include "peers/loops.hpp"
@@ -326,18 +327,7 @@ int main(int argc, char** argv) {
   opts.add_options()("help,h", "this help")("quick", po::bool_switch(&quick), "small GEMMs only")(
       "gemm", po::bool_switch(&gemm_only), "the GEMMs only")(
       "int8", po::bool_switch(&int8_only), "the peaks and the prefill product only");
-  try {
-    po::variables_map vm;
-    po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
-    po::notify(vm);
-    if (vm.count("help")) {
-      std::cout << opts;
-      return 0;
-    }
-  } catch (const po::error& e) {
-    std::cerr << "bench_cpu: " << e.what() << " (see --help)\n";
-    return 2;
-  }
+  if (std::optional<int> status = tg::bench::parse_command_line("bench_cpu", argc, argv, opts)) return *status;
   g_threads = threads;
   g_peaks = tg::bench::measure_peaks(threads);
   if (int8_only) {

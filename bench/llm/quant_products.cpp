@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "../cli.hpp"
 #include "gguf.hpp"
 #include "quant.hpp"
 
@@ -17,15 +19,22 @@ using namespace tg;
 using namespace tg::llm;
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_quant MODEL.gguf [T...]\n");
+  std::string model;
+  std::vector<int64_t> tokens;
+  bench::po::options_description opts("bench_quant MODEL.gguf [T...]: the quantized products on each weight shape of "
+                                      "a model, one JSON line per (tensor, T)");
+  opts.add_options()("help,h", "this help")("model", bench::po::value(&model)->required(), "the GGUF file")(
+      "tokens", bench::po::value(&tokens)->multitoken(), "token counts (default 1 16 128 512), each at least 1");
+  bench::po::positional_options_description positional;
+  positional.add("model", 1).add("tokens", -1);
+  if (std::optional<int> status = bench::parse_command_line("bench_quant", argc, argv, opts, positional)) return *status;
+  if (std::any_of(tokens.begin(), tokens.end(), [](int64_t t) { return t < 1; })) {
+    std::fprintf(stderr, "bench_quant: token counts must be at least 1\n");
     return 2;
   }
-  std::vector<int64_t> tokens;
-  for (int i = 2; i < argc; ++i) tokens.push_back(std::stoll(argv[i]));
   if (tokens.empty()) tokens = {1, 16, 128, 512};
   try {
-    auto file = std::make_shared<GGUFFile>(GGUFFile::open(argv[1]));
+    auto file = std::make_shared<GGUFFile>(GGUFFile::open(model));
     std::set<std::tuple<GGMLType, int64_t, int64_t>> seen;
     std::mt19937 rng(1);
     std::normal_distribution<float> normal;
