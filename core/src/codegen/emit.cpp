@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "codegen/emitter.hpp"
+#include "codegen/expand.hpp"
 
 namespace tg::codegen {
 
@@ -94,7 +95,9 @@ int32_t Emitter::emit_uncached(const UOpPtr& u) {
     }
     case Op::VECTORIZE:  // lanes into one vector, through the lane expansion (neighbouring loads as vector loads)
       return broadcast(emit_lanes(u->src), u->dtype, static_cast<int>(u->src.size()));
-    case Op::GEP: return k_.add(TG_KIR_GEP, dt(u->dtype), 1, {emit(u->src[0])}, {.i = u->arg_int()});
+    case Op::GEP:  // lane i of lanes (a VECTORIZE): taken from whatever the lane expansion made of them
+      if (u->src[0]->op == Op::VECTORIZE) return lane(emit_lanes(u->src[0]->src), u->dtype, static_cast<int>(u->arg_int()));
+      return k_.add(TG_KIR_GEP, dt(u->dtype), 1, {emit(u->src[0])}, {.i = u->arg_int()});
     case Op::WMMA: {
       std::vector<int32_t> src;
       for (const auto& s : u->src) src.push_back(emit(s));
@@ -228,7 +231,7 @@ void Emitter::emit_store_vectors(const std::vector<UOpPtr>& stmts, const UOpPtr&
         for (const auto& l : lanes) emit(l);
         continue;
       }
-      store_lanes(lanes);
+      for (const auto& vst : vector_store(lanes, caps_)) emit(vst);
     }
 }
 

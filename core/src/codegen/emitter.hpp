@@ -78,9 +78,6 @@ class Emitter {
   // become one vector instruction, contiguous loads and stores become vector accesses, and whatever the
   // renderer cannot take as a vector is computed per lane and gathered with VECTORIZE.
   Lanes emit_lanes(const std::vector<UOpPtr>& lanes);
-  // STORE of lanes: one vector store when the lanes' indices are consecutive (and any gate the same), else one
-  // store per lane.
-  void store_lanes(const std::vector<UOpPtr>& stores);
 
   // ---- reductions (reduce_lowering.cpp) ----
 
@@ -118,7 +115,7 @@ class Emitter {
   // Statements for each iteration of ranges[i..]: loops for LOOP ranges, one copy per index for unrolled ones.
   void emit_end(const std::vector<UOpPtr>& stmts, const std::vector<UOpPtr>& ranges, size_t i);
   // Stores inside an innermost UPCAST range are written for w lanes at once (w the widest vector the renderer
-  // has for every stored dtype that divides the range): store_lanes makes each group one vector statement where
+  // has for every stored dtype that divides the range): vector_store makes each group one vector statement where
   // its indices are consecutive and its values vectorize, so a custom kernel's lanes reach the renderer as
   // vectors instead of as 32 scalar statements that clang's SLP vectorizer may or may not regroup (measured on
   // the LLM's Q5_0 matrix-vector kernel: it regrouped them with a shuffle per lane). Lanes are independent

@@ -25,29 +25,6 @@ Emitter::Lanes Emitter::emit_lanes(const std::vector<UOpPtr>& lanes) {
   return out;
 }
 
-void Emitter::store_lanes(const std::vector<UOpPtr>& stores) {
-  int w = static_cast<int>(stores.size());
-  std::vector<UOpPtr> idx, val;
-  for (const auto& st : stores) idx.push_back(st->src[1]), val.push_back(st->src[2]);
-  DType d = stores[0]->src[2]->dtype;
-  int32_t p = emit(stores[0]->src[0]);
-  auto gate_of = [](const UOpPtr& st) { return st->src.size() > 3 ? st->src[3].get() : nullptr; };
-  const bool same_gate = std::all_of(stores.begin(), stores.end(), [&](const UOpPtr& st) { return gate_of(st) == gate_of(stores[0]); });
-  if (same_gate && consecutive_index(idx) && vector_ok(d, w)) {
-    Lanes v = emit_lanes(val);
-    std::vector<int32_t> src{p, emit(idx[0]), broadcast(v, d, w)};
-    if (gate_of(stores[0])) src.push_back(emit(stores[0]->src[3]));
-    k_.add(TG_KIR_STORE, dt(d), static_cast<uint8_t>(w), std::move(src));
-    return;
-  }
-  Lanes vi = emit_lanes(idx), vv = emit_lanes(val);
-  for (int l = 0; l < w; ++l) {
-    std::vector<int32_t> src{p, lane(vi, idx[0]->dtype, l), lane(vv, d, l)};
-    if (gate_of(stores[l])) src.push_back(emit(stores[l]->src[3]));
-    k_.add(TG_KIR_STORE, dt(d), 1, std::move(src));
-  }
-}
-
 int32_t Emitter::broadcast(Lanes v, DType d, int w) {
   if (v.id < 0) return k_.add(TG_KIR_VECTORIZE, dt(d), static_cast<uint8_t>(w), bool_lanes_[-v.id - 1]);
   if (v.vcount == w) return v.id;

@@ -11,8 +11,25 @@
 
 namespace tg::codegen {
 
+namespace {
+
+// The lane groups of the REDUCEs the stores' VECTORIZEs reach, in store order (what prefuse_reduces takes).
+std::vector<std::vector<UOpPtr>> reduce_lanes(const UOpPtr& sink) {
+  std::vector<std::vector<UOpPtr>> out;
+  std::set<const UOp*> seen;
+  for (const auto& st : sink->src) {
+    if (st->op != Op::STORE) continue;
+    const UOpPtr& v = st->src[2];
+    if (v->op == Op::VECTORIZE) collect_reduce_lanes(v->src, seen, out);
+    else if (v->op == Op::GEP && v->src[0]->op == Op::VECTORIZE) collect_reduce_lanes(v->src[0]->src, seen, out);
+  }
+  return out;
+}
+
+}  // namespace
+
 // The kernel's instructions, through the Emitter (the linearizer, with linearize_work_groups): the grid, the loops,
-// the staged panel, the tile's reductions and stores.
+// the staged panel, the reductions that share a loop nest, and the statements of the (expanded) graph.
 void linearize(Plan& p) {
   KirProgram& k = p.kir;
   const UOpPtr& sink = p.sink;
@@ -29,30 +46,14 @@ void linearize(Plan& p) {
     if (p.staged && ranges[i] == p.staged_row) {  // the panel, once per iteration of the loops outside the rows
       e.emit(p.staged->buffer);
       const int32_t copy = e.open_loop(p.staged->loop);
-      for (const auto& lanes : p.staged->copies) e.store_lanes(lanes);
+      for (const auto& copy : p.staged->copies)
+        for (const auto& st : copy) e.emit(st);
       e.close_loop(copy);
     }
     if (i != grid && !e.bound(ranges[i])) loops.push_back(e.open_loop(ranges[i]));
   }
-  if (p.lanes.size() == 1) {
-    for (const auto& st : sink->src) e.emit(st);
-  } else {
-    std::vector<std::vector<UOpPtr>> reduces;
-    std::set<const UOp*> seen;
-    for (const auto& row : p.rows)
-      for (size_t s = 0; s < sink->src.size(); ++s) {
-        std::vector<UOpPtr> vals;
-        for (const auto& ls : row) vals.push_back(ls->src[s]->src[2]);
-        collect_reduce_lanes(vals, seen, reduces);
-      }
-    e.prefuse_reduces(reduces);
-    for (const auto& row : p.rows)
-      for (size_t s = 0; s < sink->src.size(); ++s) {
-        std::vector<UOpPtr> stores;
-        for (const auto& ls : row) stores.push_back(ls->src[s]);
-        e.store_lanes(stores);
-      }
-  }
+  e.prefuse_reduces(reduce_lanes(sink));
+  for (const auto& st : sink->src) e.emit(st);
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) e.close_loop(*it);
   k.flops = e.flops();
 }

@@ -1,5 +1,5 @@
 // What the lowering steps hand each other (pipeline.cpp runs them in order; lower.cpp, apply_opts.cpp, linearize.cpp
-// and read_through_images.cpp have them): a kernel's graph, the loops still to open, the lanes of its output vector
+// expand.cpp and read_through_images.cpp have them): a kernel's graph, the loops still to open, the lanes of its output vector
 // and the entries of its register tile, and the KIR the linearizer writes. Each step reads and updates one Plan.
 #pragma once
 
@@ -27,9 +27,9 @@ struct Plan {
   std::vector<ir::UOpPtr> reduce_axes;         // then the reduce loops (UNROLL): each reduction's innermost
   std::map<const ir::UOp*, int> unrolls;       // UNROLL: reduce loop -> lanes per iteration
   std::vector<ir::UOpPtr> ranges;              // output loops still to open, outermost first
-  std::vector<ir::UOpPtr> lanes;               // the output vector's lanes, one sink each (one: no vector)
+  std::vector<ir::UOpPtr> lanes;               // the output vector's lanes, one sink each (one: no vector, or expanded)
   size_t tile_axis = 0;                        // 1 when the vector's own loop is still in `ranges`
-  TileRows rows;                               // the register tile's entries (one: no tile)
+  TileRows rows;                               // the register tile's entries (one: no tile, or expanded)
   std::optional<PanelStage> staged;            // a panel copied where `staged_row` opens
   ir::UOpPtr staged_row;
   Opts applied;                                // the actions taken, in order
@@ -62,6 +62,7 @@ void simplify_indices(Plan& p);     // symbolic rules; the output loops that are
 void decompose(Plan& p);            // ops the renderer's caps leave out, as ops it has (decompositions.hpp)
 void lower_as_written(Plan& p);     // a hand-written kernel: its loops and statements as they are (done)
 void apply_opts(Plan& p);           // the actions given, or the heuristic's (heuristic.cpp): lanes, tiles, GPU plans
+void expand(Plan& p);               // the lanes and tile entries -> one graph of vector stores (expand.hpp)
 void linearize(Plan& p);            // the instructions (the Emitter): grid, loops, panel copy, reductions, stores
 void read_through_images(Plan& p);  // IMAGE: read-only float32 buffers as image2d views
 

@@ -42,7 +42,7 @@ void gate_padded_rows(TileRows& rows, int c, const std::vector<UOpPtr>& gates);
 struct PanelStage {
   UOpPtr buffer;                            // DEFINE_REG of reduce length x c x lanes elements
   UOpPtr loop;                              // the copy's loop over the reduce range
-  std::vector<std::vector<UOpPtr>> copies;  // per vector p: its lanes' STOREs into `buffer`
+  std::vector<std::vector<UOpPtr>> copies;  // per vector p: its lanes' STOREs into `buffer` (after expand: its vector stores)
 };
 std::optional<PanelStage> stage_panel(TileRows& rows, int c, const UOpPtr& row, const UOpPtr& vo,
                                       const UOpPtr& reduce_range, const std::vector<UOpPtr>& gates, int64_t& next_id);

@@ -1,13 +1,14 @@
 // Lanes -> vectors (codegen/expand_lanes.cpp), on the Emitter directly: lane graphs as an upcast axis makes them,
 // against the instructions they must become (derived by hand from each case's indices): consecutive loads are one
 // vector load, strided ones a gather, two consecutive halves two half-width loads joined, one value shared by every
-// lane a scalar, isomorphic ALU lanes one vector op, consecutive stores one vector store; lanes of a width the
-// renderer does not take stay scalars.
+// lane a scalar, isomorphic ALU lanes one vector op, consecutive stores one vector store (vector_store, expand.hpp),
+// strided ones a store per lane of the vector values; lanes of a width the renderer does not take stay scalars.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "codegen/emitter.hpp"
+#include "codegen/expand.hpp"
 #include "runtime/device.hpp"
 
 namespace tg::codegen {
@@ -85,9 +86,24 @@ TEST(ExpandLanes, ConsecutiveStoresAreOneVectorStore) {
   Lowered l;
   std::vector<UOpPtr> stores;
   for (int64_t i = 0; i < 4; ++i) stores.push_back(UOp::make(Op::STORE, f32, {param(0), const_int(i64, 12 + i), load(1, i)}));
-  l.e.store_lanes(stores);
+  const std::vector<UOpPtr> stmts = vector_store(stores, l.caps);
+  ASSERT_EQ(stmts.size(), 1u);
+  EXPECT_EQ(stmts[0]->src[2]->op, Op::VECTORIZE);
+  l.e.emit(stmts[0]);
   EXPECT_EQ(l.count(TG_KIR_STORE, 4), 1);
   EXPECT_EQ(l.count(TG_KIR_LOAD, 4), 1);
+}
+
+TEST(ExpandLanes, StridedStoresAreOneStorePerLaneOfVectorValues) {
+  Lowered l;
+  std::vector<UOpPtr> stores;
+  for (int64_t i = 0; i < 4; ++i) stores.push_back(UOp::make(Op::STORE, f32, {param(0), const_int(i64, 3 * i), load(1, i)}));
+  const std::vector<UOpPtr> stmts = vector_store(stores, l.caps);
+  ASSERT_EQ(stmts.size(), 4u);
+  for (const auto& st : stmts) l.e.emit(st);
+  EXPECT_EQ(l.count(TG_KIR_STORE, 1), 4);
+  EXPECT_EQ(l.count(TG_KIR_STORE, 4), 0);
+  EXPECT_EQ(l.count(TG_KIR_LOAD, 4), 1) << "the values are still one vector load, each store takes its lane";
 }
 
 TEST(ExpandLanes, AWidthTheRendererLacksIsNeverMade) {
