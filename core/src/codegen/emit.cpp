@@ -85,6 +85,7 @@ int32_t Emitter::emit_uncached(const UOpPtr& u) {
       return k_.add(TG_KIR_LOAD, dt(u->dtype), u->dtype.count, std::move(src));  // (a vector from a vector array)
     }
     case Op::REDUCE: {
+      if (u->dtype.count > 1) return emit_reduce_vector(u);  // lanes of one (vector_reduce)
       if (UOpPtr unrolled = unroll_reduce(u)) return emit(unrolled);
       return emit_reduce(u);
     }
@@ -149,8 +150,8 @@ int32_t Emitter::emit_uncached(const UOpPtr& u) {
   }
   std::vector<int32_t> src;
   for (const auto& s : u->src) src.push_back(emit(s));
-  flops_ += mult_;
-  return k_.add(kir_op(u->op), dt(u->dtype), 1, std::move(src));
+  flops_ += mult_ * u->dtype.count;
+  return k_.add(kir_op(u->op), dt(u->dtype), u->dtype.count, std::move(src));  // (a vector op: pm_vectorize_for's)
 }
 
 std::optional<std::string> Emitter::custom_code_in(const std::string& variants) const {

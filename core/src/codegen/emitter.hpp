@@ -2,9 +2,10 @@
 // graph from the stores, opening one scope per loop: a value computed inside a loop is only reused inside it (the
 // C-like renderers scope locals the same way), and clang/NVRTC hoist loop-invariant code, so it needs no separate
 // scheduling pass. The linearizer (linearize.cpp) drives it over the loops, lanes and grid the earlier steps
-// decided. Its work is in three files, one per concern:
+// decided; the expand step (expand.hpp) made the lanes of its stores vector ops already. Its work is in three files,
+// one per concern:
 //   emit.cpp             the walk: values, loops, work-item ids, statements, inline code
-//   expand_lanes.cpp     the lanes of an upcast axis -> vector instructions of the renderer's widths
+//   expand_lanes.cpp     a VECTORIZE's lanes: the vectorize rules, then broadcasts, gathers and per-lane ops
 //   reduce_lowering.cpp  REDUCE -> one accumulator (vector or scalar, FMA where the renderer takes it)
 #pragma once
 
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "codegen/decompositions.hpp"
+#include "codegen/expand.hpp"
 #include "codegen/kir.hpp"
 #include "codegen/lanes.hpp"
 #include "ir/symbolic.hpp"
@@ -29,7 +31,7 @@ using namespace ir;
 class Emitter {
  public:
   Emitter(KirProgram& k, const tg_renderer_caps& caps, std::map<std::string, int64_t> var_params)
-      : k_(k), caps_(caps), var_params_(std::move(var_params)) {
+      : k_(k), caps_(caps), var_params_(std::move(var_params)), vectorize_(caps) {
     scopes_.emplace_back();
   }
 
@@ -74,9 +76,8 @@ class Emitter {
     int32_t id;
     int vcount;  // 1: the same scalar in every lane
   };
-  // Emits the lane graphs of an upcast axis (lane l has the axis index replaced by base + l). Isomorphic lanes
-  // become one vector instruction, contiguous loads and stores become vector accesses, and whatever the
-  // renderer cannot take as a vector is computed per lane and gathered with VECTORIZE.
+  // Emits the lane graphs of an upcast axis (lane l has the axis index replaced by base + l): one vector op where
+  // the vectorize rules take them (expand.hpp), else computed per lane and gathered with VECTORIZE.
   Lanes emit_lanes(const std::vector<UOpPtr>& lanes);
 
   // ---- reductions (reduce_lowering.cpp) ----
@@ -85,15 +86,16 @@ class Emitter {
   // scalar. Without them (hand-written kernels, GPU plans) the Emitter unrolls each reduction as the heuristic
   // would: the widest lanes that fit.
   void unroll_by(const std::map<const UOp*, int>* unrolls) { unrolls_ = unrolls; }
-  // Emits several lane-REDUCEs over the same loops as ONE loop nest with one vector accumulator each, so loads
-  // they share (the B row of a matmul tile) are loaded once per iteration. Later emit_lanes() of any of these
-  // groups finds the result. Groups that do not fit (other loops, scalar-only ops) are left to the normal path.
-  void prefuse_reduces(const std::vector<std::vector<UOpPtr>>& all);
+  // Emits several vector REDUCEs over the same loops as ONE loop nest with one accumulator each, so loads they
+  // share (the B row of a matmul tile) are loaded once per iteration. Later emit() of any of them finds its result.
+  // REDUCEs that do not fit (other loops, MIN) are left to the normal path.
+  void prefuse_reduces(const std::vector<UOpPtr>& reduces);
 
  private:
   KirProgram& k_;
   const tg_renderer_caps& caps_;
   std::map<std::string, int64_t> var_params_;  // variable name -> KIR parameter index
+  Vectorizer vectorize_;                        // pm_vectorize_for(caps): lanes -> one vector op
   const std::map<const UOp*, int>* unrolls_ = nullptr;  // see unroll_by
   std::vector<std::unordered_map<const UOp*, int32_t>> scopes_;
   std::vector<std::map<std::vector<const UOp*>, Lanes>> vscopes_{1};
@@ -136,6 +138,8 @@ class Emitter {
   // Each lane through the scalar path.
   Lanes gather_lanes(const std::vector<UOpPtr>& lanes);
   Lanes pack(const std::vector<int32_t>& scalars, DType d);
+  // A VECTORIZE the linearizer made, through the vectorize rules (expand.hpp) to their fixpoint.
+  UOpPtr vectorized(const UOpPtr& vectorize) { return vectorize_(vectorize); }
 
   // ---- reductions (reduce_lowering.cpp) ----
   static bool is_unrolled(const UOpPtr& r);
@@ -145,10 +149,6 @@ class Emitter {
   int32_t emit_reduce(const UOpPtr& u);
   // Whether two REDUCEs run over the same loops.
   static bool same_loops(const UOpPtr& a, const UOpPtr& b);
-  // Whether the lanes of a REDUCE share their loops and combine as vectors: one accumulator of their width.
-  bool one_accumulator(const std::vector<UOpPtr>& lanes) const;
-  // REDUCE over lanes that share their loops: one vector accumulator.
-  Lanes emit_reduce_lanes(const std::vector<UOpPtr>& lanes);
   // A REDUCE over UNROLL/UPCAST ranges: the value for each index combined in straight-line code (the remaining
   // ranges, if any, stay a loop). nullptr when nothing is unrolled.
   UOpPtr unroll_reduce(const UOpPtr& u);
@@ -171,15 +171,15 @@ class Emitter {
     Step step;
   };
   std::vector<int32_t> accumulate(const std::vector<Accumulator>& accs, const UOpPtr& reduce, const std::vector<UOpPtr>& loops);
-  // acc (op) values on w lanes as vector instructions (an FMA for a SUM of products where the renderer has one).
-  Step vector_step(ReduceOp rop, std::vector<UOpPtr> values, DType d, int w);
-  // Whether acc (op) v runs on w lanes of d as vector instructions (combine's ops; MIN of integers has none).
-  bool vector_combines(ReduceOp rop, DType d, int w) const { return reduce_vector_ok(caps_, rop, d, w); }
-  // acc (op) v on w lanes, where vector_combines: MIN as -max(-acc, -v), which keeps NaN propagation.
+  // acc (op) v on w lanes (w > 1 where reduce_vector_ok): MIN as -max(-acc, -v), which keeps NaN propagation.
   int32_t combine(ReduceOp rop, DType d, int w, int32_t a, int32_t b);
-  // cur + x*y as one FMA for a SUM whose value lanes are all products, where the renderer takes FMA for the
-  // dtype (one rounding: a matmul's inner loop then issues one instruction per multiply-add). -1 otherwise.
-  int32_t fused_sum(ReduceOp rop, const std::vector<UOpPtr>& values, int32_t cur, DType d, int w);
+  // cur (op) value on w lanes: cur + x*y as one FMA for a SUM of products where the renderer takes FMA for the
+  // dtype (one rounding: a matmul's inner loop then issues one instruction per multiply-add), else combine.
+  int32_t vector_step(ReduceOp rop, const UOpPtr& value, int32_t cur, DType d, int w);
+  // A vector REDUCE's accumulator: its op, its lanes, vector_step on its value.
+  Accumulator accumulator(const UOpPtr& u);
+  // REDUCE of a vector dtype (vector_reduce, expand.hpp): one accumulator of its lanes.
+  int32_t emit_reduce_vector(const UOpPtr& u);
 };
 
 }  // namespace tg::codegen

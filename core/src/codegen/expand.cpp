@@ -31,6 +31,94 @@ std::vector<UOpPtr> vector_store(const std::vector<UOpPtr>& stores, const tg_ren
   return out;
 }
 
+namespace {
+
+bool vector_ok(const tg_renderer_caps& caps, DType d, int w) { return w <= 16 && e_vector_ok(caps, d, w); }
+
+// Lanes worth one vector op: not all one value (a broadcast), not a few values repeated (a sub-block's scale over
+// half the lanes: a vector would do the same work w times), and alike.
+bool vector_lanes(const std::vector<UOpPtr>& lanes) {
+  if (!isomorphic(lanes)) return false;
+  std::vector<const UOp*> distinct;
+  for (const auto& l : lanes) distinct.push_back(l.get());
+  std::sort(distinct.begin(), distinct.end());
+  const size_t n = static_cast<size_t>(std::unique(distinct.begin(), distinct.end()) - distinct.begin());
+  return n > 1 && n * 4 > lanes.size();
+}
+
+UOpPtr vector_load(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lanes) {
+  const UOpPtr& u0 = lanes[0];
+  const int w = static_cast<int>(lanes.size());
+  if (is_packed_load(*u0) || !vector_ok(caps, u0->dtype, w) || !consecutive_index(src_lanes(lanes, 1))) return nullptr;
+  if (u0->src.size() > 2 && !std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l->src[2].get() == u0->src[2].get(); }))
+    return nullptr;
+  std::vector<UOpPtr> src{u0->src[0], u0->src[1]};
+  if (u0->src.size() > 2) src.push_back(u0->src[2]);
+  return UOp::make(Op::LOAD, u0->dtype.vec(w), std::move(src));
+}
+
+UOpPtr vector_alu(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lanes) {
+  const UOpPtr& u0 = lanes[0];
+  const int w = static_cast<int>(lanes.size());
+  const DType d = u0->dtype, od = op_dtype(*u0);
+  if (u0->op == Op::WHERE || d.is_bool() || !e_supports(caps, u0->op, od) || !vector_ok(caps, d, w) || !vector_ok(caps, od, w))
+    return nullptr;
+  std::vector<UOpPtr> src;
+  for (size_t i = 0; i < u0->src.size(); ++i) {
+    const DType sd = u0->src[i]->dtype;
+    if (sd.is_bool() || !vector_ok(caps, sd, w)) return nullptr;
+    src.push_back(UOp::make(Op::VECTORIZE, sd.vec(w), src_lanes(lanes, i)));
+  }
+  return UOp::make(u0->op, d.vec(w), std::move(src), u0->arg);
+}
+
+UOpPtr vector_reduce(const std::vector<UOpPtr>& lanes, const tg_renderer_caps& caps) {
+  const UOpPtr& u0 = lanes[0];
+  const int w = static_cast<int>(lanes.size());
+  for (const auto& l : lanes)
+    for (size_t i = 1; i < l->src.size(); ++i)
+      if (l->src.size() != u0->src.size() || l->src[i].get() != u0->src[i].get()) return nullptr;
+  if (!reduce_vector_ok(caps, static_cast<ReduceOp>(u0->arg_int()), u0->dtype, w)) return nullptr;
+  std::vector<UOpPtr> src{UOp::make(Op::VECTORIZE, u0->dtype.vec(w), src_lanes(lanes, 0))};
+  src.insert(src.end(), u0->src.begin() + 1, u0->src.end());
+  return UOp::make(Op::REDUCE, u0->dtype.vec(w), std::move(src), u0->arg);
+}
+
+}  // namespace
+
+ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps) {
+  using namespace pat;
+  auto lanes_of = [](Op op) {
+    return [op](const UOp& u) { return !u.src.empty() && u.src[0]->op == op && vector_lanes(u.src); };
+  };
+  auto alu_lanes = [](const UOp& u) { return !u.src.empty() && is_alu(u.src[0]->op) && vector_lanes(u.src); };
+  return PatternMatcher("vectorize", {
+      {ops({Op::VECTORIZE}).where(lanes_of(Op::LOAD)), [caps](const Match&, const UOpPtr& u) { return vector_load(caps, u->src); }, "vector_load"},
+      {ops({Op::VECTORIZE}).where(alu_lanes), [caps](const Match&, const UOpPtr& u) { return vector_alu(caps, u->src); }, "vector_alu"},
+      {ops({Op::VECTORIZE}).where(lanes_of(Op::REDUCE)), [caps](const Match&, const UOpPtr& u) { return vector_reduce(u->src, caps); }, "vector_reduce"},
+  });
+}
+
+UOpPtr Vectorizer::operator()(const UOpPtr& u) {
+  if (u->op != Op::VECTORIZE) return u;
+  if (auto it = done_.find(u.get()); it != done_.end()) return it->second.second;
+  UOpPtr out = u;
+  if (UOpPtr r = pm_.rewrite(u)) {
+    std::vector<UOpPtr> src;
+    for (const auto& s : r->src) src.push_back((*this)(s));
+    out = src == r->src ? r : r->replace_src(std::move(src));
+  }
+  done_.emplace(u.get(), std::make_pair(u, out));
+  return out;
+}
+
+UOpPtr Vectorizer::statement(const UOpPtr& st) {
+  std::vector<UOpPtr> src;
+  for (const auto& s : st->src)
+    src.push_back(s->op == Op::GEP && s->src[0]->op == Op::VECTORIZE ? s->replace_src({(*this)(s->src[0])}) : (*this)(s));
+  return src == st->src ? st : st->replace_src(std::move(src));
+}
+
 void expand(Plan& p) {
   if (p.lanes.size() <= 1) return;
   std::vector<UOpPtr> stmts;
@@ -40,8 +128,13 @@ void expand(Plan& p) {
       for (const auto& lane : row) stores.push_back(lane->src[s]);
       for (UOpPtr& st : vector_store(stores, p.caps)) stmts.push_back(std::move(st));
     }
+  Vectorizer vectorize(p.caps);
+  for (UOpPtr& st : stmts) st = vectorize.statement(st);
   if (p.staged)
-    for (auto& copy : p.staged->copies) copy = vector_store(copy, p.caps);
+    for (auto& copy : p.staged->copies) {
+      copy = vector_store(copy, p.caps);
+      for (UOpPtr& st : copy) st = vectorize.statement(st);
+    }
   p.rewrite_sink(UOp::make(Op::SINK, dtypes::bool_, std::move(stmts)));
 }
 

@@ -1,11 +1,15 @@
-// The expander's graph half: the lanes of an upcast axis (one graph per lane, as apply_opts makes them) become one
-// graph of vector statements, which is all the linearizer then sees. A store of w lanes becomes one STORE of a
-// VECTORIZE; the Emitter (expand_lanes.cpp) takes each VECTORIZE's lanes to vector instructions of the widths the
-// renderer has.
+// The expander: the lanes of an upcast axis (one graph per lane, as apply_opts makes them) become one graph of vector
+// statements, which is all the linearizer then sees. A store of w lanes becomes one STORE of a VECTORIZE, and the
+// vectorize rules turn a VECTORIZE of isomorphic lanes into one op on vectors of the renderer's widths. What they
+// leave as a VECTORIZE, the Emitter (expand_lanes.cpp) gathers: lanes of few distinct values, two isomorphic halves,
+// packed loads the renderer reads as bytes, ops it takes only per lane.
 #pragma once
 
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "ir/pattern_matcher.hpp"
 #include "ir/uop.hpp"
 #include "tg/plugin_abi.h"
 
@@ -15,5 +19,26 @@ namespace tg::codegen {
 // are consecutive, every lane has the same gate and the renderer has vectors of w; else one STORE per lane, whose
 // index and value are lane l of the lanes' VECTORIZEs (GEP), so what vectorizes among them still does.
 std::vector<ir::UOpPtr> vector_store(const std::vector<ir::UOpPtr>& stores, const tg_renderer_caps& caps);
+
+// A VECTORIZE of w isomorphic lanes as one vector op, where the renderer has the op on vectors of w: LOADs of
+// consecutive elements (the same gate) one LOAD; ALU ops one op on VECTORIZEs of their sources (not on bools, not
+// WHERE: renderers share no bool vectors); REDUCEs over the same loops one REDUCE of a VECTORIZE (one vector
+// accumulator). Lanes of few distinct values (a quarter of w or fewer) stay scalars: each is computed once.
+ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps);
+
+// pm_vectorize_for's rules to their fixpoint on a VECTORIZE: the rule's result, with the VECTORIZEs it made of its
+// sources vectorized in turn. Only VECTORIZEs are visited (the lanes' own graphs hold none: a whole-graph rewrite
+// would walk every lane's graph for each VECTORIZE the linearizer makes). Each VECTORIZE is done once.
+class Vectorizer {
+ public:
+  explicit Vectorizer(const tg_renderer_caps& caps) : pm_(pm_vectorize_for(caps)) {}
+  ir::UOpPtr operator()(const ir::UOpPtr& u);
+  // A statement whose value, index or lane of one (GEP) is a VECTORIZE, with those vectorized.
+  ir::UOpPtr statement(const ir::UOpPtr& st);
+
+ private:
+  ir::PatternMatcher pm_;
+  std::unordered_map<const ir::UOp*, std::pair<ir::UOpPtr, ir::UOpPtr>> done_;  // VECTORIZE -> (itself, result)
+};
 
 }  // namespace tg::codegen

@@ -1,5 +1,6 @@
-// Expanding lanes into vectors (emitter.hpp): the lane graphs of an upcast axis become vector instructions of the
-// widths the renderer takes; what it cannot take as a vector is computed per lane and gathered.
+// Lanes at emission (emitter.hpp): a VECTORIZE's lanes through the vectorize rules (expand.hpp), and what the rules
+// leave: one value in every lane (a broadcast), a few values repeated, two isomorphic halves, packed loads, ops the
+// renderer takes only per lane (computed per lane and gathered, bools kept as scalars).
 #include <algorithm>
 #include <set>
 
@@ -42,6 +43,10 @@ Emitter::Lanes Emitter::emit_lanes_uncached(const std::vector<UOpPtr>& lanes) {
   const UOpPtr& u0 = lanes[0];
   DType d = u0->dtype;
   if (u0->op == Op::RANGE) return gather_lanes(lanes);
+  // one vector op where the rules take the lanes (expand.hpp); what follows is what they leave. (Rewritten to their
+  // fixpoint, the nodes are the ones the expand step made of the same lanes, so neither is emitted twice.)
+  if (isomorphic(lanes))
+    if (UOpPtr v = vectorized(UOp::make(Op::VECTORIZE, d.vec(w), lanes)); v->op != Op::VECTORIZE) return {emit(v), w};
   // Lanes of few distinct values (a sub-block's scale, repeated over its half of the lanes) are each computed
   // once, as scalars: a vector over the repeats would do the same work w times (int64 index math included).
   const std::vector<const UOp*> key = key_of(lanes);
@@ -58,15 +63,15 @@ Emitter::Lanes Emitter::emit_lanes_uncached(const std::vector<UOpPtr>& lanes) {
     }
     auto idx = src_lanes(lanes, 1);
     bool same_gate = u0->src.size() == 2 || std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l->src[2].get() == u0->src[2].get(); });
-    if (!consecutive_index(idx, lane_stride(*u0)) || !same_gate || !vector_ok(d, w)) {
+    if (!is_packed_load(*u0) || !consecutive_index(idx, lane_stride(*u0)) || !same_gate || !vector_ok(d, w)) {
       if (std::optional<Lanes> joined = emit_halves(lanes)) return *joined;  // halves that are each one load
       return gather_lanes(lanes);
     }
-    std::vector<int32_t> src{emit(u0->src[0]), emit(idx[0])};
+    std::vector<int32_t> src{emit(u0->src[0]), emit(idx[0])};  // packed values the renderer loads whole
     if (u0->src.size() > 2) src.push_back(emit(u0->src[2]));
     return {k_.add(TG_KIR_LOAD, dt(d), static_cast<uint8_t>(w), std::move(src)), w};
   }
-  if (u0->op == Op::REDUCE) return emit_reduce_lanes(lanes);
+  if (u0->op == Op::REDUCE) return gather_lanes(lanes);  // over different loops, or a combine without vectors
   if (!is_alu(u0->op)) return gather_lanes(lanes);
   DType od = op_dtype(*u0);
   if (!supports(u0->op, od)) {
@@ -75,16 +80,9 @@ Emitter::Lanes Emitter::emit_lanes_uncached(const std::vector<UOpPtr>& lanes) {
     if (!alt[0]) return gather_lanes(lanes);
     return emit_lanes(alt);
   }
-  // bool vectors are not a thing renderers share: comparisons and selects go per lane
-  bool vec = vector_ok(d, w) && vector_ok(od, w) && !d.is_bool() && u0->op != Op::WHERE;
-  for (const auto& s : u0->src) vec &= vector_ok(s->dtype, w) && !s->dtype.is_bool();
-  std::vector<Lanes> srcs;
+  std::vector<Lanes> srcs;  // an op the renderer takes only per lane (on bools, a select, a width it lacks)
   for (size_t i = 0; i < u0->src.size(); ++i) srcs.push_back(emit_lanes(src_lanes(lanes, i)));
-  if (!vec) return per_lane(lanes, srcs);
-  std::vector<int32_t> ids;
-  for (size_t i = 0; i < srcs.size(); ++i) ids.push_back(broadcast(srcs[i], u0->src[i]->dtype, w));
-  flops_ += mult_ * w;
-  return {k_.add(kir_op(u0->op), dt(d), static_cast<uint8_t>(w), std::move(ids)), w};
+  return per_lane(lanes, srcs);
 }
 
 Emitter::Lanes Emitter::per_lane(const std::vector<UOpPtr>& lanes, const std::vector<Lanes>& srcs) {

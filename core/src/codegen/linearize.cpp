@@ -13,17 +13,15 @@ namespace tg::codegen {
 
 namespace {
 
-// The lane groups of the REDUCEs the stores' VECTORIZEs reach, in store order (what prefuse_reduces takes).
-std::vector<std::vector<UOpPtr>> reduce_lanes(const UOpPtr& sink) {
-  std::vector<std::vector<UOpPtr>> out;
-  std::set<const UOp*> seen;
-  for (const auto& st : sink->src) {
-    if (st->op != Op::STORE) continue;
-    const UOpPtr& v = st->src[2];
-    if (v->op == Op::VECTORIZE) collect_reduce_lanes(v->src, seen, out);
-    else if (v->op == Op::GEP && v->src[0]->op == Op::VECTORIZE) collect_reduce_lanes(v->src[0]->src, seen, out);
+// The vector REDUCEs the statements reach, in reading order (what prefuse_reduces takes); a REDUCE's own value is
+// not searched.
+void vector_reduces(const UOpPtr& u, std::set<const UOp*>& seen, std::vector<UOpPtr>& out) {
+  if (!seen.insert(u.get()).second) return;
+  if (u->op == Op::REDUCE) {
+    if (u->dtype.count > 1) out.push_back(u);
+    return;
   }
-  return out;
+  for (const auto& s : u->src) vector_reduces(s, seen, out);
 }
 
 }  // namespace
@@ -52,7 +50,10 @@ void linearize(Plan& p) {
     }
     if (i != grid && !e.bound(ranges[i])) loops.push_back(e.open_loop(ranges[i]));
   }
-  e.prefuse_reduces(reduce_lanes(sink));
+  std::vector<UOpPtr> reduces;
+  std::set<const UOp*> seen;
+  for (const auto& st : sink->src) vector_reduces(st, seen, reduces);
+  e.prefuse_reduces(reduces);
   for (const auto& st : sink->src) e.emit(st);
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) e.close_loop(*it);
   k.flops = e.flops();

@@ -1,6 +1,6 @@
 // Reduce lowering (emitter.hpp): every REDUCE becomes one accumulator (accumulate): scalar, a vector of a loop's
-// lanes (UNROLL), a vector of output lanes, or several sharing one loop nest (prefuse_reduces); unrolled ranges are
-// combined in straight-line code first. One combine step for every op (combine, and ir::reduce_combine where the
+// lanes (UNROLL), a vector REDUCE (the vectorize rules' of output lanes), or several sharing one loop nest
+// (prefuse_reduces); unrolled ranges are combined in straight-line code first. One combine step for every op (combine, and ir::reduce_combine where the
 // step goes through the ordinary ALU lowering); a SUM of products is one FMA where the renderer takes it.
 #include <algorithm>
 
@@ -12,18 +12,6 @@ bool Emitter::is_unrolled(const UOpPtr& r) {
   return r->op == Op::RANGE && (r->range().type == AxisType::UPCAST || r->range().type == AxisType::UNROLL);
 }
 
-int32_t Emitter::fused_sum(ReduceOp rop, const std::vector<UOpPtr>& values, int32_t cur, DType d, int w) {
-  if (rop != ReduceOp::SUM || !supports(Op::FMA, d)) return -1;
-  std::vector<UOpPtr> xs, ys;
-  for (const auto& v : values) {
-    if (v->op != Op::MUL || v->dtype != d) return -1;
-    xs.push_back(v->src[0]), ys.push_back(v->src[1]);
-  }
-  const int32_t x = broadcast(emit_lanes(xs), d, w), y = broadcast(emit_lanes(ys), d, w);
-  flops_ += 2 * mult_ * w;
-  return k_.add(TG_KIR_FMA, dt(d), static_cast<uint8_t>(w), {x, y, cur});
-}
-
 bool Emitter::same_loops(const UOpPtr& a, const UOpPtr& b) {
   if (a->src.size() != b->src.size()) return false;
   for (size_t i = 1; i < a->src.size(); ++i)
@@ -31,52 +19,39 @@ bool Emitter::same_loops(const UOpPtr& a, const UOpPtr& b) {
   return true;
 }
 
-bool Emitter::one_accumulator(const std::vector<UOpPtr>& lanes) const {
-  for (const auto& l : lanes)
-    if (!same_loops(l, lanes[0])) return false;
-  return vector_combines(static_cast<ReduceOp>(lanes[0]->arg_int()), lanes[0]->dtype, static_cast<int>(lanes.size()));
+int32_t Emitter::vector_step(ReduceOp rop, const UOpPtr& value, int32_t cur, DType d, int w) {
+  const UOpPtr v = value->op == Op::VECTORIZE ? vectorized(value) : value;  // lanes made here (UNROLL's)
+  if (rop == ReduceOp::SUM && v->op == Op::MUL && v->dtype == d.vec(w) && supports(Op::FMA, d)) {
+    const int32_t x = emit(v->src[0]), y = emit(v->src[1]);
+    flops_ += 2 * mult_ * w;
+    return k_.add(TG_KIR_FMA, dt(d), static_cast<uint8_t>(w), {x, y, cur});
+  }
+  flops_ += mult_ * w;
+  return combine(rop, d, w, cur, emit(v));
 }
 
-Emitter::Step Emitter::vector_step(ReduceOp rop, std::vector<UOpPtr> values, DType d, int w) {
-  return [this, rop, values = std::move(values), d, w](int32_t cur) {
-    if (int32_t fused = fused_sum(rop, values, cur, d, w); fused >= 0) return fused;
-    flops_ += mult_ * w;
-    return combine(rop, d, w, cur, broadcast(emit_lanes(values), d, w));
-  };
+Emitter::Accumulator Emitter::accumulator(const UOpPtr& u) {
+  const auto rop = static_cast<ReduceOp>(u->arg_int());
+  const DType d(u->dtype.scalar);
+  const int w = u->dtype.count;
+  return {rop, d, w, [this, u, rop, d, w](int32_t cur) { return vector_step(rop, u->src[0], cur, d, w); }};
 }
 
-void Emitter::prefuse_reduces(const std::vector<std::vector<UOpPtr>>& all) {
-  if (all.size() < 2) return;
-  const UOpPtr& first = all[0][0];
-  std::vector<std::vector<UOpPtr>> groups;
-  for (const auto& g : all)
-    if (same_loops(g[0], first) && static_cast<ReduceOp>(g[0]->arg_int()) != ReduceOp::MIN && one_accumulator(g))
-      groups.push_back(g);
-  if (groups.size() < 2) return;
+int32_t Emitter::emit_reduce_vector(const UOpPtr& u) {
+  return accumulate({accumulator(u)}, u, std::vector<UOpPtr>(u->src.begin() + 1, u->src.end()))[0];
+}
+
+void Emitter::prefuse_reduces(const std::vector<UOpPtr>& reduces) {
+  if (reduces.size() < 2) return;
+  const UOpPtr& first = reduces[0];
+  std::vector<UOpPtr> group;
+  for (const auto& u : reduces)
+    if (same_loops(u, first) && static_cast<ReduceOp>(u->arg_int()) != ReduceOp::MIN) group.push_back(u);
+  if (group.size() < 2) return;
   std::vector<Accumulator> accs;
-  for (const auto& g : groups) {
-    const auto rop = static_cast<ReduceOp>(g[0]->arg_int());
-    const int w = static_cast<int>(g.size());
-    accs.push_back({rop, g[0]->dtype, w, vector_step(rop, src_lanes(g, 0), g[0]->dtype, w)});
-  }
+  for (const auto& u : group) accs.push_back(accumulator(u));
   const std::vector<int32_t> results = accumulate(accs, nullptr, std::vector<UOpPtr>(first->src.begin() + 1, first->src.end()));
-  for (size_t gi = 0; gi < groups.size(); ++gi) {
-    const auto& g = groups[gi];
-    std::vector<const UOp*> key;
-    for (const auto& l : g) key.push_back(l.get());
-    keep_.insert(keep_.end(), g.begin(), g.end());
-    vscopes_.back()[key] = {results[gi], static_cast<int>(g.size())};
-  }
-}
-
-Emitter::Lanes Emitter::emit_reduce_lanes(const std::vector<UOpPtr>& lanes) {
-  if (!one_accumulator(lanes)) return gather_lanes(lanes);
-  const UOpPtr& u0 = lanes[0];
-  const int w = static_cast<int>(lanes.size());
-  const auto rop = static_cast<ReduceOp>(u0->arg_int());
-  const DType d = u0->dtype;
-  std::vector<UOpPtr> loops(u0->src.begin() + 1, u0->src.end());
-  return {accumulate({{rop, d, w, vector_step(rop, src_lanes(lanes, 0), d, w)}}, nullptr, loops)[0], w};
+  for (size_t i = 0; i < group.size(); ++i) set(group[i], results[i]);
 }
 
 UOpPtr Emitter::unroll_reduce(const UOpPtr& u) {
@@ -115,9 +90,10 @@ int32_t Emitter::emit_vector_reduce(const UOpPtr& u) {
   const UnrolledReduce unrolled = unrolled_lanes(*u, w);
   std::map<const UOp*, bool> memo;
   if (!vectorizable(unrolled.lanes, memo)) return -1;
-  std::vector<UOpPtr> loops(u->src.begin() + 1, u->src.end());
-  std::replace(loops.begin(), loops.end(), r, unrolled.outer);
-  const int32_t all = accumulate({{rop, d, w, vector_step(rop, unrolled.lanes, d, w)}}, u, loops)[0];
+  std::vector<UOpPtr> src{UOp::make(Op::VECTORIZE, d.vec(w), unrolled.lanes)};
+  src.insert(src.end(), u->src.begin() + 1, u->src.end());
+  std::replace(src.begin() + 1, src.end(), r, unrolled.outer);
+  const int32_t all = emit_reduce_vector(UOp::make(Op::REDUCE, d.vec(w), std::move(src), u->arg));
   int32_t out = k_.add(TG_KIR_GEP, dt(d), 1, {all}, {.i = 0});
   for (int l = 1; l < w; ++l) out = combine(rop, d, 1, out, k_.add(TG_KIR_GEP, dt(d), 1, {all}, {.i = l}));
   return out;
@@ -141,7 +117,7 @@ int32_t Emitter::emit_reduce(const UOpPtr& u) {
   std::vector<UOpPtr> loops(u->src.begin() + 1, u->src.end());
   // the combine step through the ordinary ALU lowering (an op without a scalar instruction decomposes)
   return accumulate({{rop, d, 1, [&](int32_t cur) {
-                        if (int32_t fused = fused_sum(rop, {u->src[0]}, cur, d, 1); fused >= 0) return fused;
+                        if (u->src[0]->op == Op::MUL) return vector_step(rop, u->src[0], cur, d, 1);  // an FMA
                         const int32_t v = emit(u->src[0]);
                         UOpPtr a = UOp::make(Op::PARAM, d, {}, int64_t{-1});
                         UOpPtr b = UOp::make(Op::PARAM, d, {}, int64_t{-2});

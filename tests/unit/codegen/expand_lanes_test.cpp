@@ -114,5 +114,52 @@ TEST(ExpandLanes, AWidthTheRendererLacksIsNeverMade) {
   EXPECT_EQ(l.count(TG_KIR_LOAD, 1), 4) << "4 lanes the renderer cannot hold as a vector stay scalars";
 }
 
+// The vectorize rules (expand.hpp) on the graph, before any instruction: what each VECTORIZE becomes.
+UOpPtr vectorize_of(const std::vector<UOpPtr>& lanes) {
+  return UOp::make(Op::VECTORIZE, lanes[0]->dtype.vec(static_cast<int>(lanes.size())), lanes);
+}
+
+TEST(VectorizeRules, ConsecutiveLoadsBecomeOneVectorLoad) {
+  const UOpPtr v = Vectorizer(caps_with_widths(1u << 4))(vectorize_of(loads(1, {8, 9, 10, 11})));
+  ASSERT_EQ(v->op, Op::LOAD);
+  EXPECT_EQ(v->dtype, f32.vec(4));
+  EXPECT_EQ(v->src[1]->arg_int(), 8);
+}
+
+TEST(VectorizeRules, AluLanesBecomeOneOpOnVectorizedSources) {
+  std::vector<UOpPtr> lanes;
+  for (int64_t i = 0; i < 4; ++i) lanes.push_back(alu(Op::MUL, load(1, i), load(2, 7)));
+  const UOpPtr v = Vectorizer(caps_with_widths(1u << 4))(vectorize_of(lanes));
+  ASSERT_EQ(v->op, Op::MUL);
+  EXPECT_EQ(v->dtype, f32.vec(4));
+  EXPECT_EQ(v->src[0]->op, Op::LOAD) << "the first operand's lanes are consecutive: one vector load";
+  EXPECT_EQ(v->src[1]->op, Op::VECTORIZE) << "the second is one value in every lane: a broadcast";
+}
+
+TEST(VectorizeRules, ReducesOverTheSameLoopBecomeOneVectorReduce) {
+  const UOpPtr r = UOp::make(Op::RANGE, i64, {const_int(i64, 16)}, RangeInfo{0, AxisType::REDUCE});
+  std::vector<UOpPtr> lanes;
+  for (int64_t i = 0; i < 4; ++i) {
+    const UOpPtr x = UOp::make(Op::LOAD, f32, {param(1), alu(Op::ADD, alu(Op::MUL, r, const_int(i64, 4)), const_int(i64, i))});
+    lanes.push_back(UOp::make(Op::REDUCE, f32, {x, r}, static_cast<int64_t>(ReduceOp::SUM)));
+  }
+  const UOpPtr v = Vectorizer(caps_with_widths(1u << 4))(vectorize_of(lanes));
+  ASSERT_EQ(v->op, Op::REDUCE);
+  EXPECT_EQ(v->dtype, f32.vec(4));
+  EXPECT_EQ(v->src[0]->op, Op::LOAD) << "its value's lanes vectorized too";
+  EXPECT_EQ(v->src[1].get(), r.get());
+}
+
+TEST(VectorizeRules, WhatNoRuleTakesStaysAVectorize) {
+  Vectorizer quads(caps_with_widths(1u << 4));
+  Vectorizer two(caps_with_widths(1u << 2));
+  EXPECT_EQ(two(vectorize_of(loads(1, {0, 1, 2, 3})))->op, Op::VECTORIZE) << "a width the renderer lacks";
+  EXPECT_EQ(quads(vectorize_of(loads(1, {0, 2, 4, 6})))->op, Op::VECTORIZE) << "strided loads";
+  EXPECT_EQ(quads(vectorize_of(loads(1, {5, 5, 5, 5})))->op, Op::VECTORIZE) << "one value: a broadcast";
+  std::vector<UOpPtr> cmps;
+  for (int64_t i = 0; i < 4; ++i) cmps.push_back(alu(Op::CMPLT, load(1, i), load(2, i)));
+  EXPECT_EQ(quads(vectorize_of(cmps))->op, Op::VECTORIZE) << "bools: renderers share no bool vectors";
+}
+
 }  // namespace
 }  // namespace tg::codegen

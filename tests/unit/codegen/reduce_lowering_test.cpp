@@ -1,8 +1,9 @@
 // Reduce lowering (codegen/reduce_lowering.cpp), on the Emitter directly: every REDUCE becomes one accumulator
 // (a register array read and written once per iteration of its loop); UNROLL's lanes make it a vector folded after
 // the loop; MIN is -max(-acc, -v) (no MIN instruction); a SUM of products is one FMA per step where the renderer
-// takes FMA, a multiply and an add where it does not; unrolled ranges are combined in straight-line code. The
-// expected instruction counts are derived by hand from each graph.
+// takes FMA, a multiply and an add where it does not; unrolled ranges are combined in straight-line code; a vector
+// REDUCE (the vectorize rules' of output lanes) is one accumulator of its lanes, and several over one loop share it.
+// The expected instruction counts are derived by hand from each graph.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -94,6 +95,41 @@ TEST(ReduceLowering, AnUnrolledRangeIsCombinedInStraightLineCode) {
   EXPECT_EQ(l.count(TG_KIR_DEFINE_REG), 0) << "no accumulator";
   EXPECT_EQ(l.count(TG_KIR_MAX), 3);
   EXPECT_EQ(l.count(TG_KIR_LOAD), 4);
+}
+
+// A REDUCE of 4 float lanes (what the vectorize rules make of 4 output lanes): lane l sums x[4k + l] * y[4k + l].
+UOpPtr vector_dot(const UOpPtr& r, int64_t x, int64_t y) {
+  std::vector<UOpPtr> xs, ys;
+  for (int64_t l = 0; l < 4; ++l) {
+    const UOpPtr i = alu(Op::ADD, alu(Op::MUL, r, const_int(i64, 4)), const_int(i64, l));
+    xs.push_back(load(1 + x, i)), ys.push_back(load(1 + y, i));
+  }
+  const UOpPtr prod = alu(Op::MUL, UOp::make(Op::VECTORIZE, f32.vec(4), xs), UOp::make(Op::VECTORIZE, f32.vec(4), ys));
+  return UOp::make(Op::REDUCE, f32.vec(4), {prod, r}, static_cast<int64_t>(ReduceOp::SUM));
+}
+
+TEST(ReduceLowering, AVectorReduceIsOneAccumulatorOfItsLanes) {
+  Lowered l;
+  l.caps.ops[dt(f32)] |= 1ull << TG_KIR_FMA;
+  l.emit(vector_dot(range(16, 0), 0, 1));
+  EXPECT_EQ(l.count(TG_KIR_DEFINE_REG, 4), 1);
+  EXPECT_EQ(l.count(TG_KIR_RANGE), 1);
+  EXPECT_EQ(l.count(TG_KIR_FMA, 4), 1) << "one 4-lane FMA per step";
+  EXPECT_EQ(l.count(TG_KIR_LOAD, 4), 4) << "x and y as vectors, the accumulator each step and after the loop";
+}
+
+TEST(ReduceLowering, VectorReducesOverOneLoopShareIt) {
+  Lowered l;
+  l.caps.ops[dt(f32)] |= 1ull << TG_KIR_FMA;
+  const UOpPtr r = range(16, 0);
+  const UOpPtr a = vector_dot(r, 0, 1), b = vector_dot(r, 0, 2);
+  Emitter e(l.k, l.caps, {});
+  e.prefuse_reduces({a, b});
+  e.emit(a), e.emit(b);
+  EXPECT_EQ(l.count(TG_KIR_RANGE), 1) << "one loop nest for both";
+  EXPECT_EQ(l.count(TG_KIR_DEFINE_REG, 4), 2);
+  EXPECT_EQ(l.count(TG_KIR_FMA, 4), 2);
+  EXPECT_EQ(l.count(TG_KIR_LOAD, 4), 3 + 4) << "x once for both, y and z; each accumulator per step and after";
 }
 
 }  // namespace
