@@ -44,12 +44,20 @@ std::vector<double> reference(const std::vector<float>& x, const std::vector<flo
 int run_demo(int argc, char** argv) {
   po::options_description opts("tg demo options");
   int B, I, H, O, iters;
-  opts.add_options()("batch", po::value(&B)->default_value(64), "batch size")("in", po::value(&I)->default_value(256), "input features")(
+  opts.add_options()("help,h", "this help")("batch", po::value(&B)->default_value(64), "batch size")("in", po::value(&I)->default_value(256), "input features")(
       "hidden", po::value(&H)->default_value(512), "hidden units")("out", po::value(&O)->default_value(10), "classes")(
       "iters", po::value(&iters)->default_value(3), "timed repetitions");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, opts), vm);
   po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts;
+    return 0;
+  }
+  if (B < 1 || I < 1 || H < 1 || O < 1 || iters < 1) {
+    std::cerr << "tg demo: --batch, --in, --hidden, --out and --iters must be at least 1\n";
+    return 2;
+  }
 
   std::string dev = tg::default_device();
   std::cout << "device: " << dev << "\n";

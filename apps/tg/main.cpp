@@ -58,6 +58,9 @@ int main(int argc, char** argv) {
     std::cerr << "tg: unknown command '" << cmd << "'\n";
     usage(std::cerr);
     return 2;
+  } catch (const po::error& e) {  // a bad option of any command
+    std::cerr << "tg" << (argc > 1 ? std::string(" ") + argv[1] : std::string()) << ": " << e.what() << " (see --help)\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << e.what() << "\n";
     return 1;

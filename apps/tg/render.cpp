@@ -104,14 +104,19 @@ void print_kernels(const tg::Tensor& out, const std::string& dev, const tg_rende
 int run_render(int argc, char** argv) {
   std::string dev, name;
   bool kir = false;
-  po::options_description opts("tg render options");
-  opts.add_options()("dev", po::value(&dev), "device (default: DEV or the default device)")("kir", po::bool_switch(&kir), "also print the KIR")(
-      "example", po::value(&name), "example name");
+  po::options_description opts("tg render [--dev DEVICE] [--kir] EXAMPLE: what a device's renderer makes of an example program");
+  opts.add_options()("help,h", "this help, and the examples")("dev", po::value(&dev), "device (default: DEV or the default device)")(
+      "kir", po::bool_switch(&kir), "also print the KIR")("example", po::value(&name), "example name");
   po::positional_options_description pos;
   pos.add("example", 1);
   po::variables_map vm;
   po::store(po::command_line_parser(argc, argv).options(opts).positional(pos).run(), vm);
   po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts << "examples:\n";
+    for (const auto& [n, e] : examples()) std::cout << "  " << n << ": " << e.first << "\n";
+    return 0;
+  }
   auto it = examples().find(name);
   if (it == examples().end()) {
     std::cerr << (name.empty() ? "tg render: name an example" : "tg render: unknown example '" + name + "'") << "; examples:\n";

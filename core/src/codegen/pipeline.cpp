@@ -23,7 +23,7 @@ constexpr std::pair<const char*, Step> kPlanning[] = {
     {"decompose", decompose},                // ops the renderer lacks, by its caps
     {"lower_as_written", lower_as_written},  // a hand-written kernel keeps its loops
     {"apply_opts", apply_opts},              // the actions (opt.hpp): output vector, register tile, GPU plans
-    {"expand", expand},                      // lanes and tile entries -> vector stores (VECTORIZE)
+    {"expand", expand},                      // lanes and tile entries -> vector ops (the vectorize rules)
     {"linearize", linearize},                // instructions
 };
 constexpr std::pair<const char*, Step> kFinishing[] = {
