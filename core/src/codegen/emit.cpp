@@ -86,7 +86,6 @@ int32_t Emitter::emit_uncached(const UOpPtr& u) {
     }
     case Op::REDUCE: {
       if (u->dtype.count > 1) return emit_reduce_vector(u);  // lanes of one (vector_reduce)
-      if (UOpPtr unrolled = unroll_reduce(u)) return emit(unrolled);
       return emit_reduce(u);
     }
     case Op::STORE: {

@@ -82,10 +82,6 @@ class Emitter {
 
   // ---- reductions (reduce_lowering.cpp) ----
 
-  // The UNROLL actions of a planned kernel (its reduce loops -> lanes): a reduction whose loop is not there stays
-  // scalar. Without them (hand-written kernels, GPU plans) the Emitter unrolls each reduction as the heuristic
-  // would: the widest lanes that fit.
-  void unroll_by(const std::map<const UOp*, int>* unrolls) { unrolls_ = unrolls; }
   // Emits several vector REDUCEs over the same loops as ONE loop nest with one accumulator each, so loads they
   // share (the B row of a matmul tile) are loaded once per iteration. Later emit() of any of them finds its result.
   // REDUCEs that do not fit (other loops, MIN) are left to the normal path.
@@ -96,7 +92,6 @@ class Emitter {
   const tg_renderer_caps& caps_;
   std::map<std::string, int64_t> var_params_;  // variable name -> KIR parameter index
   Vectorizer vectorize_;                        // pm_vectorize_for(caps): lanes -> one vector op
-  const std::map<const UOp*, int>* unrolls_ = nullptr;  // see unroll_by
   std::vector<std::unordered_map<const UOp*, int32_t>> scopes_;
   std::vector<std::map<std::vector<const UOp*>, Lanes>> vscopes_{1};
   std::vector<UOpPtr> keep_;
@@ -142,20 +137,12 @@ class Emitter {
   UOpPtr vectorized(const UOpPtr& vectorize) { return vectorize_(vectorize); }
 
   // ---- reductions (reduce_lowering.cpp) ----
-  static bool is_unrolled(const UOpPtr& r);
   // REDUCE(value, ranges...) -> acc = identity; for ranges: acc = acc (op) value; result = acc. The combine step
   // goes through the ordinary ALU lowering (decompositions included) on placeholders for acc and value (PARAMs
   // with negative indices never name a real parameter).
   int32_t emit_reduce(const UOpPtr& u);
   // Whether two REDUCEs run over the same loops.
   static bool same_loops(const UOpPtr& a, const UOpPtr& b);
-  // A REDUCE over UNROLL/UPCAST ranges: the value for each index combined in straight-line code (the remaining
-  // ranges, if any, stay a loop). nullptr when nothing is unrolled.
-  UOpPtr unroll_reduce(const UOpPtr& u);
-  // REDUCE whose innermost loop reads contiguous memory: w accumulators in one vector (w lanes of the loop per
-  // iteration, the UNROLL of its loop), combined across lanes after the loop. -1 when the reduction does not have
-  // that shape or is not unrolled.
-  int32_t emit_vector_reduce(const UOpPtr& u);
   // Statements a REDUCE's value waits for (AFTER: a tile staged in local memory, a barrier) run once before its
   // loop when they do not depend on the ranges it reduces over, not once per iteration.
   void hoist_statements(const UOpPtr& reduce);

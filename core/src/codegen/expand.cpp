@@ -99,6 +99,58 @@ ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps) {
   });
 }
 
+namespace {
+
+// A REDUCE over UNROLL/UPCAST ranges: the value for each index combined in straight-line code (the remaining ranges,
+// if any, stay a loop). nullptr when nothing is unrolled.
+UOpPtr written_out(const Match&, const UOpPtr& u) {
+  std::vector<UOpPtr> loops, unrolled;
+  for (size_t i = 1; i < u->src.size(); ++i) (is_unrolled(u->src[i]) ? unrolled : loops).push_back(u->src[i]);
+  if (unrolled.empty()) return nullptr;
+  const auto rop = static_cast<ReduceOp>(u->arg_int());
+  UOpPtr value = u->src[0];
+  for (const auto& r : unrolled) {
+    UOpPtr acc;
+    for (int64_t k = 0; k < r->src[0]->arg_int(); ++k) {
+      UOpPtr term = simplify_substituted(value, {{r.get(), const_int(r->dtype, k)}});
+      acc = acc ? reduce_combine(rop, acc, term) : term;
+    }
+    value = acc;
+  }
+  if (loops.empty()) return value;
+  std::vector<UOpPtr> src{value};
+  src.insert(src.end(), loops.begin(), loops.end());
+  return UOp::make(Op::REDUCE, u->dtype, std::move(src), u->arg);
+}
+
+}  // namespace
+
+ir::PatternMatcher pm_unroll_reduces(const tg_renderer_caps& caps, const std::map<const UOp*, int>* unrolls) {
+  auto unrolled = [caps, unrolls](const Match&, const UOpPtr& u) -> UOpPtr {
+    const UOpPtr r = reduce_loop(*u);
+    if (!r) return nullptr;
+    int w = 0;
+    if (!unrolls) w = widest_unroll(caps, {u.get()});
+    else if (auto it = unrolls->find(r.get()); it != unrolls->end()) w = it->second;
+    if (!w) return nullptr;
+    const UnrolledReduce lanes = unrolled_lanes(*u, w);
+    std::map<const UOp*, bool> memo;
+    if (!vectorizable(lanes.lanes, memo)) return nullptr;
+    std::vector<UOpPtr> src{UOp::make(Op::VECTORIZE, u->dtype.vec(w), lanes.lanes)};
+    src.insert(src.end(), u->src.begin() + 1, u->src.end());
+    std::replace(src.begin() + 1, src.end(), r, lanes.outer);
+    const UOpPtr all = UOp::make(Op::REDUCE, u->dtype.vec(w), std::move(src), u->arg);
+    UOpPtr out = UOp::make(Op::GEP, u->dtype, {all}, int64_t{0});
+    for (int l = 1; l < w; ++l) out = reduce_combine(static_cast<ReduceOp>(u->arg_int()), out, UOp::make(Op::GEP, u->dtype, {all}, int64_t{l}));
+    return out;
+  };
+  const UPat scalar_reduce = pat::ops({Op::REDUCE}).where([](const UOp& u) { return u.dtype.count == 1; });
+  return PatternMatcher("unroll_reduces", {
+      {scalar_reduce, written_out, "unrolled_ranges_written_out"},  // first: what remains may be unrolled by UNROLL
+      {scalar_reduce, unrolled, "unrolled_loop_in_a_vector"},
+  });
+}
+
 UOpPtr Vectorizer::operator()(const UOpPtr& u) {
   if (u->op != Op::VECTORIZE) return u;
   if (auto it = done_.find(u.get()); it != done_.end()) return it->second.second;
@@ -136,6 +188,10 @@ void expand(Plan& p) {
       for (UOpPtr& st : copy) st = vectorize.statement(st);
     }
   p.rewrite_sink(UOp::make(Op::SINK, dtypes::bool_, std::move(stmts)));
+}
+
+void unroll_reduces(Plan& p) {
+  p.rewrite_sink(rewrite(p.sink, pm_unroll_reduces(p.caps, &p.unrolls), {.name = "unroll_reduces"}));
 }
 
 }  // namespace tg::codegen

@@ -5,6 +5,7 @@
 // packed loads the renderer reads as bytes, ops it takes only per lane.
 #pragma once
 
+#include <map>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -25,6 +26,12 @@ std::vector<ir::UOpPtr> vector_store(const std::vector<ir::UOpPtr>& stores, cons
 // WHERE: renderers share no bool vectors); REDUCEs over the same loops one REDUCE of a VECTORIZE (one vector
 // accumulator). Lanes of few distinct values (a quarter of w or fewer) stay scalars: each is computed once.
 ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps);
+
+// Reductions unrolled, as rules: a REDUCE over UNROLL/UPCAST ranges (a hand-written kernel's) is written out in
+// straight-line code over them; then a REDUCE whose innermost loop is unrolled by w (`unrolls`: the plan's UNROLL actions; null:
+// the widest that fits, for kernels the actions do not plan) keeps w lanes of that loop per iteration in one vector
+// REDUCE over a loop of end / w, its lanes combined after it. A REDUCE whose lanes would not vectorize stays.
+ir::PatternMatcher pm_unroll_reduces(const tg_renderer_caps& caps, const std::map<const ir::UOp*, int>* unrolls);
 
 // pm_vectorize_for's rules to their fixpoint on a VECTORIZE: the rule's result, with the VECTORIZEs it made of its
 // sources vectorized in turn. Only VECTORIZEs are visited (the lanes' own graphs hold none: a whole-graph rewrite

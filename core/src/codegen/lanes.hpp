@@ -58,6 +58,11 @@ inline tg_kir_op kir_op(Op op) {
 
 inline uint8_t dt(DType d) { return static_cast<uint8_t>(d.scalar); }
 
+// a range whose iterations are written out (UPCAST, UNROLL) instead of looped over
+inline bool is_unrolled(const UOpPtr& r) {
+  return r->op == Op::RANGE && (r->range().type == AxisType::UPCAST || r->range().type == AxisType::UNROLL);
+}
+
 // a loop of fixed length (a symbolic dim's loop ends at an expression of variables)
 inline bool is_const_end(const UOpPtr& range) { return range->src[0]->op == Op::CONST; }
 

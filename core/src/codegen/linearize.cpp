@@ -6,6 +6,7 @@
 #include <set>
 
 #include "codegen/emitter.hpp"
+#include "codegen/expand.hpp"
 #include "codegen/lower_gpu.hpp"
 #include "codegen/plan.hpp"
 
@@ -33,7 +34,6 @@ void linearize(Plan& p) {
   const UOpPtr& sink = p.sink;
   const std::vector<UOpPtr>& ranges = p.ranges;
   Emitter e(k, p.caps, p.var_params);
-  e.unroll_by(&p.unrolls);
   std::vector<int32_t> loops;
   // a host CPU's grid is THREAD's loop (output loops are independent, so one before it can run inside it); a
   // GPU's is bound below
@@ -70,6 +70,7 @@ KirProgram linearize_work_groups(KirProgram& k, const WorkGroupPlan& w, const tg
     fail(std::to_string(w.groups.size()) + " GLOBAL and " + std::to_string(w.items.size()) +
          " LOCAL ranges; the renderer launches at most " + std::to_string(caps.max_global_dims) + " dims");
   Emitter e(k, caps, std::move(var_params));
+  const UOpPtr sink = rewrite(w.sink, pm_unroll_reduces(caps, nullptr), {.name = "unroll_reduces"});  // as the heuristic would
   uint64_t threads = 1;
   for (size_t d = 0; d < w.items.size(); ++d) {
     const int64_t n = w.items[d]->src[0]->arg_int();
@@ -89,9 +90,9 @@ KirProgram linearize_work_groups(KirProgram& k, const WorkGroupPlan& w, const tg
            std::to_string(caps.max_global[d]));
     e.special(w.groups[d], TG_SPECIAL_GROUP, static_cast<uint32_t>(d));
   }
-  e.declare_locals(w.sink);
-  e.declare_registers(w.sink);
-  for (const auto& st : w.sink->src) e.emit(st);
+  e.declare_locals(sink);
+  e.declare_registers(sink);
+  for (const auto& st : sink->src) e.emit(st);
   if (e.local_bytes() > caps.local_mem_bytes)
     fail(std::to_string(e.local_bytes()) + " bytes of local arrays; the device has " +
          std::to_string(caps.local_mem_bytes) + " (local_mem_bytes)");
@@ -106,7 +107,8 @@ KirProgram linearize_as_written(KirProgram& k, const sched::Kernel& kernel, cons
   if (!kernel.local_ranges.empty())
     return linearize_work_groups(k, {sink, kernel.out_ranges, kernel.local_ranges}, caps, std::move(var_params));
   Emitter e(k, caps, std::move(var_params));
-  e.declare_locals(sink);
+  const UOpPtr s = rewrite(sink, pm_unroll_reduces(caps, nullptr), {.name = "unroll_reduces"});  // as the heuristic would
+  e.declare_locals(s);
   std::vector<int32_t> loops;
   bool first = true;
   for (const auto& r : kernel.out_ranges) {
@@ -115,8 +117,8 @@ KirProgram linearize_as_written(KirProgram& k, const sched::Kernel& kernel, cons
     else loops.push_back(e.open_loop(r));
     first = false;
   }
-  e.declare_registers(sink);
-  for (const auto& st : sink->src) e.emit(st);
+  e.declare_registers(s);
+  for (const auto& st : s->src) e.emit(st);
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) e.close_loop(*it);
   k.flops = e.flops();
   return std::move(k);

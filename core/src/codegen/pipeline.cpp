@@ -24,6 +24,7 @@ constexpr std::pair<const char*, Step> kPlanning[] = {
     {"lower_as_written", lower_as_written},  // a hand-written kernel keeps its loops
     {"apply_opts", apply_opts},              // the actions (opt.hpp): output vector, register tile, GPU plans
     {"expand", expand},                      // lanes and tile entries -> vector ops (the vectorize rules)
+    {"unroll_reduces", unroll_reduces},      // UNROLL: a reduction's loop lanes in one vector accumulator
     {"linearize", linearize},                // instructions
 };
 constexpr std::pair<const char*, Step> kFinishing[] = {

@@ -63,6 +63,7 @@ void decompose(Plan& p);            // ops the renderer's caps leave out, as ops
 void lower_as_written(Plan& p);     // a hand-written kernel: its loops and statements as they are (done)
 void apply_opts(Plan& p);           // the actions given, or the heuristic's (heuristic.cpp): lanes, tiles, GPU plans
 void expand(Plan& p);               // the lanes and tile entries -> one graph of vector ops (expand.hpp)
+void unroll_reduces(Plan& p);       // UNROLL: reductions keep lanes of their loop in one vector (expand.hpp)
 void linearize(Plan& p);            // the instructions (the Emitter): grid, loops, panel copy, reductions, stores
 void read_through_images(Plan& p);  // IMAGE: read-only float32 buffers as image2d views
 

@@ -8,10 +8,6 @@
 
 namespace tg::codegen {
 
-bool Emitter::is_unrolled(const UOpPtr& r) {
-  return r->op == Op::RANGE && (r->range().type == AxisType::UPCAST || r->range().type == AxisType::UNROLL);
-}
-
 bool Emitter::same_loops(const UOpPtr& a, const UOpPtr& b) {
   if (a->src.size() != b->src.size()) return false;
   for (size_t i = 1; i < a->src.size(); ++i)
@@ -54,51 +50,6 @@ void Emitter::prefuse_reduces(const std::vector<UOpPtr>& reduces) {
   for (size_t i = 0; i < group.size(); ++i) set(group[i], results[i]);
 }
 
-UOpPtr Emitter::unroll_reduce(const UOpPtr& u) {
-  std::vector<UOpPtr> loops, unrolled;
-  for (size_t i = 1; i < u->src.size(); ++i) (is_unrolled(u->src[i]) ? unrolled : loops).push_back(u->src[i]);
-  if (unrolled.empty()) return nullptr;
-  auto rop = static_cast<ReduceOp>(u->arg_int());
-  UOpPtr value = u->src[0];
-  for (const auto& r : unrolled) {
-    UOpPtr acc;
-    for (int64_t k = 0; k < r->src[0]->arg_int(); ++k) {
-      UOpPtr term = simplify_substituted(value, {{r.get(), const_int(r->dtype, k)}});
-      acc = acc ? reduce_combine(rop, acc, term) : term;
-    }
-    value = acc;
-  }
-  if (loops.empty()) return value;
-  std::vector<UOpPtr> src{value};
-  src.insert(src.end(), loops.begin(), loops.end());
-  return UOp::make(Op::REDUCE, u->dtype, std::move(src), u->arg);
-}
-
-int32_t Emitter::emit_vector_reduce(const UOpPtr& u) {
-  const UOpPtr r = reduce_loop(*u);
-  if (!r) return -1;
-  int w = 0;
-  if (unrolls_) {
-    auto it = unrolls_->find(r.get());
-    w = it == unrolls_->end() ? 0 : it->second;
-  } else {
-    w = widest_unroll(caps_, {u.get()});
-  }
-  if (!w) return -1;
-  auto rop = static_cast<ReduceOp>(u->arg_int());
-  DType d = u->dtype;
-  const UnrolledReduce unrolled = unrolled_lanes(*u, w);
-  std::map<const UOp*, bool> memo;
-  if (!vectorizable(unrolled.lanes, memo)) return -1;
-  std::vector<UOpPtr> src{UOp::make(Op::VECTORIZE, d.vec(w), unrolled.lanes)};
-  src.insert(src.end(), u->src.begin() + 1, u->src.end());
-  std::replace(src.begin() + 1, src.end(), r, unrolled.outer);
-  const int32_t all = emit_reduce_vector(UOp::make(Op::REDUCE, d.vec(w), std::move(src), u->arg));
-  int32_t out = k_.add(TG_KIR_GEP, dt(d), 1, {all}, {.i = 0});
-  for (int l = 1; l < w; ++l) out = combine(rop, d, 1, out, k_.add(TG_KIR_GEP, dt(d), 1, {all}, {.i = l}));
-  return out;
-}
-
 void Emitter::hoist_statements(const UOpPtr& reduce) {
   std::unordered_map<const UOp*, bool> varies;
   for (size_t i = 1; i < reduce->src.size(); ++i) varies[reduce->src[i].get()] = true;
@@ -111,7 +62,6 @@ void Emitter::hoist_statements(const UOpPtr& reduce) {
 }
 
 int32_t Emitter::emit_reduce(const UOpPtr& u) {
-  if (int32_t v = emit_vector_reduce(u); v >= 0) return v;
   auto rop = static_cast<ReduceOp>(u->arg_int());
   DType d = u->dtype;
   std::vector<UOpPtr> loops(u->src.begin() + 1, u->src.end());

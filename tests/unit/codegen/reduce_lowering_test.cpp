@@ -1,6 +1,6 @@
 // Reduce lowering (codegen/reduce_lowering.cpp), on the Emitter directly: every REDUCE becomes one accumulator
-// (a register array read and written once per iteration of its loop); UNROLL's lanes make it a vector folded after
-// the loop; MIN is -max(-acc, -v) (no MIN instruction); a SUM of products is one FMA per step where the renderer
+// (a register array read and written once per iteration of its loop); UNROLL's lanes (pm_unroll_reduces) make it a
+// vector folded after the loop; MIN is -max(-acc, -v) (no MIN instruction); a SUM of products is one FMA per step where the renderer
 // takes FMA, a multiply and an add where it does not; unrolled ranges are combined in straight-line code; a vector
 // REDUCE (the vectorize rules' of output lanes) is one accumulator of its lanes, and several over one loop share it.
 // The expected instruction counts are derived by hand from each graph.
@@ -10,6 +10,7 @@
 #include <map>
 
 #include "codegen/emitter.hpp"
+#include "codegen/expand.hpp"
 #include "runtime/device.hpp"
 
 namespace tg::codegen {
@@ -28,8 +29,7 @@ struct Lowered {
   }
   void emit(const UOpPtr& u) {
     Emitter e(k, caps, {});
-    e.unroll_by(&unrolls);
-    e.emit(u);
+    e.emit(rewrite(u, pm_unroll_reduces(caps, &unrolls), {}));  // the UNROLL step first, as the pipeline runs it
   }
 };
 
