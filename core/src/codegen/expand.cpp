@@ -191,6 +191,9 @@ void expand(Plan& p) {
 }
 
 void unroll_reduces(Plan& p) {
+  // (a planned kernel's reduce ranges are never UNROLL/UPCAST ranges: without UNROLL actions no rule applies, and a
+  // rewrite would still walk the whole graph)
+  if (p.unrolls.empty()) return;
   p.rewrite_sink(rewrite(p.sink, pm_unroll_reduces(p.caps, &p.unrolls), {.name = "unroll_reduces"}));
 }
 
