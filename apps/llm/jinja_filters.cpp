@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <unordered_map>
 
 #include "jinja_python_format.hpp"
 #include "jinja_tests.hpp"
@@ -92,16 +93,21 @@ std::string replace_all(const std::string& s, const std::string& old, const std:
     std::vector<size_t> offsets = code_point_offsets(s);
     int64_t done = 0;
     for (size_t i = 0; i + 1 < offsets.size(); ++i) {
-      if (count < 0 || done < count) out += repl, ++done;
+      if (count < 0 || done < count) {
+        check_text_size(out.size() + repl.size());
+        out += repl, ++done;
+      }
       out.append(s, offsets[i], offsets[i + 1] - offsets[i]);
     }
+    check_text_size(out.size() + repl.size());
     if (count < 0 || done < count) out += repl;
     return out;
   }
   size_t pos = 0;
   for (int64_t done = 0; count < 0 || done < count; ++done) {
-    size_t hit = s.find(old, pos);
+    size_t hit = find_text(s, old, pos);
     if (hit == std::string::npos) break;
+    check_text_size(out.size() + (hit - pos) + repl.size());
     out.append(s, pos, hit - pos);
     out += repl;
     pos = hit + old.size();
@@ -139,6 +145,7 @@ Value f_tojson(const Value& in, const CallArgs& a) {
   if (!bool_arg(a, 0, "ensure_ascii", false)) return Value(out);
   std::string ascii;
   for (size_t pos = 0, len = 0; pos < out.size(); pos += len) {
+    check_text_size(ascii.size());  // each code point adds at most 12 bytes
     uint32_t cp = decode_code_point(out, pos, len);
     char buf[16];
     if (cp < 0x80) {
@@ -163,6 +170,8 @@ Value attribute_path(const Value& v, const std::string& path) {
     size_t dot = path.find('.', pos);
     std::string part = path.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
     bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+    // Past 18 digits an index is past the end of any list, which is what jinja2 finds too: undefined.
+    if (digits && part.size() > 18) return Value::undefined("no element " + part);
     cur = digits ? get_item(cur, Value(static_cast<int64_t>(std::stoll(part)))) : get_item(cur, Value(part));
     if (dot == std::string::npos) return cur;
     pos = dot + 1;
@@ -175,8 +184,10 @@ Value f_join(const Value& in, const CallArgs& a) {
   std::string out;
   List items = in.iterate();
   for (size_t i = 0; i < items.size(); ++i) {
+    std::string item = py_str(attr != nullptr && !attr->is_none() ? attribute_path(items[i], py_str(*attr)) : items[i]);
+    check_text_size(out.size() + (i ? sep.size() : 0) + item.size());
     if (i) out += sep;
-    out += py_str(attr != nullptr && !attr->is_none() ? attribute_path(items[i], py_str(*attr)) : items[i]);
+    out += item;
   }
   return Value(out);
 }
@@ -188,13 +199,17 @@ Value f_default(const Value& in, const CallArgs& a) {
   return in;
 }
 
+// A list's or string's end is read in place: copying every item to take one made `messages | last` in a loop
+// quadratic, and a string too long to iterate still has a first character.
 Value f_first(const Value& in, const CallArgs&) {
-  List items = in.iterate();
+  if ((in.is_list() || in.is_string()) && in.length() > 0) return get_item(in, Value(int64_t{0}));
+  List items = in.is_list() || in.is_string() ? List{} : in.iterate();
   return items.empty() ? Value::undefined("no first item, sequence was empty") : items.front();
 }
 
 Value f_last(const Value& in, const CallArgs&) {
-  List items = in.iterate();
+  if ((in.is_list() || in.is_string()) && in.length() > 0) return get_item(in, Value(int64_t{-1}));
+  List items = in.is_list() || in.is_string() ? List{} : in.iterate();
   return items.empty() ? Value::undefined("no last item, sequence was empty") : items.back();
 }
 
@@ -259,13 +274,20 @@ Value f_items(const Value& in, const CallArgs&) {
   return Value(std::move(out));
 }
 
+// A string is reversed by code point offsets rather than a list of one value per character, which long
+// strings may not have.
 Value f_reverse(const Value& in, const CallArgs&) {
+  if (in.is_string()) {
+    const std::string& s = in.as_string();
+    std::vector<size_t> offsets = code_point_offsets(s);
+    std::string out;
+    out.reserve(s.size());
+    for (size_t i = offsets.size() - 1; i > 0; --i) out.append(s, offsets[i - 1], offsets[i] - offsets[i - 1]);
+    return Value(std::move(out));
+  }
   List items = in.iterate();
   std::reverse(items.begin(), items.end());
-  if (!in.is_string()) return Value(std::move(items));
-  std::string out;
-  for (const Value& c : items) out += c.as_string();
-  return Value(out);
+  return Value(std::move(items));
 }
 
 // The key jinja2 sorts and deduplicates by: the attribute if given, lowercased unless case-sensitive.
@@ -296,11 +318,15 @@ Value f_sort(const Value& in, const CallArgs& a) {
 Value f_unique(const Value& in, const CallArgs& a) {
   bool case_sensitive = bool_arg(a, 0, "case_sensitive", false);
   const Value* attribute = arg(a, 1, "attribute");
-  List out, seen;
+  // Keys are bucketed by a hash that agrees with values_equal, so only equal-hash keys are compared: a
+  // pairwise scan made range(100000) | unique take minutes.
+  List out;
+  std::unordered_map<size_t, std::vector<Value>> seen;
   for (const Value& item : in.iterate()) {
     Value key = sort_key(item, attribute, case_sensitive);
-    if (std::any_of(seen.begin(), seen.end(), [&](const Value& s) { return values_equal(s, key); })) continue;
-    seen.push_back(key);
+    std::vector<Value>& bucket = seen[value_hash(key)];
+    if (std::any_of(bucket.begin(), bucket.end(), [&](const Value& s) { return values_equal(s, key); })) continue;
+    bucket.push_back(key);
     out.push_back(item);
   }
   return Value(std::move(out));
@@ -309,6 +335,7 @@ Value f_unique(const Value& in, const CallArgs& a) {
 Value f_escape(const Value& in, const CallArgs&) {
   std::string out;
   for (char c : py_str(in)) {
+    check_text_size(out.size());
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
@@ -330,11 +357,18 @@ CallArgs shift_args(const CallArgs& a, size_t n) {
 
 Value f_map(const Value& in, const CallArgs& a) {
   List out;
+  // Mapped items can each be far larger than their inputs, so the list's size is checked as it grows.
+  int64_t size = 0;
+  auto add = [&](Value v) {
+    size += v.size();
+    if (size > Value::kMaxSize) fail("map(): the mapped list is larger than " + std::to_string(Value::kMaxSize >> 20) + " MiB");
+    out.push_back(std::move(v));
+  };
   if (const Value* attribute = arg(a, 99, "attribute")) {
     const Value* dflt = arg(a, 99, "default");
     for (const Value& item : in.iterate()) {
       Value v = attribute_path(item, py_str(*attribute));
-      out.push_back(v.is_undefined() && dflt != nullptr ? *dflt : v);
+      add(v.is_undefined() && dflt != nullptr ? *dflt : v);
     }
     return Value(std::move(out));
   }
@@ -342,7 +376,7 @@ Value f_map(const Value& in, const CallArgs& a) {
   const std::string& name = a.pos[0].as_string();
   if (!has_filter(name)) fail("no filter named '" + name + "'");
   CallArgs rest = shift_args(a, 1);
-  for (const Value& item : in.iterate()) out.push_back(apply_filter(name, item, rest));
+  for (const Value& item : in.iterate()) add(apply_filter(name, item, rest));
   return Value(std::move(out));
 }
 
@@ -410,7 +444,13 @@ Value f_sum(const Value& in, const CallArgs& a) {
   for (const Value& item : in.iterate()) {
     Value v = attribute != nullptr && !attribute->is_none() ? attribute_path(item, py_str(*attribute)) : item;
     if (!total.is_number() || !v.is_number()) fail("sum(): unsupported operand types '" + total.type_name() + "' and '" + v.type_name() + "'");
-    total = total.is_int() && v.is_int() ? Value(total.as_int() + v.as_int()) : Value(total.as_float() + v.as_float());
+    if (total.is_int() && v.is_int()) {
+      int64_t r = 0;
+      if (__builtin_add_overflow(total.as_int(), v.as_int(), &r)) fail("integer overflow (tg's templates compute with 64-bit integers)");
+      total = Value(r);
+    } else {
+      total = Value(total.as_float() + v.as_float());
+    }
   }
   return total;
 }
@@ -438,6 +478,9 @@ Value f_indent(const Value& in, const CallArgs& a) {
   bool first = bool_arg(a, 1, "first", false), blank = bool_arg(a, 2, "blank", false);
   std::vector<std::string> lines;
   std::string s = py_str(in), cur;
+  // Every line may gain the pad, and the pad is any string: bound the result before building it.
+  size_t breaks = static_cast<size_t>(std::count(s.begin(), s.end(), '\n') + std::count(s.begin(), s.end(), '\r'));
+  check_text_size(s.size() + (breaks + 1) * pad.size());  // both at most 64 MiB: no overflow
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '\n' || s[i] == '\r') {
       if (s[i] == '\r' && i + 1 < s.size() && s[i + 1] == '\n') ++i;
@@ -518,6 +561,34 @@ Value apply_filter(const std::string& name, const Value& input, const CallArgs& 
   return it->second(input, args);
 }
 
+namespace {
+
+// Width and precision are capped so one conversion cannot print megabytes of padding.
+constexpr int64_t kMaxFormatWidth = 4096;
+
+// snprintf into a buffer of the size it asks for (a fixed buffer silently cut long output short).
+template <typename T>
+std::string c_format(const std::string& spec, T value) {
+  int n = std::snprintf(nullptr, 0, spec.c_str(), value);
+  if (n < 0) fail("bad format '" + spec + "'");
+  std::string out(static_cast<size_t>(n) + 1, '\0');
+  std::snprintf(out.data(), out.size(), spec.c_str(), value);
+  out.pop_back();
+  return out;
+}
+
+// Python's int() of a float for %d: truncation, refusing what int64 cannot hold.
+int64_t format_int(const Value& v) {
+  if (v.is_int()) return v.as_int();
+  double f = v.as_float();
+  if (std::isnan(f)) fail("cannot convert float NaN to integer");
+  if (std::isinf(f)) fail("cannot convert float infinity to integer");
+  if (std::fabs(f) >= 9.2e18) fail("%d format: " + py_float_repr(f) + " is outside the 64-bit integer range");
+  return static_cast<int64_t>(f);
+}
+
+}  // namespace
+
 std::string percent_format(const std::string& format, const Value& args) {
   List values = args.is_tuple() ? args.as_list() : List{args};
   size_t next = 0;
@@ -528,8 +599,21 @@ std::string percent_format(const std::string& format, const Value& args) {
       continue;
     }
     if (++i >= format.size()) fail("incomplete format");
+    // flags, width, .precision: anything else in their place is the (unsupported) conversion character
     std::string spec = "%";
-    while (i < format.size() && std::string("-+ #0123456789.").find(format[i]) != std::string::npos) spec += format[i++];
+    while (i < format.size() && std::string("-+ #0").find(format[i]) != std::string::npos) spec += format[i++];
+    for (int part = 0; part < 2 && i < format.size(); ++part) {
+      if (part == 1) {
+        if (format[i] != '.') break;
+        spec += format[i++];
+      }
+      int64_t n = 0;
+      for (; i < format.size() && format[i] >= '0' && format[i] <= '9'; ++i) {
+        n = std::min<int64_t>(n * 10 + (format[i] - '0'), kMaxFormatWidth + 1);
+        spec += format[i];
+      }
+      if (n > kMaxFormatWidth) fail("format width and precision are limited to " + std::to_string(kMaxFormatWidth));
+    }
     if (i >= format.size()) fail("incomplete format");
     char conv = format[i];
     if (conv == '%') {
@@ -538,25 +622,25 @@ std::string percent_format(const std::string& format, const Value& args) {
     }
     if (next >= values.size()) fail("not enough arguments for format string");
     const Value& v = values[next++];
-    char buf[512];
+    std::string piece;
     switch (conv) {
-      case 's': out += py_str(v); break;
-      case 'r': out += py_repr(v); break;
+      case 's': piece = py_str(v); break;
+      case 'r': piece = py_repr(v); break;
       case 'd':
       case 'i':
         if (!v.is_number()) fail("%" + std::string(1, conv) + " format: a real number is required, not " + v.type_name());
-        std::snprintf(buf, sizeof buf, (spec + "lld").c_str(), static_cast<long long>(v.is_int() ? v.as_int() : static_cast<int64_t>(v.as_float())));
-        out += buf;
+        piece = c_format(spec + "lld", static_cast<long long>(format_int(v)));
         break;
       case 'f':
       case 'e':
       case 'g':
         if (!v.is_number()) fail("%" + std::string(1, conv) + " format: a real number is required, not " + v.type_name());
-        std::snprintf(buf, sizeof buf, (spec + conv).c_str(), v.as_float());
-        out += buf;
+        piece = c_format(spec + conv, v.as_float());
         break;
       default: fail(std::string("unsupported format character '") + conv + "'");
     }
+    check_text_size(out.size() + piece.size());
+    out += piece;
   }
   if (next < values.size() && args.is_tuple()) fail("not all arguments converted during string formatting");
   return out;

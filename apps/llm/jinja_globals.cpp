@@ -28,13 +28,17 @@ Value range(const CallArgs& args) {
     if (args.pos.size() == 3) step = int_arg(args.pos[2], "range");
   }
   if (step == 0) fail("range() arg 3 must not be zero");
-  // Count first (in floating point, so huge bounds cannot overflow) and refuse before allocating.
-  double count = step > 0 ? (static_cast<double>(stop) - static_cast<double>(start)) / static_cast<double>(step)
-                          : (static_cast<double>(start) - static_cast<double>(stop)) / static_cast<double>(-step);
-  if (count > static_cast<double>(kMaxRange))
+  // Count first (in 128 bits, so huge bounds cannot overflow) and refuse before allocating; then step by
+  // index, since start + step * count may not fit in 64 bits even when every item does.
+  __int128 span = step > 0 ? static_cast<__int128>(stop) - start : static_cast<__int128>(start) - stop;
+  __int128 by = step > 0 ? static_cast<__int128>(step) : -static_cast<__int128>(step);
+  __int128 count = span <= 0 ? 0 : (span + by - 1) / by;
+  if (count > kMaxRange)
     fail("range too big: more than " + std::to_string(kMaxRange) + " items");
+  count_work(static_cast<int64_t>(count));
   List out;
-  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.emplace_back(i);
+  out.reserve(static_cast<size_t>(count));
+  for (int64_t k = 0; k < static_cast<int64_t>(count); ++k) out.emplace_back(static_cast<int64_t>(start + static_cast<__int128>(step) * k));
   return Value(std::move(out));
 }
 

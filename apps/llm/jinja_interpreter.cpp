@@ -22,13 +22,18 @@ struct Scope {
   std::vector<std::pair<std::string, Value>> vars;
   std::shared_ptr<Scope> parent;
 
+  // Scans count as work, 8 names a step: the root scope holds every context key, and a caller may pass
+  // thousands of kwargs.
   const Value* lookup(const std::string& name) const {
-    for (const Scope* s = this; s != nullptr; s = s->parent.get())
+    for (const Scope* s = this; s != nullptr; s = s->parent.get()) {
+      count_work(static_cast<int64_t>(s->vars.size() / 8));
       for (const auto& [k, v] : s->vars)
         if (k == name) return &v;
+    }
     return nullptr;
   }
   void set(const std::string& name, Value v) {
+    count_work(static_cast<int64_t>(vars.size() / 8));
     for (auto& [k, old] : vars)
       if (k == name) {
         old = std::move(v);
@@ -55,8 +60,14 @@ int64_t floor_div(int64_t a, int64_t b) {
   return q;
 }
 
-// Python's slice index adjustment for a sequence of length n.
-List slice_indices(int64_t n, const Value& start, const Value& stop, const Value& step_v) {
+// The items a slice takes: index `first`, then every `step`, `count` of them.
+struct SliceRange {
+  int64_t first, step, count;
+};
+
+// Python's slice.indices for a sequence of length n. The count is computed, not stepped to: `i += step`
+// overflowed for huge steps, and a list of every index cost memory for long strings.
+SliceRange slice_range(int64_t n, const Value& start, const Value& stop, const Value& step_v) {
   auto as_index = [](const Value& v, const char* what) {
     if (!v.is_int()) fail(std::string("slice ") + what + " must be an integer or none, not " + v.type_name());
     return v.as_int();
@@ -72,14 +83,15 @@ List slice_indices(int64_t n, const Value& start, const Value& stop, const Value
   };
   int64_t lo = adjust(start, step < 0 ? n - 1 : 0, "start");
   int64_t hi = adjust(stop, step < 0 ? -1 : n, "stop");
-  List idx;
-  for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) idx.emplace_back(i);
-  return idx;
+  __int128 span = step > 0 ? static_cast<__int128>(hi) - lo : static_cast<__int128>(lo) - hi;
+  __int128 by = step > 0 ? static_cast<__int128>(step) : -static_cast<__int128>(step);
+  int64_t count = span <= 0 ? 0 : static_cast<int64_t>((span + by - 1) / by);  // at most n + 1
+  return {lo, step, count};
 }
 
 class Interpreter {
  public:
-  explicit Interpreter(const RenderLimits& limits) : limits_(limits) {}
+  explicit Interpreter(const RenderLimits& limits) : limits_(limits) { value_work = 0; }
 
   std::string run(const Body& program, const Value& context) {
     auto root = std::make_shared<Scope>();
@@ -93,10 +105,24 @@ class Interpreter {
  private:
   void step(const Expr& at) { step(at.line, at.column); }
   void step(int line, int column) {
+    steps_ += value_work;  // copying or comparing a value costs about what one step does (under ASan)
+    value_work = 0;
     if (++steps_ > limits_.max_steps)
       fail_at(line, column, "template exceeded its budget of " + std::to_string(limits_.max_steps) + " steps");
   }
-  void charge_bytes(size_t n) { steps_ += static_cast<int64_t>(n / 256); }
+  // 64 bytes a step: at that rate the budget is a few seconds of string work even under ASan.
+  void charge_bytes(size_t n) { steps_ += static_cast<int64_t>(n / 64); }
+
+  // Counts one level of evaluation for as long as it lives; see RenderLimits::max_nesting.
+  struct Nest {
+    Interpreter& in;
+    Nest(Interpreter& interp, int line, int column) : in(interp) {
+      if (++in.nesting_ <= in.limits_.max_nesting) return;
+      --in.nesting_;
+      fail_at(line, column, "template nests deeper than " + std::to_string(in.limits_.max_nesting) + " levels (counting macro calls)");
+    }
+    ~Nest() { --in.nesting_; }
+  };
 
   void append(std::string& out, const std::string& s, int line, int column) {
     if (out.size() + s.size() > limits_.max_output_bytes)
@@ -116,6 +142,7 @@ class Interpreter {
 
   Flow render_node(const Node& n, const ScopePtr& scope, std::string& out) {
     step(n.line, n.column);
+    Nest nest(*this, n.line, n.column);
     switch (n.kind) {
       case Node::Kind::Text: append(out, n.text, n.line, n.column); return Flow::Normal;
       case Node::Kind::Output: append(out, py_str(eval(*n.expr, scope)), n.line, n.column); return Flow::Normal;
@@ -288,11 +315,17 @@ class Interpreter {
 
   Value eval(const Expr& e, const ScopePtr& scope) {
     step(e);
+    Nest nest(*this, e.line, e.column);
+    Value v;
     try {
-      return eval_unpositioned(e, scope);
+      v = eval_unpositioned(e, scope);
     } catch (const ValueError& err) {
       fail_at(e.line, e.column, err.what());
     }
+    // A string value is copied wherever it goes, so reading one costs its length: otherwise indexing a
+    // long string in a loop is quadratic work on a linear budget.
+    if (v.is_string()) charge_bytes(v.as_string().size());
+    return v;
   }
 
   CallArgs eval_args(const Expr& e, const ScopePtr& scope, size_t first) {
@@ -414,17 +447,25 @@ class Interpreter {
       if (e.args[static_cast<size_t>(i) + 1]) parts[i] = eval(*e.args[static_cast<size_t>(i) + 1], scope);
     if (obj.is_undefined()) fail(obj.undefined_message());
     if (!obj.is_list() && !obj.is_string()) fail("'" + obj.type_name() + "' object is not subscriptable");
-    List idx = slice_indices(obj.length(), parts[0], parts[1], parts[2]);
+    SliceRange r = slice_range(obj.length(), parts[0], parts[1], parts[2]);
+    count_work(r.count);
+    // (count - 1) * |step| is less than the length, so the index arithmetic below stays in range.
     if (obj.is_list()) {
       List out;
-      for (const Value& i : idx) out.push_back(obj.as_list()[static_cast<size_t>(i.as_int())]);
+      out.reserve(static_cast<size_t>(r.count));
+      for (int64_t k = 0; k < r.count; ++k) out.push_back(obj.as_list()[static_cast<size_t>(r.first + k * r.step)]);
       return Value(std::move(out), obj.is_tuple());
     }
-    std::vector<size_t> offsets = code_point_offsets(obj.as_string());
+    const std::string& s = obj.as_string();
+    if (r.step == 1) {
+      size_t from = code_point_offset(s, r.first), to = code_point_offset(s, r.first + r.count);
+      return Value(s.substr(from, to - from));
+    }
+    std::vector<size_t> offsets = code_point_offsets(s);
     std::string out;
-    for (const Value& i : idx) {
-      size_t at = static_cast<size_t>(i.as_int());
-      out.append(obj.as_string(), offsets[at], offsets[at + 1] - offsets[at]);
+    for (int64_t k = 0; k < r.count; ++k) {
+      size_t at = static_cast<size_t>(r.first + k * r.step);
+      out.append(s, offsets[at], offsets[at + 1] - offsets[at]);
     }
     return Value(std::move(out));
   }
@@ -459,13 +500,18 @@ class Interpreter {
   }
 
   Value repeat(const Value& seq, int64_t n) {
-    if (n <= 0) return seq.is_string() ? Value(std::string()) : Value(List{}, seq.is_tuple());
-    size_t unit = seq.is_string() ? seq.as_string().size() : seq.as_list().size();
-    if (unit != 0 && static_cast<uint64_t>(n) > limits_.max_output_bytes / unit)
-      fail("repetition result is larger than " + std::to_string(limits_.max_output_bytes) + " items");
+    bool empty = seq.is_string() ? seq.as_string().empty() : seq.as_list().empty();
+    if (n <= 0 || empty) return seq.is_string() ? Value(std::string()) : Value(List{}, seq.is_tuple());  // '' * 10**18 used to loop
+    // A list is limited by the size of its items counted with repeats ([s] * n copies s n times), checked
+    // before anything is built.
+    size_t unit = seq.is_string() ? seq.as_string().size() : static_cast<size_t>(seq.size() - Value::kItemBytes);
+    size_t limit = seq.is_string() ? limits_.max_output_bytes : static_cast<size_t>(Value::kMaxSize);
+    if (unit != 0 && static_cast<uint64_t>(n) > limit / unit)
+      fail("repetition result is larger than " + std::to_string(limit) + " bytes");
     charge_bytes(unit * static_cast<size_t>(n));
     if (seq.is_string()) {
       std::string out;
+      out.reserve(unit * static_cast<size_t>(n));
       for (int64_t i = 0; i < n; ++i) out += seq.as_string();
       return Value(std::move(out));
     }
@@ -577,7 +623,8 @@ class Interpreter {
 
   RenderLimits limits_;
   int64_t steps_ = 0;
-  int depth_ = 0;
+  int depth_ = 0;    // macro calls
+  int nesting_ = 0;  // see Nest
 };
 
 void check_expr_names(const Expr* e) {

@@ -38,6 +38,14 @@ bool affix_matches(const std::string& s, const Value& affix, bool prefix) {
   return one(affix);
 }
 
+// Adds one piece of a split, refusing a list that would break the size limit before it is built.
+void add_piece(List& out, std::string piece) {
+  if (static_cast<int64_t>(out.size() + 1) * Value::kItemBytes > Value::kMaxSize)
+    fail("split into more than " + std::to_string(Value::kMaxSize / Value::kItemBytes) + " pieces");
+  count_work(1);
+  out.emplace_back(std::move(piece));
+}
+
 List split(const std::string& s, const Value* sep, int64_t maxsplit) {
   List out;
   if (sep == nullptr || sep->is_none()) {
@@ -49,12 +57,12 @@ List split(const std::string& s, const Value* sep, int64_t maxsplit) {
       while (i < n && is_python_space(decode_code_point(s, offsets[i], len))) ++i;
       if (i >= n) break;
       if (maxsplit >= 0 && static_cast<int64_t>(out.size()) >= maxsplit) {
-        out.emplace_back(strip_string(s.substr(offsets[i]), nullptr, false, true));
+        add_piece(out, strip_string(s.substr(offsets[i]), nullptr, false, true));
         break;
       }
       size_t word = i;
       while (i < n && !is_python_space(decode_code_point(s, offsets[i], len))) ++i;
-      out.emplace_back(s.substr(offsets[word], offsets[i] - offsets[word]));
+      add_piece(out, s.substr(offsets[word], offsets[i] - offsets[word]));
     }
     return out;
   }
@@ -63,12 +71,12 @@ List split(const std::string& s, const Value* sep, int64_t maxsplit) {
   if (d.empty()) fail("empty separator");
   size_t pos = 0;
   while (maxsplit < 0 || static_cast<int64_t>(out.size()) < maxsplit) {
-    size_t hit = s.find(d, pos);
+    size_t hit = find_text(s, d, pos);
     if (hit == std::string::npos) break;
-    out.emplace_back(s.substr(pos, hit - pos));
+    add_piece(out, s.substr(pos, hit - pos));
     pos = hit + d.size();
   }
-  out.emplace_back(s.substr(pos));
+  add_piece(out, s.substr(pos));
   return out;
 }
 
@@ -105,11 +113,11 @@ std::optional<Value> string_method(const std::string& s, const std::string& name
     size_t pos = 0;
     for (size_t i = 0; i < s.size(); ++i) {
       if (s[i] != '\n' && s[i] != '\r') continue;
-      lines.emplace_back(s.substr(pos, i - pos));
+      add_piece(lines, s.substr(pos, i - pos));
       if (s[i] == '\r' && i + 1 < s.size() && s[i + 1] == '\n') ++i;
       pos = i + 1;
     }
-    if (pos < s.size()) lines.emplace_back(s.substr(pos));
+    if (pos < s.size()) add_piece(lines, s.substr(pos));
     return Value(std::move(lines));
   }
   if (name == "replace") {
@@ -130,7 +138,7 @@ std::optional<Value> string_method(const std::string& s, const std::string& name
   }
   if (name == "find" || name == "rfind" || name == "index" || name == "rindex") {
     const std::string& sub = string_arg(a, 0, "sub", name.c_str());
-    size_t hit = name[0] == 'r' ? s.rfind(sub) : s.find(sub);
+    size_t hit = name[0] == 'r' ? rfind_text(s, sub) : find_text(s, sub);
     if (hit == std::string::npos) {
       if (name == "index" || name == "rindex") fail("substring not found");
       return Value(int64_t{-1});
@@ -141,7 +149,7 @@ std::optional<Value> string_method(const std::string& s, const std::string& name
     const std::string& sub = string_arg(a, 0, "sub", "count");
     if (sub.empty()) return Value(code_point_count(s) + 1);
     int64_t n = 0;
-    for (size_t pos = s.find(sub); pos != std::string::npos; pos = s.find(sub, pos + sub.size())) ++n;
+    for (size_t pos = find_text(s, sub); pos != std::string::npos; pos = find_text(s, sub, pos + sub.size())) ++n;
     return Value(n);
   }
   if (name == "join") {
@@ -151,6 +159,7 @@ std::optional<Value> string_method(const std::string& s, const std::string& name
     List parts = items->iterate();
     for (size_t i = 0; i < parts.size(); ++i) {
       if (!parts[i].is_string()) fail("sequence item " + std::to_string(i) + ": expected str instance, " + parts[i].type_name() + " found");
+      check_text_size(out.size() + (i ? s.size() : 0) + parts[i].as_string().size());
       if (i) out += s;
       out += parts[i].as_string();
     }
@@ -189,6 +198,7 @@ std::optional<Value> list_method(const List& l, const std::string& name, const C
   if (name != "index" && name != "count") return std::nullopt;
   const Value* x = a.get(0, "value");
   if (x == nullptr) fail(name + "() takes exactly one argument");
+  count_work(static_cast<int64_t>(l.size()));
   int64_t n = 0;
   for (size_t i = 0; i < l.size(); ++i) {
     if (!values_equal(l[i], *x)) continue;

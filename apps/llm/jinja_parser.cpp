@@ -56,6 +56,20 @@ class Parser {
     ~DepthGuard() { --p.depth_; }
   };
 
+  // A chain (a + b + c, x.y.z, v | f | g) deepens the tree one level per link while the loop that parses it
+  // does not recurse, so each link counts against the depth too: evaluating, checking and destroying the
+  // tree recurse through every level.
+  struct ChainGuard {
+    Parser& p;
+    int links = 0;
+    explicit ChainGuard(Parser& parser) : p(parser) {}
+    void link(const Token& at) {
+      ++links;
+      if (++p.depth_ > kMaxParseDepth) p.error(at, "template nests deeper than " + std::to_string(kMaxParseDepth) + " levels");
+    }
+    ~ChainGuard() { p.depth_ -= links; }
+  };
+
   [[noreturn]] void error(const Token& t, const std::string& msg) const { throw_template_error(t.line, t.column, msg); }
 
   const Token& peek(size_t ahead = 0) const {
@@ -322,7 +336,11 @@ class Parser {
     ExprPtr input = make<Expr>(Expr::Kind::Name, opener);
     input->name = " filter body";
     node->expr = parse_filter(std::move(input));
-    while (is_op("|")) node->expr = parse_filter(std::move(node->expr));
+    ChainGuard chain(*this);
+    while (is_op("|")) {
+      chain.link(peek());
+      node->expr = parse_filter(std::move(node->expr));
+    }
     expect_block_end("the filter");
     node->body = subparse({"endfilter"}, &opener);
     end_block("endfilter");
@@ -359,7 +377,9 @@ class Parser {
     DepthGuard guard(*this, peek());
     if (!with_condexpr) return parse_or();
     ExprPtr expr = parse_or();
+    ChainGuard chain(*this);
     while (is_name("if")) {
+      chain.link(peek());
       auto cond = make<Expr>(Expr::Kind::Conditional, next());
       cond->args.push_back(parse_or());
       cond->args.push_back(std::move(expr));
@@ -378,7 +398,9 @@ class Parser {
 
   ExprPtr parse_or() {
     ExprPtr e = parse_and();
+    ChainGuard chain(*this);
     while (is_name("or")) {
+      chain.link(peek());
       const Token& t = next();
       e = binary(Expr::Kind::Or, t, std::move(e), parse_and());
     }
@@ -387,7 +409,9 @@ class Parser {
 
   ExprPtr parse_and() {
     ExprPtr e = parse_not();
+    ChainGuard chain(*this);
     while (is_name("and")) {
+      chain.link(peek());
       const Token& t = next();
       e = binary(Expr::Kind::And, t, std::move(e), parse_not());
     }
@@ -442,7 +466,9 @@ class Parser {
 
   ExprPtr parse_math1() {
     ExprPtr e = parse_concat();
+    ChainGuard chain(*this);
     while (is_op("+") || is_op("-")) {
+      chain.link(peek());
       const Token& t = next();
       e = arith(t, t.text == "+" ? Expr::Op::Add : Expr::Op::Sub, std::move(e), parse_concat());
     }
@@ -451,7 +477,9 @@ class Parser {
 
   ExprPtr parse_concat() {
     ExprPtr e = parse_math2();
+    ChainGuard chain(*this);
     while (is_op("~")) {
+      chain.link(peek());
       const Token& t = next();
       e = arith(t, Expr::Op::Concat, std::move(e), parse_math2());
     }
@@ -460,7 +488,9 @@ class Parser {
 
   ExprPtr parse_math2() {
     ExprPtr e = parse_pow();
+    ChainGuard chain(*this);
     while (is_op("*") || is_op("/") || is_op("//") || is_op("%")) {
+      chain.link(peek());
       const Token& t = next();
       Expr::Op op = t.text == "*" ? Expr::Op::Mul : t.text == "/" ? Expr::Op::Div : t.text == "//" ? Expr::Op::FloorDiv : Expr::Op::Mod;
       e = arith(t, op, std::move(e), parse_pow());
@@ -470,7 +500,9 @@ class Parser {
 
   ExprPtr parse_pow() {
     ExprPtr e = parse_unary(true);
+    ChainGuard chain(*this);
     while (is_op("**")) {
+      chain.link(peek());
       const Token& t = next();
       e = arith(t, Expr::Op::Pow, std::move(e), parse_unary(true));
     }
@@ -562,7 +594,9 @@ class Parser {
   }
 
   ExprPtr parse_postfix(ExprPtr e) {
+    ChainGuard chain(*this);
     while (true) {
+      if (is_op(".") || is_op("[") || is_op("(")) chain.link(peek());
       if (is_op(".")) {
         const Token& dot = next();
         if (peek().kind == TokenKind::Int) {
@@ -652,7 +686,9 @@ class Parser {
   }
 
   ExprPtr parse_filter_expr(ExprPtr e) {
+    ChainGuard chain(*this);
     while (true) {
+      if (is_op("|") || is_name("is") || is_op("(")) chain.link(peek());
       if (is_op("|")) {
         e = parse_filter(std::move(e));
       } else if (is_name("is")) {

@@ -48,8 +48,8 @@ static std::string repr_string(const std::string& s) {
   char quote = has_single && !has_double ? '"' : '\'';
   std::string out(1, quote);
   for (size_t pos = 0, len = 0; pos < s.size(); pos += len) {
+    check_text_size(out.size());  // \xNN makes a string four times longer
     uint32_t cp = decode_code_point(s, pos, len);
-    char buf[16];
     if (cp == '\\' || cp == static_cast<uint32_t>(quote)) {
       out += '\\';
       out += static_cast<char>(cp);
@@ -61,8 +61,10 @@ static std::string repr_string(const std::string& s) {
       out += "\\t";
     } else if (cp < 0x20 || (cp >= 0x7F && cp <= 0xA0) || cp == 0xAD) {
       // Python escapes what it does not consider printable; this covers the Latin-1 range only.
-      std::snprintf(buf, sizeof buf, "\\x%02x", cp);
-      out += buf;
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[cp >> 4];
+      out += kHex[cp & 15];
     } else {
       out.append(s, pos, len);
     }
@@ -70,11 +72,15 @@ static std::string repr_string(const std::string& s) {
   return out + quote;
 }
 
+// Printing checks its length as it goes: a value's size is bounded, but a namespace inside it is counted once
+// however often it is printed, and repr may quadruple a string (\xNN).
 static std::string repr_sequence(const List& items, const char* open, const char* close, bool tuple) {
   std::string out = open;
+  count_work(static_cast<int64_t>(items.size()));
   for (size_t i = 0; i < items.size(); ++i) {
     if (i) out += ", ";
     out += py_repr(items[i]);
+    check_text_size(out.size());
   }
   if (tuple && items.size() == 1) out += ",";
   return out + close;
@@ -82,9 +88,11 @@ static std::string repr_sequence(const List& items, const char* open, const char
 
 static std::string repr_dict(const Dict& d) {
   std::string out = "{";
+  count_work(static_cast<int64_t>(d.items.size()));
   for (size_t i = 0; i < d.items.size(); ++i) {
     if (i) out += ", ";
     out += repr_string(d.items[i].first) + ": " + py_repr(d.items[i].second);
+    check_text_size(out.size());
   }
   return out + "}";
 }
@@ -143,11 +151,14 @@ struct JsonWriter {
   std::string out;
 
   void newline(int level) {
+    check_text_size(out.size() + 1 + static_cast<size_t>(level) * opt.indent->size());
     out += '\n';
     for (int i = 0; i < level; ++i) out += *opt.indent;
   }
 
   void write(const Value& v, int level) {
+    count_work(1);
+    check_text_size(out.size());  // indent and separators are any strings, repeated per item and level
     switch (v.kind()) {
       case Value::Kind::None: out += "null"; return;
       case Value::Kind::Bool: out += v.as_bool() ? "true" : "false"; return;

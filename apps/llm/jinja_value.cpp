@@ -2,6 +2,7 @@
 #include "jinja_value.hpp"
 
 #include <algorithm>
+#include <functional>
 
 #include "jinja_unicode.hpp"
 
@@ -9,13 +10,16 @@ namespace tg::llm::jinja {
 
 void fail(const std::string& msg) { throw ValueError(msg); }
 
+// A scan of 8 keys costs about one step.
 const Value* Dict::find(const std::string& key) const {
+  count_work(static_cast<int64_t>(items.size() / 8));
   for (const auto& [k, v] : items)
     if (k == key) return &v;
   return nullptr;
 }
 
 Value* Dict::find(const std::string& key) {
+  count_work(static_cast<int64_t>(items.size() / 8));
   for (auto& [k, v] : items)
     if (k == key) return &v;
   return nullptr;
@@ -42,17 +46,40 @@ static int nested_depth(int child_depth) {
   return child_depth + 1;
 }
 
+// Items are each at most kMaxSize, and a vector holds far fewer than 2^37 of them, so the sum cannot overflow.
+static int64_t checked_size(int64_t size) {
+  if (size > Value::kMaxSize)
+    fail("value larger than " + std::to_string(Value::kMaxSize >> 20) + " MiB (items counted with repeats)");
+  return size;
+}
+
+void check_text_size(size_t bytes) {
+  if (bytes > static_cast<size_t>(Value::kMaxSize)) fail("string longer than " + std::to_string(Value::kMaxSize >> 20) + " MiB");
+}
+
+void Value::check_string_size() const { check_text_size(s_.size()); }
+
 Value::Value(List l, bool tuple) : kind_(Kind::List), tuple_(tuple) {
   int d = 0;
-  for (const Value& v : l) d = std::max(d, v.depth_);
+  int64_t size = kItemBytes;
+  for (const Value& v : l) {
+    d = std::max(d, v.depth_);
+    size += v.size();
+  }
   depth_ = nested_depth(d);
+  size_ = checked_size(size);
   list_ = std::make_shared<List>(std::move(l));
 }
 
 Value::Value(Dict dict) : kind_(Kind::Dict) {
   int d = 0;
-  for (const auto& kv : dict.items) d = std::max(d, kv.second.depth_);
+  int64_t size = kItemBytes;
+  for (const auto& kv : dict.items) {
+    d = std::max(d, kv.second.depth_);
+    size += static_cast<int64_t>(kv.first.size()) + kv.second.size();
+  }
   depth_ = nested_depth(d);
+  size_ = checked_size(size);
   dict_ = std::make_shared<Dict>(std::move(dict));
 }
 
@@ -66,7 +93,13 @@ bool Value::contains_namespace_or_function() const {
   return false;
 }
 
-Value Value::from_json(const nlohmann::ordered_json& j) {
+Value Value::from_json(const nlohmann::ordered_json& j) { return from_json_at(j, 0); }
+
+// The depth is checked on the way down: the constructors would refuse too deep a value only after the
+// recursion, which a deeply nested JSON document would already have taken past the end of the stack.
+Value Value::from_json_at(const nlohmann::ordered_json& j, int depth) {
+  if ((j.is_array() || j.is_object()) && depth >= kMaxDepth)
+    fail("containers nested deeper than " + std::to_string(kMaxDepth) + " levels");
   switch (j.type()) {
     case nlohmann::ordered_json::value_t::null:
     case nlohmann::ordered_json::value_t::discarded:
@@ -89,14 +122,14 @@ Value Value::from_json(const nlohmann::ordered_json& j) {
     case nlohmann::ordered_json::value_t::array: {
       List l;
       l.reserve(j.size());
-      for (const auto& e : j) l.push_back(from_json(e));
+      for (const auto& e : j) l.push_back(from_json_at(e, depth + 1));
       return Value(std::move(l));
     }
     case nlohmann::ordered_json::value_t::object: {
       Dict d;
       d.items.reserve(j.size());
       // JSON object keys are unique already, so append without the duplicate check of Dict::set.
-      for (const auto& [k, v] : j.items()) d.items.emplace_back(k, from_json(v));
+      for (const auto& [k, v] : j.items()) d.items.emplace_back(k, from_json_at(v, depth + 1));
       return Value(std::move(d));
     }
   }
@@ -165,15 +198,22 @@ std::string Value::type_name() const {
 List Value::iterate() const {
   switch (kind_) {
     case Kind::Undefined: return {};
-    case Kind::List: return *list_;
+    case Kind::List: count_work(static_cast<int64_t>(list_->size())); return *list_;
     case Kind::Dict:
     case Kind::Namespace: {
+      count_work(static_cast<int64_t>(dict_->items.size()));
       List keys;
       keys.reserve(dict_->items.size());
       for (const auto& kv : dict_->items) keys.emplace_back(kv.first);
       return keys;
     }
     case Kind::String: {
+      // One value per character: refused before building a list that would break the size limit.
+      int64_t n = code_point_count(s_);
+      if (n > kMaxSize / kItemBytes)
+        fail("cannot iterate over a string of " + std::to_string(n) + " characters (a list of more than " +
+             std::to_string(kMaxSize / kItemBytes) + " items)");
+      count_work(n);
       List chars;
       std::vector<size_t> offsets = code_point_offsets(s_);
       for (size_t i = 0; i + 1 < offsets.size(); ++i) chars.emplace_back(s_.substr(offsets[i], offsets[i + 1] - offsets[i]));
@@ -207,6 +247,7 @@ int64_t Value::length() const {
 }
 
 bool values_equal(const Value& a, const Value& b) {
+  count_work(1);
   if (a.is_number() && b.is_number()) {
     if (a.is_int() && b.is_int()) return a.as_int() == b.as_int();
     return a.as_float() == b.as_float();
@@ -244,6 +285,7 @@ bool values_equal(const Value& a, const Value& b) {
 }
 
 bool value_less(const Value& a, const Value& b) {
+  count_work(1);
   if (a.is_number() && b.is_number()) {
     if (a.is_int() && b.is_int()) return a.as_int() < b.as_int();
     return a.as_float() < b.as_float();
@@ -266,9 +308,10 @@ bool value_contains(const Value& container, const Value& item) {
     case Value::Kind::Undefined: return false;
     case Value::Kind::String:
       if (!item.is_string()) fail("'in <string>' requires string as left operand, not " + item.type_name());
-      return container.as_string().find(item.as_string()) != std::string::npos;
+      return find_text(container.as_string(), item.as_string()) != std::string::npos;
     case Value::Kind::List: {
       const List& l = container.as_list();
+      count_work(static_cast<int64_t>(l.size()));
       return std::any_of(l.begin(), l.end(), [&](const Value& v) { return values_equal(v, item); });
     }
     case Value::Kind::Dict:
@@ -282,6 +325,32 @@ bool value_contains(const Value& container, const Value& item) {
       break;
   }
   fail("argument of type '" + container.type_name() + "' is not iterable");
+}
+
+size_t value_hash(const Value& v) {
+  count_work(1);
+  auto mix = [](size_t h, size_t x) { return h ^ (x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); };
+  switch (v.kind()) {
+    case Value::Kind::Undefined: return 1;
+    case Value::Kind::None: return 2;
+    case Value::Kind::Bool:
+    case Value::Kind::Int:
+    case Value::Kind::Float: return std::hash<double>{}(v.as_float());  // 1, 1.0 and True are equal
+    case Value::Kind::String: return std::hash<std::string>{}(v.as_string());
+    case Value::Kind::List: {
+      size_t h = v.is_tuple() ? 3 : 4;
+      for (const Value& x : v.as_list()) h = mix(h, value_hash(x));
+      return h;
+    }
+    case Value::Kind::Dict: {
+      size_t h = 5;  // order-independent, as dict equality is
+      for (const auto& [k, x] : v.as_dict().items) h += mix(std::hash<std::string>{}(k), value_hash(x));
+      return h;
+    }
+    case Value::Kind::Namespace: return std::hash<const void*>{}(&v.as_dict());
+    case Value::Kind::Function: return std::hash<const void*>{}(&v.as_function());
+  }
+  return 0;
 }
 
 Value get_attr(const Value& obj, const std::string& name) {
@@ -300,9 +369,9 @@ Value get_item(const Value& obj, const Value& key) {
     if (i < 0) i += n;
     if (i >= 0 && i < n) {
       if (obj.is_list()) return obj.as_list()[static_cast<size_t>(i)];
-      std::vector<size_t> offsets = code_point_offsets(obj.as_string());
-      size_t at = static_cast<size_t>(i);
-      return Value(obj.as_string().substr(offsets[at], offsets[at + 1] - offsets[at]));
+      size_t at = code_point_offset(obj.as_string(), i), len = 0;  // no table of every offset for one character
+      decode_code_point(obj.as_string(), at, len);
+      return Value(obj.as_string().substr(at, len));
     }
     return Value::undefined("'" + obj.type_name() + " object' has no element " + std::to_string(key.as_int()));
   }

@@ -39,12 +39,21 @@ struct Function {
   std::function<Value(const CallArgs&)> call;
 };
 
+// Work done by the value operations that walk containers or strings (compare, print, iterate, look up), in
+// values visited. The interpreter turns it into steps of its budget, so one expression cannot hide unbounded
+// work; thread_local, so renders on different threads count apart.
+inline thread_local int64_t value_work = 0;
+inline void count_work(int64_t n) { value_work += n; }
+
 // An error raised while computing a value; the interpreter adds the template's line:column.
 class ValueError : public tg::Error {
  public:
   explicit ValueError(const std::string& msg) : tg::Error(msg) {}
 };
 [[noreturn]] void fail(const std::string& msg);
+// Fails when a string being built would grow past Value::kMaxSize bytes: builders whose output can be
+// many times their input (replace, join, indent, printf-style formats) check before they append.
+void check_text_size(size_t bytes);
 
 class Value {
  public:
@@ -63,8 +72,8 @@ class Value {
   Value(int i) : kind_(Kind::Int), i_(i) {}
   Value(int64_t i) : kind_(Kind::Int), i_(i) {}
   Value(double f) : kind_(Kind::Float), f_(f) {}
-  Value(std::string s) : kind_(Kind::String), s_(std::move(s)) {}
-  Value(const char* s) : kind_(Kind::String), s_(s) {}
+  Value(std::string s) : kind_(Kind::String), s_(std::move(s)) { check_string_size(); }
+  Value(const char* s) : kind_(Kind::String), s_(s) { check_string_size(); }
   Value(List l, bool tuple = false);
   Value(Dict d);
   static Value namespace_(Dict d) {
@@ -79,9 +88,17 @@ class Value {
 
   // Containers nest at most this deep, so printing, comparing and destroying them cannot overflow the stack.
   static constexpr int kMaxDepth = 200;
+  // A value's size counts its items with repeats (a list holding one list twice pays for it twice) and a string's
+  // bytes; none may exceed this, so printing, comparing or copying one is bounded work and memory however the
+  // template shares storage ([a, a] doubling). 64 MiB is the rendered-text limit too, far above any prompt.
+  static constexpr int64_t kMaxSize = int64_t{64} << 20;
+  static constexpr int64_t kItemBytes = 64;  // what one value costs in a size, besides its string bytes
 
   Kind kind() const { return kind_; }
   int depth() const { return depth_; }
+  // A namespace's size is fixed when it is made: `set ns.x` cannot grow it without bound, since the value
+  // assigned is itself bounded and cannot hold a namespace.
+  int64_t size() const { return kind_ == Kind::String ? kItemBytes + static_cast<int64_t>(s_.size()) : size_; }
   bool contains_namespace_or_function() const;  // a namespace may not hold these: they could form a cycle
   bool is_undefined() const { return kind_ == Kind::Undefined; }
   bool is_none() const { return kind_ == Kind::None; }
@@ -113,9 +130,12 @@ class Value {
 
  private:
   explicit Value(Kind k) : kind_(k) {}
+  static Value from_json_at(const nlohmann::ordered_json& j, int depth);
+  void check_string_size() const;
   Kind kind_ = Kind::Undefined;
   bool tuple_ = false;
   int depth_ = 0;
+  int64_t size_ = kItemBytes;  // containers: see size()
   int64_t i_ = 0;
   double f_ = 0;
   std::string s_;  // string value, or an undefined value's hint
@@ -128,6 +148,7 @@ class Value {
 bool values_equal(const Value& a, const Value& b);
 bool value_less(const Value& a, const Value& b);  // throws ValueError for unorderable types
 bool value_contains(const Value& container, const Value& item);
+size_t value_hash(const Value& v);  // equal values (as values_equal says) hash equal
 
 // obj.attr and obj[key] as jinja2 resolves them: a missing entry is an undefined value, not an error.
 Value get_attr(const Value& obj, const std::string& name);

@@ -256,6 +256,119 @@ TEST(ChatTemplateLimits, HostileTemplatesFailCleanly) {
                "exceeds");
 }
 
+// What scripts/fuzz.sh jinja found (and the probes run through its target after it): each failed with a crash,
+// a sanitizer report, a hang or an out-of-memory before its fix.
+
+std::string render_text(const std::string& source, const Json& context = Json::object()) {
+  return ChatTemplate::parse(source).render(context);
+}
+
+std::string repeated(const std::string& s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+// Chains deepened the tree without recursing in the parser: the checker, the interpreter and the destructor
+// overflowed the stack on 100000 links.
+TEST(ChatTemplateLimits, LongChainsNestTooDeep) {
+  for (const char* link : {"+1", " and 1", " if 1", "|abs", "~1", "*1", "**1"})
+    expect_error("{{ 1" + repeated(link, 100000) + " }}", "nests deeper than 100 levels");
+  for (const char* link : {".a", "[0]", "()"}) expect_error("{{ x" + repeated(link, 100000) + " }}", "nests deeper than 100 levels");
+  expect_error("{% filter upper" + repeated("|trim", 100000) + " %}{% endfilter %}", "nests deeper than 100 levels");
+  EXPECT_EQ(render_text("{{ 1" + repeated("+1", 50) + " }}"), "51");
+}
+
+// 32 nested macro calls, each evaluating a tree 90 levels deep, overflowed the stack under ASan.
+TEST(ChatTemplateLimits, NestingThroughMacroCallsIsBounded) {
+  expect_error("{% macro f(n) %}{{ " + repeated("not ", 90) + "f(n + 1) }}{% endmacro %}{{ f(0) }}",
+               "nests deeper than 500 levels (counting macro calls)");
+  EXPECT_EQ(render_text("{% macro f(n) %}{% if n < 20 %}({{ f(n + 1) }}){% endif %}{% endmacro %}{{ f(0) }}"),
+            repeated("(", 20) + repeated(")", 20));
+}
+
+// from_json recursed once per level of the context before any depth check.
+TEST(ChatTemplateLimits, DeeplyNestedContextIsRefused) {
+  Json deep = Json::parse("{\"x\": " + repeated("[", 10000) + repeated("]", 10000) + "}");
+  expect_error("{{ 1 }}", "bad context: containers nested deeper than 200 levels", deep);
+}
+
+// `i += step` overflowed int64 (UBSan) for huge steps; results as Python's.
+TEST(ChatTemplateLimits, SlicesWithHugeSteps) {
+  EXPECT_EQ(render_text("{{ 'abc'[1::9223372036854775807] }}"), "b");
+  EXPECT_EQ(render_text("{{ [1, 2, 3][::-9223372036854775807] }}"), "[3]");
+  EXPECT_EQ(render_text("{{ [1, 2, 3, 4][-100:100:3] }}|{{ 'h\u00e9llo'[::-2] }}|{{ 'h\u00e9llo'[1:] }}|{{ 'abc'[5:] }}"),
+            "[1, 4]|olh|\u00e9llo|");
+}
+
+// Integer overflow: range stepping past INT64_MAX, sum, INT64_MIN % -1, %d of a huge float; a 20-digit index
+// threw std::out_of_range (not a tg::Error) out of std::stoll.
+TEST(ChatTemplateLimits, IntegerEdges) {
+  EXPECT_EQ(render_text("{{ range(9223372036854775800, 9223372036854775807, 5) | list }}"),
+            "[9223372036854775800, 9223372036854775805]");
+  expect_error("{{ [9223372036854775807, 1] | sum }}", "integer overflow");
+  EXPECT_EQ(render_text("{{ (-9223372036854775807 - 1) is divisibleby(-1) }}"), "True");
+  expect_error("{{ '%d' % 1e300 }}", "outside the 64-bit integer range");
+  expect_error("{{ '%d' % (1e300 * 1e300) }}", "cannot convert float infinity to integer");
+  EXPECT_EQ(render_text("{{ [[1]] | map(attribute='99999999999999999999') | list }}"), "[Undefined]");
+}
+
+// Sizes count items with repeats: [a, a] doubling made values whose printing or comparing never ended, and
+// [s] * n copied s n times before any check.
+TEST(ChatTemplateLimits, SharedStorageIsCountedWithRepeats) {
+  expect_error("{% set ns = namespace(a=[0]) %}{% for i in range(64) %}{% set ns.a = [ns.a, ns.a] %}{% endfor %}",
+               "value larger than 64 MiB");
+  expect_error("{{ (['a' * 1000000] * 10000) | length }}", "repetition result is larger than");
+  expect_error("{{ ([0] * 60000000) | length }}", "repetition result is larger than");
+  EXPECT_EQ(render_text("{{ ('' * 1000000000000000000) | length }}{{ ([] * 1000000000000000000) | length }}"), "00");
+}
+
+// Builders whose output is many times their input allocated gigabytes before the size check.
+TEST(ChatTemplateLimits, StringBuildersAreBounded) {
+  expect_error("{{ ('a' * 1000000) | replace('', 'a' * 1000) }}", "string longer than 64 MiB");
+  expect_error("{{ ('\n' * 1000000) | indent('x' * 1000000, blank=true) }}", "string longer than 64 MiB");
+  expect_error("{{ range(1000) | join('x' * 1000000) }}", "string longer than 64 MiB");
+  expect_error("{{ ('x' * 1000000).join(range(1000) | map('string')) }}", "string longer than 64 MiB");
+  expect_error("{{ range(100) | map('string') | map('replace', '', 'x' * 10000000) | list }}", "larger than 64 MiB");
+  expect_error("{{ '%r' % ('\\x01' * 17000000) }}", "string longer than 64 MiB");  // repr writes \x01 in 4 bytes
+  expect_error("{{ ('y' * 20000000 ~ '%s%s') % ('x' * 25000000, 'x' * 25000000) }}", "string longer than 64 MiB");
+  expect_error("{% for c in 'a' * 2000000 %}{% endfor %}", "cannot iterate over a string of 2000000 characters");
+  EXPECT_EQ(render_text("{% set s = 'b' ~ 'a' * 2000000 ~ 'z' %}{{ s | first }}{{ s | last }}{{ s | reverse | length }}"
+                        "{{ 'h\u00e9llo' | reverse }}{{ 'h\u00e9llo' | first }}{{ '' | last is defined }}"),
+            "bz2000002oll\u00e9hhFalse");
+  expect_error("{{ ('a,' * 2000000).split(',') | length }}", "split into more than 1048576 pieces");
+}
+
+// Printf conversions went through a 512-byte buffer: longer output was cut short without a word.
+TEST(ChatTemplateLimits, PercentFormatIsNotTruncated) {
+  EXPECT_EQ(render_text("{{ ('%.600f' % 1.5) | length }}|{{ '%5.1f|%-3d|%03i' % (2.25, 7, 5) }}"), "602|  2.2|7  |005");
+  expect_error("{{ '%99999999999999999999d' % 1 }}", "format width and precision are limited to 4096");
+  expect_error("{{ '%5.5.5d' % 1 }}", "unsupported format character '.'");
+}
+
+// Work that one step did without limit: reading a long string (copied every time), walking a long list,
+// unique's pairwise scan, and std::string::find's O(n*m) worst case.
+TEST(ChatTemplateLimits, RepeatedWorkOnLongValuesIsCharged) {
+  expect_error("{% set s = 'a' * 10000000 %}{% for i in range(100000) %}{{ s[i] }}{% endfor %}", "budget");
+  expect_error("{% set b = range(100000) | list %}{% for i in range(100000) %}{{ b | sum }}{% endfor %}", "budget");
+  EXPECT_EQ(render_text("{{ range(100000) | unique | list | length }}|{{ [1, 1.0, true, 'a', 'A', (1,)] | unique | list }}"),
+            "100000|[1, 'a', (1,)]");
+  EXPECT_EQ(render_text("{{ ('a' * 1000000 ~ 'b') in ('a' * 3000000) }}{{ ('a' * 100 ~ 'b') in ('a' * 300 ~ 'b') }}"
+                        "{{ ('xy' * 40).rfind('yx' * 20) }}{{ ('ab' * 50).count('ab' * 20) }}"),
+            "FalseTrue392");
+}
+
+// Name and key lookups scan linearly, and a caller may pass thousands of kwargs: 100000 lookups in a context of
+// 3000 names ran for seconds inside a budget that counted them as 100000 steps.
+TEST(ChatTemplateLimits, ScansOfManyNamesAreCharged) {
+  Json ctx = Json::object(), big = Json::object();
+  for (int i = 0; i < 3000; ++i) ctx["k" + std::to_string(i)] = i, big["k" + std::to_string(i)] = i;
+  ctx["d"] = big;
+  expect_error("{% for i in range(100000) %}{{ zzz }}{% endfor %}", "budget", ctx);
+  expect_error("{% for i in range(100000) %}{{ d.zzz }}{% endfor %}", "budget", ctx);
+  EXPECT_EQ(render_text("{% for i in range(1000) %}{{ k2999 + d.k2999 - 5998 }}{% endfor %}", ctx), repeated("0", 1000));
+}
+
 // Random templates built from Jinja fragments (and random mutations of the real-style templates) must
 // either render or throw tg::Error: never crash, hang or throw anything else.
 TEST(ChatTemplateFuzz, GarbageNeverCrashes) {
