@@ -5,6 +5,7 @@
 
 #include <iostream>
 #include <optional>
+#include <string>
 
 #include <boost/program_options.hpp>
 
@@ -26,6 +27,21 @@ inline std::optional<int> parse_command_line(const char* name, int argc, char** 
     po::notify(vm);
   } catch (const po::error& e) {
     std::cerr << name << ": " << e.what() << " (see --help)\n";
+    return 2;
+  }
+  return std::nullopt;
+}
+
+// A bench whose command line is one count (`--reps 50`, or just `50`), at least 1; `about` is its --help line.
+inline std::optional<int> parse_count(const char* name, const std::string& about, const char* option, const char* what,
+                                      int& count, int argc, char** argv) {
+  po::options_description opts(about);
+  opts.add_options()("help,h", "this help")(option, po::value(&count)->default_value(count), what);
+  po::positional_options_description positional;
+  positional.add(option, 1);
+  if (std::optional<int> status = parse_command_line(name, argc, argv, opts, positional)) return status;
+  if (count < 1) {
+    std::cerr << name << ": --" << option << " must be at least 1 (got " << count << ")\n";
     return 2;
   }
   return std::nullopt;

@@ -44,17 +44,10 @@ Result timed(int n, const char* parallel) {
 
 int main(int argc, char** argv) {
   int n = 200;
-  tg::bench::po::options_description opts("bench_compile_warmup: the first run of a schedule of N distinct kernels, "
-                                          "serial vs parallel compile and cold vs warm disk cache; one JSON object");
-  opts.add_options()("help,h", "this help")("kernels", tg::bench::po::value(&n)->default_value(n), "N, at least 1");
-  tg::bench::po::positional_options_description positional;
-  positional.add("kernels", 1);
-  if (std::optional<int> status = tg::bench::parse_command_line("bench_compile_warmup", argc, argv, opts, positional))
+  if (std::optional<int> status = tg::bench::parse_count(
+          "bench_compile_warmup", "bench_compile_warmup: the first run of a schedule of N distinct kernels, serial vs "
+          "parallel compile and cold vs warm disk cache; one JSON object", "kernels", "N", n, argc, argv))
     return *status;
-  if (n < 1) {
-    std::fprintf(stderr, "bench_compile_warmup: --kernels must be at least 1 (got %d)\n", n);
-    return 2;
-  }
   namespace fs = std::filesystem;
   std::string dir = (fs::temp_directory_path() / ("tg-warmup-" + std::to_string(getpid()))).string();
   // Each cold run gets its own empty cache directory: the process-wide cache reads TG_CACHE_DIR once, so the

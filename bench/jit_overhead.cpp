@@ -36,18 +36,10 @@ double tinygrad_us_per_kernel(int kernels, int reps) {
 int main(int argc, char** argv) {
   const int kernels = 100, runs = 7;
   int reps = 200;
-  tg::bench::po::options_description opts("bench_jit_overhead: replay cost of a Jit of 100 tiny kernels, against "
-                                          "tinygrad's TinyJit; one JSON object");
-  opts.add_options()("help,h", "this help")("reps", tg::bench::po::value(&reps)->default_value(reps),
-                                            "replays per timed run, at least 1");
-  tg::bench::po::positional_options_description positional;
-  positional.add("reps", 1);
-  if (std::optional<int> status = tg::bench::parse_command_line("bench_jit_overhead", argc, argv, opts, positional))
+  if (std::optional<int> status = tg::bench::parse_count(
+          "bench_jit_overhead", "bench_jit_overhead: replay cost of a Jit of 100 tiny kernels, against tinygrad's "
+          "TinyJit; one JSON object", "reps", "replays per timed run", reps, argc, argv))
     return *status;
-  if (reps < 1) {
-    std::fprintf(stderr, "bench_jit_overhead: --reps must be at least 1 (got %d)\n", reps);
-    return 2;
-  }
   tg::Jit chain([&](const std::vector<tg::Tensor>& in, const std::vector<tg::BoundVariable>&) {
     tg::Tensor y = in[0];
     for (int i = 0; i < kernels; ++i) y = (y * 1.0001 + 1.0).contiguous();  // one kernel each
