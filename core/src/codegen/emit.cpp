@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "codegen/emitter.hpp"
-#include "codegen/expand.hpp"
 
 namespace tg::codegen {
 

@@ -1,7 +1,7 @@
 // The Emitter: the linearizer's state, a kernel's UOp graph -> KIR instructions for one renderer. It walks the
 // graph from the stores, opening one scope per loop: a value computed inside a loop is only reused inside it (the
 // C-like renderers scope locals the same way), and clang/NVRTC hoist loop-invariant code, so it needs no separate
-// scheduling pass. The linearizer (linearize.cpp) drives it over the loops, lanes and grid the earlier steps
+// scheduling pass. The linearizer (linearize.cpp) drives it over the loops and grid the earlier steps
 // decided; the expand step (expand.hpp) made the lanes of its stores vector ops already. Its work is in three files,
 // one per concern:
 //   emit.cpp             the walk: values, loops, work-item ids, statements, inline code
@@ -113,7 +113,7 @@ class Emitter {
   void emit_end(const std::vector<UOpPtr>& stmts, const std::vector<UOpPtr>& ranges, size_t i);
   // Stores inside an innermost UPCAST range are written for w lanes at once (w the widest vector the renderer
   // has for every stored dtype that divides the range): vector_store makes each group one vector statement where
-  // its indices are consecutive and its values vectorize, so a custom kernel's lanes reach the renderer as
+  // its indices are consecutive (the vectorize rules then take its values), so a custom kernel's lanes reach the renderer as
   // vectors instead of as 32 scalar statements that clang's SLP vectorizer may or may not regroup (measured on
   // the LLM's Q5_0 matrix-vector kernel: it regrouped them with a shuffle per lane). Lanes are independent
   // (UPCAST's contract), so each statement runs for a whole group before the next. 1 where this does not apply.
@@ -158,7 +158,8 @@ class Emitter {
     Step step;
   };
   std::vector<int32_t> accumulate(const std::vector<Accumulator>& accs, const UOpPtr& reduce, const std::vector<UOpPtr>& loops);
-  // acc (op) v on w lanes (w > 1 where reduce_vector_ok): MIN as -max(-acc, -v), which keeps NaN propagation.
+  // acc (op) v on w lanes of a float or a SUM/MAX (reduce_vector_ok): MIN as -max(-acc, -v), which keeps NaN
+  // propagation. A scalar combine of another kind goes through the ALU lowering instead (emit_reduce).
   int32_t combine(ReduceOp rop, DType d, int w, int32_t a, int32_t b);
   // cur (op) value on w lanes: cur + x*y as one FMA for a SUM of products where the renderer takes FMA for the
   // dtype (one rounding: a matmul's inner loop then issues one instruction per multiply-add), else combine.

@@ -14,9 +14,10 @@ std::vector<UOpPtr> vector_store(const std::vector<UOpPtr>& stores, const tg_ren
   const DType d = s0->src[2]->dtype;
   auto gate_of = [](const UOpPtr& st) { return st->src.size() > 3 ? st->src[3].get() : nullptr; };
   const bool same_gate = std::all_of(stores.begin(), stores.end(), [&](const UOpPtr& st) { return gate_of(st) == gate_of(s0); });
+  const bool same_buffer = std::all_of(stores.begin(), stores.end(), [&](const UOpPtr& st) { return st->src[0].get() == s0->src[0].get(); });
   const std::vector<UOpPtr> idx = src_lanes(stores, 1), val = src_lanes(stores, 2);
   const UOpPtr values = UOp::make(Op::VECTORIZE, d.vec(w), val);
-  if (same_gate && consecutive_index(idx) && w <= 16 && e_vector_ok(caps, d, w)) {
+  if (same_buffer && same_gate && consecutive_index(idx) && w <= 16 && e_vector_ok(caps, d, w)) {
     std::vector<UOpPtr> src{s0->src[0], idx[0], values};
     if (gate_of(s0)) src.push_back(s0->src[3]);
     return {UOp::make(Op::STORE, d.vec(w), std::move(src))};
@@ -24,7 +25,7 @@ std::vector<UOpPtr> vector_store(const std::vector<UOpPtr>& stores, const tg_ren
   const UOpPtr indices = UOp::make(Op::VECTORIZE, idx[0]->dtype.vec(w), idx);
   std::vector<UOpPtr> out;
   for (int l = 0; l < w; ++l) {
-    std::vector<UOpPtr> src{s0->src[0], UOp::make(Op::GEP, idx[0]->dtype, {indices}, int64_t{l}), UOp::make(Op::GEP, d, {values}, int64_t{l})};
+    std::vector<UOpPtr> src{stores[l]->src[0], UOp::make(Op::GEP, idx[0]->dtype, {indices}, int64_t{l}), UOp::make(Op::GEP, d, {values}, int64_t{l})};
     if (gate_of(stores[l])) src.push_back(stores[l]->src[3]);
     out.push_back(UOp::make(Op::STORE, d, std::move(src)));
   }
@@ -50,6 +51,7 @@ UOpPtr vector_load(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lane
   const UOpPtr& u0 = lanes[0];
   const int w = static_cast<int>(lanes.size());
   if (is_packed_load(*u0) || !vector_ok(caps, u0->dtype, w) || !consecutive_index(src_lanes(lanes, 1))) return nullptr;
+  if (!std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l->src[0].get() == u0->src[0].get(); })) return nullptr;
   if (u0->src.size() > 2 && !std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l->src[2].get() == u0->src[2].get(); }))
     return nullptr;
   std::vector<UOpPtr> src{u0->src[0], u0->src[1]};
@@ -130,8 +132,15 @@ ir::PatternMatcher pm_unroll_reduces(const tg_renderer_caps& caps, const std::ma
     const UOpPtr r = reduce_loop(*u);
     if (!r) return nullptr;
     int w = 0;
-    if (!unrolls) w = widest_unroll(caps, {u.get()});
-    else if (auto it = unrolls->find(r.get()); it != unrolls->end()) w = it->second;
+    if (!unrolls) {
+      // a hand-written kernel's reduction that reads an UPCAST (output lane) range is left to the lanes: vectorized
+      // across them at emission it is one accumulator for all of them, where unrolled here it would be one per lane
+      for (const UOp* n : toposort(std::vector<UOpPtr>{u->src[0]}))
+        if (n->op == Op::RANGE && n->range().type == AxisType::UPCAST) return nullptr;
+      w = widest_unroll(caps, {u.get()});
+    } else if (auto it = unrolls->find(r.get()); it != unrolls->end()) {
+      w = it->second;
+    }
     if (!w) return nullptr;
     const UnrolledReduce lanes = unrolled_lanes(*u, w);
     std::map<const UOp*, bool> memo;

@@ -28,9 +28,11 @@ std::vector<ir::UOpPtr> vector_store(const std::vector<ir::UOpPtr>& stores, cons
 ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps);
 
 // Reductions unrolled, as rules: a REDUCE over UNROLL/UPCAST ranges (a hand-written kernel's) is written out in
-// straight-line code over them; then a REDUCE whose innermost loop is unrolled by w (`unrolls`: the plan's UNROLL actions; null:
-// the widest that fits, for kernels the actions do not plan) keeps w lanes of that loop per iteration in one vector
-// REDUCE over a loop of end / w, its lanes combined after it. A REDUCE whose lanes would not vectorize stays.
+// straight-line code over them; then a REDUCE whose innermost loop is unrolled by w keeps w lanes of that loop per
+// iteration in one vector REDUCE over a loop of end / w, its lanes combined after it. w: the plan's UNROLL actions
+// (`unrolls`), or for kernels the actions do not plan (null) the widest that fits - except a reduction read per
+// output lane of an UPCAST range, which the lanes make one accumulator. A REDUCE whose lanes would not vectorize
+// stays.
 ir::PatternMatcher pm_unroll_reduces(const tg_renderer_caps& caps, const std::map<const ir::UOp*, int>* unrolls);
 
 // pm_vectorize_for's rules to their fixpoint on a VECTORIZE: the rule's result, with the VECTORIZEs it made of its

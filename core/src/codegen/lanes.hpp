@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -170,17 +169,6 @@ inline bool vectorizable(const std::vector<UOpPtr>& lanes, std::map<const UOp*, 
     for (size_t i = 0; ok && i < lanes[0]->src.size(); ++i) ok = vectorizable(src_lanes(lanes, i), memo);
   }
   return memo[lanes[0].get()] = ok;
-}
-
-// The lane groups of every REDUCE reachable from these lanes (walking isomorphic lanes in step).
-inline void collect_reduce_lanes(const std::vector<UOpPtr>& lanes, std::set<const UOp*>& seen, std::vector<std::vector<UOpPtr>>& out) {
-  if (!seen.insert(lanes[0].get()).second) return;
-  if (lanes[0]->op == Op::REDUCE) {
-    out.push_back(lanes);
-    return;
-  }
-  if (!isomorphic(lanes)) return;
-  for (size_t i = 0; i < lanes[0]->src.size(); ++i) collect_reduce_lanes(src_lanes(lanes, i), seen, out);
 }
 
 }  // namespace tg::codegen

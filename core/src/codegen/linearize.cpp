@@ -15,14 +15,23 @@ namespace tg::codegen {
 namespace {
 
 // The vector REDUCEs the statements reach, in reading order (what prefuse_reduces takes); a REDUCE's own value is
-// not searched.
-void vector_reduces(const UOpPtr& u, std::set<const UOp*>& seen, std::vector<UOpPtr>& out) {
+// not searched. Lanes the vectorize rules left alike but per lane (a WHERE, a comparison) are searched source by
+// source as the Emitter will vectorize them (emit_lanes -> Vectorizer: the same nodes), so REDUCEs under a per-lane
+// epilogue still share one loop nest.
+void vector_reduces(const UOpPtr& u, Vectorizer& vectorize, std::set<const UOp*>& seen, std::vector<UOpPtr>& out) {
   if (!seen.insert(u.get()).second) return;
   if (u->op == Op::REDUCE) {
     if (u->dtype.count > 1) out.push_back(u);
     return;
   }
-  for (const auto& s : u->src) vector_reduces(s, seen, out);
+  if (u->op == Op::VECTORIZE && u->src[0]->op != Op::REDUCE && isomorphic(u->src)) {
+    for (size_t i = 0; i < u->src[0]->src.size(); ++i) {
+      const std::vector<UOpPtr> lanes = src_lanes(u->src, i);
+      vector_reduces(vectorize(UOp::make(Op::VECTORIZE, lanes[0]->dtype.vec(static_cast<int>(lanes.size())), lanes)), vectorize, seen, out);
+    }
+    return;
+  }
+  for (const auto& s : u->src) vector_reduces(s, vectorize, seen, out);
 }
 
 }  // namespace
@@ -43,16 +52,17 @@ void linearize(Plan& p) {
   for (size_t i = 0; i < ranges.size(); ++i) {
     if (p.staged && ranges[i] == p.staged_row) {  // the panel, once per iteration of the loops outside the rows
       e.emit(p.staged->buffer);
-      const int32_t copy = e.open_loop(p.staged->loop);
+      const int32_t copy_loop = e.open_loop(p.staged->loop);
       for (const auto& copy : p.staged->copies)
         for (const auto& st : copy) e.emit(st);
-      e.close_loop(copy);
+      e.close_loop(copy_loop);
     }
     if (i != grid && !e.bound(ranges[i])) loops.push_back(e.open_loop(ranges[i]));
   }
   std::vector<UOpPtr> reduces;
   std::set<const UOp*> seen;
-  for (const auto& st : sink->src) vector_reduces(st, seen, reduces);
+  Vectorizer vectorize(p.caps);
+  for (const auto& st : sink->src) vector_reduces(st, vectorize, seen, reduces);
   e.prefuse_reduces(reduces);
   for (const auto& st : sink->src) e.emit(st);
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) e.close_loop(*it);

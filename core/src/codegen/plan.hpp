@@ -1,6 +1,7 @@
-// What the lowering steps hand each other (pipeline.cpp runs them in order; lower.cpp, apply_opts.cpp, linearize.cpp
-// expand.cpp and read_through_images.cpp have them): a kernel's graph, the loops still to open, the lanes of its output vector
-// and the entries of its register tile, and the KIR the linearizer writes. Each step reads and updates one Plan.
+// What the lowering steps hand each other (pipeline.cpp runs them in order; lower.cpp, apply_opts.cpp, expand.cpp,
+// linearize.cpp and read_through_images.cpp have them): a kernel's graph, the loops still to open, the lanes of its
+// output vector and the entries of its register tile (until expand makes them one graph), and the KIR the linearizer
+// writes. Each step reads and updates one Plan.
 #pragma once
 
 #include <map>
@@ -46,7 +47,7 @@ struct Plan {
   bool done = false;                           // a step lowered the whole kernel (as written, or a GPU plan)
 
   std::string str() const;  // for DEBUG=5: loops, lanes, tile, panel, and the first tile entry's graph
-  // A step before the actions rewrote the graph: it is the one lane and tile entry.
+  // A step rewrote the whole graph (before the actions, or after expand made it one): the one lane and tile entry.
   void rewrite_sink(ir::UOpPtr s) {
     sink = std::move(s);
     lanes = {sink};

@@ -1,7 +1,7 @@
-// Reduce lowering (emitter.hpp): every REDUCE becomes one accumulator (accumulate): scalar, a vector of a loop's
-// lanes (UNROLL), a vector REDUCE (the vectorize rules' of output lanes), or several sharing one loop nest
-// (prefuse_reduces); unrolled ranges are combined in straight-line code first. One combine step for every op (combine, and ir::reduce_combine where the
-// step goes through the ordinary ALU lowering); a SUM of products is one FMA where the renderer takes it.
+// Reduce lowering (emitter.hpp): every REDUCE becomes one accumulator (accumulate): scalar, or a vector REDUCE's
+// (the expand step's rules make those of output lanes and of UNROLL's loop lanes), several over one loop sharing its
+// loop nest (prefuse_reduces). A vector combines with `combine`; a scalar through the ordinary ALU lowering
+// (ir::reduce_combine, decompositions included); a SUM of products is one FMA where the renderer takes it.
 #include <algorithm>
 
 #include "codegen/emitter.hpp"
@@ -67,7 +67,8 @@ int32_t Emitter::emit_reduce(const UOpPtr& u) {
   std::vector<UOpPtr> loops(u->src.begin() + 1, u->src.end());
   // the combine step through the ordinary ALU lowering (an op without a scalar instruction decomposes)
   return accumulate({{rop, d, 1, [&](int32_t cur) {
-                        if (u->src[0]->op == Op::MUL) return vector_step(rop, u->src[0], cur, d, 1);  // an FMA
+                        if (rop == ReduceOp::SUM && u->src[0]->op == Op::MUL && supports(Op::FMA, d))
+                          return vector_step(rop, u->src[0], cur, d, 1);  // one FMA
                         const int32_t v = emit(u->src[0]);
                         UOpPtr a = UOp::make(Op::PARAM, d, {}, int64_t{-1});
                         UOpPtr b = UOp::make(Op::PARAM, d, {}, int64_t{-2});

@@ -156,5 +156,33 @@ TEST(Upcast, StridedLoadsAreGatheredAndCorrect) {
     for (int j = 0; j < 12; ++j) ASSERT_EQ(r.out[i * 12 + j], a[j * 8 + i]);
 }
 
+// A matmul tile under a per-lane epilogue (a select: renderers share no bool vectors): the expand step leaves the
+// select per lane, yet the tile's reductions under it still share one reduce loop (prefuse_reduces), and the
+// result matches a float64 loop.
+TEST(Expand, ReductionsUnderAPerLaneEpilogueShareOneLoop) {
+  const int64_t M = 24, K = 64, N = 48;
+  Tensor a = Tensor::rand({M, K}, 11) - 0.5, b = Tensor::rand({K, N}, 12) - 0.5;
+  const Tensor m = a.matmul(b);
+  const Tensor y = Tensor::where(m.lt(Tensor::full({M, N}, 0.0)), m * 0.125, m);
+  Lowered r = run_with_caps(y, [](tg_renderer_caps&) {});
+  ASSERT_EQ(r.kirs.size(), 1u);
+  const KirProgram& k = r.kirs[0];
+  int reduce_loops = 0;
+  for (const auto& in : k.insts)
+    if (in.op == TG_KIR_RANGE) {
+      const tg_kir_inst& end = k.insts[static_cast<size_t>(k.src_pool[in.src_start])];
+      reduce_loops += end.op == TG_KIR_CONST && end.arg.i == K;
+    }
+  EXPECT_EQ(reduce_loops, 1) << "every row and vector of the tile accumulates in the one K loop";
+  const std::vector<float> ha = a.to_vector<float>(), hb = b.to_vector<float>();
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; ++k) acc += static_cast<double>(ha[i * K + k]) * hb[k * N + j];
+      const double want = acc < 0 ? acc * 0.125 : acc;
+      ASSERT_NEAR(r.out[i * N + j], want, 1e-4) << i << "," << j;
+    }
+}
+
 }  // namespace
 }  // namespace tg::codegen

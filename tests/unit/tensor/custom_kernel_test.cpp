@@ -121,6 +121,25 @@ TEST(CustomKernel, RegisterArrayInitializedInALoopLivesAcrossLoops) {
   }
 }
 
+// A reduction read per UPCAST lane: the lanes make it one vector accumulator, each lane summing its row in order
+// (unrolled along j per lane instead, each row would be summed in another association and one loop per lane).
+TEST(CustomKernel, AReductionPerUpcastLaneSumsItsRowInOrder) {
+  const int64_t rows = 8, n = 64;
+  auto a = random_floats(rows * n, 21);
+  CustomKernel k("rowsum_lanes");
+  KExpr g = k.range(rows / 4, Axis::GLOBAL), u = k.range(4, Axis::UPCAST), j = k.range(n, Axis::REDUCE);
+  KExpr row = g * 4 + u;
+  k.run(k.loop({k.store(k.buffer(0, dtypes::float32), row,
+                        k.reduce(k.load(k.buffer(1, dtypes::float32), row * n + j), Reduce::SUM, {j}))},
+               {u}));
+  auto out = k({{{rows}, dtypes::float32}}, {Tensor::from_vector(a, {rows, n})})[0].to_vector<float>();
+  for (int64_t r = 0; r < rows; ++r) {
+    float want = 0;
+    for (int64_t c = 0; c < n; ++c) want = want + a[r * n + c];
+    EXPECT_EQ(out[r], want) << r;
+  }
+}
+
 // UPCAST lanes through a register array (the LLM's matrix-vector shape): out[i, l] = 3 in[i, l] + l over 32
 // lanes, written as vector stores on CPU (the emitter groups innermost UPCAST stores), as scalars on INTERP, and
 // the odd lanes' gated store stays per lane; all three must match a plain loop.
