@@ -8,6 +8,7 @@
 //    model is missing.
 // Then error messages, limits against hostile templates, a seeded fuzz test, and the fallback formats.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -113,7 +114,9 @@ TEST(ChatTemplateJinja2, CommittedExpectations) {
 const Json& live_reference() {
   static const Json doc = [] {
     std::string py = python();
-    std::string out = ::testing::TempDir() + "chat_template_live.json";
+    // one file per process: ctest runs LiveJinja2 and SmolLM2Gguf (and other checkouts' runs) at the same time, and
+    // a shared name let one read the file while another was writing it
+    std::string out = ::testing::TempDir() + "chat_template_live." + std::to_string(getpid()) + ".json";
     std::string script = test_dir() + "/chat_template_reference.py";
     std::string cmd = "'" + py + "' '" + script + "' --out '" + out + "' --gguf auto 2>&1";
     FILE* p = popen(cmd.c_str(), "r");
@@ -124,7 +127,9 @@ const Json& live_reference() {
     int rc = pclose(p);
     if (rc != 0) return Json{{"skip", "the reference script failed (is jinja2 installed?): " + log}};
     std::fprintf(stderr, "%s", log.c_str());
-    return Json::parse(read_file(out));
+    Json doc = Json::parse(read_file(out));
+    std::remove(out.c_str());
+    return doc;
   }();
   return doc;
 }
