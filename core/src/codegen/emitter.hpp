@@ -60,7 +60,7 @@ class Emitter {
   void special(const UOpPtr& range, uint32_t kind = TG_SPECIAL_GLOBAL, uint32_t dim = 0, uint32_t local = 1);
 
   bool supports(Op op, DType d) const { return e_supports(caps_, op, d); }
-  bool vector_ok(DType d, int w) const { return w <= 16 && e_vector_ok(caps_, d, w); }
+  bool vector_ok(DType d, int w) const { return codegen::vector_ok(caps_, d, w); }
   // Packed loads of d (ABI 1.3: an older plugin's caps end before packed_loads, which then stays 0).
   bool takes_packed(DType d) const {
     return TG_ABI_HAS(&caps_, tg_renderer_caps, packed_loads) && (caps_.packed_loads >> dt(d) & 1u);
@@ -141,8 +141,6 @@ class Emitter {
   // goes through the ordinary ALU lowering (decompositions included) on placeholders for acc and value (PARAMs
   // with negative indices never name a real parameter).
   int32_t emit_reduce(const UOpPtr& u);
-  // Whether two REDUCEs run over the same loops.
-  static bool same_loops(const UOpPtr& a, const UOpPtr& b);
   // Statements a REDUCE's value waits for (AFTER: a tile staged in local memory, a barrier) run once before its
   // loop when they do not depend on the ranges it reduces over, not once per iteration.
   void hoist_statements(const UOpPtr& reduce);

@@ -12,21 +12,19 @@ std::vector<UOpPtr> vector_store(const std::vector<UOpPtr>& stores, const tg_ren
   const int w = static_cast<int>(stores.size());
   const UOpPtr& s0 = stores[0];
   const DType d = s0->src[2]->dtype;
-  auto gate_of = [](const UOpPtr& st) { return st->src.size() > 3 ? st->src[3].get() : nullptr; };
-  const bool same_gate = std::all_of(stores.begin(), stores.end(), [&](const UOpPtr& st) { return gate_of(st) == gate_of(s0); });
   const bool same_buffer = std::all_of(stores.begin(), stores.end(), [&](const UOpPtr& st) { return st->src[0].get() == s0->src[0].get(); });
   const std::vector<UOpPtr> idx = src_lanes(stores, 1), val = src_lanes(stores, 2);
   const UOpPtr values = UOp::make(Op::VECTORIZE, d.vec(w), val);
-  if (same_buffer && same_gate && consecutive_index(idx) && w <= 16 && e_vector_ok(caps, d, w)) {
+  if (same_buffer && same_gate(stores, 3) && consecutive_index(idx) && vector_ok(caps, d, w)) {
     std::vector<UOpPtr> src{s0->src[0], idx[0], values};
-    if (gate_of(s0)) src.push_back(s0->src[3]);
+    if (s0->src.size() > 3) src.push_back(s0->src[3]);
     return {UOp::make(Op::STORE, d.vec(w), std::move(src))};
   }
   const UOpPtr indices = UOp::make(Op::VECTORIZE, idx[0]->dtype.vec(w), idx);
   std::vector<UOpPtr> out;
   for (int l = 0; l < w; ++l) {
     std::vector<UOpPtr> src{stores[l]->src[0], UOp::make(Op::GEP, idx[0]->dtype, {indices}, int64_t{l}), UOp::make(Op::GEP, d, {values}, int64_t{l})};
-    if (gate_of(stores[l])) src.push_back(stores[l]->src[3]);
+    if (stores[l]->src.size() > 3) src.push_back(stores[l]->src[3]);
     out.push_back(UOp::make(Op::STORE, d, std::move(src)));
   }
   return out;
@@ -34,16 +32,11 @@ std::vector<UOpPtr> vector_store(const std::vector<UOpPtr>& stores, const tg_ren
 
 namespace {
 
-bool vector_ok(const tg_renderer_caps& caps, DType d, int w) { return w <= 16 && e_vector_ok(caps, d, w); }
-
 // Lanes worth one vector op: not all one value (a broadcast), not a few values repeated (a sub-block's scale over
 // half the lanes: a vector would do the same work w times), and alike.
 bool vector_lanes(const std::vector<UOpPtr>& lanes) {
   if (!isomorphic(lanes)) return false;
-  std::vector<const UOp*> distinct;
-  for (const auto& l : lanes) distinct.push_back(l.get());
-  std::sort(distinct.begin(), distinct.end());
-  const size_t n = static_cast<size_t>(std::unique(distinct.begin(), distinct.end()) - distinct.begin());
+  const size_t n = distinct_values(lanes);
   return n > 1 && n * 4 > lanes.size();
 }
 
@@ -52,8 +45,7 @@ UOpPtr vector_load(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lane
   const int w = static_cast<int>(lanes.size());
   if (is_packed_load(*u0) || !vector_ok(caps, u0->dtype, w) || !consecutive_index(src_lanes(lanes, 1))) return nullptr;
   if (!std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l->src[0].get() == u0->src[0].get(); })) return nullptr;
-  if (u0->src.size() > 2 && !std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l->src[2].get() == u0->src[2].get(); }))
-    return nullptr;
+  if (!same_gate(lanes, 2)) return nullptr;
   std::vector<UOpPtr> src{u0->src[0], u0->src[1]};
   if (u0->src.size() > 2) src.push_back(u0->src[2]);
   return UOp::make(Op::LOAD, u0->dtype.vec(w), std::move(src));
@@ -77,9 +69,7 @@ UOpPtr vector_alu(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lanes
 UOpPtr vector_reduce(const std::vector<UOpPtr>& lanes, const tg_renderer_caps& caps) {
   const UOpPtr& u0 = lanes[0];
   const int w = static_cast<int>(lanes.size());
-  for (const auto& l : lanes)
-    for (size_t i = 1; i < l->src.size(); ++i)
-      if (l->src.size() != u0->src.size() || l->src[i].get() != u0->src[i].get()) return nullptr;
+  if (!std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return same_loops(*l, *u0); })) return nullptr;
   if (!reduce_vector_ok(caps, static_cast<ReduceOp>(u0->arg_int()), u0->dtype, w)) return nullptr;
   std::vector<UOpPtr> src{UOp::make(Op::VECTORIZE, u0->dtype.vec(w), src_lanes(lanes, 0))};
   src.insert(src.end(), u0->src.begin() + 1, u0->src.end());

@@ -2,7 +2,6 @@
 // leave: one value in every lane (a broadcast), a few values repeated, two isomorphic halves, packed loads, ops the
 // renderer takes only per lane (computed per lane and gathered, bools kept as scalars).
 #include <algorithm>
-#include <set>
 
 #include "codegen/emitter.hpp"
 
@@ -47,10 +46,7 @@ Emitter::Lanes Emitter::emit_lanes_uncached(const std::vector<UOpPtr>& lanes) {
   // fixpoint, the nodes are the ones the expand step made of the same lanes, so neither is emitted twice.)
   if (isomorphic(lanes))
     if (UOpPtr v = vectorized(UOp::make(Op::VECTORIZE, d.vec(w), lanes)); v->op != Op::VECTORIZE) return {emit(v), w};
-  // Lanes of few distinct values (a sub-block's scale, repeated over its half of the lanes) are each computed
-  // once, as scalars: a vector over the repeats would do the same work w times (int64 index math included).
-  const std::vector<const UOp*> key = key_of(lanes);
-  if (std::set<const UOp*>(key.begin(), key.end()).size() * 4 <= lanes.size()) return gather_lanes(lanes);
+  if (distinct_values(lanes) * 4 <= lanes.size()) return gather_lanes(lanes);  // a few values, each once (lanes.hpp)
   if (!isomorphic(lanes)) {
     if (std::optional<Lanes> joined = emit_halves(lanes)) return *joined;
     return gather_lanes(lanes);
@@ -62,8 +58,7 @@ Emitter::Lanes Emitter::emit_lanes_uncached(const std::vector<UOpPtr>& lanes) {
       return emit_lanes(alt);
     }
     auto idx = src_lanes(lanes, 1);
-    bool same_gate = u0->src.size() == 2 || std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l->src[2].get() == u0->src[2].get(); });
-    if (!is_packed_load(*u0) || !consecutive_index(idx, lane_stride(*u0)) || !same_gate || !vector_ok(d, w)) {
+    if (!is_packed_load(*u0) || !consecutive_index(idx, lane_stride(*u0)) || !same_gate(lanes, 2) || !vector_ok(d, w)) {
       if (std::optional<Lanes> joined = emit_halves(lanes)) return *joined;  // halves that are each one load
       return gather_lanes(lanes);
     }

@@ -151,6 +151,32 @@ inline std::vector<UOpPtr> src_lanes(const std::vector<UOpPtr>& lanes, size_t i)
   return out;
 }
 
+// The renderer takes vectors of w lanes of d (16 at most: the widest value any renderer holds).
+inline bool vector_ok(const tg_renderer_caps& caps, DType d, int w) { return w <= 16 && e_vector_ok(caps, d, w); }
+
+// How many distinct values the lanes hold. A few repeated (a quarter of the lanes or fewer: a sub-block's scale over
+// half the lanes) are computed once each as scalars: a vector would do the same work w times.
+inline size_t distinct_values(const std::vector<UOpPtr>& lanes) {
+  std::vector<const UOp*> v;
+  for (const auto& l : lanes) v.push_back(l.get());
+  std::sort(v.begin(), v.end());
+  return static_cast<size_t>(std::unique(v.begin(), v.end()) - v.begin());
+}
+
+// Every lane (LOADs: gate at src[2]; STOREs: at src[3]) has the same gate, or none.
+inline bool same_gate(const std::vector<UOpPtr>& lanes, size_t at) {
+  auto gate = [at](const UOpPtr& l) { return l->src.size() > at ? l->src[at].get() : nullptr; };
+  return std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return gate(l) == gate(lanes[0]); });
+}
+
+// Whether two REDUCEs run over the same loops.
+inline bool same_loops(const UOp& a, const UOp& b) {
+  if (a.src.size() != b.src.size()) return false;
+  for (size_t i = 1; i < a.src.size(); ++i)
+    if (a.src[i].get() != b.src[i].get()) return false;
+  return true;
+}
+
 // Lanes that vectorize cleanly: isomorphic, every load the same in all lanes or contiguous, reductions over the
 // same loops. Anything else would be gathered lane by lane, which costs more than the vector saves.
 inline bool vectorizable(const std::vector<UOpPtr>& lanes, std::map<const UOp*, bool>& memo) {
@@ -158,13 +184,10 @@ inline bool vectorizable(const std::vector<UOpPtr>& lanes, std::map<const UOp*, 
   if (auto it = memo.find(lanes[0].get()); it != memo.end()) return it->second;
   bool ok = isomorphic(lanes) && lanes[0]->op != Op::RANGE;
   if (ok && lanes[0]->op == Op::LOAD) {
-    ok = consecutive_index(src_lanes(lanes, 1), lane_stride(*lanes[0])) &&
-         (lanes[0]->src.size() == 2 ||
-          std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l->src[2].get() == lanes[0]->src[2].get(); }));
+    ok = consecutive_index(src_lanes(lanes, 1), lane_stride(*lanes[0])) && same_gate(lanes, 2);
   } else if (ok && lanes[0]->op == Op::REDUCE) {
-    for (size_t i = 1; ok && i < lanes[0]->src.size(); ++i)
-      for (const auto& l : lanes) ok = ok && l->src[i].get() == lanes[0]->src[i].get();
-    ok = ok && vectorizable(src_lanes(lanes, 0), memo);
+    ok = std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return same_loops(*l, *lanes[0]); }) &&
+         vectorizable(src_lanes(lanes, 0), memo);
   } else {
     for (size_t i = 0; ok && i < lanes[0]->src.size(); ++i) ok = vectorizable(src_lanes(lanes, i), memo);
   }

@@ -8,13 +8,6 @@
 
 namespace tg::codegen {
 
-bool Emitter::same_loops(const UOpPtr& a, const UOpPtr& b) {
-  if (a->src.size() != b->src.size()) return false;
-  for (size_t i = 1; i < a->src.size(); ++i)
-    if (a->src[i].get() != b->src[i].get()) return false;
-  return true;
-}
-
 int32_t Emitter::vector_step(ReduceOp rop, const UOpPtr& value, int32_t cur, DType d, int w) {
   const UOpPtr v = value->op == Op::VECTORIZE ? vectorized(value) : value;  // lanes made here (UNROLL's)
   if (rop == ReduceOp::SUM && v->op == Op::MUL && v->dtype == d.vec(w) && supports(Op::FMA, d)) {
@@ -42,7 +35,7 @@ void Emitter::prefuse_reduces(const std::vector<UOpPtr>& reduces) {
   const UOpPtr& first = reduces[0];
   std::vector<UOpPtr> group;
   for (const auto& u : reduces)
-    if (same_loops(u, first) && static_cast<ReduceOp>(u->arg_int()) != ReduceOp::MIN) group.push_back(u);
+    if (same_loops(*u, *first) && static_cast<ReduceOp>(u->arg_int()) != ReduceOp::MIN) group.push_back(u);
   if (group.size() < 2) return;
   std::vector<Accumulator> accs;
   for (const auto& u : group) accs.push_back(accumulator(u));
