@@ -16,15 +16,16 @@ std::vector<UOpPtr> vector_store(const std::vector<UOpPtr>& stores, const tg_ren
   const std::vector<UOpPtr> idx = src_lanes(stores, 1), val = src_lanes(stores, 2);
   const UOpPtr values = UOp::make(Op::VECTORIZE, d.vec(w), val);
   if (same_buffer && same_gate(stores, 3) && consecutive_index(idx) && vector_ok(caps, d, w)) {
-    std::vector<UOpPtr> src{s0->src[0], idx[0], values};
-    if (s0->src.size() > 3) src.push_back(s0->src[3]);
+    std::vector<UOpPtr> src(s0->src);  // the buffer and any gate (the same in every lane)
+    src[2] = values;
     return {UOp::make(Op::STORE, d.vec(w), std::move(src))};
   }
   const UOpPtr indices = UOp::make(Op::VECTORIZE, idx[0]->dtype.vec(w), idx);
   std::vector<UOpPtr> out;
   for (int l = 0; l < w; ++l) {
-    std::vector<UOpPtr> src{stores[l]->src[0], UOp::make(Op::GEP, idx[0]->dtype, {indices}, int64_t{l}), UOp::make(Op::GEP, d, {values}, int64_t{l})};
-    if (stores[l]->src.size() > 3) src.push_back(stores[l]->src[3]);
+    std::vector<UOpPtr> src(stores[l]->src);  // its buffer and gate; index and value: lane l of the vectors
+    src[1] = UOp::make(Op::GEP, idx[0]->dtype, {indices}, int64_t{l});
+    src[2] = UOp::make(Op::GEP, d, {values}, int64_t{l});
     out.push_back(UOp::make(Op::STORE, d, std::move(src)));
   }
   return out;
@@ -46,9 +47,7 @@ UOpPtr vector_load(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lane
   if (is_packed_load(*u0) || !vector_ok(caps, u0->dtype, w) || !consecutive_index(src_lanes(lanes, 1))) return nullptr;
   if (!std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l->src[0].get() == u0->src[0].get(); })) return nullptr;
   if (!same_gate(lanes, 2)) return nullptr;
-  std::vector<UOpPtr> src{u0->src[0], u0->src[1]};
-  if (u0->src.size() > 2) src.push_back(u0->src[2]);
-  return UOp::make(Op::LOAD, u0->dtype.vec(w), std::move(src));
+  return UOp::make(Op::LOAD, u0->dtype.vec(w), u0->src);  // the first lane's buffer, index and gate
 }
 
 UOpPtr vector_alu(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lanes) {
