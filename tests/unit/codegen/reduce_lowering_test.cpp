@@ -87,6 +87,19 @@ TEST(ReduceLowering, ASumOfProductsIsAnFmaWhereTheRendererTakesIt) {
   EXPECT_EQ(without.count(TG_KIR_ADD), 1);
 }
 
+// Only a SUM of products takes the FMA path; any other combine of a product goes through the ALU lowering, which
+// spells an integer MIN as a select (-max(-a, -b) is wrong for unsigned values and overflows at INT_MIN).
+TEST(ReduceLowering, AMinOfIntegerProductsIsASelect) {
+  Lowered l;
+  const DType i32 = dtypes::int32;
+  const UOpPtr r = range(16, 0);
+  auto iload = [&](int64_t b) { return UOp::make(Op::LOAD, i32, {UOp::make(Op::PARAM, i32, {}, b), r}); };
+  l.emit(UOp::make(Op::REDUCE, i32, {alu(Op::MUL, iload(1), iload(2)), r}, static_cast<int64_t>(ReduceOp::MIN)));
+  EXPECT_EQ(l.count(TG_KIR_WHERE), 1);
+  EXPECT_EQ(l.count(TG_KIR_NEG), 0);
+  EXPECT_EQ(l.count(TG_KIR_MAX), 0);
+}
+
 TEST(ReduceLowering, AnUnrolledRangeIsCombinedInStraightLineCode) {
   Lowered l;
   const UOpPtr u = range(4, 0, AxisType::UNROLL);
