@@ -2,6 +2,7 @@
 // statements (stores, barriers, END's unrolled copies, inline code); ALU ops the renderer lacks through the
 // decompositions (decompositions.hpp).
 #include <algorithm>
+#include <set>
 
 #include "codegen/emitter.hpp"
 
@@ -83,10 +84,7 @@ int32_t Emitter::emit_uncached(const UOpPtr& u) {
       if (u->src.size() > 2) src.push_back(emit(u->src[2]));
       return k_.add(TG_KIR_LOAD, dt(u->dtype), u->dtype.count, std::move(src));  // (a vector from a vector array)
     }
-    case Op::REDUCE: {
-      if (u->dtype.count > 1) return emit_reduce_vector(u);  // lanes of one (vector_reduce)
-      return emit_reduce(u);
-    }
+    case Op::REDUCE: throw Error("tg: internal: a REDUCE reached the linearizer (lower_reduces makes accumulators of them)");
     case Op::STORE: {
       std::vector<int32_t> src{emit(u->src[0]), emit(u->src[1]), emit(u->src[2])};
       if (u->src.size() > 3) src.push_back(emit(u->src[3]));
@@ -104,6 +102,7 @@ int32_t Emitter::emit_uncached(const UOpPtr& u) {
     }
     case Op::END: {
       int64_t n = u->arg_int();
+      emit_carried_inits(std::vector<UOpPtr>(u->src.begin(), u->src.begin() + n), std::vector<UOpPtr>(u->src.begin() + n, u->src.end()));
       emit_end(std::vector<UOpPtr>(u->src.begin(), u->src.begin() + n), std::vector<UOpPtr>(u->src.begin() + n, u->src.end()), 0);
       return -1;
     }
@@ -148,7 +147,7 @@ int32_t Emitter::emit_uncached(const UOpPtr& u) {
   }
   std::vector<int32_t> src;
   for (const auto& s : u->src) src.push_back(emit(s));
-  flops_ += mult_ * u->dtype.count;
+  flops_ += mult_ * u->dtype.count * (u->op == Op::FMA ? 2 : 1);
   return k_.add(kir_op(u->op), dt(u->dtype), u->dtype.count, std::move(src));  // (a vector op: pm_vectorize_for's)
 }
 
@@ -183,6 +182,21 @@ std::vector<std::pair<std::string, std::string>> Emitter::custom_variants(const 
   return out;
 }
 
+void Emitter::emit_carried_inits(const std::vector<UOpPtr>& stmts, const std::vector<UOpPtr>& ranges) {
+  std::set<const UOp*> carried;
+  for (const auto& st : stmts)
+    if (st->op == Op::STORE && st->src[0]->op == Op::DEFINE_REG) carried.insert(st->src[0].get());
+  if (carried.empty()) return;
+  std::unordered_map<const UOp*, bool> varies;
+  for (const auto& r : ranges) varies[r.get()] = true;
+  for (const UOp* n : toposort(stmts)) {
+    bool v = varies.count(n) && varies[n];
+    for (const auto& s : n->src) v = v || varies[s.get()];
+    varies[n] = v;
+    if (n->op == Op::AFTER && !v && carried.count(n->src[0].get())) emit(n->ptr());
+  }
+}
+
 void Emitter::emit_end(const std::vector<UOpPtr>& stmts, const std::vector<UOpPtr>& ranges, size_t i) {
   if (i == ranges.size()) {
     for (const auto& st : stmts) emit(st);
@@ -194,8 +208,7 @@ void Emitter::emit_end(const std::vector<UOpPtr>& stmts, const std::vector<UOpPt
   // runs the statements for its own index
   if (r->range().type == AxisType::LOCAL || (r->range().type == AxisType::GLOBAL && bound(r)))
     return emit_end(stmts, ranges, i + 1);
-  if (is_unrolled(r)) {
-    if (int w = store_vector_width(stmts, ranges, i); w > 1) return emit_store_vectors(stmts, r, w);
+  if (is_unrolled(r)) {  // (an innermost UPCAST over stores is a vector already: expand_upcast_stores)
     for (int64_t k = 0; k < r->src[0]->arg_int(); ++k) {
       std::vector<UOpPtr> copy;
       for (const auto& st : stmts) copy.push_back(simplify_substituted(st, {{r.get(), const_int(r->dtype, k)}}));
@@ -206,32 +219,6 @@ void Emitter::emit_end(const std::vector<UOpPtr>& stmts, const std::vector<UOpPt
   int32_t loop = open_loop(r);
   emit_end(stmts, ranges, i + 1);
   close_loop(loop);
-}
-
-int Emitter::store_vector_width(const std::vector<UOpPtr>& stmts, const std::vector<UOpPtr>& ranges, size_t i) const {
-  if (ranges[i]->range().type != AxisType::UPCAST || !is_const_end(ranges[i])) return 1;
-  for (size_t j = i + 1; j < ranges.size(); ++j)
-    if (ranges[j]->op == Op::RANGE) return 1;
-  const int64_t n = ranges[i]->src[0]->arg_int();
-  for (int w : {16, 8, 4, 2}) {
-    bool ok = n % w == 0;
-    for (const auto& st : stmts) ok = ok && st->op == Op::STORE && vector_ok(st->src[2]->dtype, w) && !st->src[2]->dtype.is_bool();
-    if (ok) return w;
-  }
-  return 1;
-}
-
-void Emitter::emit_store_vectors(const std::vector<UOpPtr>& stmts, const UOpPtr& r, int w) {
-  for (int64_t k0 = 0; k0 < r->src[0]->arg_int(); k0 += w)
-    for (const auto& st : stmts) {
-      std::vector<UOpPtr> lanes;
-      for (int64_t k = k0; k < k0 + w; ++k) lanes.push_back(simplify_substituted(st, {{r.get(), const_int(r->dtype, k)}}));
-      if (lanes[0]->src.size() > 3) {  // a gated store: per lane, as before
-        for (const auto& l : lanes) emit(l);
-        continue;
-      }
-      for (const auto& vst : vector_store(lanes, caps_)) emit(vst);
-    }
 }
 
 }  // namespace tg::codegen

@@ -2,11 +2,10 @@
 // graph from the stores, opening one scope per loop: a value computed inside a loop is only reused inside it (the
 // C-like renderers scope locals the same way), and clang/NVRTC hoist loop-invariant code, so it needs no separate
 // scheduling pass. The linearizer (linearize.cpp) drives it over the loops and grid the earlier steps
-// decided; the expand step (expand.hpp) made the lanes of its stores vector ops already. Its work is in three files,
-// one per concern:
+// decided; the expand step (expand.hpp) made the lanes of its stores vector ops already, and lower_reduces
+// (reduce_lowering.hpp) its reductions accumulators in registers. Its work is in two files, one per concern:
 //   emit.cpp             the walk: values, loops, work-item ids, statements, inline code
 //   expand_lanes.cpp     a VECTORIZE's lanes: the vectorize rules, then broadcasts, gathers and per-lane ops
-//   reduce_lowering.cpp  REDUCE -> one accumulator (vector or scalar, FMA where the renderer takes it)
 #pragma once
 
 #include <functional>
@@ -80,13 +79,6 @@ class Emitter {
   // the vectorize rules take them (expand.hpp), else computed per lane and gathered with VECTORIZE.
   Lanes emit_lanes(const std::vector<UOpPtr>& lanes);
 
-  // ---- reductions (reduce_lowering.cpp) ----
-
-  // Emits several vector REDUCEs over the same loops as ONE loop nest with one accumulator each, so loads they
-  // share (the B row of a matmul tile) are loaded once per iteration. Later emit() of any of them finds its result.
-  // REDUCEs that do not fit (other loops, MIN) are left to the normal path.
-  void prefuse_reduces(const std::vector<UOpPtr>& reduces);
-
  private:
   KirProgram& k_;
   const tg_renderer_caps& caps_;
@@ -109,16 +101,12 @@ class Emitter {
   std::optional<std::string> custom_code_in(const std::string& variants) const;
   std::string custom_code_for(const std::string& variants) const;
   static std::vector<std::pair<std::string, std::string>> custom_variants(const std::string& variants);
+  // A register END's statements carry from one iteration to the next (STORE(reg, ..) of a value that reads
+  // AFTER(reg, init): a reduction's accumulator) starts from its initial stores: where they do not depend on the END's
+  // ranges they run once before its loops open, not once per iteration where the walk first meets them.
+  void emit_carried_inits(const std::vector<UOpPtr>& stmts, const std::vector<UOpPtr>& ranges);
   // Statements for each iteration of ranges[i..]: loops for LOOP ranges, one copy per index for unrolled ones.
   void emit_end(const std::vector<UOpPtr>& stmts, const std::vector<UOpPtr>& ranges, size_t i);
-  // Stores inside an innermost UPCAST range are written for w lanes at once (w the widest vector the renderer
-  // has for every stored dtype that divides the range): vector_store makes each group one vector statement where
-  // its indices are consecutive (the vectorize rules then take its values), so a custom kernel's lanes reach the renderer as
-  // vectors instead of as 32 scalar statements that clang's SLP vectorizer may or may not regroup (measured on
-  // the LLM's Q5_0 matrix-vector kernel: it regrouped them with a shuffle per lane). Lanes are independent
-  // (UPCAST's contract), so each statement runs for a whole group before the next. 1 where this does not apply.
-  int store_vector_width(const std::vector<UOpPtr>& stmts, const std::vector<UOpPtr>& ranges, size_t i) const;
-  void emit_store_vectors(const std::vector<UOpPtr>& stmts, const UOpPtr& r, int w);
 
   // ---- lanes -> vectors (expand_lanes.cpp) ----
   static std::vector<const UOp*> key_of(const std::vector<UOpPtr>& lanes);
@@ -135,37 +123,6 @@ class Emitter {
   Lanes pack(const std::vector<int32_t>& scalars, DType d);
   // A VECTORIZE the linearizer made, through the vectorize rules (expand.hpp) to their fixpoint.
   UOpPtr vectorized(const UOpPtr& vectorize) { return vectorize_(vectorize); }
-
-  // ---- reductions (reduce_lowering.cpp) ----
-  // REDUCE(value, ranges...) -> acc = identity; for ranges: acc = acc (op) value; result = acc. The combine step
-  // goes through the ordinary ALU lowering (decompositions included) on placeholders for acc and value (PARAMs
-  // with negative indices never name a real parameter).
-  int32_t emit_reduce(const UOpPtr& u);
-  // Statements a REDUCE's value waits for (AFTER: a tile staged in local memory, a barrier) run once before its
-  // loop when they do not depend on the ranges it reduces over, not once per iteration.
-  void hoist_statements(const UOpPtr& reduce);
-  // The accumulators every reduction lowers to: each a register of w lanes holding its op's identity, its step
-  // run once per iteration of `loops` (it gets the accumulator's value and returns the next one), the results read
-  // after them. Several share one loop nest (prefuse_reduces). Statements the value waits for run once before the
-  // loops (hoist_statements, where `reduce` is given).
-  using Step = std::function<int32_t(int32_t)>;
-  struct Accumulator {
-    ReduceOp rop;
-    DType d;
-    int w;
-    Step step;
-  };
-  std::vector<int32_t> accumulate(const std::vector<Accumulator>& accs, const UOpPtr& reduce, const std::vector<UOpPtr>& loops);
-  // acc (op) v on w lanes of a float or a SUM/MAX (reduce_vector_ok): MIN as -max(-acc, -v), which keeps NaN
-  // propagation. A scalar combine of another kind goes through the ALU lowering instead (emit_reduce).
-  int32_t combine(ReduceOp rop, DType d, int w, int32_t a, int32_t b);
-  // cur (op) value on w lanes: cur + x*y as one FMA for a SUM of products where the renderer takes FMA for the
-  // dtype (one rounding: a matmul's inner loop then issues one instruction per multiply-add), else combine.
-  int32_t vector_step(ReduceOp rop, const UOpPtr& value, int32_t cur, DType d, int w);
-  // A vector REDUCE's accumulator: its op, its lanes, vector_step on its value.
-  Accumulator accumulator(const UOpPtr& u);
-  // REDUCE of a vector dtype (vector_reduce, expand.hpp): one accumulator of its lanes.
-  int32_t emit_reduce_vector(const UOpPtr& u);
 };
 
 }  // namespace tg::codegen

@@ -65,6 +65,28 @@ UOpPtr vector_alu(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lanes
   return UOp::make(u0->op, d.vec(w), std::move(src), u0->arg);
 }
 
+// Lanes of an op the renderer takes only per lane (a select, bools, a width it lacks): the op per lane on lane l of
+// VECTORIZEs of its sources, so what vectorizes among the sources still does (a tile's reductions under a select
+// stay one vector REDUCE, which lower_reduces then gives one accumulator). Lanes that already read lane l of one
+// vector per source are what this rule makes: left alone.
+UOpPtr vector_per_lane(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lanes) {
+  const UOpPtr& u0 = lanes[0];
+  const int w = static_cast<int>(lanes.size());
+  if (!e_supports(caps, u0->op, op_dtype(*u0))) return nullptr;  // decomposed per lane at emission
+  bool done = true;
+  for (size_t i = 0; done && i < u0->src.size(); ++i) done = is_whole_vector(src_lanes(lanes, i));
+  if (done) return nullptr;
+  std::vector<UOpPtr> vsrc;
+  for (size_t i = 0; i < u0->src.size(); ++i) vsrc.push_back(UOp::make(Op::VECTORIZE, u0->src[i]->dtype.vec(w), src_lanes(lanes, i)));
+  std::vector<UOpPtr> out;
+  for (int l = 0; l < w; ++l) {
+    std::vector<UOpPtr> src;
+    for (const auto& v : vsrc) src.push_back(UOp::make(Op::GEP, DType(v->dtype.scalar), {v}, int64_t{l}));
+    out.push_back(UOp::make(u0->op, u0->dtype, std::move(src), u0->arg));
+  }
+  return UOp::make(Op::VECTORIZE, u0->dtype.vec(w), std::move(out));
+}
+
 UOpPtr vector_reduce(const std::vector<UOpPtr>& lanes, const tg_renderer_caps& caps) {
   const UOpPtr& u0 = lanes[0];
   const int w = static_cast<int>(lanes.size());
@@ -86,6 +108,7 @@ ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps) {
   return PatternMatcher("vectorize", {
       {ops({Op::VECTORIZE}).where(lanes_of(Op::LOAD)), [caps](const Match&, const UOpPtr& u) { return vector_load(caps, u->src); }, "vector_load"},
       {ops({Op::VECTORIZE}).where(alu_lanes), [caps](const Match&, const UOpPtr& u) { return vector_alu(caps, u->src); }, "vector_alu"},
+      {ops({Op::VECTORIZE}).where(alu_lanes), [caps](const Match&, const UOpPtr& u) { return vector_per_lane(caps, u->src); }, "per_lane"},
       {ops({Op::VECTORIZE}).where(lanes_of(Op::REDUCE)), [caps](const Match&, const UOpPtr& u) { return vector_reduce(u->src, caps); }, "vector_reduce"},
   });
 }
@@ -149,17 +172,71 @@ ir::PatternMatcher pm_unroll_reduces(const tg_renderer_caps& caps, const std::ma
   });
 }
 
+namespace {
+
+// w for an END whose innermost loop is an UPCAST range over scalar stores: the widest vector the renderer has for
+// every stored dtype that divides the range; 1 where this does not apply.
+int store_vector_width(const tg_renderer_caps& caps, const std::vector<UOpPtr>& stmts, const UOpPtr& r) {
+  if (r->range().type != AxisType::UPCAST || !is_const_end(r)) return 1;
+  const int64_t n = r->src[0]->arg_int();
+  for (int w : {16, 8, 4, 2}) {
+    bool ok = n % w == 0;
+    for (const auto& st : stmts)
+      ok = ok && st->op == Op::STORE && st->src[2]->dtype.count == 1 && vector_ok(caps, st->src[2]->dtype, w) && !st->src[2]->dtype.is_bool();
+    if (ok) return w;
+  }
+  return 1;
+}
+
+}  // namespace
+
+UOpPtr expand_upcast_stores(const UOpPtr& sink, const tg_renderer_caps& caps) {
+  Vectorizer vectorize(caps);
+  auto expand_end = [&](const Match&, const UOpPtr& u) -> UOpPtr {
+    const size_t n = static_cast<size_t>(u->arg_int());
+    const std::vector<UOpPtr> stmts(u->src.begin(), u->src.begin() + static_cast<std::ptrdiff_t>(n));
+    std::vector<UOpPtr> ranges(u->src.begin() + static_cast<std::ptrdiff_t>(n), u->src.end());
+    auto last = std::find_if(ranges.rbegin(), ranges.rend(), [](const UOpPtr& r) { return r->op == Op::RANGE; });
+    if (last == ranges.rend()) return nullptr;
+    const UOpPtr r = *last;
+    const int w = store_vector_width(caps, stmts, r);
+    if (w <= 1) return nullptr;
+    ranges.erase(std::next(last).base());
+    std::vector<UOpPtr> out;
+    for (int64_t k0 = 0; k0 < r->src[0]->arg_int(); k0 += w)
+      for (const auto& st : stmts) {
+        std::vector<UOpPtr> lanes;
+        for (int64_t k = k0; k < k0 + w; ++k) lanes.push_back(simplify_substituted(st, {{r.get(), const_int(r->dtype, k)}}));
+        if (lanes[0]->src.size() > 3) {  // a gated store: per lane
+          out.insert(out.end(), lanes.begin(), lanes.end());
+          continue;
+        }
+        for (const auto& vst : vector_store(lanes, caps)) out.push_back(vectorize.statement(vst));
+      }
+    const int64_t count = static_cast<int64_t>(out.size());
+    out.insert(out.end(), ranges.begin(), ranges.end());
+    return UOp::make(Op::END, u->dtype, std::move(out), count);
+  };
+  return rewrite(sink, PatternMatcher("upcast_stores", {{pat::ops({Op::END}), expand_end, "upcast_stores_as_vectors"}}), {.name = "upcast_stores"});
+}
+
 UOpPtr Vectorizer::operator()(const UOpPtr& u) {
   if (u->op != Op::VECTORIZE) return u;
   if (auto it = done_.find(u.get()); it != done_.end()) return it->second.second;
   UOpPtr out = u;
-  if (UOpPtr r = pm_.rewrite(u)) {
-    std::vector<UOpPtr> src;
-    for (const auto& s : r->src) src.push_back((*this)(s));
-    out = src == r->src ? r : r->replace_src(std::move(src));
-  }
+  if (UOpPtr r = pm_.rewrite(u)) out = made(r);
   done_.emplace(u.get(), std::make_pair(u, out));
   return out;
+}
+
+UOpPtr Vectorizer::made(const UOpPtr& r) {
+  std::vector<UOpPtr> src;
+  for (const auto& s : r->src) {
+    if (s->op == Op::VECTORIZE) src.push_back((*this)(s));
+    else if (r->op == Op::VECTORIZE || s->op == Op::GEP) src.push_back(made(s));  // a per-lane op, lane l of a VECTORIZE
+    else src.push_back(s);
+  }
+  return src == r->src ? r : r->replace_src(std::move(src));
 }
 
 UOpPtr Vectorizer::statement(const UOpPtr& st) {

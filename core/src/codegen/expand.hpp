@@ -21,10 +21,20 @@ namespace tg::codegen {
 // index and value are lane l of the lanes' VECTORIZEs (GEP), so what vectorizes among them still does.
 std::vector<ir::UOpPtr> vector_store(const std::vector<ir::UOpPtr>& stores, const tg_renderer_caps& caps);
 
+// A hand-written kernel's END whose innermost loop is an UPCAST range over stores: the stores of w lanes at once (w
+// the widest vector the renderer has for every stored dtype that divides the range), through vector_store and the
+// vectorize rules, as apply_opts' lanes are for planned kernels: a custom kernel's lanes reach the renderer as vectors
+// instead of as 32 scalar statements that clang's SLP vectorizer may or may not regroup (measured on the LLM's Q5_0
+// matrix-vector kernel: it regrouped them with a shuffle per lane), and reductions per lane become one vector REDUCE.
+// Lanes are independent (UPCAST's contract), so each statement runs for a whole group before the next.
+ir::UOpPtr expand_upcast_stores(const ir::UOpPtr& sink, const tg_renderer_caps& caps);
+
 // A VECTORIZE of w isomorphic lanes as one vector op, where the renderer has the op on vectors of w: LOADs of
 // consecutive elements (the same gate) one LOAD; ALU ops one op on VECTORIZEs of their sources (not on bools, not
 // WHERE: renderers share no bool vectors); REDUCEs over the same loops one REDUCE of a VECTORIZE (one vector
-// accumulator). Lanes of few distinct values (a quarter of w or fewer) stay scalars: each is computed once.
+// accumulator). ALU lanes the renderer takes only per lane: the op per lane on lanes of its sources' VECTORIZEs (GEP),
+// which the rules take in turn. Lanes of few distinct values (a quarter of w or fewer) stay scalars: each is computed
+// once.
 ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps);
 
 // Reductions unrolled, as rules: a REDUCE over UNROLL/UPCAST ranges (a hand-written kernel's) is written out in
@@ -46,6 +56,8 @@ class Vectorizer {
   ir::UOpPtr statement(const ir::UOpPtr& st);
 
  private:
+  // A rule's result with the VECTORIZEs it made vectorized: its sources, and a per-lane op's GEPs' vectors.
+  ir::UOpPtr made(const ir::UOpPtr& r);
   ir::PatternMatcher pm_;
   std::unordered_map<const ir::UOp*, std::pair<ir::UOpPtr, ir::UOpPtr>> done_;  // VECTORIZE -> (itself, result)
 };

@@ -41,6 +41,10 @@ Emitter::Lanes Emitter::emit_lanes_uncached(const std::vector<UOpPtr>& lanes) {
   int w = static_cast<int>(lanes.size());
   const UOpPtr& u0 = lanes[0];
   DType d = u0->dtype;
+  if (is_whole_vector(lanes)) {  // lanes 0..w-1 of one vector (a per-lane op's sources): that vector
+    const UOpPtr& v = u0->src[0];
+    return v->op == Op::VECTORIZE ? emit_lanes(v->src) : Lanes{emit(v), w};
+  }
   if (u0->op == Op::RANGE) return gather_lanes(lanes);
   // one vector op where the rules take the lanes (expand.hpp); what follows is what they leave. (Rewritten to their
   // fixpoint, the nodes are the ones the expand step made of the same lanes, so neither is emitted twice.)

@@ -120,7 +120,7 @@ struct UnrolledReduce {
 inline UnrolledReduce unrolled_lanes(const UOp& u, int w) {
   const UOpPtr r = reduce_loop(u);
   UnrolledReduce out;
-  out.outer = UOp::make(Op::RANGE, r->dtype, {const_int(r->dtype, r->src[0]->arg_int() / w)}, RangeInfo{r->range().id, AxisType::UNROLL});
+  out.outer = UOp::make(Op::RANGE, r->dtype, {const_int(r->dtype, r->src[0]->arg_int() / w)}, RangeInfo{r->range().id, r->range().type});
   for (int l = 0; l < w; ++l)
     out.lanes.push_back(simplify(substitute(u.src[0], {{r.get(), alu(Op::ADD, alu(Op::MUL, out.outer, const_int(r->dtype, w)), const_int(r->dtype, l))}})));
   return out;
@@ -149,6 +149,15 @@ inline std::vector<UOpPtr> src_lanes(const std::vector<UOpPtr>& lanes, size_t i)
   std::vector<UOpPtr> out;
   for (const auto& l : lanes) out.push_back(l->src[i]);
   return out;
+}
+
+// Lanes that are lane 0, 1, .. w-1 of one vector of w (GEPs): that vector, taken apart.
+inline bool is_whole_vector(const std::vector<UOpPtr>& lanes) {
+  const UOpPtr& v = lanes[0]->op == Op::GEP ? lanes[0]->src[0] : nullptr;
+  if (!v || v->dtype.count != static_cast<int>(lanes.size())) return false;
+  for (size_t l = 0; l < lanes.size(); ++l)
+    if (lanes[l]->op != Op::GEP || lanes[l]->src[0].get() != v.get() || lanes[l]->arg_int() != static_cast<int64_t>(l)) return false;
+  return true;
 }
 
 // The renderer takes vectors of w lanes of d (16 at most: the widest value any renderer holds).

@@ -9,35 +9,12 @@
 #include "codegen/expand.hpp"
 #include "codegen/lower_gpu.hpp"
 #include "codegen/plan.hpp"
+#include "codegen/reduce_lowering.hpp"
 
 namespace tg::codegen {
 
-namespace {
-
-// The vector REDUCEs the statements reach, in reading order (what prefuse_reduces takes); a REDUCE's own value is
-// not searched. Lanes the vectorize rules left alike but per lane (a WHERE, a comparison) are searched source by
-// source as the Emitter will vectorize them (emit_lanes -> Vectorizer: the same nodes), so REDUCEs under a per-lane
-// epilogue still share one loop nest.
-void vector_reduces(const UOpPtr& u, Vectorizer& vectorize, std::set<const UOp*>& seen, std::vector<UOpPtr>& out) {
-  if (!seen.insert(u.get()).second) return;
-  if (u->op == Op::REDUCE) {
-    if (u->dtype.count > 1) out.push_back(u);
-    return;
-  }
-  if (u->op == Op::VECTORIZE && u->src[0]->op != Op::REDUCE && isomorphic(u->src)) {
-    for (size_t i = 0; i < u->src[0]->src.size(); ++i) {
-      const std::vector<UOpPtr> lanes = src_lanes(u->src, i);
-      vector_reduces(vectorize(UOp::make(Op::VECTORIZE, lanes[0]->dtype.vec(static_cast<int>(lanes.size())), lanes)), vectorize, seen, out);
-    }
-    return;
-  }
-  for (const auto& s : u->src) vector_reduces(s, vectorize, seen, out);
-}
-
-}  // namespace
-
 // The kernel's instructions, through the Emitter (the linearizer, with linearize_work_groups): the grid, the loops,
-// the staged panel, the reductions that share a loop nest, and the statements of the (expanded) graph.
+// the staged panel, and the statements of the (expanded, reduce-lowered) graph.
 void linearize(Plan& p) {
   KirProgram& k = p.kir;
   const UOpPtr& sink = p.sink;
@@ -59,11 +36,6 @@ void linearize(Plan& p) {
     }
     if (i != grid && !e.bound(ranges[i])) loops.push_back(e.open_loop(ranges[i]));
   }
-  std::vector<UOpPtr> reduces;
-  std::set<const UOp*> seen;
-  Vectorizer vectorize(p.caps);
-  for (const auto& st : sink->src) vector_reduces(st, vectorize, seen, reduces);
-  e.prefuse_reduces(reduces);
   for (const auto& st : sink->src) e.emit(st);
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) e.close_loop(*it);
   k.flops = e.flops();
@@ -80,7 +52,8 @@ KirProgram linearize_work_groups(KirProgram& k, const WorkGroupPlan& w, const tg
     fail(std::to_string(w.groups.size()) + " GLOBAL and " + std::to_string(w.items.size()) +
          " LOCAL ranges; the renderer launches at most " + std::to_string(caps.max_global_dims) + " dims");
   Emitter e(k, caps, std::move(var_params));
-  const UOpPtr sink = rewrite(w.sink, pm_unroll_reduces(caps, nullptr), {.name = "unroll_reduces"});  // as the heuristic would
+  const UOpPtr unrolled = expand_upcast_stores(rewrite(w.sink, pm_unroll_reduces(caps, nullptr), {.name = "unroll_reduces"}), caps);
+  const UOpPtr sink = lower_reduces(unrolled, caps);
   uint64_t threads = 1;
   for (size_t d = 0; d < w.items.size(); ++d) {
     const int64_t n = w.items[d]->src[0]->arg_int();
@@ -101,7 +74,7 @@ KirProgram linearize_work_groups(KirProgram& k, const WorkGroupPlan& w, const tg
     e.special(w.groups[d], TG_SPECIAL_GROUP, static_cast<uint32_t>(d));
   }
   e.declare_locals(sink);
-  e.declare_registers(sink);
+  e.declare_registers(unrolled);  // the plan's own (lower_reduces' accumulators live where their reduction runs)
   for (const auto& st : sink->src) e.emit(st);
   if (e.local_bytes() > caps.local_mem_bytes)
     fail(std::to_string(e.local_bytes()) + " bytes of local arrays; the device has " +
@@ -117,7 +90,9 @@ KirProgram linearize_as_written(KirProgram& k, const sched::Kernel& kernel, cons
   if (!kernel.local_ranges.empty())
     return linearize_work_groups(k, {sink, kernel.out_ranges, kernel.local_ranges}, caps, std::move(var_params));
   Emitter e(k, caps, std::move(var_params));
-  const UOpPtr s = rewrite(sink, pm_unroll_reduces(caps, nullptr), {.name = "unroll_reduces"});  // as the heuristic would
+  // the steps a planned kernel goes through, for the hand-written graph: UNROLL, lanes (its UPCAST stores), reductions
+  const UOpPtr unrolled = expand_upcast_stores(rewrite(sink, pm_unroll_reduces(caps, nullptr), {.name = "unroll_reduces"}), caps);
+  const UOpPtr s = lower_reduces(unrolled, caps);
   e.declare_locals(s);
   std::vector<int32_t> loops;
   bool first = true;
@@ -127,7 +102,7 @@ KirProgram linearize_as_written(KirProgram& k, const sched::Kernel& kernel, cons
     else loops.push_back(e.open_loop(r));
     first = false;
   }
-  e.declare_registers(s);
+  e.declare_registers(unrolled);  // the kernel's own (lower_reduces' accumulators live where their reduction runs)
   for (const auto& st : s->src) e.emit(st);
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) e.close_loop(*it);
   k.flops = e.flops();

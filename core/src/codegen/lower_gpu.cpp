@@ -152,12 +152,6 @@ UOpPtr output_store(const UOpPtr& sink, const Matmul& mm, const UOpPtr& m, const
   return at(substitute(sink->src[0], {{mm.reduce.get(), result}}), {{&mm.m, m}, {&mm.n, n}});
 }
 
-// `buffer` once `stmts` ran: what a load that must see their stores reads from.
-UOpPtr after(const UOpPtr& buffer, std::vector<UOpPtr> stmts) {
-  stmts.insert(stmts.begin(), buffer);
-  return UOp::make(Op::AFTER, buffer->dtype, std::move(stmts), buffer->arg);
-}
-
 // A fresh int32 range (a work-item id or a loop of the plan) with the next free id.
 UOpPtr new_range(int64_t n, AxisType type, int64_t& id) {
   return UOp::make(Op::RANGE, dtypes::int32, {const_int(dtypes::int32, n)}, RangeInfo{id++, type});

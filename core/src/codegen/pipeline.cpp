@@ -1,5 +1,5 @@
 // lower_kernel: a kernel graph -> KIR for one renderer, as a list of named steps (plan.hpp says what each does;
-// lower.cpp, apply_opts.cpp, expand.cpp, linearize.cpp and read_through_images.cpp have them). DEBUG=5 prints the plan after
+// lower.cpp, apply_opts.cpp, expand.cpp, reduce_lowering.cpp, linearize.cpp and read_through_images.cpp have them). DEBUG=5 prints the plan after
 // each step ("(unchanged)" where a step had nothing to do); TG_TIME_PASSES=1 prints each step's time per kernel,
 // and the sums when the process exits.
 #include <algorithm>
@@ -25,6 +25,7 @@ constexpr std::pair<const char*, Step> kPlanning[] = {
     {"apply_opts", apply_opts},              // the actions (opt.hpp): output vector, register tile, GPU plans
     {"expand", expand},                      // lanes and tile entries -> vector ops (the vectorize rules)
     {"unroll_reduces", unroll_reduces},      // UNROLL: a reduction's loop lanes in one vector accumulator
+    {"lower_reduces", lower_reduces},        // REDUCE -> one accumulator: DEFINE_REG, STORE, END, AFTER; FMA by caps
     {"linearize", linearize},                // instructions
 };
 constexpr std::pair<const char*, Step> kFinishing[] = {

@@ -1,5 +1,5 @@
 // What the lowering steps hand each other (pipeline.cpp runs them in order; lower.cpp, apply_opts.cpp, expand.cpp,
-// linearize.cpp and read_through_images.cpp have them): a kernel's graph, the loops still to open, the lanes of its
+// reduce_lowering.cpp, linearize.cpp and read_through_images.cpp have them): a kernel's graph, the loops still to open, the lanes of its
 // output vector and the entries of its register tile (until expand makes them one graph), and the KIR the linearizer
 // writes. Each step reads and updates one Plan.
 #pragma once
@@ -65,6 +65,7 @@ void lower_as_written(Plan& p);     // a hand-written kernel: its loops and stat
 void apply_opts(Plan& p);           // the actions given, or the heuristic's (heuristic.cpp): lanes, tiles, GPU plans
 void expand(Plan& p);               // the lanes and tile entries -> one graph of vector ops (expand.hpp)
 void unroll_reduces(Plan& p);       // UNROLL: reductions keep lanes of their loop in one vector (expand.hpp)
+void lower_reduces(Plan& p);        // REDUCEs -> accumulators in registers, FMA by caps (reduce_lowering.hpp)
 void linearize(Plan& p);            // the instructions (the Emitter): grid, loops, panel copy, reductions, stores
 void read_through_images(Plan& p);  // IMAGE: read-only float32 buffers as image2d views
 

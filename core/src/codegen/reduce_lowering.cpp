@@ -1,106 +1,139 @@
-// Reduce lowering (emitter.hpp): every REDUCE becomes one accumulator (accumulate): scalar, or a vector REDUCE's
-// (the expand step's rules make those of output lanes and of UNROLL's loop lanes), several over one loop sharing its
-// loop nest (prefuse_reduces). A vector combines with `combine`; a scalar through the ordinary ALU lowering
-// (ir::reduce_combine, decompositions included); a SUM of products is one FMA where the renderer takes it.
-#include <algorithm>
+// Reduce lowering (reduce_lowering.hpp): REDUCE -> one accumulator of DEFINE_REG / STORE / END / AFTER, the step
+// through reduce_combine and the FMA rules; vector REDUCEs over one loop nest share its END.
+#include "codegen/reduce_lowering.hpp"
 
-#include "codegen/emitter.hpp"
+#include <algorithm>
+#include <set>
+
+#include "codegen/expand.hpp"
+#include "codegen/lanes.hpp"
+#include "codegen/plan.hpp"
 
 namespace tg::codegen {
 
-int32_t Emitter::vector_step(ReduceOp rop, const UOpPtr& value, int32_t cur, DType d, int w) {
-  const UOpPtr v = value->op == Op::VECTORIZE ? vectorized(value) : value;  // lanes made here (UNROLL's)
-  if (rop == ReduceOp::SUM && v->op == Op::MUL && v->dtype == d.vec(w) && supports(Op::FMA, d)) {
-    const int32_t x = emit(v->src[0]), y = emit(v->src[1]);
-    flops_ += 2 * mult_ * w;
-    return k_.add(TG_KIR_FMA, dt(d), static_cast<uint8_t>(w), {x, y, cur});
+namespace {
+
+// acc (a register's value: a LOAD through AFTER of a DEFINE_REG)
+bool is_register_value(const UOp& u) {
+  return u.op == Op::LOAD && u.src[0]->op == Op::AFTER && u.src[0]->src[0]->op == Op::DEFINE_REG;
+}
+
+// A register id no node of the graph uses (ids keep DEFINE_REGs of the same size distinct nodes).
+int64_t next_register_id(const UOpPtr& sink) {
+  int64_t id = 0;
+  for (const UOp* n : toposort(std::vector<UOpPtr>{sink})) {
+    if (n->op == Op::RANGE) id = std::max(id, n->range().id + 1);
+    if ((n->op == Op::DEFINE_REG || n->op == Op::DEFINE_LOCAL) && n->arg_ints().size() > 1) id = std::max(id, n->arg_ints()[1] + 1);
   }
-  flops_ += mult_ * w;
-  return combine(rop, d, w, cur, emit(v));
+  return id;
 }
 
-Emitter::Accumulator Emitter::accumulator(const UOpPtr& u) {
-  const auto rop = static_cast<ReduceOp>(u->arg_int());
-  const DType d(u->dtype.scalar);
-  const int w = u->dtype.count;
-  return {rop, d, w, [this, u, rop, d, w](int32_t cur) { return vector_step(rop, u->src[0], cur, d, w); }};
-}
-
-int32_t Emitter::emit_reduce_vector(const UOpPtr& u) {
-  return accumulate({accumulator(u)}, u, std::vector<UOpPtr>(u->src.begin() + 1, u->src.end()))[0];
-}
-
-void Emitter::prefuse_reduces(const std::vector<UOpPtr>& reduces) {
-  if (reduces.size() < 2) return;
-  const UOpPtr& first = reduces[0];
-  std::vector<UOpPtr> group;
-  for (const auto& u : reduces)
-    if (same_loops(*u, *first) && static_cast<ReduceOp>(u->arg_int()) != ReduceOp::MIN) group.push_back(u);
-  if (group.size() < 2) return;
-  std::vector<Accumulator> accs;
-  for (const auto& u : group) accs.push_back(accumulator(u));
-  const std::vector<int32_t> results = accumulate(accs, nullptr, std::vector<UOpPtr>(first->src.begin() + 1, first->src.end()));
-  for (size_t i = 0; i < group.size(); ++i) set(group[i], results[i]);
-}
-
-void Emitter::hoist_statements(const UOpPtr& reduce) {
+// What a reduction's value reads besides the loops it reduces over:
+//  - statements: the AFTERs that do not depend on those loops (a tile staged in local memory, a barrier); the
+//    accumulator's first read waits for them, so they run once before the loops, not once per iteration. Not a
+//    register's: an inner reduction's accumulator starts where its own loop does (emit_carried_inits);
+//  - unrolled: the UPCAST/UNROLL ranges it reads, which the linearizer writes out by substitution (a hand-written
+//    kernel's END): the accumulator's register takes them as sources, so each copy gets a register of its own.
+struct Reads {
+  std::vector<UOpPtr> statements, unrolled;
+};
+Reads reads(const UOpPtr& value, const std::vector<UOpPtr>& loops) {
   std::unordered_map<const UOp*, bool> varies;
-  for (size_t i = 1; i < reduce->src.size(); ++i) varies[reduce->src[i].get()] = true;
-  for (const UOp* n : toposort(std::vector<UOpPtr>{reduce->src[0]})) {
+  for (const auto& r : loops) varies[r.get()] = true;
+  Reads out;
+  for (const UOp* n : toposort(std::vector<UOpPtr>{value})) {
     bool v = varies.count(n) && varies[n];
     for (const auto& s : n->src) v = v || varies[s.get()];
     varies[n] = v;
-    if (n->op == Op::AFTER && !v) emit(n->ptr());
+    if (n->op == Op::AFTER && !v && n->src[0]->op != Op::DEFINE_REG) out.statements.push_back(n->ptr());
+    if (!v && is_unrolled(n->ptr())) out.unrolled.push_back(n->ptr());
   }
+  return out;
 }
 
-int32_t Emitter::emit_reduce(const UOpPtr& u) {
-  auto rop = static_cast<ReduceOp>(u->arg_int());
-  DType d = u->dtype;
-  std::vector<UOpPtr> loops(u->src.begin() + 1, u->src.end());
-  // the combine step through the ordinary ALU lowering (an op without a scalar instruction decomposes)
-  return accumulate({{rop, d, 1, [&](int32_t cur) {
-                        if (rop == ReduceOp::SUM && u->src[0]->op == Op::MUL && supports(Op::FMA, d))
-                          return vector_step(rop, u->src[0], cur, d, 1);  // one FMA
-                        const int32_t v = emit(u->src[0]);
-                        UOpPtr a = UOp::make(Op::PARAM, d, {}, int64_t{-1});
-                        UOpPtr b = UOp::make(Op::PARAM, d, {}, int64_t{-2});
-                        set(a, cur);
-                        set(b, v);
-                        return emit(reduce_combine(rop, a, b));
-                      }}},
-                    u, loops)[0];
+// The accumulators of REDUCEs over the same loops, in one END; their results in order.
+class Accumulators {
+ public:
+  Accumulators(const tg_renderer_caps& caps, int64_t next_id) : fma_(pm_fma_for(caps)), vectorize_(caps), id_(next_id) {}
+
+  std::vector<UOpPtr> operator()(const std::vector<UOpPtr>& reduces) {
+    const std::vector<UOpPtr> loops(reduces[0]->src.begin() + 1, reduces[0]->src.end());
+    const UOpPtr zero = const_int(dtypes::int32, 0);
+    std::vector<UOpPtr> regs, stmts;
+    for (const UOpPtr& u : reduces) {
+      const auto rop = static_cast<ReduceOp>(u->arg_int());
+      const DType d = u->dtype;
+      const UOpPtr value = vectorize_(u->src[0]);  // UNROLL's loop lanes (pm_unroll_reduces) as vector ops
+      Reads r = reads(value, loops);
+      const UOpPtr acc = UOp::make(Op::DEFINE_REG, d, std::move(r.unrolled), std::vector<int64_t>{1, id_++});
+      UOpPtr identity = reduce_identity(rop, DType(d.scalar));
+      if (d.count > 1) identity = UOp::make(Op::VECTORIZE, d, std::vector<UOpPtr>(d.count, identity));
+      std::vector<UOpPtr> first{UOp::make(Op::STORE, d, {acc, zero, identity})};
+      for (UOpPtr& st : r.statements) first.push_back(std::move(st));
+      UOpPtr step = reduce_combine(rop, UOp::make(Op::LOAD, d, {after(acc, std::move(first)), zero}), value);
+      if (UOpPtr f = fma_.rewrite(step)) step = f;
+      stmts.push_back(UOp::make(Op::STORE, d, {acc, zero, step}));
+      regs.push_back(acc);
+    }
+    const int64_t n = static_cast<int64_t>(stmts.size());
+    stmts.insert(stmts.end(), loops.begin(), loops.end());
+    const UOpPtr end = UOp::make(Op::END, dtypes::bool_, std::move(stmts), n);
+    std::vector<UOpPtr> results;
+    for (size_t i = 0; i < reduces.size(); ++i) results.push_back(UOp::make(Op::LOAD, reduces[i]->dtype, {after(regs[i], {end}), zero}));
+    return results;
+  }
+
+ private:
+  PatternMatcher fma_;
+  Vectorizer vectorize_;
+  int64_t id_;
+};
+
+// The vector REDUCEs the statements reach, in reading order; a REDUCE's own value is not searched.
+void vector_reduces(const UOpPtr& u, std::set<const UOp*>& seen, std::vector<UOpPtr>& out) {
+  if (!seen.insert(u.get()).second) return;
+  if (u->op == Op::REDUCE) {
+    if (u->dtype.count > 1) out.push_back(u);
+    return;
+  }
+  for (const auto& s : u->src) vector_reduces(s, seen, out);
 }
 
-std::vector<int32_t> Emitter::accumulate(const std::vector<Accumulator>& accs, const UOpPtr& reduce,
-                                         const std::vector<UOpPtr>& loops) {
-  const int32_t zero = k_.add(TG_KIR_CONST, TG_DTYPE_INT32, 1, {}, {.i = 0});
-  std::vector<int32_t> regs;
-  for (const Accumulator& a : accs) {
-    regs.push_back(k_.add(TG_KIR_DEFINE_REG, dt(a.d), static_cast<uint8_t>(a.w), {}, {.i = 1}, TG_ADDR_REG));
-    k_.add(TG_KIR_STORE, dt(a.d), static_cast<uint8_t>(a.w), {regs.back(), zero, broadcast({emit(reduce_identity(a.rop, a.d)), 1}, a.d, a.w)});
-  }
-  if (reduce) hoist_statements(reduce);
-  std::vector<int32_t> open;
-  for (const auto& r : loops)
-    if (r->op == Op::RANGE) open.push_back(open_loop(r));
-  for (size_t i = 0; i < accs.size(); ++i) {
-    const Accumulator& a = accs[i];
-    const int32_t next = a.step(k_.add(TG_KIR_LOAD, dt(a.d), static_cast<uint8_t>(a.w), {regs[i], zero}));
-    k_.add(TG_KIR_STORE, dt(a.d), static_cast<uint8_t>(a.w), {regs[i], zero, next});
-  }
-  for (auto it = open.rbegin(); it != open.rend(); ++it) close_loop(*it);
-  std::vector<int32_t> results;
-  for (size_t i = 0; i < accs.size(); ++i)
-    results.push_back(k_.add(TG_KIR_LOAD, dt(accs[i].d), static_cast<uint8_t>(accs[i].w), {regs[i], zero}));
-  return results;
+}  // namespace
+
+PatternMatcher pm_fma_for(const tg_renderer_caps& caps) {
+  using namespace pat;
+  auto fma = [caps](const Match& m, const UOpPtr& u) -> UOpPtr {
+    const UOpPtr &acc = m["acc"], &prod = m["prod"];
+    if (!is_register_value(*acc) || !e_supports(caps, Op::FMA, DType(u->dtype.scalar))) return nullptr;
+    return UOp::make(Op::FMA, u->dtype, {prod->src[0], prod->src[1], acc});
+  };
+  return PatternMatcher("fma", {{op(Op::ADD, {any("acc"), ops({Op::MUL}, "prod")}), fma, "accumulate_product"}});
 }
 
-int32_t Emitter::combine(ReduceOp rop, DType d, int w, int32_t a, int32_t b) {
-  const uint8_t n = static_cast<uint8_t>(w);
-  if (rop != ReduceOp::MIN) return k_.add(kir_op(rop == ReduceOp::SUM ? Op::ADD : Op::MAX), dt(d), n, {a, b});
-  const int32_t m = k_.add(TG_KIR_MAX, dt(d), n, {k_.add(TG_KIR_NEG, dt(d), n, {a}), k_.add(TG_KIR_NEG, dt(d), n, {b})});
-  return k_.add(TG_KIR_NEG, dt(d), n, {m});
+UOpPtr lower_reduces(const UOpPtr& sink, const tg_renderer_caps& caps) {
+  const std::vector<const UOp*> nodes = toposort(std::vector<UOpPtr>{sink});
+  if (std::none_of(nodes.begin(), nodes.end(), [](const UOp* n) { return n->op == Op::REDUCE; })) return sink;
+  Accumulators accumulate(caps, next_register_id(sink));
+  // vector REDUCEs over the first one's loops share its loop nest (not MIN: its combine is three ops per lane)
+  std::vector<UOpPtr> reduces, group;
+  std::set<const UOp*> seen;
+  for (const auto& st : sink->src) vector_reduces(st, seen, reduces);
+  for (const auto& u : reduces)
+    if (same_loops(*u, *reduces[0]) && static_cast<ReduceOp>(u->arg_int()) != ReduceOp::MIN) group.push_back(u);
+  UOpPtr s = sink;
+  if (group.size() >= 2) {
+    const std::vector<UOpPtr> results = accumulate(group);
+    std::vector<std::pair<const UOp*, UOpPtr>> map;
+    for (size_t i = 0; i < group.size(); ++i) map.emplace_back(group[i].get(), results[i]);
+    s = substitute(s, map);
+  }
+  const PatternMatcher one("lower_reduces", {{pat::ops({Op::REDUCE}), [&](const Match&, const UOpPtr& u) { return accumulate({u})[0]; }, "one_accumulator"}});
+  // top-down: a reduction before the ones in its value, so UNROLL's lanes of an inner REDUCE vectorize (one vector
+  // REDUCE, vectorize_) before each lane would become an accumulator of its own
+  return rewrite(s, one, {.name = "lower_reduces", .top_down = true});
 }
+
+void lower_reduces(Plan& p) { p.rewrite_sink(lower_reduces(p.sink, p.caps)); }
 
 }  // namespace tg::codegen

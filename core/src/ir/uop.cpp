@@ -295,6 +295,11 @@ UOpPtr reduce_combine(ReduceOp op, const UOpPtr& acc, const UOpPtr& v) {
   return alu(Op::WHERE, alu(Op::CMPLT, v, acc), v, acc);
 }
 
+UOpPtr after(const UOpPtr& buffer, std::vector<UOpPtr> stmts) {
+  stmts.insert(stmts.begin(), buffer);
+  return UOp::make(Op::AFTER, buffer->dtype, std::move(stmts), buffer->arg);
+}
+
 namespace {
 bool is_int_const(const UOpPtr& u) { return u->is_const() && std::holds_alternative<int64_t>(u->arg); }
 bool is_int_const(const UOpPtr& u, int64_t v) { return is_int_const(u) && u->arg_int() == v; }

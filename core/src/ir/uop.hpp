@@ -102,6 +102,8 @@ UOpPtr reduce_identity(ReduceOp op, DType d);
 // acc (op) v as ALU nodes, the one combine step of every reduction: MIN of floats as -max(-acc, -v) (NaN propagates
 // as through MAX), of integers as a select.
 UOpPtr reduce_combine(ReduceOp op, const UOpPtr& acc, const UOpPtr& v);
+// `buffer` once `stmts` ran: what a load that must see their stores reads from.
+UOpPtr after(const UOpPtr& buffer, std::vector<UOpPtr> stmts);
 
 // Index arithmetic sugar (int nodes); folds constants on construction.
 UOpPtr operator+(const UOpPtr& a, const UOpPtr& b);

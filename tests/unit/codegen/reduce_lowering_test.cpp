@@ -1,4 +1,4 @@
-// Reduce lowering (codegen/reduce_lowering.cpp), on the Emitter directly: every REDUCE becomes one accumulator
+// Reduce lowering (codegen/reduce_lowering.cpp), the step then the Emitter: every REDUCE becomes one accumulator
 // (a register array read and written once per iteration of its loop); UNROLL's lanes (pm_unroll_reduces) make it a
 // vector folded after the loop; MIN is -max(-acc, -v) (no MIN instruction); a SUM of products is one FMA per step where the renderer
 // takes FMA, a multiply and an add where it does not; unrolled ranges are combined in straight-line code; a vector
@@ -11,6 +11,7 @@
 
 #include "codegen/emitter.hpp"
 #include "codegen/expand.hpp"
+#include "codegen/reduce_lowering.hpp"
 #include "runtime/device.hpp"
 
 namespace tg::codegen {
@@ -27,10 +28,17 @@ struct Lowered {
       return in.op == op && (vcount < 0 || in.vcount == vcount);
     }));
   }
-  void emit(const UOpPtr& u) {
+  // the steps as the pipeline runs them: UNROLL, lower_reduces (one sink of the statements), then the Emitter
+  void emit(const std::vector<UOpPtr>& values) {
+    std::vector<UOpPtr> stores;
+    for (size_t i = 0; i < values.size(); ++i)
+      stores.push_back(UOp::make(Op::STORE, values[i]->dtype, {UOp::make(Op::PARAM, values[i]->dtype, {}, int64_t{100 + static_cast<int64_t>(i)}), const_int(i64, 0), values[i]}));
+    const UOpPtr sink = rewrite(UOp::make(Op::SINK, dtypes::bool_, stores), pm_unroll_reduces(caps, &unrolls), {.converge_check = true});
     Emitter e(k, caps, {});
-    e.emit(rewrite(u, pm_unroll_reduces(caps, &unrolls), {}));  // the UNROLL step first, as the pipeline runs it
+    const UOpPtr lowered = lower_reduces(sink, caps);
+    for (const auto& st : lowered->src) e.emit(st);
   }
+  void emit(const UOpPtr& u) { emit(std::vector<UOpPtr>{u}); }
 };
 
 UOpPtr range(int64_t n, int64_t id, AxisType t = AxisType::REDUCE) {
@@ -48,7 +56,7 @@ TEST(ReduceLowering, AScalarSumIsOneAccumulatorInOneLoop) {
   EXPECT_EQ(l.count(TG_KIR_DEFINE_REG), 1);
   EXPECT_EQ(l.count(TG_KIR_RANGE), 1);
   EXPECT_EQ(l.count(TG_KIR_ADD, 1), 1) << "one combine per iteration";
-  EXPECT_EQ(l.count(TG_KIR_STORE), 2) << "the identity, then each step";
+  EXPECT_EQ(l.count(TG_KIR_STORE), 3) << "the identity, then each step; the result";
 }
 
 TEST(ReduceLowering, UnrollMakesAVectorAccumulatorFoldedAfterTheLoop) {
@@ -135,10 +143,7 @@ TEST(ReduceLowering, VectorReducesOverOneLoopShareIt) {
   Lowered l;
   l.caps.ops[dt(f32)] |= 1ull << TG_KIR_FMA;
   const UOpPtr r = range(16, 0);
-  const UOpPtr a = vector_dot(r, 0, 1), b = vector_dot(r, 0, 2);
-  Emitter e(l.k, l.caps, {});
-  e.prefuse_reduces({a, b});
-  e.emit(a), e.emit(b);
+  l.emit({vector_dot(r, 0, 1), vector_dot(r, 0, 2)});
   EXPECT_EQ(l.count(TG_KIR_RANGE), 1) << "one loop nest for both";
   EXPECT_EQ(l.count(TG_KIR_DEFINE_REG, 4), 2);
   EXPECT_EQ(l.count(TG_KIR_FMA, 4), 2);
