@@ -161,5 +161,30 @@ TEST(VectorizeRules, WhatNoRuleTakesStaysAVectorize) {
   EXPECT_EQ(quads(vectorize_of(cmps))->op, Op::VECTORIZE) << "bools: renderers share no bool vectors";
 }
 
+// A select per lane (no bool vectors): the select stays per lane, on lane l of its sources' VECTORIZEs, which the
+// rules take in turn (the loads of its value one vector load); the rule does not take its own result again.
+TEST(VectorizeRules, OpsTakenOnlyPerLaneReadLanesOfVectorizedSources) {
+  Vectorizer quads(caps_with_widths(1u << 4));
+  std::vector<UOpPtr> lanes;
+  for (int64_t i = 0; i < 4; ++i) lanes.push_back(alu(Op::WHERE, alu(Op::CMPLT, load(1, i), load(2, i)), load(3, i), load(4, 9)));
+  const UOpPtr v = quads(vectorize_of(lanes));
+  ASSERT_EQ(v->op, Op::VECTORIZE);
+  ASSERT_EQ(v->src.size(), 4u);
+  for (int64_t l = 0; l < 4; ++l) {
+    const UOpPtr& lane = v->src[l];
+    ASSERT_EQ(lane->op, Op::WHERE);
+    for (size_t i = 0; i < lane->src.size(); ++i) {
+      ASSERT_EQ(lane->src[i]->op, Op::GEP);
+      EXPECT_EQ(lane->src[i]->arg_int(), l);
+      EXPECT_EQ(lane->src[i]->src[0].get(), v->src[0]->src[i]->src[0].get()) << "every lane reads the same vectors";
+    }
+  }
+  EXPECT_EQ(v->src[0]->src[1]->src[0]->op, Op::LOAD) << "the value's lanes: one vector load";
+  EXPECT_EQ(v->src[0]->src[1]->src[0]->dtype, f32.vec(4));
+  EXPECT_EQ(v->src[0]->src[2]->src[0]->op, Op::VECTORIZE) << "one value in every lane stays a broadcast";
+  EXPECT_EQ(v->src[0]->src[0]->src[0]->op, Op::VECTORIZE) << "the comparisons: per lane again, on vector loads";
+  EXPECT_EQ(pm_vectorize_for(caps_with_widths(1u << 4)).rewrite(v), nullptr) << "its own result is left alone";
+}
+
 }  // namespace
 }  // namespace tg::codegen

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "codegen/emitter.hpp"
@@ -148,6 +149,76 @@ TEST(ReduceLowering, VectorReducesOverOneLoopShareIt) {
   EXPECT_EQ(l.count(TG_KIR_DEFINE_REG, 4), 2);
   EXPECT_EQ(l.count(TG_KIR_FMA, 4), 2);
   EXPECT_EQ(l.count(TG_KIR_LOAD, 4), 3 + 4) << "x once for both, y and z; each accumulator per step and after";
+}
+
+// The step's graph: no REDUCE is left; each is a register, its identity stored, one END of its step, a read after it.
+TEST(ReduceLowering, TheStepLeavesRegistersStoresAndEndsOnly) {
+  const tg_renderer_caps caps = rt::Device::get("CPU").caps();
+  const UOpPtr r = range(64, 0);
+  const UOpPtr sink = UOp::make(Op::SINK, dtypes::bool_, {UOp::make(Op::STORE, f32, {UOp::make(Op::PARAM, f32, {}, int64_t{0}), const_int(i64, 0), reduce(ReduceOp::MAX, load(1, r), r)})});
+  std::map<Op, int> ops;
+  for (const UOp* n : toposort(std::vector<UOpPtr>{lower_reduces(sink, caps)})) ++ops[n->op];
+  EXPECT_EQ(ops[Op::REDUCE], 0);
+  EXPECT_EQ(ops[Op::DEFINE_REG], 1);
+  EXPECT_EQ(ops[Op::END], 1);
+  EXPECT_EQ(ops[Op::AFTER], 2) << "the first read after the identity, the result after the loop";
+  EXPECT_EQ(ops[Op::STORE], 3) << "the identity, the step, the output";
+  EXPECT_EQ(ops[Op::MAX], 1);
+}
+
+// sum_j min_k x[j, k]: the inner accumulator starts again for every j - its identity is stored inside j's loop,
+// before k's (stored once before both, every j would continue the previous minimum).
+TEST(ReduceLowering, AnInnerReductionStartsInsideTheOuterLoop) {
+  Lowered l;
+  const UOpPtr j = range(8, 0), k = range(16, 1);
+  l.emit(reduce(ReduceOp::SUM, reduce(ReduceOp::MIN, load(1, alu(Op::ADD, alu(Op::MUL, j, const_int(i64, 16)), k)), k), j));
+  std::vector<size_t> ranges, inits;
+  for (size_t i = 0; i < l.k.insts.size(); ++i) {
+    const tg_kir_inst& in = l.k.insts[i];
+    if (in.op == TG_KIR_RANGE) ranges.push_back(i);
+    if (in.op != TG_KIR_STORE) continue;
+    const tg_kir_inst& value = l.k.insts[l.k.src_pool[in.src_start + 2]];
+    if (value.op == TG_KIR_CONST && std::isinf(value.arg.f)) inits.push_back(i);
+  }
+  ASSERT_EQ(ranges.size(), 2u);
+  ASSERT_EQ(inits.size(), 1u) << "the minimum's identity, +inf";
+  EXPECT_GT(inits[0], ranges[0]);
+  EXPECT_LT(inits[0], ranges[1]);
+}
+
+// A hand-written kernel's END over an UNROLL range writes its statements out once per index by substitution: each
+// copy's reduction gets its own register (the register takes the unrolled range as a source), not one shared by all.
+TEST(ReduceLowering, EachWrittenOutCopyHasItsOwnAccumulator) {
+  Lowered l;
+  const UOpPtr u = range(4, 0, AxisType::UNROLL), r = range(16, 1);
+  const UOpPtr sum = reduce(ReduceOp::SUM, load(1, alu(Op::ADD, alu(Op::MUL, u, const_int(i64, 16)), r)), r);
+  const UOpPtr st = UOp::make(Op::STORE, f32, {UOp::make(Op::PARAM, f32, {}, int64_t{0}), u, sum});
+  const UOpPtr sink = UOp::make(Op::SINK, dtypes::bool_, {UOp::make(Op::END, dtypes::bool_, {st, u}, int64_t{1})});
+  Emitter e(l.k, l.caps, {});
+  const UOpPtr lowered = lower_reduces(sink, l.caps);
+  for (const auto& s : lowered->src) e.emit(s);
+  EXPECT_EQ(l.count(TG_KIR_DEFINE_REG), 4);
+  EXPECT_EQ(l.count(TG_KIR_RANGE), 4);
+  EXPECT_EQ(l.count(TG_KIR_STORE), 4 * 3) << "per copy: the identity, the step, the output";
+}
+
+// FMA by caps fuses an accumulator's step only: acc + x * y where acc is a register's value; another sum of a product
+// keeps its two roundings.
+TEST(FmaRules, OnlyAnAccumulatorsStepBecomesAnFma) {
+  tg_renderer_caps caps = rt::Device::get("CPU").caps();
+  caps.ops[dt(f32)] |= 1ull << TG_KIR_FMA;
+  const PatternMatcher fma = pm_fma_for(caps);
+  const UOpPtr prod = alu(Op::MUL, load(1, const_int(i64, 0)), load(2, const_int(i64, 0)));
+  const UOpPtr reg = UOp::make(Op::DEFINE_REG, f32, {}, std::vector<int64_t>{1, 0});
+  const UOpPtr acc = UOp::make(Op::LOAD, f32, {after(reg, {}), const_int(dtypes::int32, 0)});
+  const UOpPtr fused = fma.rewrite(alu(Op::ADD, acc, prod));
+  ASSERT_NE(fused, nullptr);
+  EXPECT_EQ(fused->op, Op::FMA);
+  EXPECT_EQ(fused->src[2].get(), acc.get());
+  EXPECT_EQ(fma.rewrite(alu(Op::ADD, prod, acc))->op, Op::FMA) << "either operand order";
+  EXPECT_EQ(fma.rewrite(alu(Op::ADD, load(3, const_int(i64, 0)), prod)), nullptr) << "not an accumulator";
+  caps.ops[dt(f32)] &= ~(1ull << TG_KIR_FMA);
+  EXPECT_EQ(pm_fma_for(caps).rewrite(alu(Op::ADD, acc, prod)), nullptr) << "a renderer without FMA";
 }
 
 }  // namespace
