@@ -187,14 +187,8 @@ void Emitter::emit_carried_inits(const std::vector<UOpPtr>& stmts, const std::ve
   for (const auto& st : stmts)
     if (st->op == Op::STORE && st->src[0]->op == Op::DEFINE_REG) carried.insert(st->src[0].get());
   if (carried.empty()) return;
-  std::unordered_map<const UOp*, bool> varies;
-  for (const auto& r : ranges) varies[r.get()] = true;
-  for (const UOp* n : toposort(stmts)) {
-    bool v = varies.count(n) && varies[n];
-    for (const auto& s : n->src) v = v || varies[s.get()];
-    varies[n] = v;
-    if (n->op == Op::AFTER && !v && carried.count(n->src[0].get())) emit(n->ptr());
-  }
+  for (const UOpPtr& init : independent_of(stmts, ranges, [&](const UOp& n) { return n.op == Op::AFTER && carried.count(n.src[0].get()); }))
+    emit(init);
 }
 
 void Emitter::emit_end(const std::vector<UOpPtr>& stmts, const std::vector<UOpPtr>& ranges, size_t i) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "codegen/decompositions.hpp"
@@ -184,6 +185,22 @@ inline bool same_loops(const UOp& a, const UOp& b) {
   for (size_t i = 1; i < a.src.size(); ++i)
     if (a.src[i].get() != b.src[i].get()) return false;
   return true;
+}
+
+// The nodes `roots` reach that do not depend on `ranges` (the loops a statement or a reduction runs over) and pass
+// `want`, in toposort order: what can run once before those loops.
+template <class Want>
+std::vector<UOpPtr> independent_of(const std::vector<UOpPtr>& roots, const std::vector<UOpPtr>& ranges, Want want) {
+  std::unordered_map<const UOp*, bool> varies;
+  for (const auto& r : ranges) varies[r.get()] = true;
+  std::vector<UOpPtr> out;
+  for (const UOp* n : toposort(roots)) {
+    bool v = varies.count(n) && varies[n];
+    for (const auto& s : n->src) v = v || varies[s.get()];
+    varies[n] = v;
+    if (!v && want(*n)) out.push_back(n->ptr());
+  }
+  return out;
 }
 
 // Lanes that vectorize cleanly: isomorphic, every load the same in all lanes or contiguous, reductions over the

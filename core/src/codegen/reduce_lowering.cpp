@@ -6,6 +6,7 @@
 #include <set>
 
 #include "codegen/expand.hpp"
+#include "codegen/fma.hpp"
 #include "codegen/lanes.hpp"
 #include "codegen/plan.hpp"
 
@@ -13,15 +14,10 @@ namespace tg::codegen {
 
 namespace {
 
-// acc (a register's value: a LOAD through AFTER of a DEFINE_REG)
-bool is_register_value(const UOp& u) {
-  return u.op == Op::LOAD && u.src[0]->op == Op::AFTER && u.src[0]->src[0]->op == Op::DEFINE_REG;
-}
-
 // A register id no node of the graph uses (ids keep DEFINE_REGs of the same size distinct nodes).
-int64_t next_register_id(const UOpPtr& sink) {
+int64_t next_register_id(const std::vector<const UOp*>& nodes) {
   int64_t id = 0;
-  for (const UOp* n : toposort(std::vector<UOpPtr>{sink})) {
+  for (const UOp* n : nodes) {
     if (n->op == Op::RANGE) id = std::max(id, n->range().id + 1);
     if ((n->op == Op::DEFINE_REG || n->op == Op::DEFINE_LOCAL) && n->arg_ints().size() > 1) id = std::max(id, n->arg_ints()[1] + 1);
   }
@@ -38,15 +34,10 @@ struct Reads {
   std::vector<UOpPtr> statements, unrolled;
 };
 Reads reads(const UOpPtr& value, const std::vector<UOpPtr>& loops) {
-  std::unordered_map<const UOp*, bool> varies;
-  for (const auto& r : loops) varies[r.get()] = true;
   Reads out;
-  for (const UOp* n : toposort(std::vector<UOpPtr>{value})) {
-    bool v = varies.count(n) && varies[n];
-    for (const auto& s : n->src) v = v || varies[s.get()];
-    varies[n] = v;
-    if (n->op == Op::AFTER && !v && n->src[0]->op != Op::DEFINE_REG) out.statements.push_back(n->ptr());
-    if (!v && is_unrolled(n->ptr())) out.unrolled.push_back(n->ptr());
+  for (UOpPtr& n : independent_of({value}, loops, [](const UOp& n) { return n.op == Op::AFTER || n.op == Op::RANGE; })) {
+    if (n->op == Op::AFTER && n->src[0]->op != Op::DEFINE_REG) out.statements.push_back(std::move(n));
+    else if (is_unrolled(n)) out.unrolled.push_back(std::move(n));
   }
   return out;
 }
@@ -101,20 +92,10 @@ void vector_reduces(const UOpPtr& u, std::set<const UOp*>& seen, std::vector<UOp
 
 }  // namespace
 
-PatternMatcher pm_fma_for(const tg_renderer_caps& caps) {
-  using namespace pat;
-  auto fma = [caps](const Match& m, const UOpPtr& u) -> UOpPtr {
-    const UOpPtr &acc = m["acc"], &prod = m["prod"];
-    if (!is_register_value(*acc) || !e_supports(caps, Op::FMA, DType(u->dtype.scalar))) return nullptr;
-    return UOp::make(Op::FMA, u->dtype, {prod->src[0], prod->src[1], acc});
-  };
-  return PatternMatcher("fma", {{op(Op::ADD, {any("acc"), ops({Op::MUL}, "prod")}), fma, "accumulate_product"}});
-}
-
 UOpPtr lower_reduces(const UOpPtr& sink, const tg_renderer_caps& caps) {
   const std::vector<const UOp*> nodes = toposort(std::vector<UOpPtr>{sink});
   if (std::none_of(nodes.begin(), nodes.end(), [](const UOp* n) { return n->op == Op::REDUCE; })) return sink;
-  Accumulators accumulate(caps, next_register_id(sink));
+  Accumulators accumulate(caps, next_register_id(nodes));
   // vector REDUCEs over the first one's loops share its loop nest (not MIN: its combine is three ops per lane)
   std::vector<UOpPtr> reduces, group;
   std::set<const UOp*> seen;

@@ -5,7 +5,8 @@
 //   STORE(acc, 0, identity)                                              before the loops (the linearizer: END's carried inits)
 //   END(STORE(acc, 0, LOAD(AFTER(acc, init), 0) (op) value), loops...)  one step per iteration
 //   result = LOAD(AFTER(acc, END), 0)
-// The step is ir::reduce_combine for every op (MIN of floats -max(-acc, -v), of integers a select), then the FMA rules.
+// The step is ir::reduce_combine for every op (MIN of floats -max(-acc, -v), of integers a select), then the FMA rules
+// (fma.hpp).
 #pragma once
 
 #include "ir/pattern_matcher.hpp"
@@ -13,11 +14,6 @@
 #include "tg/plugin_abi.h"
 
 namespace tg::codegen {
-
-// FMA by caps: an accumulator's step acc + x * y (a register read plus a product) is one FMA where the renderer takes
-// FMA for its dtype: one rounding, and a matmul's inner loop issues one instruction per multiply-add. Other sums of
-// products keep both roundings (elementwise results stay those of the ops as written).
-ir::PatternMatcher pm_fma_for(const tg_renderer_caps& caps);
 
 // Every REDUCE of the graph as an accumulator (above), outer reductions first (their values vectorized first). Vector REDUCEs over the loops of the
 // first one the statements reach (a register tile's rows, several outputs of one loop) share one END: one loop nest

@@ -12,6 +12,7 @@
 
 #include "codegen/emitter.hpp"
 #include "codegen/expand.hpp"
+#include "codegen/fma.hpp"
 #include "codegen/reduce_lowering.hpp"
 #include "runtime/device.hpp"
 
