@@ -60,10 +60,7 @@ class Emitter {
 
   bool supports(Op op, DType d) const { return e_supports(caps_, op, d); }
   bool vector_ok(DType d, int w) const { return codegen::vector_ok(caps_, d, w); }
-  // Packed loads of d (ABI 1.3: an older plugin's caps end before packed_loads, which then stays 0).
-  bool takes_packed(DType d) const {
-    return TG_ABI_HAS(&caps_, tg_renderer_caps, packed_loads) && (caps_.packed_loads >> dt(d) & 1u);
-  }
+  bool takes_packed(DType d) const { return codegen::takes_packed(caps_, d); }
   // Local memory the kernel declared so far, in bytes.
   uint64_t local_bytes() const { return local_bytes_; }
   double flops() const { return flops_; }
@@ -115,9 +112,6 @@ class Emitter {
   int32_t lane(Lanes v, DType d, int l);       // lane l of v, as a scalar
   // One scalar instruction per lane on the lanes of already-emitted sources, gathered into a vector.
   Lanes per_lane(const std::vector<UOpPtr>& lanes, const std::vector<Lanes>& srcs);
-  // Lanes whose two halves are each isomorphic (an int8 weight word: lanes 0-3 a load's low nibbles, lanes 4-7
-  // the same load's high ones): one vector per half, joined with VECTORIZE. nullopt otherwise.
-  std::optional<Lanes> emit_halves(const std::vector<UOpPtr>& lanes);
   // Each lane through the scalar path.
   Lanes gather_lanes(const std::vector<UOpPtr>& lanes);
   Lanes pack(const std::vector<int32_t>& scalars, DType d);

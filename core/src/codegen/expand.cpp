@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "codegen/decompositions.hpp"
 #include "codegen/lanes.hpp"
 #include "codegen/plan.hpp"
 
@@ -44,10 +45,41 @@ bool vector_lanes(const std::vector<UOpPtr>& lanes) {
 UOpPtr vector_load(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lanes) {
   const UOpPtr& u0 = lanes[0];
   const int w = static_cast<int>(lanes.size());
-  if (is_packed_load(*u0) || !vector_ok(caps, u0->dtype, w) || !consecutive_index(src_lanes(lanes, 1))) return nullptr;
+  if (is_packed_load(*u0) && !takes_packed(caps, u0->dtype)) return nullptr;  // (read from bytes: packed_from_bytes)
+  if (!vector_ok(caps, u0->dtype, w) || !consecutive_index(src_lanes(lanes, 1), lane_stride(*u0))) return nullptr;
   if (!std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l->src[0].get() == u0->src[0].get(); })) return nullptr;
   if (!same_gate(lanes, 2)) return nullptr;
   return UOp::make(Op::LOAD, u0->dtype.vec(w), u0->src);  // the first lane's buffer, index and gate
+}
+
+// Packed loads the renderer does not read whole: each lane from its bytes, which the rules then take.
+UOpPtr packed_from_bytes(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lanes) {
+  const UOpPtr& u0 = lanes[0];
+  if (!is_packed_load(*u0) || takes_packed(caps, u0->dtype)) return nullptr;
+  std::vector<UOpPtr> bytes;
+  for (const auto& l : lanes) bytes.push_back(packed_load_from_bytes(l));
+  return UOp::make(Op::VECTORIZE, u0->dtype.vec(static_cast<int>(lanes.size())), std::move(bytes));
+}
+
+// Lanes whose two halves are each alike (an int8 weight word: lanes 0-3 a load's low nibbles, lanes 4-7 the same
+// load's high ones; or two runs of consecutive loads): one vector per half, taken apart into the lanes again
+// (the renderer joins two vectors of w/2 into one of w). Loads must be one vector access per half (or one value).
+UOpPtr two_halves(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lanes) {
+  const int w = static_cast<int>(lanes.size());
+  const DType d = lanes[0]->dtype;
+  if (w < 4 || w % 2 || d.is_bool() || !vector_ok(caps, d, w) || !vector_ok(caps, d, w / 2)) return nullptr;
+  const std::vector<UOpPtr> lo(lanes.begin(), lanes.begin() + w / 2), hi(lanes.begin() + w / 2, lanes.end());
+  if (!isomorphic(lo) || !isomorphic(hi) || lo[0]->op == Op::RANGE || hi[0]->op == Op::RANGE) return nullptr;
+  for (const auto* half : {&lo, &hi})
+    if ((*half)[0]->op == Op::LOAD && (*half)[0].get() != half->back().get() &&
+        !consecutive_index(src_lanes(*half, 1), lane_stride(*(*half)[0])))
+      return nullptr;
+  std::vector<UOpPtr> out;
+  for (const auto* half : {&lo, &hi}) {
+    const UOpPtr v = UOp::make(Op::VECTORIZE, d.vec(w / 2), *half);
+    for (int l = 0; l < w / 2; ++l) out.push_back(UOp::make(Op::GEP, d, {v}, int64_t{l}));
+  }
+  return UOp::make(Op::VECTORIZE, d.vec(w), std::move(out));
 }
 
 UOpPtr vector_alu(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lanes) {
@@ -105,8 +137,15 @@ ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps) {
     return [op](const UOp& u) { return !u.src.empty() && u.src[0]->op == op && vector_lanes(u.src); };
   };
   auto alu_lanes = [](const UOp& u) { return !u.src.empty() && is_alu(u.src[0]->op) && vector_lanes(u.src); };
+  // (two isomorphic halves: lanes that are not alike as a whole, or loads that are not one access)
+  auto halves = [](const UOp& u) {
+    const size_t n = distinct_values(u.src);
+    return n * 4 > u.src.size() && (!isomorphic(u.src) || u.src[0]->op == Op::LOAD);
+  };
   return PatternMatcher("vectorize", {
       {ops({Op::VECTORIZE}).where(lanes_of(Op::LOAD)), [caps](const Match&, const UOpPtr& u) { return vector_load(caps, u->src); }, "vector_load"},
+      {ops({Op::VECTORIZE}).where(lanes_of(Op::LOAD)), [caps](const Match&, const UOpPtr& u) { return packed_from_bytes(caps, u->src); }, "packed_from_bytes"},
+      {ops({Op::VECTORIZE}).where(halves), [caps](const Match&, const UOpPtr& u) { return two_halves(caps, u->src); }, "two_halves"},
       {ops({Op::VECTORIZE}).where(alu_lanes), [caps](const Match&, const UOpPtr& u) { return vector_alu(caps, u->src); }, "vector_alu"},
       {ops({Op::VECTORIZE}).where(alu_lanes), [caps](const Match&, const UOpPtr& u) { return vector_per_lane(caps, u->src); }, "per_lane"},
       {ops({Op::VECTORIZE}).where(lanes_of(Op::REDUCE)), [caps](const Match&, const UOpPtr& u) { return vector_reduce(u->src, caps); }, "vector_reduce"},

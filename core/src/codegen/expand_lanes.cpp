@@ -1,6 +1,6 @@
-// Lanes at emission (emitter.hpp): a VECTORIZE's lanes through the vectorize rules (expand.hpp), and what the rules
-// leave: one value in every lane (a broadcast), a few values repeated, two isomorphic halves, packed loads, ops the
-// renderer takes only per lane (computed per lane and gathered, bools kept as scalars).
+// Lanes at emission (emitter.hpp): a VECTORIZE's lanes through the vectorize rules (expand.hpp: vector ops, ops per
+// lane, two halves, packed loads from bytes), and what the rules leave to the instructions: one value in every lane
+// (a broadcast), a few values repeated or unlike lanes (gathered), an op per lane (bools kept as scalars).
 #include <algorithm>
 
 #include "codegen/emitter.hpp"
@@ -46,40 +46,18 @@ Emitter::Lanes Emitter::emit_lanes_uncached(const std::vector<UOpPtr>& lanes) {
     return v->op == Op::VECTORIZE ? emit_lanes(v->src) : Lanes{emit(v), w};
   }
   if (u0->op == Op::RANGE) return gather_lanes(lanes);
-  // one vector op where the rules take the lanes (expand.hpp); what follows is what they leave. (Rewritten to their
-  // fixpoint, the nodes are the ones the expand step made of the same lanes, so neither is emitted twice.)
-  if (isomorphic(lanes))
-    if (UOpPtr v = vectorized(UOp::make(Op::VECTORIZE, d.vec(w), lanes)); v->op != Op::VECTORIZE) return {emit(v), w};
-  if (distinct_values(lanes) * 4 <= lanes.size()) return gather_lanes(lanes);  // a few values, each once (lanes.hpp)
-  if (!isomorphic(lanes)) {
-    if (std::optional<Lanes> joined = emit_halves(lanes)) return *joined;
-    return gather_lanes(lanes);
-  }
-  if (u0->op == Op::LOAD) {
-    if (is_packed_load(*u0) && !takes_packed(d)) {
-      std::vector<UOpPtr> alt;
-      for (const auto& l : lanes) alt.push_back(packed_load_from_bytes(l));
-      return emit_lanes(alt);
-    }
-    auto idx = src_lanes(lanes, 1);
-    if (!is_packed_load(*u0) || !consecutive_index(idx, lane_stride(*u0)) || !same_gate(lanes, 2) || !vector_ok(d, w)) {
-      if (std::optional<Lanes> joined = emit_halves(lanes)) return *joined;  // halves that are each one load
-      return gather_lanes(lanes);
-    }
-    std::vector<int32_t> src{emit(u0->src[0]), emit(idx[0])};  // packed values the renderer loads whole
-    if (u0->src.size() > 2) src.push_back(emit(u0->src[2]));
-    return {k_.add(TG_KIR_LOAD, dt(d), static_cast<uint8_t>(w), std::move(src)), w};
-  }
-  if (u0->op == Op::REDUCE) return gather_lanes(lanes);  // over different loops, or a combine without vectors
-  if (!is_alu(u0->op)) return gather_lanes(lanes);
-  DType od = op_dtype(*u0);
-  if (!supports(u0->op, od)) {
+  // the vectorize rules (expand.hpp): one vector op, or other lanes (per lane, two halves, bytes) to emit instead.
+  // (Rewritten to their fixpoint, the nodes are the ones the expand step made of the same lanes: none is emitted twice.)
+  const UOpPtr all = UOp::make(Op::VECTORIZE, d.vec(w), lanes);
+  if (UOpPtr v = vectorized(all); v.get() != all.get()) return v->op == Op::VECTORIZE ? emit_lanes(v->src) : Lanes{emit(v), w};
+  if (distinct_values(lanes) * 4 <= lanes.size() || !isomorphic(lanes) || !is_alu(u0->op)) return gather_lanes(lanes);
+  if (!supports(u0->op, op_dtype(*u0))) {  // an op the renderer lacks: its decomposition, lane by lane
     std::vector<UOpPtr> alt;
     for (const auto& l : lanes) alt.push_back(decompose(l));
     if (!alt[0]) return gather_lanes(lanes);
     return emit_lanes(alt);
   }
-  std::vector<Lanes> srcs;  // an op the renderer takes only per lane (on bools, a select, a width it lacks)
+  std::vector<Lanes> srcs;  // an op the renderer takes only per lane (the per_lane rule's: on lanes of vectors)
   for (size_t i = 0; i < u0->src.size(); ++i) srcs.push_back(emit_lanes(src_lanes(lanes, i)));
   return per_lane(lanes, srcs);
 }
@@ -94,23 +72,6 @@ Emitter::Lanes Emitter::per_lane(const std::vector<UOpPtr>& lanes, const std::ve
     out.push_back(k_.add(kir_op(u0->op), dt(u0->dtype), 1, std::move(ids)));
   }
   return pack(out, u0->dtype);
-}
-
-std::optional<Emitter::Lanes> Emitter::emit_halves(const std::vector<UOpPtr>& lanes) {
-  const int w = static_cast<int>(lanes.size());
-  const DType d = lanes[0]->dtype;
-  if (w < 4 || w % 2 || d.is_bool() || !vector_ok(d, w) || !vector_ok(d, w / 2)) return std::nullopt;
-  const std::vector<UOpPtr> lo(lanes.begin(), lanes.begin() + w / 2), hi(lanes.begin() + w / 2, lanes.end());
-  if (!isomorphic(lo) || !isomorphic(hi) || lo[0]->op == Op::RANGE || hi[0]->op == Op::RANGE) return std::nullopt;
-  // a load's halves must each be one vector access (or the same address in every lane)
-  for (const auto* half : {&lo, &hi})
-    if ((*half)[0]->op == Op::LOAD && (*half)[0].get() != half->back().get() &&
-        !consecutive_index(src_lanes(*half, 1), lane_stride(*(*half)[0])))
-      return std::nullopt;
-  const Lanes a = emit_lanes(lo), b = emit_lanes(hi);
-  std::vector<int32_t> parts;
-  for (int l = 0; l < w; ++l) parts.push_back(l < w / 2 ? lane(a, d, l) : lane(b, d, l - w / 2));
-  return Lanes{k_.add(TG_KIR_VECTORIZE, dt(d), static_cast<uint8_t>(w), parts), w};
 }
 
 Emitter::Lanes Emitter::gather_lanes(const std::vector<UOpPtr>& lanes) {

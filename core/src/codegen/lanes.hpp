@@ -161,6 +161,12 @@ inline bool is_whole_vector(const std::vector<UOpPtr>& lanes) {
   return true;
 }
 
+// Packed loads of d the renderer reads whole (ABI 1.3: an older plugin's caps end before packed_loads, which then
+// stays 0); else they are read as bytes (packed_load_from_bytes).
+inline bool takes_packed(const tg_renderer_caps& caps, DType d) {
+  return TG_ABI_HAS(&caps, tg_renderer_caps, packed_loads) && (caps.packed_loads >> dt(d) & 1u);
+}
+
 // The renderer takes vectors of w lanes of d (16 at most: the widest value any renderer holds).
 inline bool vector_ok(const tg_renderer_caps& caps, DType d, int w) { return w <= 16 && e_vector_ok(caps, d, w); }
 

@@ -186,5 +186,46 @@ TEST(VectorizeRules, OpsTakenOnlyPerLaneReadLanesOfVectorizedSources) {
   EXPECT_EQ(pm_vectorize_for(caps_with_widths(1u << 4)).rewrite(v), nullptr) << "its own result is left alone";
 }
 
+// Loads 0, 1, 10, 11: not one access, but each half is: the rule makes a vector of each half (two 2-lane loads) and
+// takes the lanes from them, which the renderer joins; it does not take its own result again.
+TEST(VectorizeRules, TwoRunsOfConsecutiveLoadsAreTwoHalfVectors) {
+  const tg_renderer_caps caps = caps_with_widths(1u << 2 | 1u << 4);
+  const UOpPtr v = Vectorizer(caps)(vectorize_of(loads(1, {0, 1, 10, 11})));
+  ASSERT_EQ(v->op, Op::VECTORIZE);
+  for (int64_t l = 0; l < 4; ++l) {
+    const UOpPtr& lane = v->src[l];
+    ASSERT_EQ(lane->op, Op::GEP);
+    EXPECT_EQ(lane->arg_int(), l % 2);
+    ASSERT_EQ(lane->src[0]->op, Op::LOAD) << "each half one 2-lane load";
+    EXPECT_EQ(lane->src[0]->dtype, f32.vec(2));
+    EXPECT_EQ(lane->src[0]->src[1]->arg_int(), l < 2 ? 0 : 10);
+  }
+  EXPECT_EQ(pm_vectorize_for(caps).rewrite(v), nullptr);
+  EXPECT_EQ(Vectorizer(caps_with_widths(1u << 4))(vectorize_of(loads(1, {0, 1, 10, 11})))->src[0]->op, Op::LOAD)
+      << "without vectors of 2 the halves stay scalar loads";
+}
+
+// Packed loads (4 bytes of a uint8 buffer read as an int32) 4 bytes apart: one vector load where the renderer reads
+// packed values whole, else each lane from its bytes (byte loads, shifts, ORs), which the rules take in turn.
+TEST(VectorizeRules, PackedLoadsAreOneLoadOrReadFromBytes) {
+  const DType i32 = dtypes::int32;
+  std::vector<UOpPtr> lanes;
+  for (int64_t l = 0; l < 4; ++l)
+    lanes.push_back(UOp::make(Op::LOAD, i32, {UOp::make(Op::PARAM, dtypes::uint8, {}, int64_t{1}), const_int(i64, 8 + 4 * l)}));
+  tg_renderer_caps caps = rt::Device::get("CPU").caps();
+  caps.vector_widths[dt(i32)] |= 1u << 4;
+  caps.packed_loads |= 1u << dt(i32);
+  const UOpPtr whole = Vectorizer(caps)(vectorize_of(lanes));
+  ASSERT_EQ(whole->op, Op::LOAD);
+  EXPECT_EQ(whole->dtype, i32.vec(4));
+  EXPECT_EQ(whole->src[1]->arg_int(), 8);
+  caps.packed_loads &= ~(1u << dt(i32));
+  const UOpPtr bytes = Vectorizer(caps)(vectorize_of(lanes));
+  EXPECT_NE(bytes->op, Op::LOAD);
+  size_t byte_loads = 0;
+  for (const UOp* n : toposort(std::vector<UOpPtr>{bytes})) byte_loads += n->op == Op::LOAD && n->dtype.scalar == dtypes::uint8.scalar;
+  EXPECT_GE(byte_loads, 4u) << "read as bytes";
+}
+
 }  // namespace
 }  // namespace tg::codegen

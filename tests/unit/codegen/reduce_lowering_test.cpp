@@ -158,7 +158,8 @@ TEST(ReduceLowering, TheStepLeavesRegistersStoresAndEndsOnly) {
   const UOpPtr r = range(64, 0);
   const UOpPtr sink = UOp::make(Op::SINK, dtypes::bool_, {UOp::make(Op::STORE, f32, {UOp::make(Op::PARAM, f32, {}, int64_t{0}), const_int(i64, 0), reduce(ReduceOp::MAX, load(1, r), r)})});
   std::map<Op, int> ops;
-  for (const UOp* n : toposort(std::vector<UOpPtr>{lower_reduces(sink, caps)})) ++ops[n->op];
+  const UOpPtr lowered = lower_reduces(sink, caps);  // (toposort's pointers live as long as it does)
+  for (const UOp* n : toposort(std::vector<UOpPtr>{lowered})) ++ops[n->op];
   EXPECT_EQ(ops[Op::REDUCE], 0);
   EXPECT_EQ(ops[Op::DEFINE_REG], 1);
   EXPECT_EQ(ops[Op::END], 1);
