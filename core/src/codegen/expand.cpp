@@ -52,6 +52,10 @@ UOpPtr vector_load(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lane
   return UOp::make(Op::LOAD, u0->dtype.vec(w), u0->src);  // the first lane's buffer, index and gate
 }
 
+// The VECTORIZEs of an op's sources a rule takes apart, through `sources` (pm_vectorize_for's) where given.
+using Sources = std::function<UOpPtr(const UOpPtr&)>;
+UOpPtr made_of(const Sources& sources, UOpPtr v) { return sources ? sources(v) : v; }
+
 // Packed loads the renderer does not read whole: each lane from its bytes, which the rules then take.
 UOpPtr packed_from_bytes(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lanes) {
   const UOpPtr& u0 = lanes[0];
@@ -64,7 +68,7 @@ UOpPtr packed_from_bytes(const tg_renderer_caps& caps, const std::vector<UOpPtr>
 // Lanes whose two halves are each alike (an int8 weight word: lanes 0-3 a load's low nibbles, lanes 4-7 the same
 // load's high ones; or two runs of consecutive loads): one vector per half, taken apart into the lanes again
 // (the renderer joins two vectors of w/2 into one of w). Loads must be one vector access per half (or one value).
-UOpPtr two_halves(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lanes) {
+UOpPtr two_halves(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lanes, const Sources& sources) {
   const int w = static_cast<int>(lanes.size());
   const DType d = lanes[0]->dtype;
   if (w < 4 || w % 2 || d.is_bool() || !vector_ok(caps, d, w) || !vector_ok(caps, d, w / 2)) return nullptr;
@@ -76,7 +80,7 @@ UOpPtr two_halves(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lanes
       return nullptr;
   std::vector<UOpPtr> out;
   for (const auto* half : {&lo, &hi}) {
-    const UOpPtr v = UOp::make(Op::VECTORIZE, d.vec(w / 2), *half);
+    const UOpPtr v = made_of(sources, UOp::make(Op::VECTORIZE, d.vec(w / 2), *half));
     for (int l = 0; l < w / 2; ++l) out.push_back(UOp::make(Op::GEP, d, {v}, int64_t{l}));
   }
   return UOp::make(Op::VECTORIZE, d.vec(w), std::move(out));
@@ -101,7 +105,7 @@ UOpPtr vector_alu(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lanes
 // VECTORIZEs of its sources, so what vectorizes among the sources still does (a tile's reductions under a select
 // stay one vector REDUCE, which lower_reduces then gives one accumulator). Lanes that already read lane l of one
 // vector per source are what this rule makes: left alone.
-UOpPtr vector_per_lane(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lanes) {
+UOpPtr vector_per_lane(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lanes, const Sources& sources) {
   const UOpPtr& u0 = lanes[0];
   const int w = static_cast<int>(lanes.size());
   if (!e_supports(caps, u0->op, op_dtype(*u0))) return nullptr;  // decomposed per lane at emission
@@ -109,7 +113,7 @@ UOpPtr vector_per_lane(const tg_renderer_caps& caps, const std::vector<UOpPtr>& 
   for (size_t i = 0; done && i < u0->src.size(); ++i) done = is_whole_vector(src_lanes(lanes, i));
   if (done) return nullptr;
   std::vector<UOpPtr> vsrc;
-  for (size_t i = 0; i < u0->src.size(); ++i) vsrc.push_back(UOp::make(Op::VECTORIZE, u0->src[i]->dtype.vec(w), src_lanes(lanes, i)));
+  for (size_t i = 0; i < u0->src.size(); ++i) vsrc.push_back(made_of(sources, UOp::make(Op::VECTORIZE, u0->src[i]->dtype.vec(w), src_lanes(lanes, i))));
   std::vector<UOpPtr> out;
   for (int l = 0; l < w; ++l) {
     std::vector<UOpPtr> src;
@@ -131,7 +135,7 @@ UOpPtr vector_reduce(const std::vector<UOpPtr>& lanes, const tg_renderer_caps& c
 
 }  // namespace
 
-ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps) {
+ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps, std::function<UOpPtr(const UOpPtr&)> sources) {
   using namespace pat;
   auto lanes_of = [](Op op) {
     return [op](const UOp& u) { return !u.src.empty() && u.src[0]->op == op && vector_lanes(u.src); };
@@ -145,9 +149,9 @@ ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps) {
   return PatternMatcher("vectorize", {
       {ops({Op::VECTORIZE}).where(lanes_of(Op::LOAD)), [caps](const Match&, const UOpPtr& u) { return vector_load(caps, u->src); }, "vector_load"},
       {ops({Op::VECTORIZE}).where(lanes_of(Op::LOAD)), [caps](const Match&, const UOpPtr& u) { return packed_from_bytes(caps, u->src); }, "packed_from_bytes"},
-      {ops({Op::VECTORIZE}).where(halves), [caps](const Match&, const UOpPtr& u) { return two_halves(caps, u->src); }, "two_halves"},
+      {ops({Op::VECTORIZE}).where(halves), [caps, sources](const Match&, const UOpPtr& u) { return two_halves(caps, u->src, sources); }, "two_halves"},
       {ops({Op::VECTORIZE}).where(alu_lanes), [caps](const Match&, const UOpPtr& u) { return vector_alu(caps, u->src); }, "vector_alu"},
-      {ops({Op::VECTORIZE}).where(alu_lanes), [caps](const Match&, const UOpPtr& u) { return vector_per_lane(caps, u->src); }, "per_lane"},
+      {ops({Op::VECTORIZE}).where(alu_lanes), [caps, sources](const Match&, const UOpPtr& u) { return vector_per_lane(caps, u->src, sources); }, "per_lane"},
       {ops({Op::VECTORIZE}).where(lanes_of(Op::REDUCE)), [caps](const Match&, const UOpPtr& u) { return vector_reduce(u->src, caps); }, "vector_reduce"},
   });
 }

@@ -5,6 +5,7 @@
 // packed loads the renderer reads as bytes, ops it takes only per lane.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -35,7 +36,9 @@ ir::UOpPtr expand_upcast_stores(const ir::UOpPtr& sink, const tg_renderer_caps& 
 // accumulator). ALU lanes the renderer takes only per lane: the op per lane on lanes of its sources' VECTORIZEs (GEP),
 // which the rules take in turn. Lanes of few distinct values (a quarter of w or fewer) stay scalars: each is computed
 // once.
-ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps);
+// `sources`: applied to the VECTORIZEs of an op's sources that per_lane and two_halves take apart (the Vectorizer
+// passes itself, so those are vectorized before their lanes are built, not rebuilt after); none: left as they are.
+ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps, std::function<ir::UOpPtr(const ir::UOpPtr&)> sources = {});
 
 // Reductions unrolled, as rules: a REDUCE over UNROLL/UPCAST ranges (a hand-written kernel's) is written out in
 // straight-line code over them; then a REDUCE whose innermost loop is unrolled by w keeps w lanes of that loop per
@@ -50,7 +53,9 @@ ir::PatternMatcher pm_unroll_reduces(const tg_renderer_caps& caps, const std::ma
 // would walk every lane's graph for each VECTORIZE the linearizer makes). Each VECTORIZE is done once.
 class Vectorizer {
  public:
-  explicit Vectorizer(const tg_renderer_caps& caps) : pm_(pm_vectorize_for(caps)) {}
+  explicit Vectorizer(const tg_renderer_caps& caps) : pm_(pm_vectorize_for(caps, [this](const ir::UOpPtr& v) { return (*this)(v); })) {}
+  Vectorizer(const Vectorizer&) = delete;  // (its rules call back into this one)
+  Vectorizer& operator=(const Vectorizer&) = delete;
   ir::UOpPtr operator()(const ir::UOpPtr& u);
   // A statement whose value, index or lane of one (GEP) is a VECTORIZE, with those vectorized.
   ir::UOpPtr statement(const ir::UOpPtr& st);

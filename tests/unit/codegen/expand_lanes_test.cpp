@@ -3,6 +3,8 @@
 // vector load, strided ones a gather, two consecutive halves two half-width loads joined, one value shared by every
 // lane a scalar, isomorphic ALU lanes one vector op, consecutive stores one vector store (vector_store, expand.hpp),
 // strided ones a store per lane of the vector values; lanes of a width the renderer does not take stay scalars.
+// VectorizeRules.*: the rules themselves (expand.hpp), graph in, graph out: vector loads, ALU ops and REDUCEs, ops
+// per lane on lanes of vectorized sources, two half vectors, packed loads whole or from bytes.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -157,7 +157,7 @@ TEST(Upcast, StridedLoadsAreGatheredAndCorrect) {
 }
 
 // A matmul tile under a per-lane epilogue (a select: renderers share no bool vectors): the expand step leaves the
-// select per lane, yet the tile's reductions under it still share one reduce loop (prefuse_reduces), and the
+// select per lane, yet the tile's reductions under it still share one reduce loop (lower_reduces: one END for them), and the
 // result matches a float64 loop.
 TEST(Expand, ReductionsUnderAPerLaneEpilogueShareOneLoop) {
   const int64_t M = 24, K = 64, N = 48;
