@@ -267,19 +267,17 @@ UOpPtr Vectorizer::operator()(const UOpPtr& u) {
   if (u->op != Op::VECTORIZE) return u;
   if (auto it = done_.find(u.get()); it != done_.end()) return it->second.second;
   UOpPtr out = u;
-  if (UOpPtr r = pm_.rewrite(u)) out = made(r);
+  if (UOpPtr r = pm_.rewrite(u)) {
+    if (r->op == Op::VECTORIZE) {
+      out = (*this)(r);  // other lanes (per lane, two halves, bytes): the rules on them in turn
+    } else {
+      std::vector<UOpPtr> src;  // one vector op: the VECTORIZEs it made of its sources
+      for (const auto& s : r->src) src.push_back((*this)(s));
+      out = src == r->src ? r : r->replace_src(std::move(src));
+    }
+  }
   done_.emplace(u.get(), std::make_pair(u, out));
   return out;
-}
-
-UOpPtr Vectorizer::made(const UOpPtr& r) {
-  std::vector<UOpPtr> src;
-  for (const auto& s : r->src) {
-    if (s->op == Op::VECTORIZE) src.push_back((*this)(s));
-    else if (r->op == Op::VECTORIZE || s->op == Op::GEP) src.push_back(made(s));  // a per-lane op, lane l of a VECTORIZE
-    else src.push_back(s);
-  }
-  return src == r->src ? r : r->replace_src(std::move(src));
 }
 
 UOpPtr Vectorizer::statement(const UOpPtr& st) {

@@ -48,8 +48,9 @@ ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps, std::function<
 // stays.
 ir::PatternMatcher pm_unroll_reduces(const tg_renderer_caps& caps, const std::map<const ir::UOp*, int>* unrolls);
 
-// pm_vectorize_for's rules to their fixpoint on a VECTORIZE: the rule's result, with the VECTORIZEs it made of its
-// sources vectorized in turn. Only VECTORIZEs are visited (the lanes' own graphs hold none: a whole-graph rewrite
+// pm_vectorize_for's rules to their fixpoint on a VECTORIZE: a vector op with the VECTORIZEs it made of its sources
+// vectorized in turn; other lanes (per lane, two halves, bytes) through the rules again (per_lane and two_halves
+// vectorize the sources they take apart through this one). Only VECTORIZEs are visited (the lanes' own graphs hold none: a whole-graph rewrite
 // would walk every lane's graph for each VECTORIZE the linearizer makes). Each VECTORIZE is done once.
 class Vectorizer {
  public:
@@ -61,8 +62,6 @@ class Vectorizer {
   ir::UOpPtr statement(const ir::UOpPtr& st);
 
  private:
-  // A rule's result with the VECTORIZEs it made vectorized: its sources, and a per-lane op's GEPs' vectors.
-  ir::UOpPtr made(const ir::UOpPtr& r);
   ir::PatternMatcher pm_;
   std::unordered_map<const ir::UOp*, std::pair<ir::UOpPtr, ir::UOpPtr>> done_;  // VECTORIZE -> (itself, result)
 };

@@ -224,6 +224,8 @@ TEST(VectorizeRules, PackedLoadsAreOneLoadOrReadFromBytes) {
   caps.packed_loads &= ~(1u << dt(i32));
   const UOpPtr bytes = Vectorizer(caps)(vectorize_of(lanes));
   EXPECT_NE(bytes->op, Op::LOAD);
+  EXPECT_NE(bytes->op, Op::VECTORIZE) << "the bytes' lanes through the rules in turn: one vector op of them";
+  EXPECT_EQ(bytes->dtype, i32.vec(4));
   size_t byte_loads = 0;
   for (const UOp* n : toposort(std::vector<UOpPtr>{bytes})) byte_loads += n->op == Op::LOAD && n->dtype.scalar == dtypes::uint8.scalar;
   EXPECT_GE(byte_loads, 4u) << "read as bytes";
