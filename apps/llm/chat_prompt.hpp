@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "model.hpp"
+#include "model/model.hpp"
 #include "tokenizer.hpp"
 
 namespace tg::llm {

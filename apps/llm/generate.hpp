@@ -11,7 +11,7 @@
 #include <tuple>
 #include <vector>
 
-#include "model.hpp"
+#include "model/model.hpp"
 #include "sampler.hpp"
 #include "tg/jit.hpp"
 

@@ -2,12 +2,33 @@
 """Writes a tiny random decoder as a complete GGUF (llama.cpp's tensor names and metadata keys, a small
 SentencePiece-style vocabulary) with every matrix in one weight type, then runs reference_forward.py on it.
 
-usage: gen_synthetic_model.py OUT.gguf --arch {llama,qwen3,gemma3} --wtype TYPE --seed N
+usage: gen_synthetic_model.py OUT.gguf --arch {llama,qwen2,qwen3,gemma3} --wtype TYPE --seed N
                               [--tokens 1,2,3] [--steps 32] [--vocab 300] [--untied] [--arch-name NAME]
-  TYPE: F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K IQ4_NL IQ4_XS
+                              [--rope-scaling {none,llama3,linear,yarn}] [--rope-factor F] [--rope-orig-ctx N]
+                              [--rope-attn-factor A] [--rope-dims N] [--rope-base B] [--context-length N]
+  TYPE: F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K IQ4_NL IQ4_XS MXFP4
+  --arch qwen2 is llama's layout with NEOX RoPE and float32 biases on q, k and v (blk.N.attn_{q,k,v}.bias, drawn
+               N(0, 0.5^2) so that they matter).
   --untied     writes output.weight (otherwise the output projection is tied to token_embd.weight)
-  --arch-name  stores the layout of --arch under another general.architecture (and key prefix); the reference
-               is skipped for names it does not know (the bad-input test: "mamba9")
+  --arch-name  stores the layout of --arch under another general.architecture (and key prefix), without a
+               reference (the bad-input tests: "mamba9", llama's layout as "qwen3")
+  RoPE (none of these: no key or tensor beyond the plain ones, the files as before):
+  --rope-scaling llama3  rope_freqs.weight (llama only): Llama 3.1's frequency factors, computed as
+               convert_hf_to_gguf.py does from factor --rope-factor (8), low_freq_factor 1, high_freq_factor 4 and
+               original_max_position_embeddings --rope-orig-ctx, here 64 by default (Llama 3.1's is 8192): with it,
+               pairs whose wavelength is past 64 positions are slowed 8x, those between 16 and 64 smoothly, so the
+               factors move the angles of prompts of a few dozen tokens (with 8192 only pairs that barely turn in
+               100 positions would be touched, changes below the tests' tolerances).
+  --rope-scaling linear  rope.scaling.type linear, rope.scaling.factor --rope-factor (4): every angle / factor.
+  --rope-scaling yarn    rope.scaling.type yarn, rope.scaling.factor --rope-factor (4),
+               rope.scaling.original_context_length --rope-orig-ctx (2048: at head_dim 32 and base 500000 the pairs
+               0-2 extrapolate, 3-7 ramp and 8-15 interpolate), context_length factor * that unless --context-length,
+               and rope.scaling.attn_factor where --rope-attn-factor is given. llama.cpp multiplies cos and sin by
+               attn_factor * (1 + 0.1 ln factor).
+  --rope-dims N  rope.dimension_count N < head_dim: partial RoPE, gemma3 only (llama.cpp's llama loader refuses it,
+               its qwen2 and qwen3 graphs assert n_rot == head_dim).
+  --rope-base B  rope.freq_base (default llama 500000, qwen2 / qwen3 / gemma3 1000000).
+  --context-length N  context_length (default 128; yarn: factor * original context).
   Outputs: OUT.gguf, and unless skipped OUT.gguf.logits.f64 and OUT.gguf.greedy.i32 (see reference_forward.py).
 
 Types the gguf package cannot quantize (K-quants, IQ4) are encoded here by small quantizers of our own: their
@@ -36,7 +57,7 @@ CONTEXT_LENGTH = 128
 def dims(arch, wtype):
     """Model sizes: every matrix's input dim must be a multiple of the weight type's block (256 for K and IQ4_XS)."""
     big = GGML_QUANT_SIZES[Q[wtype]][0] >= 256
-    if arch == "llama":
+    if arch in ("llama", "qwen2"):  # qwen2: llama.cpp sizes q's bias n_embd, so heads * head_dim == d_model
         return dict(d=256, ff=512, heads=4, kv=2, hd=64, layers=2) if big else \
                dict(d=128, ff=256, heads=4, kv=2, hd=32, layers=2)
     if arch == "qwen3":  # q width (heads * head_dim) differs from d_model, as in real Qwen3
@@ -183,19 +204,51 @@ def vocabulary(n):
     return tokens[:n], scores[:n], types[:n]
 
 
-def write_model(path, arch, wtype, seed, vocab, untied, arch_name):
+def llama3_rope_factors(base, dim, factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0, old_context_len=8192):
+    """Llama 3.1's frequency factors (rope_freqs.weight) as convert_hf_to_gguf.py computes them: 1 for pairs whose
+    wavelength 2 pi / freq is below old_context_len / high_freq_factor, factor past old_context_len / low_freq_factor,
+    and 1 / ((1 - smooth) / factor + smooth) between, smooth = (old_context_len / wavelength - low) / (high - low)."""
+    freqs = 1.0 / base ** (np.arange(0, dim, 2, dtype=np.float64) / dim)
+    wavelen = 2 * np.pi / freqs
+    smooth = (old_context_len / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    with np.errstate(divide="ignore"):  # (only the band between the two wavelengths is taken)
+        mid = 1.0 / ((1 - smooth) / factor + smooth)
+    ff = np.where(wavelen < old_context_len / high_freq_factor, 1.0,
+                  np.where(wavelen > old_context_len / low_freq_factor, factor, mid))
+    return ff.astype(np.float32)
+
+
+ROPE_DEFAULTS = {"llama3": dict(factor=8.0, orig_ctx=64), "linear": dict(factor=4.0, orig_ctx=None),
+                 "yarn": dict(factor=4.0, orig_ctx=2048)}
+
+
+def write_model(path, arch, wtype, seed, vocab, untied, arch_name, rope=None):
+    """rope: None (plain RoPE), or a dict of scaling ("none", "llama3", "linear", "yarn"), factor, orig_ctx,
+    attn_factor, dims, base, context_length (None: the default)."""
+    rope = dict(rope or {})
     D = dims(arch, wtype)
     d, ff, H, KV, hd, L = D["d"], D["ff"], D["heads"], D["kv"], D["hd"], D["layers"]
     rng = np.random.default_rng(seed)
     # N(0, 1/fan_in) keeps every projection's output O(1); norm weights near 1 (gemma's +1 is already in them)
     mat = lambda out, inp: rng.standard_normal((out, inp)) / np.sqrt(inp)
     norm = lambda n: (1.0 + 0.1 * rng.standard_normal(n)).astype(np.float32)
-    eps = {"llama": 1e-5, "qwen3": 1e-6, "gemma3": 1e-6}[arch]
-    base = {"llama": 500000.0, "qwen3": 1000000.0, "gemma3": 1000000.0}[arch]
+    eps = {"llama": 1e-5, "qwen2": 1e-6, "qwen3": 1e-6, "gemma3": 1e-6}[arch]
+    base = {"llama": 500000.0, "qwen2": 1000000.0, "qwen3": 1000000.0, "gemma3": 1000000.0}[arch]
+    scaling = rope.get("scaling") or "none"
+    if rope.get("base") is not None:
+        base = float(rope["base"])
+    n_rot = int(rope["dims"]) if rope.get("dims") is not None else hd
+    factor = float(rope["factor"]) if rope.get("factor") is not None else ROPE_DEFAULTS.get(scaling, {}).get("factor")
+    orig_ctx = int(rope["orig_ctx"]) if rope.get("orig_ctx") is not None else ROPE_DEFAULTS.get(scaling, {}).get("orig_ctx")
+    context = CONTEXT_LENGTH
+    if rope.get("context_length") is not None:
+        context = int(rope["context_length"])
+    elif scaling == "yarn":
+        context = int(round(factor * orig_ctx))
 
     w = gguf.GGUFWriter(path, arch_name)
-    w.add_name(f"synthetic {arch} {wtype} seed {seed}")
-    w.add_context_length(CONTEXT_LENGTH)
+    w.add_name(f"synthetic {arch} {wtype} seed {seed}" + (f" rope {scaling}" if scaling != "none" else ""))
+    w.add_context_length(context)
     w.add_embedding_length(d)
     w.add_block_count(L)
     w.add_feed_forward_length(ff)
@@ -203,9 +256,16 @@ def write_model(path, arch, wtype, seed, vocab, untied, arch_name):
     w.add_head_count_kv(KV)
     w.add_key_length(hd)
     w.add_value_length(hd)
-    w.add_rope_dimension_count(hd)
+    w.add_rope_dimension_count(n_rot)
     w.add_layer_norm_rms_eps(eps)
     w.add_rope_freq_base(base)
+    if scaling in ("linear", "yarn"):
+        w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR if scaling == "linear" else gguf.RopeScalingType.YARN)
+        w.add_rope_scaling_factor(factor)
+    if scaling == "yarn":
+        w.add_rope_scaling_orig_ctx_len(orig_ctx)
+        if rope.get("attn_factor") is not None:
+            w.add_rope_scaling_attn_factors(float(rope["attn_factor"]))
     if arch == "gemma3":
         w.add_sliding_window(D["window"])
     tokens, scores, types = vocabulary(vocab)
@@ -223,6 +283,8 @@ def write_model(path, arch, wtype, seed, vocab, untied, arch_name):
 
     add("token_embd.weight", mat(vocab, d))
     add("output_norm.weight", norm(d), quantized=False)
+    if scaling == "llama3":
+        add("rope_freqs.weight", llama3_rope_factors(base, n_rot, factor=factor, old_context_len=orig_ctx), quantized=False)
     if untied:
         add("output.weight", mat(vocab, d))
     for il in range(L):
@@ -231,6 +293,11 @@ def write_model(path, arch, wtype, seed, vocab, untied, arch_name):
         add(p + "attn_q.weight", mat(H * hd, d))
         add(p + "attn_k.weight", mat(KV * hd, d))
         add(p + "attn_v.weight", mat(KV * hd, d))
+        if arch == "qwen2":
+            bias = lambda n: (0.5 * rng.standard_normal(n)).astype(np.float32)
+            add(p + "attn_q.bias", bias(H * hd), quantized=False)
+            add(p + "attn_k.bias", bias(KV * hd), quantized=False)
+            add(p + "attn_v.bias", bias(KV * hd), quantized=False)
         add(p + "attn_output.weight", mat(d, H * hd))
         if arch in ("qwen3", "gemma3"):
             add(p + "attn_q_norm.weight", norm(hd), quantized=False)
@@ -252,7 +319,7 @@ def write_model(path, arch, wtype, seed, vocab, untied, arch_name):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out")
-    ap.add_argument("--arch", required=True, choices=["llama", "qwen3", "gemma3"])
+    ap.add_argument("--arch", required=True, choices=["llama", "qwen2", "qwen3", "gemma3"])
     ap.add_argument("--wtype", required=True, choices=["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1",
                                                       "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS", "MXFP4"])
     ap.add_argument("--seed", type=int, required=True)
@@ -261,12 +328,31 @@ def main():
     ap.add_argument("--vocab", type=int, default=300)
     ap.add_argument("--untied", action="store_true")
     ap.add_argument("--arch-name", default=None)
+    ap.add_argument("--rope-scaling", default="none", choices=["none", "llama3", "linear", "yarn"])
+    ap.add_argument("--rope-factor", type=float, default=None, help="llama3 8, linear and yarn 4")
+    ap.add_argument("--rope-orig-ctx", type=int, default=None, help="llama3's original context 64, yarn's 2048")
+    ap.add_argument("--rope-attn-factor", type=float, default=None, help="yarn: rope.scaling.attn_factor (none written)")
+    ap.add_argument("--rope-dims", type=int, default=None, help="rope.dimension_count (default head_dim)")
+    ap.add_argument("--rope-base", type=float, default=None, help="rope.freq_base (default per architecture)")
+    ap.add_argument("--context-length", type=int, default=None, help=f"default {CONTEXT_LENGTH}; yarn: factor * original")
     a = ap.parse_args()
     if a.vocab < 259:
         raise SystemExit("--vocab must hold the 3 specials and 256 byte tokens (>= 259)")
-    write_model(a.out, a.arch, a.wtype, a.seed, a.vocab, a.untied, a.arch_name or a.arch)
-    if (a.arch_name or a.arch) not in reference_forward.SUPPORTED:
-        print(f"wrote {a.out} (architecture {a.arch_name}: no reference)")
+    if a.rope_scaling == "llama3" and a.arch != "llama":
+        raise SystemExit("--rope-scaling llama3 (rope_freqs.weight): llama.cpp reads the factors for llama only")
+    if a.rope_scaling != "none" and a.arch == "gemma3":
+        raise SystemExit("--rope-scaling: gemma3's scaling is not modelled by the reference")
+    if a.rope_attn_factor is not None and a.rope_scaling != "yarn":
+        raise SystemExit("--rope-attn-factor goes with --rope-scaling yarn")
+    if a.rope_dims is not None and a.arch != "gemma3":
+        raise SystemExit("--rope-dims: llama.cpp runs partial RoPE for gemma3 only (llama refuses it, qwen2 / qwen3 assert)")
+    if a.rope_dims is not None and (a.rope_dims <= 0 or a.rope_dims % 2 or a.rope_dims > dims(a.arch, a.wtype)["hd"]):
+        raise SystemExit(f"--rope-dims must be even and at most head_dim ({dims(a.arch, a.wtype)['hd']})")
+    rope = dict(scaling=a.rope_scaling, factor=a.rope_factor, orig_ctx=a.rope_orig_ctx, attn_factor=a.rope_attn_factor,
+                dims=a.rope_dims, base=a.rope_base, context_length=a.context_length)
+    write_model(a.out, a.arch, a.wtype, a.seed, a.vocab, a.untied, a.arch_name or a.arch, rope)
+    if a.arch_name not in (None, a.arch):  # one architecture's layout under another's name: bad input, no reference
+        print(f"wrote {a.out} ({a.arch}'s layout as architecture {a.arch_name}: no reference)")
         return
     if a.tokens:
         prompt = [int(t) for t in a.tokens.split(",")]

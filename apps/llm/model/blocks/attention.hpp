@@ -1,0 +1,49 @@
+// Multi-head attention with grouped KV heads over the sequence state's KV cache, and the variants the families
+// use: QKV biases (qwen2), QK-norm (qwen3, gemma3), NEOX or pair RoPE on all or part of each head (with scaling),
+// and sliding windows (gemma3's local layers).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/blocks/rope.hpp"
+#include "model/model_builder.hpp"
+#include "model/pass.hpp"
+#include "quant.hpp"
+
+namespace tg::llm {
+
+struct AttentionSpec {
+  bool neox = false;      // rotate halves (NEOX) rather than adjacent pairs (llama's converter permutes q and k)
+  bool qkv_bias = false;  // attn_{q,k,v}.bias added to the projections where the file has them (optional, as llama.cpp)
+  bool qk_norm = false;   // RMS-norm of q and k per head (attn_q_norm / attn_k_norm), before RoPE
+  double rope_base = 0;   // 0: the file's rope.freq_base
+  bool rope_scaled = true;  // the file's RoPE scaling applies (gemma3's sliding-window layers: not)
+  int64_t window = 0;     // sliding window (keys within `window` positions of the query), 0: none
+};
+
+class Attention {
+ public:
+  // Loads blk.<layer>.attn_{q,k,v,output} (and what the spec adds) and adds the layer's KV caches to the state.
+  Attention(ModelBuilder& b, int64_t layer, const AttentionSpec& spec);
+  // h (T, d_model), already normed -> (T, d_model), after the output projection.
+  Tensor operator()(const Tensor& h, const Pass& p);
+
+ private:
+  // q (T, H, hd) and k (T, KV, hd) before RoPE, v (T, KV * hd): T tokens of one sequence -> (T, H * hd)
+  Tensor attend(Tensor q, Tensor k, const Tensor& v, int64_t T, const SeqPos& at, int64_t key_len);
+
+  AttentionSpec spec_;
+  int64_t H_, KV_, hd_;
+  double scale_, eps_;
+  std::shared_ptr<const RopeTable> rope_;
+  const SequenceState* state_;
+  QuantMatrix q_, k_, v_, o_;
+  std::optional<Tensor> q_bias_, k_bias_, v_bias_, q_norm_, k_norm_;
+  KvCache *k_cache_, *v_cache_;
+};
+
+}  // namespace tg::llm

@@ -1,0 +1,38 @@
+#include "model/blocks/transformer_layer.hpp"
+
+#include "model/blocks/norm.hpp"
+
+namespace tg::llm {
+
+namespace {
+std::string blk(int64_t layer, const char* name) { return ModelBuilder::blk(layer, name) + ".weight"; }
+}  // namespace
+
+TransformerLayer::TransformerLayer(ModelBuilder& b, int64_t layer, const Spec& spec)
+    : eps_(b.config().norm_eps),
+      attn_norm_(b.vector(blk(layer, "attn_norm"), b.config().d_model)),
+      ffn_norm_(b.vector(blk(layer, "ffn_norm"), b.config().d_model)),
+      attn_(b, layer, spec.attention),
+      ffn_(b, layer, spec.ffn) {
+  if (spec.post_norms) {
+    post_attn_norm_ = b.vector(blk(layer, "post_attention_norm"), b.config().d_model);
+    post_ffn_norm_ = b.vector(blk(layer, "post_ffw_norm"), b.config().d_model);
+  }
+}
+
+Tensor TransformerLayer::forward(const Tensor& x, const Pass& p) {
+  Tensor a = attn_(rms_norm(x, attn_norm_, eps_), p);
+  if (post_attn_norm_) a = rms_norm(a, *post_attn_norm_, eps_);
+  Tensor r = (x + a).realize();  // the residual stream is read twice: realized once, not recomputed by each reader
+  Tensor f = ffn_(rms_norm(r, ffn_norm_, eps_));
+  if (post_ffn_norm_) f = rms_norm(f, *post_ffn_norm_, eps_);
+  return (r + f).realize();
+}
+
+Decoder transformer_stack(ModelBuilder& b, const TransformerLayer::Spec& spec) {
+  Decoder d;
+  for (int64_t il = 0; il < b.config().n_layers; ++il) d.layers.push_back(std::make_unique<TransformerLayer>(b, il, spec));
+  return d;
+}
+
+}  // namespace tg::llm

@@ -1,0 +1,38 @@
+// What an architecture builds: a stack of layers over the residual stream, and the registry of architectures
+// (apps/llm/model/arch/<name>.cpp each, listed in architectures.cpp).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/model_builder.hpp"
+#include "model/pass.hpp"
+#include "tg/tensor.hpp"
+
+namespace tg::llm {
+
+// One layer of the residual stream: x (T, d_model) -> x after the layer.
+class Layer {
+ public:
+  virtual ~Layer() = default;
+  virtual Tensor forward(const Tensor& x, const Pass& p) = 0;
+};
+
+// Between the token embedding and the output norm and head, which every architecture shares.
+struct Decoder {
+  double embed_scale = 1.0;  // gemma: sqrt(d_model)
+  std::vector<std::unique_ptr<Layer>> layers;
+};
+
+struct Architecture {
+  const char* name;  // general.architecture
+  // Reads the architecture's own keys into b.config() (the shared ones are read) and loads its layers.
+  Decoder (*build)(ModelBuilder& b);
+};
+
+// Every architecture tg-llm runs, in the order error messages list them.
+const std::vector<Architecture>& architectures();
+std::vector<std::string> supported_architectures();
+
+}  // namespace tg::llm

@@ -1,0 +1,55 @@
+// What an architecture file builds its layers from: the GGUF's hyper-parameters and tensors (checked against the
+// shapes the architecture expects, with errors naming the tensor), the sequence state to add caches to, and the
+// RoPE tables it shares between layers.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "gguf.hpp"
+#include "model/blocks/rope.hpp"
+#include "model/config.hpp"
+#include "model/state.hpp"
+#include "quant.hpp"
+
+namespace tg::llm {
+
+class ModelBuilder {
+ public:
+  ModelBuilder(std::shared_ptr<GGUFFile> file, ModelConfig& config, SequenceState& state, std::string device);
+
+  const GGUFFile& file() const { return *file_; }
+  ModelConfig& config() { return cfg_; }
+  SequenceState& state() { return state_; }
+  const std::string& device() const { return device_; }
+  // "<arch>.<key>" of the file
+  std::string key(const std::string& name) const { return cfg_.arch + "." + name; }
+
+  // "blk.<layer>.<name>": a layer's tensor
+  static std::string blk(int64_t layer, const std::string& name) { return "blk." + std::to_string(layer) + "." + name; }
+  bool has(const std::string& tensor) const { return file_->tensor(tensor) != nullptr; }
+  // A (rows, cols) weight matrix read in place; counted in the bytes a decode step reads unless it only reads a
+  // few rows of it (an embedding).
+  QuantMatrix matrix(const std::string& name, int64_t rows, int64_t cols, bool read_whole = true);
+  // n float32 values (norm weights, biases) viewed in place.
+  Tensor vector(const std::string& name, int64_t n);
+  std::optional<Tensor> optional_vector(const std::string& name, int64_t n);  // nullopt where the file has none
+  // The RoPE table for `base` and the file's rotated dims, scaling (unless `scaled` is false: gemma3's local
+  // layers) and frequency factors (rope_freqs.weight), made once and shared by the layers that use it.
+  std::shared_ptr<const RopeTable> rope(double base, bool scaled = true);
+
+  uint64_t step_bytes() const { return step_bytes_; }
+
+ private:
+  std::shared_ptr<GGUFFile> file_;
+  ModelConfig& cfg_;
+  SequenceState& state_;
+  std::string device_;
+  uint64_t step_bytes_ = 0;
+  std::map<std::pair<double, bool>, std::shared_ptr<const RopeTable>> ropes_;
+};
+
+}  // namespace tg::llm

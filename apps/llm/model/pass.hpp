@@ -1,0 +1,19 @@
+// One forward pass as every layer sees it: T token rows that are either one sequence of T tokens (a prefill
+// chunk) or T sequences of one token each (a decode batch), each sequence's slot and position, and the key length
+// decode attends over.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/kv_cache.hpp"
+
+namespace tg::llm {
+
+struct Pass {
+  int64_t T;
+  const std::vector<SeqPos>& seqs;  // one (prefill) or T (decode batch)
+  int64_t key_len;  // decode: every sequence attends over key_len cache rows; 0: symbolic (pos + 1)
+};
+
+}  // namespace tg::llm

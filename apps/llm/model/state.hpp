@@ -1,0 +1,40 @@
+// The per-sequence state of a model on the device, for every slot at once: the attention layers' KV caches
+// (and, for recurrent layers, their conv and recurrent states). Layers ask for their parts while the model is
+// built; the generator and the server address it only by slot and position, never by architecture.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+
+#include "model/kv_cache.hpp"
+
+namespace tg::llm {
+
+class SequenceState {
+ public:
+  // `slots` sequences of up to `max_context` tokens each.
+  SequenceState(int slots, int64_t max_context, KvType kv, std::string device);
+
+  int slots() const { return slots_; }
+  int64_t max_context() const { return max_ctx_; }
+  // KV-cache rows per slot: max_context rounded up to 128, so every attention length (a multiple of 128) fits and
+  // stays a vector-friendly size; the rows past max_context stay zero and masked
+  int64_t rows_per_slot() const { return rows_; }
+  const std::string& device() const { return device_; }
+  // 0, 1, ..., rows_per_slot - 1 as int32 on the device: key positions for the attention masks
+  const Tensor& key_index() const { return key_index_; }
+
+  // A cache of `width` values per token for every slot; the reference stays valid for the state's life.
+  KvCache& add_kv_cache(int64_t width);
+
+ private:
+  int slots_;
+  int64_t max_ctx_, rows_;
+  KvType kv_;
+  std::string device_;
+  Tensor key_index_;
+  std::deque<KvCache> kv_caches_;  // a deque: references stay valid as layers add theirs
+};
+
+}  // namespace tg::llm
