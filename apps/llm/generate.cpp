@@ -32,6 +32,7 @@ Generator::Prefill Generator::prefill(const std::vector<int32_t>& prompt, int sl
   // the longest prefix already cached, leaving at least one token to run so there are logits to sample from
   size_t reuse = 0;
   while (reuse < s.cached.size() && reuse + 1 < prompt.size() && s.cached[reuse] == prompt[reuse]) ++reuse;
+  if (reuse < s.cached.size() && !model_.can_rewind()) reuse = 0;  // a recurrent state is only at the cache's end
   s.cached.resize(reuse);
   s.out.reset();  // a chunk that fails must not leave the previous context's logits to sample from
   Prefill r{static_cast<int64_t>(reuse), static_cast<int64_t>(prompt.size() - reuse)};

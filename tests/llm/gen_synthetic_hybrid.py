@@ -29,7 +29,7 @@ import gguf
 from gguf import GGMLQuantizationType as Q, GGML_QUANT_SIZES
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_synthetic_model import encode, vocabulary, CONTEXT_LENGTH  # noqa: E402
+from gen_synthetic_model import encode, add_vocabulary, CONTEXT_LENGTH  # noqa: E402
 import reference_hybrid  # noqa: E402
 
 WTYPES = ["F32", "F16", "Q8_0", "Q4_0", "Q4_K"]
@@ -81,14 +81,7 @@ def write_model(path, wtype, seed, vocab, untied, layers=6, interval=3, only=Non
     w.add_ssm_time_step_rank(nv)
     w.add_ssm_inner_size(value_dim)
     w.add_full_attention_interval(interval)
-    tokens, scores, types = vocabulary(vocab)
-    w.add_tokenizer_model("llama")
-    w.add_token_list(tokens)
-    w.add_token_scores(scores)
-    w.add_token_types(types)
-    w.add_unk_token_id(0)
-    w.add_bos_token_id(1)
-    w.add_eos_token_id(2)
+    add_vocabulary(w, vocab)
 
     def add(name, arr, quantized=True):
         quantized = quantized and (only is None or only(name))

@@ -222,6 +222,18 @@ ROPE_DEFAULTS = {"llama3": dict(factor=8.0, orig_ctx=64), "linear": dict(factor=
                  "yarn": dict(factor=4.0, orig_ctx=2048)}
 
 
+def add_vocabulary(w, n):
+    """vocabulary(n) as a SentencePiece ("llama") tokenizer with <unk> <s> </s> as unk, bos and eos."""
+    tokens, scores, types = vocabulary(n)
+    w.add_tokenizer_model("llama")
+    w.add_token_list(tokens)
+    w.add_token_scores(scores)
+    w.add_token_types(types)
+    w.add_unk_token_id(0)
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+
+
 def write_model(path, arch, wtype, seed, vocab, untied, arch_name, rope=None):
     """rope: None (plain RoPE), or a dict of scaling ("none", "llama3", "linear", "yarn"), factor, orig_ctx,
     attn_factor, dims, base, context_length (None: the default)."""
@@ -268,14 +280,7 @@ def write_model(path, arch, wtype, seed, vocab, untied, arch_name, rope=None):
             w.add_rope_scaling_attn_factors(float(rope["attn_factor"]))
     if arch == "gemma3":
         w.add_sliding_window(D["window"])
-    tokens, scores, types = vocabulary(vocab)
-    w.add_tokenizer_model("llama")
-    w.add_token_list(tokens)
-    w.add_token_scores(scores)
-    w.add_token_types(types)
-    w.add_unk_token_id(0)
-    w.add_bos_token_id(1)
-    w.add_eos_token_id(2)
+    add_vocabulary(w, vocab)
 
     def add(name, arr, quantized=True):
         data, raw = encode(arr, wtype) if quantized else (arr, None)

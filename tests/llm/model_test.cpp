@@ -88,8 +88,9 @@ bool generate(const std::string& path, const std::string& arch, const std::strin
               const std::vector<int32_t>& prompt, int64_t steps, const std::string& extra = "") {
   std::string toks;
   for (int32_t t : prompt) toks += (toks.empty() ? "" : ",") + std::to_string(t);
-  std::string cmd = std::string(TG_PYTHON) + " " + TG_LLM_TEST_DIR + "/gen_synthetic_model.py " + path + " --arch " + arch +
-                    " --wtype " + wtype + " --seed " + std::to_string(seed) + " --vocab " + std::to_string(kVocab) +
+  // qwen35 (the hybrid: gated delta nets and gated attention) has a generator and reference of its own
+  const std::string generator = arch == "qwen35" ? "/gen_synthetic_hybrid.py " + path : "/gen_synthetic_model.py " + path + " --arch " + arch;
+  std::string cmd = std::string(TG_PYTHON) + " " + TG_LLM_TEST_DIR + generator + " --wtype " + wtype + " --seed " + std::to_string(seed) + " --vocab " + std::to_string(kVocab) +
                     " --steps " + std::to_string(steps) + (toks.empty() ? "" : " --tokens " + toks) + " " + extra;
   std::cout.flush();
   if (std::system(cmd.c_str()) != 0) {
@@ -233,7 +234,8 @@ INSTANTIATE_TEST_SUITE_P(Synthetic, ModelVsReference,
                                            Case{"qwen3", "IQ4_XS", true}, Case{"gemma3", "MXFP4", false},
                                            Case{"qwen2", "Q8_0", false}, Case{"qwen2", "F32", true}, Case{"qwen2", "Q4_K", true, "f16"},
                                            Case{"llama", "F32", true, "f32", "llama3"}, Case{"llama", "Q8_0", false, "f32", "linear"},
-                                           Case{"llama", "F32", false, "f32", "yarn"}),
+                                           Case{"llama", "F32", false, "f32", "yarn"}, Case{"qwen35", "F32", false},
+                                           Case{"qwen35", "Q8_0", true}, Case{"qwen35", "Q4_K", false}, Case{"qwen35", "F16", false, "f16"}),
                          [](const auto& info) { return info.param.name(); });
 
 // Prompts of 32 to 40 tokens: their products take the prefill kernels of long prompts (for the integer formats on
@@ -280,7 +282,7 @@ TEST_P(LongPromptVsReference, EveryPositionsLogits) {
 INSTANTIATE_TEST_SUITE_P(Synthetic, LongPromptVsReference,
                          ::testing::Values(Case{"llama", "Q4_K", true}, Case{"gemma3", "Q8_0", false}, Case{"qwen3", "Q6_K", false},
                                            Case{"llama", "F32", true}, Case{"qwen2", "Q5_0", false},
-                                           Case{"llama", "F32", true, "f32", "yarn"}),
+                                           Case{"llama", "F32", true, "f32", "yarn"}, Case{"qwen35", "F32", false}, Case{"qwen35", "Q8_0", false}),
                          [](const auto& info) { return info.param.name(); });
 
 // Several sequences in one KV cache (LoadOptions::slots) decoded together: batch rows in another order than the
@@ -340,22 +342,47 @@ TEST_P(SlotsVsReference, BatchedDecodeOfSeveralSlots) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Synthetic, SlotsVsReference,
-                         ::testing::Values(Case{"llama", "Q8_0", false}, Case{"gemma3", "Q4_K", false}),
+                         ::testing::Values(Case{"llama", "Q8_0", false}, Case{"gemma3", "Q4_K", false}, Case{"qwen35", "F32", false}),
                          [](const auto& info) { return std::string(info.param.arch) + "_" + info.param.wtype; });
+
+// tg's greedy continuation of `prompt` for `steps` tokens (float32 KV cache), counted against llama.cpp's: the
+// number of leading steps that agree.
+size_t greedy_agreement(const std::string& path, const std::vector<int32_t>& prompt, const std::vector<int32_t>& want) {
+  auto model = Model::load(path, {.max_context = kMaxContext + 32, .kv = KvType::f32});
+  std::vector<int32_t> got;
+  std::vector<float> logits = model->forward(prompt, 0).to_vector<float>();
+  for (size_t s = 0; s < want.size(); ++s) {
+    got.push_back(static_cast<int32_t>(argmax(logits)));
+    logits = model->forward({got.back()}, static_cast<int64_t>(prompt.size() + s)).to_vector<float>();
+  }
+  size_t agree = 0;
+  while (agree < want.size() && got[agree] == want[agree]) ++agree;
+  return agree;
+}
+
+// Float32 weights must give llama.cpp's tokens exactly; the integer formats round the activations to 8 bits, where a
+// value within float32 noise of a half step can round either way in the two engines (see tolerance()), so they
+// must agree on the first 8 steps (or as far as the float64 reference agrees with llama.cpp, where that is less:
+// the hybrid's recurrence amplifies one flipped rounding), and their agreement is printed.
+void expect_golden(const std::string& name, size_t agree, size_t steps, bool exact, size_t prompt, size_t reference_agrees) {
+  std::cout << "golden " << name << " after " << prompt << " prompt tokens: " << agree << "/" << steps << " steps as llama.cpp\n";
+  EXPECT_GE(agree, exact ? steps : std::min<size_t>(std::min<size_t>(8, reference_agrees), steps)) << name << " after " << prompt << " prompt tokens";
+}
+
+nlohmann::json read_golden(const std::string& file) {
+  std::ifstream in(std::string(TG_LLM_TEST_DATA) + "/" + file);
+  if (!in) throw std::runtime_error("tests/llm/data/" + file + " is missing");
+  return nlohmann::json::parse(in);
+}
 
 // Greedy tokens llama.cpp produced once (tests/llm/data/golden_llamacpp.json: llama-cpp-python 0.3.36, float32 KV
 // cache, each entry with the generator command that rewrites its file byte for byte): from position 0 and after a
-// 40-token prompt, 32 steps each. Float32 weights must give llama.cpp's tokens exactly; the integer formats round
-// the activations to 8 bits, where a value within float32 noise of a half step can round either way in the two
-// engines (see tolerance()), so they must agree on the first 8 steps and their agreement is printed.
+// 40-token prompt, 32 steps each.
 TEST(GoldenTokens, LlamaCppGreedyContinuations) {
-  std::ifstream in(std::string(TG_LLM_TEST_DATA) + "/golden_llamacpp.json");
-  ASSERT_TRUE(in) << "tests/llm/data/golden_llamacpp.json";
-  const nlohmann::json golden = nlohmann::json::parse(in);
+  const nlohmann::json golden = read_golden("golden_llamacpp.json");
   ASSERT_FALSE(golden["models"].empty());
   for (const auto& m : golden["models"]) {
     const std::string name = m["name"], command = m["generator"], file = m["file"];
-    SCOPED_TRACE(name);
     // the recorded command with the file written to a temporary path instead
     const std::string script = "tests/llm/gen_synthetic_model.py " + file;
     ASSERT_EQ(command.rfind("python3 " + script, 0), 0u) << command;
@@ -363,20 +390,32 @@ TEST(GoldenTokens, LlamaCppGreedyContinuations) {
     const std::string cmd = std::string(TG_PYTHON) + " " + TG_LLM_TEST_DIR + "/gen_synthetic_model.py " + path +
                             command.substr(std::string("python3 " + script).size()) + " --steps 0 > /dev/null";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    auto model = Model::load(path, {.max_context = kMaxContext + 32, .kv = KvType::f32});
     const bool exact = m["matrix_types"].size() == 1 && m["matrix_types"][0] == "F32";
     for (const auto& run : m["runs"]) {
       const std::vector<int32_t> prompt = run["prompt"], want = run["greedy"];
-      std::vector<int32_t> got;
-      std::vector<float> logits = model->forward(prompt, 0).to_vector<float>();
-      for (size_t s = 0; s < want.size(); ++s) {
-        got.push_back(static_cast<int32_t>(argmax(logits)));
-        logits = model->forward({got.back()}, static_cast<int64_t>(prompt.size() + s)).to_vector<float>();
-      }
-      size_t agree = 0;
-      while (agree < want.size() && got[agree] == want[agree]) ++agree;
-      std::cout << "golden " << name << " after " << prompt.size() << " prompt tokens: " << agree << "/" << want.size() << " steps as llama.cpp\n";
-      EXPECT_GE(agree, exact ? want.size() : std::min<size_t>(8, want.size())) << "after " << prompt.size() << " prompt tokens";
+      expect_golden(name, greedy_agreement(path, prompt, want), want.size(), exact, prompt.size(), want.size());
+    }
+    remove_outputs(path);
+  }
+}
+
+// The same for the hybrid (tests/llm/data/golden_llamacpp_qwen35.json, written by gen_synthetic_hybrid.py
+// --llama-cpp-golden; each case's file is rewritten from its weight type and seed).
+TEST(GoldenTokens, LlamaCppGreedyContinuationsQwen35) {
+  const nlohmann::json golden = read_golden("golden_llamacpp_qwen35.json");
+  ASSERT_FALSE(golden["cases"].empty());
+  for (const auto& c : golden["cases"]) {
+    const std::string wtype = c["wtype"], name = "qwen35_" + wtype + "_seed" + std::to_string(c["seed"].get<int>());
+    const std::string path = temp_path("golden_" + name);
+    const std::string cmd = std::string(TG_PYTHON) + " " + TG_LLM_TEST_DIR + "/gen_synthetic_hybrid.py " + path + " --wtype " + wtype + " --seed " +
+                            std::to_string(c["seed"].get<int>()) + " --vocab " + std::to_string(c["vocab"].get<int>()) + " --layers " +
+                            std::to_string(c["layers"].get<int>()) + " --interval " + std::to_string(c["full_attention_interval"].get<int>()) +
+                            (c["untied"].get<bool>() ? " --untied" : "") + " --steps 0 > /dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    for (const auto& run : c["runs"]) {
+      const std::vector<int32_t> prompt = run["prompt"], want = run["llama_cpp_greedy"];
+      const size_t reference_agrees = run["first_divergence"].is_null() ? want.size() : run["first_divergence"].get<size_t>();
+      expect_golden(name, greedy_agreement(path, prompt, want), want.size(), wtype == "F32", prompt.size(), reference_agrees);
     }
     remove_outputs(path);
   }

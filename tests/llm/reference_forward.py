@@ -295,9 +295,10 @@ def forward(cfg, W, tokens):
     return mm(x, "output.weight" if "output.weight" in W else "token_embd.weight")   # tied when output.weight is absent
 
 
-def greedy(cfg, W, prompt, steps):
+def greedy(cfg, W, prompt, steps, forward=forward):
     """(tokens, logits): `steps` argmax tokens, each appended and the sequence re-run; logits
-    (len(prompt) + steps, vocab), row p from the pass whose last position was p."""
+    (len(prompt) + steps, vocab), row p from the pass whose last position was p. `forward`: another
+    architecture's (reference_hybrid.py)."""
     seq = list(prompt)
     first = forward(cfg, W, seq)
     rows = list(first)
@@ -310,10 +311,10 @@ def greedy(cfg, W, prompt, steps):
     return out, np.stack(rows)
 
 
-def write_reference(path, prompt, steps, prefix=None):
+def write_reference(path, prompt, steps, prefix=None, load=load, forward=forward):
     prefix = prefix or path
     cfg, W = load(path)
-    toks, logits = greedy(cfg, W, prompt, steps)
+    toks, logits = greedy(cfg, W, prompt, steps, forward)
     logits.astype("<f8").tofile(prefix + ".logits.f64")
     np.asarray(toks, dtype="<i4").tofile(prefix + ".greedy.i32")
     # the smallest margin between the best and second-best logit: a near tie could flip under float32

@@ -129,6 +129,7 @@ import gguf
 from gguf.quants import dequantize
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reference_forward  # noqa: E402
 from reference_forward import q8_round, INT8_ACTIVATION_TYPES  # noqa: E402
 
 ARCH = "qwen35"
@@ -352,31 +353,12 @@ def forward_qwen35(cfg, W, tokens):
 
 
 def greedy(cfg, W, prompt, steps):
-    """(tokens, logits): `steps` argmax tokens, each appended and the sequence re-run; logits
-    (len(prompt) + steps, vocab), row p from the pass whose last position was p."""
-    seq = list(prompt)
-    rows = list(forward_qwen35(cfg, W, seq))
-    out = []
-    for _ in range(steps):
-        t = int(np.argmax(rows[-1]))
-        out.append(t)
-        seq.append(t)
-        rows.append(forward_qwen35(cfg, W, seq)[-1])
-    return out, np.stack(rows)
+    return reference_forward.greedy(cfg, W, prompt, steps, forward_qwen35)
 
 
 def write_reference(path, prompt, steps, prefix=None):
     """PREFIX.logits.f64 and PREFIX.greedy.i32 exactly as reference_forward.write_reference writes them."""
-    prefix = prefix or path
-    cfg, W = load_qwen35(path)
-    toks, logits = greedy(cfg, W, prompt, steps)
-    logits.astype("<f8").tofile(prefix + ".logits.f64")
-    np.asarray(toks, dtype="<i4").tofile(prefix + ".greedy.i32")
-    top2 = np.sort(logits[len(prompt) - 1: len(prompt) - 1 + steps], axis=-1)[:, -2:]
-    gap = float((top2[:, 1] - top2[:, 0]).min()) if steps else float("nan")
-    print(f"reference {cfg['arch']}: {len(prompt)} prompt tokens, greedy {toks}, max|logit| "
-          f"{np.abs(logits).max():.4g}, smallest top-2 gap {gap:.3g}")
-    return toks, logits
+    return reference_forward.write_reference(path, prompt, steps, prefix, load_qwen35, forward_qwen35)
 
 
 # ---------------------------------------------------------------- llama.cpp comparison

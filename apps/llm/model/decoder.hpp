@@ -19,9 +19,20 @@ class Layer {
   virtual Tensor forward(const Tensor& x, const Pass& p) = 0;
 };
 
+// The token-mixing half of a layer (attention, or a recurrence such as the gated delta net): h (T, d_model),
+// already normed -> (T, d_model).
+class Mixer {
+ public:
+  virtual ~Mixer() = default;
+  virtual Tensor forward(const Tensor& h, const Pass& p) = 0;
+};
+
 // Between the token embedding and the output norm and head, which every architecture shares.
 struct Decoder {
   double embed_scale = 1.0;  // gemma: sqrt(d_model)
+  // some layer carries state from token to token beyond the KV cache (a recurrence): a sequence cannot be cut
+  // back to a shorter prefix, and prefill chunks are not padded (padding tokens would enter the state)
+  bool recurrent = false;
   std::vector<std::unique_ptr<Layer>> layers;
 };
 

@@ -86,7 +86,7 @@ Tensor Model::forward(const std::vector<int32_t>& tokens, int64_t start_pos, int
 }
 
 int64_t Model::prefill_length(int64_t n, int64_t start_pos) const {
-  if (n <= 1) return n;
+  if (n <= 1 || decoder_.recurrent) return n;  // padding tokens would enter a recurrent state
   const int64_t p = n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : (n + 63) / 64 * 64;
   return start_pos + p <= max_context() ? p : n;
 }

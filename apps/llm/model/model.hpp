@@ -60,8 +60,11 @@ class Model {
   // The variables of sequence b of a decode batch, bound to slot `slot` at position `pos`.
   SeqPos decode_position(int b, int slot, int64_t pos) const;
   int slots() const { return state_->slots(); }
+  // Whether a slot's context can be cut back to a prefix of it (a KV cache can; a recurrent state holds only its
+  // last position).
+  bool can_rewind() const { return !decoder_.recurrent; }
   // The padded length a chunk of n tokens at start_pos runs as: 1, 8, 16, 32, then multiples of 64 (n itself
-  // where that would not fit in the cache).
+  // where that would not fit in the cache, or for a recurrent model).
   int64_t prefill_length(int64_t n, int64_t start_pos) const;
 
  private:

@@ -10,6 +10,17 @@ SequenceState::SequenceState(int slots, int64_t max_context, KvType kv, std::str
       device_(std::move(device)),
       key_index_(Tensor::arange(0, static_cast<double>(rows_), 1, dtypes::int32, device_).contiguous().realize()) {}
 
+const Tensor& SequenceState::add_recurrent_state(int64_t rows, int64_t width) {
+  return recurrent_.emplace_back(Tensor::zeros({slots_ * rows, width}, dtypes::float32, device_).contiguous().realize());
+}
+
+Tensor SequenceState::bases_and_positions(const std::vector<SeqPos>& seqs) const {
+  std::vector<Tensor> values;
+  for (const SeqPos& s : seqs)
+    for (const BoundVariable* v : {&s.base, &s.pos}) values.push_back(Tensor::from_variable(*v, device_).cast(dtypes::int32).reshape({1}));
+  return Tensor::cat(values, 0).reshape({static_cast<int64_t>(seqs.size()), 2}).contiguous();
+}
+
 KvCache& SequenceState::add_kv_cache(int64_t width) { return kv_caches_.emplace_back(width, slots_ * rows_, kv_, device_); }
 
 }  // namespace tg::llm

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <vector>
 
 #include "model/kv_cache.hpp"
 
@@ -27,6 +28,12 @@ class SequenceState {
 
   // A cache of `width` values per token for every slot; the reference stays valid for the state's life.
   KvCache& add_kv_cache(int64_t width);
+  // A recurrent layer's state: `rows` x `width` float32 values per slot, zero, as one realized (slots * rows,
+  // width) tensor its kernels update in place. A sequence at position 0 reads it as zero (never reset).
+  const Tensor& add_recurrent_state(int64_t rows, int64_t width);
+  // (B, 2) int32: each sequence's first cache row (slot * rows_per_slot) and position, for the kernels that
+  // update a recurrent state.
+  Tensor bases_and_positions(const std::vector<SeqPos>& seqs) const;
 
  private:
   int slots_;
@@ -34,7 +41,8 @@ class SequenceState {
   KvType kv_;
   std::string device_;
   Tensor key_index_;
-  std::deque<KvCache> kv_caches_;  // a deque: references stay valid as layers add theirs
+  std::deque<KvCache> kv_caches_;  // deques: references stay valid as layers add theirs
+  std::deque<Tensor> recurrent_;
 };
 
 }  // namespace tg::llm

@@ -9,6 +9,7 @@ const std::vector<Architecture>& architectures() {
       {"qwen2", build_qwen2},
       {"qwen3", build_qwen3},
       {"gemma3", build_gemma3},
+      {"qwen35", build_qwen35},
   };
   return all;
 }

@@ -9,5 +9,6 @@ Decoder build_llama(ModelBuilder& b);
 Decoder build_qwen2(ModelBuilder& b);
 Decoder build_qwen3(ModelBuilder& b);
 Decoder build_gemma3(ModelBuilder& b);
+Decoder build_qwen35(ModelBuilder& b);
 
 }  // namespace tg::llm

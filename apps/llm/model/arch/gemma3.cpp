@@ -18,10 +18,9 @@ Decoder build_gemma3(ModelBuilder& b) {
   for (int64_t il = 0; il < c.n_layers; ++il) {
     const bool local = c.sliding_window > 0 && il % kPattern != kPattern - 1;
     c.layer_is_local[static_cast<size_t>(il)] = local;
-    TransformerLayer::Spec spec{.attention = {.neox = true, .qk_norm = true, .rope_base = local ? kLocalBase : 0, .rope_scaled = !local, .window = local ? c.sliding_window : 0},
-                                .ffn = Activation::gelu_tanh,
-                                .post_norms = true};
-    d.layers.push_back(std::make_unique<TransformerLayer>(b, il, spec));
+    const AttentionSpec attn{.neox = true, .qk_norm = true, .rope_base = local ? kLocalBase : 0, .rope_scaled = !local, .window = local ? c.sliding_window : 0};
+    d.layers.push_back(std::make_unique<TransformerLayer>(b, il, std::make_unique<Attention>(b, il, attn),
+                                                          TransformerLayer::Spec{.ffn = Activation::gelu_tanh, .post_norms = true}));
   }
   return d;
 }

@@ -6,6 +6,6 @@
 
 namespace tg::llm {
 
-Decoder build_llama(ModelBuilder& b) { return transformer_stack(b, {.attention = {.neox = false}}); }
+Decoder build_llama(ModelBuilder& b) { return transformer_stack(b, {.neox = false}); }
 
 }  // namespace tg::llm

@@ -5,6 +5,6 @@
 
 namespace tg::llm {
 
-Decoder build_qwen2(ModelBuilder& b) { return transformer_stack(b, {.attention = {.neox = true, .qkv_bias = true}}); }
+Decoder build_qwen2(ModelBuilder& b) { return transformer_stack(b, {.neox = true, .qkv_bias = true}); }
 
 }  // namespace tg::llm

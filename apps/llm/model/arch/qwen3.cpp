@@ -5,6 +5,6 @@
 
 namespace tg::llm {
 
-Decoder build_qwen3(ModelBuilder& b) { return transformer_stack(b, {.attention = {.neox = true, .qk_norm = true}}); }
+Decoder build_qwen3(ModelBuilder& b) { return transformer_stack(b, {.neox = true, .qk_norm = true}); }
 
 }  // namespace tg::llm

@@ -16,7 +16,7 @@ Attention::Attention(ModelBuilder& b, int64_t layer, const AttentionSpec& spec)
       eps_(b.config().norm_eps),
       rope_(b.rope(spec.rope_base > 0 ? spec.rope_base : b.config().rope_base, spec.rope_scaled)),
       state_(&b.state()),
-      q_(b.matrix(ModelBuilder::blk(layer, "attn_q.weight"), H_ * hd_, b.config().d_model)),
+      q_(b.matrix(ModelBuilder::blk(layer, "attn_q.weight"), (spec.output_gate ? 2 : 1) * H_ * hd_, b.config().d_model)),
       k_(b.matrix(ModelBuilder::blk(layer, "attn_k.weight"), KV_ * hd_, b.config().d_model)),
       v_(b.matrix(ModelBuilder::blk(layer, "attn_v.weight"), KV_ * hd_, b.config().d_model)),
       o_(b.matrix(ModelBuilder::blk(layer, "attn_output.weight"), b.config().d_model, H_ * hd_)),
@@ -35,11 +35,19 @@ Attention::Attention(ModelBuilder& b, int64_t layer, const AttentionSpec& spec)
   }
 }
 
-Tensor Attention::operator()(const Tensor& h, const Pass& p) {
+Tensor Attention::forward(const Tensor& h, const Pass& p) {
   const int64_t T = p.T;
   ProductInput in{h, nullptr};  // q, k and v share the int8 form of h
   auto project = [&](const QuantMatrix& w, const std::optional<Tensor>& bias) { return bias ? qmatmul(w, in) + *bias : qmatmul(w, in); };
-  Tensor q = project(q_, q_bias_).reshape({T, H_, hd_}), k = project(k_, k_bias_).reshape({T, KV_, hd_});
+  Tensor q = project(q_, q_bias_), k = project(k_, k_bias_).reshape({T, KV_, hd_});
+  std::optional<Tensor> gate;
+  if (spec_.output_gate) {  // per head: hd query values, then hd gate values
+    Tensor qg = q.reshape({T, H_, 2, hd_});
+    gate = qg.slice(2, 1, 2).reshape({T, H_ * hd_}).sigmoid();
+    q = qg.slice(2, 0, 1).reshape({T, H_, hd_});
+  } else {
+    q = q.reshape({T, H_, hd_});
+  }
   Tensor v = project(v_, v_bias_);
   if (q_norm_) {
     q = rms_norm(q, *q_norm_, eps_);
@@ -53,7 +61,7 @@ Tensor Attention::operator()(const Tensor& h, const Pass& p) {
       outs.push_back(attend(q.slice(0, b, b + 1), k.slice(0, b, b + 1), v.slice(0, b, b + 1), 1, p.seqs[static_cast<size_t>(b)], p.key_len));
     return Tensor::cat(outs, 0);
   }();
-  return qmatmul(o_, out);
+  return qmatmul(o_, gate ? out * *gate : out);
 }
 
 Tensor Attention::attend(Tensor q, Tensor k, const Tensor& v, int64_t T, const SeqPos& at, int64_t key_len) {

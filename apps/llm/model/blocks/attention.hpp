@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/blocks/rope.hpp"
+#include "model/decoder.hpp"
 #include "model/model_builder.hpp"
 #include "model/pass.hpp"
 #include "quant.hpp"
@@ -23,14 +24,15 @@ struct AttentionSpec {
   double rope_base = 0;   // 0: the file's rope.freq_base
   bool rope_scaled = true;  // the file's RoPE scaling applies (gemma3's sliding-window layers: not)
   int64_t window = 0;     // sliding window (keys within `window` positions of the query), 0: none
+  bool output_gate = false;  // attn_q emits each head's query and then its gate; the output is x sigmoid(gate) (qwen35)
 };
 
-class Attention {
+class Attention final : public Mixer {
  public:
   // Loads blk.<layer>.attn_{q,k,v,output} (and what the spec adds) and adds the layer's KV caches to the state.
   Attention(ModelBuilder& b, int64_t layer, const AttentionSpec& spec);
   // h (T, d_model), already normed -> (T, d_model), after the output projection.
-  Tensor operator()(const Tensor& h, const Pass& p);
+  Tensor forward(const Tensor& h, const Pass& p) override;
 
  private:
   // q (T, H, hd) and k (T, KV, hd) before RoPE, v (T, KV * hd): T tokens of one sequence -> (T, H * hd)

@@ -8,11 +8,11 @@ namespace {
 std::string blk(int64_t layer, const char* name) { return ModelBuilder::blk(layer, name) + ".weight"; }
 }  // namespace
 
-TransformerLayer::TransformerLayer(ModelBuilder& b, int64_t layer, const Spec& spec)
+TransformerLayer::TransformerLayer(ModelBuilder& b, int64_t layer, std::unique_ptr<Mixer> mixer, const Spec& spec)
     : eps_(b.config().norm_eps),
       attn_norm_(b.vector(blk(layer, "attn_norm"), b.config().d_model)),
-      ffn_norm_(b.vector(blk(layer, "ffn_norm"), b.config().d_model)),
-      attn_(b, layer, spec.attention),
+      ffn_norm_(b.vector(blk(layer, spec.ffn_norm), b.config().d_model)),
+      mixer_(std::move(mixer)),
       ffn_(b, layer, spec.ffn) {
   if (spec.post_norms) {
     post_attn_norm_ = b.vector(blk(layer, "post_attention_norm"), b.config().d_model);
@@ -21,7 +21,7 @@ TransformerLayer::TransformerLayer(ModelBuilder& b, int64_t layer, const Spec& s
 }
 
 Tensor TransformerLayer::forward(const Tensor& x, const Pass& p) {
-  Tensor a = attn_(rms_norm(x, attn_norm_, eps_), p);
+  Tensor a = mixer_->forward(rms_norm(x, attn_norm_, eps_), p);
   if (post_attn_norm_) a = rms_norm(a, *post_attn_norm_, eps_);
   Tensor r = (x + a).realize();  // the residual stream is read twice: realized once, not recomputed by each reader
   Tensor f = ffn_(rms_norm(r, ffn_norm_, eps_));
@@ -29,9 +29,10 @@ Tensor TransformerLayer::forward(const Tensor& x, const Pass& p) {
   return (r + f).realize();
 }
 
-Decoder transformer_stack(ModelBuilder& b, const TransformerLayer::Spec& spec) {
+Decoder transformer_stack(ModelBuilder& b, const AttentionSpec& attention, const TransformerLayer::Spec& spec) {
   Decoder d;
-  for (int64_t il = 0; il < b.config().n_layers; ++il) d.layers.push_back(std::make_unique<TransformerLayer>(b, il, spec));
+  for (int64_t il = 0; il < b.config().n_layers; ++il)
+    d.layers.push_back(std::make_unique<TransformerLayer>(b, il, std::make_unique<Attention>(b, il, attention), spec));
   return d;
 }
 

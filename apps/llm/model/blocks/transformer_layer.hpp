@@ -1,7 +1,8 @@
-// The pre-norm transformer layer: x + attn(norm(x)), then x + ffn(norm(x)); with post-norms (gemma) each
-// sub-layer's output is normed again before it joins the residual stream.
+// The pre-norm layer: x + mixer(norm(x)), then x + ffn(norm(x)); the mixer is attention or a recurrence. With
+// post-norms (gemma) each half's output is normed again before it joins the residual stream.
 #pragma once
 
+#include <memory>
 #include <optional>
 
 #include "model/blocks/attention.hpp"
@@ -13,22 +14,22 @@ namespace tg::llm {
 class TransformerLayer final : public Layer {
  public:
   struct Spec {
-    AttentionSpec attention;
     Activation ffn = Activation::silu;
-    bool post_norms = false;  // post_attention_norm / post_ffw_norm
+    bool post_norms = false;           // post_attention_norm / post_ffw_norm after each half (gemma)
+    const char* ffn_norm = "ffn_norm";  // the norm before the FFN (qwen35 calls it post_attention_norm)
   };
-  TransformerLayer(ModelBuilder& b, int64_t layer, const Spec& spec);
+  TransformerLayer(ModelBuilder& b, int64_t layer, std::unique_ptr<Mixer> mixer, const Spec& spec);
   Tensor forward(const Tensor& x, const Pass& p) override;
 
  private:
   double eps_;
   Tensor attn_norm_, ffn_norm_;
   std::optional<Tensor> post_attn_norm_, post_ffn_norm_;
-  Attention attn_;
+  std::unique_ptr<Mixer> mixer_;
   GatedFfn ffn_;
 };
 
-// A decoder of n_layers identical transformer layers (llama, qwen2, qwen3).
-Decoder transformer_stack(ModelBuilder& b, const TransformerLayer::Spec& spec);
+// A decoder of n_layers identical attention layers (llama, qwen2, qwen3).
+Decoder transformer_stack(ModelBuilder& b, const AttentionSpec& attention, const TransformerLayer::Spec& spec = {});
 
 }  // namespace tg::llm

@@ -1,0 +1,98 @@
+#include "model/blocks/recurrent_kernels.hpp"
+
+#include <vector>
+
+#include "tg/custom_kernel.hpp"
+#include "tg/error.hpp"
+
+namespace tg::llm {
+
+namespace {
+
+// The slot of sequence s and whether its state is read (position > 0), from the (B, 2) table.
+struct SeqSlot {
+  KExpr slot, keep;
+};
+SeqSlot seq_slot(CustomKernel& k, const KExpr& seqs, const KExpr& s, int64_t rows_per_slot) {
+  const KExpr base = k.load(seqs, s * 2).cast(s.dtype()), pos = k.load(seqs, s * 2 + 1);
+  return {base / k.constant(static_cast<double>(rows_per_slot), s.dtype()), pos != k.constant(0, dtypes::int32)};
+}
+
+}  // namespace
+
+Tensor causal_conv(const Tensor& x, const Tensor& w, const Tensor& state, const Tensor& seqs, int64_t rows_per_slot) {
+  const int64_t B = seqs.shape()[0], C = x.shape()[1], K = w.shape()[1], Tq = x.shape()[0] / B;
+  if (w.shape()[0] != C || state.shape()[1] != C || Tq * B != x.shape()[0] || K < 2)
+    throw std::invalid_argument("tg-llm: causal_conv of " + std::to_string(x.shape()[0]) + "x" + std::to_string(C) + " by " +
+                                std::to_string(w.shape()[0]) + "x" + std::to_string(K));
+  const DType f32 = dtypes::float32;
+  CustomKernel k("ssm_conv");
+  KExpr out = k.buffer(0, f32), xb = k.buffer(1, f32), wb = k.buffer(2, f32), st = k.buffer(3, f32), sq = k.buffer(4, dtypes::int32);
+  KExpr s = k.range(B, Axis::GLOBAL), ch = k.range(C, Axis::GLOBAL);
+  const SeqSlot at = seq_slot(k, sq, s, rows_per_slot);
+  // input row tau of the sequence (tau < 0: row K-1+tau of the state), as two exclusive gated loads
+  auto input = [&](const KExpr& tau_plus, int64_t shift) {  // tau = tau_plus - shift
+    KExpr before = tau_plus < shift, after = k.constant(static_cast<double>(shift - 1), tau_plus.dtype()) < tau_plus;
+    KExpr from_state = k.load(st, (at.slot * (K - 1) + tau_plus + (K - 1 - shift)) * C + ch, before && at.keep);
+    KExpr from_x = k.load(xb, (s * Tq + tau_plus - shift) * C + ch, after);
+    return from_state + from_x;
+  };
+  KExpr t = k.range(Tq, Axis::LOOP), acc = k.constant(0, f32);
+  for (int64_t j = 0; j < K; ++j)  // y[t] = sum_j w[j] x[t + j - (K-1)]
+    acc = KExpr::fma(k.load(wb, ch * K + j), input(t, K - 1 - j), acc);
+  k.run(k.loop({k.store(out, (s * Tq + t) * C + ch, acc)}, {t}));
+  // the new state: rows Tq-(K-1) .. Tq-1 of the input, gathered before any is overwritten
+  KExpr keep = k.reg(f32, K - 1);
+  std::vector<KExpr> gathered;
+  for (int64_t r = 0; r < K - 1; ++r) {
+    const int64_t tau = Tq - (K - 1) + r;
+    gathered.push_back(k.store(keep, k.constant(static_cast<double>(r), s.dtype()), input(k.constant(0, s.dtype()), -tau)));
+    k.run(gathered.back());
+  }
+  for (int64_t r = 0; r < K - 1; ++r) {
+    KExpr rr = k.constant(static_cast<double>(r), s.dtype());
+    k.run(k.store(st, (at.slot * (K - 1) + rr) * C + ch, k.load(k.after(keep, gathered), rr)));
+  }
+  k.parallel();
+  return k({{{B * Tq, C}, f32}}, {x.contiguous(), w.contiguous(), state, seqs})[0];
+}
+
+Tensor gated_delta(const Tensor& q, const Tensor& kk, const Tensor& v, const Tensor& alpha, const Tensor& beta, const Tensor& state,
+                   const Tensor& seqs, int64_t rows_per_slot) {
+  const int64_t B = seqs.shape()[0], T = q.shape()[0], nk = q.shape()[1], dk = q.shape()[2], nv = v.shape()[1], dv = v.shape()[2];
+  const int64_t Tq = T / B;
+  if (kk.shape() != q.shape() || v.shape()[0] != T || alpha.shape() != Shape{T, nv} || beta.shape() != Shape{T, nv} || nv % nk != 0 ||
+      Tq * B != T || state.shape()[1] != dk)
+    throw std::invalid_argument("tg-llm: gated_delta shapes (q " + std::to_string(T) + "x" + std::to_string(nk) + "x" + std::to_string(dk) + ", v heads " +
+                                std::to_string(nv) + ")");
+  const DType f32 = dtypes::float32;
+  CustomKernel k("gated_delta");
+  KExpr out = k.buffer(0, f32), qb = k.buffer(1, f32), kb = k.buffer(2, f32), vb = k.buffer(3, f32), ab = k.buffer(4, f32),
+        bb = k.buffer(5, f32), st = k.buffer(6, f32), sq = k.buffer(7, dtypes::int32);
+  KExpr s = k.range(B, Axis::GLOBAL), j = k.range(nv, Axis::GLOBAL), i = k.range(dv, Axis::GLOBAL);
+  const SeqSlot at = seq_slot(k, sq, s, rows_per_slot);
+  KExpr srow = ((at.slot * nv + j) * dv + i) * dk, g = j % k.constant(static_cast<double>(nk), j.dtype());
+  KExpr row = k.reg(f32, dk), c0 = k.range(dk, Axis::LOOP);
+  KExpr init = k.loop({k.store(row, c0, k.load(st, srow + c0, at.keep))}, {c0});
+  k.run(init);
+  KExpr t = k.range(Tq, Axis::LOOP), tok = s * Tq + t, r = k.after(row, {init});
+  auto key = [&](const KExpr& c) { return k.load(kb, (tok * nk + g) * dk + c); };
+  auto query = [&](const KExpr& c) { return k.load(qb, (tok * nk + g) * dk + c); };
+  KExpr c1 = k.range(dk, Axis::REDUCE), c2 = k.range(dk, Axis::REDUCE), c3 = k.range(dk, Axis::REDUCE);
+  KExpr sk = k.reduce(k.load(r, c1) * key(c1), Reduce::SUM, {c1}), sqv = k.reduce(k.load(r, c2) * query(c2), Reduce::SUM, {c2});
+  KExpr kq = k.reduce(key(c3) * query(c3), Reduce::SUM, {c3});
+  KExpr a = k.load(ab, tok * nv + j), b = k.load(bb, tok * nv + j);
+  // with S' = a S + delta k^T: S' k = a S k + delta |k|^2 is not needed; delta = b (v - a S k), o = a S q + delta (k.q)
+  KExpr delta = b * (k.load(vb, (tok * nv + j) * dv + i) - a * sk);
+  KExpr o = k.store(out, (tok * nv + j) * dv + i, a * sqv + delta * kq);
+  KExpr c4 = k.range(dk, Axis::LOOP);
+  KExpr update = k.loop({k.store(row, c4, KExpr::fma(delta, key(c4), a * k.load(r, c4)))}, {c4});
+  KExpr step = k.loop({o, update}, {t});
+  k.run(step);
+  KExpr c5 = k.range(dk, Axis::LOOP);
+  k.run(k.loop({k.store(st, srow + c5, k.load(k.after(row, {step}), c5))}, {c5}));
+  k.parallel();
+  return k({{{T, nv, dv}, f32}}, {q.contiguous(), kk.contiguous(), v.contiguous(), alpha.contiguous(), beta.contiguous(), state, seqs})[0];
+}
+
+}  // namespace tg::llm
