@@ -22,6 +22,18 @@ int64_t Generator::position(int slot) const {
 
 const std::vector<int32_t>& Generator::cached_tokens(int slot) const { return seq(slot).cached; }
 
+int64_t Generator::reusable(const std::vector<int32_t>& prompt, int slot) const {
+  const Seq& s = seq(slot);
+  // the longest prefix already cached, leaving at least one token to run so there are logits to sample from
+  size_t common = 0;
+  while (common < s.cached.size() && common + 1 < prompt.size() && s.cached[common] == prompt[common]) ++common;
+  if (model_.can_rewind() || common == s.cached.size()) return static_cast<int64_t>(common);
+  int64_t best = 0;  // a recurrent state is at the context's end, or at a checkpoint
+  for (const auto& [pos, state] : s.checkpoints)
+    if (pos <= static_cast<int64_t>(common)) best = pos;
+  return best;
+}
+
 Generator::Prefill Generator::prefill(const std::vector<int32_t>& prompt, int slot) {
   Seq& s = seq(slot);
   if (prompt.empty()) throw std::invalid_argument("tg-llm: empty prompt");
@@ -29,20 +41,32 @@ Generator::Prefill Generator::prefill(const std::vector<int32_t>& prompt, int sl
     throw Error("tg-llm: the prompt has " + std::to_string(prompt.size()) + " tokens, more than the context of " +
                 std::to_string(model_.max_context()) + " (--max-context)");
   s.pending.reset();
-  // the longest prefix already cached, leaving at least one token to run so there are logits to sample from
-  size_t reuse = 0;
-  while (reuse < s.cached.size() && reuse + 1 < prompt.size() && s.cached[reuse] == prompt[reuse]) ++reuse;
-  if (reuse < s.cached.size() && !model_.can_rewind()) reuse = 0;  // a recurrent state is only at the cache's end
+  const size_t reuse = static_cast<size_t>(reusable(prompt, slot));
+  const bool recurrent = !model_.can_rewind();
+  if (recurrent) {
+    std::erase_if(s.checkpoints, [&](const auto& c) { return c.first > static_cast<int64_t>(reuse); });
+    // a shorter reuse than the context is a checkpoint's position (or 0: position 0 reads the state as zero)
+    if (reuse > 0 && reuse < s.cached.size()) model_.restore(slot, s.checkpoints.back().second);
+  }
   s.cached.resize(reuse);
   s.out.reset();  // a chunk that fails must not leave the previous context's logits to sample from
   Prefill r{static_cast<int64_t>(reuse), static_cast<int64_t>(prompt.size() - reuse)};
   for (size_t at = reuse; at < prompt.size();) {
-    size_t n = std::min(prompt.size() - at, static_cast<size_t>(chunk_));
-    std::vector<int32_t> part(prompt.begin() + static_cast<ptrdiff_t>(at), prompt.begin() + static_cast<ptrdiff_t>(at + n));
+    // a recurrent model's chunks end at multiples of the chunk length (checkpoints there serve every prompt that
+    // shares them), and its last chunk stops one token short, so that the state before the prompt's last token
+    // is a checkpoint too (the same prompt again reuses all but that token)
+    const size_t step = static_cast<size_t>(chunk_);
+    size_t end = std::min(prompt.size(), recurrent ? (at / step + 1) * step : at + step);
+    if (recurrent && end == prompt.size() && end - at > 1) --end;
+    std::vector<int32_t> part(prompt.begin() + static_cast<ptrdiff_t>(at), prompt.begin() + static_cast<ptrdiff_t>(end));
     s.out = std::make_shared<Outputs>(Outputs{model_.forward(part, static_cast<int64_t>(at), slot), {}, {}, {}});
     s.row = 0;
     s.cached.insert(s.cached.end(), part.begin(), part.end());
-    at += n;
+    at = end;
+    if (recurrent && at < prompt.size() && (at % static_cast<size_t>(chunk_) == 0 || at + 1 == prompt.size())) {
+      s.checkpoints.emplace_back(static_cast<int64_t>(at), model_.checkpoint(slot));
+      if (s.checkpoints.size() > kMaxCheckpoints) s.checkpoints.erase(s.checkpoints.begin());
+    }
   }
   return r;
 }

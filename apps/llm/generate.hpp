@@ -27,6 +27,11 @@ class Generator {
   };
   // Makes `prompt` (non-empty) the context of `slot`. Errors if it does not fit in the model's context.
   Prefill prefill(const std::vector<int32_t>& prompt, int slot = 0);
+  // The prompt tokens prefill(prompt, slot) would reuse: the prefix shared with the slot's context (at least one
+  // token left to run). A recurrent model reuses it only from the context's end or a checkpoint: its state is
+  // saved at every prefill chunk boundary and before a prompt's last token (the last kMaxCheckpoints kept).
+  int64_t reusable(const std::vector<int32_t>& prompt, int slot = 0) const;
+  static constexpr size_t kMaxCheckpoints = 4;
   // Samples the token after the context of `slot` and appends it (it is run through the model on the next call).
   int32_t next(Sampler& sampler, int slot = 0);
   // The same for several slots at once: their pending tokens go through one batched decode step.
@@ -52,6 +57,7 @@ class Generator {
     std::optional<int32_t> pending;    // sampled, not yet run
     std::shared_ptr<Outputs> out;      // after the last token run
     int64_t row = 0;                   // this slot's row in it
+    std::vector<std::pair<int64_t, SequenceState::Checkpoint>> checkpoints;  // (position, state), ascending
   };
   Seq& seq(int slot);
   const Seq& seq(int slot) const;

@@ -7,6 +7,7 @@
 //
 // Each case draws its own seed and prints it; TG_MODEL_TEST_SEED=N in the environment reruns with that one.
 #include "model/model.hpp"
+#include "generate.hpp"
 
 #include <gtest/gtest.h>
 
@@ -419,6 +420,44 @@ TEST(GoldenTokens, LlamaCppGreedyContinuationsQwen35) {
     }
     remove_outputs(path);
   }
+}
+
+// A recurrent model reuses a cached prefix through its state checkpoints (Generator): slot 0 runs prompt A and a
+// few tokens, then prompt B, which shares A's first 37 tokens: B reuses 32 (the last chunk boundary at or below 37,
+// chunks of 16) and must continue exactly as B from scratch in slot 1. The same B again reuses all but its last
+// token (the checkpoint before it); a prompt sharing fewer than 16 tokens reuses none.
+TEST(HybridPrefixReuse, ThroughStateCheckpoints) {
+  const uint32_t seed = case_seed("hybrid prefix reuse");
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> id(3, kVocab - 1);
+  std::vector<int32_t> a(44), b(41);
+  for (auto& t : a) t = id(rng);
+  for (auto& t : b) t = id(rng);
+  std::copy(a.begin(), a.begin() + 37, b.begin());
+  const std::string path = temp_path("hybrid_reuse");
+  if (!generate(path, "qwen35", "F32", seed, {}, 0)) return;
+  auto model = Model::load(path, {.max_context = kMaxContext, .kv = KvType::f32, .slots = 2});
+  ASSERT_FALSE(model->can_rewind());
+  Generator gen(*model, 16);
+  Sampler greedy(SamplingParams{});
+  auto continuation = [&](int slot) {
+    std::vector<int32_t> t;
+    for (int i = 0; i < 6; ++i) t.push_back(gen.next(greedy, slot));
+    return t;
+  };
+  EXPECT_EQ(gen.prefill(a, 0).reused, 0);
+  continuation(0);
+  EXPECT_EQ(gen.reusable(b, 0), 32);
+  EXPECT_EQ(gen.prefill(b, 0).reused, 32);
+  const std::vector<int32_t> reused = continuation(0);
+  EXPECT_EQ(gen.prefill(b, 1).reused, 0);
+  EXPECT_EQ(continuation(1), reused) << "B after a checkpoint of A differs from B from scratch";
+  EXPECT_EQ(gen.prefill(b, 1).reused, static_cast<int64_t>(b.size()) - 1);
+  EXPECT_EQ(continuation(1), reused) << "B again, from the checkpoint before its last token";
+  std::vector<int32_t> c(b);
+  c[10] = c[10] == 5 ? 6 : 5;
+  EXPECT_EQ(gen.reusable(c, 1), 0);
+  remove_outputs(path);
 }
 
 TEST(ModelErrors, UnknownArchitectureListsTheSupportedOnes) {

@@ -63,6 +63,9 @@ class Model {
   // Whether a slot's context can be cut back to a prefix of it (a KV cache can; a recurrent state holds only its
   // last position).
   bool can_rewind() const { return !decoder_.recurrent; }
+  // For the others: the slot's state saved, and put back (prefix reuse through checkpoints, Generator).
+  SequenceState::Checkpoint checkpoint(int slot) const { return state_->checkpoint(slot); }
+  void restore(int slot, const SequenceState::Checkpoint& c) { state_->restore(slot, c); }
   // The padded length a chunk of n tokens at start_pos runs as: 1, 8, 16, 32, then multiples of 64 (n itself
   // where that would not fit in the cache, or for a recurrent model).
   int64_t prefill_length(int64_t n, int64_t start_pos) const;

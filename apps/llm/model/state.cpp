@@ -1,5 +1,7 @@
 #include "model/state.hpp"
 
+#include "tg/custom_kernel.hpp"
+
 namespace tg::llm {
 
 SequenceState::SequenceState(int slots, int64_t max_context, KvType kv, std::string device)
@@ -19,6 +21,29 @@ Tensor SequenceState::bases_and_positions(const std::vector<SeqPos>& seqs) const
   for (const SeqPos& s : seqs)
     for (const BoundVariable* v : {&s.base, &s.pos}) values.push_back(Tensor::from_variable(*v, device_).cast(dtypes::int32).reshape({1}));
   return Tensor::cat(values, 0).reshape({static_cast<int64_t>(seqs.size()), 2}).contiguous();
+}
+
+SequenceState::Checkpoint SequenceState::checkpoint(int slot) const {
+  Checkpoint c;
+  for (const Tensor& s : recurrent_) {
+    const int64_t rows = s.shape()[0] / slots_;
+    c.parts.push_back(s.slice(0, slot * rows, (slot + 1) * rows).contiguous().realize());
+  }
+  return c;
+}
+
+void SequenceState::restore(int slot, const Checkpoint& c) {
+  if (c.parts.size() != recurrent_.size()) throw std::invalid_argument("tg-llm: a checkpoint of another model's state");
+  for (size_t i = 0; i < recurrent_.size(); ++i) {
+    const Tensor& s = recurrent_[i];
+    const int64_t rows = s.shape()[0] / slots_, n = rows * s.shape()[1];
+    // the slot's rows overwritten in place (the state tensor stays the one the layers' kernels hold)
+    CustomKernel k("state_restore");
+    KExpr e = k.range(n, Axis::GLOBAL);
+    k.run(k.store(k.buffer(1, dtypes::float32), k.constant(static_cast<double>(slot * n), e.dtype()) + e, k.load(k.buffer(0, dtypes::float32), e)));
+    k.parallel();
+    k({}, {c.parts[i], s});
+  }
 }
 
 KvCache& SequenceState::add_kv_cache(int64_t width) { return kv_caches_.emplace_back(width, slots_ * rows_, kv_, device_); }

@@ -31,6 +31,15 @@ class SequenceState {
   // A recurrent layer's state: `rows` x `width` float32 values per slot, zero, as one realized (slots * rows,
   // width) tensor its kernels update in place. A sequence at position 0 reads it as zero (never reset).
   const Tensor& add_recurrent_state(int64_t rows, int64_t width);
+  // A copy of one slot's recurrent states (every layer's), to return the slot to that point later: the prefix
+  // reuse of models whose state holds only its last position (the KV caches need no copy: they are rows).
+  struct Checkpoint {
+    std::vector<Tensor> parts;  // per recurrent state: the slot's rows
+  };
+  bool has_recurrent_state() const { return !recurrent_.empty(); }
+  Checkpoint checkpoint(int slot) const;
+  void restore(int slot, const Checkpoint& c);
+
   // (B, 2) int32: each sequence's first cache row (slot * rows_per_slot) and position, for the kernels that
   // update a recurrent state.
   Tensor bases_and_positions(const std::vector<SeqPos>& seqs) const;

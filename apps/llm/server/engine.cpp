@@ -86,12 +86,10 @@ EngineMetrics Engine::metrics() const {
 
 int Engine::pick_slot(const std::vector<int32_t>& prompt) const {
   int best = -1;
-  size_t best_len = 0;
+  int64_t best_len = 0;
   for (int s = 0; s < gen_.slots(); ++s) {
     if (running_[static_cast<size_t>(s)]) continue;
-    const auto& c = gen_.cached_tokens(s);
-    size_t n = 0;
-    while (n < c.size() && n < prompt.size() && c[n] == prompt[n]) ++n;
+    const int64_t n = prompt.empty() ? 0 : gen_.reusable(prompt, s);  // what the slot's cache (or checkpoints) would save
     if (best < 0 || n > best_len) best = s, best_len = n;
   }
   return best;
