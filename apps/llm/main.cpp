@@ -21,7 +21,7 @@ using namespace tg::llm;
 namespace {
 
 struct Options {
-  std::string model, prompt, system, kv_type;
+  std::string model, prompt, system, kv_type, ssm_type;
   bool chat = false, benchmark = false, json = false, verbose = false;
   int64_t max_tokens = 256, max_context = 4096;
   SamplingParams sampling;
@@ -76,6 +76,7 @@ Options parse(int argc, char** argv) {
       ("max-tokens,n", po::value(&o.max_tokens)->default_value(256), "tokens to generate at most")
       ("max-context,c", po::value(&o.max_context)->default_value(4096), "KV cache size in tokens")
       ("kv-type", po::value(&o.kv_type)->default_value("f16"), "KV cache element type: f16, f32 or q8_0")
+      ("ssm-type", po::value(&o.ssm_type)->default_value("f32"), "recurrent state element type (hybrid models): f32 or f16")
       ("benchmark", po::bool_switch(&o.benchmark), "measure load, warm-up, prefill and decode speed")
       ("prompt-tokens", po::value(&o.bench.prompt_tokens)->default_value(512), "--benchmark: prompt length")
       ("decode-tokens", po::value(&o.bench.decode_tokens)->default_value(128), "--benchmark: tokens decoded")
@@ -98,6 +99,7 @@ Options parse(int argc, char** argv) {
   po::notify(vm);
   if (o.model.empty()) o.model = default_model();
   parse_kv_type(o.kv_type);  // one clear error before anything loads
+  parse_ssm_type(o.ssm_type);
   if (o.max_tokens < 0) throw tg::Error("tg-llm: --max-tokens must be >= 0");
   if (vm.count("serve") && (o.serve_port < 0 || o.serve_port > 65535)) throw tg::Error("tg-llm: --serve needs a port in [0, 65535]");
   if (o.serve.max_queued < 1) throw tg::Error("tg-llm: --queue must be >= 1");
@@ -153,7 +155,8 @@ int run(int argc, char** argv) {
     throw tg::Error("tg-llm: model file " + o.model + " does not exist" + (o.model == default_model() ? " (run scripts/setup.sh to install the default model)" : ""));
   auto t0 = std::chrono::steady_clock::now();
   progress_bar("loading", 0);
-  auto model = Model::load(o.model, {.device = "", .max_context = o.max_context, .kv = parse_kv_type(o.kv_type), .slots = o.serve_port >= 0 ? o.parallel : 1});
+  auto model = Model::load(o.model, {.device = "", .max_context = o.max_context, .kv = parse_kv_type(o.kv_type), .slots = o.serve_port >= 0 ? o.parallel : 1,
+                            .ssm = parse_ssm_type(o.ssm_type)});
   Tokenizer tok = Tokenizer::from_gguf(model->gguf());
   progress_bar("loading", 1);
   double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -121,7 +121,9 @@ TEST(RecurrentKernels, GatedDeltaRuleMatchesThePerTokenLoop) {
         want[(t * nv + j) * dk + i] = o;
       }
     }
-  Tensor state = Tensor::from_vector(random_vector(rng, slots * nv * dk * dk), {slots * nv * dk, dk}).contiguous().realize();
+  // the state in float32, then in float16 (--ssm-type f16: rounded to 11 bits after every token)
+  for (DType sdt : {dtypes::float32, dtypes::float16}) {
+  Tensor state = Tensor::from_vector(random_vector(rng, slots * nv * dk * dk), {slots * nv * dk, dk}).cast(sdt).contiguous().realize();
   std::vector<float> got;
   int64_t at = 0;
   auto part = [&](const std::vector<float>& src, int64_t width, int64_t n, Shape shape) {
@@ -134,7 +136,8 @@ TEST(RecurrentKernels, GatedDeltaRuleMatchesThePerTokenLoop) {
     got.insert(got.end(), y.begin(), y.end());
     at += n;
   }
-  expect_near(got, want, 1e-4, "slot 1: 5 tokens, then 1, then 1");
+  expect_near(got, want, sdt == dtypes::float32 ? 1e-4 : 1e-2, std::string("slot 1: 5 tokens, then 1, then 1, state ") + (sdt == dtypes::float32 ? "f32" : "f16"));
+  }
 }
 
 }  // namespace

@@ -22,6 +22,12 @@ DType element_type(KvType type, int64_t width) {
 }
 }  // namespace
 
+DType parse_ssm_type(const std::string& name) {
+  if (name == "f32") return dtypes::float32;
+  if (name == "f16") return dtypes::float16;
+  throw Error("tg-llm: recurrent state type '" + name + "' is not one of f32, f16");
+}
+
 KvCache::KvCache(int64_t width, int64_t positions, KvType type, const std::string& device)
     : data_(Tensor::zeros({width, positions}, element_type(type, width), device).contiguous().realize()) {
   if (type == KvType::q8_0) scales_ = Tensor::zeros({width / 32, positions}, dtypes::float16, device).contiguous().realize();

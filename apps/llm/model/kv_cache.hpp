@@ -16,6 +16,8 @@ namespace tg::llm {
 // float16 scale per 32 values of a key or value vector, 34 bytes per 32, as llama.cpp's --cache-type-k q8_0).
 enum class KvType { f32, f16, q8_0 };
 KvType parse_kv_type(const std::string& name);  // tg::Error listing f32, f16, q8_0 for anything else
+// A recurrent state's element type (--ssm-type): f32 or f16; tg::Error naming both for anything else.
+DType parse_ssm_type(const std::string& name);
 
 // Where one sequence of a forward pass is: its KV-cache slot (as its first cache row, slot * rows per slot) and
 // the position of its first token. Both are bound variables, so one graph serves every slot and position.

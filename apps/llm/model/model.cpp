@@ -33,7 +33,7 @@ Model::Model(std::shared_ptr<GGUFFile> file, const LoadOptions& opts) : file_(st
   cfg_ = read_common_config(*file_);
   const int slots = std::max(1, opts.slots);
   const int64_t max_ctx = std::max<int64_t>(1, std::min(opts.max_context, cfg_.context_length));
-  state_ = std::make_unique<SequenceState>(slots, max_ctx, opts.kv, device_);
+  state_ = std::make_unique<SequenceState>(slots, max_ctx, opts.kv, opts.ssm, device_);
   for (int b = 0; b < slots; ++b) {
     const std::string n = b == 0 ? "" : std::to_string(b);
     pos_vars_.emplace_back("start_pos" + n, 0, max_ctx - 1);

@@ -26,6 +26,9 @@ struct LoadOptions {
   KvType kv = KvType::f16;  // as llama.cpp: half the memory and bandwidth of f32 (Qwen3-0.6B-shaped decode at
                             // depth 512: 23.7 -> 28.1 tok/s, peak RSS 589 -> 519 MB)
   int slots = 1;               // sequences the KV cache holds at once (each max_context rows)
+  // recurrent layers' state (conv rows and the delta rule's matrices): float32 as llama.cpp; float16 as the seed
+  // (half the state's memory and traffic; the kernels compute in float32)
+  DType ssm = dtypes::float32;
 };
 
 class Model {

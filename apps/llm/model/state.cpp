@@ -4,16 +4,17 @@
 
 namespace tg::llm {
 
-SequenceState::SequenceState(int slots, int64_t max_context, KvType kv, std::string device)
+SequenceState::SequenceState(int slots, int64_t max_context, KvType kv, DType recurrent, std::string device)
     : slots_(slots),
       max_ctx_(max_context),
       rows_((max_context + 127) / 128 * 128),
       kv_(kv),
+      recurrent_dtype_(recurrent),
       device_(std::move(device)),
       key_index_(Tensor::arange(0, static_cast<double>(rows_), 1, dtypes::int32, device_).contiguous().realize()) {}
 
 const Tensor& SequenceState::add_recurrent_state(int64_t rows, int64_t width) {
-  return recurrent_.emplace_back(Tensor::zeros({slots_ * rows, width}, dtypes::float32, device_).contiguous().realize());
+  return recurrent_.emplace_back(Tensor::zeros({slots_ * rows, width}, recurrent_dtype_, device_).contiguous().realize());
 }
 
 Tensor SequenceState::bases_and_positions(const std::vector<SeqPos>& seqs) const {
@@ -40,7 +41,7 @@ void SequenceState::restore(int slot, const Checkpoint& c) {
     // the slot's rows overwritten in place (the state tensor stays the one the layers' kernels hold)
     CustomKernel k("state_restore");
     KExpr e = k.range(n, Axis::GLOBAL);
-    k.run(k.store(k.buffer(1, dtypes::float32), k.constant(static_cast<double>(slot * n), e.dtype()) + e, k.load(k.buffer(0, dtypes::float32), e)));
+    k.run(k.store(k.buffer(1, s.dtype()), k.constant(static_cast<double>(slot * n), e.dtype()) + e, k.load(k.buffer(0, s.dtype()), e)));
     k.parallel();
     k({}, {c.parts[i], s});
   }

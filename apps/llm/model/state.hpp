@@ -15,7 +15,7 @@ namespace tg::llm {
 class SequenceState {
  public:
   // `slots` sequences of up to `max_context` tokens each.
-  SequenceState(int slots, int64_t max_context, KvType kv, std::string device);
+  SequenceState(int slots, int64_t max_context, KvType kv, DType recurrent, std::string device);
 
   int slots() const { return slots_; }
   int64_t max_context() const { return max_ctx_; }
@@ -28,8 +28,9 @@ class SequenceState {
 
   // A cache of `width` values per token for every slot; the reference stays valid for the state's life.
   KvCache& add_kv_cache(int64_t width);
-  // A recurrent layer's state: `rows` x `width` float32 values per slot, zero, as one realized (slots * rows,
-  // width) tensor its kernels update in place. A sequence at position 0 reads it as zero (never reset).
+  // A recurrent layer's state: `rows` x `width` values per slot (float32 or float16: the recurrent dtype), zero, as
+  // one realized (slots * rows, width) tensor its kernels update in place (computing in float32). A sequence at
+  // position 0 reads it as zero (never reset).
   const Tensor& add_recurrent_state(int64_t rows, int64_t width);
   // A copy of one slot's recurrent states (every layer's), to return the slot to that point later: the prefix
   // reuse of models whose state holds only its last position (the KV caches need no copy: they are rows).
@@ -48,6 +49,7 @@ class SequenceState {
   int slots_;
   int64_t max_ctx_, rows_;
   KvType kv_;
+  DType recurrent_dtype_;
   std::string device_;
   Tensor key_index_;
   std::deque<KvCache> kv_caches_;  // deques: references stay valid as layers add theirs

@@ -27,13 +27,14 @@ Tensor causal_conv(const Tensor& x, const Tensor& w, const Tensor& state, const 
                                 std::to_string(w.shape()[0]) + "x" + std::to_string(K));
   const DType f32 = dtypes::float32;
   CustomKernel k("ssm_conv");
-  KExpr out = k.buffer(0, f32), xb = k.buffer(1, f32), wb = k.buffer(2, f32), st = k.buffer(3, f32), sq = k.buffer(4, dtypes::int32);
+  const DType sdt = state.dtype();  // float32 or float16, computed in float32
+  KExpr out = k.buffer(0, f32), xb = k.buffer(1, f32), wb = k.buffer(2, f32), st = k.buffer(3, sdt), sq = k.buffer(4, dtypes::int32);
   KExpr s = k.range(B, Axis::GLOBAL), ch = k.range(C, Axis::GLOBAL);
   const SeqSlot at = seq_slot(k, sq, s, rows_per_slot);
   // input row tau of the sequence (tau < 0: row K-1+tau of the state), as two exclusive gated loads
   auto input = [&](const KExpr& tau_plus, int64_t shift) {  // tau = tau_plus - shift
     KExpr before = tau_plus < shift, after = k.constant(static_cast<double>(shift - 1), tau_plus.dtype()) < tau_plus;
-    KExpr from_state = k.load(st, (at.slot * (K - 1) + tau_plus + (K - 1 - shift)) * C + ch, before && at.keep);
+    KExpr from_state = k.load(st, (at.slot * (K - 1) + tau_plus + (K - 1 - shift)) * C + ch, before && at.keep).cast(f32);
     KExpr from_x = k.load(xb, (s * Tq + tau_plus - shift) * C + ch, after);
     return from_state + from_x;
   };
@@ -51,7 +52,7 @@ Tensor causal_conv(const Tensor& x, const Tensor& w, const Tensor& state, const 
   }
   for (int64_t r = 0; r < K - 1; ++r) {
     KExpr rr = k.constant(static_cast<double>(r), s.dtype());
-    k.run(k.store(st, (at.slot * (K - 1) + rr) * C + ch, k.load(k.after(keep, gathered), rr)));
+    k.run(k.store(st, (at.slot * (K - 1) + rr) * C + ch, k.load(k.after(keep, gathered), rr).cast(sdt)));
   }
   k.parallel();
   return k({{{B * Tq, C}, f32}}, {x.contiguous(), w.contiguous(), state, seqs})[0];
@@ -68,12 +69,12 @@ Tensor gated_delta(const Tensor& q, const Tensor& kk, const Tensor& v, const Ten
   const DType f32 = dtypes::float32;
   CustomKernel k("gated_delta");
   KExpr out = k.buffer(0, f32), qb = k.buffer(1, f32), kb = k.buffer(2, f32), vb = k.buffer(3, f32), ab = k.buffer(4, f32),
-        bb = k.buffer(5, f32), st = k.buffer(6, f32), sq = k.buffer(7, dtypes::int32);
+        bb = k.buffer(5, f32), st = k.buffer(6, state.dtype()), sq = k.buffer(7, dtypes::int32);
   KExpr s = k.range(B, Axis::GLOBAL), j = k.range(nv, Axis::GLOBAL), i = k.range(dv, Axis::GLOBAL);
   const SeqSlot at = seq_slot(k, sq, s, rows_per_slot);
   KExpr srow = ((at.slot * nv + j) * dv + i) * dk, g = j % k.constant(static_cast<double>(nk), j.dtype());
   KExpr row = k.reg(f32, dk), c0 = k.range(dk, Axis::LOOP);
-  KExpr init = k.loop({k.store(row, c0, k.load(st, srow + c0, at.keep))}, {c0});
+  KExpr init = k.loop({k.store(row, c0, k.load(st, srow + c0, at.keep).cast(f32))}, {c0});
   k.run(init);
   KExpr t = k.range(Tq, Axis::LOOP), tok = s * Tq + t, r = k.after(row, {init});
   auto key = [&](const KExpr& c) { return k.load(kb, (tok * nk + g) * dk + c); };
@@ -90,7 +91,7 @@ Tensor gated_delta(const Tensor& q, const Tensor& kk, const Tensor& v, const Ten
   KExpr step = k.loop({o, update}, {t});
   k.run(step);
   KExpr c5 = k.range(dk, Axis::LOOP);
-  k.run(k.loop({k.store(st, srow + c5, k.load(k.after(row, {step}), c5))}, {c5}));
+  k.run(k.loop({k.store(st, srow + c5, k.load(k.after(row, {step}), c5).cast(state.dtype()))}, {c5}));
   k.parallel();
   return k({{{T, nv, dv}, f32}}, {q.contiguous(), kk.contiguous(), v.contiguous(), alpha.contiguous(), beta.contiguous(), state, seqs})[0];
 }

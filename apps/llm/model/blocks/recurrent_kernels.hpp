@@ -1,7 +1,8 @@
 // The custom kernels of recurrent layers, over B sequences of Tq tokens each (a prefill chunk: B = 1; a decode
 // batch: Tq = 1). Each sequence's state lives in its slot of a realized state tensor, which the kernel reads
 // (as zero at position 0) and writes back in place. `seqs` is SequenceState::bases_and_positions: (B, 2) int32
-// first cache row and position; the slot is the row / rows_per_slot.
+// first cache row and position; the slot is the row / rows_per_slot. States are float32 or float16 (computed in
+// float32).
 #pragma once
 
 #include <cstdint>
