@@ -61,13 +61,14 @@ struct Case {
   const char* kv = "f32";  // the KV cache type (LoadOptions::kv)
   const char* rope_scaling = "none";  // the generator's --rope-scaling (llama): none, llama3, linear, yarn
   const char* ssm = "f32";            // recurrent state type (LoadOptions::ssm)
+  bool flash = false;                 // attention never materializes scores (LoadOptions::max_score_bytes 0)
   std::string flags() const {
     return std::string(untied ? "--untied" : "") + (std::string(rope_scaling) != "none" ? std::string(" --rope-scaling ") + rope_scaling : "");
   }
   std::string name() const {
     const std::string k = kv, r = rope_scaling;
     return std::string(arch) + "_" + wtype + (k == "f32" ? "" : "_kv_" + k) + (r == "none" ? "" : "_rope_" + r) +
-           (std::string(ssm) == "f32" ? "" : std::string("_ssm_") + ssm);
+           (std::string(ssm) == "f32" ? "" : std::string("_ssm_") + ssm) + (flash ? "_flash" : "");
   }
 };
 void PrintTo(const Case& c, std::ostream* os) {  // ctest names
@@ -146,7 +147,8 @@ TEST_P(ModelVsReference, LogitsAndGreedyTokens) {
 
   const double t_gen = seconds_since(t0);
   t0 = std::chrono::steady_clock::now();
-  auto model = Model::load(path, {.max_context = kMaxContext, .kv = parse_kv_type(c.kv), .ssm = parse_ssm_type(c.ssm)});
+  auto model = Model::load(path, {.max_context = kMaxContext, .kv = parse_kv_type(c.kv), .ssm = parse_ssm_type(c.ssm),
+                                  .max_score_bytes = c.flash ? 0 : int64_t{64} << 20});
   const ModelConfig& cfg = model->config();
   ASSERT_EQ(cfg.arch, c.arch);
   ASSERT_EQ(cfg.vocab, kVocab);
@@ -241,7 +243,9 @@ INSTANTIATE_TEST_SUITE_P(Synthetic, ModelVsReference,
                                            Case{"llama", "F32", true, "f32", "llama3"}, Case{"llama", "Q8_0", false, "f32", "linear"},
                                            Case{"llama", "F32", false, "f32", "yarn"}, Case{"qwen35", "F32", false},
                                            Case{"qwen35", "Q8_0", true}, Case{"qwen35", "Q4_K", false}, Case{"qwen35", "F16", false, "f16"},
-                                           Case{"qwen35", "F32", false, "f32", "none", "f16"}),
+                                           Case{"qwen35", "F32", false, "f32", "none", "f16"}, Case{"llama", "F32", true, "f32", "none", "f32", true},
+                                           Case{"gemma3", "Q8_0", false, "q8_0", "none", "f32", true}, Case{"qwen35", "F32", false, "f32", "none", "f32", true},
+                                           Case{"qwen2", "Q8_0", false, "f16", "none", "f32", true}),
                          [](const auto& info) { return info.param.name(); });
 
 // Prompts of 32 to 40 tokens: their products take the prefill kernels of long prompts (for the integer formats on
@@ -268,7 +272,7 @@ TEST_P(LongPromptVsReference, EveryPositionsLogits) {
   if (!generate(path, c.arch, c.wtype, seed, prompt, 1, c.flags())) return;
   const std::vector<double> want = read_raw<double>(path + ".logits.f64");
   ASSERT_EQ(want.size(), static_cast<size_t>((kLong + 1) * kVocab));
-  auto model = Model::load(path, {.max_context = kMaxContext, .kv = parse_kv_type("f32")});  // the reference's cache
+  auto model = Model::load(path, {.max_context = kMaxContext, .kv = parse_kv_type("f32"), .max_score_bytes = c.flash ? 0 : int64_t{64} << 20});  // the reference's cache
   // all positions' logits: the last row of each prefix would take a short prefill; one forward gives the last
   // position, so the prefix lengths 32..40 are run (each a long prefill), each checked at its last position
   double worst = 0;
@@ -288,7 +292,8 @@ TEST_P(LongPromptVsReference, EveryPositionsLogits) {
 INSTANTIATE_TEST_SUITE_P(Synthetic, LongPromptVsReference,
                          ::testing::Values(Case{"llama", "Q4_K", true}, Case{"gemma3", "Q8_0", false}, Case{"qwen3", "Q6_K", false},
                                            Case{"llama", "F32", true}, Case{"qwen2", "Q5_0", false},
-                                           Case{"llama", "F32", true, "f32", "yarn"}, Case{"qwen35", "F32", false}, Case{"qwen35", "Q8_0", false}),
+                                           Case{"llama", "F32", true, "f32", "yarn"}, Case{"qwen35", "F32", false}, Case{"qwen35", "Q8_0", false},
+                                           Case{"gemma3", "F32", false, "f32", "none", "f32", true}),
                          [](const auto& info) { return info.param.name(); });
 
 // Several sequences in one KV cache (LoadOptions::slots) decoded together: batch rows in another order than the

@@ -64,6 +64,19 @@ void KvCache::write(const Tensor& rows, const SeqPos& at) {
   k({}, {rows, data_, *scales_}, {at.base, at.pos});
 }
 
+std::vector<Tensor> KvCache::tensors() const {
+  if (scales_) return {data_, *scales_};
+  return {data_};
+}
+
+KExpr KvCache::element(CustomKernel& k, int first, const KExpr& row, const KExpr& col) const {
+  const int64_t positions = data_.shape()[1];
+  const KExpr p = k.constant(static_cast<double>(positions), row.dtype());
+  KExpr v = k.load(k.buffer(first, data_.dtype()), row * p + col).cast(dtypes::float32);
+  if (!scales_) return v;
+  return v * k.load(k.buffer(first + 1, dtypes::float16), (row / k.constant(32, row.dtype())) * p + col).cast(dtypes::float32);
+}
+
 Tensor KvCache::read(const SeqPos& at, const Dim& len) const {
   Tensor v = data_.shrink(1, Dim(at.base), len).cast(dtypes::float32);
   if (!scales_) return v;

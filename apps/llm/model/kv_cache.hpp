@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "tg/custom_kernel.hpp"
 #include "tg/tensor.hpp"
 #include "tg/variable.hpp"
 
@@ -32,6 +34,10 @@ class KvCache {
   void write(const Tensor& rows, const SeqPos& at);
   // Columns [base, base + len) as float32 (width, len).
   Tensor read(const SeqPos& at, const Dim& len) const;
+  // For kernels that read the cache in place: its tensors (the values, then q8_0's scales), to pass as buffers
+  // first, first + 1; and the float32 value at (row, column) read from them.
+  std::vector<Tensor> tensors() const;
+  KExpr element(CustomKernel& k, int first, const KExpr& row, const KExpr& col) const;
 
  private:
   Tensor data_;

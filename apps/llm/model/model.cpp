@@ -39,7 +39,7 @@ Model::Model(std::shared_ptr<GGUFFile> file, const LoadOptions& opts) : file_(st
     pos_vars_.emplace_back("start_pos" + n, 0, max_ctx - 1);
     base_vars_.emplace_back("slot_base" + n, 0, (slots - 1) * state_->rows_per_slot());
   }
-  ModelBuilder b(file_, cfg_, *state_, device_);
+  ModelBuilder b(file_, cfg_, *state_, device_, opts.max_score_bytes);
   const int64_t d = cfg_.d_model;
   // the embedding reads one row per token; a head tied to it reads all of it
   const bool tied = !b.has("output.weight");

@@ -6,8 +6,9 @@
 
 namespace tg::llm {
 
-ModelBuilder::ModelBuilder(std::shared_ptr<GGUFFile> file, ModelConfig& config, SequenceState& state, std::string device)
-    : file_(std::move(file)), cfg_(config), state_(state), device_(std::move(device)) {}
+ModelBuilder::ModelBuilder(std::shared_ptr<GGUFFile> file, ModelConfig& config, SequenceState& state, std::string device,
+                           int64_t max_score_bytes)
+    : file_(std::move(file)), cfg_(config), state_(state), device_(std::move(device)), max_score_bytes_(max_score_bytes) {}
 
 QuantMatrix ModelBuilder::matrix(const std::string& name, int64_t rows, int64_t cols, bool read_whole) {
   const GGUFTensor& t = file_->need_tensor(name);

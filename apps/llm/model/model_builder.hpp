@@ -19,12 +19,13 @@ namespace tg::llm {
 
 class ModelBuilder {
  public:
-  ModelBuilder(std::shared_ptr<GGUFFile> file, ModelConfig& config, SequenceState& state, std::string device);
+  ModelBuilder(std::shared_ptr<GGUFFile> file, ModelConfig& config, SequenceState& state, std::string device, int64_t max_score_bytes);
 
   const GGUFFile& file() const { return *file_; }
   ModelConfig& config() { return cfg_; }
   SequenceState& state() { return state_; }
   const std::string& device() const { return device_; }
+  int64_t max_score_bytes() const { return max_score_bytes_; }  // LoadOptions::max_score_bytes
   // "<arch>.<key>" of the file
   std::string key(const std::string& name) const { return cfg_.arch + "." + name; }
 
@@ -48,6 +49,7 @@ class ModelBuilder {
   ModelConfig& cfg_;
   SequenceState& state_;
   std::string device_;
+  int64_t max_score_bytes_;
   uint64_t step_bytes_ = 0;
   std::map<std::pair<double, bool>, std::shared_ptr<const RopeTable>> ropes_;
 };

@@ -62,6 +62,8 @@ class KExpr {
   KExpr operator*(int64_t o) const;
   KExpr operator<(int64_t o) const;
   static KExpr max(const KExpr& a, const KExpr& b);
+  // 2^x for floats: the renderer's exp2 where it has one, else the core's polynomial (as Tensor::exp's)
+  KExpr exp2() const;
   static KExpr where(const KExpr& c, const KExpr& a, const KExpr& b);
   // a * b + c for floats: rounded once where the renderer has a fused multiply-add, else a product and a sum
   static KExpr fma(const KExpr& a, const KExpr& b, const KExpr& c);

@@ -69,6 +69,10 @@ KExpr KExpr::operator+(int64_t o) const { return *this + KExpr(const_int(dtype()
 KExpr KExpr::operator*(int64_t o) const { return *this * KExpr(const_int(dtype(), o)); }
 KExpr KExpr::operator<(int64_t o) const { return *this < KExpr(const_int(dtype(), o)); }
 KExpr KExpr::max(const KExpr& a, const KExpr& b) { return binary(Op::MAX, a, b); }
+KExpr KExpr::exp2() const {
+  if (!dtype().is_float()) bad(std::string("exp2 of ") + dtype().name() + ": floats only");
+  return KExpr(alu(Op::EXP2, node));
+}
 KExpr KExpr::where(const KExpr& c, const KExpr& a, const KExpr& b) {
   if (a.dtype() != b.dtype()) bad("where of " + a.dtype().name() + " and " + b.dtype().name());
   return KExpr(alu(Op::WHERE, need(c, "condition")->dtype.is_bool() ? c.node : c.cast(dtypes::bool_).node, a.node, b.node));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "model/blocks/flash_attention.hpp"
 #include "model/blocks/norm.hpp"
 
 namespace tg::llm {
@@ -14,6 +15,7 @@ Attention::Attention(ModelBuilder& b, int64_t layer, const AttentionSpec& spec)
       hd_(b.config().head_dim),
       scale_(b.config().attn_scale),
       eps_(b.config().norm_eps),
+      max_score_bytes_(b.max_score_bytes()),
       rope_(b.rope(spec.rope_base > 0 ? spec.rope_base : b.config().rope_base, spec.rope_scaled)),
       state_(&b.state()),
       q_(b.matrix(ModelBuilder::blk(layer, "attn_q.weight"), (spec.output_gate ? 2 : 1) * H_ * hd_, b.config().d_model)),
@@ -73,6 +75,13 @@ Tensor Attention::attend(Tensor q, Tensor k, const Tensor& v, int64_t T, const S
   k = rope_->apply(k, T, pos, spec_.neox);
   k_cache_->write(k.reshape({T, KV * hd}), at);
   v_cache_->write(v, at);
+  // scores past the budget (LoadOptions::max_score_bytes) are never materialized: flash attention over blocks of
+  // keys. It needs a static key length (prefill buckets, decode's key_len): a symbolic one (one decode graph for
+  // every position) keeps the scores, as a kernel loops over a static number of key blocks
+  if (T > 1 || key_len > 0) {
+    const int64_t n = T > 1 ? std::min(state_->rows_per_slot(), (pos.value() + T + 127) / 128 * 128) : key_len;
+    if (H * T * n * 4 > max_score_bytes_) return flash_attention(q, *k_cache_, *v_cache_, KV, at, n, {.scale = scale_, .window = spec_.window});
+  }
   // keys [0, pos + T) of the slot. A prefill chunk attends over a static length rounded up to 128 rows (the mask
   // hides rows past pos + T), so its kernels get static shapes, which the optimizer vectorizes, while a few
   // lengths cover every position; decode does the same with the batch's key_len, or keeps the length symbolic

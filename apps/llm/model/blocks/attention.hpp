@@ -41,6 +41,7 @@ class Attention final : public Mixer {
   AttentionSpec spec_;
   int64_t H_, KV_, hd_;
   double scale_, eps_;
+  int64_t max_score_bytes_;
   std::shared_ptr<const RopeTable> rope_;
   const SequenceState* state_;
   QuantMatrix q_, k_, v_, o_;
