@@ -43,30 +43,37 @@ Generator::Prefill Generator::prefill(const std::vector<int32_t>& prompt, int sl
   s.pending.reset();
   const size_t reuse = static_cast<size_t>(reusable(prompt, slot));
   const bool recurrent = !model_.can_rewind();
-  if (recurrent) {
-    std::erase_if(s.checkpoints, [&](const auto& c) { return c.first > static_cast<int64_t>(reuse); });
-    // a shorter reuse than the context is a checkpoint's position (or 0: position 0 reads the state as zero)
-    if (reuse > 0 && reuse < s.cached.size()) model_.restore(slot, s.checkpoints.back().second);
-  }
-  s.cached.resize(reuse);
-  s.out.reset();  // a chunk that fails must not leave the previous context's logits to sample from
-  Prefill r{static_cast<int64_t>(reuse), static_cast<int64_t>(prompt.size() - reuse)};
-  for (size_t at = reuse; at < prompt.size();) {
-    // a recurrent model's chunks end at multiples of the chunk length (checkpoints there serve every prompt that
-    // shares them), and its last chunk stops one token short, so that the state before the prompt's last token
-    // is a checkpoint too (the same prompt again reuses all but that token)
-    const size_t step = static_cast<size_t>(chunk_);
-    size_t end = std::min(prompt.size(), recurrent ? (at / step + 1) * step : at + step);
-    if (recurrent && end == prompt.size() && end - at > 1) --end;
-    std::vector<int32_t> part(prompt.begin() + static_cast<ptrdiff_t>(at), prompt.begin() + static_cast<ptrdiff_t>(end));
-    s.out = std::make_shared<Outputs>(Outputs{model_.forward(part, static_cast<int64_t>(at), slot), {}, {}, {}});
-    s.row = 0;
-    s.cached.insert(s.cached.end(), part.begin(), part.end());
-    at = end;
-    if (recurrent && at < prompt.size() && (at % static_cast<size_t>(chunk_) == 0 || at + 1 == prompt.size())) {
-      s.checkpoints.emplace_back(static_cast<int64_t>(at), model_.checkpoint(slot));
-      if (s.checkpoints.size() > kMaxCheckpoints) s.checkpoints.erase(s.checkpoints.begin());
+  const Prefill r{static_cast<int64_t>(reuse), static_cast<int64_t>(prompt.size() - reuse)};
+  // a recurrent state moves as each layer's kernel runs: a chunk (or a restore) that fails part-way leaves it
+  // matching no context, so the slot starts over (position 0 reads the state as zero)
+  try {
+    if (recurrent) {
+      std::erase_if(s.checkpoints, [&](const auto& c) { return c.first > static_cast<int64_t>(reuse); });
+      // a shorter reuse than the context is a checkpoint's position (or 0: position 0 reads the state as zero)
+      if (reuse > 0 && reuse < s.cached.size()) model_.restore(slot, s.checkpoints.back().second);
     }
+    s.cached.resize(reuse);
+    s.out.reset();  // a chunk that fails must not leave the previous context's logits to sample from
+    for (size_t at = reuse; at < prompt.size();) {
+      // a recurrent model's chunks end at multiples of the chunk length (checkpoints there serve every prompt that
+      // shares them), and its last chunk stops one token short, so that the state before the prompt's last token
+      // is a checkpoint too (the same prompt again reuses all but that token)
+      const size_t step = static_cast<size_t>(chunk_);
+      size_t end = std::min(prompt.size(), recurrent ? (at / step + 1) * step : at + step);
+      if (recurrent && end == prompt.size() && end - at > 1) --end;
+      std::vector<int32_t> part(prompt.begin() + static_cast<ptrdiff_t>(at), prompt.begin() + static_cast<ptrdiff_t>(end));
+      s.out = std::make_shared<Outputs>(Outputs{model_.forward(part, static_cast<int64_t>(at), slot), {}, {}, {}});
+      s.row = 0;
+      s.cached.insert(s.cached.end(), part.begin(), part.end());
+      at = end;
+      if (recurrent && at < prompt.size() && (at % static_cast<size_t>(chunk_) == 0 || at + 1 == prompt.size())) {
+        s.checkpoints.emplace_back(static_cast<int64_t>(at), model_.checkpoint(slot));
+        if (s.checkpoints.size() > kMaxCheckpoints) s.checkpoints.erase(s.checkpoints.begin());
+      }
+    }
+  } catch (...) {
+    if (recurrent) s = Seq{};
+    throw;
   }
   return r;
 }

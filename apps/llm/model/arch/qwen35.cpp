@@ -24,7 +24,9 @@ void check_rope_sections(ModelBuilder& b) {
   int64_t total = 0;
   for (int64_t s : sec) total += s;
   const int64_t pairs = b.config().rope_dims / 2;
-  for (int64_t i = 0; i < pairs && sec.size() >= 3 && total > 0; ++i) {
+  if (sec.size() < 3 && pairs > 0)  // llama.cpp fills the missing sections with zeros: pairs left unrotated
+    throw Error("tg-llm: " + b.file().path() + ": " + key + " has " + std::to_string(sec.size()) + " sections, not the 3 or 4 of text RoPE");
+  for (int64_t i = 0; i < pairs && total > 0; ++i) {
     const int64_t s = i % total;
     if (!((s % 3 == 0 && s < 3 * sec[0]) || (s % 3 == 1 && s < 3 * sec[1]) || (s % 3 == 2 && s < 3 * sec[2])))
       throw Error("tg-llm: " + b.file().path() + ": " + key + " leaves RoPE pair " + std::to_string(i) + " outside the text sections: not supported");

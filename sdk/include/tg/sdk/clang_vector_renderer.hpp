@@ -191,15 +191,17 @@ class ClangVectorRenderer : public CRenderer {
   }
 
   // Vectors: ops whose C vector form means the same as per lane stay whole; the rest render lane by lane. A right
-  // shift is whole too (`v >> (s & 31)` shifts each lane by its own masked count: one vpsrlvd/vpsravd, where lane by
-  // lane it was 16 extracts, shifts and inserts: the K-quants' nibbles, Q4_K decode 24 -> ~50 GMAC/s)
+  // shift of 32- and 64-bit lanes is whole too (`v >> (s & 31)` or `& 63` shifts each lane by its own masked count:
+  // one vpsrlvd/vpsravd where lane by lane it was 16 extracts, shifts and inserts: the K-quants' nibble words). Narrow
+  // lanes stay per lane: C promotes a scalar to int before shifting, a vector lane is not promoted.
   std::string alu(uint32_t i, const std::vector<std::string>& srcs) override {
     const tg_kir_inst& in = inst(i);
     const uint64_t whole = op_bit(TG_KIR_NEG) | op_bit(TG_KIR_ADD) | op_bit(TG_KIR_SUB) | op_bit(TG_KIR_MUL) |
                            op_bit(TG_KIR_FDIV) | op_bit(TG_KIR_AND) | op_bit(TG_KIR_OR) | op_bit(TG_KIR_XOR) |
-                           op_bit(TG_KIR_MULACC) | op_bit(TG_KIR_FMA) | op_bit(TG_KIR_SHR);
+                           op_bit(TG_KIR_MULACC) | op_bit(TG_KIR_FMA);
     const std::string tmpl = op_template(in.op, in.dtype, alu_src_dtype(i));
-    if (in.vcount == 1 || (whole & op_bit(in.op))) return fill(tmpl, srcs);
+    const bool whole_shift = in.op == TG_KIR_SHR && tg_dtype_size(alu_src_dtype(i)) >= 4;
+    if (in.vcount == 1 || (whole & op_bit(in.op)) || whole_shift) return fill(tmpl, srcs);
     std::vector<std::string> lanes;
     for (uint32_t lane = 0; lane < in.vcount; ++lane) {
       std::vector<std::string> lane_srcs;
