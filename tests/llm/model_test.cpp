@@ -448,6 +448,18 @@ TEST(HybridPrefixReuse, ThroughStateCheckpoints) {
   if (!generate(path, "qwen35", "F32", seed, {}, 0)) return;
   auto model = Model::load(path, {.max_context = kMaxContext, .kv = KvType::f32, .slots = 2});
   ASSERT_FALSE(model->can_rewind());
+  // with one slot the state is one whole tensor: its checkpoint must still be a copy (a view followed the state)
+  {
+    auto single = Model::load(path, {.max_context = kMaxContext, .kv = KvType::f32, .slots = 1});
+    Generator g1(*single, 16);
+    Sampler s1(SamplingParams{});
+    g1.prefill(b, 0);
+    std::vector<int32_t> first, again;
+    for (int i = 0; i < 6; ++i) first.push_back(g1.next(s1, 0));
+    EXPECT_EQ(g1.prefill(b, 0).reused, static_cast<int64_t>(b.size()) - 1);
+    for (int i = 0; i < 6; ++i) again.push_back(g1.next(s1, 0));
+    EXPECT_EQ(again, first) << "one slot: the same prompt again, from the checkpoint before its last token";
+  }
   Generator gen(*model, 16);
   Sampler greedy(SamplingParams{});
   auto continuation = [&](int slot) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -30,10 +31,11 @@ std::vector<float> random_vector(std::mt19937& rng, size_t n, float scale = 1.0f
   return v;
 }
 
-Tensor seq_table(const std::vector<std::pair<int, int>>& slot_pos) {
+// (slot, position, real tokens) per sequence
+Tensor seq_table(const std::vector<std::array<int, 3>>& seqs) {
   std::vector<int32_t> v;
-  for (auto [slot, pos] : slot_pos) v.insert(v.end(), {static_cast<int32_t>(slot * kRows), pos});
-  return Tensor::from_vector(v, {static_cast<int64_t>(slot_pos.size()), 2}, dtypes::int32);
+  for (auto [slot, pos, valid] : seqs) v.insert(v.end(), {static_cast<int32_t>(slot * kRows), pos, valid});
+  return Tensor::from_vector(v, {static_cast<int64_t>(seqs.size()), 3}, dtypes::int32);
 }
 
 void expect_near(const std::vector<float>& got, const std::vector<double>& want, double tol, const std::string& what) {
@@ -63,20 +65,24 @@ TEST(RecurrentKernels, CausalConvCarriesItsStateAcrossChunksAndSlots) {
   // garbage in every slot: position 0 must not read it
   Tensor state = Tensor::from_vector(random_vector(rng, slots * (K - 1) * C), {slots * (K - 1), C}).contiguous().realize();
   std::vector<float> got;
-  // slot 2: the prompt in chunks of 4, 1 and 2 tokens, then 2 decode steps batched with slot 0's own sequence
+  // slot 2: the prompt in chunks of 4 (padded with 3 rows of garbage to 7, as prefill pads chunks), 1 and 2
+  // tokens, then 2 decode steps batched with slot 0's own sequence
   int64_t at = 0;
   for (int64_t n : {4, 1, 2}) {
-    Tensor xs = Tensor::from_vector(std::vector<float>(x.begin() + at * C, x.begin() + (at + n) * C), {n, C});
-    std::vector<float> y = causal_conv(xs, wt, state, seq_table({{2, static_cast<int>(at)}}), kRows).to_vector<float>();
-    got.insert(got.end(), y.begin(), y.end());
+    const int64_t pad = n == 4 ? 3 : 0;
+    std::vector<float> rows(x.begin() + at * C, x.begin() + (at + n) * C), junk = random_vector(rng, pad * C, 100);
+    rows.insert(rows.end(), junk.begin(), junk.end());
+    Tensor xs = Tensor::from_vector(rows, {n + pad, C});
+    std::vector<float> y = causal_conv(xs, wt, state, seq_table({{2, static_cast<int>(at), static_cast<int>(n)}}), kRows).to_vector<float>();
+    got.insert(got.end(), y.begin(), y.begin() + n * C);
     at += n;
   }
   Tensor o0 = Tensor::from_vector(std::vector<float>(other.begin(), other.begin() + C), {1, C});
-  causal_conv(o0, wt, state, seq_table({{0, 0}}), kRows).realize();
+  causal_conv(o0, wt, state, seq_table({{0, 0, 1}}), kRows).realize();
   for (int s = 0; s < 2; ++s, ++at) {
     std::vector<float> rows(x.begin() + at * C, x.begin() + (at + 1) * C);
     rows.insert(rows.end(), other.begin() + C, other.end());  // batch row 1: slot 0 at position 1
-    std::vector<float> y = causal_conv(Tensor::from_vector(rows, {2, C}), wt, state, seq_table({{2, static_cast<int>(at)}, {0, 1 + s}}), kRows)
+    std::vector<float> y = causal_conv(Tensor::from_vector(rows, {2, C}), wt, state, seq_table({{2, static_cast<int>(at), 1}, {0, 1 + s, 1}}), kRows)
                                .to_vector<float>();
     got.insert(got.end(), y.begin(), y.begin() + C);
     if (s == 0) {  // slot 0's second token saw its first
@@ -126,14 +132,20 @@ TEST(RecurrentKernels, GatedDeltaRuleMatchesThePerTokenLoop) {
   Tensor state = Tensor::from_vector(random_vector(rng, slots * nv * dk * dk), {slots * nv * dk, dk}).cast(sdt).contiguous().realize();
   std::vector<float> got;
   int64_t at = 0;
+  // a prefill chunk of 5 padded to 8 with garbage (which must leave the state as it is), then two single steps
+  int64_t pad = 0;
   auto part = [&](const std::vector<float>& src, int64_t width, int64_t n, Shape shape) {
-    return Tensor::from_vector(std::vector<float>(src.begin() + at * width, src.begin() + (at + n) * width), shape);
+    std::vector<float> rows(src.begin() + at * width, src.begin() + (at + n) * width), junk = random_vector(rng, pad * width, 0.5f);
+    rows.insert(rows.end(), junk.begin(), junk.end());
+    shape[0] = n + pad;
+    return Tensor::from_vector(rows, shape);
   };
-  for (int64_t n : {5, 1, 1}) {  // a prefill chunk, then two single-token steps
+  for (int64_t n : {5, 1, 1}) {
+    pad = n == 5 ? 3 : 0;
     Tensor o = gated_delta(part(q, nk * dk, n, {n, nk, dk}), part(k, nk * dk, n, {n, nk, dk}), part(v, nv * dk, n, {n, nv, dk}),
-                           part(alpha, nv, n, {n, nv}), part(beta, nv, n, {n, nv}), state, seq_table({{1, static_cast<int>(at)}}), kRows);
+                           part(alpha, nv, n, {n, nv}), part(beta, nv, n, {n, nv}), state, seq_table({{1, static_cast<int>(at), static_cast<int>(n)}}), kRows);
     std::vector<float> y = o.to_vector<float>();
-    got.insert(got.end(), y.begin(), y.end());
+    got.insert(got.end(), y.begin(), y.begin() + n * nv * dk);
     at += n;
   }
   expect_near(got, want, sdt == dtypes::float32 ? 1e-4 : 1e-2, std::string("slot 1: 5 tokens, then 1, then 1, state ") + (sdt == dtypes::float32 ? "f32" : "f16"));

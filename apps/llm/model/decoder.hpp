@@ -31,7 +31,7 @@ class Mixer {
 struct Decoder {
   double embed_scale = 1.0;  // gemma: sqrt(d_model)
   // some layer carries state from token to token beyond the KV cache (a recurrence): a sequence cannot be cut
-  // back to a shorter prefix, and prefill chunks are not padded (padding tokens would enter the state)
+  // back to a shorter prefix (only returned to a checkpoint)
   bool recurrent = false;
   std::vector<std::unique_ptr<Layer>> layers;
 };

@@ -53,10 +53,11 @@ Model::Model(std::shared_ptr<GGUFFile> file, const LoadOptions& opts) : file_(st
 
 Model::~Model() = default;
 
-Tensor Model::run(const Tensor& ids, int64_t T, const std::vector<SeqPos>& seqs, const Tensor* last_row, int64_t key_len, Head head) {
+Tensor Model::run(const Tensor& ids, int64_t T, const std::vector<SeqPos>& seqs, const Tensor* last_row, int64_t key_len, Head head,
+                  int64_t valid) {
   Tensor x = qembedding(*embed_, ids);
   if (decoder_.embed_scale != 1.0) x = x * decoder_.embed_scale;
-  const Pass pass{T, seqs, key_len};
+  const Pass pass{T, seqs, key_len, valid > 0 ? valid : T};
   for (auto& layer : decoder_.layers) x = layer->forward(x, pass);
   // the row is picked by a product with a one-hot vector (data, not shape): one graph for every real length
   Tensor last = last_row ? last_row->matmul(x) : x;
@@ -82,11 +83,11 @@ Tensor Model::forward(const std::vector<int32_t>& tokens, int64_t start_pos, int
   pick[static_cast<size_t>(T - 1)] = 1.0f;
   Tensor last = Tensor::from_vector(pick, {1, P}, dtypes::float32, device_);
   const SeqPos at{base_vars_[0].bind(static_cast<int64_t>(slot) * state_->rows_per_slot()), var.bind(start_pos)};
-  return run(Tensor::from_vector(ids, {P}, dtypes::int32, device_), P, {at}, P == 1 ? nullptr : &last);
+  return run(Tensor::from_vector(ids, {P}, dtypes::int32, device_), P, {at}, P == 1 ? nullptr : &last, 0, Head::logits, T);
 }
 
 int64_t Model::prefill_length(int64_t n, int64_t start_pos) const {
-  if (n <= 1 || decoder_.recurrent) return n;  // padding tokens would enter a recurrent state
+  if (n <= 1) return n;
   const int64_t p = n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : (n + 63) / 64 * 64;
   return start_pos + p <= max_context() ? p : n;
 }

@@ -75,14 +75,15 @@ class Model {
   SequenceState::Checkpoint checkpoint(int slot) const { return state_->checkpoint(slot); }
   void restore(int slot, const SequenceState::Checkpoint& c) { state_->restore(slot, c); }
   // The padded length a chunk of n tokens at start_pos runs as: 1, 8, 16, 32, then multiples of 64 (n itself
-  // where that would not fit in the cache, or for a recurrent model).
+  // where that would not fit in the cache).
   int64_t prefill_length(int64_t n, int64_t start_pos) const;
 
  private:
   // `seqs`: one sequence of n_tokens, or n_tokens sequences of one token each. `last`: (1, n_tokens) one-hot
   // row picking the token whose logits are returned (null: every row's)
+  // `valid`: a prefill chunk's real tokens (0: all)
   Tensor run(const Tensor& ids, int64_t n_tokens, const std::vector<SeqPos>& seqs, const Tensor* last, int64_t key_len = 0,
-             Head head = Head::logits);
+             Head head = Head::logits, int64_t valid = 0);
 
   std::shared_ptr<GGUFFile> file_;
   ModelConfig cfg_;

@@ -14,6 +14,8 @@ struct Pass {
   int64_t T;
   const std::vector<SeqPos>& seqs;  // one (prefill) or T (decode batch)
   int64_t key_len;  // decode: every sequence attends over key_len cache rows; 0: symbolic (pos + 1)
+  int64_t valid;    // a prefill chunk's real tokens (the rest pad it to a shared length; they must not enter a
+                    // recurrent state); T for a decode batch
 };
 
 }  // namespace tg::llm

@@ -17,18 +17,26 @@ const Tensor& SequenceState::add_recurrent_state(int64_t rows, int64_t width) {
   return recurrent_.emplace_back(Tensor::zeros({slots_ * rows, width}, recurrent_dtype_, device_).contiguous().realize());
 }
 
-Tensor SequenceState::bases_and_positions(const std::vector<SeqPos>& seqs) const {
+Tensor SequenceState::sequence_table(const std::vector<SeqPos>& seqs, int64_t valid) const {
   std::vector<Tensor> values;
-  for (const SeqPos& s : seqs)
+  for (const SeqPos& s : seqs) {
     for (const BoundVariable* v : {&s.base, &s.pos}) values.push_back(Tensor::from_variable(*v, device_).cast(dtypes::int32).reshape({1}));
-  return Tensor::cat(values, 0).reshape({static_cast<int64_t>(seqs.size()), 2}).contiguous();
+    values.push_back(Tensor::full({1}, static_cast<double>(seqs.size() == 1 ? valid : 1), dtypes::int32, device_));
+  }
+  return Tensor::cat(values, 0).reshape({static_cast<int64_t>(seqs.size()), 3}).contiguous();
 }
 
+// Copies and restores are kernels of their own: a slice of a realized tensor may be a view of it (one slot: the
+// whole state), which would follow the live state instead of keeping this point of it.
 SequenceState::Checkpoint SequenceState::checkpoint(int slot) const {
   Checkpoint c;
   for (const Tensor& s : recurrent_) {
-    const int64_t rows = s.shape()[0] / slots_;
-    c.parts.push_back(s.slice(0, slot * rows, (slot + 1) * rows).contiguous().realize());
+    const int64_t rows = s.shape()[0] / slots_, n = rows * s.shape()[1];
+    CustomKernel k("state_checkpoint");
+    KExpr e = k.range(n, Axis::GLOBAL);
+    k.run(k.store(k.buffer(0, s.dtype()), e, k.load(k.buffer(1, s.dtype()), k.constant(static_cast<double>(slot * n), e.dtype()) + e)));
+    k.parallel();
+    c.parts.push_back(k({{{rows, s.shape()[1]}, s.dtype()}}, {s})[0].realize());
   }
   return c;
 }

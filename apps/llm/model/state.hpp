@@ -41,9 +41,9 @@ class SequenceState {
   Checkpoint checkpoint(int slot) const;
   void restore(int slot, const Checkpoint& c);
 
-  // (B, 2) int32: each sequence's first cache row (slot * rows_per_slot) and position, for the kernels that
-  // update a recurrent state.
-  Tensor bases_and_positions(const std::vector<SeqPos>& seqs) const;
+  // (B, 3) int32: each sequence's first cache row (slot * rows_per_slot), position and real tokens (`valid` for a
+  // single sequence, a prefill chunk; 1 each in a decode batch), for the kernels that update a recurrent state.
+  Tensor sequence_table(const std::vector<SeqPos>& seqs, int64_t valid) const;
 
  private:
   int slots_;

@@ -33,7 +33,7 @@ Tensor GatedDeltaNet::forward(const Tensor& h, const Pass& p) {
   const std::string& device = state_->device();
   ProductInput in{h, nullptr};  // the five projections share the int8 form of h
   Tensor qkv = qmatmul(qkv_, in), z = qmatmul(z_, in), b = qmatmul(beta_, in), a = qmatmul(alpha_, in);
-  const Tensor seqs = state_->bases_and_positions(p.seqs);
+  const Tensor seqs = state_->sequence_table(p.seqs, p.valid);
   Tensor c = causal_conv(qkv, conv_w_, conv_state_, seqs, rows_per_slot_).silu();
   auto l2norm = [&](const Tensor& x) {  // x / max(|x|, eps) per head
     return x * (x * x).sum({-1}, true).sqrt().maximum(Tensor::full({1}, eps_, dtypes::float32, device)).reciprocal();

@@ -9,13 +9,15 @@ namespace tg::llm {
 
 namespace {
 
-// The slot of sequence s and whether its state is read (position > 0), from the (B, 2) table.
+// The slot of sequence s, whether its state is read (position > 0), and its real tokens (the rest pad the chunk:
+// they leave the state as it is), from the (B, 3) table.
 struct SeqSlot {
-  KExpr slot, keep;
+  KExpr slot, keep, valid;
 };
 SeqSlot seq_slot(CustomKernel& k, const KExpr& seqs, const KExpr& s, int64_t rows_per_slot) {
-  const KExpr base = k.load(seqs, s * 2).cast(s.dtype()), pos = k.load(seqs, s * 2 + 1);
-  return {base / k.constant(static_cast<double>(rows_per_slot), s.dtype()), pos != k.constant(0, dtypes::int32)};
+  const KExpr base = k.load(seqs, s * 3).cast(s.dtype()), pos = k.load(seqs, s * 3 + 1);
+  return {base / k.constant(static_cast<double>(rows_per_slot), s.dtype()), pos != k.constant(0, dtypes::int32),
+          k.load(seqs, s * 3 + 2).cast(s.dtype())};
 }
 
 }  // namespace
@@ -32,22 +34,22 @@ Tensor causal_conv(const Tensor& x, const Tensor& w, const Tensor& state, const 
   KExpr s = k.range(B, Axis::GLOBAL), ch = k.range(C, Axis::GLOBAL);
   const SeqSlot at = seq_slot(k, sq, s, rows_per_slot);
   // input row tau of the sequence (tau < 0: row K-1+tau of the state), as two exclusive gated loads
-  auto input = [&](const KExpr& tau_plus, int64_t shift) {  // tau = tau_plus - shift
-    KExpr before = tau_plus < shift, after = k.constant(static_cast<double>(shift - 1), tau_plus.dtype()) < tau_plus;
-    KExpr from_state = k.load(st, (at.slot * (K - 1) + tau_plus + (K - 1 - shift)) * C + ch, before && at.keep).cast(f32);
-    KExpr from_x = k.load(xb, (s * Tq + tau_plus - shift) * C + ch, after);
+  auto input = [&](const KExpr& tau) {
+    KExpr before = tau < 0, after = k.constant(-1, tau.dtype()) < tau;
+    KExpr from_state = k.load(st, (at.slot * (K - 1) + tau + (K - 1)) * C + ch, before && at.keep).cast(f32);
+    KExpr from_x = k.load(xb, (s * Tq + tau) * C + ch, after);
     return from_state + from_x;
   };
   KExpr t = k.range(Tq, Axis::LOOP), acc = k.constant(0, f32);
   for (int64_t j = 0; j < K; ++j)  // y[t] = sum_j w[j] x[t + j - (K-1)]
-    acc = KExpr::fma(k.load(wb, ch * K + j), input(t, K - 1 - j), acc);
+    acc = KExpr::fma(k.load(wb, ch * K + j), input(t - (K - 1 - j)), acc);
   k.run(k.loop({k.store(out, (s * Tq + t) * C + ch, acc)}, {t}));
-  // the new state: rows Tq-(K-1) .. Tq-1 of the input, gathered before any is overwritten
+  // the new state: the last K-1 rows of the real input (valid - (K-1) .. valid - 1), gathered before any is
+  // overwritten
   KExpr keep = k.reg(f32, K - 1);
   std::vector<KExpr> gathered;
   for (int64_t r = 0; r < K - 1; ++r) {
-    const int64_t tau = Tq - (K - 1) + r;
-    gathered.push_back(k.store(keep, k.constant(static_cast<double>(r), s.dtype()), input(k.constant(0, s.dtype()), -tau)));
+    gathered.push_back(k.store(keep, k.constant(static_cast<double>(r), s.dtype()), input(at.valid - (K - 1 - r))));
     k.run(gathered.back());
   }
   for (int64_t r = 0; r < K - 1; ++r) {
@@ -82,7 +84,9 @@ Tensor gated_delta(const Tensor& q, const Tensor& kk, const Tensor& v, const Ten
   KExpr c1 = k.range(dk, Axis::REDUCE), c2 = k.range(dk, Axis::REDUCE), c3 = k.range(dk, Axis::REDUCE);
   KExpr sk = k.reduce(k.load(r, c1) * key(c1), Reduce::SUM, {c1}), sqv = k.reduce(k.load(r, c2) * query(c2), Reduce::SUM, {c2});
   KExpr kq = k.reduce(key(c3) * query(c3), Reduce::SUM, {c3});
-  KExpr a = k.load(ab, tok * nv + j), b = k.load(bb, tok * nv + j);
+  // a padding token (t >= valid) leaves the state as it is: no decay (a = 1), no write (b = 0)
+  KExpr real = t < at.valid;
+  KExpr a = KExpr::where(real, k.load(ab, tok * nv + j), k.constant(1, f32)), b = KExpr::where(real, k.load(bb, tok * nv + j), k.constant(0, f32));
   // with S' = a S + delta k^T: S' k = a S k + delta |k|^2 is not needed; delta = b (v - a S k), o = a S q + delta (k.q)
   KExpr delta = b * (k.load(vb, (tok * nv + j) * dv + i) - a * sk);
   KExpr o = k.store(out, (tok * nv + j) * dv + i, a * sqv + delta * kq);

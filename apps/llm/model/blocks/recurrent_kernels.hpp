@@ -1,7 +1,8 @@
 // The custom kernels of recurrent layers, over B sequences of Tq tokens each (a prefill chunk: B = 1; a decode
 // batch: Tq = 1). Each sequence's state lives in its slot of a realized state tensor, which the kernel reads
-// (as zero at position 0) and writes back in place. `seqs` is SequenceState::bases_and_positions: (B, 2) int32
-// first cache row and position; the slot is the row / rows_per_slot. States are float32 or float16 (computed in
+// (as zero at position 0) and writes back in place. `seqs` is SequenceState::sequence_table: (B, 3) int32 first
+// cache row, position and real tokens (those past them pad the chunk and leave the state as it is); the slot is
+// the row / rows_per_slot. States are float32 or float16 (computed in
 // float32).
 #pragma once
 
@@ -13,7 +14,7 @@ namespace tg::llm {
 
 // Causal depthwise convolution over time: x (B * Tq, C) float32, w (C, K) float32 (tap K-1 multiplies the current
 // token) -> (B * Tq, C), the K-1 rows before each sequence read from `state` (slots * (K-1), C), which then holds
-// the sequence's last K-1 rows of x.
+// the sequence's last K-1 real rows of x.
 Tensor causal_conv(const Tensor& x, const Tensor& w, const Tensor& state, const Tensor& seqs, int64_t rows_per_slot);
 
 // The gated delta rule, per value head j of nv (reading key head j mod nk) and per token in order, with S_j a
