@@ -68,24 +68,24 @@ std::pair<KExpr, KExpr> k_scales(const GroupReader& r, const KExpr& sub) {
 KExpr q8_word(const GroupReader& r, const KExpr& j) { return r.packed(r.c(2) + j * r.c(4)); }
 const ByteForm kQ8_0Bytes{
     [](const GroupReader& r, const KExpr&, const KExpr& j) { return q8_word(r, j) ^ r.i(static_cast<int32_t>(0x80808080u)); },  // q + 128
-    [](const GroupReader& r, const KExpr&, int64_t) { return d_scale(r); }, 128, false, false,
+    [](const GroupReader& r, const KExpr&, const KExpr&) { return d_scale(r); }, 128, false, false,
     [](const GroupReader& r, const KExpr&, const KExpr& j) { return q8_word(r, j); }};
 const ByteForm kQ4_0Bytes{
     [](const GroupReader& r, const KExpr&, const KExpr& j) { return nibble_word(r, r.c(2), j); },
-    [](const GroupReader& r, const KExpr&, int64_t) { return d_scale(r); }, 8};
+    [](const GroupReader& r, const KExpr&, const KExpr&) { return d_scale(r); }, 8};
 const ByteForm kQ4_1Bytes{
     [](const GroupReader& r, const KExpr&, const KExpr& j) { return nibble_word(r, r.c(4), j); },
-    [](const GroupReader& r, const KExpr&, int64_t) { return min_scale(r); }, 0, true};
+    [](const GroupReader& r, const KExpr&, const KExpr&) { return min_scale(r); }, 0, true};
 // Q5_0 / Q5_1: the fifth bit of element e is bit e of the 32-bit qh
 KExpr q5_word(const GroupReader& r, int64_t qh, int64_t qs, const KExpr& j) {
   return nibble_word(r, r.c(qs), j) | spread_bits(r.packed(qh) >> (j * r.c(4)).cast(dtypes::int32));
 }
 const ByteForm kQ5_0Bytes{
     [](const GroupReader& r, const KExpr&, const KExpr& j) { return q5_word(r, 2, 6, j); },
-    [](const GroupReader& r, const KExpr&, int64_t) { return d_scale(r); }, 16};
+    [](const GroupReader& r, const KExpr&, const KExpr&) { return d_scale(r); }, 16};
 const ByteForm kQ5_1Bytes{
     [](const GroupReader& r, const KExpr&, const KExpr& j) { return q5_word(r, 4, 8, j); },
-    [](const GroupReader& r, const KExpr&, int64_t) { return min_scale(r); }, 0, true};
+    [](const GroupReader& r, const KExpr&, const KExpr&) { return min_scale(r); }, 0, true};
 // Q4_K / Q5_K: sub-blocks 2g and 2g + 1 are the low and high nibbles of the 32 bytes of group g
 KExpr k_nibbles(const GroupReader& r, int64_t qs, const KExpr& sub, const KExpr& j) {
   KExpr w = r.packed(r.c(qs) + (sub / r.c(2)) * r.c(32) + j * r.c(4));
@@ -93,13 +93,13 @@ KExpr k_nibbles(const GroupReader& r, int64_t qs, const KExpr& sub, const KExpr&
 }
 const ByteForm kQ4_KBytes{
     [](const GroupReader& r, const KExpr& sub, const KExpr& j) { return k_nibbles(r, 16, sub, j); },
-    [](const GroupReader& r, const KExpr& sub, int64_t) { return k_scales(r, sub); }, 0, true};
+    [](const GroupReader& r, const KExpr& sub, const KExpr&) { return k_scales(r, sub); }, 0, true};
 const ByteForm kQ5_KBytes{
     [](const GroupReader& r, const KExpr& sub, const KExpr& j) {
       KExpr hb = (r.packed(r.c(16) + j * r.c(4)) >> sub.cast(dtypes::int32)) & 0x01010101;  // bit sub of qh[l]
       return k_nibbles(r, 48, sub, j) | (hb << 4);
     },
-    [](const GroupReader& r, const KExpr& sub, int64_t) { return k_scales(r, sub); }, 0, true};
+    [](const GroupReader& r, const KExpr& sub, const KExpr&) { return k_scales(r, sub); }, 0, true};
 // Q6_K: sub-block s is quarter s % 4 of half s / 4 (as in the decoder below); its halves have scales of their own
 const ByteForm kQ6_KBytes{
     [](const GroupReader& r, const KExpr& sub, const KExpr& j) {
@@ -108,8 +108,8 @@ const ByteForm kQ6_KBytes{
       KExpr qh = r.packed(r.c(128) + n * r.c(32) + l) >> (qt.cast(dtypes::int32) << 1);
       return (ql & kLowNibbles) | ((qh & 0x03030303) << 4);
     },
-    [](const GroupReader& r, const KExpr& sub, int64_t half) {
-      return std::pair{r.half(208) * f32(r.sbyte(r.c(192 + half) + (sub / r.c(4)) * r.c(8) + (sub % r.c(4)) * r.c(2))), KExpr()};
+    [](const GroupReader& r, const KExpr& sub, const KExpr& half) {
+      return std::pair{r.half(208) * f32(r.sbyte(r.c(192) + half + (sub / r.c(4)) * r.c(8) + (sub % r.c(4)) * r.c(2))), KExpr()};
     },
     32, false, true};
 
@@ -141,7 +141,7 @@ const std::array<uint8_t, 16> kMXFP4Signed = byte_table(kMXFP4, 0), kMXFP4Bytes 
 KExpr codebook_value(const KExpr& n, const std::array<uint8_t, 16>& table) { return f32((KExpr::lut16(n, table) << 24) >> 24); }
 const ByteForm kMXFP4ByteForm{
     [](const GroupReader& r, const KExpr&, const KExpr& j) { return KExpr::lut16(nibble_word(r, r.c(1), j), kMXFP4Bytes); },
-    [](const GroupReader& r, const KExpr&, int64_t) { return std::pair{e8m0_half(r), KExpr()}; }, 128};
+    [](const GroupReader& r, const KExpr&, const KExpr&) { return std::pair{e8m0_half(r), KExpr()}; }, 128};
 
 // IQ4_NL / IQ4_XS as bytes: each nibble picks its codebook value + 128 (unsigned) in one byte table lookup of the
 // nibble word (KExpr::lut16: pshufb on x86), the zero point 128 subtracted as Q8_0's
@@ -149,10 +149,10 @@ const std::array<uint8_t, 16> kIQ4Signed = byte_table(kIQ4, 0), kIQ4Bytes = byte
 KExpr iq4_word(const GroupReader& r, const KExpr& off, const KExpr& j) { return KExpr::lut16(nibble_word(r, off, j), kIQ4Bytes); }
 const ByteForm kIQ4_NLBytes{
     [](const GroupReader& r, const KExpr&, const KExpr& j) { return iq4_word(r, r.c(2), j); },
-    [](const GroupReader& r, const KExpr&, int64_t) { return d_scale(r); }, 128};
+    [](const GroupReader& r, const KExpr&, const KExpr&) { return d_scale(r); }, 128};
 const ByteForm kIQ4_XSBytes{
     [](const GroupReader& r, const KExpr& sub, const KExpr& j) { return iq4_word(r, r.c(8) + sub * r.c(16), j); },
-    [](const GroupReader& r, const KExpr& sub, int64_t) { return std::pair{r.half(0) * f32(iq4xs_scale(r, sub)), KExpr()}; }, 128};
+    [](const GroupReader& r, const KExpr& sub, const KExpr&) { return std::pair{r.half(0) * f32(iq4xs_scale(r, sub)), KExpr()}; }, 128};
 
 const Format kFormats[] = {
     {GGMLType::F32, 32, 128,

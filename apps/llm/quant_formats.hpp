@@ -37,7 +37,7 @@ using Decoder = std::function<KExpr(const GroupReader& r, const KExpr& e)>;
 // half's 16 elements as float32 (m only where the format has a minimum).
 struct ByteForm {
   std::function<KExpr(const GroupReader& r, const KExpr& sub, const KExpr& j)> word;
-  std::function<std::pair<KExpr, KExpr>(const GroupReader& r, const KExpr& sub, int64_t half)> scale;
+  std::function<std::pair<KExpr, KExpr>(const GroupReader& r, const KExpr& sub, const KExpr& half)> scale;
   int64_t offset = 0;         // a fixed zero point (Q8_0: 128, Q4_0: 8), subtracted in integers
   bool has_min = false;       // m is used (Q4_1, Q5_1, Q4_K, Q5_K)
   bool split_halves = false;  // the halves have scales of their own (Q6_K's 16-element scales)

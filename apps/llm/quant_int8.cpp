@@ -43,11 +43,10 @@ Int8Activation quantize_int8(const Tensor& x, int64_t group, bool biased) {
                                 ", got " + x.dtype().name() + " " + shape_str(x.shape()));
   if (biased && group == 1) throw std::invalid_argument("tg-llm: biased int8 activations are grouped (the tiled product's)");
   const int64_t T = x.shape()[0], cols = x.shape()[1], nb32 = cols / 32, blocks = T * nb32, G = group;
-  const bool sums = G > 1;
   const CustomKernel& k = cached({biased ? KernelKind::int8_quantize_biased : KernelKind::int8_quantize, GGMLType::F32, T, cols, G}, [&] {
     CustomKernel k("quantize_int8");
     auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
-    KExpr b = k.range(blocks, Axis::GLOBAL), xs = k.buffer(sums ? 3 : 2, dtypes::float32);  // the outputs, then x
+    KExpr b = k.range(blocks, Axis::GLOBAL), xs = k.buffer(3, dtypes::float32);  // the outputs, then x
     auto value = [&](const KExpr& e) { return k.load(xs, b * 32 + e); };
     KExpr e = k.range(32, Axis::REDUCE);
     KExpr amax = abs_max(k, value(e), e);
@@ -65,16 +64,20 @@ Int8Activation quantize_int8(const Tensor& x, int64_t group, bool biased) {
     }
     if (biased) word = word ^ i32(k, static_cast<int32_t>(0x80808080u));  // q + 128 in each byte
     k.run(k.loop({k.store(k.buffer(0, dtypes::int32), slot(j, 8), word)}, {j}));
-    for (int64_t h = 0; sums && h < 2; ++h) {
+    for (int64_t h = 0; G > 1 && h < 2; ++h) {
       KExpr e16 = k.range(16, Axis::REDUCE);
       k.run(k.store(k.buffer(2, dtypes::int32), slot(c64(h), 2), k.reduce(quantized(value(e16 + 16 * h), inv), Reduce::SUM, {e16})));
+    }
+    if (G == 1) {
+      KExpr e = k.range(32, Axis::REDUCE);
+      k.run(k.store(k.buffer(2, dtypes::float32), b, d * k.reduce(quantized(value(e), inv), Reduce::SUM, {e}).cast(dtypes::float32)));
     }
     k.parallel();
     return k;
   });
   if (G == 1) {
-    auto out = k({{{T, cols / 4}, dtypes::int32}, {{T, nb32}, dtypes::float32}}, {x});
-    return {out[0], out[1], std::nullopt, 1};
+    auto out = k({{{T, cols / 4}, dtypes::int32}, {{T, nb32}, dtypes::float32}, {{T, nb32}, dtypes::float32}}, {x});
+    return {out[0], out[1], std::nullopt, 1, false, out[2]};
   }
   auto out = k({{{T / G, nb32, 8, G}, dtypes::int32}, {{T / G, nb32, G}, dtypes::float32}, {{T / G, nb32, 2, G}, dtypes::int32}}, {x});
   return {out[0], out[1], out[2], G, biased};
@@ -122,7 +125,7 @@ SignedWeights signed_weights(const QuantMatrix& w, const Format& f) {
     if (decode) {
       KExpr j = k.range(8, Axis::UPCAST);
       k.run(k.loop({k.store(k.buffer(1, dtypes::int32), b * 8 + j, signed_word(j))}, {j}));
-      const auto [scale, min] = bf.scale(reader, sub, 0);
+      const auto [scale, min] = bf.scale(reader, sub, c64(0));
       k.run(k.store(k.buffer(2, dtypes::float32), b, scale));
       if (bf.has_min) k.run(k.store(k.buffer(3, dtypes::float32), b, min));
     }
@@ -205,7 +208,7 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
       summed = over_tile(acc, [&](const KExpr& i, const KExpr& l) {
         KExpr dx = k.load(xd, blk * G + l);
         const KExpr at = (ro * R + i) * nb32 + p;
-        auto [scale, min] = !dense ? bf.scale(reader(i), sub, h)
+        auto [scale, min] = !dense ? bf.scale(reader(i), sub, c64(h))
                                    : std::pair{k.load(k.buffer(5, dtypes::float32), at), bf.has_min ? k.load(k.buffer(6, dtypes::float32), at) : KExpr()};
         KExpr cur = KExpr::fma(k.load(k.after(dots, {chained}), i * G + l).cast(dtypes::float32), scale * dx, k.load(k.after(acc, {before}), i * G + l));
         return bf.has_min ? KExpr::fma(min, dx * (qsum(0, l) + qsum(1, l)).cast(dtypes::float32), cur) : cur;
@@ -244,8 +247,7 @@ Tensor padded(const Tensor& x, int64_t Tp) { return Tp == x.shape()[0] ? x : x.p
 // them times the weight scale x the activation scale; two sub-blocks go together where their count is even (16
 // lanes, one 512-bit vpdpbusd: on Gemma 3 270M the Q8_0 output head 12.0 -> 8.7 ms a token, the Q5_0 products
 // 5.4 -> 4.2 ms). A fixed zero point is subtracted in integers (offset x the activation's bytes: one more DOT4 by a
-// word of offset bytes); a minimum m adds m x d x (the activation's bytes, by a word of ones) per lane. The U
-// tokens share each decoded word. With `argmax` (greedy decoding's output head) a work item runs a block of rows
+// word of offset bytes); a minimum is added once per sub-block (below). The U tokens share each decoded word. With `argmax` (greedy decoding's output head) a work item runs a block of rows
 // one after another and keeps, per token, the best value and its row: outputs (Tp, blocks) float32 and int32.
 CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int64_t U, bool argmax) {
   const ByteForm& bf = *f.bytes;
@@ -260,40 +262,68 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
   KExpr r = ro * R + ri;
   const int in0 = argmax ? 2 : 1;  // the outputs, then the weights, the activation's words and scales
   KExpr words = k.buffer(in0, dtypes::uint8), xq = k.buffer(in0 + 1, dtypes::int32), xd = k.buffer(in0 + 2, dtypes::float32);
+  const std::optional<KExpr> xs = bf.has_min ? std::optional(k.buffer(in0 + 3, dtypes::float32)) : std::nullopt;  // block sums
   std::vector<KExpr> body;  // what runs for each row
-  if (Tp == U) body.push_back(prefetch_ahead(k, words, r * rw, rw, rows * rw));
+  if (Tp == U && prefetch_helps()) body.push_back(prefetch_ahead(k, words, r * rw, rw, rows * rw));
   KExpr acc = k.reg(dtypes::float32, L * U * pairs), z = k.range(L * U * pairs, Axis::LOOP);
   KExpr init = k.loop({k.store(acc, z, f32c(k, 0))}, {z});
   body.push_back(init);
   // lane jj: word jj % 8 of sub-block P * p + jj / 8 of the row. Formats with several sub-blocks a group (the
   // K-quants, IQ4_XS) unroll the pairs of one group at decode (p = pg * pairs + pi, each with lanes of its own,
-  // summed after the loop): each sub-block's index is then a constant, and its scale and minimum decode from
-  // constant offsets of the group's scale bytes, shared by the unrolled copies, where a loop over pairs computed
-  // both of k_scale's cases and selected per pair (with the whole-vector shift below, Llama-3.2-1B-shaped Q4_K at one token: 22-25 -> 25-34 GMAC/s)
+  // summed after the loop): a step (one pg) is then a whole group, and each sub-block's index a constant
   auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
   KExpr pg = k.range(nb32 / P / pairs, Axis::LOOP), pi = pairs > 1 ? k.range(pairs, Axis::UPCAST) : c64(0);
   KExpr p = pg * c64(pairs) + pi, u = k.range(U, Axis::UPCAST), jj = k.range(L, Axis::UPCAST);
   KExpr j = jj % c64(8), zero = i32(k, 0);
-  // what is the same for the 8 lanes of a sub-block (its scales, the activation's scale) is computed once per
-  // sub-block q and chosen per lane: lanes of one sub-block then share one scalar, broadcast
+  // What is the same for the 8 lanes of a sub-block is computed once per sub-block, for the S sub-blocks of a step
+  // at once (one vector: the K-quants' 6-bit scales unpacked 8 at a time, where per pair they took ~10 scalar
+  // instructions of the ~25 a pair runs), into registers the lanes read at constant indices (a broadcast): its
+  // scale x the activation block's d (per half where halves have scales of their own); and where the format has a
+  // minimum m, m x (the activation block's d x sum of q) added into registers of their own (one per sub-block and
+  // token: no chain through one register), a DOT4, a conversion and an FMA less per lane than m x d x (the lane's
+  // bytes summed by a DOT4 of ones). At one token, median GMAC/s: Llama-3.2-1B-shaped Q4_K 33-34 -> 50-56;
+  // Qwen2.5-Coder-0.5B's Q4_K 32 -> 50, Q6_K 40 -> 43, Q8_0 and Q5_0 as before.
+  const int64_t S = pairs * P, H = bf.split_halves ? 2 : 1;
+  KExpr scales = k.reg(dtypes::float32, S * U * H), mins, min_init;
+  if (bf.has_min) {
+    mins = k.reg(dtypes::float32, S * U);
+    KExpr zm = k.range(S * U, Axis::LOOP);
+    min_init = k.loop({k.store(mins, zm, f32c(k, 0))}, {zm});
+    body.push_back(min_init);
+  }
+  // sub-block at of the row (a step's S sub-blocks: at = pg x S + s), token us: its reader, index in its group, and
+  // the activation block it meets
+  auto sub_block = [&](const KExpr& s, const KExpr& us) {
+    KExpr at = pg * c64(S) + s;
+    return std::tuple{GroupReader{k, words, r * rw + (at / c64(subs)) * f.group_bytes}, at % c64(subs), (tg * U + us) * nb32 + at};
+  };
+  std::vector<KExpr> per_step;
+  {
+    // one range over (sub-block, half): Q6_K's 16 scale bytes of a step are one load
+    KExpr us = k.range(U, Axis::UPCAST), sh = k.range(S * H, Axis::UPCAST);
+    auto [rs, sub, xb] = sub_block(sh / c64(H), us);
+    KExpr at = ((sh / c64(H)) * c64(U) + us) * c64(H) + sh % c64(H);
+    per_step.push_back(k.loop({k.store(scales, at, bf.scale(rs, sub, sh % c64(H)).first * k.load(xd, xb))}, {us, sh}));
+  }
+  if (bf.has_min) {
+    KExpr us = k.range(U, Axis::UPCAST), s = k.range(S, Axis::UPCAST), slot = s * c64(U) + us;
+    auto [rs, sub, xb] = sub_block(s, us);
+    KExpr m = bf.scale(rs, sub, c64(0)).second;
+    per_step.push_back(k.loop({k.store(mins, slot, KExpr::fma(m, k.load(*xs, xb), k.load(k.after(mins, {min_init}), slot)))}, {us, s}));
+  }
   auto sub_of = [&](const KExpr& q) { return (p * P + q) % c64(subs); };
   auto reader = [&](const KExpr& q) { return GroupReader{k, words, r * rw + ((p * P + q) / c64(subs)) * f.group_bytes}; };
-  auto per_sub_block = [&](const std::function<KExpr(const KExpr& q)>& fn) {
-    return P == 1 ? fn(c64(0)) : KExpr::where(jj < 8, fn(c64(0)), fn(c64(1)));
-  };
   KExpr blk = (tg * U + u) * nb32 + p * P;  // the activation's 32-block of the first sub-block
   KExpr x = k.load(xq, blk * 8 + jj);
-  KExpr dx = per_sub_block([&](const KExpr& q) { return k.load(xd, blk + q); });
   KExpr dot = KExpr::dot4(zero, bf.word(reader(jj / c64(8)), sub_of(jj / c64(8)), j), x);
   if (bf.offset) dot = dot - KExpr::dot4(zero, i32(k, bf.offset * 0x01010101), x);
-  KExpr a = per_sub_block([&](const KExpr& q) {
-    KExpr a0 = bf.scale(reader(q), sub_of(q), 0).first;
-    return bf.split_halves ? KExpr::where(j < 4, a0, bf.scale(reader(q), sub_of(q), 1).first) : a0;
-  });
-  KExpr m = bf.has_min ? per_sub_block([&](const KExpr& q) { return bf.scale(reader(q), sub_of(q), 0).second; }) : KExpr();
-  KExpr slot = (pi * c64(U) + u) * c64(L) + jj, next = KExpr::fma(dot.cast(dtypes::float32), a * dx, k.load(k.after(acc, {init}), slot));
-  if (bf.has_min) next = KExpr::fma(KExpr::dot4(zero, i32(k, 0x01010101), x).cast(dtypes::float32), m * dx, next);
-  KExpr step = k.loop({k.store(acc, slot, next)}, pairs > 1 ? std::vector<KExpr>{pg, pi, u, jj} : std::vector<KExpr>{pg, u, jj});
+  auto scale = [&](int64_t q, int64_t h) { return k.load(k.after(scales, {per_step[0]}), ((pi * c64(P) + c64(q)) * c64(U) + u) * c64(H) + c64(h)); };
+  auto of_sub_block = [&](int64_t q) { return H == 2 ? KExpr::where(j < 4, scale(q, 0), scale(q, 1)) : scale(q, 0); };
+  KExpr a = P == 1 ? of_sub_block(0) : KExpr::where(jj < 8, of_sub_block(0), of_sub_block(1));
+  KExpr slot = (pi * c64(U) + u) * c64(L) + jj, next = KExpr::fma(dot.cast(dtypes::float32), a, k.load(k.after(acc, {init}), slot));
+  KExpr lanes = k.loop({k.store(acc, slot, next)}, pairs > 1 ? std::vector<KExpr>{pi, u, jj} : std::vector<KExpr>{u, jj});
+  per_step.push_back(lanes);
+  KExpr step = k.loop(per_step, {pg});
   body.push_back(step);
   // the unrolled pairs' lanes summed into the first's, then the L lanes folded in place (lane l += lane l + L/2,
   // then + L/4, ...)
@@ -311,15 +341,21 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
     folded = k.after(acc, {fold});
   }
   KExpr uo = k.range(U, Axis::UPCAST);
+  // token uo's product: the folded lanes plus its minimum terms
+  auto total = [&](const KExpr& uo) {
+    KExpr v = k.load(folded, uo * L);
+    for (int64_t i = 0; bf.has_min && i < S; ++i) v = v + k.load(k.after(mins, {step}), c64(i) * c64(U) + uo);
+    return v;
+  };
   if (!argmax) {
     for (const KExpr& st : body) k.run(st);
-    k.run(k.loop({k.store(k.buffer(0, dtypes::float32), (tg * U + uo) * rows + r, k.load(folded, uo * L))}, {uo}));
+    k.run(k.loop({k.store(k.buffer(0, dtypes::float32), (tg * U + uo) * rows + r, total(uo))}, {uo}));
   } else {
     // the first row of the block with the largest value wins (a NaN never does)
     KExpr best = k.reg(dtypes::float32, U), besti = k.reg(dtypes::int32, U), zu = k.range(U, Axis::LOOP);
     KExpr none = k.loop({k.store(best, zu, f32c(k, -std::numeric_limits<double>::infinity())), k.store(besti, zu, i32(k, 0))}, {zu});
     k.run(none);
-    KExpr v = k.load(folded, uo * L), b = k.load(k.after(best, {none}), uo), better = b < v;
+    KExpr v = total(uo), b = k.load(k.after(best, {none}), uo), better = b < v;
     body.push_back(k.loop({k.store(best, uo, KExpr::where(better, v, b)),
                            k.store(besti, uo, KExpr::where(better, r.cast(dtypes::int32), k.load(k.after(besti, {none}), uo)))}, {uo}));
     KExpr each_row = k.loop(body, {ri});
@@ -339,6 +375,12 @@ const Int8Activation& ungrouped(ProductInput& in, int64_t Tp) {
   return *in.int8;
 }
 
+// row_products' inputs: the weights, the activation's words and scales, and its block sums where w has a minimum
+std::vector<Tensor> row_inputs(const QuantMatrix& w, const Format& f, const Int8Activation& a) {
+  if (f.bytes->has_min) return {w.words, a.words, a.scale, *a.block_sums};
+  return {w.words, a.words, a.scale};
+}
+
 }  // namespace
 
 Tensor int8_matmul(const QuantMatrix& w, ProductInput& in) {
@@ -356,7 +398,7 @@ Tensor int8_matmul(const QuantMatrix& w, ProductInput& in) {
   const int64_t U = token_group(T), Tp = (T + U - 1) / U * U;
   const CustomKernel& k = cached({KernelKind::int8_product, w.type, rows, w.cols, Tp}, [&] { return row_products(w, f, Tp, U, false); });
   const Int8Activation& a = ungrouped(in, Tp);
-  Tensor y = k({{{Tp, rows}, dtypes::float32}}, {w.words, a.words, a.scale})[0];
+  Tensor y = k({{{Tp, rows}, dtypes::float32}}, row_inputs(w, f, a))[0];
   return Tp == T ? y : y.shrink({{0, T}, {0, rows}});
 }
 
@@ -368,7 +410,7 @@ Tensor int8_argmax(const QuantMatrix& w, ProductInput& in) {
   const CustomKernel& k = cached({KernelKind::int8_argmax, w.type, w.rows, w.cols, Tp}, [&] { return row_products(w, f, Tp, U, true); });
   const int64_t R = argmax_block(w.rows);
   const Int8Activation& a = ungrouped(in, Tp);
-  auto best = k({{{Tp, w.rows / R}, dtypes::float32}, {{Tp, w.rows / R}, dtypes::int32}}, {w.words, a.words, a.scale});
+  auto best = k({{{Tp, w.rows / R}, dtypes::float32}, {{Tp, w.rows / R}, dtypes::int32}}, row_inputs(w, f, a));
   // the first block holding the largest value, then its row
   Tensor pick = best[1].gather(1, best[0].argmax(-1).cast(dtypes::int32).reshape({Tp, 1})).reshape({Tp});
   return Tp == T ? pick : pick.shrink({{0, T}});

@@ -23,6 +23,9 @@ struct Int8Activation {
   std::optional<Tensor> sums;  // group G: (T / G, cols / 32, 2, G) int32: the sums of q (not q + 128) over each half-block
   int64_t group = 1;
   bool biased = false;
+  // group 1: (T, cols / 32) float32, d x the sum of each block's q (Q8_K's bsums, scaled): what a format's
+  // minimum multiplies, once per block instead of once per lane
+  std::optional<Tensor> block_sums;
 };
 // x: (T, cols) float32, cols a multiple of 32, T of group
 Int8Activation quantize_int8(const Tensor& x, int64_t group = 1, bool biased = false);

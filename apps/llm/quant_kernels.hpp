@@ -18,6 +18,8 @@ enum class KernelKind { product, embedding, dequantize, int8_product, int8_argma
 using KernelKey = std::tuple<KernelKind, GGMLType, int64_t, int64_t, int64_t>;
 const CustomKernel& cached(const KernelKey& key, const std::function<CustomKernel()>& build);
 
+// Whether the host's streams of weights gain from prefetch_ahead (Intel: yes; AMD: no, see quant.cpp).
+bool prefetch_helps();
 // Asks for the bytes kPrefetchBytes past [start, start + n) of `bytes` (total long) ahead of reading them.
 KExpr prefetch_ahead(CustomKernel& k, const KExpr& bytes, const KExpr& start, int64_t n, int64_t total);
 

@@ -108,6 +108,15 @@ TEST(Int8Activation, MatchesQuantizeRowQ8_0) {
   for (size_t w = 0; w < words.size(); ++w)
     for (int i = 0; i < 4; ++i)
       ASSERT_EQ(static_cast<int8_t>(static_cast<uint32_t>(words[w]) >> (8 * i)), q[w * 4 + i]) << "value " << w * 4 + i << " seed " << seed;
+  // the block sums a format's minimum multiplies: d x (the sum of q, exact in float32)
+  ASSERT_TRUE(a.block_sums.has_value());
+  auto sums = a.block_sums->to_vector<float>();
+  ASSERT_EQ(sums.size(), d.size());
+  for (size_t b = 0; b < d.size(); ++b) {
+    int sum = 0;
+    for (int i = 0; i < 32; ++i) sum += q[b * 32 + i];
+    ASSERT_EQ(sums[b], d[b] * static_cast<float>(sum)) << "block " << b << " seed " << seed;
+  }
   EXPECT_THROW(quantize_int8(Tensor::zeros({2, 40})), std::invalid_argument);
   EXPECT_THROW(quantize_int8(Tensor::zeros({3, 32}), 2), std::invalid_argument);  // T not a multiple of the group
 }
