@@ -34,14 +34,15 @@ int64_t Generator::reusable(const std::vector<int32_t>& prompt, int slot) const 
   return best;
 }
 
-Generator::Prefill Generator::prefill(const std::vector<int32_t>& prompt, int slot) {
+Generator::Prefill Generator::prefill(const std::vector<int32_t>& prompt, int slot, PromptScores* scores) {
   Seq& s = seq(slot);
   if (prompt.empty()) throw std::invalid_argument("tg-llm: empty prompt");
   if (static_cast<int64_t>(prompt.size()) > model_.max_context())
     throw Error("tg-llm: the prompt has " + std::to_string(prompt.size()) + " tokens, more than the context of " +
                 std::to_string(model_.max_context()) + " (--max-context)");
   s.pending.reset();
-  const size_t reuse = static_cast<size_t>(reusable(prompt, slot));
+  const size_t reuse = scores ? 0 : static_cast<size_t>(reusable(prompt, slot));
+  if (scores) scores->logprobs.clear();
   const bool recurrent = !model_.can_rewind();
   const Prefill r{static_cast<int64_t>(reuse), static_cast<int64_t>(prompt.size() - reuse)};
   // a recurrent state moves as each layer's kernel runs: a chunk (or a restore) that fails part-way leaves it
@@ -62,7 +63,17 @@ Generator::Prefill Generator::prefill(const std::vector<int32_t>& prompt, int sl
       size_t end = std::min(prompt.size(), recurrent ? (at / step + 1) * step : at + step);
       if (recurrent && end == prompt.size() && end - at > 1) --end;
       std::vector<int32_t> part(prompt.begin() + static_cast<ptrdiff_t>(at), prompt.begin() + static_cast<ptrdiff_t>(end));
-      s.out = std::make_shared<Outputs>(Outputs{model_.forward(part, static_cast<int64_t>(at), slot), {}, {}, {}});
+      if (scores) {
+        Tensor all = model_.forward(part, static_cast<int64_t>(at), slot, Model::Logits::every);
+        const int64_t n = static_cast<int64_t>(part.size()), vocab = all.shape()[1];
+        std::vector<float> host = all.to_vector<float>();
+        for (int64_t i = 0; i < n && at + static_cast<size_t>(i) + 1 < prompt.size(); ++i)  // row i: token at + i + 1
+          scores->logprobs.push_back(logprobs_of(std::span<const float>(host.data() + i * vocab, static_cast<size_t>(vocab)),
+                                                 prompt[at + static_cast<size_t>(i) + 1], scores->top_n));
+        s.out = std::make_shared<Outputs>(Outputs{all.shrink({{n - 1, n}, {0, vocab}}), {}, {}, {}});
+      } else {
+        s.out = std::make_shared<Outputs>(Outputs{model_.forward(part, static_cast<int64_t>(at), slot), {}, {}, {}});
+      }
       s.row = 0;
       s.cached.insert(s.cached.end(), part.begin(), part.end());
       at = end;
@@ -125,19 +136,19 @@ void Generator::feed_pending(const std::vector<int>& slots, bool greedy) {
 
 std::vector<int32_t> Generator::next_batch(const std::vector<int>& slots, const std::vector<Sampler*>& samplers) {
   if (slots.size() != samplers.size()) throw std::invalid_argument("tg-llm: next_batch needs one sampler per slot");
-  feed_pending(slots, std::all_of(samplers.begin(), samplers.end(), [](const Sampler* s) { return s->params().greedy(); }));
+  feed_pending(slots, std::none_of(samplers.begin(), samplers.end(), [](const Sampler* s) { return s->needs_logits(); }));
   std::vector<int32_t> out;
   for (size_t i = 0; i < slots.size(); ++i) {
     Seq& s = seq(slots[i]);
     if (!s.out) throw std::logic_error("tg-llm: next() before prefill()");
     Outputs& o = *s.out;  // shared by the slots of one decode batch: read back once
     int32_t tok;
-    if (samplers[i]->params().greedy()) {
+    if (!samplers[i]->needs_logits()) {
       if (!o.argmax) o.argmax = o.logits->argmax(-1);
       if (o.host_argmax.empty()) o.host_argmax = o.argmax->to_vector<int32_t>();
       tok = o.host_argmax[static_cast<size_t>(s.row)];
     } else {
-      if (!o.logits) throw std::logic_error("tg-llm: a sampler that is not greedy on a greedy decode step's outputs");
+      if (!o.logits) throw std::logic_error("tg-llm: a sampler that needs the logits on a greedy decode step's outputs");
       const int64_t vocab = o.logits->shape()[1];
       if (o.host_logits.empty()) o.host_logits = o.logits->to_vector<float>();
       tok = samplers[i]->sample(std::span<const float>(o.host_logits.data() + s.row * vocab, static_cast<size_t>(vocab)));

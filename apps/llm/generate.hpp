@@ -25,8 +25,14 @@ class Generator {
     int64_t reused = 0;    // prompt tokens already in the KV cache (a shared prefix with the last request)
     int64_t computed = 0;  // tokens run through the model
   };
+  // What prefill saw of the prompt's own tokens: logprobs[i] is token i + 1's under the logits after token i,
+  // with the top_n likeliest (logprobs_of). Scoring runs the whole prompt: no cached prefix has logits.
+  struct PromptScores {
+    int64_t top_n = 0;
+    std::vector<Logprobs> logprobs;
+  };
   // Makes `prompt` (non-empty) the context of `slot`. Errors if it does not fit in the model's context.
-  Prefill prefill(const std::vector<int32_t>& prompt, int slot = 0);
+  Prefill prefill(const std::vector<int32_t>& prompt, int slot = 0, PromptScores* scores = nullptr);
   // The prompt tokens prefill(prompt, slot) would reuse: the prefix shared with the slot's context (at least one
   // token left to run). A recurrent model reuses it only from the context's end or a checkpoint: its state is
   // saved at every prefill chunk boundary and before a prompt's last token (the last kMaxCheckpoints kept).

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -10,7 +11,36 @@
 
 namespace tg::llm {
 
+Logprobs logprobs_of(std::span<const float> logits, int32_t chosen, int64_t top_n) {
+  double top = -std::numeric_limits<double>::infinity();
+  for (float v : logits)
+    if (std::isfinite(v)) top = std::max(top, static_cast<double>(v));
+  double sum = 0;  // log-sum-exp around the largest: no overflow
+  for (float v : logits)
+    if (std::isfinite(v)) sum += std::exp(static_cast<double>(v) - top);
+  const double lse = top + std::log(sum);
+  auto logprob = [&](int32_t i) {
+    const float v = logits[static_cast<size_t>(i)];
+    return std::isfinite(v) ? static_cast<double>(v) - lse : -std::numeric_limits<double>::infinity();
+  };
+  std::vector<int32_t> idx;
+  for (size_t i = 0; i < logits.size(); ++i)
+    if (std::isfinite(logits[i])) idx.push_back(static_cast<int32_t>(i));
+  const size_t n = std::min(idx.size(), static_cast<size_t>(std::max<int64_t>(top_n, 0)));
+  std::partial_sort(idx.begin(), idx.begin() + static_cast<ptrdiff_t>(n), idx.end(),
+                    [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
+  Logprobs out{{chosen, logprob(chosen)}, {}};
+  for (size_t i = 0; i < n; ++i) out.top.push_back({idx[i], logprob(idx[i])});
+  return out;
+}
+
 int32_t Sampler::sample(std::span<const float> logits) {
+  const int32_t tok = pick(logits);
+  if (p_.logprobs >= 0) last_ = logprobs_of(logits, tok, p_.logprobs);
+  return tok;
+}
+
+int32_t Sampler::pick(std::span<const float> logits) {
   std::vector<int32_t> idx;
   idx.reserve(logits.size());
   for (size_t i = 0; i < logits.size(); ++i)

@@ -73,6 +73,9 @@ class Tokenizer {
   std::string decode(std::span<const TokenId> ids, bool render_special = false) const;
   // The bytes one token stands for, possibly part of a UTF-8 character ("<0xE2>" is the byte 0xE2).
   std::string token_bytes(TokenId id, bool render_special = false) const;
+  // token_bytes (special tokens rendered) as valid UTF-8, a byte of an unfinished character as U+FFFD: one token
+  // as a client sees it alone (logprobs, /tokenize's pieces)
+  std::string token_utf8(TokenId id) const;
 
   size_t n_tokens() const;
   std::string_view token_text(TokenId id) const;  // as the vocabulary spells it ("▁the", "Ġthe", "<0x0A>")

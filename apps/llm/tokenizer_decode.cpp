@@ -95,6 +95,12 @@ std::string Tokenizer::token_bytes(TokenId id, bool render_special) const {
   return std::string(impl_->bytes[id]);
 }
 
+std::string Tokenizer::token_utf8(TokenId id) const {
+  std::string out;
+  detail::append_repaired_utf8(token_bytes(id, true), true, out);
+  return out;
+}
+
 std::string Tokenizer::decode(std::span<const TokenId> ids, bool render_special) const {
   std::string raw;
   bool at_start = true;

@@ -22,6 +22,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <numeric>
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -479,6 +480,68 @@ TEST(HybridPrefixReuse, ThroughStateCheckpoints) {
   std::vector<int32_t> c(b);
   c[10] = c[10] == 5 ? 6 : 5;
   EXPECT_EQ(gen.reusable(c, 1), 0);
+  remove_outputs(path);
+}
+
+// Logprobs (the server's logprobs and echo): the prompt's own tokens scored during prefill, and each generated
+// token's, against a float64 log-softmax of the float64 reference's logits of that position.
+TEST(Logprobs, PromptAndGeneratedTokensMatchTheFloat64Reference) {
+  const uint32_t seed = case_seed("logprobs");
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> id(3, kVocab - 1);
+  std::vector<int32_t> prompt(kPrompt);
+  for (auto& t : prompt) t = id(rng);
+  const std::string path = temp_path("logprobs");
+  constexpr int64_t kGen = 6, kTop = 4;
+  if (!generate(path, "llama", "F32", seed, prompt, kGen)) return;
+  const std::vector<double> want = read_raw<double>(path + ".logits.f64");
+  const std::vector<int32_t> greedy = read_raw<int32_t>(path + ".greedy.i32");
+  // row p of the reference predicts the token after position p
+  auto log_softmax = [&](int64_t row) {
+    const double* w = want.data() + row * kVocab;
+    const double top = *std::max_element(w, w + kVocab);
+    double sum = 0;
+    for (int64_t i = 0; i < kVocab; ++i) sum += std::exp(w[i] - top);
+    std::vector<double> out(w, w + kVocab);
+    for (double& v : out) v -= top + std::log(sum);
+    return out;
+  };
+  auto expect_matches = [&](const Logprobs& got, int64_t row, int32_t token, const std::string& what) {
+    const std::vector<double> ref = log_softmax(row);
+    EXPECT_EQ(got.chosen.token, token) << what;
+    EXPECT_NEAR(got.chosen.logprob, ref[static_cast<size_t>(token)], 1e-4) << what;
+    ASSERT_EQ(got.top.size(), static_cast<size_t>(kTop)) << what;
+    std::vector<int32_t> order(kVocab);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return ref[a] > ref[b]; });
+    for (int64_t i = 0; i < kTop; ++i) {
+      EXPECT_NEAR(got.top[i].logprob, ref[static_cast<size_t>(got.top[i].token)], 1e-4) << what << " top " << i;
+      // the i-th likeliest, up to near ties
+      EXPECT_NEAR(got.top[i].logprob, ref[static_cast<size_t>(order[i])], 1e-4) << what << " rank " << i;
+    }
+  };
+  auto model = Model::load(path, {.max_context = kMaxContext, .kv = KvType::f32});
+  Generator gen(*model, 4);  // chunks of 4: a row of every chunk predicts the next chunk's first token
+  Generator::PromptScores scores{kTop, {}};
+  gen.prefill(prompt, 0, &scores);
+  ASSERT_EQ(scores.logprobs.size(), static_cast<size_t>(kPrompt - 1));
+  for (int64_t i = 0; i + 1 < kPrompt; ++i) expect_matches(scores.logprobs[i], i, prompt[i + 1], "prompt token " + std::to_string(i + 1));
+  Sampler s(SamplingParams{.logprobs = kTop});
+  for (int64_t step = 0; step < kGen; ++step) {
+    const int32_t t = gen.next(s, 0);
+    ASSERT_TRUE(s.last_logprobs().has_value());
+    if (t != greedy[step]) {  // a near tie in float32: past it the reference's rows follow another context
+      const std::vector<double> ref = log_softmax(kPrompt - 1 + step);
+      EXPECT_NEAR(ref[static_cast<size_t>(t)], ref[static_cast<size_t>(greedy[step])], 1e-4) << "step " << step << " is no near tie";
+      break;
+    }
+    expect_matches(*s.last_logprobs(), kPrompt - 1 + step, greedy[step], "generated token " + std::to_string(step));
+  }
+  // scoring runs the whole prompt again: nothing reused, the same scores
+  Generator::PromptScores again{kTop, {}};
+  EXPECT_EQ(gen.prefill(prompt, 0, &again).reused, 0);
+  ASSERT_EQ(again.logprobs.size(), scores.logprobs.size());
+  for (size_t i = 0; i < again.logprobs.size(); ++i) EXPECT_EQ(again.logprobs[i].chosen.logprob, scores.logprobs[i].chosen.logprob);
   remove_outputs(path);
 }
 

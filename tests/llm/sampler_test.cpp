@@ -82,5 +82,46 @@ TEST(Sampler, TheSeedReproducesTheSequence) {
   EXPECT_NE(x, z);
 }
 
+// logprobs_of: softmax of {ln 4, ln 3, ln 2, ln 1} is {0.4, 0.3, 0.2, 0.1} (ln written out by hand below); a
+// NaN or infinite logit has -inf and never ranks; ties rank the lower id first; top_n past the finite ones stops there.
+TEST(Logprobs, HandComputedLogSoftmax) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> l = {0.0f, std::log(2.0f), nan, std::log(4.0f), std::log(3.0f), inf};
+  Logprobs lp = logprobs_of(l, 4, 3);
+  EXPECT_EQ(lp.chosen.token, 4);
+  EXPECT_NEAR(lp.chosen.logprob, -1.2039728043259361, 1e-7);  // ln 0.3
+  ASSERT_EQ(lp.top.size(), 3u);
+  const int32_t ids[] = {3, 4, 1};
+  const double want[] = {-0.916290731874155, -1.2039728043259361, -1.6094379124341003};  // ln 0.4, ln 0.3, ln 0.2
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(lp.top[i].token, ids[i]);
+    EXPECT_NEAR(lp.top[i].logprob, want[i], 1e-7);
+  }
+  EXPECT_EQ(logprobs_of(l, 2, 0).chosen.logprob, -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(logprobs_of(l, 0, 10).top.size(), 4u);
+  Logprobs tie = logprobs_of(std::vector<float>{1, 2, 2}, 0, 2);
+  EXPECT_EQ(tie.top[0].token, 1);
+  EXPECT_EQ(tie.top[1].token, 2);
+}
+
+// A sampler that reports logprobs keeps its sampling: the same tokens from the same seed.
+TEST(Logprobs, ReportingDoesNotChangeTheSample) {
+  const std::vector<float> l = {0.5f, 1.5f, -0.25f, 1.0f, 0.0f};
+  SamplingParams p{.temperature = 0.8, .top_k = 0, .top_p = 1.0, .min_p = 0.0, .seed = 11};
+  Sampler plain(p);
+  p.logprobs = 2;
+  Sampler reporting(p);
+  EXPECT_TRUE(plain.needs_logits());  // it samples
+  for (int i = 0; i < 50; ++i) {
+    const int32_t t = reporting.sample(l);
+    EXPECT_EQ(t, plain.sample(l));
+    ASSERT_TRUE(reporting.last_logprobs().has_value());
+    EXPECT_EQ(reporting.last_logprobs()->chosen.token, t);
+  }
+  EXPECT_FALSE(plain.last_logprobs().has_value());
+  EXPECT_TRUE(Sampler(SamplingParams{.logprobs = 0}).needs_logits());
+  EXPECT_FALSE(Sampler(SamplingParams{}).needs_logits());
+}
+
 }  // namespace
 }  // namespace tg::llm

@@ -65,7 +65,7 @@ Tensor Model::run(const Tensor& ids, int64_t T, const std::vector<SeqPos>& seqs,
   return head == Head::argmax ? qargmax(*output_, out) : qmatmul(*output_, out);
 }
 
-Tensor Model::forward(const std::vector<int32_t>& tokens, int64_t start_pos, int slot) {
+Tensor Model::forward(const std::vector<int32_t>& tokens, int64_t start_pos, int slot, Logits which) {
   const int64_t T = static_cast<int64_t>(tokens.size()), max_ctx = max_context();
   if (T == 0) throw std::invalid_argument("tg-llm: forward of no tokens");
   if (start_pos < 0 || start_pos + T > max_ctx)
@@ -83,7 +83,12 @@ Tensor Model::forward(const std::vector<int32_t>& tokens, int64_t start_pos, int
   pick[static_cast<size_t>(T - 1)] = 1.0f;
   Tensor last = Tensor::from_vector(pick, {1, P}, dtypes::float32, device_);
   const SeqPos at{base_vars_[0].bind(static_cast<int64_t>(slot) * state_->rows_per_slot()), var.bind(start_pos)};
-  return run(Tensor::from_vector(ids, {P}, dtypes::int32, device_), P, {at}, P == 1 ? nullptr : &last, 0, Head::logits, T);
+  Tensor ids_t = Tensor::from_vector(ids, {P}, dtypes::int32, device_);
+  if (which == Logits::every) {
+    Tensor all = run(ids_t, P, {at}, nullptr, 0, Head::logits, T);
+    return P == T ? all : all.shrink({{0, T}, {0, cfg_.vocab}});
+  }
+  return run(ids_t, P, {at}, P == 1 ? nullptr : &last, 0, Head::logits, T);
 }
 
 int64_t Model::prefill_length(int64_t n, int64_t start_pos) const {

@@ -53,7 +53,9 @@ class Model {
   // tokens do not fit in the cache or an id is outside the vocabulary. Chunks are padded to a few lengths
   // (prefill_length) so that prompts of every length share compiled kernels; the padding's keys and values land
   // past the last token, where the next tokens overwrite them before anything attends to them.
-  Tensor forward(const std::vector<int32_t>& tokens, int64_t start_pos, int slot = 0);
+  // Logits::every: the logits of every token, (n, vocab) (scoring a prompt).
+  enum class Logits { last, every };
+  Tensor forward(const std::vector<int32_t>& tokens, int64_t start_pos, int slot = 0, Logits which = Logits::last);
   // One token for each of B sequences (B <= slots), given as a (B,) int32 tensor, each at its own slot and
   // position: (B, vocab) logits. The graph depends only on B, so a tg::Jit per B captures it once (Generator).
   // key_len 0: the attention's key length is symbolic (pos + 1, one graph for all positions); otherwise every

@@ -130,17 +130,33 @@ bool Engine::admit(std::shared_ptr<Job> job, int slot) {
     finish(slot);
     return false;
   }
+  const JobSpec& spec = job->spec();
   try {
-    r.usage.cached_tokens = gen_.prefill(job->spec().prompt, slot).reused;
+    Generator::PromptScores scores{std::max<int64_t>(spec.sampling.logprobs, 0), {}};
+    const bool score = spec.score_prompt && spec.sampling.logprobs >= 0;
+    r.usage.cached_tokens = gen_.prefill(spec.prompt, slot, score ? &scores : nullptr).reused;
+    if (score) {
+      TokenLogprobs first = described({{spec.prompt[0], 0}, {}});
+      first.unscored = true;
+      job->push({JobEvent::Kind::Logprobs, {}, {}, {}, {}, first});
+      for (const Logprobs& lp : scores.logprobs) job->push({JobEvent::Kind::Logprobs, {}, {}, {}, {}, described(lp)});
+    }
   } catch (const std::exception& e) {
     gen_.reset(slot);  // a failure mid-prefill leaves the slot in an unknown state
     finish(slot, e.what());
     return false;
   }
   const int64_t room = gen_.model().max_context() - r.usage.prompt_tokens;
-  r.budget = job->spec().max_tokens > 0 ? std::min(job->spec().max_tokens, room) : room;
+  r.budget = spec.prompt_only ? 0 : spec.max_tokens > 0 ? std::min(spec.max_tokens, room) : room;
   if (r.budget <= 0) finish(slot);
   return true;
+}
+
+TokenLogprobs Engine::described(const Logprobs& lp) const {
+  auto choice = [&](const TokenLogprob& t) { return TokenChoice{tok_.token_utf8(t.token), tok_.token_bytes(t.token, true), t.logprob}; };
+  TokenLogprobs out{choice(lp.chosen), {}, false, static_cast<int64_t>(tok_.token_bytes(lp.chosen.token).size())};
+  for (const TokenLogprob& t : lp.top) out.top.push_back(choice(t));
+  return out;
 }
 
 void Engine::step() {
@@ -177,6 +193,7 @@ void Engine::step() {
       continue;
     }
     ++r.usage.completion_tokens;
+    if (const auto& lp = r.sampler.last_logprobs()) r.job->push({JobEvent::Kind::Logprobs, {}, {}, {}, {}, described(*lp)});
     r.send(r.parser.feed(r.dec.push(ids[i])));
     if (r.parser.stopped()) {
       r.finish = "stop";

@@ -26,6 +26,8 @@ struct JobSpec {
   std::vector<int32_t> prompt;
   SamplingParams sampling;
   int64_t max_tokens = 0;  // 0: until the context is full
+  bool score_prompt = false;  // with sampling.logprobs: the prompt's tokens' Logprobs events first (echo)
+  bool prompt_only = false;   // stop after the prompt (scoring it: echo with max_tokens 0)
   OutputParser::Options output;
 };
 
@@ -33,12 +35,26 @@ struct Usage {
   int64_t prompt_tokens = 0, cached_tokens = 0, completion_tokens = 0;
 };
 
+// A token and its log-probability as a client sees them: its text (Tokenizer::token_utf8) and raw bytes.
+struct TokenChoice {
+  std::string text, bytes;
+  double logprob = 0;
+};
+// What a sampler that reports logprobs saw for one generated token (sent before the token's Output events).
+struct TokenLogprobs {
+  TokenChoice chosen;
+  std::vector<TokenChoice> top;
+  bool unscored = false;  // a prompt's first token: nothing came before it (logprob and top are null)
+  int64_t text_bytes = 0;  // the length the token adds to the text (0 for a control token such as BOS)
+};
+
 struct JobEvent {
-  enum class Kind { Output, Done, Failed } kind;
+  enum class Kind { Output, Logprobs, Done, Failed } kind;
   OutputEvent output;             // Output
   std::string finish_reason;      // Done: stop, length or tool_calls
   Usage usage;                    // Done
   std::string error;              // Failed
+  TokenLogprobs logprobs;         // Logprobs
 };
 
 class Job {
@@ -88,6 +104,7 @@ class Engine {
   void step();                                     // one token for every running job
   void finish(int slot, const std::string& error = {});
   int pick_slot(const std::vector<int32_t>& prompt) const;  // the free slot sharing the longest prefix
+  TokenLogprobs described(const Logprobs& lp) const;         // ids to the texts a client sees
 
   Generator& gen_;
   Tokenizer tok_;

@@ -35,7 +35,7 @@ struct Route {
 };
 constexpr Route kRoutes[] = {{"/", "GET"},          {"/health", "GET"},          {"/metrics", "GET"},
                              {"/v1/models", "GET"}, {"/v1/chat/completions", "POST"}, {"/v1/completions", "POST"},
-                             {"/chat/completions", "POST"}, {"/completions", "POST"}};
+                             {"/chat/completions", "POST"}, {"/completions", "POST"}, {"/tokenize", "POST"}, {"/detokenize", "POST"}};
 
 class Service {
  public:
@@ -85,6 +85,8 @@ class Service {
       svr.Post(p, [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, true); });
     for (const char* p : {"/v1/completions", "/completions"})
       svr.Post(p, [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, false); });
+    svr.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) { with_body(req, res, [this](const json& b) { return tokenize(b); }); });
+    svr.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) { with_body(req, res, [this](const json& b) { return detokenize(b); }); });
     auto fallback = [](const httplib::Request& req, httplib::Response& res) {
       std::string allow;
       for (const Route& r : kRoutes)
@@ -148,6 +150,43 @@ class Service {
     return out;
   }
 
+  // A JSON object body in, fn's reply out (or its ApiError).
+  template <typename Fn>
+  void with_body(const httplib::Request& req, httplib::Response& res, Fn fn) {
+    try {
+      json body = json::parse(req.body, nullptr, false);
+      if (body.is_discarded() || !body.is_object()) throw invalid_request("the request body must be a JSON object");
+      send_json(res, 200, fn(body));
+    } catch (const ApiError& e) {
+      send_error(res, e);
+    }
+  }
+
+  // llama.cpp's server's /tokenize: {"content", "add_special" (false), "with_pieces" (false)} -> {"tokens"}
+  json tokenize(const json& b) const {
+    auto it = b.find("content");
+    if (it == b.end() || !it->is_string()) throw invalid_request("'content' must be a string", "content");
+    for (const char* flag : {"add_special", "with_pieces"})
+      if (b.contains(flag) && !b[flag].is_boolean()) throw invalid_request(std::string("'") + flag + "' must be a boolean", flag);
+    const bool special = b.value("add_special", false), pieces = b.value("with_pieces", false);
+    json out = json::array();
+    for (int32_t id : tok_.encode(it->get<std::string>(), special, true)) out.push_back(pieces ? json{{"id", id}, {"piece", tok_.token_utf8(id)}} : json(id));
+    return {{"tokens", out}};
+  }
+
+  // /detokenize: {"tokens": [ids]} -> {"content"} (control tokens such as BOS render as nothing)
+  json detokenize(const json& b) const {
+    auto it = b.find("tokens");
+    if (it == b.end() || !it->is_array()) throw invalid_request("'tokens' must be a list of token ids", "tokens");
+    std::vector<int32_t> ids;
+    for (const json& t : *it) {
+      if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= static_cast<int64_t>(tok_.n_tokens()))
+        throw invalid_request("'tokens' must be ids of this model's vocabulary (0 to " + std::to_string(tok_.n_tokens() - 1) + ")", "tokens");
+      ids.push_back(t.get<int32_t>());
+    }
+    return {{"content", tok_.decode(ids)}};
+  }
+
   JobSpec job_spec(const GenerationRequest& r, const char* kind) const {
     JobSpec s;
     s.kind = kind;
@@ -163,6 +202,7 @@ class Service {
       if (body.is_discarded()) throw invalid_request("the request body is not valid JSON");
       JobSpec spec;
       GenerationRequest common;
+      std::string echo;
       if (chat) {
         ChatRequest r = parse_chat_request(body, opts_.defaults);
         ChatPrompt p;
@@ -183,8 +223,18 @@ class Service {
       } else {
         CompletionRequest r = parse_completion_request(body, opts_.defaults);
         spec = job_spec(r, "completion");
-        spec.prompt = tok_.encode(r.prompt, true, true);
+        if (r.prompt_ids.empty()) {
+          spec.prompt = tok_.encode(r.prompt, true, true);
+        } else {
+          for (int32_t id : r.prompt_ids)
+            if (id >= static_cast<int32_t>(tok_.n_tokens()))
+              throw invalid_request("token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(tok_.n_tokens()), "prompt");
+          spec.prompt = r.prompt_ids;
+        }
         spec.output.reasoning = spec.output.tools = false;  // raw text in, raw text out
+        if (r.echo) echo = r.prompt_ids.empty() ? r.prompt : tok_.decode(r.prompt_ids);
+        spec.score_prompt = r.echo;
+        spec.prompt_only = r.prompt_only;
         common = r;
       }
       const int64_t ctx = gen_.model().max_context();
@@ -201,17 +251,17 @@ class Service {
       } catch (const QueueFull& e) {
         throw ApiError(503, "unavailable_error", e.what());
       }
+      auto b = std::make_shared<ReplyBuilder>(chat, opts_.defaults.model_id, common.sampling.logprobs >= 0, echo);
       if (common.stream)
-        stream(res, job, chat, common.include_usage);
+        stream(res, job, b, common.include_usage);
       else
-        reply(res, job, chat);
+        reply(res, job, *b);
     } catch (const ApiError& e) {
       send_error(res, e);
     }
   }
 
-  void reply(httplib::Response& res, const std::shared_ptr<Job>& job, bool chat) {
-    ReplyBuilder b(chat, opts_.defaults.model_id);
+  void reply(httplib::Response& res, const std::shared_ptr<Job>& job, ReplyBuilder& b) {
     for (;;) {
       auto e = job->next(std::chrono::milliseconds(1000));
       if (!e) continue;
@@ -221,8 +271,7 @@ class Service {
     }
   }
 
-  void stream(httplib::Response& res, const std::shared_ptr<Job>& job, bool chat, bool include_usage) {
-    auto b = std::make_shared<ReplyBuilder>(chat, opts_.defaults.model_id);
+  void stream(httplib::Response& res, const std::shared_ptr<Job>& job, std::shared_ptr<ReplyBuilder> b, bool include_usage) {
     auto started = std::make_shared<bool>(false);
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(

@@ -2,6 +2,7 @@
 // or a list, stream_options.include_usage); top_k and min_p are accepted as llama.cpp's server accepts them.
 #include "server/openai_api.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 
@@ -21,6 +22,8 @@ ApiError invalid_request(const std::string& message, const std::string& param) {
 }
 
 namespace {
+
+constexpr int64_t kMaxTopLogprobs = 20;  // OpenAI's bound for top_logprobs
 
 const json* field(const json& b, const char* key) {
   auto it = b.find(key);
@@ -123,6 +126,11 @@ ojson message_content(const json& m, size_t i) {
 
 ChatRequest parse_chat_request(const json& b, const RequestDefaults& d) {
   ChatRequest r{parse_common(b, d), {}, nullptr, nullptr};
+  const int64_t top = integer(b, "top_logprobs", 0, 0);
+  if (top > kMaxTopLogprobs) throw invalid_request("'top_logprobs' must be at most " + std::to_string(kMaxTopLogprobs), "top_logprobs");
+  if (field(b, "top_logprobs") && !boolean(b, "logprobs", false))
+    throw invalid_request("'top_logprobs' needs 'logprobs' to be true", "top_logprobs");
+  r.sampling.logprobs = boolean(b, "logprobs", false) ? top : -1;
   const json* msgs = field(b, "messages");
   if (!msgs || !msgs->is_array()) throw invalid_request("'messages' must be a list of messages", "messages");
   if (msgs->empty()) throw invalid_request("'messages' must not be empty", "messages");
@@ -160,11 +168,28 @@ ChatRequest parse_chat_request(const json& b, const RequestDefaults& d) {
 }
 
 CompletionRequest parse_completion_request(const json& b, const RequestDefaults& d) {
-  CompletionRequest r{parse_common(b, d), {}};
+  // max_tokens 0 with echo scores the prompt alone (what evaluation harnesses send)
+  const bool score_only = boolean(b, "echo", false) && field(b, "max_tokens") && b["max_tokens"] == 0;
+  json rest = b;
+  if (score_only) rest.erase("max_tokens");
+  CompletionRequest r{parse_common(rest, d), {}, {}, false, score_only};
   const json* p = field(b, "prompt");
-  if (p && p->is_array() && p->size() == 1) p = &(*p)[0];
-  if (!p || !p->is_string()) throw invalid_request("'prompt' must be a string (or a list of one string)", "prompt");
-  r.prompt = p->get<std::string>();
+  if (p && p->is_array() && p->size() == 1 && !(*p)[0].is_number()) p = &(*p)[0];
+  if (p && p->is_array() && std::all_of(p->begin(), p->end(), [](const json& t) { return t.is_number_integer(); })) {
+    for (const json& t : *p) {
+      if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() > INT32_MAX) throw invalid_request("'prompt' token ids must be non-negative integers", "prompt");
+      r.prompt_ids.push_back(t.get<int32_t>());
+    }
+  } else if (!p || !p->is_string()) {
+    throw invalid_request("'prompt' must be a string, a list of one string, or a list of token ids", "prompt");
+  } else {
+    r.prompt = p->get<std::string>();
+  }
+  if (field(b, "logprobs")) {  // legacy: the number of alternatives, not a flag
+    r.sampling.logprobs = integer(b, "logprobs", 0, 0);
+    if (r.sampling.logprobs > kMaxTopLogprobs) throw invalid_request("'logprobs' must be at most " + std::to_string(kMaxTopLogprobs), "logprobs");
+  }
+  r.echo = boolean(b, "echo", false);
   return r;
 }
 
@@ -179,8 +204,11 @@ std::string random_id(const char* prefix) {
 }
 }  // namespace
 
-ReplyBuilder::ReplyBuilder(bool chat, std::string model_id)
+ReplyBuilder::ReplyBuilder(bool chat, std::string model_id, bool logprobs, std::string echo)
     : chat_(chat),
+      logprobs_(logprobs),
+      echo_(std::move(echo)),
+      text_offset_(logprobs ? 0 : static_cast<int64_t>(echo_.size())),  // with logprobs, the echo's tokens come first
       model_(std::move(model_id)),
       id_(random_id(chat ? "chatcmpl-" : "cmpl-")),
       created_(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count()) {}
@@ -201,8 +229,45 @@ json ReplyBuilder::tool_call_json(const ToolCall& c, int index) {
   return {{"index", index}, {"id", random_id("call_")}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}};
 }
 
+namespace {
+json byte_list(const std::string& bytes) {
+  json out = json::array();
+  for (unsigned char c : bytes) out.push_back(static_cast<int>(c));
+  return out;
+}
+json completion_lists() { return {{"tokens", json::array()}, {"token_logprobs", json::array()}, {"top_logprobs", json::array()}, {"text_offset", json::array()}}; }
+}  // namespace
+
+void ReplyBuilder::add_logprobs(const TokenLogprobs& t) {
+  if (chat_) {
+    if (pending_.is_null()) pending_ = json::array();
+    json top = json::array();
+    for (const TokenChoice& c : t.top) top.push_back({{"token", c.text}, {"logprob", c.logprob}, {"bytes", byte_list(c.bytes)}});
+    pending_.push_back({{"token", t.chosen.text}, {"logprob", t.chosen.logprob}, {"bytes", byte_list(t.chosen.bytes)}, {"top_logprobs", top}});
+    return;
+  }
+  if (pending_.is_null()) pending_ = completion_lists();
+  json top = json::object();
+  for (const TokenChoice& c : t.top) top[c.text] = c.logprob;
+  pending_["tokens"].push_back(t.chosen.text);
+  pending_["token_logprobs"].push_back(t.unscored ? json(nullptr) : json(t.chosen.logprob));
+  pending_["top_logprobs"].push_back(t.unscored ? json(nullptr) : top);
+  pending_["text_offset"].push_back(text_offset_);
+  text_offset_ += t.text_bytes;
+}
+
+json ReplyBuilder::take_logprobs() {
+  if (!logprobs_) return nullptr;
+  json out = pending_.is_null() ? (chat_ ? json::array() : completion_lists()) : std::move(pending_);
+  pending_ = nullptr;
+  return chat_ ? json{{"content", out}} : out;
+}
+
 std::vector<json> ReplyBuilder::first_chunks() const {
-  if (!chat_) return {};
+  if (!chat_) {
+    if (echo_.empty()) return {};
+    return {chunk({{"index", 0}, {"text", echo_}, {"logprobs", nullptr}, {"finish_reason", nullptr}})};
+  }
   return {chunk({{"index", 0}, {"delta", {{"role", "assistant"}, {"content", ""}}}, {"logprobs", nullptr}, {"finish_reason", nullptr}})};
 }
 
@@ -212,20 +277,23 @@ std::vector<json> ReplyBuilder::chunks(const JobEvent& e) {
     finish_ = e.finish_reason;
     return {};
   }
+  if (e.kind == JobEvent::Kind::Logprobs) add_logprobs(e.logprobs);
   if (e.kind != JobEvent::Kind::Output) return {};
   const OutputEvent& o = e.output;
-  if (!chat_) return {chunk({{"index", 0}, {"text", o.text}, {"logprobs", nullptr}, {"finish_reason", nullptr}})};
+  if (!chat_) return {chunk({{"index", 0}, {"text", o.text}, {"logprobs", take_logprobs()}, {"finish_reason", nullptr}})};
   json delta;
   if (o.kind == OutputEvent::Kind::Content) delta = {{"content", o.text}};
   if (o.kind == OutputEvent::Kind::Reasoning) delta = {{"reasoning_content", o.text}};
   if (o.kind == OutputEvent::Kind::ToolCall) delta = {{"tool_calls", json::array({tool_call_json(o.call, n_calls_++)})}};
-  return {chunk({{"index", 0}, {"delta", delta}, {"logprobs", nullptr}, {"finish_reason", nullptr}})};
+  return {chunk({{"index", 0}, {"delta", delta}, {"logprobs", take_logprobs()}, {"finish_reason", nullptr}})};
 }
 
-std::vector<json> ReplyBuilder::final_chunks(bool include_usage) const {
+std::vector<json> ReplyBuilder::final_chunks(bool include_usage) {
   std::vector<json> out;
-  json last = chat_ ? json{{"index", 0}, {"delta", json::object()}, {"logprobs", nullptr}, {"finish_reason", finish_}}
-                    : json{{"index", 0}, {"text", ""}, {"logprobs", nullptr}, {"finish_reason", finish_}};
+  // the tokens whose text the parser still held (or dropped: past a stop string) go with the last chunk
+  json lp = pending_.is_null() ? json(nullptr) : take_logprobs();
+  json last = chat_ ? json{{"index", 0}, {"delta", json::object()}, {"logprobs", lp}, {"finish_reason", finish_}}
+                    : json{{"index", 0}, {"text", ""}, {"logprobs", lp}, {"finish_reason", finish_}};
   out.push_back(chunk(std::move(last)));
   if (include_usage) {
     json u = chunk(nullptr);
@@ -241,13 +309,14 @@ void ReplyBuilder::absorb(const JobEvent& e) {
     usage_ = e.usage;
     finish_ = e.finish_reason;
   }
+  if (e.kind == JobEvent::Kind::Logprobs) add_logprobs(e.logprobs);
   if (e.kind != JobEvent::Kind::Output) return;
   if (!chat_ || e.output.kind == OutputEvent::Kind::Content) content_ += e.output.text;
   if (chat_ && e.output.kind == OutputEvent::Kind::Reasoning) reasoning_ += e.output.text;
   if (chat_ && e.output.kind == OutputEvent::Kind::ToolCall) tool_calls_.push_back(tool_call_json(e.output.call, n_calls_++));
 }
 
-json ReplyBuilder::reply() const {
+json ReplyBuilder::reply() {
   json choice;
   if (chat_) {
     json msg = {{"role", "assistant"}, {"content", content_.empty() && !tool_calls_.empty() ? json(nullptr) : json(content_)}};
@@ -256,9 +325,9 @@ json ReplyBuilder::reply() const {
       msg["tool_calls"] = tool_calls_;
       for (auto& c : msg["tool_calls"]) c.erase("index");
     }
-    choice = {{"index", 0}, {"message", msg}, {"logprobs", nullptr}, {"finish_reason", finish_}};
+    choice = {{"index", 0}, {"message", msg}, {"logprobs", take_logprobs()}, {"finish_reason", finish_}};
   } else {
-    choice = {{"index", 0}, {"text", content_}, {"logprobs", nullptr}, {"finish_reason", finish_}};
+    choice = {{"index", 0}, {"text", echo_ + content_}, {"logprobs", take_logprobs()}, {"finish_reason", finish_}};
   }
   return {{"id", id_}, {"object", chat_ ? "chat.completion" : "text_completion"}, {"created", created_}, {"model", model_},
           {"choices", json::array({choice})}, {"usage", usage_json()}};

@@ -29,7 +29,7 @@ struct RequestDefaults {
 
 // Fields shared by both endpoints.
 struct GenerationRequest {
-  bool stream = false, include_usage = false;
+  bool stream = false, include_usage = false;  // sampling.logprobs: -1, or the top alternatives asked for
   SamplingParams sampling;
   int64_t max_tokens = 0;
   std::vector<std::string> stop;
@@ -40,28 +40,38 @@ struct ChatRequest : GenerationRequest {
 };
 
 struct CompletionRequest : GenerationRequest {
-  std::string prompt;
+  std::string prompt;                // or, given as token ids:
+  std::vector<int32_t> prompt_ids;
+  bool echo = false;                 // the reply's text starts with the prompt (with logprobs: and its tokens' entries)
+  bool prompt_only = false;          // echo with max_tokens 0: nothing is generated
 };
 
 ChatRequest parse_chat_request(const nlohmann::json& body, const RequestDefaults& d);
 CompletionRequest parse_completion_request(const nlohmann::json& body, const RequestDefaults& d);
 
-// Collects a job's events into a whole reply, or turns each into a stream chunk.
+// Collects a job's events into a whole reply, or turns each into a stream chunk. With logprobs, each token's
+// (a Logprobs event) goes out with the next chunk of text (chat: choices[0].logprobs.content, OpenAI's entries;
+// completions: the legacy tokens / token_logprobs / top_logprobs / text_offset lists).
 class ReplyBuilder {
  public:
-  ReplyBuilder(bool chat, std::string model_id);
+  ReplyBuilder(bool chat, std::string model_id, bool logprobs = false, std::string echo = {});
   // Stream chunks for one event (none for Done: see final_chunks).
   std::vector<nlohmann::json> chunks(const JobEvent& e);
   std::vector<nlohmann::json> first_chunks() const;  // chat: the assistant role
-  std::vector<nlohmann::json> final_chunks(bool include_usage) const;
+  std::vector<nlohmann::json> final_chunks(bool include_usage);
   void absorb(const JobEvent& e);  // for a non-streamed reply
-  nlohmann::json reply() const;
+  nlohmann::json reply();
 
  private:
   nlohmann::json chunk(nlohmann::json choice) const;
   nlohmann::json usage_json() const;
   nlohmann::json tool_call_json(const ToolCall& c, int index);
-  bool chat_;
+  void add_logprobs(const TokenLogprobs& t);
+  nlohmann::json take_logprobs();  // what add_logprobs gathered since the last call; null without logprobs
+  bool chat_, logprobs_;
+  std::string echo_;
+  nlohmann::json pending_;     // chat: entries; completions: the four lists
+  int64_t text_offset_ = 0;    // completions: where the next token's text starts
   std::string model_, id_;
   int64_t created_;
   std::string content_, reasoning_, finish_;

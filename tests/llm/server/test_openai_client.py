@@ -6,6 +6,7 @@ real template and vocabulary come through: Gemma 3 270M (the default, no templat
 """
 import http.client
 import json
+import math
 import re
 import socket
 import time
@@ -144,6 +145,81 @@ class ScriptedModel(unittest.TestCase):
         self.assertEqual(self.client.completions.create(model=self.model, prompt="R").choices[0].text,
                          "<think>Let me think.</think>The answer is 4.")
 
+    def check_entries(self, entries, top):
+        """OpenAI's logprobs entries: each token its bytes, a log-probability, and its `top` likeliest (descending,
+        as a distribution can have them: each <= 0, their probabilities summing to at most 1)."""
+        for e in entries:
+            self.assertEqual(bytes(e.bytes).decode("utf-8", "replace"), e.token)
+            self.assertLessEqual(e.logprob, 0.0)
+            self.assertEqual(len(e.top_logprobs), top)
+            lps = [t.logprob for t in e.top_logprobs]
+            self.assertEqual(lps, sorted(lps, reverse=True))
+            self.assertLessEqual(sum(math.exp(x) for x in lps), 1.0 + 1e-9)
+            if top:  # greedy: the chosen token is the likeliest
+                self.assertEqual((e.top_logprobs[0].token, e.top_logprobs[0].logprob), (e.token, e.logprob))
+
+    def test_logprobs_chat(self):
+        r = self.chat("H", logprobs=True, top_logprobs=3)
+        entries = r.choices[0].logprobs.content
+        self.assertEqual("".join(e.token for e in entries), "Hello, world!")
+        self.check_entries(entries, 3)
+        # streamed: the same entries, each with the chunk of its text
+        got = []
+        for c in self.chat("H", logprobs=True, top_logprobs=3, stream=True):
+            if c.choices and c.choices[0].logprobs and c.choices[0].logprobs.content:
+                got += c.choices[0].logprobs.content
+        self.assertEqual([(e.token, e.logprob) for e in got], [(e.token, e.logprob) for e in entries])
+        self.assertIsNone(self.chat("H").choices[0].logprobs)
+        self.check_entries(self.chat("H", logprobs=True).choices[0].logprobs.content, 0)
+
+    def test_logprobs_completions_and_echo(self):
+        r = self.client.completions.create(model=self.model, prompt="L", max_tokens=3, logprobs=2)
+        lp = r.choices[0].logprobs
+        self.assertEqual("".join(lp.tokens), r.choices[0].text)
+        self.assertEqual(len(lp.token_logprobs), r.usage.completion_tokens)
+        self.assertEqual([max(d.values()) for d in lp.top_logprobs], lp.token_logprobs)  # greedy
+        self.assertEqual(lp.text_offset, [sum(len(t.encode()) for t in lp.tokens[:i]) for i in range(len(lp.tokens))])
+        # echo: the prompt's tokens first (the first without a log-probability), text = prompt + completion
+        e = self.client.completions.create(model=self.model, prompt="L", max_tokens=3, logprobs=2, echo=True)
+        self.assertEqual(e.choices[0].text, "L" + r.choices[0].text)
+        n = e.usage.prompt_tokens
+        self.assertIsNone(e.choices[0].logprobs.token_logprobs[0])
+        self.assertEqual(e.choices[0].logprobs.tokens[n:], lp.tokens)
+        # scoring prompt + completion with max_tokens 0 (what evaluation harnesses send) gives the generated tokens'
+        # log-probabilities again, from the prefill's logits instead of the decode steps'
+        s = self.client.completions.create(model=self.model, prompt="L" + r.choices[0].text, max_tokens=0, logprobs=0, echo=True)
+        self.assertEqual(s.usage.completion_tokens, 0)
+        self.assertEqual(s.choices[0].text, "L" + r.choices[0].text)
+        scored = s.choices[0].logprobs
+        self.assertEqual(scored.tokens[n:], lp.tokens)
+        for a, b in zip(scored.token_logprobs[n:], lp.token_logprobs):
+            self.assertAlmostEqual(a, b, delta=1e-3)
+        # a prompt of token ids is scored the same
+        ids = self.client.completions.create(model=self.model, prompt=self.tokens("L" + r.choices[0].text),
+                                             max_tokens=0, logprobs=0, echo=True)
+        self.assertEqual(ids.choices[0].logprobs.token_logprobs, scored.token_logprobs)
+
+    def test_tokenize_detokenize(self):
+        def post(path, body):
+            req = urllib.request.Request(self.server.url + path, data=json.dumps(body).encode(),
+                                         headers={"Authorization": "Bearer " + KEY, "Content-Type": "application/json"})
+            return json.loads(urllib.request.urlopen(req).read())
+        text = "Hello, world! <think>"
+        ids = post("/tokenize", {"content": text})["tokens"]
+        self.assertTrue(ids and all(isinstance(i, int) for i in ids))
+        self.assertEqual(post("/detokenize", {"tokens": ids})["content"], text)
+        pieces = post("/tokenize", {"content": text, "with_pieces": True})["tokens"]
+        self.assertEqual([p["id"] for p in pieces], ids)
+        self.assertEqual("".join(p["piece"] for p in pieces), text)
+        # the prompt a completion counts is /tokenize's with add_special
+        r = self.client.completions.create(model=self.model, prompt=text, max_tokens=1)
+        self.assertEqual(r.usage.prompt_tokens, len(self.tokens(text)))
+
+    def tokens(self, text):
+        req = urllib.request.Request(self.server.url + "/tokenize", data=json.dumps({"content": text, "add_special": True}).encode(),
+                                     headers={"Authorization": "Bearer " + KEY, "Content-Type": "application/json"})
+        return json.loads(urllib.request.urlopen(req).read())["tokens"]
+
     def test_sampling_follows_the_script(self):
         r = self.chat("H", temperature=1.0, top_p=0.9, seed=7)
         self.assertEqual(r.choices[0].message.content, "Hello, world!")
@@ -263,6 +339,24 @@ class BadInput(unittest.TestCase):
                          [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]]:
             self.error(400, "POST", "/v1/chat/completions", json.dumps({"messages": messages}))
         self.error(400, "POST", "/v1/completions", json.dumps({"prompt": 5}))
+
+    def test_logprobs_bounds(self):
+        for fields in [{"logprobs": True, "top_logprobs": 21}, {"top_logprobs": 2}, {"logprobs": True, "top_logprobs": -1},
+                       {"logprobs": 1}]:
+            self.error(400, "POST", "/v1/chat/completions", self.chat_body(**fields))
+        for fields in [{"logprobs": 21}, {"logprobs": True}, {"echo": "yes"}, {"max_tokens": 0},
+                       {"prompt": [1, 10**9]}, {"prompt": [1, -2]}, {"prompt": [1, "x"]}]:
+            e = self.error(400, "POST", "/v1/completions", json.dumps({"prompt": "H", **fields}))
+            self.assertIn(e["param"], list(fields), fields)
+
+    def test_tokenize_errors(self):
+        for body in ["[1]", "{}", json.dumps({"content": 3}), json.dumps({"content": "x", "with_pieces": 1}), "{"]:
+            self.error(400, "POST", "/tokenize", body)
+        for body in [{}, {"tokens": "1"}, {"tokens": [1, 10**9]}, {"tokens": [-1]}, {"tokens": [1.5]}]:
+            e = self.error(400, "POST", "/detokenize", json.dumps(body))
+        self.assertEqual(e["param"], "tokens")
+        self.error(405, "GET", "/tokenize")
+        self.error(401, "POST", "/tokenize", json.dumps({"content": "x"}), key=None)
 
     def test_empty_messages(self):
         e = self.error(400, "POST", "/v1/chat/completions", json.dumps({"messages": []}))
