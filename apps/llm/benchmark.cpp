@@ -72,6 +72,15 @@ void warm_up(Generator& gen, const std::vector<int64_t>& prefill_lengths, const 
     }
     for (int i = 0; i < 3; ++i) gen.next_batch(slots, samplers);
   }
+  // the drafted step (prompt lookup), decode_rows rows of one slot
+  const int64_t rows = gen.model().decode_rows();
+  if (rows > gen.slots() && gen.model().can_rewind() && ctx > 4 * rows + 8) {
+    gen.reset();
+    gen.prefill(synthetic_tokens(4, vocab, 0));
+    gen.next(greedy);
+    const std::vector<int32_t> draft = synthetic_tokens(rows - 1, vocab, 1);
+    for (int i = 0; i < 3; ++i) gen.next_drafted(draft, rows);
+  }
   if (progress) progress(1.0);
 }
 

@@ -100,30 +100,12 @@ void Generator::feed_pending(const std::vector<int>& slots, bool greedy) {
     if (seq(sl).pending) feed.push_back(sl);
   if (feed.empty()) return;
   std::vector<int32_t> toks;
-  std::vector<BoundVariable> vars;
-  int64_t furthest = 0;
-  for (size_t b = 0; b < feed.size(); ++b) {
-    Seq& s = seq(feed[b]);
-    const int64_t pos = static_cast<int64_t>(s.cached.size());
-    if (pos >= model_.max_context())
-      throw Error("tg-llm: the context of " + std::to_string(model_.max_context()) + " tokens is full (--max-context)");
-    toks.push_back(*s.pending);
-    furthest = std::max(furthest, pos);
-    SeqPos at = model_.decode_position(static_cast<int>(b), feed[b], pos);
-    vars.push_back(at.base);
-    vars.push_back(at.pos);
+  std::vector<std::pair<int, int64_t>> at;
+  for (int sl : feed) {
+    toks.push_back(*seq(sl).pending);
+    at.push_back({sl, static_cast<int64_t>(seq(sl).cached.size())});
   }
-  // static key lengths (a new capture every 128 positions) let the attention's kernels vectorize
-  const auto key = std::make_tuple(feed.size(), model_.decode_key_length(furthest), greedy);
-  auto it = decode_.find(key);
-  if (it == decode_.end())
-    it = decode_.emplace(key, Jit([this, key_len = std::get<1>(key), greedy](const std::vector<Tensor>& in, const std::vector<BoundVariable>& v) {
-                            std::vector<SeqPos> seqs;
-                            for (size_t i = 0; i + 1 < v.size(); i += 2) seqs.push_back({v[i], v[i + 1]});
-                            return std::vector<Tensor>{model_.decode(in[0], seqs, key_len, greedy ? Model::Head::argmax : Model::Head::logits)};
-                          })).first;
-  Tensor tok = Tensor::from_vector(toks, {static_cast<int64_t>(toks.size())}, dtypes::int32, model_.device());
-  auto res = it->second({tok}, vars);
+  auto res = run_decode(toks, at, greedy);
   auto out = std::make_shared<Outputs>(greedy ? Outputs{std::nullopt, res[0], {}, {}} : Outputs{res[0], std::nullopt, {}, {}});
   for (size_t b = 0; b < feed.size(); ++b) {
     Seq& s = seq(feed[b]);
@@ -132,6 +114,61 @@ void Generator::feed_pending(const std::vector<int>& slots, bool greedy) {
     s.cached.push_back(*s.pending);
     s.pending.reset();
   }
+}
+
+std::vector<Tensor> Generator::run_decode(const std::vector<int32_t>& toks, const std::vector<std::pair<int, int64_t>>& at, bool greedy) {
+  std::vector<BoundVariable> vars;
+  int64_t furthest = 0;
+  for (size_t b = 0; b < at.size(); ++b) {
+    const auto [slot, pos] = at[b];
+    if (pos >= model_.max_context())
+      throw Error("tg-llm: the context of " + std::to_string(model_.max_context()) + " tokens is full (--max-context)");
+    furthest = std::max(furthest, pos);
+    SeqPos p = model_.decode_position(static_cast<int>(b), slot, pos);
+    vars.push_back(p.base);
+    vars.push_back(p.pos);
+  }
+  // static key lengths (a new capture every 128 positions) let the attention's kernels vectorize
+  const auto key = std::make_tuple(toks.size(), model_.decode_key_length(furthest), greedy);
+  auto it = decode_.find(key);
+  if (it == decode_.end())
+    it = decode_.emplace(key, Jit([this, key_len = std::get<1>(key), greedy](const std::vector<Tensor>& in, const std::vector<BoundVariable>& v) {
+                            std::vector<SeqPos> seqs;
+                            for (size_t i = 0; i + 1 < v.size(); i += 2) seqs.push_back({v[i], v[i + 1]});
+                            return std::vector<Tensor>{model_.decode(in[0], seqs, key_len, greedy ? Model::Head::argmax : Model::Head::logits)};
+                          })).first;
+  Tensor tok = Tensor::from_vector(toks, {static_cast<int64_t>(toks.size())}, dtypes::int32, model_.device());
+  return it->second({tok}, vars);
+}
+
+std::vector<int32_t> Generator::next_drafted(const std::vector<int32_t>& draft, int64_t rows, int slot) {
+  Seq& s = seq(slot);
+  if (!s.pending) throw std::logic_error("tg-llm: next_drafted() before next()");
+  if (!model_.can_rewind()) throw std::logic_error("tg-llm: drafted tokens need a model whose context can be cut back");
+  const int64_t pos = static_cast<int64_t>(s.cached.size());
+  if (draft.empty() || rows <= static_cast<int64_t>(draft.size()) || rows > model_.decode_rows() || pos + rows > model_.max_context())
+    throw std::invalid_argument("tg-llm: " + std::to_string(draft.size()) + " drafted tokens in " + std::to_string(rows) + " rows at position " + std::to_string(pos));
+  // row i: the token at pos + i (the pending one, then the guesses, then the last guess again as padding), all
+  // in one chunk that attends as a prefill chunk does (one attention per layer, not one per row)
+  std::vector<int32_t> toks{*s.pending};
+  for (int64_t i = 1; i < rows; ++i) toks.push_back(draft[static_cast<size_t>(std::min<int64_t>(i, static_cast<int64_t>(draft.size())) - 1)]);
+  const auto key = std::make_pair(rows, model_.decode_key_length(pos + rows - 1));
+  auto it = drafted_.find(key);
+  if (it == drafted_.end())
+    it = drafted_.emplace(key, Jit([this, key_len = key.second](const std::vector<Tensor>& in, const std::vector<BoundVariable>& v) {
+                            return std::vector<Tensor>{model_.decode_chunk(in[0], {v[0], v[1]}, key_len)};
+                          })).first;
+  const SeqPos at = model_.chunk_position(slot, pos);
+  Tensor tok = Tensor::from_vector(toks, {rows}, dtypes::int32, model_.device());
+  const std::vector<int32_t> best = it->second({tok}, {at.base, at.pos})[0].to_vector<int32_t>();
+  // row i's argmax is the token after row i's: a guess is accepted while it is what the model chose
+  std::vector<int32_t> out{best[0]};
+  while (out.size() <= draft.size() && draft[out.size() - 1] == out.back()) out.push_back(best[out.size()]);
+  s.cached.push_back(*s.pending);
+  s.cached.insert(s.cached.end(), draft.begin(), draft.begin() + static_cast<ptrdiff_t>(out.size() - 1));
+  s.pending = out.back();
+  s.out.reset();  // the next step feeds the pending token first
+  return out;
 }
 
 std::vector<int32_t> Generator::next_batch(const std::vector<int>& slots, const std::vector<Sampler*>& samplers) {

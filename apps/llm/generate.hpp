@@ -42,10 +42,18 @@ class Generator {
   int32_t next(Sampler& sampler, int slot = 0);
   // The same for several slots at once: their pending tokens go through one batched decode step.
   std::vector<int32_t> next_batch(const std::vector<int>& slots, const std::vector<Sampler*>& samplers);
+  // Greedy decoding with guesses (speculative decoding): the pending token and `draft`, the tokens guessed to
+  // follow it, run as one chunk of `rows` tokens of `slot` (Model::decode_chunk, the draft padded), and each row's
+  // argmax is checked against the next guess. Returns what greedy next() calls would have returned, at least one
+  // token (the last one pending), for the price of one step of `rows` tokens. Needs a model that can rewind (the
+  // rows past the last accepted guess are left in the KV cache past the context, where later tokens overwrite
+  // them), rows <= model().decode_rows(), and room in the context for model().decode_rows() rows.
+  std::vector<int32_t> next_drafted(const std::vector<int32_t>& draft, int64_t rows, int slot = 0);
   void reset(int slot = -1);  // an empty context for `slot` (-1: every slot); the decode captures are kept
   // Tokens in the context so far (prompt and generated, the last one possibly not yet run).
   int64_t position(int slot = 0) const;
   const std::vector<int32_t>& cached_tokens(int slot = 0) const;
+  std::optional<int32_t> pending(int slot = 0) const { return seq(slot).pending; }  // sampled, not yet run
   int slots() const { return static_cast<int>(seqs_.size()); }
   Model& model() { return model_; }
 
@@ -68,10 +76,13 @@ class Generator {
   Seq& seq(int slot);
   const Seq& seq(int slot) const;
   void feed_pending(const std::vector<int>& slots, bool greedy);
+  // The decode step's outputs for `toks` at `at` (rows of one or several slots), through a Jit per shape.
+  std::vector<Tensor> run_decode(const std::vector<int32_t>& toks, const std::vector<std::pair<int, int64_t>>& at, bool greedy);
   Model& model_;
   int64_t chunk_;
   std::vector<Seq> seqs_;
   std::map<std::tuple<size_t, int64_t, bool>, Jit> decode_;  // one capture per batch size, key length and head
+  std::map<std::pair<int64_t, int64_t>, Jit> drafted_;        // next_drafted's, per rows and key length
 };
 
 }  // namespace tg::llm

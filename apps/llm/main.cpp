@@ -89,6 +89,8 @@ Options parse(int argc, char** argv) {
       ("parallel", po::value(&o.parallel)->default_value(1), "--serve: requests generated at once, decoded together (each has its own --max-context of KV cache)")
       ("queue", po::value(&o.serve.max_queued)->default_value(16), "--serve: requests that may wait; more get HTTP 503")
       ("timeout", po::value(&o.serve.timeout_s)->default_value(30), "--serve: seconds to read a request or write a reply")
+      ("lookup-ngram", po::value(&o.serve.lookup.ngram)->default_value(0), "--serve: prompt lookup decoding: greedy requests guess their next tokens by matching the context's last N tokens earlier in it, checked in one batched step (0: off)")
+      ("draft-max", po::value(&o.serve.lookup.max_draft)->default_value(15), "--serve: tokens guessed at most per step with --lookup-ngram")
       ("verbose,v", po::bool_switch(&o.verbose), "per-token timings on stderr");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, d), vm);
@@ -105,6 +107,8 @@ Options parse(int argc, char** argv) {
   if (o.serve.max_queued < 1) throw tg::Error("tg-llm: --queue must be >= 1");
   if (o.parallel < 1 || o.parallel > 64) throw tg::Error("tg-llm: --parallel must be in [1, 64]");
   if (o.serve.timeout_s < 1) throw tg::Error("tg-llm: --timeout must be >= 1");
+  if (o.serve.lookup.ngram < 0 || o.serve.lookup.ngram > 16) throw tg::Error("tg-llm: --lookup-ngram must be in [0, 16]");
+  if (o.serve.lookup.max_draft < 1 || o.serve.lookup.max_draft > 31) throw tg::Error("tg-llm: --draft-max must be in [1, 31]");
   o.prompt = unescape(o.prompt);
   o.system = unescape(o.system);
   return o;
@@ -155,8 +159,11 @@ int run(int argc, char** argv) {
     throw tg::Error("tg-llm: model file " + o.model + " does not exist" + (o.model == default_model() ? " (run scripts/setup.sh to install the default model)" : ""));
   auto t0 = std::chrono::steady_clock::now();
   progress_bar("loading", 0);
+  const bool lookup = o.serve_port >= 0 && o.serve.lookup.ngram > 0;
   auto model = Model::load(o.model, {.device = "", .max_context = o.max_context, .kv = parse_kv_type(o.kv_type), .slots = o.serve_port >= 0 ? o.parallel : 1,
-                            .ssm = parse_ssm_type(o.ssm_type)});
+                            .decode_rows = lookup ? static_cast<int>(o.serve.lookup.max_draft) + 1 : 0, .ssm = parse_ssm_type(o.ssm_type)});
+  if (lookup && !model->can_rewind())
+    std::fprintf(stderr, "tg-llm: warning: --lookup-ngram is off for %s: a recurrent state cannot take back rejected guesses\n", model->config().arch.c_str());
   Tokenizer tok = Tokenizer::from_gguf(model->gguf());
   progress_bar("loading", 1);
   double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -545,6 +545,61 @@ TEST(Logprobs, PromptAndGeneratedTokensMatchTheFloat64Reference) {
   remove_outputs(path);
 }
 
+// Speculative decoding's check (Generator::next_drafted): whatever the guesses, the tokens are greedy decoding's,
+// the float64 reference's greedy continuation (up to a near tie, past which the reference follows another context):
+// guesses all right (all accepted), right then wrong, and wrong from the first.
+TEST(DraftedDecode, GivesTheGreedyTokensWhateverTheGuesses) {
+  const uint32_t seed = case_seed("drafted decode");
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> id(3, kVocab - 1);
+  std::vector<int32_t> prompt(kPrompt);
+  for (auto& t : prompt) t = id(rng);
+  const std::string path = temp_path("drafted");
+  constexpr int64_t kGen = 24, kRows = 5;
+  if (!generate(path, "llama", "F32", seed, prompt, kGen)) return;
+  const std::vector<double> want = read_raw<double>(path + ".logits.f64");
+  const std::vector<int32_t> greedy = read_raw<int32_t>(path + ".greedy.i32");
+  auto near_tie = [&](int64_t row, int32_t a, int32_t b) { return std::fabs(want[row * kVocab + a] - want[row * kVocab + b]) < 1e-4; };
+  auto model = Model::load(path, {.max_context = kMaxContext, .kv = KvType::f32, .decode_rows = kRows});
+  ASSERT_EQ(model->decode_rows(), kRows);
+  Generator gen(*model, 4);
+  Sampler s(SamplingParams{});
+  for (int variant = 0; variant < 3; ++variant) {
+    SCOPED_TRACE("variant " + std::to_string(variant));
+    gen.reset();
+    gen.prefill(prompt);
+    std::vector<int32_t> got{gen.next(s)};
+    int64_t steps = 0, accepted = 0;
+    while (static_cast<int64_t>(got.size()) < kGen) {
+      // the reference's next tokens as guesses, the second (variant 1) or the first (variant 2) made wrong
+      std::vector<int32_t> draft;
+      for (int64_t i = 0; i < kRows - 1 && static_cast<int64_t>(got.size()) + i < kGen; ++i) draft.push_back(greedy[got.size() + i]);
+      if (draft.empty()) break;
+      const size_t wrong = variant == 1 ? 1 : 0;
+      if (variant > 0 && wrong < draft.size()) draft[wrong] = draft[wrong] == 3 ? 4 : 3;
+      const std::vector<int32_t> out = gen.next_drafted(draft, kRows);
+      ASSERT_FALSE(out.empty());
+      accepted += static_cast<int64_t>(out.size()) - 1;
+      ++steps;
+      got.insert(got.end(), out.begin(), out.end());
+    }
+    got.resize(std::min<size_t>(got.size(), kGen));
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (got[i] == greedy[i]) continue;
+      EXPECT_TRUE(near_tie(kPrompt - 1 + static_cast<int64_t>(i), got[i], greedy[i])) << "token " << i << ": " << got[i] << " vs " << greedy[i];
+      break;
+    }
+    if (variant == 0) {
+      EXPECT_GE(accepted, steps * (kRows - 1) / 2) << "right guesses were rejected";
+    }
+    if (variant == 2) {
+      EXPECT_EQ(accepted, 0) << "a wrong first guess was accepted";
+    }
+  }
+  EXPECT_THROW(gen.next_drafted({5, 6, 7, 8, 9}, kRows), std::invalid_argument);  // no room for the guesses
+  remove_outputs(path);
+}
+
 TEST(ModelErrors, UnknownArchitectureListsTheSupportedOnes) {
   const std::string path = temp_path("mamba9");
   // llama's tensors and keys, but general.architecture (and the key prefix) "mamba9"

@@ -39,6 +39,8 @@ Model::Model(std::shared_ptr<GGUFFile> file, const LoadOptions& opts) : file_(st
     pos_vars_.emplace_back("start_pos" + n, 0, max_ctx - 1);
     base_vars_.emplace_back("slot_base" + n, 0, (slots - 1) * state_->rows_per_slot());
   }
+  decode_rows_ = std::max(slots, opts.decode_rows);
+  if (opts.decode_rows > 1 && opts.decode_rows <= max_ctx) chunk_pos_.emplace("chunk_pos", 0, max_ctx - opts.decode_rows);
   ModelBuilder b(file_, cfg_, *state_, device_, opts.max_score_bytes);
   const int64_t d = cfg_.d_model;
   // the embedding reads one row per token; a head tied to it reads all of it
@@ -111,6 +113,21 @@ Tensor Model::decode(const Tensor& tokens, const std::vector<SeqPos>& seqs, int6
     if (key_len > 0 && (s.pos.value() >= key_len || key_len > state_->rows_per_slot()))
       throw std::invalid_argument("tg-llm: decode key length " + std::to_string(key_len) + " for position " + std::to_string(s.pos.value()));
   return run(tokens, B, seqs, nullptr, key_len, head);
+}
+
+SeqPos Model::chunk_position(int slot, int64_t pos) const {
+  if (!chunk_pos_ || slot < 0 || slot >= slots() || pos < 0 || pos > chunk_pos_->max())
+    throw std::invalid_argument("tg-llm: no decode chunk at slot " + std::to_string(slot) + ", position " + std::to_string(pos) +
+                                " (LoadOptions::decode_rows " + std::to_string(decode_rows_) + ")");
+  return {base_vars_[0].bind(static_cast<int64_t>(slot) * state_->rows_per_slot()), chunk_pos_->bind(pos)};
+}
+
+Tensor Model::decode_chunk(const Tensor& tokens, const SeqPos& at, int64_t key_len) {
+  const int64_t n = tokens.shape()[0];
+  if (n < 1 || n > decode_rows_ || at.pos.value() + n > key_len || key_len > state_->rows_per_slot())
+    throw std::invalid_argument("tg-llm: a decode chunk of " + std::to_string(n) + " tokens at " + std::to_string(at.pos.value()) +
+                                " over " + std::to_string(key_len) + " keys");
+  return run(tokens, n, {at}, nullptr, key_len, Head::argmax);
 }
 
 int64_t Model::decode_key_length(int64_t pos) const { return std::min(state_->rows_per_slot(), (pos + 1 + 127) / 128 * 128); }

@@ -26,6 +26,9 @@ struct LoadOptions {
   KvType kv = KvType::f16;  // as llama.cpp: half the memory and bandwidth of f32 (Qwen3-0.6B-shaped decode at
                             // depth 512: 23.7 -> 28.1 tok/s, peak RSS 589 -> 519 MB)
   int slots = 1;               // sequences the KV cache holds at once (each max_context rows)
+  // the largest decode batch (0: slots): more rows than slots serve drafted tokens, several rows of one slot at
+  // consecutive positions (Generator::next_drafted)
+  int decode_rows = 0;
   // recurrent layers' state (conv rows and the delta rule's matrices): float32 as llama.cpp; float16 as the seed
   // (half the state's memory and traffic; the kernels compute in float32)
   DType ssm = dtypes::float32;
@@ -69,6 +72,13 @@ class Model {
   int64_t decode_key_length(int64_t pos) const;
   // The variables of sequence b of a decode batch, bound to slot `slot` at position `pos`.
   SeqPos decode_position(int b, int slot, int64_t pos) const;
+  int decode_rows() const { return decode_rows_; }  // the most rows decode and decode_chunk take
+  // n = tokens.shape()[0] <= decode_rows() tokens of one sequence at positions [pos, pos + n) of a slot, attending
+  // as a prefill chunk does (a drafted step: the pending token and its guesses), over key_len cache rows: the (n,)
+  // int32 argmax of each row's logits. The graph depends only on n and key_len (Generator::next_drafted captures
+  // it); `at` comes from chunk_position.
+  Tensor decode_chunk(const Tensor& tokens, const SeqPos& at, int64_t key_len);
+  SeqPos chunk_position(int slot, int64_t pos) const;
   int slots() const { return state_->slots(); }
   // Whether a slot's context can be cut back to a prefix of it (a KV cache can; a recurrent state holds only its
   // last position).
@@ -93,6 +103,8 @@ class Model {
   std::unique_ptr<SequenceState> state_;
   uint64_t step_bytes_ = 0;
   std::vector<Variable> pos_vars_, base_vars_;  // per sequence of a decode batch
+  int decode_rows_ = 1;
+  std::optional<Variable> chunk_pos_;  // decode_chunk's start, whose range keeps its decode_rows() rows in the cache
   std::unique_ptr<QuantMatrix> embed_, output_;
   std::unique_ptr<Tensor> out_norm_;
   Decoder decoder_;

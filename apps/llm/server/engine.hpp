@@ -77,9 +77,18 @@ class Job {
   std::deque<JobEvent> events_;
 };
 
+// Prompt lookup (draft-free speculative decoding): while one greedy job runs, tokens guessed from the context
+// (lookup_draft) are checked in one batched step of max_draft + 1 rows, where its guesses have been right often
+// enough to pay for such a step (worth_checking, with the step's cost measured as the engine runs).
+struct LookupOptions {
+  int64_t ngram = 0;  // 0: off
+  int64_t max_draft = 15;
+};
+
 struct EngineMetrics {
   uint64_t requests = 0, interrupted = 0, rejected = 0, failed = 0;
   uint64_t prompt_tokens = 0, cached_tokens = 0, generated_tokens = 0;
+  uint64_t drafted_tokens = 0, accepted_tokens = 0;  // prompt lookup's guesses, and those the model confirmed
   size_t queued = 0, running = 0;
 };
 
@@ -89,7 +98,7 @@ struct QueueFull : std::runtime_error {
 
 class Engine {
  public:
-  Engine(Generator& gen, Tokenizer tok, size_t max_queued);
+  Engine(Generator& gen, Tokenizer tok, size_t max_queued, LookupOptions lookup = {});
   ~Engine();  // stop(), then waits for the worker
   // Throws QueueFull when max_queued jobs are already waiting, or once stopping.
   std::shared_ptr<Job> submit(JobSpec spec);
@@ -101,7 +110,13 @@ class Engine {
   struct Running;
   void worker();
   bool admit(std::shared_ptr<Job> job, int slot);   // prefill; false (job failed) on an error
-  void step();                                     // one token for every running job
+  void step();                                     // one token for every running job (or several: drafted)
+  // Whether `slot`'s job drafts this step: greedy, alone, on a model that rewinds, with room for the rows.
+  bool drafts(int slot, const Sampler& s) const;
+  double step_cost() const;  // a step of guesses in plain steps, as measured (worth_checking)
+  // id, the next token of `slot`'s job: sent on, or the job finished (end of generation, stop string, budget).
+  // Returns whether the job goes on.
+  bool emit(int slot, int32_t id);
   void finish(int slot, const std::string& error = {});
   int pick_slot(const std::vector<int32_t>& prompt) const;  // the free slot sharing the longest prefix
   TokenLogprobs described(const Logprobs& lp) const;         // ids to the texts a client sees
@@ -109,6 +124,8 @@ class Engine {
   Generator& gen_;
   Tokenizer tok_;
   size_t max_queued_;
+  LookupOptions lookup_;
+  double plain_step_s_ = 0, drafted_step_s_ = 0;  // running averages of one job's steps (the worker's alone)
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Job>> queue_;

@@ -104,7 +104,7 @@ class Service {
   }
 
   void ready() {
-    owned_ = std::make_unique<Engine>(gen_, tok_, opts_.max_queued);
+    owned_ = std::make_unique<Engine>(gen_, tok_, opts_.max_queued, opts_.lookup);
     engine_ = owned_.get();
   }
   void stop() {
@@ -145,6 +145,8 @@ class Service {
     put("prompt_tokens_total", "counter", "prompt tokens of finished requests", m.prompt_tokens);
     put("prompt_tokens_cached_total", "counter", "prompt tokens reused from the KV cache instead of prefilled", m.cached_tokens);
     put("tokens_generated_total", "counter", "tokens generated", m.generated_tokens);
+    put("draft_tokens_total", "counter", "tokens guessed by prompt lookup (--lookup-ngram)", m.drafted_tokens);
+    put("draft_tokens_accepted_total", "counter", "guessed tokens the model confirmed", m.accepted_tokens);
     put("requests_queued", "gauge", "requests waiting", m.queued);
     put("requests_running", "gauge", "requests generating", m.running);
     return out;

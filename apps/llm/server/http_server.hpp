@@ -20,6 +20,7 @@ struct ServeOptions {
   size_t max_body_bytes = 8u << 20;  // larger bodies get 413
   int timeout_s = 30;                // reading a request / writing a reply; a stalled client is dropped after this
   RequestDefaults defaults;
+  LookupOptions lookup;
 };
 
 // Binds, then runs `warm_up` while /health answers "loading", then serves until SIGINT or SIGTERM. Returns the

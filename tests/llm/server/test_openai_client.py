@@ -286,6 +286,28 @@ class ScriptedModelParallel(ScriptedModel):
         self.assertGreater(len(slots), 1, "the requests did not run in different slots")
 
 
+class ScriptedModelLookup(ScriptedModel):
+    """Everything above again with prompt lookup decoding: greedy requests guess their next tokens from the context
+    and check them in one batched step; the replies stay what they were."""
+    ARGS = ("--lookup-ngram", "2", "--draft-max", "5")
+
+    def test_guesses_are_checked_and_counted(self):
+        before = self.server.metrics()
+        start = len(self.server.log)
+        r = self.client.completions.create(model=self.model, prompt="L", max_tokens=120)
+        self.assertEqual((r.choices[0].text, r.choices[0].finish_reason), ("lale" * 60, "length"))
+        after = self.server.metrics()
+        drafted = after["draft_tokens_total"] - before["draft_tokens_total"]
+        accepted = after["draft_tokens_accepted_total"] - before["draft_tokens_accepted_total"]
+        # "la le la le": from the third token on every guess is right, 5 a step (6 tokens: ~100 of 120 guessed)
+        self.assertGreaterEqual(accepted, 90)
+        self.assertLessEqual(accepted, drafted)
+        self.assertRegex(self.server.request_lines(start)[-1], rf"drafted {drafted}, accepted {accepted}, finish length")
+        # sampled requests (and those asking for logprobs) decode one token a step
+        self.client.completions.create(model=self.model, prompt="L", max_tokens=20, temperature=1.0, seed=3)
+        self.assertEqual(self.server.metrics()["draft_tokens_total"], after["draft_tokens_total"])
+
+
 class BadInput(unittest.TestCase):
     """Each bad request gets the right status and an OpenAI-style error body; the server keeps serving."""
 
