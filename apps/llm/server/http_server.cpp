@@ -14,6 +14,8 @@
 #include <thread>
 
 #include "chat_prompt.hpp"
+#include "server/anthropic_api.hpp"
+#include "server/reply_format.hpp"
 
 namespace tg::llm::server {
 
@@ -35,7 +37,36 @@ struct Route {
 };
 constexpr Route kRoutes[] = {{"/", "GET"},          {"/health", "GET"},          {"/metrics", "GET"},
                              {"/v1/models", "GET"}, {"/v1/chat/completions", "POST"}, {"/v1/completions", "POST"},
-                             {"/chat/completions", "POST"}, {"/completions", "POST"}, {"/tokenize", "POST"}, {"/detokenize", "POST"}};
+                             {"/chat/completions", "POST"}, {"/completions", "POST"}, {"/tokenize", "POST"}, {"/detokenize", "POST"},
+                             {"/v1/messages", "POST"}};
+
+enum class Api { chat, completion, messages };
+
+// OpenAI's replies (ReplyBuilder) as server-sent events: "data: JSON" frames, then "data: [DONE]".
+class OpenAIReply : public ReplyFormat {
+ public:
+  OpenAIReply(bool chat, std::string model, bool logprobs, std::string echo, bool include_usage)
+      : b_(chat, std::move(model), logprobs, std::move(echo)), include_usage_(include_usage) {}
+  std::vector<std::string> open() override { return frames_of(b_.first_chunks()); }
+  std::vector<std::string> frames(const JobEvent& e) override { return frames_of(b_.chunks(e)); }
+  std::vector<std::string> close() override {
+    std::vector<std::string> out = frames_of(b_.final_chunks(include_usage_));
+    out.push_back("data: [DONE]\n\n");
+    return out;
+  }
+  void absorb(const JobEvent& e) override { b_.absorb(e); }
+  json reply() override { return b_.reply(); }
+  std::vector<std::string> failed(const ApiError& e) override { return {sse(e.body()), "data: [DONE]\n\n"}; }
+
+ private:
+  static std::vector<std::string> frames_of(const std::vector<json>& chunks) {
+    std::vector<std::string> out;
+    for (const json& c : chunks) out.push_back(sse(c));
+    return out;
+  }
+  ReplyBuilder b_;
+  bool include_usage_;
+};
 
 class Service {
  public:
@@ -82,9 +113,10 @@ class Service {
         send_error(res, ApiError(404, "invalid_request_error", "The model '" + std::string(req.matches[1]) + "' does not exist", "model", "model_not_found"));
     });
     for (const char* p : {"/v1/chat/completions", "/chat/completions"})
-      svr.Post(p, [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, true); });
+      svr.Post(p, [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, Api::chat); });
     for (const char* p : {"/v1/completions", "/completions"})
-      svr.Post(p, [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, false); });
+      svr.Post(p, [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, Api::completion); });
+    svr.Post("/v1/messages", [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, Api::messages); });
     svr.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) { with_body(req, res, [this](const json& b) { return tokenize(b); }); });
     svr.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) { with_body(req, res, [this](const json& b) { return detokenize(b); }); });
     auto fallback = [](const httplib::Request& req, httplib::Response& res) {
@@ -115,7 +147,8 @@ class Service {
   // Authentication, then "still loading"; / and /health are open to all.
   httplib::Server::HandlerResponse gate(const httplib::Request& req, httplib::Response& res) {
     if (req.path == "/" || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
-    if (!opts_.api_key.empty() && req.get_header_value("Authorization") != "Bearer " + opts_.api_key) {
+    // OpenAI's clients send the key as a bearer token, Anthropic's as x-api-key
+    if (!opts_.api_key.empty() && req.get_header_value("Authorization") != "Bearer " + opts_.api_key && req.get_header_value("x-api-key") != opts_.api_key) {
       send_error(res, ApiError(401, "invalid_request_error", "missing or wrong API key: send 'Authorization: Bearer <key>'", {}, "invalid_api_key"));
       return httplib::Server::HandlerResponse::Handled;
     }
@@ -198,7 +231,8 @@ class Service {
     return s;
   }
 
-  void generate(const httplib::Request& req, httplib::Response& res, bool chat) {
+  void generate(const httplib::Request& req, httplib::Response& res, Api api) {
+    const bool chat = api != Api::completion;
     try {
       json body = json::parse(req.body, nullptr, false);
       if (body.is_discarded()) throw invalid_request("the request body is not valid JSON");
@@ -206,7 +240,7 @@ class Service {
       GenerationRequest common;
       std::string echo;
       if (chat) {
-        ChatRequest r = parse_chat_request(body, opts_.defaults);
+        ChatRequest r = api == Api::messages ? parse_messages_request(body, opts_.defaults) : parse_chat_request(body, opts_.defaults);
         ChatPrompt p;
         try {
           p = chat_prompt(gen_.model(), tok_, r.messages, r.tools, r.template_kwargs);
@@ -253,64 +287,65 @@ class Service {
       } catch (const QueueFull& e) {
         throw ApiError(503, "unavailable_error", e.what());
       }
-      auto b = std::make_shared<ReplyBuilder>(chat, opts_.defaults.model_id, common.sampling.logprobs >= 0, echo);
+      const int64_t prompt_tokens = static_cast<int64_t>(job->spec().prompt.size());
+      std::shared_ptr<ReplyFormat> b;
+      if (api == Api::messages)
+        b = messages_reply(body.value("model", opts_.defaults.model_id), prompt_tokens);
+      else
+        b = std::make_shared<OpenAIReply>(chat, opts_.defaults.model_id, common.sampling.logprobs >= 0, echo, common.include_usage);
       if (common.stream)
-        stream(res, job, b, common.include_usage);
+        stream(res, job, b);
       else
         reply(res, job, *b);
     } catch (const ApiError& e) {
-      send_error(res, e);
+      send_json(res, e.status, api == Api::messages ? anthropic_error(e) : e.body());
     }
   }
 
-  void reply(httplib::Response& res, const std::shared_ptr<Job>& job, ReplyBuilder& b) {
+  void reply(httplib::Response& res, const std::shared_ptr<Job>& job, ReplyFormat& b) {
     for (;;) {
       auto e = job->next(std::chrono::milliseconds(1000));
       if (!e) continue;
-      if (e->kind == JobEvent::Kind::Failed) return send_error(res, ApiError(500, "server_error", e->error));
+      if (e->kind == JobEvent::Kind::Failed) return send_json(res, 500, b.error_body(ApiError(500, "server_error", e->error)));
       b.absorb(*e);
       if (e->kind == JobEvent::Kind::Done) return send_json(res, 200, b.reply());
     }
   }
 
-  void stream(httplib::Response& res, const std::shared_ptr<Job>& job, std::shared_ptr<ReplyBuilder> b, bool include_usage) {
+  void stream(httplib::Response& res, const std::shared_ptr<Job>& job, std::shared_ptr<ReplyFormat> b) {
     auto started = std::make_shared<bool>(false);
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [job, b, started, include_usage](size_t, httplib::DataSink& sink) {
-          auto send = [&](const std::vector<json>& chunks) {
-            for (const auto& c : chunks) {
-              std::string line = "data: " + c.dump() + "\n\n";
-              if (!sink.write(line.data(), line.size())) return false;
-            }
+        [job, b, started](size_t, httplib::DataSink& sink) {
+          auto send = [&](const std::vector<std::string>& frames) {
+            for (const auto& f : frames)
+              if (!sink.write(f.data(), f.size())) return false;
             return true;
           };
-          bool ok = true;
+          bool ok = true, finished = false;
           if (!*started) {
             *started = true;
-            ok = send(b->first_chunks());
+            ok = send(b->open());
           }
           auto e = ok ? job->next(std::chrono::milliseconds(1000)) : std::nullopt;
           if (ok && !e) {  // nothing yet (queued or prefilling): a comment line finds out whether the client is there
             static const char ping[] = ": waiting\n\n";
             ok = sink.write(ping, sizeof ping - 1);
           } else if (ok && e->kind == JobEvent::Kind::Failed) {
-            ok = send({ApiError(500, "server_error", e->error).body()});
+            ok = send(b->failed(ApiError(500, "server_error", e->error)));
+            finished = true;
           } else if (ok) {
-            ok = send(b->chunks(*e));
+            ok = send(b->frames(*e));
             if (ok && e->kind != JobEvent::Kind::Done) return true;
-            if (ok) ok = send(b->final_chunks(include_usage));
+            if (ok) ok = send(b->close());
+            finished = true;
           }
           if (!ok) {
             job->cancel();
             return false;
           }
-          if (e) {
-            static const char done[] = "data: [DONE]\n\n";
-            sink.write(done, sizeof done - 1);
-            sink.done();
-          }
+          if (finished) sink.done();
           return true;
         },
         [job](bool success) {

@@ -21,10 +21,6 @@ ApiError invalid_request(const std::string& message, const std::string& param) {
   return ApiError(400, "invalid_request_error", message, param);
 }
 
-namespace {
-
-constexpr int64_t kMaxTopLogprobs = 20;  // OpenAI's bound for top_logprobs
-
 const json* field(const json& b, const char* key) {
   auto it = b.find(key);
   return it == b.end() || it->is_null() ? nullptr : &*it;
@@ -57,6 +53,10 @@ bool boolean(const json& b, const char* key, bool def) {
   if (!v->is_boolean()) throw invalid_request(std::string("'") + key + "' must be a boolean", key);
   return v->get<bool>();
 }
+
+namespace {
+
+constexpr int64_t kMaxTopLogprobs = 20;  // OpenAI's bound for top_logprobs
 
 void check_model(const json& b, const RequestDefaults& d) {
   const json* m = field(b, "model");

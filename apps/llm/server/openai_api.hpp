@@ -21,6 +21,12 @@ struct ApiError : std::runtime_error {
 };
 ApiError invalid_request(const std::string& message, const std::string& param = {});
 
+// A request's fields, checked: null or absent is the default; a wrong type or range is invalid_request naming it.
+const nlohmann::json* field(const nlohmann::json& b, const char* key);  // null when absent or null
+double number(const nlohmann::json& b, const char* key, double lo, double hi, double def);
+int64_t integer(const nlohmann::json& b, const char* key, int64_t lo, int64_t def);
+bool boolean(const nlohmann::json& b, const char* key, bool def);
+
 struct RequestDefaults {
   SamplingParams sampling;  // the server's --temperature etc.; a request overrides them
   int64_t max_tokens = 0;   // 0: until the context is full
