@@ -15,6 +15,7 @@
 
 #include "chat_prompt.hpp"
 #include "server/anthropic_api.hpp"
+#include "server/responses_api.hpp"
 #include "server/reply_format.hpp"
 
 namespace tg::llm::server {
@@ -38,9 +39,9 @@ struct Route {
 constexpr Route kRoutes[] = {{"/", "GET"},          {"/health", "GET"},          {"/metrics", "GET"},
                              {"/v1/models", "GET"}, {"/v1/chat/completions", "POST"}, {"/v1/completions", "POST"},
                              {"/chat/completions", "POST"}, {"/completions", "POST"}, {"/tokenize", "POST"}, {"/detokenize", "POST"},
-                             {"/v1/messages", "POST"}};
+                             {"/v1/messages", "POST"}, {"/v1/responses", "POST"}};
 
-enum class Api { chat, completion, messages };
+enum class Api { chat, completion, messages, responses };
 
 // OpenAI's replies (ReplyBuilder) as server-sent events: "data: JSON" frames, then "data: [DONE]".
 class OpenAIReply : public ReplyFormat {
@@ -117,6 +118,7 @@ class Service {
     for (const char* p : {"/v1/completions", "/completions"})
       svr.Post(p, [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, Api::completion); });
     svr.Post("/v1/messages", [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, Api::messages); });
+    svr.Post("/v1/responses", [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, Api::responses); });
     svr.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) { with_body(req, res, [this](const json& b) { return tokenize(b); }); });
     svr.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) { with_body(req, res, [this](const json& b) { return detokenize(b); }); });
     auto fallback = [](const httplib::Request& req, httplib::Response& res) {
@@ -240,7 +242,9 @@ class Service {
       GenerationRequest common;
       std::string echo;
       if (chat) {
-        ChatRequest r = api == Api::messages ? parse_messages_request(body, opts_.defaults) : parse_chat_request(body, opts_.defaults);
+        ChatRequest r = api == Api::messages    ? parse_messages_request(body, opts_.defaults)
+                        : api == Api::responses ? parse_responses_request(body, opts_.defaults)
+                                                : parse_chat_request(body, opts_.defaults);
         ChatPrompt p;
         try {
           p = chat_prompt(gen_.model(), tok_, r.messages, r.tools, r.template_kwargs);
@@ -291,6 +295,8 @@ class Service {
       std::shared_ptr<ReplyFormat> b;
       if (api == Api::messages)
         b = messages_reply(body.value("model", opts_.defaults.model_id), prompt_tokens);
+      else if (api == Api::responses)
+        b = responses_reply(opts_.defaults.model_id);
       else
         b = std::make_shared<OpenAIReply>(chat, opts_.defaults.model_id, common.sampling.logprobs >= 0, echo, common.include_usage);
       if (common.stream)
