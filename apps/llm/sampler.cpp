@@ -7,6 +7,7 @@
 #include <numeric>
 #include <vector>
 
+#include "constrain/token_mask.hpp"
 #include "tg/error.hpp"
 
 namespace tg::llm {
@@ -35,7 +36,15 @@ Logprobs logprobs_of(std::span<const float> logits, int32_t chosen, int64_t top_
 }
 
 int32_t Sampler::sample(std::span<const float> logits) {
-  const int32_t tok = pick(logits);
+  int32_t tok;
+  if (constraint_) {
+    masked_.assign(logits.begin(), logits.end());
+    constraint_->apply(masked_);
+    tok = pick(masked_);
+    constraint_->accept(tok);
+  } else {
+    tok = pick(logits);
+  }
   if (p_.logprobs >= 0) last_ = logprobs_of(logits, tok, p_.logprobs);
   return tok;
 }

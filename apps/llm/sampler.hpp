@@ -3,12 +3,17 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <random>
 #include <span>
 #include <vector>
 
 namespace tg::llm {
+
+namespace constrain {
+class Constraint;
+}
 
 struct SamplingParams {
   double temperature = 0.0;  // 0: greedy (argmax)
@@ -41,14 +46,20 @@ class Sampler {
   int32_t sample(std::span<const float> logits);
   // Whether sample() needs the logits: a greedy sampler that reports nothing takes the argmax, which the model's
   // output head computes without storing them.
-  bool needs_logits() const { return !p_.greedy() || p_.logprobs >= 0; }
+  bool needs_logits() const { return !p_.greedy() || p_.logprobs >= 0 || constraint_; }
   const std::optional<Logprobs>& last_logprobs() const { return last_; }
+  // Constrained decoding: tokens the constraint masks are never chosen, and each chosen one goes into it
+  // (logprobs stay the model's own distribution).
+  void constrain(std::shared_ptr<constrain::Constraint> c) { constraint_ = std::move(c); }
+  const constrain::Constraint* constraint() const { return constraint_.get(); }
 
  private:
   int32_t pick(std::span<const float> logits);
   SamplingParams p_;
   std::mt19937_64 rng_;
   std::optional<Logprobs> last_;
+  std::shared_ptr<constrain::Constraint> constraint_;
+  std::vector<float> masked_;  // the logits with the constraint applied
 };
 
 }  // namespace tg::llm

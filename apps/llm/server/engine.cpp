@@ -141,6 +141,10 @@ bool Engine::admit(std::shared_ptr<Job> job, int slot) {
   }
   const JobSpec& spec = job->spec();
   try {
+    if (spec.constraint) {
+      if (!trie_) trie_ = std::make_shared<const constrain::TokenTrie>(tok_);
+      r.sampler.constrain(std::make_shared<constrain::Constraint>(trie_, constrain::JsonMatcher(spec.constraint->schema, spec.constraint->before, spec.constraint->after)));
+    }
     Generator::PromptScores scores{std::max<int64_t>(spec.sampling.logprobs, 0), {}};
     const bool score = spec.score_prompt && spec.sampling.logprobs >= 0;
     r.usage.cached_tokens = gen_.prefill(spec.prompt, slot, score ? &scores : nullptr).reused;
@@ -276,6 +280,8 @@ void Engine::finish(int slot, const std::string& error) {
   const int64_t fresh = r.usage.prompt_tokens - r.usage.cached_tokens;
   std::string how = r.interrupted ? "interrupted" : !error.empty() ? "failed: " + error : "finish " + r.finish;
   if (r.drafted > 0) how = "drafted " + std::to_string(r.drafted) + ", accepted " + std::to_string(r.accepted) + ", " + how;
+  if (const constrain::Constraint* c = r.sampler.constraint())
+    how = "constrained (masks " + std::to_string(c->mask_seconds() * 1e3 / std::max<int64_t>(1, r.usage.completion_tokens)).substr(0, 5) + " ms/token), " + how;
   std::fprintf(stderr,
                "tg-llm: request %llu %s (slot %d): cached %lld, new %lld, prefill %.1f tok/s, decode %.1f tok/s, %lld tokens, %.2f s total, %s\n",
                static_cast<unsigned long long>(r.job->id()), r.job->spec().kind.c_str(), slot, static_cast<long long>(r.usage.cached_tokens),

@@ -15,11 +15,18 @@
 #include <thread>
 #include <vector>
 
+#include "constrain/token_mask.hpp"
 #include "generate.hpp"
 #include "server/output_parser.hpp"
 #include "tokenizer.hpp"
 
 namespace tg::llm::server {
+
+// Constrained decoding: the output is a JSON value of `schema`, between the fixed texts before and after.
+struct ConstraintSpec {
+  constrain::Node schema;
+  std::string before, after;
+};
 
 struct JobSpec {
   std::string kind = "chat";  // for the log line
@@ -28,6 +35,7 @@ struct JobSpec {
   int64_t max_tokens = 0;  // 0: until the context is full
   bool score_prompt = false;  // with sampling.logprobs: the prompt's tokens' Logprobs events first (echo)
   bool prompt_only = false;   // stop after the prompt (scoring it: echo with max_tokens 0)
+  std::optional<ConstraintSpec> constraint;
   OutputParser::Options output;
 };
 
@@ -134,6 +142,7 @@ class Engine {
   size_t n_running_ = 0;
   uint64_t next_id_ = 1;
   EngineMetrics totals_;
+  std::shared_ptr<const constrain::TokenTrie> trie_;  // built at the first constrained job
   std::thread thread_;  // last: starts once the members above exist
 };
 

@@ -230,6 +230,7 @@ class Service {
     s.sampling = r.sampling;
     s.max_tokens = r.max_tokens;
     s.output.stop = r.stop;
+    s.constraint = r.constraint;
     return s;
   }
 
@@ -258,7 +259,7 @@ class Service {
         std::string_view t = p.text;
         while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
         spec.output.in_reasoning = t.ends_with("<think>");
-        spec.output.tools = true;
+        spec.output.tools = !r.constraint || r.tool_call;  // a JSON reply is content, even where it looks like a call
         common = r;
       } else {
         CompletionRequest r = parse_completion_request(body, opts_.defaults);

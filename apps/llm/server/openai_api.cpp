@@ -58,6 +58,41 @@ namespace {
 
 constexpr int64_t kMaxTopLogprobs = 20;  // OpenAI's bound for top_logprobs
 
+constrain::Node compiled(const json& schema, const std::string& param) {
+  try {
+    return constrain::compile_schema(schema);
+  } catch (const constrain::SchemaError& e) {
+    throw invalid_request(std::string("unsupported schema in '") + param + "': " + e.what(), param);
+  }
+}
+
+// {"type": "text"}: none; "json_object": any object; "json_schema": {"json_schema": {"name", "schema", "strict"}}
+std::optional<ConstraintSpec> response_format(const json& rf) {
+  const std::string type = rf.is_object() && rf.contains("type") && rf["type"].is_string() ? rf["type"].get<std::string>() : "";
+  if (type == "text") return std::nullopt;
+  if (type == "json_object") return ConstraintSpec{constrain::any_object(), {}, {}};
+  if (type != "json_schema") throw invalid_request("'response_format.type' must be text, json_object or json_schema", "response_format");
+  const json* js = field(rf, "json_schema");
+  if (!js || !js->is_object() || !js->contains("schema")) throw invalid_request("'response_format.json_schema.schema' is required", "response_format");
+  return ConstraintSpec{compiled((*js)["schema"], "response_format"), {}, {}};
+}
+
+// tool_choice "required" (any of the tools) or {"type": "function", "function": {"name"}}: the output is one
+// call in the Hermes format the output parser reads, <tool_call>{"name": ..., "arguments": {...}}</tool_call>,
+// its arguments constrained to the tool's parameters.
+ConstraintSpec tool_call_constraint(const json& tools, const std::string& only) {
+  json options = json::array();
+  for (const json& t : tools) {
+    const std::string name = t["function"]["name"].get<std::string>();
+    if (!only.empty() && name != only) continue;
+    json params = t["function"].contains("parameters") ? t["function"]["parameters"] : json{{"type", "object"}};
+    options.push_back({{"type", "object"}, {"properties", {{"name", {{"const", name}}}, {"arguments", params}}},
+                       {"required", {"name", "arguments"}}, {"additionalProperties", false}});
+  }
+  if (options.empty()) throw invalid_request("'tool_choice' names the function '" + only + "', which 'tools' does not define", "tool_choice");
+  return ConstraintSpec{compiled(options.size() == 1 ? options[0] : json{{"anyOf", options}}, "tools"), "<tool_call>", "</tool_call>"};
+}
+
 void check_model(const json& b, const RequestDefaults& d) {
   const json* m = field(b, "model");
   if (!m) return;
@@ -100,6 +135,7 @@ GenerationRequest parse_common(const json& b, const RequestDefaults& d) {
       throw invalid_request("'stop' must be a string or a list of at most 16 strings", "stop");
     }
   }
+  if (const json* rf = field(b, "response_format")) r.constraint = response_format(*rf);
   return r;
 }
 
@@ -159,6 +195,22 @@ ChatRequest parse_chat_request(const json& b, const RequestDefaults& d) {
           !tool["function"]["name"].is_string())
         throw invalid_request("each tool must be {\"type\": \"function\", \"function\": {\"name\": ...}}", "tools");
     if (!t->empty()) r.tools = ojson::parse(t->dump());
+  }
+  if (const json* c = field(b, "tool_choice")) {
+    if (c->is_string() && (*c == "auto" || *c == "none")) {
+      if (*c == "none") r.tools = nullptr;
+    } else {
+      std::string only;
+      if (c->is_object() && c->value("type", "") == "function" && c->contains("function") && (*c)["function"].is_object() &&
+          (*c)["function"].contains("name") && (*c)["function"]["name"].is_string())
+        only = (*c)["function"]["name"].get<std::string>();
+      else if (!(c->is_string() && *c == "required"))
+        throw invalid_request("'tool_choice' must be auto, none, required or {\"type\": \"function\", \"function\": {\"name\": ...}}", "tool_choice");
+      if (r.tools.is_null()) throw invalid_request("'tool_choice' " + c->dump() + " needs 'tools'", "tool_choice");
+      if (r.constraint) throw invalid_request("'response_format' and a required tool call cannot both constrain the reply", "tool_choice");
+      r.constraint = tool_call_constraint(json::parse(r.tools.dump()), only);
+      r.tool_call = true;
+    }
   }
   if (const json* k = field(b, "chat_template_kwargs")) {
     if (!k->is_object()) throw invalid_request("'chat_template_kwargs' must be an object", "chat_template_kwargs");

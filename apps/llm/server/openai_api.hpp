@@ -4,6 +4,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -39,6 +40,10 @@ struct GenerationRequest {
   SamplingParams sampling;
   int64_t max_tokens = 0;
   std::vector<std::string> stop;
+  // response_format json_object / json_schema, or (chat) tool_choice "required" or a named function: the output
+  // is constrained to it; `tool_call` says which (the output parser then reads tool calls, else plain content)
+  std::optional<ConstraintSpec> constraint;
+  bool tool_call = false;
 };
 
 struct ChatRequest : GenerationRequest {

@@ -1,0 +1,375 @@
+// The frames' transitions. A frame that can end without a closing byte (a number, a literal that a longer one
+// extends) ends lazily: the next byte is tried both by it and, with it popped, by its parent.
+#include "constrain/json_matcher.hpp"
+
+#include <algorithm>
+
+namespace tg::llm::constrain {
+
+namespace {
+
+using Kind = SchemaNode::Kind;
+
+// object states: after '{', after ',', reading a key, before ':', reading a value, after a value
+enum ObjectState : uint8_t { kOpen, kComma, kKey, kColon, kValue, kAfterValue };
+// array states: after '[', after ',', reading an item, after an item
+enum ArrayState : uint8_t { kArrOpen, kArrComma, kItem, kAfterItem };
+// number states: start, after '-', after a leading 0, integer digits, after '.', fraction digits, after 'e',
+// after the exponent's sign, exponent digits
+enum NumberState : uint8_t { kStart, kMinus, kZero, kInt, kDot, kFrac, kExp, kExpSign, kExpDigits };
+
+const std::vector<std::string>& keyword_literals() {
+  static const std::vector<std::string> k = {"true", "false", "null"};
+  return k;
+}
+
+bool digit(char c) { return c >= '0' && c <= '9'; }
+bool hex(char c) { return digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+uint64_t all_bits(size_t n) { return n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1; }
+
+}  // namespace
+
+JsonMatcher::JsonMatcher(Node root, std::string before, std::string after)
+    : root_(std::move(root)),
+      texts_(std::make_shared<const std::array<std::vector<std::string>, 2>>(
+          std::array<std::vector<std::string>, 2>{std::vector<std::string>{std::move(before)}, std::vector<std::string>{std::move(after)}})) {
+  Path p;
+  auto text = [&](const std::vector<std::string>& t) {
+    Frame f{Frame::Kind::text};
+    f.cands = &t;
+    return f;
+  };
+  if (!(*texts_)[1][0].empty()) p.stack.push_back(text((*texts_)[1]));
+  Frame v{Frame::Kind::value};
+  v.node = root_.get();
+  p.stack.push_back(v);
+  if (!(*texts_)[0][0].empty()) p.stack.push_back(text((*texts_)[0]));
+  paths_.push_back(std::move(p));
+}
+
+bool JsonMatcher::can_end(const Frame& f) {
+  if (f.kind == Frame::Kind::number) return f.state == kZero || f.state == kInt || f.state == kFrac || f.state == kExpDigits;
+  if (f.kind == Frame::Kind::literal)
+    for (size_t i = 0; i < f.cands->size(); ++i)
+      if ((f.bits >> i & 1) && static_cast<int32_t>((*f.cands)[i].size()) == f.pos) return true;
+  return false;
+}
+
+// The top frame is done: its parent takes the next state (and, for a key, which property it named).
+void JsonMatcher::pop(Path& p) {
+  Frame child = p.stack.back();
+  p.stack.pop_back();
+  if (p.stack.empty()) return;
+  Frame& parent = p.stack.back();
+  if (parent.kind == Frame::Kind::object && parent.state == kKey) {
+    parent.prop = -1;
+    if (child.kind == Frame::Kind::literal)
+      for (size_t i = 0; i < child.cands->size(); ++i)
+        if ((child.bits >> i & 1) && static_cast<int32_t>((*child.cands)[i].size()) == child.pos) parent.prop = static_cast<int32_t>(i);
+    parent.state = kColon;
+  } else if (parent.kind == Frame::Kind::object && parent.state == kValue) {
+    parent.state = kAfterValue;
+  } else if (parent.kind == Frame::Kind::array && parent.state == kItem) {
+    parent.state = kAfterItem;
+    ++parent.count;
+  }
+}
+
+// c starts a value of `node` in place of the path's top frame (a value frame, already popped by the caller).
+void JsonMatcher::start_value(Path p, const SchemaNode* node, char c, std::vector<Path>& out) const {
+  if (p.stack.size() >= kMaxDepth) return;
+  Kind k = node->kind;
+  if (k == Kind::any_of) {
+    for (const Node& o : node->options) start_value(p, o.get(), c, out);
+    return;
+  }
+  Frame f{Frame::Kind::value};
+  f.node = node;
+  if (k == Kind::any) {  // the first byte says which kind
+    if (c == '{') k = Kind::object, f.node = any_object().get();
+    else if (c == '[') k = Kind::array;
+    else if (c == '"') k = Kind::string;
+    else if (c == '-' || digit(c)) k = Kind::number;
+    else if (c == 't' || c == 'f' || c == 'n') k = Kind::literals;
+    else return;
+  }
+  switch (k) {
+    case Kind::object:
+      if (c != '{') return;
+      f.kind = Frame::Kind::object;
+      f.state = kOpen;
+      break;
+    case Kind::array:
+      if (c != '[') return;
+      f.kind = Frame::Kind::array;
+      f.state = kArrOpen;
+      break;
+    case Kind::string:
+      if (c != '"') return;
+      f.kind = Frame::Kind::string;
+      break;
+    case Kind::number:
+    case Kind::integer: {
+      f.kind = Frame::Kind::number;
+      p.stack.push_back(f);
+      step(std::move(p), c, out);  // the byte is the number's first
+      return;
+    }
+    case Kind::literals: {
+      f.kind = Frame::Kind::literal;
+      f.cands = node->kind == Kind::any ? &keyword_literals() : &node->literals;
+      f.bits = all_bits(f.cands->size());
+      p.stack.push_back(f);
+      step(std::move(p), c, out);
+      return;
+    }
+    default:
+      return;
+  }
+  p.ws = 0;
+  p.stack.push_back(f);
+  out.push_back(std::move(p));
+}
+
+void JsonMatcher::step(Path p, char c, std::vector<Path>& out) const {
+  if (out.size() >= kMaxPaths) return;
+  const bool ws = whitespace(c);
+  auto keep_ws = [&](Path q) {
+    if (++q.ws <= kMaxWhitespace) out.push_back(std::move(q));
+  };
+  if (p.stack.empty()) return;  // complete: nothing more (the end of generation comes next)
+  if (can_end(p.stack.back())) {
+    Path q = p;
+    pop(q);
+    if (!q.stack.empty()) step(std::move(q), c, out);
+  }
+  Frame& f = p.stack.back();
+  const SchemaNode* node = f.node;
+  switch (f.kind) {
+    case Frame::Kind::value:
+      if (ws) return keep_ws(std::move(p));
+      p.stack.pop_back();
+      return start_value(std::move(p), node, c, out);
+    case Frame::Kind::text: {
+      const std::string& t = (*f.cands)[0];
+      if (f.pos == 0 && ws) keep_ws(p);  // whitespace before the text, unless it is the text's own (both tried)
+      if (t[static_cast<size_t>(f.pos)] != c) return;
+      p.ws = 0;
+      if (++f.pos == static_cast<int32_t>(t.size())) pop(p);
+      out.push_back(std::move(p));
+      return;
+    }
+    case Frame::Kind::literal: {
+      uint64_t alive = 0;
+      for (size_t i = 0; i < f.cands->size(); ++i)
+        if ((f.bits >> i & 1) && static_cast<int32_t>((*f.cands)[i].size()) > f.pos && (*f.cands)[i][static_cast<size_t>(f.pos)] == c)
+          alive |= uint64_t{1} << i;
+      if (!alive) return;
+      f.bits = alive;
+      ++f.pos;
+      p.ws = 0;
+      // done at once when no candidate goes on (keys: the closing quote), else lazily (enum [1, 12])
+      bool longer = false;
+      for (size_t i = 0; i < f.cands->size(); ++i) longer |= (alive >> i & 1) && static_cast<int32_t>((*f.cands)[i].size()) > f.pos;
+      if (!longer) pop(p);
+      out.push_back(std::move(p));
+      return;
+    }
+    case Frame::Kind::string: {
+      p.ws = 0;
+      if (f.state == 1) {  // after a backslash
+        if (c == 'u') {
+          f.state = 2;
+        } else if (std::string_view("\"\\/bfnrt").find(c) != std::string_view::npos) {
+          f.state = 0;
+          ++f.count;
+        } else {
+          return;
+        }
+      } else if (f.state >= 2) {  // \uXXXX: state 2..5 reads hex digit state - 1
+        if (!hex(c)) return;
+        if (++f.state == 6) f.state = 0, ++f.count;
+      } else if (c == '"') {
+        if (!f.key && f.count < node->min_length) return;
+        pop(p);
+      } else if (c == '\\') {
+        if (!f.key && node->max_length >= 0 && f.count >= node->max_length) return;
+        f.state = 1;
+      } else if (static_cast<unsigned char>(c) < 0x20) {
+        return;  // control characters are escaped in JSON
+      } else {
+        const bool starts_char = (static_cast<unsigned char>(c) & 0xC0) != 0x80;  // a UTF-8 continuation byte adds none
+        if (starts_char && !f.key && node->max_length >= 0 && f.count >= node->max_length) return;
+        f.count += starts_char;
+      }
+      out.push_back(std::move(p));
+      return;
+    }
+    case Frame::Kind::number: {
+      const bool integer = node->kind == Kind::integer;
+      if (++f.count > 40) return;  // no endless digits
+      uint8_t next = 255;
+      switch (f.state) {
+        case kStart: next = c == '-' ? kMinus : c == '0' ? kZero : digit(c) ? kInt : 255; break;
+        case kMinus: next = c == '0' ? kZero : digit(c) ? kInt : 255; break;
+        case kZero: next = !integer && c == '.' ? kDot : !integer && (c == 'e' || c == 'E') ? kExp : 255; break;
+        case kInt: next = digit(c) ? kInt : !integer && c == '.' ? kDot : !integer && (c == 'e' || c == 'E') ? kExp : 255; break;
+        case kDot: next = digit(c) ? kFrac : 255; break;
+        case kFrac: next = digit(c) ? kFrac : (c == 'e' || c == 'E') ? kExp : 255; break;
+        case kExp: next = (c == '+' || c == '-') ? kExpSign : digit(c) ? kExpDigits : 255; break;
+        case kExpSign: case kExpDigits: next = digit(c) ? kExpDigits : 255; break;
+      }
+      if (next == 255) return;
+      f.state = next;
+      p.ws = 0;
+      out.push_back(std::move(p));
+      return;
+    }
+    case Frame::Kind::object: {
+      if (ws && f.state != kKey && f.state != kValue) return keep_ws(std::move(p));
+      bool all_required = true;
+      for (size_t i = 0; i < node->properties.size(); ++i) all_required &= !node->required[i] || (f.bits >> i & 1);
+      const uint64_t unused = all_bits(node->properties.size()) & ~f.bits;
+      if ((f.state == kOpen || f.state == kAfterValue) && c == '}') {
+        if (!all_required) return;
+        p.ws = 0;
+        pop(p);
+        out.push_back(std::move(p));
+        return;
+      }
+      if (f.state == kAfterValue && c == ',') {
+        if (!unused && !node->additional) return;
+        f.state = kComma;
+        p.ws = 0;
+        out.push_back(std::move(p));
+        return;
+      }
+      if ((f.state == kOpen || f.state == kComma) && c == '"') {
+        f.state = kKey;
+        p.ws = 0;
+        if (unused) {  // a declared property not given yet
+          Path q = p;
+          Frame k{Frame::Kind::literal};
+          k.cands = &node->quoted_keys;
+          k.bits = unused;
+          k.key = true;
+          q.stack.push_back(k);
+          step(std::move(q), c, out);
+        }
+        if (node->additional) {  // or any other name (its value any JSON)
+          Frame k{Frame::Kind::string};
+          k.node = node;
+          k.key = true;
+          p.stack.push_back(k);
+          out.push_back(std::move(p));
+        }
+        return;
+      }
+      if (f.state == kColon && c == ':') {
+        Frame v{Frame::Kind::value};
+        v.node = f.prop >= 0 ? node->properties[static_cast<size_t>(f.prop)].second.get() : any_value().get();
+        if (f.prop >= 0) f.bits |= uint64_t{1} << f.prop;
+        f.state = kValue;
+        p.ws = 0;
+        p.stack.push_back(v);
+        out.push_back(std::move(p));
+      }
+      return;
+    }
+    case Frame::Kind::array: {
+      if (ws) return keep_ws(std::move(p));
+      const bool may_end = f.count >= node->min_items, may_add = node->max_items < 0 || f.count < node->max_items;
+      if ((f.state == kArrOpen || f.state == kAfterItem) && c == ']') {
+        if (!may_end) return;
+        p.ws = 0;
+        pop(p);
+        out.push_back(std::move(p));
+        return;
+      }
+      if (f.state == kAfterItem && c == ',') {
+        if (!may_add) return;
+        f.state = kArrComma;
+        p.ws = 0;
+        out.push_back(std::move(p));
+        return;
+      }
+      if ((f.state == kArrOpen || f.state == kArrComma) && may_add) {
+        f.state = kItem;
+        const SchemaNode* items = node->items ? node->items.get() : any_value().get();
+        start_value(std::move(p), items, c, out);
+      }
+      return;
+    }
+  }
+}
+
+bool JsonMatcher::feed(char c) {
+  std::vector<Path> next;
+  for (const Path& p : paths_) step(p, c, next);
+  if (next.empty()) return false;
+  paths_ = std::move(next);
+  return true;
+}
+
+bool JsonMatcher::feed(std::string_view bytes) {
+  std::vector<Path> saved = paths_;
+  for (char c : bytes)
+    if (!feed(c)) {
+      paths_ = std::move(saved);
+      return false;
+    }
+  return true;
+}
+
+bool JsonMatcher::accepting() const {
+  for (Path p : paths_) {
+    while (!p.stack.empty() && can_end(p.stack.back())) pop(p);
+    if (p.stack.empty()) return true;
+  }
+  return false;
+}
+
+bool JsonMatcher::in_plain_string() const {
+  if (paths_.size() != 1 || paths_[0].stack.empty()) return false;
+  const Frame& f = paths_[0].stack.back();
+  return f.kind == Frame::Kind::string && f.state == 0 && (f.key || (f.node->min_length == 0 && f.node->max_length < 0));
+}
+
+std::vector<JsonMatcher> JsonMatcher::paths() const {
+  std::vector<JsonMatcher> out;
+  for (const Path& p : paths_) {
+    JsonMatcher one = *this;
+    one.paths_ = {p};
+    out.push_back(std::move(one));
+  }
+  return out;
+}
+
+std::string JsonMatcher::key() const {
+  std::string k;
+  auto put = [&](const void* v, size_t n) { k.append(static_cast<const char*>(v), n); };
+  for (const Path& p : paths_) {
+    put(&p.ws, sizeof p.ws);
+    for (const Frame& f : p.stack) {
+      put(&f.kind, 1);
+      put(&f.node, sizeof f.node);
+      put(&f.state, 1);
+      put(&f.key, 1);
+      put(&f.prop, sizeof f.prop);
+      put(&f.bits, sizeof f.bits);
+      put(&f.pos, sizeof f.pos);
+      put(&f.cands, sizeof f.cands);
+      // counts matter only where a bound reads them: strings and arrays with limits, numbers (their length cap)
+      int64_t count = 0;
+      if (f.kind == Frame::Kind::string && !f.key && (f.node->min_length > 0 || f.node->max_length >= 0)) count = f.count;
+      if (f.kind == Frame::Kind::array && (f.node->min_items > 0 || f.node->max_items >= 0)) count = f.count;
+      if (f.kind == Frame::Kind::number) count = f.count;
+      put(&count, sizeof count);
+    }
+    k += '|';
+  }
+  return k;
+}
+
+}  // namespace tg::llm::constrain

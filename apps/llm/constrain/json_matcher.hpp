@@ -1,0 +1,70 @@
+// Recognizes, byte by byte, text that is a JSON value of a schema (json_schema.hpp), optionally between fixed
+// texts (a tool call's "<tool_call>" ... "</tool_call>"). A state is a set of paths, each a stack of frames
+// (object, array, string, number, literal alternatives): anyOf and keys that are a declared name or another
+// string keep several paths alive until a byte decides. Values copy cheaply, so a token mask tries every token
+// from one state (token_mask.hpp).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "constrain/json_schema.hpp"
+
+namespace tg::llm::constrain {
+
+class JsonMatcher {
+ public:
+  // `before` and `after`: fixed texts around the value ("" for none); whitespace may come before `after`.
+  explicit JsonMatcher(Node root, std::string before = {}, std::string after = {});
+
+  // Consumes c if it can come next (true), else leaves the state as it was (false).
+  bool feed(char c);
+  bool feed(std::string_view bytes);  // all of them, or none (the state as it was)
+  // Whether the text so far is complete: nothing more is needed (more may still be allowed, e.g. digits).
+  bool accepting() const;
+  // A text for the state, equal for states that accept the same continuations (mask caching).
+  std::string key() const;
+  // Inside a string without length bounds, where a byte other than '"', '\\' and controls leaves the state as it
+  // is: the token mask's walk then goes down such bytes without copying the matcher.
+  bool in_plain_string() const;
+  // The state as one matcher per path: a token is allowed where some path takes it (the mask is their union).
+  std::vector<JsonMatcher> paths() const;
+  static bool plain_byte(char c) { return static_cast<unsigned char>(c) >= 0x20 && c != '"' && c != '\\'; }
+
+  // Whitespace runs longer than this are refused (a model must not stall in them).
+  static constexpr int kMaxWhitespace = 48;
+  static constexpr size_t kMaxDepth = 32, kMaxPaths = 32;
+
+ private:
+  struct Frame {
+    enum class Kind : uint8_t { value, object, array, string, number, literal, text } kind;
+    const SchemaNode* node = nullptr;
+    uint8_t state = 0;
+    bool key = false;         // a string or literal that is an object's key
+    int32_t prop = -1;        // object: the property whose value comes next (-1: another key)
+    int64_t count = 0;        // string: characters; array: items; number: characters
+    uint64_t bits = 0;        // object: properties present; literal: candidates still matching
+    int32_t pos = 0;          // literal / text: bytes matched
+    const std::vector<std::string>* cands = nullptr;  // literal: the candidates; text: one
+  };
+  struct Path {
+    std::vector<Frame> stack;
+    int ws = 0;  // whitespace in a row
+  };
+
+  void step(Path p, char c, std::vector<Path>& out) const;
+  void start_value(Path p, const SchemaNode* node, char c, std::vector<Path>& out) const;
+  static bool can_end(const Frame& f);
+  static void pop(Path& p);
+  static bool whitespace(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
+
+  Node root_;
+  std::shared_ptr<const std::array<std::vector<std::string>, 2>> texts_;  // before, after: the text frames point here
+  std::vector<Path> paths_;
+};
+
+}  // namespace tg::llm::constrain

@@ -1,0 +1,121 @@
+#include "constrain/token_mask.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
+#include "tg/error.hpp"
+#include "tokenizer.hpp"
+
+namespace tg::llm::constrain {
+
+TokenTrie::TokenTrie(const Tokenizer& tok) : vocab_(tok.n_tokens()) {
+  nodes_.emplace_back();
+  bytes_.resize(vocab_);
+  for (size_t id = 0; id < vocab_; ++id) {
+    const auto t = static_cast<TokenId>(id);
+    if (tok.is_end_of_generation(t)) {
+      end_.push_back(t);
+      continue;
+    }
+    bytes_[id] = tok.token_bytes(t);
+    if (bytes_[id].empty()) continue;
+    int32_t at = 0;
+    for (char c : bytes_[id]) {
+      auto& ch = nodes_[static_cast<size_t>(at)].children;
+      auto it = std::lower_bound(ch.begin(), ch.end(), c, [](const auto& p, char v) { return p.first < v; });
+      if (it == ch.end() || it->first != c) {
+        const auto next = static_cast<int32_t>(nodes_.size());
+        it = nodes_[static_cast<size_t>(at)].children.insert(it, {c, next});
+        nodes_.emplace_back();
+      }
+      at = it->second;
+    }
+    nodes_[static_cast<size_t>(at)].tokens.push_back(t);
+  }
+  number(0);
+}
+
+int32_t TokenTrie::number(int32_t node) {
+  Node& n = nodes_[static_cast<size_t>(node)];
+  n.first = static_cast<int32_t>(order_.size());
+  order_.insert(order_.end(), n.tokens.begin(), n.tokens.end());
+  bool plain = true;
+  for (size_t i = 0; i < nodes_[static_cast<size_t>(node)].children.size(); ++i) {
+    const auto [c, child] = nodes_[static_cast<size_t>(node)].children[i];
+    number(child);
+    plain = plain && JsonMatcher::plain_byte(c) && nodes_[static_cast<size_t>(child)].plain;
+  }
+  nodes_[static_cast<size_t>(node)].plain = plain;
+  nodes_[static_cast<size_t>(node)].last = static_cast<int32_t>(order_.size());
+  return node;
+}
+
+void TokenTrie::walk(int32_t node, const JsonMatcher& m, std::vector<uint8_t>& allowed) const {
+  const bool plain = m.in_plain_string();
+  for (const auto& [c, child] : nodes_[static_cast<size_t>(node)].children) {
+    if (plain && JsonMatcher::plain_byte(c)) {  // the state stays as it is: no copy, no feed
+      const Node& n = nodes_[static_cast<size_t>(child)];
+      if (n.plain) {  // and stays so through the whole subtree: all of its tokens
+        for (int32_t i = n.first; i < n.last; ++i) allowed[static_cast<size_t>(order_[static_cast<size_t>(i)])] = 1;
+        continue;
+      }
+      for (int32_t t : n.tokens) allowed[static_cast<size_t>(t)] = 1;
+      walk(child, m, allowed);
+      continue;
+    }
+    JsonMatcher next = m;
+    if (!next.feed(c)) continue;
+    for (int32_t t : nodes_[static_cast<size_t>(child)].tokens) allowed[static_cast<size_t>(t)] = 1;
+    walk(child, next, allowed);
+  }
+}
+
+void TokenTrie::allowed(const JsonMatcher& m, std::vector<uint8_t>& allowed) const {
+  allowed.assign(vocab_, 0);
+  for (const JsonMatcher& one : m.paths()) walk(0, one, allowed);  // alternatives: the union of their masks
+  if (m.accepting())
+    for (int32_t t : end_) allowed[static_cast<size_t>(t)] = 1;
+}
+
+Constraint::Constraint(std::shared_ptr<const TokenTrie> trie, JsonMatcher matcher) : trie_(std::move(trie)), matcher_(std::move(matcher)) {}
+
+const std::vector<uint8_t>& Constraint::mask() {
+  const std::string key = matcher_.key();
+  if (auto it = cache_.find(key); it != cache_.end()) {
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return it->second->second;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<uint8_t> allowed;
+  trie_->allowed(matcher_, allowed);
+  mask_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  lru_.emplace_front(key, std::move(allowed));
+  cache_[key] = lru_.begin();
+  if (lru_.size() > kCached) {
+    cache_.erase(lru_.back().first);
+    lru_.pop_back();
+  }
+  return lru_.front().second;
+}
+
+void Constraint::apply(std::span<float> logits) {
+  const std::vector<uint8_t>& m = mask();
+  bool any = false;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    if (i >= m.size() || !m[i]) logits[i] = -std::numeric_limits<float>::infinity();
+    else any = true;
+  }
+  if (!any) throw Error("tg-llm: no token can continue the constrained output (the schema cannot be satisfied from here)");
+}
+
+void Constraint::accept(int32_t token) {
+  if (std::find(trie_->end_tokens().begin(), trie_->end_tokens().end(), token) != trie_->end_tokens().end()) {
+    if (!matcher_.accepting()) throw Error("tg-llm: the constrained output ended before it was complete");
+    return;
+  }
+  if (token < 0 || static_cast<size_t>(token) >= trie_->vocab() || trie_->bytes(token).empty() || !matcher_.feed(trie_->bytes(token)))
+    throw Error("tg-llm: token " + std::to_string(token) + " does not continue the constrained output");
+}
+
+}  // namespace tg::llm::constrain

@@ -1,0 +1,72 @@
+// Constrained decoding's per-step mask over the vocabulary: the tokens whose bytes the matcher can take next. The
+// vocabulary is a trie of token bytes, walked once per state with a copy of the matcher at each node, so a prefix
+// that fails drops every token under it (no full-vocabulary re-scan of each token's bytes), and masks are kept per
+// matcher state (a string's or number's middle recurs token after token).
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "constrain/json_matcher.hpp"
+
+namespace tg::llm {
+class Tokenizer;
+}
+
+namespace tg::llm::constrain {
+
+class TokenTrie {
+ public:
+  // Every token with text (control tokens, which render as nothing, are left out) and the end-of-generation ids.
+  explicit TokenTrie(const Tokenizer& tok);
+  size_t vocab() const { return vocab_; }
+  const std::vector<int32_t>& end_tokens() const { return end_; }
+  const std::string& bytes(int32_t id) const { return bytes_[static_cast<size_t>(id)]; }
+
+  // Sets allowed[id] for each token whose bytes `m` takes (the end tokens where m is accepting).
+  void allowed(const JsonMatcher& m, std::vector<uint8_t>& allowed) const;
+
+ private:
+  struct Node {
+    std::vector<std::pair<char, int32_t>> children;  // sorted by byte
+    std::vector<int32_t> tokens;                       // ending here
+    int32_t first = 0, last = 0;                       // the subtree's tokens: order_[first, last)
+    bool plain = true;                                 // every byte below is a plain string byte
+  };
+  void walk(int32_t node, const JsonMatcher& m, std::vector<uint8_t>& allowed) const;
+  int32_t number(int32_t node);  // fills first / last / plain in depth-first order
+  std::vector<Node> nodes_;
+  std::vector<int32_t> order_;  // token ids in depth-first order of the trie
+  std::vector<std::string> bytes_;
+  std::vector<int32_t> end_;
+  size_t vocab_ = 0;
+};
+
+// One generation's constraint: masks the logits before sampling, and takes the chosen token.
+class Constraint {
+ public:
+  Constraint(std::shared_ptr<const TokenTrie> trie, JsonMatcher matcher);
+  // -inf for every token that cannot come next. Throws tg::Error if none can (the schema cannot go on).
+  void apply(std::span<float> logits);
+  // The sampled token goes into the matcher (an end token ends the text). Throws if it was masked.
+  void accept(int32_t token);
+  bool accepting() const { return matcher_.accepting(); }
+  double mask_seconds() const { return mask_s_; }  // spent building masks so far
+
+ private:
+  const std::vector<uint8_t>& mask();
+  std::shared_ptr<const TokenTrie> trie_;
+  JsonMatcher matcher_;
+  // masks by matcher state, the most recently used first
+  std::list<std::pair<std::string, std::vector<uint8_t>>> lru_;
+  std::unordered_map<std::string, std::list<std::pair<std::string, std::vector<uint8_t>>>::iterator> cache_;
+  double mask_s_ = 0;
+  static constexpr size_t kCached = 64;
+};
+
+}  // namespace tg::llm::constrain
