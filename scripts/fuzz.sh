@@ -3,7 +3,8 @@
 # corpus of valid inputs. Exit 0 only when no input crashed it, hung past -timeout or grew past -rss_limit_mb;
 # otherwise the input that did is in OUT_DIR (crash-*, timeout-*, oom-*; replay: OUT_DIR/fuzz_TARGET FILE).
 #   gguf    the GGUF reader; seeds: small files written by the PyPI gguf package
-#   openai  the server's request parser and its output (reasoning / tool call / stop) parser; seeds: requests
+#   openai  the server's request parsers (four APIs), the JSON schema compiler and matcher, and its output
+#           (reasoning / tool call / stop) parser; seeds: requests
 #   jinja   the chat-template engine (parse and render); seeds: tests/llm/data/templates and small handwritten
 #           templates, each with a JSON context after a NUL byte; a dictionary of Jinja tokens
 # usage: scripts/fuzz.sh {gguf|openai|jinja} [SECONDS] [OUT_DIR]
@@ -15,7 +16,9 @@ out=${3:-build/fuzz-$target}
 mkdir -p "$out/corpus"
 case "$target" in
   gguf) sources=(apps/llm/fuzz/fuzz_gguf.cpp apps/llm/gguf.cpp) ;;
-  openai) sources=(apps/llm/fuzz/fuzz_openai_request.cpp apps/llm/server/openai_api.cpp apps/llm/server/output_parser.cpp) ;;
+  openai) sources=(apps/llm/fuzz/fuzz_openai_request.cpp apps/llm/server/openai_api.cpp apps/llm/server/anthropic_api.cpp
+                  apps/llm/server/responses_api.cpp apps/llm/server/output_parser.cpp apps/llm/constrain/json_schema.cpp
+                  apps/llm/constrain/json_matcher.cpp) ;;
   jinja) sources=(apps/llm/fuzz/fuzz_jinja.cpp apps/llm/chat_template.cpp apps/llm/jinja_*.cpp) ;;
   *) echo "fuzz.sh: unknown target $target (gguf, openai, jinja)" >&2; exit 2 ;;
 esac

@@ -21,7 +21,7 @@ namespace {
 using nlohmann::json;
 
 JsonMatcher matcher(const char* schema, std::string before = {}, std::string after = {}) {
-  return JsonMatcher(compile_schema(json::parse(schema)), std::move(before), std::move(after));
+  return JsonMatcher(compile_schema(nlohmann::ordered_json::parse(schema)), std::move(before), std::move(after));
 }
 
 // The length of the longest prefix of text the matcher takes, and whether all of it is then complete.
@@ -37,8 +37,9 @@ const char* kPerson = R"({"type": "object", "properties": {"name": {"type": "str
 
 TEST(JsonMatcher, ObjectsWithRequiredAndClosedProperties) {
   EXPECT_EQ(run(matcher(kPerson), R"({"name": "Al", "age": 3})"), std::make_pair(size_t{24}, true));
-  EXPECT_EQ(run(matcher(kPerson), "{\n  \"age\": -12,\n  \"name\": \"x\",\n  \"tags\": [\"b\"]\n}").second, true);
-  EXPECT_EQ(run(matcher(kPerson), R"({"age": 3})").first, 9u);             // '}' before name
+  EXPECT_EQ(run(matcher(kPerson), "{\n  \"name\": \"x\",\n  \"age\": -12,\n  \"tags\": [\"b\"]\n}").second, true);
+  EXPECT_EQ(run(matcher(kPerson), R"({"name": "x"})").first, 12u);        // '}' before age
+  EXPECT_EQ(run(matcher(kPerson), R"({"age": 3, "name": "x"})").first, 2u);  // the schema's order
   EXPECT_EQ(run(matcher(kPerson), R"({"name": "a", "x": 1})").first, 15u);  // no other key
   EXPECT_EQ(run(matcher(kPerson), R"({"name": "a", "age": 3.5})").first, 22u);  // an integer
   EXPECT_EQ(run(matcher(kPerson), R"({"name": "", "age": 1})").first, 10u);     // minLength 1
@@ -65,6 +66,11 @@ TEST(JsonMatcher, ScalarsEnumsAndAlternatives) {
   EXPECT_TRUE(run(matcher(R"({"type": "string", "maxLength": 3})"), R"("h\u00e9é")").second);
   EXPECT_EQ(run(matcher(R"({"type": "string", "maxLength": 3})"), R"("abcd")").first, 4u);
   EXPECT_EQ(run(matcher(R"({"type": "string"})"), "\"a\nb\"").first, 2u);  // a raw newline in a string
+  // well-formed UTF-8 only: a stray continuation byte, a character cut short by the quote, an overlong lead byte
+  EXPECT_EQ(run(matcher(R"({"type": "string"})"), "\"a\x80\"").first, 2u);
+  EXPECT_EQ(run(matcher(R"({"type": "string"})"), "\"\xE2\x82\"").first, 3u);
+  EXPECT_EQ(run(matcher(R"({"type": "string"})"), "\"\xC0\xAF\"").first, 1u);
+  EXPECT_TRUE(run(matcher(R"({"type": "string", "maxLength": 2})"), "\"\xE2\x82\xAC\xF0\x9F\x98\x80\"").second);  // two characters
 }
 
 TEST(JsonMatcher, AnyValueRefsAndSurroundingTexts) {
@@ -88,14 +94,14 @@ TEST(JsonMatcher, UnsupportedKeywordsAreNamed) {
                         R"({"type": "object", "additionalProperties": {"type": "string"}})", R"({"$ref": "http://x/y"})", R"({"type": "date"})",
                         R"({"required": ["a"], "properties": {}})", R"({"enum": []})"}) {
     try {
-      compile_schema(json::parse(s));
+      compile_schema(nlohmann::ordered_json::parse(s));
       ADD_FAILURE() << "accepted " << s;
     } catch (const SchemaError& e) {
       EXPECT_FALSE(std::string(e.what()).empty());
     }
   }
   try {
-    compile_schema(json::parse(R"({"type": "string", "pattern": "^a"})"));
+    compile_schema(nlohmann::ordered_json::parse(R"({"type": "string", "pattern": "^a"})"));
   } catch (const SchemaError& e) {
     EXPECT_NE(std::string(e.what()).find("pattern"), std::string::npos);
   }
@@ -156,8 +162,9 @@ TEST(TokenMask, TrieWalkEqualsFeedingEveryToken) {
   if (path.empty() || !std::filesystem::exists(path)) GTEST_SKIP() << "SmolLM2 is not installed (scripts/setup.sh)";
   const Tokenizer tok = Tokenizer::from_gguf(GGUFFile::open(path));
   const TokenTrie trie(tok);
-  for (const char* prefix : {"", "{", R"({"na)", R"({"name": "Al)", R"({"name": "A", "age": -1)", R"({"name": "A", "tags": [)",
-                             R"({"name": "A", "tags": ["a")", R"({"name": "A\)", R"({"name": "A", "age": 2})"}) {
+  for (const char* prefix : {"", "{", R"({"na)", R"({"name": "Al)", R"({"name": "A", "age": -1)", R"({"name": "A", "age": 1, "tags": [)",
+                             R"({"name": "A", "age": 1, "tags": ["a")", R"({"name": "A\)", R"({"name": "A", "age": 2})",
+                             "{\"name\": \"\xC3", "{\"name\": \"\xE2\x82"}) {
     JsonMatcher m = matcher(kPerson);
     ASSERT_TRUE(m.feed(std::string_view(prefix))) << prefix;
     std::vector<uint8_t> got;

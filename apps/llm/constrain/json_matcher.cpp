@@ -190,6 +190,9 @@ void JsonMatcher::step(Path p, char c, std::vector<Path>& out) const {
       } else if (f.state >= 2) {  // \uXXXX: state 2..5 reads hex digit state - 1
         if (!hex(c)) return;
         if (++f.state == 6) f.state = 0, ++f.count;
+      } else if (f.pos > 0) {  // inside a UTF-8 character: pos continuation bytes still owed
+        if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) return;
+        --f.pos;
       } else if (c == '"') {
         if (!f.key && f.count < node->min_length) return;
         pop(p);
@@ -199,9 +202,12 @@ void JsonMatcher::step(Path p, char c, std::vector<Path>& out) const {
       } else if (static_cast<unsigned char>(c) < 0x20) {
         return;  // control characters are escaped in JSON
       } else {
-        const bool starts_char = (static_cast<unsigned char>(c) & 0xC0) != 0x80;  // a UTF-8 continuation byte adds none
-        if (starts_char && !f.key && node->max_length >= 0 && f.count >= node->max_length) return;
-        f.count += starts_char;
+        // well-formed UTF-8 only (a stray byte would decode as U+FFFD, a character the count missed)
+        const int more = JsonMatcher::utf8_continuations(static_cast<unsigned char>(c));
+        if (more < 0) return;
+        if (!f.key && node->max_length >= 0 && f.count >= node->max_length) return;
+        ++f.count;
+        f.pos = more;
       }
       out.push_back(std::move(p));
       return;
@@ -228,9 +234,16 @@ void JsonMatcher::step(Path p, char c, std::vector<Path>& out) const {
     }
     case Frame::Kind::object: {
       if (ws && f.state != kKey && f.state != kValue) return keep_ws(std::move(p));
-      bool all_required = true;
-      for (size_t i = 0; i < node->properties.size(); ++i) all_required &= !node->required[i] || (f.bits >> i & 1);
-      const uint64_t unused = all_bits(node->properties.size()) & ~f.bits;
+      // declared properties come in the schema's order (as llama.cpp's grammars and OpenAI's structured outputs
+      // write them): the next key is one from f.count on, up to the first required one; other keys (where
+      // allowed) once no required one is owed. In any order, small models wander through other keys and never
+      // write a required one (Qwen2.5-Coder-0.5B, sampled: "City" for "city" until max_tokens).
+      const size_t n = node->properties.size();
+      size_t first_required = static_cast<size_t>(f.count);
+      while (first_required < n && !node->required[first_required]) ++first_required;
+      const bool all_required = first_required == n;
+      const uint64_t unused = all_bits(std::min(n, first_required + 1)) & ~all_bits(static_cast<size_t>(f.count));
+      const bool other_keys = node->additional && all_required;
       if ((f.state == kOpen || f.state == kAfterValue) && c == '}') {
         if (!all_required) return;
         p.ws = 0;
@@ -239,7 +252,7 @@ void JsonMatcher::step(Path p, char c, std::vector<Path>& out) const {
         return;
       }
       if (f.state == kAfterValue && c == ',') {
-        if (!unused && !node->additional) return;
+        if (!unused && !other_keys) return;
         f.state = kComma;
         p.ws = 0;
         out.push_back(std::move(p));
@@ -248,7 +261,7 @@ void JsonMatcher::step(Path p, char c, std::vector<Path>& out) const {
       if ((f.state == kOpen || f.state == kComma) && c == '"') {
         f.state = kKey;
         p.ws = 0;
-        if (unused) {  // a declared property not given yet
+        if (unused) {  // a declared property that may come next
           Path q = p;
           Frame k{Frame::Kind::literal};
           k.cands = &node->quoted_keys;
@@ -257,7 +270,7 @@ void JsonMatcher::step(Path p, char c, std::vector<Path>& out) const {
           q.stack.push_back(k);
           step(std::move(q), c, out);
         }
-        if (node->additional) {  // or any other name (its value any JSON)
+        if (other_keys) {  // or any other name (its value any JSON)
           Frame k{Frame::Kind::string};
           k.node = node;
           k.key = true;
@@ -269,7 +282,7 @@ void JsonMatcher::step(Path p, char c, std::vector<Path>& out) const {
       if (f.state == kColon && c == ':') {
         Frame v{Frame::Kind::value};
         v.node = f.prop >= 0 ? node->properties[static_cast<size_t>(f.prop)].second.get() : any_value().get();
-        if (f.prop >= 0) f.bits |= uint64_t{1} << f.prop;
+        if (f.prop >= 0) f.count = f.prop + 1;
         f.state = kValue;
         p.ws = 0;
         p.stack.push_back(v);
@@ -333,7 +346,7 @@ bool JsonMatcher::accepting() const {
 bool JsonMatcher::in_plain_string() const {
   if (paths_.size() != 1 || paths_[0].stack.empty()) return false;
   const Frame& f = paths_[0].stack.back();
-  return f.kind == Frame::Kind::string && f.state == 0 && (f.key || (f.node->min_length == 0 && f.node->max_length < 0));
+  return f.kind == Frame::Kind::string && f.state == 0 && f.pos == 0 && (f.key || (f.node->min_length == 0 && f.node->max_length < 0));
 }
 
 std::vector<JsonMatcher> JsonMatcher::paths() const {
@@ -364,7 +377,7 @@ std::string JsonMatcher::key() const {
       int64_t count = 0;
       if (f.kind == Frame::Kind::string && !f.key && (f.node->min_length > 0 || f.node->max_length >= 0)) count = f.count;
       if (f.kind == Frame::Kind::array && (f.node->min_items > 0 || f.node->max_items >= 0)) count = f.count;
-      if (f.kind == Frame::Kind::number) count = f.count;
+      if (f.kind == Frame::Kind::number || f.kind == Frame::Kind::object) count = f.count;
       put(&count, sizeof count);
     }
     k += '|';

@@ -28,12 +28,20 @@ class JsonMatcher {
   bool accepting() const;
   // A text for the state, equal for states that accept the same continuations (mask caching).
   std::string key() const;
-  // Inside a string without length bounds, where a byte other than '"', '\\' and controls leaves the state as it
-  // is: the token mask's walk then goes down such bytes without copying the matcher.
+  // Inside a string without length bounds and between characters, where a printable ASCII byte other than '"'
+  // and '\\' leaves the state as it is: the token mask's walk then goes down such bytes without copying the matcher.
   bool in_plain_string() const;
   // The state as one matcher per path: a token is allowed where some path takes it (the mask is their union).
   std::vector<JsonMatcher> paths() const;
-  static bool plain_byte(char c) { return static_cast<unsigned char>(c) >= 0x20 && c != '"' && c != '\\'; }
+  // The continuation bytes a UTF-8 lead byte announces (0 for ASCII); -1 for a byte no character starts with.
+  static int utf8_continuations(unsigned char c) {
+    if (c < 0x80) return 0;
+    if (c >= 0xC2 && c <= 0xDF) return 1;
+    if (c >= 0xE0 && c <= 0xEF) return 2;
+    if (c >= 0xF0 && c <= 0xF4) return 3;
+    return -1;
+  }
+  static bool plain_byte(char c) { return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x80 && c != '"' && c != '\\'; }
 
   // Whitespace runs longer than this are refused (a model must not stall in them).
   static constexpr int kMaxWhitespace = 48;
@@ -46,9 +54,9 @@ class JsonMatcher {
     uint8_t state = 0;
     bool key = false;         // a string or literal that is an object's key
     int32_t prop = -1;        // object: the property whose value comes next (-1: another key)
-    int64_t count = 0;        // string: characters; array: items; number: characters
-    uint64_t bits = 0;        // object: properties present; literal: candidates still matching
-    int32_t pos = 0;          // literal / text: bytes matched
+    int64_t count = 0;        // string: characters; array: items; number: characters; object: the next property
+    uint64_t bits = 0;        // literal: candidates still matching
+    int32_t pos = 0;          // literal / text: bytes matched; string: UTF-8 continuation bytes owed
     const std::vector<std::string>* cands = nullptr;  // literal: the candidates; text: one
   };
   struct Path {

@@ -6,7 +6,7 @@
 
 namespace tg::llm::constrain {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 namespace {
 

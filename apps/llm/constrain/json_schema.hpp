@@ -39,7 +39,7 @@ struct SchemaNode {
 // additionalProperties (false or true), items,
 // minItems, maxItems, minLength, maxLength, enum, const, anyOf, oneOf (as anyOf), $ref to #/$defs or #/definitions,
 // and the annotations title, description, default, examples, $schema, $id, format (not checked). Throws SchemaError.
-Node compile_schema(const nlohmann::json& schema);
+Node compile_schema(const nlohmann::ordered_json& schema);  // ordered: properties keep the schema's order
 // Any JSON value (response_format json_object asks for an object: any_object()).
 Node any_value();
 Node any_object();

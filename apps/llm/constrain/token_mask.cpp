@@ -51,23 +51,44 @@ int32_t TokenTrie::number(int32_t node) {
   return node;
 }
 
+void TokenTrie::mark(int32_t node, std::vector<uint8_t>& allowed) const {
+  for (int32_t t : nodes_[static_cast<size_t>(node)].tokens) allowed[static_cast<size_t>(t)] = 1;
+}
+
 void TokenTrie::walk(int32_t node, const JsonMatcher& m, std::vector<uint8_t>& allowed) const {
-  const bool plain = m.in_plain_string();
+  if (m.in_plain_string()) return walk_string(node, m, 0, allowed);
   for (const auto& [c, child] : nodes_[static_cast<size_t>(node)].children) {
-    if (plain && JsonMatcher::plain_byte(c)) {  // the state stays as it is: no copy, no feed
+    JsonMatcher next = m;
+    if (!next.feed(c)) continue;
+    mark(child, allowed);
+    walk(child, next, allowed);
+  }
+}
+
+void TokenTrie::walk_string(int32_t node, const JsonMatcher& m, int pending, std::vector<uint8_t>& allowed) const {
+  for (const auto& [c, child] : nodes_[static_cast<size_t>(node)].children) {
+    const auto u = static_cast<unsigned char>(c);
+    int next = 0;
+    if (pending > 0) {
+      if ((u & 0xC0) != 0x80) continue;
+      next = pending - 1;
+    } else if (JsonMatcher::plain_byte(c)) {
       const Node& n = nodes_[static_cast<size_t>(child)];
-      if (n.plain) {  // and stays so through the whole subtree: all of its tokens
+      if (n.plain) {  // printable ASCII all the way down: every token of the subtree
         for (int32_t i = n.first; i < n.last; ++i) allowed[static_cast<size_t>(order_[static_cast<size_t>(i)])] = 1;
         continue;
       }
-      for (int32_t t : n.tokens) allowed[static_cast<size_t>(t)] = 1;
-      walk(child, m, allowed);
+    } else if (JsonMatcher::utf8_continuations(u) > 0) {
+      next = JsonMatcher::utf8_continuations(u);
+    } else {  // '"', '\\', a control or a byte no character starts with: the matcher decides
+      JsonMatcher after = m;
+      if (!after.feed(c)) continue;
+      mark(child, allowed);
+      walk(child, after, allowed);
       continue;
     }
-    JsonMatcher next = m;
-    if (!next.feed(c)) continue;
-    for (int32_t t : nodes_[static_cast<size_t>(child)].tokens) allowed[static_cast<size_t>(t)] = 1;
-    walk(child, next, allowed);
+    mark(child, allowed);
+    walk_string(child, m, next, allowed);
   }
 }
 

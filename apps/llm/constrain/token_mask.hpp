@@ -39,6 +39,10 @@ class TokenTrie {
     bool plain = true;                                 // every byte below is a plain string byte
   };
   void walk(int32_t node, const JsonMatcher& m, std::vector<uint8_t>& allowed) const;
+  // m in a string, between characters (in_plain_string), `pending` continuation bytes owed by the bytes since:
+  // those bytes only check UTF-8, with no matcher copy
+  void walk_string(int32_t node, const JsonMatcher& m, int pending, std::vector<uint8_t>& allowed) const;
+  void mark(int32_t node, std::vector<uint8_t>& allowed) const;  // the tokens ending at node
   int32_t number(int32_t node);  // fills first / last / plain in depth-first order
   std::vector<Node> nodes_;
   std::vector<int32_t> order_;  // token ids in depth-first order of the trie

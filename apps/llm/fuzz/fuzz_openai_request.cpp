@@ -1,11 +1,15 @@
-// libFuzzer target for what the server parses from clients: the bytes as a request body for both endpoints
-// (every failure must be an ApiError, never a crash or another exception), and as model output streamed through
+// libFuzzer target for what the server parses from clients: the bytes as a request body for every API (chat,
+// completions, Anthropic's messages, responses: every failure must be an ApiError, never a crash or another
+// exception), as a JSON schema (compiled, then matched against the bytes), and as model output streamed through
 // the OutputParser in pieces whose sizes come from the input (the pieces must add up to what a whole feed gives).
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
+#include "constrain/json_matcher.hpp"
+#include "server/anthropic_api.hpp"
 #include "server/openai_api.hpp"
+#include "server/responses_api.hpp"
 #include "server/output_parser.hpp"
 
 using namespace tg::llm::server;
@@ -34,16 +38,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   d.model_id = "m";
   auto body = nlohmann::json::parse(text, nullptr, false);
   if (!body.is_discarded()) {
-    for (bool chat : {true, false}) try {
-        if (chat) {
-          ChatRequest r = parse_chat_request(body, d);
-          (void)r.messages.dump();
-        } else {
-          (void)parse_completion_request(body, d);
+    const auto ordered = nlohmann::ordered_json::parse(text);
+    for (int api = 0; api < 4; ++api) try {
+        if (api == 1) {
+          (void)parse_completion_request(body, ordered, d);
+          continue;
+        }
+        ChatRequest r = api == 0 ? parse_chat_request(body, ordered, d) : api == 2 ? parse_messages_request(body, ordered, d) : parse_responses_request(body, ordered, d);
+        (void)r.messages.dump();
+        // a constraint that compiled takes the input's bytes without crashing (they rarely fit the schema)
+        if (r.constraint) {
+          tg::llm::constrain::JsonMatcher m(r.constraint->schema, r.constraint->before, r.constraint->after);
+          for (char c : text) (void)m.feed(c);
+          (void)m.accepting();
         }
       } catch (const ApiError& e) {
         if (e.status < 400 || e.status > 599 || e.body().dump().empty()) std::abort();
       }
+    // the schema compiler on the input as a schema, and the matcher on the input's bytes: SchemaError or a matcher
+    try {
+      tg::llm::constrain::JsonMatcher m(tg::llm::constrain::compile_schema(ordered));
+      for (char c : text) (void)m.feed(c);
+      (void)m.key();
+    } catch (const tg::llm::constrain::SchemaError&) {
+    }
   }
   // output parsing: stops drawn from the input's first bytes, pieces of 1..8 bytes
   OutputParser::Options o;

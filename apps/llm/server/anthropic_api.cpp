@@ -1,6 +1,6 @@
 // Field rules follow Anthropic's Messages API reference: max_tokens required, temperature in [0, 1], system as a
-// string or text blocks, stop_sequences, tools with input_schema, tool_choice auto / none, thinking enabled /
-// disabled (the templates' enable_thinking).
+// string or text blocks, stop_sequences, tools with input_schema, tool_choice auto / any / tool / none, thinking enabled /
+// disabled (the templates' enable_thinking); tool_choice any / tool constrain the reply to one call.
 #include "server/anthropic_api.hpp"
 
 #include <random>
@@ -84,7 +84,7 @@ std::string random_id(const char* prefix) {
 
 }  // namespace
 
-ChatRequest parse_messages_request(const json& b, const RequestDefaults& d) {
+ChatRequest parse_messages_request(const json& b, const ojson& ob, const RequestDefaults& d) {
   if (!b.is_object()) throw invalid_request("the request body must be a JSON object");
   if (const json* m = field(b, "model"); m && !m->is_string()) throw invalid_request("'model' must be a string", "model");
   ChatRequest r{};
@@ -109,23 +109,31 @@ ChatRequest parse_messages_request(const json& b, const RequestDefaults& d) {
   if (!msgs || !msgs->is_array() || msgs->empty()) throw invalid_request("'messages' must be a non-empty list of messages", "messages");
   for (size_t i = 0; i < msgs->size(); ++i) add_message((*msgs)[i], i, r.messages);
   bool use_tools = true;
+  std::string forced;  // tool_choice any (every tool: "*") or tool (its name): the reply is one call
   if (const json* c = field(b, "tool_choice")) {
     const std::string type = c->is_object() && c->contains("type") && (*c)["type"].is_string() ? (*c)["type"].get<std::string>() : "";
-    if (type == "any" || type == "tool") throw invalid_request("tool_choice '" + type + "' is not supported yet: it needs constrained decoding", "tool_choice");
-    if (type != "auto" && type != "none") throw invalid_request("'tool_choice' must be {\"type\": \"auto\"} or {\"type\": \"none\"}", "tool_choice");
-    use_tools = type == "auto";
+    if (type == "tool" && (!c->contains("name") || !(*c)["name"].is_string())) throw invalid_request("tool_choice 'tool' needs a 'name'", "tool_choice");
+    if (type != "auto" && type != "none" && type != "any" && type != "tool")
+      throw invalid_request("'tool_choice' must be {\"type\": auto, any, tool (with a name) or none}", "tool_choice");
+    use_tools = type != "none";
+    if (type == "any" || type == "tool") forced = type == "any" ? "*" : (*c)["name"].get<std::string>();
   }
   if (const json* t = field(b, "tools"); t && use_tools) {
     if (!t->is_array()) throw invalid_request("'tools' must be a list", "tools");
     r.tools = ojson::array();
-    for (const json& tool : *t) {
+    for (const ojson& tool : ob["tools"]) {
       if (!tool.is_object() || !tool.contains("name") || !tool["name"].is_string())
         throw invalid_request("each tool must be {\"name\": ..., \"input_schema\": {...}}", "tools");
       r.tools.push_back({{"type", "function"},
                          {"function", {{"name", tool["name"]}, {"description", tool.value("description", "")},
-                                       {"parameters", ojson::parse(tool.value("input_schema", json::object()).dump())}}}});
+                                       {"parameters", tool.contains("input_schema") ? tool["input_schema"] : ojson::object()}}}});
     }
     if (r.tools.empty()) r.tools = nullptr;
+  }
+  if (!forced.empty()) {
+    if (r.tools.is_null()) throw invalid_request("tool_choice " + field(b, "tool_choice")->dump() + " needs 'tools'", "tool_choice");
+    r.constraint = tool_call_constraint(r.tools, forced == "*" ? "" : forced);
+    r.tool_call = true;
   }
   if (const json* th = field(b, "thinking")) {
     if (!th->is_object() || !th->contains("type") || ((*th)["type"] != "enabled" && (*th)["type"] != "disabled"))

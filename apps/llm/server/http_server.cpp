@@ -239,13 +239,14 @@ class Service {
     try {
       json body = json::parse(req.body, nullptr, false);
       if (body.is_discarded()) throw invalid_request("the request body is not valid JSON");
+      const auto ordered = nlohmann::ordered_json::parse(req.body);
       JobSpec spec;
       GenerationRequest common;
       std::string echo;
       if (chat) {
-        ChatRequest r = api == Api::messages    ? parse_messages_request(body, opts_.defaults)
-                        : api == Api::responses ? parse_responses_request(body, opts_.defaults)
-                                                : parse_chat_request(body, opts_.defaults);
+        ChatRequest r = api == Api::messages    ? parse_messages_request(body, ordered, opts_.defaults)
+                        : api == Api::responses ? parse_responses_request(body, ordered, opts_.defaults)
+                                                : parse_chat_request(body, ordered, opts_.defaults);
         ChatPrompt p;
         try {
           p = chat_prompt(gen_.model(), tok_, r.messages, r.tools, r.template_kwargs);
@@ -262,7 +263,7 @@ class Service {
         spec.output.tools = !r.constraint || r.tool_call;  // a JSON reply is content, even where it looks like a call
         common = r;
       } else {
-        CompletionRequest r = parse_completion_request(body, opts_.defaults);
+        CompletionRequest r = parse_completion_request(body, ordered, opts_.defaults);
         spec = job_spec(r, "completion");
         if (r.prompt_ids.empty()) {
           spec.prompt = tok_.encode(r.prompt, true, true);

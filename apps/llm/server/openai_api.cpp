@@ -54,11 +54,7 @@ bool boolean(const json& b, const char* key, bool def) {
   return v->get<bool>();
 }
 
-namespace {
-
-constexpr int64_t kMaxTopLogprobs = 20;  // OpenAI's bound for top_logprobs
-
-constrain::Node compiled(const json& schema, const std::string& param) {
+constrain::Node compiled(const ojson& schema, const std::string& param) {
   try {
     return constrain::compile_schema(schema);
   } catch (const constrain::SchemaError& e) {
@@ -67,30 +63,30 @@ constrain::Node compiled(const json& schema, const std::string& param) {
 }
 
 // {"type": "text"}: none; "json_object": any object; "json_schema": {"json_schema": {"name", "schema", "strict"}}
-std::optional<ConstraintSpec> response_format(const json& rf) {
+std::optional<ConstraintSpec> response_format(const ojson& rf) {
   const std::string type = rf.is_object() && rf.contains("type") && rf["type"].is_string() ? rf["type"].get<std::string>() : "";
   if (type == "text") return std::nullopt;
   if (type == "json_object") return ConstraintSpec{constrain::any_object(), {}, {}};
   if (type != "json_schema") throw invalid_request("'response_format.type' must be text, json_object or json_schema", "response_format");
-  const json* js = field(rf, "json_schema");
-  if (!js || !js->is_object() || !js->contains("schema")) throw invalid_request("'response_format.json_schema.schema' is required", "response_format");
-  return ConstraintSpec{compiled((*js)["schema"], "response_format"), {}, {}};
+  if (!rf.contains("json_schema") || !rf["json_schema"].is_object() || !rf["json_schema"].contains("schema"))
+    throw invalid_request("'response_format.json_schema.schema' is required", "response_format");
+  return ConstraintSpec{compiled(rf["json_schema"]["schema"], "response_format"), {}, {}};
 }
 
 // tool_choice "required" (any of the tools) or {"type": "function", "function": {"name"}}: the output is one
 // call in the Hermes format the output parser reads, <tool_call>{"name": ..., "arguments": {...}}</tool_call>,
 // its arguments constrained to the tool's parameters.
-ConstraintSpec tool_call_constraint(const json& tools, const std::string& only) {
-  json options = json::array();
-  for (const json& t : tools) {
+ConstraintSpec tool_call_constraint(const ojson& tools, const std::string& only) {
+  ojson options = ojson::array();
+  for (const ojson& t : tools) {
     const std::string name = t["function"]["name"].get<std::string>();
     if (!only.empty() && name != only) continue;
-    json params = t["function"].contains("parameters") ? t["function"]["parameters"] : json{{"type", "object"}};
+    ojson params = t["function"].contains("parameters") ? t["function"]["parameters"] : ojson{{"type", "object"}};
     options.push_back({{"type", "object"}, {"properties", {{"name", {{"const", name}}}, {"arguments", params}}},
                        {"required", {"name", "arguments"}}, {"additionalProperties", false}});
   }
   if (options.empty()) throw invalid_request("'tool_choice' names the function '" + only + "', which 'tools' does not define", "tool_choice");
-  return ConstraintSpec{compiled(options.size() == 1 ? options[0] : json{{"anyOf", options}}, "tools"), "<tool_call>", "</tool_call>"};
+  return ConstraintSpec{compiled(options.size() == 1 ? options[0] : ojson{{"anyOf", options}}, "tools"), "<tool_call>", "</tool_call>"};
 }
 
 void check_model(const json& b, const RequestDefaults& d) {
@@ -102,7 +98,11 @@ void check_model(const json& b, const RequestDefaults& d) {
                    "model", "model_not_found");
 }
 
-GenerationRequest parse_common(const json& b, const RequestDefaults& d) {
+namespace {
+
+constexpr int64_t kMaxTopLogprobs = 20;  // OpenAI's bound for top_logprobs
+
+GenerationRequest parse_common(const json& b, const ojson& ob, const RequestDefaults& d) {
   if (!b.is_object()) throw invalid_request("the request body must be a JSON object");
   check_model(b, d);
   GenerationRequest r;
@@ -135,7 +135,7 @@ GenerationRequest parse_common(const json& b, const RequestDefaults& d) {
       throw invalid_request("'stop' must be a string or a list of at most 16 strings", "stop");
     }
   }
-  if (const json* rf = field(b, "response_format")) r.constraint = response_format(*rf);
+  if (field(b, "response_format")) r.constraint = response_format(ob["response_format"]);
   return r;
 }
 
@@ -160,8 +160,8 @@ ojson message_content(const json& m, size_t i) {
 
 }  // namespace
 
-ChatRequest parse_chat_request(const json& b, const RequestDefaults& d) {
-  ChatRequest r{parse_common(b, d), {}, nullptr, nullptr};
+ChatRequest parse_chat_request(const json& b, const ojson& ob, const RequestDefaults& d) {
+  ChatRequest r{parse_common(b, ob, d), {}, nullptr, nullptr};
   const int64_t top = integer(b, "top_logprobs", 0, 0);
   if (top > kMaxTopLogprobs) throw invalid_request("'top_logprobs' must be at most " + std::to_string(kMaxTopLogprobs), "top_logprobs");
   if (field(b, "top_logprobs") && !boolean(b, "logprobs", false))
@@ -194,7 +194,7 @@ ChatRequest parse_chat_request(const json& b, const RequestDefaults& d) {
       if (!tool.is_object() || !tool.contains("function") || !tool["function"].is_object() || !tool["function"].contains("name") ||
           !tool["function"]["name"].is_string())
         throw invalid_request("each tool must be {\"type\": \"function\", \"function\": {\"name\": ...}}", "tools");
-    if (!t->empty()) r.tools = ojson::parse(t->dump());
+    if (!t->empty()) r.tools = ob["tools"];
   }
   if (const json* c = field(b, "tool_choice")) {
     if (c->is_string() && (*c == "auto" || *c == "none")) {
@@ -208,7 +208,7 @@ ChatRequest parse_chat_request(const json& b, const RequestDefaults& d) {
         throw invalid_request("'tool_choice' must be auto, none, required or {\"type\": \"function\", \"function\": {\"name\": ...}}", "tool_choice");
       if (r.tools.is_null()) throw invalid_request("'tool_choice' " + c->dump() + " needs 'tools'", "tool_choice");
       if (r.constraint) throw invalid_request("'response_format' and a required tool call cannot both constrain the reply", "tool_choice");
-      r.constraint = tool_call_constraint(json::parse(r.tools.dump()), only);
+      r.constraint = tool_call_constraint(r.tools, only);
       r.tool_call = true;
     }
   }
@@ -219,12 +219,12 @@ ChatRequest parse_chat_request(const json& b, const RequestDefaults& d) {
   return r;
 }
 
-CompletionRequest parse_completion_request(const json& b, const RequestDefaults& d) {
+CompletionRequest parse_completion_request(const json& b, const ojson& ob, const RequestDefaults& d) {
   // max_tokens 0 with echo scores the prompt alone (what evaluation harnesses send)
   const bool score_only = boolean(b, "echo", false) && field(b, "max_tokens") && b["max_tokens"] == 0;
   json rest = b;
   if (score_only) rest.erase("max_tokens");
-  CompletionRequest r{parse_common(rest, d), {}, {}, false, score_only};
+  CompletionRequest r{parse_common(rest, ob, d), {}, {}, false, score_only};
   const json* p = field(b, "prompt");
   if (p && p->is_array() && p->size() == 1 && !(*p)[0].is_number()) p = &(*p)[0];
   if (p && p->is_array() && std::all_of(p->begin(), p->end(), [](const json& t) { return t.is_number_integer(); })) {

@@ -57,8 +57,18 @@ struct CompletionRequest : GenerationRequest {
   bool prompt_only = false;          // echo with max_tokens 0: nothing is generated
 };
 
-ChatRequest parse_chat_request(const nlohmann::json& body, const RequestDefaults& d);
-CompletionRequest parse_completion_request(const nlohmann::json& body, const RequestDefaults& d);
+// `ordered`: the same body parsed keeping key order, where order means something (a schema's properties: the
+// constrained reply writes them in that order)
+ChatRequest parse_chat_request(const nlohmann::json& body, const nlohmann::ordered_json& ordered, const RequestDefaults& d);
+
+// Constraints the other APIs share. A schema compiled or a 400 naming `param` and what it does not support.
+constrain::Node compiled(const nlohmann::ordered_json& schema, const std::string& param);
+// response_format {"type": "text" | "json_object" | "json_schema", "json_schema": {"schema"}}
+std::optional<ConstraintSpec> response_format(const nlohmann::ordered_json& rf);
+// One call of `tools` (OpenAI's function tools; `only`: that function's) in the Hermes format the output parser
+// reads: <tool_call>{"name": ..., "arguments": {the tool's parameters}}</tool_call>.
+ConstraintSpec tool_call_constraint(const nlohmann::ordered_json& tools, const std::string& only);
+CompletionRequest parse_completion_request(const nlohmann::json& body, const nlohmann::ordered_json& ordered, const RequestDefaults& d);
 
 // Collects a job's events into a whole reply, or turns each into a stream chunk. With logprobs, each token's
 // (a Logprobs event) goes out with the next chunk of text (chat: choices[0].logprobs.content, OpenAI's entries;

@@ -1,6 +1,6 @@
 // Field rules follow OpenAI's Responses API reference: input as a string or items, instructions as the system
-// message, function tools ({"type": "function", "name", "parameters"}), tool_choice auto / none,
-// max_output_tokens, temperature / top_p, text.format "text".
+// message, function tools ({"type": "function", "name", "parameters"}), tool_choice auto / none / required / a
+// function, max_output_tokens, temperature / top_p, text.format text / json_object / json_schema.
 #include "server/responses_api.hpp"
 
 #include <chrono>
@@ -72,7 +72,7 @@ void add_item(const json& it, size_t i, ojson& out) {
 
 }  // namespace
 
-ChatRequest parse_responses_request(const json& b, const RequestDefaults& d) {
+ChatRequest parse_responses_request(const json& b, const ojson& ob, const RequestDefaults& d) {
   if (!b.is_object()) throw invalid_request("the request body must be a JSON object");
   if (const json* m = field(b, "model"); m && (!m->is_string() || m->get<std::string>() != d.model_id))
     throw ApiError(404, "invalid_request_error", "The model '" + (m->is_string() ? m->get<std::string>() : m->dump()) + "' does not exist; this server serves '" + d.model_id + "'",
@@ -86,10 +86,17 @@ ChatRequest parse_responses_request(const json& b, const RequestDefaults& d) {
   r.sampling.top_p = number(b, "top_p", 0, 1, d.sampling.top_p);
   r.sampling.seed = std::random_device{}();
   r.max_tokens = integer(b, "max_output_tokens", 1, d.max_tokens);
-  if (const json* t = field(b, "text")) {
+  if (const json* t = field(b, "text")) {  // text.format: the Responses API's response_format, flat
     const json* f = t->is_object() ? field(*t, "format") : nullptr;
-    if (!t->is_object() || (f && (!f->is_object() || f->value("type", "") != "text")))
-      throw invalid_request("text.format other than {\"type\": \"text\"} is not supported yet: it needs constrained decoding", "text.format");
+    if (!t->is_object() || (f && !f->is_object())) throw invalid_request("'text.format' must be an object", "text.format");
+    if (f && f->value("type", "") == "json_schema") {
+      if (!f->contains("schema")) throw invalid_request("'text.format.schema' is required", "text.format");
+      r.constraint = ConstraintSpec{compiled(ob["text"]["format"]["schema"], "text.format"), {}, {}};
+    } else if (f && f->value("type", "") == "json_object") {
+      r.constraint = ConstraintSpec{constrain::any_object(), {}, {}};
+    } else if (f && f->value("type", "") != "text") {
+      throw invalid_request("'text.format.type' must be text, json_object or json_schema", "text.format");
+    }
   }
   r.messages = ojson::array();
   if (const json* ins = field(b, "instructions")) {
@@ -106,22 +113,33 @@ ChatRequest parse_responses_request(const json& b, const RequestDefaults& d) {
     throw invalid_request("'input' must be a string or a non-empty list of items", "input");
   }
   bool use_tools = true;
+  std::string forced;  // tool_choice required (every tool: "*") or {"type": "function", "name"}: the reply is one call
   if (const json* c = field(b, "tool_choice")) {
-    if (!c->is_string() || (*c != "auto" && *c != "none"))
-      throw invalid_request("tool_choice other than \"auto\" or \"none\" is not supported yet: it needs constrained decoding", "tool_choice");
-    use_tools = *c == "auto";
+    if (c->is_object() && c->value("type", "") == "function" && c->contains("name") && (*c)["name"].is_string())
+      forced = (*c)["name"].get<std::string>();
+    else if (c->is_string() && *c == "required")
+      forced = "*";
+    else if (!c->is_string() || (*c != "auto" && *c != "none"))
+      throw invalid_request("'tool_choice' must be auto, none, required or {\"type\": \"function\", \"name\": ...}", "tool_choice");
+    use_tools = !(c->is_string() && *c == "none");
   }
   if (const json* t = field(b, "tools"); t && use_tools) {
     if (!t->is_array()) throw invalid_request("'tools' must be a list", "tools");
     r.tools = ojson::array();
-    for (const json& tool : *t) {
+    for (const ojson& tool : ob["tools"]) {
       if (!tool.is_object() || tool.value("type", "") != "function" || !tool.contains("name") || !tool["name"].is_string())
         throw invalid_request("only function tools are supported: {\"type\": \"function\", \"name\": ..., \"parameters\": {...}}", "tools");
       r.tools.push_back({{"type", "function"},
                          {"function", {{"name", tool["name"]}, {"description", tool.value("description", "")},
-                                       {"parameters", ojson::parse(tool.value("parameters", json::object()).dump())}}}});
+                                       {"parameters", tool.contains("parameters") ? tool["parameters"] : ojson::object()}}}});
     }
     if (r.tools.empty()) r.tools = nullptr;
+  }
+  if (!forced.empty()) {
+    if (r.tools.is_null()) throw invalid_request("'tool_choice' " + field(b, "tool_choice")->dump() + " needs 'tools'", "tool_choice");
+    if (r.constraint) throw invalid_request("'text.format' and a required tool call cannot both constrain the reply", "tool_choice");
+    r.constraint = tool_call_constraint(r.tools, forced == "*" ? "" : forced);
+    r.tool_call = true;
   }
   return r;
 }

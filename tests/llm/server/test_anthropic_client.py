@@ -67,6 +67,11 @@ class Messages(unittest.TestCase):
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": r.content[0].id, "content": "Sunny. H"}]}])
         self.assertEqual(self.blocks(follow), [("text", "Hello, world!")])
 
+    def test_forced_tool_use(self):
+        for choice in [{"type": "any"}, {"type": "tool", "name": "get_weather"}]:
+            r = self.create("T", tools=[WEATHER], tool_choice=choice)
+            self.assertEqual((self.blocks(r), r.stop_reason), ([("tool_use", ("get_weather", {"city": "Paris"}))], "tool_use"))
+
     def test_system_stop_and_length(self):
         for system in ["Be brief.", [{"type": "text", "text": "Be brief."}]]:
             self.assertEqual(self.blocks(self.create("H", system=system)), [("text", "Hello, world!")])

@@ -64,14 +64,25 @@ class Responses(unittest.TestCase):
                           {"type": "function_call_output", "call_id": call.call_id, "output": "Sunny. H"}], tools=TOOLS)
         self.assertEqual(r2.output_text, "Hello, world!")
 
+    def test_required_call_and_json_format(self):
+        # the scripted "T" reply is a get_weather call: under tool_choice it is still the one allowed
+        for choice in ["required", {"type": "function", "name": "get_weather"}]:
+            r = self.create("T", tools=TOOLS, tool_choice=choice)
+            self.assertEqual([(o.type, o.name, json.loads(o.arguments)) for o in r.output], [("function_call", "get_weather", {"city": "Paris"})])
+        # "O" is answered "OK", which is no JSON: the format leaves a JSON value
+        r = self.create("O", text={"format": {"type": "json_schema", "name": "n", "schema": {"type": "integer"}}}, max_output_tokens=4)
+        text = r.output_text.strip()  # whitespace may come first (the script has no preference among the allowed)
+        self.assertTrue(text == "" or text.lstrip("-")[:1].isdigit(), r.output_text)
+
     def test_length_is_incomplete(self):
         r = self.create("L", max_output_tokens=3)
         self.assertEqual((r.status, r.incomplete_details.reason, r.output_text), ("incomplete", "max_output_tokens", "lalela"))
 
     def test_bad_requests(self):
         for kw, param in [({"previous_response_id": "resp_1"}, "previous_response_id"),
-                          ({"text": {"format": {"type": "json_object"}}}, "text.format"),
-                          ({"tool_choice": "required", "tools": TOOLS}, "tool_choice"),
+                          ({"text": {"format": {"type": "xml"}}}, "text.format"),
+                          ({"text": {"format": {"type": "json_schema", "name": "x", "schema": {"type": "string", "pattern": "a"}}}}, "text.format"),
+                          ({"tool_choice": "required"}, "tool_choice"),
                           ({"tools": [{"type": "web_search"}]}, "tools"), ({"temperature": 3}, "temperature"),
                           ({"max_output_tokens": 0}, "max_output_tokens")]:
             with self.assertRaises(openai.BadRequestError) as e:
