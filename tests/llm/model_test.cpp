@@ -23,6 +23,7 @@
 #include <iostream>
 #include <iterator>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -483,19 +484,34 @@ TEST(HybridPrefixReuse, ThroughStateCheckpoints) {
   remove_outputs(path);
 }
 
+// A synthetic llama F32 model for a random prompt (the case's seed), with its float64 reference: the logits of
+// every position (row p predicts the token after position p) and the greedy continuation. nullopt: the generator
+// failed (reported).
+struct Reference {
+  std::string path;
+  std::vector<int32_t> prompt;
+  std::vector<double> logits;
+  std::vector<int32_t> greedy;
+};
+std::optional<Reference> llama_reference(const std::string& what, int64_t steps) {
+  const uint32_t seed = case_seed(what);
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> id(3, kVocab - 1);
+  Reference r{temp_path(what), std::vector<int32_t>(kPrompt), {}, {}};
+  for (auto& t : r.prompt) t = id(rng);
+  if (!generate(r.path, "llama", "F32", seed, r.prompt, steps)) return std::nullopt;
+  r.logits = read_raw<double>(r.path + ".logits.f64");
+  r.greedy = read_raw<int32_t>(r.path + ".greedy.i32");
+  return r;
+}
+
 // Logprobs (the server's logprobs and echo): the prompt's own tokens scored during prefill, and each generated
 // token's, against a float64 log-softmax of the float64 reference's logits of that position.
 TEST(Logprobs, PromptAndGeneratedTokensMatchTheFloat64Reference) {
-  const uint32_t seed = case_seed("logprobs");
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int32_t> id(3, kVocab - 1);
-  std::vector<int32_t> prompt(kPrompt);
-  for (auto& t : prompt) t = id(rng);
-  const std::string path = temp_path("logprobs");
   constexpr int64_t kGen = 6, kTop = 4;
-  if (!generate(path, "llama", "F32", seed, prompt, kGen)) return;
-  const std::vector<double> want = read_raw<double>(path + ".logits.f64");
-  const std::vector<int32_t> greedy = read_raw<int32_t>(path + ".greedy.i32");
+  const auto ref = llama_reference("logprobs", kGen);
+  if (!ref) return;
+  const auto& [path, prompt, want, greedy] = *ref;
   // row p of the reference predicts the token after position p
   auto log_softmax = [&](int64_t row) {
     const double* w = want.data() + row * kVocab;
@@ -549,16 +565,10 @@ TEST(Logprobs, PromptAndGeneratedTokensMatchTheFloat64Reference) {
 // the float64 reference's greedy continuation (up to a near tie, past which the reference follows another context):
 // guesses all right (all accepted), right then wrong, and wrong from the first.
 TEST(DraftedDecode, GivesTheGreedyTokensWhateverTheGuesses) {
-  const uint32_t seed = case_seed("drafted decode");
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int32_t> id(3, kVocab - 1);
-  std::vector<int32_t> prompt(kPrompt);
-  for (auto& t : prompt) t = id(rng);
-  const std::string path = temp_path("drafted");
   constexpr int64_t kGen = 24, kRows = 5;
-  if (!generate(path, "llama", "F32", seed, prompt, kGen)) return;
-  const std::vector<double> want = read_raw<double>(path + ".logits.f64");
-  const std::vector<int32_t> greedy = read_raw<int32_t>(path + ".greedy.i32");
+  const auto ref = llama_reference("drafted", kGen);
+  if (!ref) return;
+  const auto& [path, prompt, want, greedy] = *ref;
   auto near_tie = [&](int64_t row, int32_t a, int32_t b) { return std::fabs(want[row * kVocab + a] - want[row * kVocab + b]) < 1e-4; };
   auto model = Model::load(path, {.max_context = kMaxContext, .kv = KvType::f32, .decode_rows = kRows});
   ASSERT_EQ(model->decode_rows(), kRows);

@@ -118,23 +118,8 @@ ChatRequest parse_messages_request(const json& b, const ojson& ob, const Request
     use_tools = type != "none";
     if (type == "any" || type == "tool") forced = type == "any" ? "*" : (*c)["name"].get<std::string>();
   }
-  if (const json* t = field(b, "tools"); t && use_tools) {
-    if (!t->is_array()) throw invalid_request("'tools' must be a list", "tools");
-    r.tools = ojson::array();
-    for (const ojson& tool : ob["tools"]) {
-      if (!tool.is_object() || !tool.contains("name") || !tool["name"].is_string())
-        throw invalid_request("each tool must be {\"name\": ..., \"input_schema\": {...}}", "tools");
-      r.tools.push_back({{"type", "function"},
-                         {"function", {{"name", tool["name"]}, {"description", tool.value("description", "")},
-                                       {"parameters", tool.contains("input_schema") ? tool["input_schema"] : ojson::object()}}}});
-    }
-    if (r.tools.empty()) r.tools = nullptr;
-  }
-  if (!forced.empty()) {
-    if (r.tools.is_null()) throw invalid_request("tool_choice " + field(b, "tool_choice")->dump() + " needs 'tools'", "tool_choice");
-    r.constraint = tool_call_constraint(r.tools, forced == "*" ? "" : forced);
-    r.tool_call = true;
-  }
+  if (field(b, "tools") && use_tools) r.tools = flat_tools(ob["tools"], "input_schema", false, "{\"name\": ..., \"input_schema\": {...}}");
+  if (!forced.empty()) require_tool_call(r, forced == "*" ? "" : forced, field(b, "tool_choice")->dump());
   if (const json* th = field(b, "thinking")) {
     if (!th->is_object() || !th->contains("type") || ((*th)["type"] != "enabled" && (*th)["type"] != "disabled"))
       throw invalid_request("'thinking' must be {\"type\": \"enabled\" or \"disabled\"}", "thinking");

@@ -98,6 +98,26 @@ void check_model(const json& b, const RequestDefaults& d) {
                    "model", "model_not_found");
 }
 
+ojson flat_tools(const ojson& tools, const char* schema_key, bool typed, const std::string& shape) {
+  if (!tools.is_array()) throw invalid_request("'tools' must be a list", "tools");
+  ojson out = ojson::array();
+  for (const ojson& tool : tools) {
+    if (!tool.is_object() || (typed && tool.value("type", "") != "function") || !tool.contains("name") || !tool["name"].is_string())
+      throw invalid_request("each tool must be " + shape, "tools");
+    out.push_back({{"type", "function"},
+                   {"function", {{"name", tool["name"]}, {"description", tool.value("description", "")},
+                                 {"parameters", tool.contains(schema_key) ? tool[schema_key] : ojson::object()}}}});
+  }
+  return out.empty() ? ojson(nullptr) : out;
+}
+
+void require_tool_call(ChatRequest& r, const std::string& only, const std::string& choice) {
+  if (r.tools.is_null()) throw invalid_request("'tool_choice' " + choice + " needs 'tools'", "tool_choice");
+  if (r.constraint) throw invalid_request("a response format and a required tool call cannot both constrain the reply", "tool_choice");
+  r.constraint = tool_call_constraint(r.tools, only);
+  r.tool_call = true;
+}
+
 namespace {
 
 constexpr int64_t kMaxTopLogprobs = 20;  // OpenAI's bound for top_logprobs
@@ -206,10 +226,7 @@ ChatRequest parse_chat_request(const json& b, const ojson& ob, const RequestDefa
         only = (*c)["function"]["name"].get<std::string>();
       else if (!(c->is_string() && *c == "required"))
         throw invalid_request("'tool_choice' must be auto, none, required or {\"type\": \"function\", \"function\": {\"name\": ...}}", "tool_choice");
-      if (r.tools.is_null()) throw invalid_request("'tool_choice' " + c->dump() + " needs 'tools'", "tool_choice");
-      if (r.constraint) throw invalid_request("'response_format' and a required tool call cannot both constrain the reply", "tool_choice");
-      r.constraint = tool_call_constraint(r.tools, only);
-      r.tool_call = true;
+      require_tool_call(r, only, c->dump());
     }
   }
   if (const json* k = field(b, "chat_template_kwargs")) {

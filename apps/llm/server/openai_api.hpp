@@ -68,6 +68,12 @@ std::optional<ConstraintSpec> response_format(const nlohmann::ordered_json& rf);
 // One call of `tools` (OpenAI's function tools; `only`: that function's) in the Hermes format the output parser
 // reads: <tool_call>{"name": ..., "arguments": {the tool's parameters}}</tool_call>.
 ConstraintSpec tool_call_constraint(const nlohmann::ordered_json& tools, const std::string& only);
+// Flat tool definitions ({"name", "description", schema_key: {...}}: Anthropic's input_schema, the Responses API's
+// {"type": "function", ..., "parameters"} where `typed`) as the OpenAI function tools the templates know; null
+// for none. A malformed one is a 400 showing `shape`.
+nlohmann::ordered_json flat_tools(const nlohmann::ordered_json& tools, const char* schema_key, bool typed, const std::string& shape);
+// A tool choice that requires a call (`only`: of that tool; "": of any) constrains r's reply to one call.
+void require_tool_call(ChatRequest& r, const std::string& only, const std::string& choice);
 CompletionRequest parse_completion_request(const nlohmann::json& body, const nlohmann::ordered_json& ordered, const RequestDefaults& d);
 
 // Collects a job's events into a whole reply, or turns each into a stream chunk. With logprobs, each token's

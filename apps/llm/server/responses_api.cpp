@@ -123,24 +123,9 @@ ChatRequest parse_responses_request(const json& b, const ojson& ob, const Reques
       throw invalid_request("'tool_choice' must be auto, none, required or {\"type\": \"function\", \"name\": ...}", "tool_choice");
     use_tools = !(c->is_string() && *c == "none");
   }
-  if (const json* t = field(b, "tools"); t && use_tools) {
-    if (!t->is_array()) throw invalid_request("'tools' must be a list", "tools");
-    r.tools = ojson::array();
-    for (const ojson& tool : ob["tools"]) {
-      if (!tool.is_object() || tool.value("type", "") != "function" || !tool.contains("name") || !tool["name"].is_string())
-        throw invalid_request("only function tools are supported: {\"type\": \"function\", \"name\": ..., \"parameters\": {...}}", "tools");
-      r.tools.push_back({{"type", "function"},
-                         {"function", {{"name", tool["name"]}, {"description", tool.value("description", "")},
-                                       {"parameters", tool.contains("parameters") ? tool["parameters"] : ojson::object()}}}});
-    }
-    if (r.tools.empty()) r.tools = nullptr;
-  }
-  if (!forced.empty()) {
-    if (r.tools.is_null()) throw invalid_request("'tool_choice' " + field(b, "tool_choice")->dump() + " needs 'tools'", "tool_choice");
-    if (r.constraint) throw invalid_request("'text.format' and a required tool call cannot both constrain the reply", "tool_choice");
-    r.constraint = tool_call_constraint(r.tools, forced == "*" ? "" : forced);
-    r.tool_call = true;
-  }
+  if (field(b, "tools") && use_tools)
+    r.tools = flat_tools(ob["tools"], "parameters", true, "a function tool: {\"type\": \"function\", \"name\": ..., \"parameters\": {...}}");
+  if (!forced.empty()) require_tool_call(r, forced == "*" ? "" : forced, field(b, "tool_choice")->dump());
   return r;
 }
 
