@@ -127,14 +127,15 @@ void Constraint::apply(std::span<float> logits) {
     if (i >= m.size() || !m[i]) logits[i] = -std::numeric_limits<float>::infinity();
     else any = true;
   }
-  if (!any) throw Error("tg-llm: no token can continue the constrained output (the schema cannot be satisfied from here)");
+  // no token spells what must come next: the text ends here, incomplete, rather than failing the decode step
+  // that other requests share
+  if (!any)
+    for (int32_t t : trie_->end_tokens())
+      if (static_cast<size_t>(t) < logits.size()) logits[static_cast<size_t>(t)] = 0;
 }
 
 void Constraint::accept(int32_t token) {
-  if (std::find(trie_->end_tokens().begin(), trie_->end_tokens().end(), token) != trie_->end_tokens().end()) {
-    if (!matcher_.accepting()) throw Error("tg-llm: the constrained output ended before it was complete");
-    return;
-  }
+  if (std::find(trie_->end_tokens().begin(), trie_->end_tokens().end(), token) != trie_->end_tokens().end()) return;
   if (token < 0 || static_cast<size_t>(token) >= trie_->vocab() || trie_->bytes(token).empty() || !matcher_.feed(trie_->bytes(token)))
     throw Error("tg-llm: token " + std::to_string(token) + " does not continue the constrained output");
 }

@@ -55,7 +55,8 @@ class TokenTrie {
 class Constraint {
  public:
   Constraint(std::shared_ptr<const TokenTrie> trie, JsonMatcher matcher);
-  // -inf for every token that cannot come next. Throws tg::Error if none can (the schema cannot go on).
+  // -inf for every token that cannot come next. Where none can (no token spells what the schema needs), only the
+  // end tokens stay: the reply ends incomplete instead of failing the batch it shares.
   void apply(std::span<float> logits);
   // The sampled token goes into the matcher (an end token ends the text). Throws if it was masked.
   void accept(int32_t token);
