@@ -80,6 +80,13 @@ TEST(JsonMatcher, AnyValueRefsAndSurroundingTexts) {
   const char* tree = R"({"$defs": {"node": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
                         "additionalProperties": false}}, "$ref": "#/$defs/node"})";
   EXPECT_TRUE(run(matcher(tree), R"({"kids": [{"kids": []}, {}]})").second);
+  // an anyOf that reaches itself without a byte, and a doubling chain of shared $refs: bounded, no crash
+  EXPECT_EQ(run(matcher(R"({"anyOf": [{"$ref": "#"}]})"), "{}").first, 0u);
+  std::string defs = R"({"$defs": {"d0": {"type": "object"})";
+  for (int i = 1; i <= 30; ++i)
+    defs += ", \"d" + std::to_string(i) + "\": {\"anyOf\": [{\"$ref\": \"#/$defs/d" + std::to_string(i - 1) + "\"}, {\"$ref\": \"#/$defs/d" + std::to_string(i - 1) + "\"}]}";
+  defs += R"(}, "$ref": "#/$defs/d30"})";
+  EXPECT_TRUE(run(JsonMatcher(compile_schema(nlohmann::ordered_json::parse(defs))), "{}").second);
   JsonMatcher call = matcher(R"({"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]})", "<tool_call>\n", "\n</tool_call>");
   EXPECT_TRUE(run(call, "<tool_call>\n{\"x\": 1}\n</tool_call>").second);
   EXPECT_FALSE(run(call, "<tool_call>\n{\"x\": 1}").second);  // the closing text is still owed

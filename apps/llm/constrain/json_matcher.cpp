@@ -77,11 +77,11 @@ void JsonMatcher::pop(Path& p) {
 }
 
 // c starts a value of `node` in place of the path's top frame (a value frame, already popped by the caller).
-void JsonMatcher::start_value(Path p, const SchemaNode* node, char c, std::vector<Path>& out) const {
-  if (p.stack.size() >= kMaxDepth) return;
+void JsonMatcher::start_value(Path p, const SchemaNode* node, char c, std::vector<Path>& out, int hops) const {
+  if (p.stack.size() >= kMaxDepth || out.size() >= kMaxPaths || hops > 64) return;  // bounded fan-out and recursion
   Kind k = node->kind;
   if (k == Kind::any_of) {
-    for (const Node& o : node->options) start_value(p, o.get(), c, out);
+    for (const Node& o : node->options) start_value(p, o.get(), c, out, hops + 1);
     return;
   }
   Frame f{Frame::Kind::value};

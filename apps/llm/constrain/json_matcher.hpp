@@ -65,7 +65,8 @@ class JsonMatcher {
   };
 
   void step(Path p, char c, std::vector<Path>& out) const;
-  void start_value(Path p, const SchemaNode* node, char c, std::vector<Path>& out) const;
+  // hops: anyOf levels entered without a byte (a schema whose anyOf reaches itself stops there)
+  void start_value(Path p, const SchemaNode* node, char c, std::vector<Path>& out, int hops = 0) const;
   static bool can_end(const Frame& f);
   static void pop(Path& p);
   static bool whitespace(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
