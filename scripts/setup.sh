@@ -52,6 +52,7 @@ python3 -c "import openai" >/dev/null 2>&1 || py_missing+=(openai==3.57.0)
 python3 -c "import anthropic" >/dev/null 2>&1 || py_missing+=(anthropic==2.17.0)
 python3 -c "import jsonschema" >/dev/null 2>&1 || py_missing+=(jsonschema==4.26.0)  # the structured outputs' validator
 python3 -c "import agents" >/dev/null 2>&1 || py_missing+=(openai-agents==0.24.0)  # an agent framework nobody here wrote
+python3 -c "import smolagents" >/dev/null 2>&1 || py_missing+=(smolagents==1.26.0)  # and another, Hugging Face's
 python3 -c "import selenium" >/dev/null 2>&1 || py_missing+=(selenium==4.51.0)
 if ((${#py_missing[@]})); then
   echo "setup: installing ${py_missing[*]} from PyPI" >&2

@@ -40,8 +40,7 @@ int32_t Sampler::sample(std::span<const float> logits) {
   if (constraint_) {
     masked_.assign(logits.begin(), logits.end());
     constraint_->apply(masked_);
-    tok = pick(masked_);
-    constraint_->accept(tok);
+    while (!constraint_->accept(tok = pick(masked_))) constraint_->refuse(tok, masked_);
   } else {
     tok = pick(logits);
   }

@@ -111,10 +111,14 @@ class StreamDecoder {
   std::string finish();          // whatever is pending; the decoder starts afresh
   void reset();
   bool has_pending() const { return !pending_.empty(); }
+  // The bytes the last push() added to the text (its piece, less a SentencePiece prefix space it dropped):
+  // where the next token's text starts (logprobs' text_offset).
+  size_t last_bytes() const { return last_bytes_; }
 
  private:
   Tokenizer tokenizer_;
   bool render_special_;
+  size_t last_bytes_ = 0;
   bool at_start_ = true;  // the SentencePiece prefix space is still to be removed
   std::string pending_;
 };

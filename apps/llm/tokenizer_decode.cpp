@@ -119,7 +119,9 @@ StreamDecoder::StreamDecoder(Tokenizer tokenizer, bool render_special)
 
 std::string StreamDecoder::push(TokenId id) {
   tokenizer_.check_id(id);
+  const size_t before = pending_.size();
   tokenizer_.impl_->append_piece(id, render_special_, at_start_, pending_);
+  last_bytes_ = pending_.size() - before;
   std::string out;
   const size_t used = detail::append_repaired_utf8(pending_, /*final=*/false, out);
   pending_.erase(0, used);

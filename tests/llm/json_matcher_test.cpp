@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <random>
+#include <regex>
 
 #include "constrain/json_matcher.hpp"
 #include "constrain/json_schema.hpp"
@@ -96,8 +97,102 @@ TEST(JsonMatcher, AnyValueRefsAndSurroundingTexts) {
   EXPECT_EQ(run(any, "1 ").first, 1u);
 }
 
+// additionalProperties true: other keys, but none that spells a declared name (its value would go unchecked)
+TEST(JsonMatcher, OpenObjectsKeepDeclaredNamesToTheirSchemas) {
+  const char* open = R"({"type": "object", "properties": {"city": {"type": "string"}, "n": {"type": "integer"}}, "additionalProperties": true})";
+  EXPECT_TRUE(run(matcher(open), R"({"city": "Oslo", "cityx": [1], "c": null})").second);
+  EXPECT_EQ(run(matcher(open), R"({"city": 1})").first, 9u);  // "city" is the declared one: a string
+  EXPECT_EQ(run(matcher(open), R"({"n": "x"})").first, 6u);
+  EXPECT_EQ(run(matcher(open), R"({"c\u0069ty": 1})").first, 3u);  // no other spelling of a declared name
+  EXPECT_EQ(run(matcher(open), R"({"city": "a", "city": "b"})").first, 19u);  // nor a second time
+  EXPECT_TRUE(run(matcher(open), R"({"other": 1, "n": 2})").second);
+}
+
+TEST(JsonMatcher, StringsAreWellFormedUtf8WithoutSurrogates) {
+  const JsonMatcher str = matcher(R"({"type": "string"})");
+  EXPECT_EQ(run(str, "\"\xE0\x80\x80\"").first, 2u);  // overlong
+  EXPECT_EQ(run(str, "\"\xED\xA0\x80\"").first, 2u);  // a surrogate's UTF-8
+  EXPECT_EQ(run(str, "\"\xF4\x90\x80\x80\"").first, 2u);  // past U+10FFFF
+  EXPECT_EQ(run(str, R"("\uD800")").first, 4u);  // a lone surrogate escape
+  EXPECT_TRUE(run(str, "\"\xED\x9F\xBF\xF0\x90\x80\x80\\u00e9\"").second);
+}
+
+// Patterns against hand-picked texts; RandomWalksMatchStdRegex checks them against std::regex.
+TEST(JsonMatcher, StringPatterns) {
+  const auto pat = [](const char* p) { return JsonMatcher(compile_schema({{"type", "string"}, {"pattern", p}})); };
+  EXPECT_TRUE(run(pat("^[a-z]+-\\d{2,3}$"), R"("abc-12")").second);
+  EXPECT_EQ(run(pat("^[a-z]+-\\d{2,3}$"), R"("abc-1234")").first, 8u);
+  EXPECT_EQ(run(pat("^[a-z]+-\\d{2,3}$"), R"("Abc")").first, 1u);
+  EXPECT_EQ(run(pat("^[a-z]*$"), "\"\xC3\xA9\"").first, 1u);  // a lead byte no allowed character starts with
+  EXPECT_TRUE(run(pat("ab"), R"("xxabyy")").second);              // unanchored: anywhere
+  EXPECT_EQ(run(pat("ab"), R"("xa")").first, 3u);                  // the quote must wait for "ab"
+  EXPECT_TRUE(run(pat("^(cat|dog)s?$"), R"("dogs")").second);
+  EXPECT_EQ(run(pat("^(cat|dog)s?$"), R"("cow")").first, 2u);
+  EXPECT_TRUE(run(pat("^é+$"), "\"\\u00e9\xC3\xA9\"").second);  // an escape is its character
+  EXPECT_TRUE(run(pat("^\\d{4}-\\d{2}-\\d{2}$"), R"("2026-12-05")").second);
+  EXPECT_TRUE(run(pat("^[^\\s@]+@[^\\s@]+\\.[a-z]{2,}?$"), R"("a.b@c.org")").second);
+  // with a length bound too
+  EXPECT_EQ(run(JsonMatcher(compile_schema({{"type", "string"}, {"pattern", "^a+$"}, {"maxLength", 2}})), R"("aaa")").first, 3u);
+  for (const char* bad : {"(a", "a)", "a**", "\\1", "(?=a)", "\\bx", "\\p{L}", "[z-a]", "a^b", "^a|b$", "[]"}) {
+    try {
+      pat(bad);
+      ADD_FAILURE() << "accepted the pattern " << bad;
+    } catch (const SchemaError& e) {
+      EXPECT_NE(std::string(e.what()).find("pattern"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Random strings over a small alphabet: the matcher takes the string's JSON exactly when std::regex (ECMAScript,
+// an independent engine) finds the pattern in it; and random walks through what the matcher allows end only in
+// strings std::regex matches. Seeds are printed.
+TEST(JsonMatcher, RandomWalksMatchStdRegex) {
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  const std::string alphabet = "ab-1 _.xZ";
+  for (const char* p : {"^a+b?$", "a.b", "^(ab|ba)*-?\\d{1,3}$", "^[^ab]{2}[a-z0-9_]*$", "x|Z1", "^\\w+( \\w+)*$", "(?:a|b)+?1$", "^.{0,4}$"}) {
+    const std::regex re(p, std::regex::ECMAScript);
+    const JsonMatcher m0(compile_schema({{"type", "string"}, {"pattern", p}}));
+    for (int i = 0; i < 400; ++i) {
+      std::string str;
+      for (size_t n = rng() % 8; n > 0; --n) str += alphabet[rng() % alphabet.size()];
+      EXPECT_EQ(run(m0, json(str).dump()).second, std::regex_search(str, re)) << p << " on '" << str << "' seed " << seed;
+    }
+    for (int walk = 0; walk < 100; ++walk) {
+      JsonMatcher m = m0;
+      std::string text;
+      for (int i = 0; i < 30 && !(m.accepting() && rng() % 3 == 0); ++i) {
+        std::vector<char> ok;
+        for (char c : alphabet + "\"") {
+          JsonMatcher t = m;
+          if (t.feed(c)) ok.push_back(c);
+        }
+        if (ok.empty()) break;
+        const char c = ok[rng() % ok.size()];
+        ASSERT_TRUE(m.feed(c));
+        text += c;
+      }
+      if (!m.accepting()) continue;
+      EXPECT_TRUE(std::regex_search(json::parse(text).get<std::string>(), re)) << p << " walked to " << text << " seed " << seed;
+    }
+  }
+}
+
+// A tool's parameters keep their own "#" inside the call wrapper; a required call reaches the 128th tool.
+TEST(JsonMatcher, ComposedToolCalls) {
+  const Node tree = compile_schema(nlohmann::ordered_json::parse(R"({"type": "object", "properties": {"kid": {"$ref": "#"}}, "additionalProperties": false})"));
+  const Node call = closed_object({{"name", constant("t")}, {"arguments", tree}});
+  EXPECT_TRUE(run(JsonMatcher(call), R"({"name": "t", "arguments": {"kid": {"kid": {}}}})").second);
+  EXPECT_EQ(run(JsonMatcher(call), R"({"name": "t", "arguments": {"name": "t"}})").first, 29u);
+  std::vector<Node> tools;
+  for (int i = 0; i < 128; ++i)
+    tools.push_back(closed_object({{"name", constant("tool" + std::to_string(i))}, {"arguments", compile_schema({{"type", "object"}, {"properties", {{"x" + std::to_string(i), {{"type", "integer"}}}}}, {"additionalProperties", false}})}}));
+  EXPECT_TRUE(run(JsonMatcher(one_of(tools)), R"({"name": "tool127", "arguments": {"x127": 5}})").second);
+  EXPECT_EQ(run(JsonMatcher(one_of(tools)), R"({"name": "tool127", "arguments": {"x12": 5}})").first, 38u);
+}
+
 TEST(JsonMatcher, UnsupportedKeywordsAreNamed) {
-  for (const char* s : {R"({"type": "string", "pattern": "^a"})", R"({"type": "number", "minimum": 0})", R"({"allOf": [{}]})",
+  for (const char* s : {R"j({"type": "string", "pattern": "(?!a)"})j", R"({"type": "number", "minimum": 0})", R"({"allOf": [{}]})",
                         R"({"type": "object", "additionalProperties": {"type": "string"}})", R"({"$ref": "http://x/y"})", R"({"type": "date"})",
                         R"({"required": ["a"], "properties": {}})", R"({"enum": []})"}) {
     try {
@@ -108,9 +203,10 @@ TEST(JsonMatcher, UnsupportedKeywordsAreNamed) {
     }
   }
   try {
-    compile_schema(nlohmann::ordered_json::parse(R"({"type": "string", "pattern": "^a"})"));
+    compile_schema(nlohmann::ordered_json::parse(R"({"type": "number", "minimum": 0})"));
+    ADD_FAILURE() << "accepted minimum";
   } catch (const SchemaError& e) {
-    EXPECT_NE(std::string(e.what()).find("pattern"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("minimum"), std::string::npos);
   }
 }
 
@@ -169,10 +265,17 @@ TEST(TokenMask, TrieWalkEqualsFeedingEveryToken) {
   if (path.empty() || !std::filesystem::exists(path)) GTEST_SKIP() << "SmolLM2 is not installed (scripts/setup.sh)";
   const Tokenizer tok = Tokenizer::from_gguf(GGUFFile::open(path));
   const TokenTrie trie(tok);
-  for (const char* prefix : {"", "{", R"({"na)", R"({"name": "Al)", R"({"name": "A", "age": -1)", R"({"name": "A", "age": 1, "tags": [)",
-                             R"({"name": "A", "age": 1, "tags": ["a")", R"({"name": "A\)", R"({"name": "A", "age": 2})",
-                             "{\"name\": \"\xC3", "{\"name\": \"\xE2\x82"}) {
-    JsonMatcher m = matcher(kPerson);
+  // kPerson's states, and an open object's key (other keys, none spelling a declared name) and pattern strings
+  const char* open = R"({"type": "object", "properties": {"city": {"type": "string", "pattern": "^[A-Z][a-z]+( [A-Z][a-z]+)?$"},
+    "code": {"type": "string", "pattern": "\\d{3}-é"}}, "additionalProperties": true})";
+  const std::vector<std::pair<const char*, const char*>> states = {
+      {kPerson, ""}, {kPerson, "{"}, {kPerson, R"({"na)"}, {kPerson, R"({"name": "Al)"}, {kPerson, R"({"name": "A", "age": -1)"},
+      {kPerson, R"({"name": "A", "age": 1, "tags": [)"}, {kPerson, R"({"name": "A", "age": 1, "tags": ["a")"}, {kPerson, R"({"name": "A\)"},
+      {kPerson, R"({"name": "A", "age": 2})"}, {kPerson, "{\"name\": \"\xC3"}, {kPerson, "{\"name\": \"\xE2\x82"},
+      {kPerson, "{\"name\": \"\xE0"}, {open, R"({")"}, {open, R"({"ci)"}, {open, R"({"cityz)"}, {open, R"({"city": ")"},
+      {open, R"({"city": "Os)"}, {open, R"({"city": "New Y)"}, {open, R"({"code": "12)"}, {open, R"({"code": "x123-)"}};
+  for (const auto& [schema, prefix] : states) {
+    JsonMatcher m = matcher(schema);
     ASSERT_TRUE(m.feed(std::string_view(prefix))) << prefix;
     std::vector<uint8_t> got;
     trie.allowed(m, got);

@@ -606,7 +606,9 @@ TEST(DraftedDecode, GivesTheGreedyTokensWhateverTheGuesses) {
       EXPECT_EQ(accepted, 0) << "a wrong first guess was accepted";
     }
   }
-  EXPECT_THROW(gen.next_drafted({5, 6, 7, 8, 9}, kRows), std::invalid_argument);  // no room for the guesses
+  EXPECT_THROW(gen.next_drafted({5, 6, 7, 8, 9}, kRows), std::invalid_argument);  // more guesses than rows after the pending one
+  while (gen.position(0) - 1 + kRows <= kMaxContext) gen.next(s);  // the rows start at the pending token
+  EXPECT_THROW(gen.next_drafted({5}, kRows), std::invalid_argument);  // no room left in the context for the rows
   remove_outputs(path);
 }
 

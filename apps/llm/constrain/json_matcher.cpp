@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "constrain/string_pattern.hpp"
+
 namespace tg::llm::constrain {
 
 namespace {
@@ -24,7 +26,9 @@ const std::vector<std::string>& keyword_literals() {
 }
 
 bool digit(char c) { return c >= '0' && c <= '9'; }
-bool hex(char c) { return digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+int hex_value(char c) {
+  return digit(c) ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
 
 uint64_t all_bits(size_t n) { return n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1; }
 
@@ -56,6 +60,91 @@ bool JsonMatcher::can_end(const Frame& f) {
   return false;
 }
 
+// A string's closing quote: its length and pattern are met, and an undeclared key is not a declared name.
+bool JsonMatcher::string_may_end(const Frame& f) {
+  if (f.key) return !f.bits || !names_end(f);
+  return f.count >= f.node->min_length && (!f.node->pattern || f.node->pattern->accepting(static_cast<uint32_t>(f.bits)));
+}
+
+// An undeclared key (object frame's "other key") still spelling a declared name: whether one ends here.
+bool JsonMatcher::names_end(const Frame& f) {
+  const auto& names = f.node->quoted_keys;
+  for (size_t i = 0; i < names.size(); ++i)
+    if ((f.bits >> i & 1) && names[i].size() == static_cast<size_t>(f.count) + 1) return true;
+  return false;
+}
+
+// A string's byte other than its closing quote. Characters are decoded as they come (UTF-8, or an escape) so
+// the pattern sees code points; a character partly written must keep a completion that is well-formed (no
+// overlong forms, no surrogates) and that the pattern takes.
+bool JsonMatcher::string_byte(Frame& f, char c) {
+  const auto u = static_cast<unsigned char>(c);
+  const SchemaNode* node = f.node;
+  const bool escape = (f.state >= 1 && f.state <= 5) || c == '\\';
+  if (f.key && f.bits) {  // an undeclared key may not spell a declared name: track the names it still could
+    const auto& names = node->quoted_keys;
+    uint64_t alive = 0;
+    for (size_t i = 0; i < names.size(); ++i)
+      if ((f.bits >> i & 1) && names[i].size() > static_cast<size_t>(f.count) && names[i][static_cast<size_t>(f.count)] == c) alive |= uint64_t{1} << i;
+    if (!alive && escape) return false;  // an escape that spells a name another way
+    f.bits = alive;
+    ++f.count;
+  }
+  const bool room = f.key || node->max_length < 0 || f.count < node->max_length;
+  char32_t lo = 0, hi = 0;  // the code points the character so far may still become
+  bool whole = false;
+  if (f.state == 1) {  // after a backslash
+    static constexpr std::string_view kEscapes = "\"\\/bfnrt", kMeans = "\"\\/\b\f\n\r\t";
+    if (c == 'u') {
+      f.state = 2, f.prop = 0, hi = 0xFFFF;
+    } else if (const size_t at = kEscapes.find(c); at != std::string_view::npos) {
+      f.state = 0, lo = hi = static_cast<unsigned char>(kMeans[at]), whole = true;
+    } else {
+      return false;
+    }
+  } else if (f.state >= 2 && f.state <= 5) {  // \uXXXX: reading digit state - 1
+    const int x = hex_value(c);
+    if (x < 0) return false;
+    f.prop = f.prop * 16 + x;
+    const int left = 4 * (5 - f.state);  // bits of digits still owed
+    lo = static_cast<char32_t>(f.prop) << left, hi = lo | ((char32_t{1} << left) - 1);
+    if (lo >= 0xD800 && hi <= 0xDFFF) return false;  // a lone surrogate is no character (write its UTF-8)
+    if (++f.state == 6) f.state = 0, whole = true;
+  } else if (f.pos > 0) {  // a continuation byte; state 6: the first, whose range the lead byte narrows
+    if (f.state == 6 ? !utf8_follows(static_cast<unsigned char>(f.prop), u) : (u & 0xC0) != 0x80) return false;
+    if (f.state == 6) f.prop &= 0x3F >> f.pos, f.state = 0;
+    f.prop = f.prop << 6 | (u & 0x3F);
+    --f.pos;
+    lo = static_cast<char32_t>(f.prop) << (6 * f.pos), hi = lo | ((char32_t{1} << (6 * f.pos)) - 1);
+    whole = f.pos == 0;
+  } else if (c == '\\') {
+    if (!room) return false;
+    f.state = 1, hi = 0xFFFF;
+    if (!f.key) ++f.count;
+  } else {
+    const int more = utf8_continuations(u);
+    if (u < 0x20 || more < 0 || !room) return false;  // control characters are escaped in JSON
+    if (!f.key) ++f.count;
+    if (more == 0) {
+      lo = hi = u, whole = true;
+    } else {
+      f.state = 6, f.prop = u, f.pos = more;
+      static constexpr char32_t kLeast[] = {0, 0x80, 0x800, 0x10000};
+      lo = std::max<char32_t>(kLeast[more], static_cast<char32_t>(u & (0x3F >> more)) << (6 * more));
+      hi = std::min<char32_t>(0x10FFFF, (static_cast<char32_t>(u & (0x3F >> more)) << (6 * more)) | ((char32_t{1} << (6 * more)) - 1));
+    }
+  }
+  if (whole) f.prop = 0;  // between characters the state holds no partial code point (mask caching)
+  if (f.key || !node->pattern) return true;
+  if (whole) {
+    const uint32_t next = node->pattern->next(static_cast<uint32_t>(f.bits), lo);
+    if (next == StringPattern::kDead) return false;
+    f.bits = next;
+    return true;
+  }
+  return node->pattern->any_in(static_cast<uint32_t>(f.bits), lo, hi);
+}
+
 // The top frame is done: its parent takes the next state (and, for a key, which property it named).
 void JsonMatcher::pop(Path& p) {
   Frame child = p.stack.back();
@@ -81,7 +170,7 @@ void JsonMatcher::start_value(Path p, const SchemaNode* node, char c, std::vecto
   if (p.stack.size() >= kMaxDepth || out.size() >= kMaxPaths || hops > 64) return;  // bounded fan-out and recursion
   Kind k = node->kind;
   if (k == Kind::any_of) {
-    for (const Node& o : node->options) start_value(p, o.get(), c, out, hops + 1);
+    for (const SchemaNode* o : node->options) start_value(p, o, c, out, hops + 1);
     return;
   }
   Frame f{Frame::Kind::value};
@@ -108,6 +197,8 @@ void JsonMatcher::start_value(Path p, const SchemaNode* node, char c, std::vecto
     case Kind::string:
       if (c != '"') return;
       f.kind = Frame::Kind::string;
+      f.prop = 0;
+      f.bits = node->pattern ? node->pattern->start() : 0;
       break;
     case Kind::number:
     case Kind::integer: {
@@ -153,7 +244,8 @@ void JsonMatcher::step(Path p, char c, std::vector<Path>& out) const {
       return start_value(std::move(p), node, c, out);
     case Frame::Kind::text: {
       const std::string& t = (*f.cands)[0];
-      if (f.pos == 0 && ws) keep_ws(p);  // whitespace before the text, unless it is the text's own (both tried)
+      // whitespace before the closing text, unless it is the text's own (both tried); the opening text is exact
+      if (f.pos == 0 && ws && f.cands == &(*texts_)[1]) keep_ws(p);
       if (t[static_cast<size_t>(f.pos)] != c) return;
       p.ws = 0;
       if (++f.pos == static_cast<int32_t>(t.size())) pop(p);
@@ -178,36 +270,11 @@ void JsonMatcher::step(Path p, char c, std::vector<Path>& out) const {
     }
     case Frame::Kind::string: {
       p.ws = 0;
-      if (f.state == 1) {  // after a backslash
-        if (c == 'u') {
-          f.state = 2;
-        } else if (std::string_view("\"\\/bfnrt").find(c) != std::string_view::npos) {
-          f.state = 0;
-          ++f.count;
-        } else {
-          return;
-        }
-      } else if (f.state >= 2) {  // \uXXXX: state 2..5 reads hex digit state - 1
-        if (!hex(c)) return;
-        if (++f.state == 6) f.state = 0, ++f.count;
-      } else if (f.pos > 0) {  // inside a UTF-8 character: pos continuation bytes still owed
-        if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) return;
-        --f.pos;
-      } else if (c == '"') {
-        if (!f.key && f.count < node->min_length) return;
+      if (c == '"' && f.state == 0 && f.pos == 0) {
+        if (!string_may_end(f)) return;
         pop(p);
-      } else if (c == '\\') {
-        if (!f.key && node->max_length >= 0 && f.count >= node->max_length) return;
-        f.state = 1;
-      } else if (static_cast<unsigned char>(c) < 0x20) {
-        return;  // control characters are escaped in JSON
-      } else {
-        // well-formed UTF-8 only (a stray byte would decode as U+FFFD, a character the count missed)
-        const int more = JsonMatcher::utf8_continuations(static_cast<unsigned char>(c));
-        if (more < 0) return;
-        if (!f.key && node->max_length >= 0 && f.count >= node->max_length) return;
-        ++f.count;
-        f.pos = more;
+      } else if (!string_byte(f, c)) {
+        return;
       }
       out.push_back(std::move(p));
       return;
@@ -270,10 +337,13 @@ void JsonMatcher::step(Path p, char c, std::vector<Path>& out) const {
           q.stack.push_back(k);
           step(std::move(q), c, out);
         }
-        if (other_keys) {  // or any other name (its value any JSON)
+        if (other_keys) {  // or any other name (its value any JSON), none spelling a declared one
           Frame k{Frame::Kind::string};
           k.node = node;
           k.key = true;
+          k.prop = 0;
+          k.bits = all_bits(n);
+          k.count = 1;  // bytes of the quoted names matched: the quote
           p.stack.push_back(k);
           out.push_back(std::move(p));
         }
@@ -281,7 +351,7 @@ void JsonMatcher::step(Path p, char c, std::vector<Path>& out) const {
       }
       if (f.state == kColon && c == ':') {
         Frame v{Frame::Kind::value};
-        v.node = f.prop >= 0 ? node->properties[static_cast<size_t>(f.prop)].second.get() : any_value().get();
+        v.node = f.prop >= 0 ? node->properties[static_cast<size_t>(f.prop)].second : any_value().get();
         if (f.prop >= 0) f.count = f.prop + 1;
         f.state = kValue;
         p.ws = 0;
@@ -309,7 +379,7 @@ void JsonMatcher::step(Path p, char c, std::vector<Path>& out) const {
       }
       if ((f.state == kArrOpen || f.state == kArrComma) && may_add) {
         f.state = kItem;
-        const SchemaNode* items = node->items ? node->items.get() : any_value().get();
+        const SchemaNode* items = node->items ? node->items : any_value().get();
         start_value(std::move(p), items, c, out);
       }
       return;
@@ -346,7 +416,8 @@ bool JsonMatcher::accepting() const {
 bool JsonMatcher::in_plain_string() const {
   if (paths_.size() != 1 || paths_[0].stack.empty()) return false;
   const Frame& f = paths_[0].stack.back();
-  return f.kind == Frame::Kind::string && f.state == 0 && f.pos == 0 && (f.key || (f.node->min_length == 0 && f.node->max_length < 0));
+  return f.kind == Frame::Kind::string && f.state == 0 && f.pos == 0 &&
+         (f.key ? !f.bits : f.node->min_length == 0 && f.node->max_length < 0 && !f.node->pattern);
 }
 
 std::vector<JsonMatcher> JsonMatcher::paths() const {
@@ -376,6 +447,7 @@ std::string JsonMatcher::key() const {
       // counts matter only where a bound reads them: strings and arrays with limits, numbers (their length cap)
       int64_t count = 0;
       if (f.kind == Frame::Kind::string && !f.key && (f.node->min_length > 0 || f.node->max_length >= 0)) count = f.count;
+      if (f.kind == Frame::Kind::string && f.key && f.bits) count = f.count;
       if (f.kind == Frame::Kind::array && (f.node->min_items > 0 || f.node->max_items >= 0)) count = f.count;
       if (f.kind == Frame::Kind::number || f.kind == Frame::Kind::object) count = f.count;
       put(&count, sizeof count);

@@ -41,21 +41,32 @@ class JsonMatcher {
     if (c >= 0xF0 && c <= 0xF4) return 3;
     return -1;
   }
+  // Whether c may follow the lead byte `lead` (no overlong forms, no surrogates, nothing past U+10FFFF).
+  static bool utf8_follows(unsigned char lead, unsigned char c) {
+    const unsigned char lo = lead == 0xE0 ? 0xA0 : lead == 0xF0 ? 0x90 : 0x80, hi = lead == 0xED ? 0x9F : lead == 0xF4 ? 0x8F : 0xBF;
+    return c >= lo && c <= hi;
+  }
   static bool plain_byte(char c) { return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x80 && c != '"' && c != '\\'; }
 
   // Whitespace runs longer than this are refused (a model must not stall in them).
   static constexpr int kMaxWhitespace = 48;
-  static constexpr size_t kMaxDepth = 32, kMaxPaths = 32;
+  // Paths: an anyOf's options stay alive together until a byte decides (a required call of 128 tools, OpenAI's
+  // bound, is 128 paths until the name is written).
+  static constexpr size_t kMaxDepth = 32, kMaxPaths = 128;
 
  private:
   struct Frame {
     enum class Kind : uint8_t { value, object, array, string, number, literal, text } kind;
     const SchemaNode* node = nullptr;
-    uint8_t state = 0;
+    uint8_t state = 0;  // string: 0 between characters, 1 after a backslash, 2-5 in \uXXXX, 6 before a UTF-8 lead's first
+                        // continuation byte
     bool key = false;         // a string or literal that is an object's key
-    int32_t prop = -1;        // object: the property whose value comes next (-1: another key)
-    int64_t count = 0;        // string: characters; array: items; number: characters; object: the next property
-    uint64_t bits = 0;        // literal: candidates still matching
+    int32_t prop = -1;        // object: the property whose value comes next (-1: another key); string: the
+                              // character's code point so far (state 6: its lead byte)
+    int64_t count = 0;        // string: characters (an undeclared key: bytes); array: items; number: characters;
+                              // object: the next property
+    uint64_t bits = 0;        // literal: candidates still matching; string: its pattern's state; an undeclared
+                              // key: the declared names it still spells
     int32_t pos = 0;          // literal / text: bytes matched; string: UTF-8 continuation bytes owed
     const std::vector<std::string>* cands = nullptr;  // literal: the candidates; text: one
   };
@@ -68,6 +79,9 @@ class JsonMatcher {
   // hops: anyOf levels entered without a byte (a schema whose anyOf reaches itself stops there)
   void start_value(Path p, const SchemaNode* node, char c, std::vector<Path>& out, int hops = 0) const;
   static bool can_end(const Frame& f);
+  static bool string_byte(Frame& f, char c);
+  static bool string_may_end(const Frame& f);
+  static bool names_end(const Frame& f);
   static void pop(Path& p);
   static bool whitespace(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 

@@ -1,8 +1,11 @@
 // Schema keywords to grammar nodes: a table of the keywords each construct reads, every other keyword refused.
 #include "constrain/json_schema.hpp"
 
+#include <deque>
 #include <map>
 #include <set>
+
+#include "constrain/string_pattern.hpp"
 
 namespace tg::llm::constrain {
 
@@ -14,17 +17,35 @@ namespace {
 const std::set<std::string> kAnnotations = {"title", "description", "default", "examples", "$schema", "$id", "format", "$comment",
                                             "$defs", "definitions", "strict"};
 const std::set<std::string> kKnown = {"type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems",
-                                      "minLength", "maxLength", "enum", "const", "anyOf", "oneOf", "$ref"};
+                                      "minLength", "maxLength", "pattern", "enum", "const", "anyOf", "oneOf", "$ref"};
+
+// Where a schema's nodes live (json_schema.hpp: Node)
+struct Arena {
+  std::deque<SchemaNode> nodes;
+  std::deque<StringPattern> patterns;
+  std::vector<Node> kept;  // other schemas' roots that these nodes point into
+  SchemaNode* make() { return &nodes.emplace_back(); }
+};
+
+Node root_of(std::shared_ptr<Arena> arena, const SchemaNode* root) { return Node(std::move(arena), root); }
+
+SchemaNode* literals(Arena& arena, const json& values) {
+  SchemaNode* n = arena.make();
+  n->kind = SchemaNode::Kind::literals;
+  if (values.size() > 64) throw SchemaError("an enum of more than 64 values is not supported");
+  for (const json& v : values) n->literals.push_back(v.dump());
+  return n;
+}
 
 class Compiler {
  public:
-  explicit Compiler(const json& root) : root_(root) {}
+  Compiler(const json& root, Arena& arena) : root_(root), arena_(arena) {}
 
-  Node compile(const json& s, int depth) {
+  const SchemaNode* compile(const json& s, int depth) {
     if (depth > 64) throw SchemaError("the schema nests deeper than 64 levels (or its $refs loop)");
     if (s.is_boolean()) {
       if (!s.get<bool>()) throw SchemaError("the schema 'false' accepts nothing");
-      return any_value();
+      return any_value().get();
     }
     if (!s.is_object()) throw SchemaError("a schema must be an object or a boolean, not " + s.dump());
     for (const auto& [k, v] : s.items())
@@ -32,20 +53,20 @@ class Compiler {
     if (s.contains("$ref")) {  // compiled once: a recursive schema (a tree) points back at its own node
       const std::string ref = s["$ref"].is_string() ? s["$ref"].get<std::string>() : s["$ref"].dump();
       if (auto it = refs_.find(ref); it != refs_.end()) return it->second;
-      auto n = std::make_shared<SchemaNode>();
+      SchemaNode* n = arena_.make();
       refs_[ref] = n;
       *n = *compile(resolve(s["$ref"]), depth + 1);
       return n;
     }
-    if (s.contains("const")) return literals(json::array({s["const"]}));
+    if (s.contains("const")) return literals(arena_, json::array({s["const"]}));
     if (s.contains("enum")) {
       if (!s["enum"].is_array() || s["enum"].empty()) throw SchemaError("'enum' must be a non-empty list");
-      return literals(s["enum"]);
+      return literals(arena_, s["enum"]);
     }
     for (const char* key : {"anyOf", "oneOf"})
       if (s.contains(key)) {
         if (!s[key].is_array() || s[key].empty()) throw SchemaError(std::string("'") + key + "' must be a non-empty list");
-        auto n = std::make_shared<SchemaNode>();
+        SchemaNode* n = arena_.make();
         n->kind = SchemaNode::Kind::any_of;
         for (const json& o : s[key]) n->options.push_back(compile(o, depth + 1));
         return n;
@@ -53,12 +74,13 @@ class Compiler {
     if (!s.contains("type")) {
       if (s.contains("properties") || s.contains("required") || s.contains("additionalProperties")) return typed(s, "object", depth);
       if (s.contains("items")) return typed(s, "array", depth);
-      return any_value();
+      if (s.contains("pattern") || s.contains("minLength") || s.contains("maxLength")) return typed(s, "string", depth);
+      return any_value().get();
     }
     const json& t = s["type"];
     if (t.is_string()) return typed(s, t.get<std::string>(), depth);
     if (!t.is_array() || t.empty()) throw SchemaError("'type' must be a type name or a non-empty list of them");
-    auto n = std::make_shared<SchemaNode>();
+    SchemaNode* n = arena_.make();
     n->kind = SchemaNode::Kind::any_of;
     for (const json& name : t) {
       if (!name.is_string()) throw SchemaError("'type' lists names: " + t.dump());
@@ -89,16 +111,8 @@ class Compiler {
     return s[key].get<int64_t>();
   }
 
-  Node literals(const json& values) {
-    auto n = std::make_shared<SchemaNode>();
-    n->kind = SchemaNode::Kind::literals;
-    if (values.size() > 64) throw SchemaError("an enum of more than 64 values is not supported");
-    for (const json& v : values) n->literals.push_back(v.dump());
-    return n;
-  }
-
-  Node typed(const json& s, const std::string& type, int depth) {
-    auto n = std::make_shared<SchemaNode>();
+  const SchemaNode* typed(const json& s, const std::string& type, int depth) {
+    SchemaNode* n = arena_.make();
     if (type == "object") {
       n->kind = SchemaNode::Kind::object;
       if (s.contains("properties")) {
@@ -117,6 +131,9 @@ class Compiler {
           n->required[i] = true;
         }
       }
+      // other keys only where the schema asks for them (additionalProperties true), as llama.cpp's grammars do:
+      // a reply without them still validates, and small models otherwise wander through invented keys
+      n->additional = false;
       if (s.contains("additionalProperties")) {
         const json& a = s["additionalProperties"];
         if (a.is_boolean()) {
@@ -138,12 +155,16 @@ class Compiler {
       n->min_length = count(s, "minLength", 0);
       n->max_length = count(s, "maxLength", -1);
       if (n->max_length >= 0 && n->max_length < n->min_length) throw SchemaError("'maxLength' is below 'minLength'");
+      if (s.contains("pattern")) {
+        if (!s["pattern"].is_string()) throw SchemaError("'pattern' must be a string");
+        n->pattern = &arena_.patterns.emplace_back(s["pattern"].get<std::string>());
+      }
     } else if (type == "number" || type == "integer") {
       n->kind = type == "number" ? SchemaNode::Kind::number : SchemaNode::Kind::integer;
     } else if (type == "boolean") {
-      return literals(json::array({true, false}));
+      return literals(arena_, json::array({true, false}));
     } else if (type == "null") {
-      return literals(json::array({nullptr}));
+      return literals(arena_, json::array({nullptr}));
     } else {
       throw SchemaError("the type '" + type + "' is not a JSON Schema type");
     }
@@ -151,12 +172,45 @@ class Compiler {
   }
 
   const json& root_;
-  std::map<std::string, std::shared_ptr<SchemaNode>> refs_;
+  Arena& arena_;
+  std::map<std::string, SchemaNode*> refs_;
 };
 
 }  // namespace
 
-Node compile_schema(const json& schema) { return Compiler(schema).compile(schema, 0); }
+Node compile_schema(const json& schema) {
+  auto arena = std::make_shared<Arena>();
+  const SchemaNode* root = Compiler(schema, *arena).compile(schema, 0);
+  return root_of(std::move(arena), root);
+}
+
+Node closed_object(const std::vector<std::pair<std::string, Node>>& properties) {
+  auto arena = std::make_shared<Arena>();
+  SchemaNode* n = arena->make();
+  n->kind = SchemaNode::Kind::object;
+  n->additional = false;
+  for (const auto& [name, sub] : properties) {
+    n->properties.push_back({name, sub.get()});
+    n->quoted_keys.push_back(json(name).dump());
+    n->required.push_back(true);
+    arena->kept.push_back(sub);
+  }
+  return root_of(std::move(arena), n);
+}
+
+Node one_of(const std::vector<Node>& options) {
+  auto arena = std::make_shared<Arena>();
+  SchemaNode* n = arena->make();
+  n->kind = SchemaNode::Kind::any_of;
+  for (const Node& o : options) n->options.push_back(o.get());
+  arena->kept = options;
+  return root_of(std::move(arena), n);
+}
+
+Node constant(const json& value) {
+  auto arena = std::make_shared<Arena>();
+  return root_of(arena, literals(*arena, json::array({value})));
+}
 
 Node any_value() {
   static const Node n = std::make_shared<SchemaNode>();

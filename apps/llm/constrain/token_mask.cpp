@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
 
-#include "tg/error.hpp"
 #include "tokenizer.hpp"
 
 namespace tg::llm::constrain {
@@ -56,7 +56,7 @@ void TokenTrie::mark(int32_t node, std::vector<uint8_t>& allowed) const {
 }
 
 void TokenTrie::walk(int32_t node, const JsonMatcher& m, std::vector<uint8_t>& allowed) const {
-  if (m.in_plain_string()) return walk_string(node, m, 0, allowed);
+  if (m.in_plain_string()) return walk_string(node, m, 0, 0, allowed);
   for (const auto& [c, child] : nodes_[static_cast<size_t>(node)].children) {
     JsonMatcher next = m;
     if (!next.feed(c)) continue;
@@ -65,12 +65,13 @@ void TokenTrie::walk(int32_t node, const JsonMatcher& m, std::vector<uint8_t>& a
   }
 }
 
-void TokenTrie::walk_string(int32_t node, const JsonMatcher& m, int pending, std::vector<uint8_t>& allowed) const {
+void TokenTrie::walk_string(int32_t node, const JsonMatcher& m, int pending, unsigned char lead, std::vector<uint8_t>& allowed) const {
   for (const auto& [c, child] : nodes_[static_cast<size_t>(node)].children) {
     const auto u = static_cast<unsigned char>(c);
     int next = 0;
+    unsigned char next_lead = 0;
     if (pending > 0) {
-      if ((u & 0xC0) != 0x80) continue;
+      if (lead ? !JsonMatcher::utf8_follows(lead, u) : (u & 0xC0) != 0x80) continue;
       next = pending - 1;
     } else if (JsonMatcher::plain_byte(c)) {
       const Node& n = nodes_[static_cast<size_t>(child)];
@@ -80,6 +81,7 @@ void TokenTrie::walk_string(int32_t node, const JsonMatcher& m, int pending, std
       }
     } else if (JsonMatcher::utf8_continuations(u) > 0) {
       next = JsonMatcher::utf8_continuations(u);
+      next_lead = u;
     } else {  // '"', '\\', a control or a byte no character starts with: the matcher decides
       JsonMatcher after = m;
       if (!after.feed(c)) continue;
@@ -88,7 +90,7 @@ void TokenTrie::walk_string(int32_t node, const JsonMatcher& m, int pending, std
       continue;
     }
     mark(child, allowed);
-    walk_string(child, m, next, allowed);
+    walk_string(child, m, next, next_lead, allowed);
   }
 }
 
@@ -129,15 +131,22 @@ void Constraint::apply(std::span<float> logits) {
   }
   // no token spells what must come next: the text ends here, incomplete, rather than failing the decode step
   // that other requests share
-  if (!any)
-    for (int32_t t : trie_->end_tokens())
-      if (static_cast<size_t>(t) < logits.size()) logits[static_cast<size_t>(t)] = 0;
+  if (!any) end_only(logits);
 }
 
-void Constraint::accept(int32_t token) {
-  if (std::find(trie_->end_tokens().begin(), trie_->end_tokens().end(), token) != trie_->end_tokens().end()) return;
-  if (token < 0 || static_cast<size_t>(token) >= trie_->vocab() || trie_->bytes(token).empty() || !matcher_.feed(trie_->bytes(token)))
-    throw Error("tg-llm: token " + std::to_string(token) + " does not continue the constrained output");
+bool Constraint::accept(int32_t token) {
+  if (std::find(trie_->end_tokens().begin(), trie_->end_tokens().end(), token) != trie_->end_tokens().end()) return true;
+  return token >= 0 && static_cast<size_t>(token) < trie_->vocab() && !trie_->bytes(token).empty() && matcher_.feed(trie_->bytes(token));
+}
+
+void Constraint::refuse(int32_t token, std::span<float> logits) const {
+  logits[static_cast<size_t>(token)] = -std::numeric_limits<float>::infinity();
+  if (std::none_of(logits.begin(), logits.end(), [](float v) { return std::isfinite(v); })) end_only(logits);
+}
+
+void Constraint::end_only(std::span<float> logits) const {
+  for (int32_t t : trie_->end_tokens())
+    if (static_cast<size_t>(t) < logits.size()) logits[static_cast<size_t>(t)] = 0;
 }
 
 }  // namespace tg::llm::constrain

@@ -41,7 +41,8 @@ class TokenTrie {
   void walk(int32_t node, const JsonMatcher& m, std::vector<uint8_t>& allowed) const;
   // m in a string, between characters (in_plain_string), `pending` continuation bytes owed by the bytes since:
   // those bytes only check UTF-8, with no matcher copy
-  void walk_string(int32_t node, const JsonMatcher& m, int pending, std::vector<uint8_t>& allowed) const;
+  // (`lead`: the UTF-8 lead byte when the next byte is its first continuation, which it narrows; else 0)
+  void walk_string(int32_t node, const JsonMatcher& m, int pending, unsigned char lead, std::vector<uint8_t>& allowed) const;
   void mark(int32_t node, std::vector<uint8_t>& allowed) const;  // the tokens ending at node
   int32_t number(int32_t node);  // fills first / last / plain in depth-first order
   std::vector<Node> nodes_;
@@ -58,13 +59,17 @@ class Constraint {
   // -inf for every token that cannot come next. Where none can (no token spells what the schema needs), only the
   // end tokens stay: the reply ends incomplete instead of failing the batch it shares.
   void apply(std::span<float> logits);
-  // The sampled token goes into the matcher (an end token ends the text). Throws if it was masked.
-  void accept(int32_t token);
+  // The sampled token goes into the matcher (an end token ends the text), or false where the matcher refuses
+  // it (a masked token, or one the mask let through where more alternatives were alive than the matcher keeps):
+  // then refuse() masks it too, and the sampler draws again.
+  bool accept(int32_t token);
+  void refuse(int32_t token, std::span<float> logits) const;
   bool accepting() const { return matcher_.accepting(); }
   double mask_seconds() const { return mask_s_; }  // spent building masks so far
 
  private:
   const std::vector<uint8_t>& mask();
+  void end_only(std::span<float> logits) const;  // where no token can continue: the end tokens
   std::shared_ptr<const TokenTrie> trie_;
   JsonMatcher matcher_;
   // masks by matcher state, the most recently used first

@@ -177,7 +177,7 @@ class MessagesReply : public ReplyFormat {
   std::vector<std::string> close() override {
     std::vector<std::string> out;
     close_block(out);
-    out.push_back(sse({{"type", "message_delta"}, {"delta", {{"stop_reason", stop_reason()}, {"stop_sequence", nullptr}}},
+    out.push_back(sse({{"type", "message_delta"}, {"delta", {{"stop_reason", stop_reason()}, {"stop_sequence", stop_sequence()}}},
                        {"usage", {{"output_tokens", done_.usage.completion_tokens}}}},
                       "message_delta"));
     out.push_back(sse({{"type", "message_stop"}}, "message_stop"));
@@ -213,7 +213,7 @@ class MessagesReply : public ReplyFormat {
  private:
   json message(json content, json stop) const {
     return {{"id", id_}, {"type", "message"}, {"role", "assistant"}, {"model", model_}, {"content", std::move(content)},
-            {"stop_reason", std::move(stop)}, {"stop_sequence", nullptr}};
+            {"stop_reason", std::move(stop)}, {"stop_sequence", stop_sequence()}};
   }
   json tool_use(const ToolCall& c) const {
     json input = json::parse(c.arguments, nullptr, false);
@@ -221,8 +221,10 @@ class MessagesReply : public ReplyFormat {
     return {{"type", "tool_use"}, {"id", random_id("toolu_")}, {"name", c.name}, {"input", input}};
   }
   std::string stop_reason() const {
+    if (!done_.stop_sequence.empty()) return "stop_sequence";
     return done_.finish_reason == "length" ? "max_tokens" : done_.finish_reason == "tool_calls" ? "tool_use" : "end_turn";
   }
+  json stop_sequence() const { return done_.stop_sequence.empty() ? json(nullptr) : json(done_.stop_sequence); }
   void close_block(std::vector<std::string>& out) {
     if (open_.empty()) return;
     out.push_back(sse({{"type", "content_block_stop"}, {"index", index_++}}, "content_block_stop"));

@@ -149,10 +149,15 @@ bool Engine::admit(std::shared_ptr<Job> job, int slot) {
     const bool score = spec.score_prompt && spec.sampling.logprobs >= 0;
     r.usage.cached_tokens = gen_.prefill(spec.prompt, slot, score ? &scores : nullptr).reused;
     if (score) {
-      TokenLogprobs first = described({{spec.prompt[0], 0}, {}});
+      StreamDecoder text(tok_);  // each prompt token's share of the echoed text
+      text.push(spec.prompt[0]);
+      TokenLogprobs first = described({{spec.prompt[0], 0}, {}}, text.last_bytes());
       first.unscored = true;
       job->push({JobEvent::Kind::Logprobs, {}, {}, {}, {}, first});
-      for (const Logprobs& lp : scores.logprobs) job->push({JobEvent::Kind::Logprobs, {}, {}, {}, {}, described(lp)});
+      for (size_t i = 0; i < scores.logprobs.size(); ++i) {
+        text.push(spec.prompt[i + 1]);
+        job->push({JobEvent::Kind::Logprobs, {}, {}, {}, {}, described(scores.logprobs[i], text.last_bytes())});
+      }
     }
   } catch (const std::exception& e) {
     gen_.reset(slot);  // a failure mid-prefill leaves the slot in an unknown state
@@ -165,9 +170,9 @@ bool Engine::admit(std::shared_ptr<Job> job, int slot) {
   return true;
 }
 
-TokenLogprobs Engine::described(const Logprobs& lp) const {
+TokenLogprobs Engine::described(const Logprobs& lp, size_t text_bytes) const {
   auto choice = [&](const TokenLogprob& t) { return TokenChoice{tok_.token_utf8(t.token), tok_.token_bytes(t.token, true), t.logprob}; };
-  TokenLogprobs out{choice(lp.chosen), {}, false, static_cast<int64_t>(tok_.token_bytes(lp.chosen.token).size())};
+  TokenLogprobs out{choice(lp.chosen), {}, false, static_cast<int64_t>(text_bytes)};
   for (const TokenLogprob& t : lp.top) out.top.push_back(choice(t));
   return out;
 }
@@ -206,9 +211,16 @@ void Engine::step() {
     return;
   }
   const double seconds = std::chrono::duration<double>(Running::clock::now() - t0).count();
-  // a step that compiled (a new key length's capture, every 128 positions) counts as at most 3 typical ones
-  auto average = [&](double& into) { into = into == 0 ? seconds : into + 0.1 * (std::min(seconds, 3 * into) - into); };
-  if (slots.size() == 1) average(check ? drafted_step_s_ : plain_step_s_);
+  // a step that compiled (a new key length's capture, every 128 positions) counts as at most 3 typical ones; the
+  // first step of guesses always compiles, so it counts as at most the cost guessed before any was measured
+  // (else one capture could price guesses out for good: no step of them would run to correct it)
+  auto average = [&](double& into, double first_at_most) {
+    into = into == 0 ? std::min(seconds, first_at_most) : into + 0.1 * (std::min(seconds, 3 * into) - into);
+  };
+  if (slots.size() == 1) {
+    if (check) average(drafted_step_s_, plain_step_s_ > 0 ? plain_step_s_ * step_cost() : seconds);
+    else average(plain_step_s_, seconds);
+  }
   if (!draft.empty()) {
     Running& r = *running_[static_cast<size_t>(slots[0])];
     const int64_t accepted = static_cast<int64_t>(ids.size()) - 1;  // guesses right up to the first wrong one
@@ -246,8 +258,9 @@ bool Engine::emit(int slot, int32_t id) {
     return false;
   }
   ++r.usage.completion_tokens;
-  if (const auto& lp = r.sampler.last_logprobs()) r.job->push({JobEvent::Kind::Logprobs, {}, {}, {}, {}, described(*lp)});
-  r.send(r.parser.feed(r.dec.push(id)));
+  std::string text = r.dec.push(id);
+  if (const auto& lp = r.sampler.last_logprobs()) r.job->push({JobEvent::Kind::Logprobs, {}, {}, {}, {}, described(*lp, r.dec.last_bytes())});
+  r.send(r.parser.feed(std::move(text)));
   if (r.parser.stopped()) {
     r.finish = "stop";
     finish(slot);
@@ -270,7 +283,7 @@ void Engine::finish(int slot, const std::string& error) {
     if (r.finish == "stop" && r.parser.tool_calls() > 0) r.finish = "tool_calls";
   }
   if (error.empty())
-    r.job->push({JobEvent::Kind::Done, {}, r.finish, r.usage, {}});
+    r.job->push({JobEvent::Kind::Done, {}, r.finish, r.usage, {}, {}, r.parser.stop_string()});
   else
     r.job->push({JobEvent::Kind::Failed, {}, {}, r.usage, error});
   using secs = std::chrono::duration<double>;

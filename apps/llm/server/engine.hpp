@@ -63,6 +63,7 @@ struct JobEvent {
   Usage usage;                    // Done
   std::string error;              // Failed
   TokenLogprobs logprobs;         // Logprobs
+  std::string stop_sequence;      // Done: the stop string that ended the reply, if one did
 };
 
 class Job {
@@ -127,7 +128,8 @@ class Engine {
   bool emit(int slot, int32_t id);
   void finish(int slot, const std::string& error = {});
   int pick_slot(const std::vector<int32_t>& prompt) const;  // the free slot sharing the longest prefix
-  TokenLogprobs described(const Logprobs& lp) const;         // ids to the texts a client sees
+  // ids to the texts a client sees; text_bytes: what the token added to the decoded text
+  TokenLogprobs described(const Logprobs& lp, size_t text_bytes) const;
 
   Generator& gen_;
   Tokenizer tok_;

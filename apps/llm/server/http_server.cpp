@@ -260,6 +260,8 @@ class Service {
         std::string_view t = p.text;
         while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
         spec.output.in_reasoning = t.ends_with("<think>");
+        // a constrained reply is the answer, not reasoning: the open block closes first, empty
+        if (spec.output.in_reasoning && spec.constraint) spec.constraint->before = "</think>\n\n" + spec.constraint->before;
         spec.output.tools = !r.constraint || r.tool_call;  // a JSON reply is content, even where it looks like a call
         common = r;
       } else {

@@ -77,16 +77,19 @@ std::optional<ConstraintSpec> response_format(const ojson& rf) {
 // call in the Hermes format the output parser reads, <tool_call>{"name": ..., "arguments": {...}}</tool_call>,
 // its arguments constrained to the tool's parameters.
 ConstraintSpec tool_call_constraint(const ojson& tools, const std::string& only) {
-  ojson options = ojson::array();
+  std::vector<constrain::Node> options;
   for (const ojson& t : tools) {
     const std::string name = t["function"]["name"].get<std::string>();
     if (!only.empty() && name != only) continue;
-    ojson params = t["function"].contains("parameters") ? t["function"]["parameters"] : ojson{{"type", "object"}};
-    options.push_back({{"type", "object"}, {"properties", {{"name", {{"const", name}}}, {"arguments", params}}},
-                       {"required", {"name", "arguments"}}, {"additionalProperties", false}});
+    // each tool's parameters compile as their own schema: their "#" and $defs are theirs, not the wrapper's
+    const constrain::Node params = compiled(t["function"].contains("parameters") ? t["function"]["parameters"] : ojson{{"type", "object"}}, "tools");
+    options.push_back(constrain::closed_object({{"name", constrain::constant(name)}, {"arguments", params}}));
   }
   if (options.empty()) throw invalid_request("'tool_choice' names the function '" + only + "', which 'tools' does not define", "tool_choice");
-  return ConstraintSpec{compiled(options.size() == 1 ? options[0] : ojson{{"anyOf", options}}, "tools"), "<tool_call>", "</tool_call>"};
+  // each tool is one path of the matcher until its name is written: OpenAI's own bound on tools keeps them all
+  if (options.size() > constrain::JsonMatcher::kMaxPaths)
+    throw invalid_request("a required tool call chooses among at most " + std::to_string(constrain::JsonMatcher::kMaxPaths) + " tools", "tools");
+  return ConstraintSpec{options.size() == 1 ? options[0] : constrain::one_of(options), "<tool_call>", "</tool_call>"};
 }
 
 void check_model(const json& b, const RequestDefaults& d) {

@@ -34,7 +34,8 @@ OutputParser::OutputParser(Options opts) : opts_(std::move(opts)), mode_(opts_.i
 std::string OutputParser::release_before_stop(std::string_view text) {
   held_ += text;
   size_t cut = std::string::npos;
-  for (const auto& s : opts_.stop) cut = std::min(cut, held_.find(s));
+  for (const auto& s : opts_.stop)
+    if (const size_t at = held_.find(s); at < cut) cut = at, stop_string_ = s;
   if (cut != std::string::npos) {
     stopped_ = true;
     std::string out = held_.substr(0, cut);

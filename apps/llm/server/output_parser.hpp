@@ -36,6 +36,7 @@ class OutputParser {
   // Everything still held back: an unfinished tag or stop-string prefix is text, an unclosed tool call is content.
   std::vector<OutputEvent> finish();
   bool stopped() const { return stopped_; }
+  const std::string& stop_string() const { return stop_string_; }  // the stop string that ended it ("" if none)
   int tool_calls() const { return tool_calls_; }
 
  private:
@@ -51,6 +52,7 @@ class OutputParser {
   std::string buffer_;  // text past the stop filter, not yet parsed
   std::string tool_;    // body of the open tool call
   bool stopped_ = false, after_think_ = false;
+  std::string stop_string_;
   int tool_calls_ = 0;
 };
 

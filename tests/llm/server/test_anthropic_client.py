@@ -76,7 +76,7 @@ class Messages(unittest.TestCase):
         for system in ["Be brief.", [{"type": "text", "text": "Be brief."}]]:
             self.assertEqual(self.blocks(self.create("H", system=system)), [("text", "Hello, world!")])
         r = self.create("H", stop_sequences=["world"])
-        self.assertEqual((self.blocks(r), r.stop_reason), ([("text", "Hello, ")], "end_turn"))
+        self.assertEqual((self.blocks(r), r.stop_reason, r.stop_sequence), ([("text", "Hello, ")], "stop_sequence", "world"))
         r = self.create("L", max_tokens=3)
         self.assertEqual((self.blocks(r), r.stop_reason), ([("text", "lalela")], "max_tokens"))
 

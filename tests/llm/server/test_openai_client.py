@@ -103,6 +103,11 @@ class ScriptedModel(unittest.TestCase):
         m = self.chat("H", extra_body={"chat_template_kwargs": {"enable_thinking": True}}).choices[0].message
         self.assertEqual(m.model_extra["reasoning_content"], "Let me think.")
         self.assertEqual(m.content, "The answer is 4.")
+        # a constrained reply closes the open block first: the JSON is the content, not reasoning
+        m = self.chat("H", extra_body={"chat_template_kwargs": {"enable_thinking": True}},
+                      response_format={"type": "json_schema", "json_schema": {"name": "r", "schema": {"enum": ["yes"]}}}).choices[0].message
+        self.assertEqual(m.content, '"yes"')
+        self.assertFalse(m.model_extra.get("reasoning_content"))
 
     def test_template_kwargs_cannot_override_messages(self):
         with self.assertRaises(openai.BadRequestError) as e:
@@ -185,6 +190,8 @@ class ScriptedModel(unittest.TestCase):
         n = e.usage.prompt_tokens
         self.assertIsNone(e.choices[0].logprobs.token_logprobs[0])
         self.assertEqual(e.choices[0].logprobs.tokens[n:], lp.tokens)
+        # offsets into the echoed text: SentencePiece's prefix space before "L" is in no text (the completion at 1)
+        self.assertEqual(e.choices[0].logprobs.text_offset[n:], [1 + o for o in lp.text_offset])
         # scoring prompt + completion with max_tokens 0 (what evaluation harnesses send) gives the generated tokens'
         # log-probabilities again, from the prefill's logits instead of the decode steps'
         s = self.client.completions.create(model=self.model, prompt="L" + r.choices[0].text, max_tokens=0, logprobs=0, echo=True)

@@ -66,6 +66,11 @@ SCHEMAS = [
     ("an error report", {"type": "object", "properties": {"error": {"type": "object", "properties": {"message": S, "line": {"type": "integer"}},
                          "required": ["message", "line"], "additionalProperties": False}}, "required": ["error"], "additionalProperties": False}),
     ("a weekday", {"type": "string", "enum": ["mon", "tue", "wed", "thu", "fri"]}),
+    ("a date", {"type": "object", "properties": {"date": {"type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$"}}, "required": ["date"],
+                "additionalProperties": False}),
+    ("a US phone number", {"type": "string", "pattern": "^\\(\\d{3}\\) \\d{3}-\\d{4}$"}),
+    ("a lowercase username", {"type": "string", "pattern": "^[a-z][a-z0-9_]{2,15}$"}),
+    ("a hex color", {"type": "object", "properties": {"name": S, "hex": {"type": "string", "pattern": "^#[0-9a-fA-F]{6}$"}}, "required": ["name", "hex"]}),
 ]
 
 TOOLS = [
@@ -136,7 +141,7 @@ class StructuredOutputs(unittest.TestCase):
         self.assertTrue(r.choices[0].message.content.startswith("{"))
 
     def test_bad_schemas_and_tool_choices(self):
-        for schema, word in [({"type": "string", "pattern": "^a"}, "pattern"), ({"type": "integer", "minimum": 3}, "minimum"),
+        for schema, word in [({"type": "string", "pattern": "(?=a)b"}, "pattern"), ({"type": "string", "pattern": "(a)\\1"}, "backreference"), ({"type": "integer", "minimum": 3}, "minimum"),
                              ({"allOf": [{}]}, "allOf"), ({"type": "thing"}, "thing"), ({"$ref": "#/$defs/missing"}, "missing")]:
             with self.assertRaises(openai.BadRequestError) as e:
                 self.ask("x", schema)
@@ -145,7 +150,8 @@ class StructuredOutputs(unittest.TestCase):
         for kw in [{"response_format": {"type": "xml"}}, {"response_format": {"type": "json_schema"}},
                    {"tool_choice": "required"}, {"tools": TOOLS, "tool_choice": {"type": "function", "function": {"name": "nope"}}},
                    {"tools": TOOLS, "tool_choice": "sometimes"},
-                   {"tools": TOOLS, "tool_choice": "required", "response_format": {"type": "json_object"}}]:
+                   {"tools": TOOLS, "tool_choice": "required", "response_format": {"type": "json_object"}},
+                   {"tools": [{"type": "function", "function": {"name": f"f{i}"}} for i in range(129)], "tool_choice": "required"}]:
             with self.assertRaises(openai.BadRequestError):
                 self.client.chat.completions.create(model=self.model, max_tokens=5, messages=[{"role": "user", "content": "x"}], **kw)
         r = self.ask("a color", {"enum": ["red", "green"]}, temperature=0)  # still serving
