@@ -94,6 +94,11 @@ void Generator::reset(int slot) {
     if (slot < 0 || i == slot) seqs_[static_cast<size_t>(i)] = Seq{};
 }
 
+void Generator::fork(int from, int to) {
+  model_.copy_slot(from, to);
+  seq(to) = seq(from);  // the outputs too: both sample their next token from the same logits (row)
+}
+
 void Generator::feed_pending(const std::vector<int>& slots, bool greedy) {
   std::vector<int> feed;
   for (int sl : slots)

@@ -50,6 +50,9 @@ class Generator {
   // them), rows <= model().decode_rows(), and room in the context for model().decode_rows() rows.
   std::vector<int32_t> next_drafted(const std::vector<int32_t>& draft, int64_t rows, int slot = 0);
   void reset(int slot = -1);  // an empty context for `slot` (-1: every slot); the decode captures are kept
+  // Slot `to` continues from slot `from`'s context (its caches copied, the same next-token logits): n choices
+  // of one prompt, prefilled once.
+  void fork(int from, int to);
   // Tokens in the context so far (prompt and generated, the last one possibly not yet run).
   int64_t position(int slot = 0) const;
   const std::vector<int32_t>& cached_tokens(int slot = 0) const;

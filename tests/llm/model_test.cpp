@@ -481,6 +481,11 @@ TEST(HybridPrefixReuse, ThroughStateCheckpoints) {
   std::vector<int32_t> c(b);
   c[10] = c[10] == 5 ? 6 : 5;
   EXPECT_EQ(gen.reusable(c, 1), 0);
+  // n choices: B prefilled in slot 1 and forked into slot 0 (KV rows and recurrent states copied) continues as B
+  gen.prefill(b, 1);
+  gen.fork(1, 0);
+  EXPECT_EQ(continuation(0), reused) << "the forked slot";
+  EXPECT_EQ(continuation(1), reused) << "the slot forked from";
   remove_outputs(path);
 }
 
@@ -609,6 +614,33 @@ TEST(DraftedDecode, GivesTheGreedyTokensWhateverTheGuesses) {
   EXPECT_THROW(gen.next_drafted({5, 6, 7, 8, 9}, kRows), std::invalid_argument);  // more guesses than rows after the pending one
   while (gen.position(0) - 1 + kRows <= kMaxContext) gen.next(s);  // the rows start at the pending token
   EXPECT_THROW(gen.next_drafted({5}, kRows), std::invalid_argument);  // no room left in the context for the rows
+  remove_outputs(path);
+}
+
+// n choices of one prompt (Generator::fork), on a q8_0 KV cache (its scales copied too): the forked slots decode,
+// batched, the same greedy tokens as one slot alone, and sampled ones with their own seeds.
+TEST(Fork, ChoicesContinueThePrefilledContext) {
+  const auto ref = llama_reference("fork", 12);
+  if (!ref) return;
+  const auto& [path, prompt, want, greedy] = *ref;
+  auto model = Model::load(path, {.max_context = kMaxContext, .kv = KvType::q8_0, .slots = 3});
+  Generator gen(*model, 4);
+  Sampler g(SamplingParams{});
+  gen.prefill(prompt, 1);  // slots 0 and 2 stay empty until the forks fill them
+  std::vector<int32_t> alone;
+  for (int i = 0; i < 12; ++i) alone.push_back(gen.next(g, 1));
+  gen.reset();
+  gen.prefill(prompt, 1);
+  gen.fork(1, 0);
+  gen.fork(1, 2);
+  std::vector<std::vector<int32_t>> got(3);
+  Sampler g0(SamplingParams{}), g1(SamplingParams{}), g2(SamplingParams{});
+  for (int i = 0; i < 12; ++i) {
+    const std::vector<int32_t> t = gen.next_batch({0, 1, 2}, {&g0, &g1, &g2});
+    for (size_t s = 0; s < 3; ++s) got[s].push_back(t[s]);
+  }
+  for (size_t s = 0; s < 3; ++s) EXPECT_EQ(got[s], alone) << "slot " << s;
+  EXPECT_THROW(gen.fork(1, 1), std::invalid_argument);
   remove_outputs(path);
 }
 

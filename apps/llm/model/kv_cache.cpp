@@ -64,6 +64,18 @@ void KvCache::write(const Tensor& rows, const SeqPos& at) {
   k({}, {rows, data_, *scales_}, {at.base, at.pos});
 }
 
+void KvCache::copy(const BoundVariable& from, const BoundVariable& to, int64_t len) {
+  for (const Tensor& t : tensors()) {
+    const int64_t positions = t.shape()[1];
+    CustomKernel k("kv_copy");
+    KExpr c = k.range(t.shape()[0], Axis::GLOBAL), j = k.range(len, Axis::GLOBAL);
+    KExpr src = k.variable(from.var()).cast(dtypes::int64), dst = k.variable(to.var()).cast(dtypes::int64);
+    k.run(k.store(k.buffer(0, t.dtype()), c * positions + dst + j, k.load(k.buffer(0, t.dtype()), c * positions + src + j)));
+    k.parallel();
+    k({}, {t}, {from, to});
+  }
+}
+
 std::vector<Tensor> KvCache::tensors() const {
   if (scales_) return {data_, *scales_};
   return {data_};

@@ -34,6 +34,8 @@ class KvCache {
   void write(const Tensor& rows, const SeqPos& at);
   // Columns [base, base + len) as float32 (width, len).
   Tensor read(const SeqPos& at, const Dim& len) const;
+  // Columns [from, from + len) copied to [to, to + len), in place (another slot's context: n choices).
+  void copy(const BoundVariable& from, const BoundVariable& to, int64_t len);
   // For kernels that read the cache in place: its tensors (the values, then q8_0's scales), to pass as buffers
   // first, first + 1; and the float32 value at (row, column) read from them.
   std::vector<Tensor> tensors() const;

@@ -86,6 +86,7 @@ class Model {
   // For the others: the slot's state saved, and put back (prefix reuse through checkpoints, Generator).
   SequenceState::Checkpoint checkpoint(int slot) const { return state_->checkpoint(slot); }
   void restore(int slot, const SequenceState::Checkpoint& c) { state_->restore(slot, c); }
+  void copy_slot(int from, int to) { state_->copy_slot(from, to); }
   // The padded length a chunk of n tokens at start_pos runs as: 1, 8, 16, 32, then multiples of 64 (n itself
   // where that would not fit in the cache).
   int64_t prefill_length(int64_t n, int64_t start_pos) const;

@@ -11,7 +11,16 @@ SequenceState::SequenceState(int slots, int64_t max_context, KvType kv, DType re
       kv_(kv),
       recurrent_dtype_(recurrent),
       device_(std::move(device)),
-      key_index_(Tensor::arange(0, static_cast<double>(rows_), 1, dtypes::int32, device_).contiguous().realize()) {}
+      key_index_(Tensor::arange(0, static_cast<double>(rows_), 1, dtypes::int32, device_).contiguous().realize()),
+      copy_from_("copy_from", 0, (slots - 1) * rows_),
+      copy_to_("copy_to", 0, (slots - 1) * rows_) {}
+
+void SequenceState::copy_slot(int from, int to) {
+  if (from < 0 || to < 0 || from >= slots_ || to >= slots_ || from == to)
+    throw std::invalid_argument("tg-llm: no copy from slot " + std::to_string(from) + " to slot " + std::to_string(to));
+  for (KvCache& kv : kv_caches_) kv.copy(copy_from_.bind(from * rows_), copy_to_.bind(to * rows_), rows_);
+  if (has_recurrent_state()) restore(to, checkpoint(from));
+}
 
 const Tensor& SequenceState::add_recurrent_state(int64_t rows, int64_t width) {
   return recurrent_.emplace_back(Tensor::zeros({slots_ * rows, width}, recurrent_dtype_, device_).contiguous().realize());

@@ -40,6 +40,8 @@ class SequenceState {
   bool has_recurrent_state() const { return !recurrent_.empty(); }
   Checkpoint checkpoint(int slot) const;
   void restore(int slot, const Checkpoint& c);
+  // Slot `to` takes slot `from`'s state: every KV cache's rows and recurrent state (one prompt, n choices).
+  void copy_slot(int from, int to);
 
   // (B, 3) int32: each sequence's first cache row (slot * rows_per_slot), position and real tokens (`valid` for a
   // single sequence, a prefill chunk; 1 each in a decode batch), for the kernels that update a recurrent state.
@@ -54,6 +56,7 @@ class SequenceState {
   Tensor key_index_;
   std::deque<KvCache> kv_caches_;  // deques: references stay valid as layers add theirs
   std::deque<Tensor> recurrent_;
+  Variable copy_from_, copy_to_;  // copy_slot's first rows: one kernel per cache serves every pair of slots
 };
 
 }  // namespace tg::llm

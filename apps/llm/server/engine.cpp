@@ -38,11 +38,20 @@ struct Engine::Running {
   GuessRate guesses;
   std::string finish = "length";
   bool interrupted = false;
+  int choice;
   clock::time_point t0, t_first;
-  Running(std::shared_ptr<Job> j, const Tokenizer& tok)
-      : job(std::move(j)), sampler(job->spec().sampling), dec(tok), parser(job->spec().output), t0(clock::now()) {}
+  Running(std::shared_ptr<Job> j, const Tokenizer& tok, int choice_index)
+      : job(std::move(j)), sampler(seeded(job->spec().sampling, choice_index)), dec(tok), parser(job->spec().output), choice(choice_index), t0(clock::now()) {}
+  static SamplingParams seeded(SamplingParams p, int choice) {
+    p.seed += static_cast<uint64_t>(choice);
+    return p;
+  }
+  void push(JobEvent e) {
+    e.choice = choice;
+    job->push(std::move(e));
+  }
   void send(std::vector<OutputEvent> evs) {
-    for (auto& e : evs) job->push({JobEvent::Kind::Output, std::move(e), {}, {}, {}});
+    for (auto& e : evs) push({JobEvent::Kind::Output, std::move(e), {}, {}, {}});
   }
 };
 
@@ -75,6 +84,8 @@ void Engine::stop() {
 std::shared_ptr<Job> Engine::submit(JobSpec spec) {
   std::lock_guard<std::mutex> l(mu_);
   if (stopping_) throw QueueFull("the server is shutting down");
+  if (spec.n < 1 || spec.n > gen_.slots())
+    throw std::invalid_argument("'n' must be at most " + std::to_string(gen_.slots()) + " here (the server's --parallel slots)");
   if (queue_.size() >= max_queued_) {
     ++totals_.rejected;
     throw QueueFull("the server is busy: " + std::to_string(queue_.size()) + " requests are already waiting (--queue); retry later");
@@ -106,22 +117,29 @@ int Engine::pick_slot(const std::vector<int32_t>& prompt) const {
 
 void Engine::worker() {
   for (;;) {
-    std::vector<std::pair<std::shared_ptr<Job>, int>> admitted;
+    std::vector<std::pair<std::shared_ptr<Job>, std::vector<int>>> admitted;
     {
       std::unique_lock<std::mutex> l(mu_);
       cv_.wait(l, [&] { return stopping_ || n_running_ > 0 || !queue_.empty(); });
       if (stopping_) break;
-      // jobs take the free slots, each the one whose cached tokens share the most of its prompt
-      while (!queue_.empty() && n_running_ + admitted.size() < running_.size()) {
+      // jobs take the free slots, each the one whose cached tokens share the most of its prompt (a job of n
+      // choices waits for n free slots; its other choices take any)
+      size_t reserved = 0;
+      while (!queue_.empty() && n_running_ + reserved + static_cast<size_t>(queue_.front()->spec().n) <= running_.size()) {
         std::shared_ptr<Job> job = queue_.front();
         queue_.pop_front();
-        int slot = pick_slot(job->spec().prompt);
-        running_[static_cast<size_t>(slot)] = std::make_unique<Running>(job, tok_);  // reserves the slot
-        admitted.push_back({job, slot});
+        std::vector<int> slots;
+        for (int i = 0; i < job->spec().n; ++i) {
+          const int slot = pick_slot(i == 0 ? job->spec().prompt : std::vector<int32_t>{});
+          running_[static_cast<size_t>(slot)] = std::make_unique<Running>(job, tok_, i);  // reserves the slot
+          slots.push_back(slot);
+        }
+        reserved += slots.size();
+        admitted.push_back({job, std::move(slots)});
       }
-      n_running_ += admitted.size();
+      n_running_ += reserved;
     }
-    for (auto& [job, slot] : admitted) admit(job, slot);
+    for (auto& [job, slots] : admitted) admit(job, slots);
     step();
   }
   for (size_t s = 0; s < running_.size(); ++s)
@@ -131,42 +149,55 @@ void Engine::worker() {
     }
 }
 
-bool Engine::admit(std::shared_ptr<Job> job, int slot) {
-  Running& r = *running_[static_cast<size_t>(slot)];
-  r.usage.prompt_tokens = static_cast<int64_t>(job->spec().prompt.size());
+bool Engine::admit(std::shared_ptr<Job> job, const std::vector<int>& slots) {
+  const JobSpec& spec = job->spec();
+  auto running = [&](int slot) -> Running& { return *running_[static_cast<size_t>(slot)]; };
+  for (int s : slots) running(s).usage.prompt_tokens = static_cast<int64_t>(spec.prompt.size());
   if (job->cancelled()) {
-    r.interrupted = true;
-    finish(slot);
+    for (int s : slots) {
+      running(s).interrupted = true;
+      finish(s);
+    }
     return false;
   }
-  const JobSpec& spec = job->spec();
+  int64_t reused = 0;
+  std::vector<TokenLogprobs> echo;  // the prompt's tokens, scored (echo with logprobs), for every choice
   try {
     if (spec.constraint) {
       if (!trie_) trie_ = std::make_shared<const constrain::TokenTrie>(tok_);
-      r.sampler.constrain(std::make_shared<constrain::Constraint>(trie_, constrain::JsonMatcher(spec.constraint->schema, spec.constraint->before, spec.constraint->after)));
+      for (int s : slots)
+        running(s).sampler.constrain(std::make_shared<constrain::Constraint>(
+            trie_, constrain::JsonMatcher(spec.constraint->schema, spec.constraint->before, spec.constraint->after)));
     }
     Generator::PromptScores scores{std::max<int64_t>(spec.sampling.logprobs, 0), {}};
     const bool score = spec.score_prompt && spec.sampling.logprobs >= 0;
-    r.usage.cached_tokens = gen_.prefill(spec.prompt, slot, score ? &scores : nullptr).reused;
+    reused = gen_.prefill(spec.prompt, slots[0], score ? &scores : nullptr).reused;
+    for (size_t i = 1; i < slots.size(); ++i) gen_.fork(slots[0], slots[i]);
     if (score) {
       StreamDecoder text(tok_);  // each prompt token's share of the echoed text
       text.push(spec.prompt[0]);
-      TokenLogprobs first = described({{spec.prompt[0], 0}, {}}, text.last_bytes());
-      first.unscored = true;
-      job->push({JobEvent::Kind::Logprobs, {}, {}, {}, {}, first});
+      echo.push_back(described({{spec.prompt[0], 0}, {}}, text.last_bytes()));
+      echo.back().unscored = true;
       for (size_t i = 0; i < scores.logprobs.size(); ++i) {
         text.push(spec.prompt[i + 1]);
-        job->push({JobEvent::Kind::Logprobs, {}, {}, {}, {}, described(scores.logprobs[i], text.last_bytes())});
+        echo.push_back(described(scores.logprobs[i], text.last_bytes()));
       }
     }
   } catch (const std::exception& e) {
-    gen_.reset(slot);  // a failure mid-prefill leaves the slot in an unknown state
-    finish(slot, e.what());
+    for (int s : slots) {
+      gen_.reset(s);  // a failure mid-prefill leaves the slot in an unknown state
+      finish(s, e.what());
+    }
     return false;
   }
-  const int64_t room = gen_.model().max_context() - r.usage.prompt_tokens;
-  r.budget = spec.prompt_only ? 0 : spec.max_tokens > 0 ? std::min(spec.max_tokens, room) : room;
-  if (r.budget <= 0) finish(slot);
+  const int64_t room = gen_.model().max_context() - static_cast<int64_t>(spec.prompt.size());
+  for (int s : slots) {
+    Running& r = running(s);
+    r.usage.cached_tokens = reused;
+    for (const TokenLogprobs& t : echo) r.push({JobEvent::Kind::Logprobs, {}, {}, {}, {}, t});
+    r.budget = spec.prompt_only ? 0 : spec.max_tokens > 0 ? std::min(spec.max_tokens, room) : room;
+    if (r.budget <= 0) finish(s);
+  }
   return true;
 }
 
@@ -259,7 +290,7 @@ bool Engine::emit(int slot, int32_t id) {
   }
   ++r.usage.completion_tokens;
   std::string text = r.dec.push(id);
-  if (const auto& lp = r.sampler.last_logprobs()) r.job->push({JobEvent::Kind::Logprobs, {}, {}, {}, {}, described(*lp, r.dec.last_bytes())});
+  if (const auto& lp = r.sampler.last_logprobs()) r.push({JobEvent::Kind::Logprobs, {}, {}, {}, {}, described(*lp, r.dec.last_bytes())});
   r.send(r.parser.feed(std::move(text)));
   if (r.parser.stopped()) {
     r.finish = "stop";
@@ -283,9 +314,9 @@ void Engine::finish(int slot, const std::string& error) {
     if (r.finish == "stop" && r.parser.tool_calls() > 0) r.finish = "tool_calls";
   }
   if (error.empty())
-    r.job->push({JobEvent::Kind::Done, {}, r.finish, r.usage, {}, {}, r.parser.stop_string()});
+    r.push({JobEvent::Kind::Done, {}, r.finish, r.usage, {}, {}, r.parser.stop_string()});
   else
-    r.job->push({JobEvent::Kind::Failed, {}, {}, r.usage, error});
+    r.push({JobEvent::Kind::Failed, {}, {}, r.usage, error});
   using secs = std::chrono::duration<double>;
   const auto now = Running::clock::now();
   const bool started = r.usage.completion_tokens > 0;

@@ -37,6 +37,9 @@ struct JobSpec {
   bool prompt_only = false;   // stop after the prompt (scoring it: echo with max_tokens 0)
   std::optional<ConstraintSpec> constraint;
   OutputParser::Options output;
+  // choices: the prompt is prefilled once and its context copied into n slots (Generator::fork), each choice
+  // sampled with seed + its index; every event says its choice, and each choice ends with its own Done
+  int n = 1;
 };
 
 struct Usage {
@@ -64,6 +67,7 @@ struct JobEvent {
   std::string error;              // Failed
   TokenLogprobs logprobs;         // Logprobs
   std::string stop_sequence;      // Done: the stop string that ended the reply, if one did
+  int choice = 0;                 // which of the job's n choices
 };
 
 class Job {
@@ -109,7 +113,8 @@ class Engine {
  public:
   Engine(Generator& gen, Tokenizer tok, size_t max_queued, LookupOptions lookup = {});
   ~Engine();  // stop(), then waits for the worker
-  // Throws QueueFull when max_queued jobs are already waiting, or once stopping.
+  // Throws QueueFull when max_queued jobs are already waiting, or once stopping; std::invalid_argument for more
+  // choices than slots.
   std::shared_ptr<Job> submit(JobSpec spec);
   // Cancels the running job and fails the queued ones ("shutting down"); later submits are refused.
   void stop();
@@ -118,7 +123,8 @@ class Engine {
  private:
   struct Running;
   void worker();
-  bool admit(std::shared_ptr<Job> job, int slot);   // prefill; false (job failed) on an error
+  // prefill in the first slot, copied to the other choices' slots; false (job failed) on an error
+  bool admit(std::shared_ptr<Job> job, const std::vector<int>& slots);
   void step();                                     // one token for every running job (or several: drafted)
   // Whether `slot`'s job drafts this step: greedy, alone, on a model that rewinds, with room for the rows.
   bool drafts(int slot, const Sampler& s) const;

@@ -46,8 +46,8 @@ enum class Api { chat, completion, messages, responses };
 // OpenAI's replies (ReplyBuilder) as server-sent events: "data: JSON" frames, then "data: [DONE]".
 class OpenAIReply : public ReplyFormat {
  public:
-  OpenAIReply(bool chat, std::string model, bool logprobs, std::string echo, bool include_usage)
-      : b_(chat, std::move(model), logprobs, std::move(echo)), include_usage_(include_usage) {}
+  OpenAIReply(bool chat, std::string model, bool logprobs, std::string echo, bool include_usage, int n)
+      : b_(chat, std::move(model), logprobs, std::move(echo), n), include_usage_(include_usage) {}
   std::vector<std::string> open() override { return frames_of(b_.first_chunks()); }
   std::vector<std::string> frames(const JobEvent& e) override { return frames_of(b_.chunks(e)); }
   std::vector<std::string> close() override {
@@ -231,6 +231,7 @@ class Service {
     s.max_tokens = r.max_tokens;
     s.output.stop = r.stop;
     s.constraint = r.constraint;
+    s.n = r.n;
     return s;
   }
 
@@ -294,6 +295,8 @@ class Service {
         job = engine->submit(std::move(spec));
       } catch (const QueueFull& e) {
         throw ApiError(503, "unavailable_error", e.what());
+      } catch (const std::invalid_argument& e) {
+        throw invalid_request(e.what(), "n");
       }
       const int64_t prompt_tokens = static_cast<int64_t>(job->spec().prompt.size());
       std::shared_ptr<ReplyFormat> b;
@@ -302,7 +305,7 @@ class Service {
       else if (api == Api::responses)
         b = responses_reply(opts_.defaults.model_id);
       else
-        b = std::make_shared<OpenAIReply>(chat, opts_.defaults.model_id, common.sampling.logprobs >= 0, echo, common.include_usage);
+        b = std::make_shared<OpenAIReply>(chat, opts_.defaults.model_id, common.sampling.logprobs >= 0, echo, common.include_usage, common.n);
       if (common.stream)
         stream(res, job, b);
       else
@@ -312,22 +315,27 @@ class Service {
     }
   }
 
+  // (a job of n choices is complete at its n-th Done)
   void reply(httplib::Response& res, const std::shared_ptr<Job>& job, ReplyFormat& b) {
-    for (;;) {
+    for (int done = 0;;) {
       auto e = job->next(std::chrono::milliseconds(1000));
       if (!e) continue;
-      if (e->kind == JobEvent::Kind::Failed) return send_json(res, 500, b.error_body(ApiError(500, "server_error", e->error)));
+      if (e->kind == JobEvent::Kind::Failed) {
+        job->cancel();  // the other choices stop too
+        return send_json(res, 500, b.error_body(ApiError(500, "server_error", e->error)));
+      }
       b.absorb(*e);
-      if (e->kind == JobEvent::Kind::Done) return send_json(res, 200, b.reply());
+      if (e->kind == JobEvent::Kind::Done && ++done == job->spec().n) return send_json(res, 200, b.reply());
     }
   }
 
   void stream(httplib::Response& res, const std::shared_ptr<Job>& job, std::shared_ptr<ReplyFormat> b) {
     auto started = std::make_shared<bool>(false);
+    auto done = std::make_shared<int>(0);
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [job, b, started](size_t, httplib::DataSink& sink) {
+        [job, b, started, done](size_t, httplib::DataSink& sink) {
           auto send = [&](const std::vector<std::string>& frames) {
             for (const auto& f : frames)
               if (!sink.write(f.data(), f.size())) return false;
@@ -344,10 +352,11 @@ class Service {
             ok = sink.write(ping, sizeof ping - 1);
           } else if (ok && e->kind == JobEvent::Kind::Failed) {
             ok = send(b->failed(ApiError(500, "server_error", e->error)));
+            job->cancel();  // the other choices stop too
             finished = true;
           } else if (ok) {
             ok = send(b->frames(*e));
-            if (ok && e->kind != JobEvent::Kind::Done) return true;
+            if (ok && (e->kind != JobEvent::Kind::Done || ++*done < job->spec().n)) return true;
             if (ok) ok = send(b->close());
             finished = true;
           }

@@ -124,6 +124,7 @@ void require_tool_call(ChatRequest& r, const std::string& only, const std::strin
 namespace {
 
 constexpr int64_t kMaxTopLogprobs = 20;  // OpenAI's bound for top_logprobs
+constexpr int64_t kMaxChoices = 128;     // OpenAI's bound for n (this server's: its --parallel slots)
 
 GenerationRequest parse_common(const json& b, const ojson& ob, const RequestDefaults& d) {
   if (!b.is_object()) throw invalid_request("the request body must be a JSON object");
@@ -143,7 +144,8 @@ GenerationRequest parse_common(const json& b, const ojson& ob, const RequestDefa
     r.sampling.seed = static_cast<uint64_t>(integer(b, "seed", INT64_MIN, 0));
   else
     r.sampling.seed = std::random_device{}();
-  if (integer(b, "n", 1, 1) != 1) throw invalid_request("'n' must be 1: this server returns one choice", "n");
+  r.n = static_cast<int>(std::min<int64_t>(integer(b, "n", 1, 1), kMaxChoices + 1));
+  if (r.n > kMaxChoices) throw invalid_request("'n' must be at most " + std::to_string(kMaxChoices), "n");
   r.max_tokens = integer(b, "max_tokens", 1, d.max_tokens);
   r.max_tokens = integer(b, "max_completion_tokens", 1, r.max_tokens);
   if (const json* s = field(b, "stop")) {
@@ -276,14 +278,17 @@ std::string random_id(const char* prefix) {
 }
 }  // namespace
 
-ReplyBuilder::ReplyBuilder(bool chat, std::string model_id, bool logprobs, std::string echo)
+ReplyBuilder::ReplyBuilder(bool chat, std::string model_id, bool logprobs, std::string echo, int n)
     : chat_(chat),
       logprobs_(logprobs),
       echo_(std::move(echo)),
-      text_offset_(logprobs ? 0 : static_cast<int64_t>(echo_.size())),  // with logprobs, the echo's tokens come first
       model_(std::move(model_id)),
       id_(random_id(chat ? "chatcmpl-" : "cmpl-")),
-      created_(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count()) {}
+      created_(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count()),
+      choices_(static_cast<size_t>(std::max(n, 1))) {
+  // with logprobs, the echo's tokens come first; without, the completion's offsets start past the echo
+  for (Choice& c : choices_) c.text_offset = logprobs ? 0 : static_cast<int64_t>(echo_.size());
+}
 
 json ReplyBuilder::chunk(json choice) const {
   return {{"id", id_}, {"object", chat_ ? "chat.completion.chunk" : "text_completion"}, {"created", created_}, {"model", model_},
@@ -297,8 +302,20 @@ json ReplyBuilder::usage_json() const {
           {"prompt_tokens_details", {{"cached_tokens", usage_.cached_tokens}}}};
 }
 
-json ReplyBuilder::tool_call_json(const ToolCall& c, int index) {
-  return {{"index", index}, {"id", random_id("call_")}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}};
+json ReplyBuilder::tool_call_json(const ToolCall& c, Choice& to) {
+  return {{"index", to.n_calls++}, {"id", random_id("call_")}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}};
+}
+
+ReplyBuilder::Choice& ReplyBuilder::choice(const JobEvent& e) {
+  return choices_[static_cast<size_t>(std::clamp<int>(e.choice, 0, static_cast<int>(choices_.size()) - 1))];
+}
+
+// One choice ended: the prompt is counted once, the completions' tokens add up.
+void ReplyBuilder::done(const JobEvent& e) {
+  choice(e).finish = e.finish_reason;
+  usage_.prompt_tokens = e.usage.prompt_tokens;
+  usage_.cached_tokens = e.usage.cached_tokens;
+  usage_.completion_tokens += e.usage.completion_tokens;
 }
 
 namespace {
@@ -310,63 +327,68 @@ json byte_list(const std::string& bytes) {
 json completion_lists() { return {{"tokens", json::array()}, {"token_logprobs", json::array()}, {"top_logprobs", json::array()}, {"text_offset", json::array()}}; }
 }  // namespace
 
-void ReplyBuilder::add_logprobs(const TokenLogprobs& t) {
+void ReplyBuilder::add_logprobs(Choice& c, const TokenLogprobs& t) {
   if (chat_) {
-    if (pending_.is_null()) pending_ = json::array();
+    if (c.pending.is_null()) c.pending = json::array();
     json top = json::array();
-    for (const TokenChoice& c : t.top) top.push_back({{"token", c.text}, {"logprob", c.logprob}, {"bytes", byte_list(c.bytes)}});
-    pending_.push_back({{"token", t.chosen.text}, {"logprob", t.chosen.logprob}, {"bytes", byte_list(t.chosen.bytes)}, {"top_logprobs", top}});
+    for (const TokenChoice& x : t.top) top.push_back({{"token", x.text}, {"logprob", x.logprob}, {"bytes", byte_list(x.bytes)}});
+    c.pending.push_back({{"token", t.chosen.text}, {"logprob", t.chosen.logprob}, {"bytes", byte_list(t.chosen.bytes)}, {"top_logprobs", top}});
     return;
   }
-  if (pending_.is_null()) pending_ = completion_lists();
+  if (c.pending.is_null()) c.pending = completion_lists();
   json top = json::object();
-  for (const TokenChoice& c : t.top) top[c.text] = c.logprob;
-  pending_["tokens"].push_back(t.chosen.text);
-  pending_["token_logprobs"].push_back(t.unscored ? json(nullptr) : json(t.chosen.logprob));
-  pending_["top_logprobs"].push_back(t.unscored ? json(nullptr) : top);
-  pending_["text_offset"].push_back(text_offset_);
-  text_offset_ += t.text_bytes;
+  for (const TokenChoice& x : t.top) top[x.text] = x.logprob;
+  c.pending["tokens"].push_back(t.chosen.text);
+  c.pending["token_logprobs"].push_back(t.unscored ? json(nullptr) : json(t.chosen.logprob));
+  c.pending["top_logprobs"].push_back(t.unscored ? json(nullptr) : top);
+  c.pending["text_offset"].push_back(c.text_offset);
+  c.text_offset += t.text_bytes;
 }
 
-json ReplyBuilder::take_logprobs() {
+json ReplyBuilder::take_logprobs(Choice& c) {
   if (!logprobs_) return nullptr;
-  json out = pending_.is_null() ? (chat_ ? json::array() : completion_lists()) : std::move(pending_);
-  pending_ = nullptr;
+  json out = c.pending.is_null() ? (chat_ ? json::array() : completion_lists()) : std::move(c.pending);
+  c.pending = nullptr;
   return chat_ ? json{{"content", out}} : out;
 }
 
 std::vector<json> ReplyBuilder::first_chunks() const {
-  if (!chat_) {
-    if (echo_.empty()) return {};
-    return {chunk({{"index", 0}, {"text", echo_}, {"logprobs", nullptr}, {"finish_reason", nullptr}})};
+  std::vector<json> out;
+  for (size_t i = 0; i < choices_.size(); ++i) {
+    if (!chat_ && echo_.empty()) continue;
+    out.push_back(chat_ ? chunk({{"index", i}, {"delta", {{"role", "assistant"}, {"content", ""}}}, {"logprobs", nullptr}, {"finish_reason", nullptr}})
+                        : chunk({{"index", i}, {"text", echo_}, {"logprobs", nullptr}, {"finish_reason", nullptr}}));
   }
-  return {chunk({{"index", 0}, {"delta", {{"role", "assistant"}, {"content", ""}}}, {"logprobs", nullptr}, {"finish_reason", nullptr}})};
+  return out;
 }
 
 std::vector<json> ReplyBuilder::chunks(const JobEvent& e) {
+  Choice& c = choice(e);
   if (e.kind == JobEvent::Kind::Done) {
-    usage_ = e.usage;
-    finish_ = e.finish_reason;
+    done(e);
     return {};
   }
-  if (e.kind == JobEvent::Kind::Logprobs) add_logprobs(e.logprobs);
+  if (e.kind == JobEvent::Kind::Logprobs) add_logprobs(c, e.logprobs);
   if (e.kind != JobEvent::Kind::Output) return {};
   const OutputEvent& o = e.output;
-  if (!chat_) return {chunk({{"index", 0}, {"text", o.text}, {"logprobs", take_logprobs()}, {"finish_reason", nullptr}})};
+  if (!chat_) return {chunk({{"index", e.choice}, {"text", o.text}, {"logprobs", take_logprobs(c)}, {"finish_reason", nullptr}})};
   json delta;
   if (o.kind == OutputEvent::Kind::Content) delta = {{"content", o.text}};
   if (o.kind == OutputEvent::Kind::Reasoning) delta = {{"reasoning_content", o.text}};
-  if (o.kind == OutputEvent::Kind::ToolCall) delta = {{"tool_calls", json::array({tool_call_json(o.call, n_calls_++)})}};
-  return {chunk({{"index", 0}, {"delta", delta}, {"logprobs", take_logprobs()}, {"finish_reason", nullptr}})};
+  if (o.kind == OutputEvent::Kind::ToolCall) delta = {{"tool_calls", json::array({tool_call_json(o.call, c)})}};
+  return {chunk({{"index", e.choice}, {"delta", delta}, {"logprobs", take_logprobs(c)}, {"finish_reason", nullptr}})};
 }
 
 std::vector<json> ReplyBuilder::final_chunks(bool include_usage) {
   std::vector<json> out;
-  // the tokens whose text the parser still held (or dropped: past a stop string) go with the last chunk
-  json lp = pending_.is_null() ? json(nullptr) : take_logprobs();
-  json last = chat_ ? json{{"index", 0}, {"delta", json::object()}, {"logprobs", lp}, {"finish_reason", finish_}}
-                    : json{{"index", 0}, {"text", ""}, {"logprobs", lp}, {"finish_reason", finish_}};
-  out.push_back(chunk(std::move(last)));
+  for (size_t i = 0; i < choices_.size(); ++i) {
+    Choice& c = choices_[i];
+    // the tokens whose text the parser still held (or dropped: past a stop string) go with the last chunk
+    json lp = c.pending.is_null() ? json(nullptr) : take_logprobs(c);
+    json last = chat_ ? json{{"index", i}, {"delta", json::object()}, {"logprobs", lp}, {"finish_reason", c.finish}}
+                      : json{{"index", i}, {"text", ""}, {"logprobs", lp}, {"finish_reason", c.finish}};
+    out.push_back(chunk(std::move(last)));
+  }
   if (include_usage) {
     json u = chunk(nullptr);
     u["choices"] = json::array();
@@ -377,32 +399,33 @@ std::vector<json> ReplyBuilder::final_chunks(bool include_usage) {
 }
 
 void ReplyBuilder::absorb(const JobEvent& e) {
-  if (e.kind == JobEvent::Kind::Done) {
-    usage_ = e.usage;
-    finish_ = e.finish_reason;
-  }
-  if (e.kind == JobEvent::Kind::Logprobs) add_logprobs(e.logprobs);
+  Choice& c = choice(e);
+  if (e.kind == JobEvent::Kind::Done) done(e);
+  if (e.kind == JobEvent::Kind::Logprobs) add_logprobs(c, e.logprobs);
   if (e.kind != JobEvent::Kind::Output) return;
-  if (!chat_ || e.output.kind == OutputEvent::Kind::Content) content_ += e.output.text;
-  if (chat_ && e.output.kind == OutputEvent::Kind::Reasoning) reasoning_ += e.output.text;
-  if (chat_ && e.output.kind == OutputEvent::Kind::ToolCall) tool_calls_.push_back(tool_call_json(e.output.call, n_calls_++));
+  if (!chat_ || e.output.kind == OutputEvent::Kind::Content) c.content += e.output.text;
+  if (chat_ && e.output.kind == OutputEvent::Kind::Reasoning) c.reasoning += e.output.text;
+  if (chat_ && e.output.kind == OutputEvent::Kind::ToolCall) c.tool_calls.push_back(tool_call_json(e.output.call, c));
 }
 
 json ReplyBuilder::reply() {
-  json choice;
-  if (chat_) {
-    json msg = {{"role", "assistant"}, {"content", content_.empty() && !tool_calls_.empty() ? json(nullptr) : json(content_)}};
-    if (!reasoning_.empty()) msg["reasoning_content"] = reasoning_;
-    if (!tool_calls_.empty()) {
-      msg["tool_calls"] = tool_calls_;
-      for (auto& c : msg["tool_calls"]) c.erase("index");
+  json list = json::array();
+  for (size_t i = 0; i < choices_.size(); ++i) {
+    Choice& c = choices_[i];
+    if (chat_) {
+      json msg = {{"role", "assistant"}, {"content", c.content.empty() && !c.tool_calls.empty() ? json(nullptr) : json(c.content)}};
+      if (!c.reasoning.empty()) msg["reasoning_content"] = c.reasoning;
+      if (!c.tool_calls.empty()) {
+        msg["tool_calls"] = c.tool_calls;
+        for (auto& call : msg["tool_calls"]) call.erase("index");
+      }
+      list.push_back({{"index", i}, {"message", msg}, {"logprobs", take_logprobs(c)}, {"finish_reason", c.finish}});
+    } else {
+      list.push_back({{"index", i}, {"text", echo_ + c.content}, {"logprobs", take_logprobs(c)}, {"finish_reason", c.finish}});
     }
-    choice = {{"index", 0}, {"message", msg}, {"logprobs", take_logprobs()}, {"finish_reason", finish_}};
-  } else {
-    choice = {{"index", 0}, {"text", echo_ + content_}, {"logprobs", take_logprobs()}, {"finish_reason", finish_}};
   }
   return {{"id", id_}, {"object", chat_ ? "chat.completion" : "text_completion"}, {"created", created_}, {"model", model_},
-          {"choices", json::array({choice})}, {"usage", usage_json()}};
+          {"choices", std::move(list)}, {"usage", usage_json()}};
 }
 
 }  // namespace tg::llm::server

@@ -44,6 +44,7 @@ struct GenerationRequest {
   // is constrained to it; `tool_call` says which (the output parser then reads tool calls, else plain content)
   std::optional<ConstraintSpec> constraint;
   bool tool_call = false;
+  int n = 1;  // choices
 };
 
 struct ChatRequest : GenerationRequest {
@@ -79,9 +80,10 @@ CompletionRequest parse_completion_request(const nlohmann::json& body, const nlo
 // Collects a job's events into a whole reply, or turns each into a stream chunk. With logprobs, each token's
 // (a Logprobs event) goes out with the next chunk of text (chat: choices[0].logprobs.content, OpenAI's entries;
 // completions: the legacy tokens / token_logprobs / top_logprobs / text_offset lists).
+// With n choices, each event goes to its choice (JobEvent::choice) and the usage adds up their tokens.
 class ReplyBuilder {
  public:
-  ReplyBuilder(bool chat, std::string model_id, bool logprobs = false, std::string echo = {});
+  ReplyBuilder(bool chat, std::string model_id, bool logprobs = false, std::string echo = {}, int n = 1);
   // Stream chunks for one event (none for Done: see final_chunks).
   std::vector<nlohmann::json> chunks(const JobEvent& e);
   std::vector<nlohmann::json> first_chunks() const;  // chat: the assistant role
@@ -90,21 +92,26 @@ class ReplyBuilder {
   nlohmann::json reply();
 
  private:
+  struct Choice {
+    nlohmann::json pending;     // logprobs not sent yet: chat: entries; completions: the four lists
+    int64_t text_offset = 0;    // completions: where the next token's text starts
+    std::string content, reasoning, finish;
+    nlohmann::json tool_calls = nlohmann::json::array();
+    int n_calls = 0;
+  };
   nlohmann::json chunk(nlohmann::json choice) const;
   nlohmann::json usage_json() const;
-  nlohmann::json tool_call_json(const ToolCall& c, int index);
-  void add_logprobs(const TokenLogprobs& t);
-  nlohmann::json take_logprobs();  // what add_logprobs gathered since the last call; null without logprobs
+  nlohmann::json tool_call_json(const ToolCall& c, Choice& to);
+  void add_logprobs(Choice& c, const TokenLogprobs& t);
+  nlohmann::json take_logprobs(Choice& c);  // what add_logprobs gathered since the last call; null without logprobs
+  Choice& choice(const JobEvent& e);
+  void done(const JobEvent& e);
   bool chat_, logprobs_;
   std::string echo_;
-  nlohmann::json pending_;     // chat: entries; completions: the four lists
-  int64_t text_offset_ = 0;    // completions: where the next token's text starts
   std::string model_, id_;
   int64_t created_;
-  std::string content_, reasoning_, finish_;
-  nlohmann::json tool_calls_ = nlohmann::json::array();
+  std::vector<Choice> choices_;
   Usage usage_;
-  int n_calls_ = 0;
 };
 
 }  // namespace tg::llm::server

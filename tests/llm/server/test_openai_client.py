@@ -293,6 +293,30 @@ class ScriptedModelParallel(ScriptedModel):
         self.assertGreater(len(slots), 1, "the requests did not run in different slots")
 
 
+    def test_n_choices(self):
+        # one prefill, three continuations (the script wins at any temperature): each choice its own reply
+        r = self.chat("H", n=3, temperature=0.8, seed=7)
+        self.assertEqual([(c.index, c.message.content, c.finish_reason) for c in r.choices], [(i, "Hello, world!", "stop") for i in range(3)])
+        one = self.chat("H", temperature=0.8)
+        self.assertEqual(r.usage.prompt_tokens, one.usage.prompt_tokens)
+        self.assertEqual(r.usage.completion_tokens, 3 * one.usage.completion_tokens)
+        text = {0: "", 1: "", 2: ""}
+        finish = {}
+        for c in self.chat("H", n=3, stream=True):
+            for ch in c.choices:
+                text[ch.index] += ch.delta.content or ""
+                if ch.finish_reason:
+                    finish[ch.index] = ch.finish_reason
+        self.assertEqual((text, finish), ({i: "Hello, world!" for i in range(3)}, {i: "stop" for i in range(3)}))
+        c = self.client.completions.create(model=self.model, prompt="L", max_tokens=4, n=2)
+        self.assertEqual([x.text for x in c.choices], ["lalelale"] * 2)
+        for n in [4, 129]:  # more than the slots, more than OpenAI's bound
+            with self.assertRaises(openai.BadRequestError) as e:
+                self.chat("H", n=n)
+            self.assertEqual(e.exception.body["param"], "n")
+        self.assertEqual(self.chat("H").choices[0].message.content, "Hello, world!")  # still serving
+
+
 class ScriptedModelLookup(ScriptedModel):
     """Everything above again with prompt lookup decoding: greedy requests guess their next tokens from the context
     and check them in one batched step; the replies stay what they were."""
@@ -360,7 +384,7 @@ class BadInput(unittest.TestCase):
     def test_wrong_types(self):
         for field, value in [("temperature", "hot"), ("temperature", 5), ("top_p", -1), ("max_tokens", "10"),
                              ("max_tokens", 0), ("stream", "yes"), ("stop", 3), ("stop", [1]), ("seed", 1.5),
-                             ("n", 2), ("stream_options", 1), ("tools", {}), ("chat_template_kwargs", [])]:
+                             ("n", "2"), ("n", 0), ("stream_options", 1), ("tools", {}), ("chat_template_kwargs", [])]:
             e = self.error(400, "POST", "/v1/chat/completions", self.chat_body(**{field: value}))
             self.assertEqual(e["param"], field, (field, value))
         for messages in [None, "hi", [1], [{"content": "x"}], [{"role": "robot", "content": "x"}],
