@@ -21,7 +21,7 @@ using namespace tg::llm;
 namespace {
 
 struct Options {
-  std::string model, prompt, system, kv_type, ssm_type;
+  std::string model, prompt, system, kv_type, ssm_type, draft_model;
   bool chat = false, benchmark = false, json = false, verbose = false;
   int64_t max_tokens = 256, max_context = 4096;
   SamplingParams sampling;
@@ -90,7 +90,8 @@ Options parse(int argc, char** argv) {
       ("queue", po::value(&o.serve.max_queued)->default_value(16), "--serve: requests that may wait; more get HTTP 503")
       ("timeout", po::value(&o.serve.timeout_s)->default_value(30), "--serve: seconds to read a request or write a reply")
       ("lookup-ngram", po::value(&o.serve.lookup.ngram)->default_value(0), "--serve: prompt lookup decoding: greedy requests guess their next tokens by matching the context's last N tokens earlier in it, checked in one batched step (0: off)")
-      ("draft-max", po::value(&o.serve.lookup.max_draft)->default_value(15), "--serve: tokens guessed at most per step with --lookup-ngram")
+      ("draft-model", po::value(&o.draft_model), "--serve: speculative decoding: greedy requests take the guesses of this smaller model with the same vocabulary, checked in one batched step")
+      ("draft-max", po::value(&o.serve.lookup.max_draft)->default_value(15), "--serve: tokens guessed at most per step with --lookup-ngram or --draft-model")
       ("verbose,v", po::bool_switch(&o.verbose), "per-token timings on stderr");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, d), vm);
@@ -109,6 +110,8 @@ Options parse(int argc, char** argv) {
   if (o.serve.timeout_s < 1) throw tg::Error("tg-llm: --timeout must be >= 1");
   if (o.serve.lookup.ngram < 0 || o.serve.lookup.ngram > 16) throw tg::Error("tg-llm: --lookup-ngram must be in [0, 16]");
   if (o.serve.lookup.max_draft < 1 || o.serve.lookup.max_draft > 31) throw tg::Error("tg-llm: --draft-max must be in [1, 31]");
+  if (!o.draft_model.empty() && o.serve.lookup.ngram > 0) throw tg::Error("tg-llm: --draft-model and --lookup-ngram are two sources of guesses: choose one");
+  if (!o.draft_model.empty() && !vm.count("serve")) throw tg::Error("tg-llm: --draft-model speeds up --serve's greedy requests; use it with --serve");
   o.prompt = unescape(o.prompt);
   o.system = unescape(o.system);
   return o;
@@ -137,6 +140,20 @@ std::vector<int32_t> encode_chat(const Model& m, const Tokenizer& tok, const nlo
   return std::move(p.tokens);
 }
 
+// A draft model's guesses are token ids: its vocabulary must be the model's, token for token.
+void check_same_vocabulary(const Tokenizer& model, const Tokenizer& draft, const std::string& draft_path) {
+  auto differs = [&](const std::string& how) {
+    return tg::Error("tg-llm: the draft model " + draft_path + " has another vocabulary than the model (" + how + "): its guesses would name other tokens");
+  };
+  if (draft.n_tokens() != model.n_tokens())
+    throw differs(std::to_string(draft.n_tokens()) + " tokens, not " + std::to_string(model.n_tokens()));
+  for (size_t i = 0; i < model.n_tokens(); ++i) {
+    const auto t = static_cast<TokenId>(i);
+    if (draft.token_bytes(t, true) != model.token_bytes(t, true))
+      throw differs("token " + std::to_string(i) + " is '" + draft.token_utf8(t) + "' there, '" + model.token_utf8(t) + "' here");
+  }
+}
+
 // --serve: the model id clients name is the file's stem ("SmolLM2-135M-Instruct.Q4_1").
 int serve(Generator& gen, const Tokenizer& tok, Options& o) {
   o.serve.port = o.serve_port;
@@ -149,6 +166,7 @@ int serve(Generator& gen, const Tokenizer& tok, Options& o) {
     for (int64_t n = 1; n <= std::min<int64_t>(256, gen.model().max_context() - 3); ++n)
       if (lengths.empty() || gen.model().prefill_length(n, 0) != lengths.back()) lengths.push_back(gen.model().prefill_length(n, 0));
     warm_up(gen, lengths, [](double f) { progress_bar("warm-up", f); });
+    if (Generator* d = o.serve.lookup.draft_model) warm_up(*d, {1, 16}, [](double f) { progress_bar("warm-up (draft model)", f); });
   });
 }
 
@@ -159,12 +177,23 @@ int run(int argc, char** argv) {
     throw tg::Error("tg-llm: model file " + o.model + " does not exist" + (o.model == default_model() ? " (run scripts/setup.sh to install the default model)" : ""));
   auto t0 = std::chrono::steady_clock::now();
   progress_bar("loading", 0);
-  const bool lookup = o.serve_port >= 0 && o.serve.lookup.ngram > 0;
+  const bool lookup = o.serve_port >= 0 && (o.serve.lookup.ngram > 0 || !o.draft_model.empty());
   auto model = Model::load(o.model, {.device = "", .max_context = o.max_context, .kv = parse_kv_type(o.kv_type), .slots = o.serve_port >= 0 ? o.parallel : 1,
                             .decode_rows = lookup ? static_cast<int>(o.serve.lookup.max_draft) + 1 : 0, .ssm = parse_ssm_type(o.ssm_type)});
   if (lookup && !model->can_rewind())
-    std::fprintf(stderr, "tg-llm: warning: --lookup-ngram is off for %s: a recurrent state cannot take back rejected guesses\n", model->config().arch.c_str());
+    std::fprintf(stderr, "tg-llm: warning: speculative decoding is off for %s: a recurrent state cannot take back rejected guesses\n", model->config().arch.c_str());
   Tokenizer tok = Tokenizer::from_gguf(model->gguf());
+  std::unique_ptr<Model> draft;
+  std::unique_ptr<Generator> draft_gen;
+  if (!o.draft_model.empty()) {
+    if (!std::filesystem::exists(o.draft_model)) throw tg::Error("tg-llm: draft model file " + o.draft_model + " does not exist");
+    draft = Model::load(o.draft_model, {.device = "", .max_context = o.max_context, .kv = parse_kv_type(o.kv_type), .slots = 1, .decode_rows = 0,
+                                        .ssm = parse_ssm_type(o.ssm_type)});
+    check_same_vocabulary(tok, Tokenizer::from_gguf(draft->gguf()), o.draft_model);
+    if (!draft->can_rewind()) throw tg::Error("tg-llm: the draft model " + o.draft_model + " (" + draft->config().arch + ") keeps a recurrent state, which cannot take back rejected guesses");
+    draft_gen = std::make_unique<Generator>(*draft);
+    o.serve.lookup.draft_model = draft_gen.get();
+  }
   progress_bar("loading", 1);
   double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Generator gen(*model);

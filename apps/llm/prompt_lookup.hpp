@@ -24,12 +24,13 @@ bool worth_checking(double rate, int64_t len, double cost);
 // of guesses (accepted up to the first wrong one) or for free against the token a plain step produced.
 class GuessRate {
  public:
+  explicit GuessRate(double initial = 0.5) : rate_(initial) {}
   void observe(bool right) { rate_ += kWeight * ((right ? 1.0 : 0.0) - rate_); }
   double rate() const { return rate_; }
 
  private:
   static constexpr double kWeight = 0.1;  // about the last ten guesses
-  double rate_ = 0.5;
+  double rate_;
 };
 
 }  // namespace tg::llm

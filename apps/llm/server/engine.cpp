@@ -9,6 +9,11 @@
 
 namespace tg::llm::server {
 
+namespace {
+constexpr int64_t kReguess = 32;  // plain steps after which a draft model guesses again, whatever its rate
+constexpr double kDraftModelTrust = 0.8;  // a draft model's rate of right guesses before any is checked
+}  // namespace
+
 void Job::push(JobEvent e) {
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -34,8 +39,9 @@ struct Engine::Running {
   OutputParser parser;
   Usage usage;
   int64_t budget = 0;
-  int64_t drafted = 0, accepted = 0;  // prompt lookup's guesses checked, and those the model confirmed
-  GuessRate guesses;
+  int64_t drafted = 0, accepted = 0;  // guesses checked, and those the model confirmed
+  GuessRate guesses;  // a draft model's starts at kDraftModelTrust (one of the family agrees most of the time)
+  int64_t since_guess = 0;  // plain steps since a draft model last guessed (its rate goes stale)
   std::string finish = "length";
   bool interrupted = false;
   int choice;
@@ -194,6 +200,7 @@ bool Engine::admit(std::shared_ptr<Job> job, const std::vector<int>& slots) {
   for (int s : slots) {
     Running& r = running(s);
     r.usage.cached_tokens = reused;
+    if (lookup_.draft_model) r.guesses = GuessRate(kDraftModelTrust);
     for (const TokenLogprobs& t : echo) r.push({JobEvent::Kind::Logprobs, {}, {}, {}, {}, t});
     r.budget = spec.prompt_only ? 0 : spec.max_tokens > 0 ? std::min(spec.max_tokens, room) : room;
     if (r.budget <= 0) finish(s);
@@ -228,10 +235,19 @@ void Engine::step() {
   const auto t0 = Running::clock::now();
   try {
     if (slots.size() == 1 && drafts(slots[0], *samplers[0])) {
-      std::vector<int32_t> context = gen_.cached_tokens(slots[0]);
-      context.push_back(*gen_.pending(slots[0]));
-      draft = lookup_draft(context, lookup_.ngram, lookup_.max_draft);
-      check = !draft.empty() && worth_checking(running_[static_cast<size_t>(slots[0])]->guesses.rate(), static_cast<int64_t>(draft.size()), step_cost());
+      Running& r = *running_[static_cast<size_t>(slots[0])];
+      // prompt lookup guesses for free every step (a plain step's token still tells whether it was right); a draft
+      // model guesses where a full draft would pay, and now and then anyway (checked: its rate can recover)
+      const bool free = !lookup_.draft_model;
+      const bool worth = worth_checking(r.guesses.rate(), lookup_.max_draft, step_cost());
+      const bool probe = !free && !worth && ++r.since_guess >= kReguess;
+      if (free || worth || probe) {
+        std::vector<int32_t> context = gen_.cached_tokens(slots[0]);
+        context.push_back(*gen_.pending(slots[0]));
+        draft = guess(context);
+        r.since_guess = 0;
+      }
+      check = !draft.empty() && (probe || worth_checking(r.guesses.rate(), static_cast<int64_t>(draft.size()), step_cost()));
     }
     ids = check ? gen_.next_drafted(draft, lookup_.max_draft + 1, slots[0]) : gen_.next_batch(slots, samplers);
   } catch (const std::exception& e) {
@@ -269,6 +285,16 @@ void Engine::step() {
   for (size_t i = 0; i < slots.size(); ++i) emit(slots[i], ids[i]);
 }
 
+std::vector<int32_t> Engine::guess(const std::vector<int32_t>& context) {
+  if (!lookup_.draft_model) return lookup_draft(context, lookup_.ngram, lookup_.max_draft);
+  Generator& d = *lookup_.draft_model;
+  d.prefill(context);  // what it already holds of the context is reused: only the new tokens run
+  Sampler greedy(SamplingParams{});
+  std::vector<int32_t> out;
+  while (static_cast<int64_t>(out.size()) < lookup_.max_draft && d.position() < d.model().max_context()) out.push_back(d.next(greedy));
+  return out;
+}
+
 double Engine::step_cost() const {
   // before both are measured: half a step per row, about what 8 rows cost on a 2-core CPU
   if (plain_step_s_ > 0 && drafted_step_s_ > 0) return drafted_step_s_ / plain_step_s_;
@@ -276,7 +302,7 @@ double Engine::step_cost() const {
 }
 
 bool Engine::drafts(int slot, const Sampler& s) const {
-  if (lookup_.ngram <= 0 || s.needs_logits() || !gen_.model().can_rewind() || !gen_.pending(slot)) return false;
+  if ((lookup_.ngram <= 0 && !lookup_.draft_model) || s.needs_logits() || !gen_.model().can_rewind() || !gen_.pending(slot)) return false;
   return gen_.position(slot) + lookup_.max_draft + 1 <= gen_.model().max_context();
 }
 

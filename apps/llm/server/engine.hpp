@@ -90,12 +90,15 @@ class Job {
   std::deque<JobEvent> events_;
 };
 
-// Prompt lookup (draft-free speculative decoding): while one greedy job runs, tokens guessed from the context
-// (lookup_draft) are checked in one batched step of max_draft + 1 rows, where its guesses have been right often
-// enough to pay for such a step (worth_checking, with the step's cost measured as the engine runs).
+// Speculative decoding: while one greedy job runs, tokens guessed to follow its context are checked in one
+// batched step of max_draft + 1 rows, where its guesses have been right often enough to pay for such a step
+// (worth_checking, with the step's cost, guessing included, measured as the engine runs). The guesses come from a
+// smaller model with the same vocabulary (--draft-model: greedy, in its own Generator), or from the context itself
+// (prompt lookup, lookup_draft).
 struct LookupOptions {
-  int64_t ngram = 0;  // 0: off
+  int64_t ngram = 0;  // prompt lookup's n-gram; 0: off
   int64_t max_draft = 15;
+  Generator* draft_model = nullptr;  // one slot; not owned
 };
 
 struct EngineMetrics {
@@ -129,6 +132,7 @@ class Engine {
   // Whether `slot`'s job drafts this step: greedy, alone, on a model that rewinds, with room for the rows.
   bool drafts(int slot, const Sampler& s) const;
   double step_cost() const;  // a step of guesses in plain steps, as measured (worth_checking)
+  std::vector<int32_t> guess(const std::vector<int32_t>& context);  // up to max_draft tokens after `context`
   // id, the next token of `slot`'s job: sent on, or the job finished (end of generation, stop string, budget).
   // Returns whether the job goes on.
   bool emit(int slot, int32_t id);

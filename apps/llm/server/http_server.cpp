@@ -180,7 +180,7 @@ class Service {
     put("prompt_tokens_total", "counter", "prompt tokens of finished requests", m.prompt_tokens);
     put("prompt_tokens_cached_total", "counter", "prompt tokens reused from the KV cache instead of prefilled", m.cached_tokens);
     put("tokens_generated_total", "counter", "tokens generated", m.generated_tokens);
-    put("draft_tokens_total", "counter", "tokens guessed by prompt lookup (--lookup-ngram)", m.drafted_tokens);
+    put("draft_tokens_total", "counter", "tokens guessed by prompt lookup or the draft model (--lookup-ngram, --draft-model)", m.drafted_tokens);
     put("draft_tokens_accepted_total", "counter", "guessed tokens the model confirmed", m.accepted_tokens);
     put("requests_queued", "gauge", "requests waiting", m.queued);
     put("requests_running", "gauge", "requests generating", m.running);

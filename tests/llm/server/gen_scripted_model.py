@@ -7,7 +7,11 @@ unchanged), and output.weight maps each token to the one the script says follows
 a one-hot vector by sqrt(d_model), so the chosen successor wins by a logit margin of 3 * sqrt(384) ~ 59:
 greedy and any sampling temperature below ~5 follow the script.
 
-usage: gen_scripted_model.py OUT.gguf
+usage: gen_scripted_model.py OUT.gguf [VARIANT]
+
+Variants, as draft models for speculative decoding (--draft-model):
+  wrong        the same vocabulary, but every token is followed by "la" (guesses right about half the time on L)
+  other-vocab  one token more than the scripted model's vocabulary
 
 Scripts (the last prompt character picks one):
   H  -> "Hello, " "world!" </s>
@@ -41,7 +45,7 @@ TEMPLATE = ("{%- if tools %}[tools: {% for t in tools %}{{ t['function']['name']
             "{%- if add_generation_prompt and enable_thinking %}<think>{% endif -%}")
 
 
-def vocabulary():
+def vocabulary(variant=""):
     tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
     types = [T.UNKNOWN, T.CONTROL, T.CONTROL] + [T.BYTE] * 256
     for c in range(32, 127):
@@ -52,14 +56,16 @@ def vocabulary():
             if piece not in tokens:
                 tokens.append(piece)
                 types.append(T.USER_DEFINED if piece in USER_DEFINED else T.NORMAL)
-    for piece in ("la", "le", "OK"):
+    for piece in ("la", "le", "OK") + (("lo",) if variant == "other-vocab" else ()):
         tokens.append(piece)
         types.append(T.NORMAL)
     return tokens, types
 
 
-def successors(tokens):
+def successors(tokens, variant=""):
     ix = {t: i for i, t in enumerate(tokens)}
+    if variant == "wrong":
+        return {i: ix["la"] for i in range(len(tokens))}
     nxt = {i: ix["OK"] for i in range(len(tokens))}
     nxt[ix["OK"]] = 2
     for trigger, script in SCRIPTS.items():
@@ -72,9 +78,10 @@ def successors(tokens):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3) or sys.argv[2:] not in ([], ["wrong"], ["other-vocab"]):
         raise SystemExit(__doc__)
-    tokens, types = vocabulary()
+    variant = sys.argv[2] if len(sys.argv) == 3 else ""
+    tokens, types = vocabulary(variant)
     n = len(tokens)
     d = 384
     assert n <= d, n
@@ -106,7 +113,7 @@ def main():
     w.add_tensor("token_embd.weight", f32(np.eye(n, d)))
     w.add_tensor("output_norm.weight", f32(np.ones(d)))
     out = np.zeros((n, d))
-    for a, b in successors(tokens).items():
+    for a, b in successors(tokens, variant).items():
         out[b, a] = 3.0
     w.add_tensor("output.weight", f32(out))
     zeros = lambda r, c: f32(np.zeros((r, c)))

@@ -17,12 +17,13 @@ TG_LLM = os.environ.get("TG_LLM", os.path.join(HERE, "..", "..", "..", "build", 
 WORK = os.environ.get("TG_LLM_WORK") or tempfile.mkdtemp(prefix="tg-llm-server-")
 
 
-def scripted_model():
+def scripted_model(variant=""):
+    """gen_scripted_model.py's model ("wrong", "other-vocab": its draft-model variants)."""
     os.makedirs(WORK, exist_ok=True)
-    path = os.path.join(WORK, "scripted.gguf")
+    path = os.path.join(WORK, f"scripted{'-' + variant if variant else ''}.gguf")
     if not os.path.exists(path):
         tmp = f"{path}.{os.getpid()}.tmp"  # suites run in parallel: each writes its own, the rename is atomic
-        subprocess.run([sys.executable, os.path.join(HERE, "gen_scripted_model.py"), tmp], check=True)
+        subprocess.run([sys.executable, os.path.join(HERE, "gen_scripted_model.py"), tmp, *([variant] if variant else [])], check=True)
         os.replace(tmp, path)
     return path
 

@@ -339,6 +339,47 @@ class ScriptedModelLookup(ScriptedModel):
         self.assertEqual(self.server.metrics()["draft_tokens_total"], after["draft_tokens_total"])
 
 
+class ScriptedModelDraft(ScriptedModel):
+    """Everything above again with a draft model (--draft-model: the scripted model itself, whose guesses are all
+    right); the replies stay what they were. A draft model that guesses wrong and one with another vocabulary."""
+    ARGS = ("--draft-model", scripted_model(), "--draft-max", "5")
+
+    def test_guesses_are_checked_and_counted(self):
+        before = self.server.metrics()
+        start = len(self.server.log)
+        r = self.client.completions.create(model=self.model, prompt="L", max_tokens=120)
+        self.assertEqual((r.choices[0].text, r.choices[0].finish_reason), ("lale" * 60, "length"))
+        after = self.server.metrics()
+        drafted = after["draft_tokens_total"] - before["draft_tokens_total"]
+        accepted = after["draft_tokens_accepted_total"] - before["draft_tokens_accepted_total"]
+        # the draft is the model itself: every guess checked is right (how many are checked is the engine's call:
+        # a draft model as large as the model costs as much per guess as the model's own steps)
+        self.assertGreater(accepted, 0)
+        self.assertEqual(accepted, drafted)
+        self.assertRegex(self.server.request_lines(start)[-1], rf"drafted {drafted}, accepted {accepted}, finish length")
+
+    def test_wrong_guesses_change_nothing(self):
+        server = Server(scripted_model(), "--max-context", "256", "--draft-model", scripted_model("wrong"), "--draft-max", "4")
+        try:
+            client = openai.OpenAI(base_url=server.url + "/v1", api_key="x", max_retries=0, timeout=60)
+            start = len(server.log)
+            r = client.completions.create(model=client.models.list().data[0].id, prompt="L", max_tokens=60)
+            self.assertEqual(r.choices[0].text, "lale" * 30)
+            m = server.metrics()
+            self.assertGreater(m["draft_tokens_total"], m["draft_tokens_accepted_total"])  # "la" after "la" is wrong
+            self.assertRegex(server.request_lines(start)[-1], r"drafted \d+, accepted \d+, finish length")
+        finally:
+            self.assertEqual(server.stop(), 0)
+
+    def test_another_vocabulary_is_refused(self):
+        import subprocess
+        from server_harness import TG_LLM
+        p = subprocess.run([TG_LLM, "--model", scripted_model(), "--serve", "0", "--draft-model", scripted_model("other-vocab")],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("another vocabulary", p.stderr)
+
+
 class BadInput(unittest.TestCase):
     """Each bad request gets the right status and an OpenAI-style error body; the server keeps serving."""
 
