@@ -18,7 +18,7 @@ case "$target" in
   gguf) sources=(apps/llm/fuzz/fuzz_gguf.cpp apps/llm/gguf.cpp) ;;
   openai) sources=(apps/llm/fuzz/fuzz_openai_request.cpp apps/llm/server/openai_api.cpp apps/llm/server/anthropic_api.cpp
                   apps/llm/server/responses_api.cpp apps/llm/server/output_parser.cpp apps/llm/constrain/json_schema.cpp
-                  apps/llm/constrain/json_matcher.cpp) ;;
+                  apps/llm/constrain/json_matcher.cpp apps/llm/constrain/string_pattern.cpp) ;;
   jinja) sources=(apps/llm/fuzz/fuzz_jinja.cpp apps/llm/chat_template.cpp apps/llm/jinja_*.cpp) ;;
   *) echo "fuzz.sh: unknown target $target (gguf, openai, jinja)" >&2; exit 2 ;;
 esac
@@ -48,6 +48,9 @@ seeds = [
      "tools": [{"type": "function", "function": {"name": "f"}}], "chat_template_kwargs": {"enable_thinking": False},
      "temperature": 0.5, "top_p": 0.9, "seed": 3, "stop": ["a", "b"], "max_tokens": 8},
     {"prompt": "<think>a</think>b<tool_call>{\"name\": \"f\", \"arguments\": {\"x\": 1}}</tool_call>", "max_completion_tokens": 2},
+    {"messages": [{"role": "user", "content": "d"}], "n": 2, "response_format": {"type": "json_schema", "json_schema": {"name": "r",
+     "schema": {"type": "object", "properties": {"d": {"type": "string", "pattern": "^\\d{4}-(0[1-9]|1[0-2])$"}}, "required": ["d"]}}}},
+    {"type": "object", "properties": {"a": {"pattern": "[^a-c]+?x|(?:y\\w){2,3}$"}}, "additionalProperties": True},
 ]
 for i, s in enumerate(seeds):
     open(f"{d}/seed{i}.json", "w").write(json.dumps(s))

@@ -8,8 +8,11 @@ streamed reply. Prints one JSON object: both engines' figures, each one's lookup
 (/metrics), whether each engine's reply is the same with and without lookup (greedy: it must be), and the ratio
 of tg with lookup to llama.cpp with lookup.
 
+With --draft-model DRAFT.gguf the guesses come from that smaller model of the same vocabulary instead (tg-llm
+--draft-model; llama.cpp: a LlamaDraftModel that runs the draft greedily in a second Llama, reusing its prefix).
+
 usage: compare_lookup.py MODEL.gguf [--tg build/bin/tg-llm] [--peer-python ~/.venvs/llamacpp/bin/python]
-       [--threads 2] [--runs 3] [--ngram 3] [--draft-max 15] [--max-tokens 400]
+       [--threads 2] [--runs 3] [--ngram 3] [--draft-max 15] [--max-tokens 400] [--draft-model DRAFT.gguf]
 """
 import argparse, json, os, statistics, subprocess, sys, time, urllib.request
 
@@ -63,13 +66,28 @@ MESSAGES = [{"role": "user", "content":
 PEER = r'''
 import json, sys, time
 from llama_cpp import Llama
-from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
-model, threads, runs, max_tokens, lookup = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
+from llama_cpp.llama_speculative import LlamaDraftModel, LlamaPromptLookupDecoding
+import numpy as np
+model, threads, runs, max_tokens, lookup, draft_path, k = (sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]),
+                                                           sys.argv[5] == "1", sys.argv[6], int(sys.argv[7]))
 messages = json.loads(sys.stdin.read())
+
+class ModelDraft(LlamaDraftModel):
+    """k greedy tokens of a second Llama (generate() reuses the prefix it already holds)."""
+    def __init__(self):
+        self.llm = Llama(model_path=draft_path, n_ctx=1024, n_threads=threads, n_threads_batch=threads, verbose=False)
+    def __call__(self, input_ids, **kwargs):
+        out = []
+        for t in self.llm.generate(list(input_ids), top_k=1, temp=0.0):
+            out.append(t)
+            if len(out) == k:
+                break
+        return np.array(out, dtype=np.intc)
+
+draft = (ModelDraft() if draft_path else LlamaPromptLookupDecoding(num_pred_tokens=10)) if lookup else None
 # logits_all with a draft model: llama-cpp-python sets it itself but sizes its score rows by n_batch unless asked
 # (0.3.36: a reply past 512 tokens of context fails to broadcast its logits)
-llm = Llama(model_path=model, n_ctx=1024, n_threads=threads, n_threads_batch=threads, verbose=False, logits_all=lookup,
-            draft_model=LlamaPromptLookupDecoding(num_pred_tokens=10) if lookup else None)
+llm = Llama(model_path=model, n_ctx=1024, n_threads=threads, n_threads_batch=threads, verbose=False, logits_all=lookup, draft_model=draft)
 out = []
 for r in range(runs + 1):  # the first is a warm-up, as tg's
     llm.reset()
@@ -88,7 +106,7 @@ def tg_runs(args, lookup):
     port = free_port()
     cmd = [args.tg, "--model", args.model, "--serve", str(port), "--max-context", "4096"]
     if lookup:
-        cmd += ["--lookup-ngram", str(args.ngram), "--draft-max", str(args.draft_max)]
+        cmd += (["--draft-model", args.draft_model] if args.draft_model else ["--lookup-ngram", str(args.ngram)]) + ["--draft-max", str(args.draft_max)]
     env = dict(os.environ, CPU_COUNT=str(args.threads), DEV=os.environ.get("DEV", "CPU"))
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     url = f"http://127.0.0.1:{port}"
@@ -124,7 +142,7 @@ def tg_runs(args, lookup):
 
 def peer_runs(args, lookup):
     r = subprocess.run([args.peer_python, "-c", PEER, args.model, str(args.threads), str(args.runs), str(args.max_tokens),
-                        "1" if lookup else "0"], input=json.dumps(MESSAGES), capture_output=True, text=True, check=True)
+                        "1" if lookup else "0", args.draft_model, str(args.draft_max)], input=json.dumps(MESSAGES), capture_output=True, text=True, check=True)
     return json.loads(r.stdout)
 
 
@@ -143,10 +161,11 @@ def main():
     ap.add_argument("--ngram", type=int, default=3)
     ap.add_argument("--draft-max", type=int, default=15)
     ap.add_argument("--max-tokens", type=int, default=400)
+    ap.add_argument("--draft-model", default="", help="guesses from this model (same vocabulary), not prompt lookup")
     args = ap.parse_args()
     tg_plain, _ = tg_runs(args, False)
     tg_lookup, m = tg_runs(args, True)
-    res = {"bench": "prompt_lookup", "model": args.model, "threads": args.threads, "runs": args.runs,
+    res = {"bench": "draft_model" if args.draft_model else "prompt_lookup", "model": args.model, "draft_model": args.draft_model, "threads": args.threads, "runs": args.runs,
            "tg": summary(tg_plain), "tg_lookup": summary(tg_lookup),
            "tg_same_reply": tg_plain[0]["text"] == tg_lookup[0]["text"],
            "tg_acceptance": m.get("tg_llm_draft_tokens_accepted_total", 0) / max(1, m.get("tg_llm_draft_tokens_total", 0))}

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "constrain/json_matcher.hpp"
+#include "constrain/string_pattern.hpp"
 #include "server/anthropic_api.hpp"
 #include "server/openai_api.hpp"
 #include "server/responses_api.hpp"
@@ -62,6 +63,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)m.key();
     } catch (const tg::llm::constrain::SchemaError&) {
     }
+  }
+  // the input as a string pattern, run over its own characters
+  try {
+    const tg::llm::constrain::StringPattern p(text);
+    uint32_t state = p.start();
+    for (unsigned char c : text) {
+      (void)p.any_in(state, c, c + 0x100u);
+      if (const uint32_t next = p.next(state, c); next != tg::llm::constrain::StringPattern::kDead) state = next;
+    }
+    (void)p.accepting(state);
+  } catch (const tg::llm::constrain::SchemaError&) {
   }
   // output parsing: stops drawn from the input's first bytes, pieces of 1..8 bytes
   OutputParser::Options o;

@@ -29,7 +29,10 @@ void send_json(httplib::Response& res, int status, const json& body) {
   res.set_content(body.dump(), "application/json");
 }
 
-void send_error(httplib::Response& res, const ApiError& e) { send_json(res, e.status, e.body()); }
+// In the shape of the API the path belongs to: Anthropic's for /v1/messages (its clients read only that), else OpenAI's.
+void send_error(httplib::Response& res, const ApiError& e, const std::string& path) {
+  send_json(res, e.status, path.rfind("/v1/messages", 0) == 0 ? anthropic_error(e) : e.body());
+}
 
 // Known routes and the methods each takes: other methods get 405, other paths 404.
 struct Route {
@@ -82,11 +85,11 @@ class Service {
     svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     svr.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) { return gate(req, res); });
     // errors httplib itself answers (a body over the limit: 413, a malformed request line: 400) get an API body
-    svr.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request&, httplib::Response& res) {
+    svr.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
       std::string what = res.status == 413 ? "the request body is larger than " + std::to_string(opts_.max_body_bytes) + " bytes"
                                            : "HTTP error " + std::to_string(res.status);
-      send_json(res, res.status, ApiError(res.status, res.status >= 500 ? "server_error" : "invalid_request_error", what).body());
+      send_error(res, ApiError(res.status, res.status >= 500 ? "server_error" : "invalid_request_error", what), req.path);
       return httplib::Server::HandlerResponse::Handled;
     }));
     svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
@@ -111,7 +114,7 @@ class Service {
       if (req.matches[1] == opts_.defaults.model_id)
         send_json(res, 200, model_json());
       else
-        send_error(res, ApiError(404, "invalid_request_error", "The model '" + std::string(req.matches[1]) + "' does not exist", "model", "model_not_found"));
+        send_error(res, ApiError(404, "invalid_request_error", "The model '" + std::string(req.matches[1]) + "' does not exist", "model", "model_not_found"), req.path);
     });
     for (const char* p : {"/v1/chat/completions", "/chat/completions"})
       svr.Post(p, [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, Api::chat); });
@@ -125,9 +128,9 @@ class Service {
       std::string allow;
       for (const Route& r : kRoutes)
         if (req.path == r.path) allow += (allow.empty() ? "" : ", ") + std::string(r.method);
-      if (allow.empty()) return send_error(res, ApiError(404, "invalid_request_error", "no route " + req.path));
+      if (allow.empty()) return send_error(res, ApiError(404, "invalid_request_error", "no route " + req.path), req.path);
       res.set_header("Allow", allow);
-      send_error(res, ApiError(405, "invalid_request_error", req.method + " is not allowed on " + req.path + " (allowed: " + allow + ")"));
+      send_error(res, ApiError(405, "invalid_request_error", req.method + " is not allowed on " + req.path + " (allowed: " + allow + ")"), req.path);
     };
     svr.Get(".*", fallback);
     svr.Post(".*", fallback);
@@ -151,11 +154,11 @@ class Service {
     if (req.path == "/" || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
     // OpenAI's clients send the key as a bearer token, Anthropic's as x-api-key
     if (!opts_.api_key.empty() && req.get_header_value("Authorization") != "Bearer " + opts_.api_key && req.get_header_value("x-api-key") != opts_.api_key) {
-      send_error(res, ApiError(401, "invalid_request_error", "missing or wrong API key: send 'Authorization: Bearer <key>'", {}, "invalid_api_key"));
+      send_error(res, ApiError(401, "invalid_request_error", "missing or wrong API key: send 'Authorization: Bearer <key>'", {}, "invalid_api_key"), req.path);
       return httplib::Server::HandlerResponse::Handled;
     }
     if (!engine_ && req.path != "/metrics") {
-      send_error(res, ApiError(503, "unavailable_error", "the model is still loading; retry when /health says ready"));
+      send_error(res, ApiError(503, "unavailable_error", "the model is still loading; retry when /health says ready"), req.path);
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
@@ -195,7 +198,7 @@ class Service {
       if (body.is_discarded() || !body.is_object()) throw invalid_request("the request body must be a JSON object");
       send_json(res, 200, fn(body));
     } catch (const ApiError& e) {
-      send_error(res, e);
+      send_error(res, e, req.path);
     }
   }
 

@@ -112,7 +112,18 @@ class Messages(unittest.TestCase):
             self.assertIn(param, data["error"]["message"], change)
         status, data = self.raw("{not json")
         self.assertEqual((status, data["type"]), (400, "error"))
-        self.assertEqual(self.raw(ok, key="wrong")[0], 401)
+        # the route's own errors are in Anthropic's shape too: a wrong key, a wrong method
+        status, data = self.raw(ok, key="wrong")
+        self.assertEqual((status, data["type"], data["error"]["type"]), (401, "error", "authentication_error"))
+        with self.assertRaises(anthropic.AuthenticationError):
+            anthropic.Anthropic(base_url=self.server.url, api_key="wrong", max_retries=0).messages.create(
+                model="m", max_tokens=5, messages=[{"role": "user", "content": "H"}])
+        host, port = self.server.url.split("//")[1].split(":")
+        c = http.client.HTTPConnection(host, int(port), timeout=30)
+        c.request("GET", "/v1/messages", headers={"x-api-key": KEY})
+        r = c.getresponse()
+        self.assertEqual((r.status, json.loads(r.read())["error"]["type"]), (405, "invalid_request_error"))
+        c.close()
         with self.assertRaises(anthropic.BadRequestError):
             self.create([{"type": "document", "source": {}}])
         self.assertEqual(self.blocks(self.create("H")), [("text", "Hello, world!")])  # still serving

@@ -280,15 +280,17 @@ class ScriptedModelParallel(ScriptedModel):
         def run(prompt, **kw):
             results[prompt] = self.stream(prompt, **kw)
 
-        jobs = [("H", {}), ("R", {}), ("L", {"max_tokens": 120})]
+        # the long one first, so the others arrive while it runs (on a loaded machine they could otherwise miss it)
+        jobs = [("L", {"max_tokens": 240}), ("H", {}), ("R", {})]
         threads = [threading.Thread(target=run, args=(p,), kwargs=kw) for p, kw in jobs]
         for t in threads:
             t.start()
+            time.sleep(0.05)
         for t in threads:
             t.join()
         self.assertEqual(results["H"]["content"], "Hello, world!")
         self.assertEqual((results["R"]["reasoning"], results["R"]["content"]), ("Let me think.", "The answer is 4."))
-        self.assertEqual((results["L"]["content"], results["L"]["finish"]), ("lale" * 60, "length"))
+        self.assertEqual((results["L"]["content"], results["L"]["finish"]), ("lale" * 120, "length"))
         slots = {int(m) for m in re.findall(r"\(slot (\d)\)", "\n".join(self.server.request_lines(start)))}
         self.assertGreater(len(slots), 1, "the requests did not run in different slots")
 
