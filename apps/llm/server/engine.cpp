@@ -247,7 +247,9 @@ void Engine::step() {
         draft = guess(context);
         r.since_guess = 0;
       }
-      check = !draft.empty() && (probe || worth_checking(r.guesses.rate(), static_cast<int64_t>(draft.size()), step_cost()));
+      // and a plain step is measured before a second step of guesses: without it the cost stays the prior guess
+      const bool priced = plain_step_s_ > 0 || drafted_step_s_ == 0;
+      check = !draft.empty() && priced && (probe || worth_checking(r.guesses.rate(), static_cast<int64_t>(draft.size()), step_cost()));
     }
     ids = check ? gen_.next_drafted(draft, lookup_.max_draft + 1, slots[0]) : gen_.next_batch(slots, samplers);
   } catch (const std::exception& e) {
