@@ -280,12 +280,20 @@ class ScriptedModelParallel(ScriptedModel):
         def run(prompt, **kw):
             results[prompt] = self.stream(prompt, **kw)
 
-        # the long one first, so the others arrive while it runs (on a loaded machine they could otherwise miss it)
-        jobs = [("L", {"max_tokens": 240}), ("H", {}), ("R", {})]
-        threads = [threading.Thread(target=run, args=(p,), kwargs=kw) for p, kw in jobs]
+        # the long one first: the others start once it has produced text, so they arrive while it decodes
+        stream = iter(self.chat("L", max_tokens=240, stream=True))
+        text, finish = "", None
+        while not text:
+            c = next(stream)
+            text += (c.choices[0].delta.content or "") if c.choices else ""
+        threads = [threading.Thread(target=run, args=(p,)) for p in ("H", "R")]
         for t in threads:
             t.start()
-            time.sleep(0.05)
+        for c in stream:
+            if c.choices:
+                text += c.choices[0].delta.content or ""
+                finish = c.choices[0].finish_reason or finish
+        results["L"] = {"content": text, "finish": finish}
         for t in threads:
             t.join()
         self.assertEqual(results["H"]["content"], "Hello, world!")
@@ -354,11 +362,11 @@ class ScriptedModelDraft(ScriptedModel):
         after = self.server.metrics()
         drafted = after["draft_tokens_total"] - before["draft_tokens_total"]
         accepted = after["draft_tokens_accepted_total"] - before["draft_tokens_accepted_total"]
-        # the draft is the model itself: every guess checked is right (how many are checked is the engine's call:
-        # a draft model as large as the model costs as much per guess as the model's own steps)
-        self.assertGreater(accepted, 0)
+        # the draft is the model itself: every guess checked is right (how many are checked is the engine's call,
+        # from measured step times: a draft model as large as the model costs as much per guess as its own steps)
         self.assertEqual(accepted, drafted)
-        self.assertRegex(self.server.request_lines(start)[-1], rf"drafted {drafted}, accepted {accepted}, finish length")
+        if drafted:
+            self.assertRegex(self.server.request_lines(start)[-1], rf"drafted {drafted}, accepted {accepted}, finish length")
 
     def test_wrong_guesses_change_nothing(self):
         server = Server(scripted_model(), "--max-context", "256", "--draft-model", scripted_model("wrong"), "--draft-max", "4")
@@ -368,8 +376,9 @@ class ScriptedModelDraft(ScriptedModel):
             r = client.completions.create(model=client.models.list().data[0].id, prompt="L", max_tokens=60)
             self.assertEqual(r.choices[0].text, "lale" * 30)
             m = server.metrics()
-            self.assertGreater(m["draft_tokens_total"], m["draft_tokens_accepted_total"])  # "la" after "la" is wrong
-            self.assertRegex(server.request_lines(start)[-1], r"drafted \d+, accepted \d+, finish length")
+            self.assertGreaterEqual(m["draft_tokens_total"], m["draft_tokens_accepted_total"])  # checking is timed: maybe none
+            if m["draft_tokens_total"]:
+                self.assertRegex(server.request_lines(start)[-1], r"drafted \d+, accepted \d+, finish length")
         finally:
             self.assertEqual(server.stop(), 0)
 
