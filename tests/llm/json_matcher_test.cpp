@@ -32,6 +32,25 @@ std::pair<size_t, bool> run(JsonMatcher m, const std::string& text) {
   return {n, n == text.size() && m.accepting()};
 }
 
+// A random walk from m: at each step one of the alphabet's bytes it takes, until none is taken, `steps` are
+// taken, or (where m is complete) `stop` says so. The text walked; m is left after it.
+template <typename Rng, typename Stop>
+std::string random_walk(JsonMatcher& m, const std::string& alphabet, int steps, Rng& rng, Stop stop) {
+  std::string text;
+  for (int i = 0; i < steps && !(m.accepting() && stop()); ++i) {
+    std::vector<char> ok;
+    for (char c : alphabet) {
+      JsonMatcher t = m;
+      if (t.feed(c)) ok.push_back(c);
+    }
+    if (ok.empty()) break;
+    const char c = ok[rng() % ok.size()];
+    m.feed(c);
+    text += c;
+  }
+  return text;
+}
+
 const char* kPerson = R"({"type": "object", "properties": {"name": {"type": "string", "minLength": 1},
   "age": {"type": "integer"}, "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "maxItems": 2}},
   "required": ["name", "age"], "additionalProperties": false})";
@@ -160,18 +179,7 @@ TEST(JsonMatcher, RandomWalksMatchStdRegex) {
     }
     for (int walk = 0; walk < 100; ++walk) {
       JsonMatcher m = m0;
-      std::string text;
-      for (int i = 0; i < 30 && !(m.accepting() && rng() % 3 == 0); ++i) {
-        std::vector<char> ok;
-        for (char c : alphabet + "\"") {
-          JsonMatcher t = m;
-          if (t.feed(c)) ok.push_back(c);
-        }
-        if (ok.empty()) break;
-        const char c = ok[rng() % ok.size()];
-        ASSERT_TRUE(m.feed(c));
-        text += c;
-      }
+      const std::string text = random_walk(m, alphabet + "\"", 30, rng, [&] { return rng() % 3 == 0; });
       if (!m.accepting()) continue;
       EXPECT_TRUE(std::regex_search(json::parse(text).get<std::string>(), re)) << p << " walked to " << text << " seed " << seed;
     }
@@ -219,19 +227,7 @@ TEST(JsonMatcher, RandomWalksGiveValidJson) {
   int complete = 0;
   for (int walk = 0; walk < 300; ++walk) {
     JsonMatcher m = matcher(kPerson);
-    std::string text;
-    for (int i = 0; i < 400; ++i) {
-      if (m.accepting() && rng() % 4 == 0) break;
-      std::vector<char> ok;
-      for (char c : alphabet) {
-        JsonMatcher t = m;
-        if (t.feed(c)) ok.push_back(c);
-      }
-      if (ok.empty()) break;
-      const char c = ok[rng() % ok.size()];
-      ASSERT_TRUE(m.feed(c));
-      text += c;
-    }
+    const std::string text = random_walk(m, alphabet, 400, rng, [&] { return rng() % 4 == 0; });
     if (!m.accepting()) continue;
     ++complete;
     json v = json::parse(text, nullptr, false);

@@ -37,6 +37,18 @@ class ScriptedModel(unittest.TestCase):
     def chat(self, content, **kw):
         return self.client.chat.completions.create(model=self.model, messages=[{"role": "user", "content": content}], **kw)
 
+    def guessed_la_le(self):
+        """120 greedy tokens of "la le ...": the log's length before, /metrics after, and the guesses drafted and
+        accepted meanwhile."""
+        before = self.server.metrics()
+        start = len(self.server.log)
+        r = self.client.completions.create(model=self.model, prompt="L", max_tokens=120)
+        self.assertEqual((r.choices[0].text, r.choices[0].finish_reason), ("lale" * 60, "length"))
+        after = self.server.metrics()
+        drafted = after["draft_tokens_total"] - before["draft_tokens_total"]
+        accepted = after["draft_tokens_accepted_total"] - before["draft_tokens_accepted_total"]
+        return start, after, drafted, accepted
+
     def stream(self, content, **kw):
         parts = {"content": "", "reasoning": "", "tools": [], "finish": None, "usage": None, "chunks": 0}
         for c in self.chat(content, stream=True, **kw):
@@ -333,13 +345,7 @@ class ScriptedModelLookup(ScriptedModel):
     ARGS = ("--lookup-ngram", "2", "--draft-max", "5")
 
     def test_guesses_are_checked_and_counted(self):
-        before = self.server.metrics()
-        start = len(self.server.log)
-        r = self.client.completions.create(model=self.model, prompt="L", max_tokens=120)
-        self.assertEqual((r.choices[0].text, r.choices[0].finish_reason), ("lale" * 60, "length"))
-        after = self.server.metrics()
-        drafted = after["draft_tokens_total"] - before["draft_tokens_total"]
-        accepted = after["draft_tokens_accepted_total"] - before["draft_tokens_accepted_total"]
+        start, after, drafted, accepted = self.guessed_la_le()
         # "la le la le": from the third token on every guess is right, 5 a step (6 tokens: ~100 of 120 guessed)
         self.assertGreaterEqual(accepted, 90)
         self.assertLessEqual(accepted, drafted)
@@ -355,13 +361,7 @@ class ScriptedModelDraft(ScriptedModel):
     ARGS = ("--draft-model", scripted_model(), "--draft-max", "5")
 
     def test_guesses_are_checked_and_counted(self):
-        before = self.server.metrics()
-        start = len(self.server.log)
-        r = self.client.completions.create(model=self.model, prompt="L", max_tokens=120)
-        self.assertEqual((r.choices[0].text, r.choices[0].finish_reason), ("lale" * 60, "length"))
-        after = self.server.metrics()
-        drafted = after["draft_tokens_total"] - before["draft_tokens_total"]
-        accepted = after["draft_tokens_accepted_total"] - before["draft_tokens_accepted_total"]
+        start, after, drafted, accepted = self.guessed_la_le()
         # the draft is the model itself: every guess checked is right (how many are checked is the engine's call,
         # from measured step times: a draft model as large as the model costs as much per guess as its own steps)
         self.assertEqual(accepted, drafted)
