@@ -233,7 +233,7 @@ class MessagesReply : public ReplyFormat {
 
   std::string model_, id_;
   int64_t input_tokens_;
-  JobEvent done_{JobEvent::Kind::Done, {}, "stop", {}, {}, {}};
+  JobEvent done_ = JobEvent::done("stop");
   json blocks_ = json::array();
   std::string open_;  // the streamed block still open: "text", "thinking" or none
   int index_ = 0;

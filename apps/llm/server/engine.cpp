@@ -57,7 +57,7 @@ struct Engine::Running {
     job->push(std::move(e));
   }
   void send(std::vector<OutputEvent> evs) {
-    for (auto& e : evs) push({JobEvent::Kind::Output, std::move(e), {}, {}, {}});
+    for (auto& e : evs) push(JobEvent::of_output(std::move(e)));
   }
 };
 
@@ -80,7 +80,7 @@ void Engine::stop() {
     stopping_ = true;
     for (auto& j : queue_) {
       j->cancel();
-      j->push({JobEvent::Kind::Failed, {}, {}, {}, "the server is shutting down"});
+      j->push(JobEvent::failed("the server is shutting down"));
     }
     queue_.clear();
   }
@@ -201,7 +201,7 @@ bool Engine::admit(std::shared_ptr<Job> job, const std::vector<int>& slots) {
     Running& r = running(s);
     r.usage.cached_tokens = reused;
     if (lookup_.draft_model) r.guesses = GuessRate(kDraftModelTrust);
-    for (const TokenLogprobs& t : echo) r.push({JobEvent::Kind::Logprobs, {}, {}, {}, {}, t});
+    for (const TokenLogprobs& t : echo) r.push(JobEvent::of_logprobs(t));
     r.budget = spec.prompt_only ? 0 : spec.max_tokens > 0 ? std::min(spec.max_tokens, room) : room;
     if (r.budget <= 0) finish(s);
   }
@@ -318,7 +318,7 @@ bool Engine::emit(int slot, int32_t id) {
   }
   ++r.usage.completion_tokens;
   std::string text = r.dec.push(id);
-  if (const auto& lp = r.sampler.last_logprobs()) r.push({JobEvent::Kind::Logprobs, {}, {}, {}, {}, described(*lp, r.dec.last_bytes())});
+  if (const auto& lp = r.sampler.last_logprobs()) r.push(JobEvent::of_logprobs(described(*lp, r.dec.last_bytes())));
   r.send(r.parser.feed(std::move(text)));
   if (r.parser.stopped()) {
     r.finish = "stop";
@@ -342,9 +342,9 @@ void Engine::finish(int slot, const std::string& error) {
     if (r.finish == "stop" && r.parser.tool_calls() > 0) r.finish = "tool_calls";
   }
   if (error.empty())
-    r.push({JobEvent::Kind::Done, {}, r.finish, r.usage, {}, {}, r.parser.stop_string()});
+    r.push(JobEvent::done(r.finish, r.usage, r.parser.stop_string()));
   else
-    r.push({JobEvent::Kind::Failed, {}, {}, r.usage, error});
+    r.push(JobEvent::failed(error, r.usage));
   using secs = std::chrono::duration<double>;
   const auto now = Running::clock::now();
   const bool started = r.usage.completion_tokens > 0;

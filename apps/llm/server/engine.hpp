@@ -68,6 +68,21 @@ struct JobEvent {
   TokenLogprobs logprobs;         // Logprobs
   std::string stop_sequence;      // Done: the stop string that ended the reply, if one did
   int choice = 0;                 // which of the job's n choices
+
+  // Named constructors: each kind sets only its own fields (brace-initialising the aggregate with `{}` members
+  // trips GCC 12's -Wmaybe-uninitialized at -O3).
+  static JobEvent of_output(OutputEvent o) { JobEvent e{Kind::Output}; e.output = std::move(o); return e; }
+  static JobEvent of_logprobs(TokenLogprobs t) { JobEvent e{Kind::Logprobs}; e.logprobs = std::move(t); return e; }
+  static JobEvent done(std::string finish, Usage u = {}, std::string stop = {}) {
+    JobEvent e{Kind::Done};
+    e.finish_reason = std::move(finish), e.usage = u, e.stop_sequence = std::move(stop);
+    return e;
+  }
+  static JobEvent failed(std::string error, Usage u = {}) {
+    JobEvent e{Kind::Failed};
+    e.error = std::move(error), e.usage = u;
+    return e;
+  }
 };
 
 class Job {

@@ -249,7 +249,7 @@ class ResponsesReply : public ReplyFormat {
 
   std::string model_, id_;
   int64_t created_;
-  JobEvent done_{JobEvent::Kind::Done, {}, "stop", {}, {}, {}};
+  JobEvent done_ = JobEvent::done("stop");
   json items_ = json::array();
   std::string open_, text_;  // the item still open ("message", "reasoning" or none) and its text so far
   int64_t sequence_ = 0;
