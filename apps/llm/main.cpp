@@ -92,6 +92,7 @@ Options parse(int argc, char** argv) {
       ("lookup-ngram", po::value(&o.serve.lookup.ngram)->default_value(0), "--serve: prompt lookup decoding: greedy requests guess their next tokens by matching the context's last N tokens earlier in it, checked in one batched step (0: off)")
       ("draft-model", po::value(&o.draft_model), "--serve: speculative decoding: greedy requests take the guesses of this smaller model with the same vocabulary, checked in one batched step")
       ("draft-max", po::value(&o.serve.lookup.max_draft)->default_value(15), "--serve: tokens guessed at most per step with --lookup-ngram or --draft-model")
+      ("draft-always", po::bool_switch(&o.serve.lookup.always_check), "--serve: check --draft-max guesses every step, even where that is slower than plain steps (to measure a draft's acceptance; tests)")
       ("verbose,v", po::bool_switch(&o.verbose), "per-token timings on stderr");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, d), vm);
@@ -111,6 +112,7 @@ Options parse(int argc, char** argv) {
   if (o.serve.lookup.ngram < 0 || o.serve.lookup.ngram > 16) throw tg::Error("tg-llm: --lookup-ngram must be in [0, 16]");
   if (o.serve.lookup.max_draft < 1 || o.serve.lookup.max_draft > 31) throw tg::Error("tg-llm: --draft-max must be in [1, 31]");
   if (!o.draft_model.empty() && o.serve.lookup.ngram > 0) throw tg::Error("tg-llm: --draft-model and --lookup-ngram are two sources of guesses: choose one");
+  if (o.serve.lookup.always_check && o.draft_model.empty() && o.serve.lookup.ngram == 0) throw tg::Error("tg-llm: --draft-always checks the guesses of --draft-model or --lookup-ngram; give one");
   if (!o.draft_model.empty() && !vm.count("serve")) throw tg::Error("tg-llm: --draft-model speeds up --serve's greedy requests; use it with --serve");
   o.prompt = unescape(o.prompt);
   o.system = unescape(o.system);

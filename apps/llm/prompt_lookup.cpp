@@ -24,10 +24,15 @@ std::vector<int32_t> lookup_draft(std::span<const int32_t> context, int64_t ngra
   return {};
 }
 
-bool worth_checking(double rate, int64_t len, double cost) {
-  double expected = 0, p = 1;
-  for (int64_t i = 0; i <= len; ++i, p *= rate) expected += p;
-  return expected > cost;
+int64_t best_draft(double rate, int64_t max_len, double guess_cost, double check_cost) {
+  int64_t best = 0;
+  double best_yield = 1, expected = 1, p = 1;  // a plain step: one token per step
+  for (int64_t k = 1; k <= max_len; ++k) {
+    expected += (p *= rate);
+    const double yield = expected / (static_cast<double>(k) * guess_cost + check_cost);
+    if (yield > best_yield) best = k, best_yield = yield;
+  }
+  return best;
 }
 
 }  // namespace tg::llm

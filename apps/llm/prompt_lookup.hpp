@@ -14,11 +14,14 @@ namespace tg::llm {
 // through what it copied (the match repeats with the period it has).
 std::vector<int32_t> lookup_draft(std::span<const int32_t> context, int64_t ngram, int64_t max_draft);
 
-// Whether checking guesses pays: a step of guesses costs `cost` plain steps (measured), and yields the tokens up to
-// the first wrong guess plus one; with each guess right at `rate` (seen so far), a draft of len guesses yields
-// (1 - rate^(len + 1)) / (1 - rate) tokens on average. Text that repeats its context (a file returned with a line
-// changed) has rates near 0.9 and gains; other text (~0.1) would lose several times its speed.
-bool worth_checking(double rate, int64_t len, double cost);
+// How many guesses to check, where checking pays: k guesses cost k * guess_cost to make (a draft model's steps;
+// prompt lookup's are free) plus one step of guesses of check_cost, both in plain steps (measured), and yield the
+// tokens up to the first wrong guess plus one: (1 - rate^(k + 1)) / (1 - rate) on average, with each guess right at
+// `rate` (seen so far). The k in [1, max_len] with the most tokens per plain step's cost, or 0 where none beats a
+// plain step's one. Text that repeats its context (a file returned with a line changed) has rates near 0.9 and
+// gains; other text (~0.1) would lose several times its speed; a draft model costing half the target per guess
+// pays only at rates near 1.
+int64_t best_draft(double rate, int64_t max_len, double guess_cost, double check_cost);
 
 // What a generation has shown of its guesses: a running rate of right ones, each guess checked either by a step
 // of guesses (accepted up to the first wrong one) or for free against the token a plain step produced.

@@ -12,6 +12,7 @@ namespace tg::llm::server {
 namespace {
 constexpr int64_t kReguess = 32;  // plain steps after which a draft model guesses again, whatever its rate
 constexpr double kDraftModelTrust = 0.8;  // a draft model's rate of right guesses before any is checked
+constexpr int64_t kProbeGuesses = 4;  // what a draft model guesses where guessing does not pay, to keep its rate
 }  // namespace
 
 void Job::push(JobEvent e) {
@@ -233,23 +234,37 @@ void Engine::step() {
   std::vector<int32_t> ids, draft;
   bool check = false;  // a step of guesses, or a plain one (whose token still tells whether the guess was right)
   const auto t0 = Running::clock::now();
+  double guess_s = 0;  // of this step's time, what guessing took (a draft model's steps)
+  auto average = [](double& into, double seconds, double first_at_most) {
+    // a step that compiled (a new key length's capture, every 128 positions) counts as at most 3 typical ones; the
+    // first one always compiles, so it counts as at most what was guessed before any was measured (else one
+    // capture could price guesses out for good: no step of them would run to correct it)
+    into = into == 0 ? std::min(seconds, first_at_most) : into + 0.1 * (std::min(seconds, 3 * into) - into);
+  };
   try {
     if (slots.size() == 1 && drafts(slots[0], *samplers[0])) {
       Running& r = *running_[static_cast<size_t>(slots[0])];
-      // prompt lookup guesses for free every step (a plain step's token still tells whether it was right); a draft
-      // model guesses where a full draft would pay, and now and then anyway (checked: its rate can recover)
-      const bool free = !lookup_.draft_model;
-      const bool worth = worth_checking(r.guesses.rate(), lookup_.max_draft, step_cost());
-      const bool probe = !free && !worth && ++r.since_guess >= kReguess;
-      if (free || worth || probe) {
+      // prompt lookup guesses for free every step (a plain step's token still tells whether its first guess was
+      // right); a draft model guesses as many as pay for their cost (best_draft), and now and then a few anyway
+      // (checked: its rate can recover)
+      const bool model = lookup_.draft_model != nullptr;
+      int64_t len = lookup_.always_check ? lookup_.max_draft
+                                         : best_draft(r.guesses.rate(), lookup_.max_draft, model ? guess_cost() : 0, check_cost());
+      const bool probe = model && len == 0 && ++r.since_guess >= kReguess;
+      if (probe) len = std::min(kProbeGuesses, lookup_.max_draft);
+      if (len > 0 || !model) {
         std::vector<int32_t> context = gen_.cached_tokens(slots[0]);
         context.push_back(*gen_.pending(slots[0]));
-        draft = guess(context);
+        draft = guess(context, model ? len : lookup_.max_draft);
         r.since_guess = 0;
+        guess_s = std::chrono::duration<double>(Running::clock::now() - t0).count();
+        if (model && !draft.empty()) average(guess_s_, guess_s / static_cast<double>(draft.size()), guess_s);
       }
-      // and a plain step is measured before a second step of guesses: without it the cost stays the prior guess
+      // guesses made are checked where that pays (their cost is spent), and a plain step is measured before a
+      // second step of guesses: without it the cost stays the prior guess
       const bool priced = plain_step_s_ > 0 || drafted_step_s_ == 0;
-      check = !draft.empty() && priced && (probe || worth_checking(r.guesses.rate(), static_cast<int64_t>(draft.size()), step_cost()));
+      const int64_t n = static_cast<int64_t>(draft.size());
+      check = n > 0 && (lookup_.always_check || (priced && (probe || best_draft(r.guesses.rate(), n, 0, check_cost()) > 0)));
     }
     ids = check ? gen_.next_drafted(draft, lookup_.max_draft + 1, slots[0]) : gen_.next_batch(slots, samplers);
   } catch (const std::exception& e) {
@@ -259,16 +274,10 @@ void Engine::step() {
     }
     return;
   }
-  const double seconds = std::chrono::duration<double>(Running::clock::now() - t0).count();
-  // a step that compiled (a new key length's capture, every 128 positions) counts as at most 3 typical ones; the
-  // first step of guesses always compiles, so it counts as at most the cost guessed before any was measured
-  // (else one capture could price guesses out for good: no step of them would run to correct it)
-  auto average = [&](double& into, double first_at_most) {
-    into = into == 0 ? std::min(seconds, first_at_most) : into + 0.1 * (std::min(seconds, 3 * into) - into);
-  };
+  const double seconds = std::chrono::duration<double>(Running::clock::now() - t0).count() - guess_s;
   if (slots.size() == 1) {
-    if (check) average(drafted_step_s_, plain_step_s_ > 0 ? plain_step_s_ * step_cost() : seconds);
-    else average(plain_step_s_, seconds);
+    if (check) average(drafted_step_s_, seconds, plain_step_s_ > 0 ? plain_step_s_ * check_cost() : seconds);
+    else average(plain_step_s_, seconds, seconds);
   }
   if (!draft.empty()) {
     Running& r = *running_[static_cast<size_t>(slots[0])];
@@ -287,20 +296,25 @@ void Engine::step() {
   for (size_t i = 0; i < slots.size(); ++i) emit(slots[i], ids[i]);
 }
 
-std::vector<int32_t> Engine::guess(const std::vector<int32_t>& context) {
-  if (!lookup_.draft_model) return lookup_draft(context, lookup_.ngram, lookup_.max_draft);
+std::vector<int32_t> Engine::guess(const std::vector<int32_t>& context, int64_t len) {
+  if (!lookup_.draft_model) return lookup_draft(context, lookup_.ngram, len);
   Generator& d = *lookup_.draft_model;
   d.prefill(context);  // what it already holds of the context is reused: only the new tokens run
   Sampler greedy(SamplingParams{});
   std::vector<int32_t> out;
-  while (static_cast<int64_t>(out.size()) < lookup_.max_draft && d.position() < d.model().max_context()) out.push_back(d.next(greedy));
+  while (static_cast<int64_t>(out.size()) < len && d.position() < d.model().max_context()) out.push_back(d.next(greedy));
   return out;
 }
 
-double Engine::step_cost() const {
+double Engine::check_cost() const {
   // before both are measured: half a step per row, about what 8 rows cost on a 2-core CPU
   if (plain_step_s_ > 0 && drafted_step_s_ > 0) return drafted_step_s_ / plain_step_s_;
   return static_cast<double>(lookup_.max_draft + 1) / 2;
+}
+
+double Engine::guess_cost() const {
+  // before a guess is timed: free (the first guesses are what times them)
+  return plain_step_s_ > 0 ? guess_s_ / plain_step_s_ : 0;
 }
 
 bool Engine::drafts(int slot, const Sampler& s) const {

@@ -107,13 +107,14 @@ class Job {
 
 // Speculative decoding: while one greedy job runs, tokens guessed to follow its context are checked in one
 // batched step of max_draft + 1 rows, where its guesses have been right often enough to pay for such a step
-// (worth_checking, with the step's cost, guessing included, measured as the engine runs). The guesses come from a
+// (best_draft, with the costs of guessing and of the step measured as the engine runs). The guesses come from a
 // smaller model with the same vocabulary (--draft-model: greedy, in its own Generator), or from the context itself
 // (prompt lookup, lookup_draft).
 struct LookupOptions {
   int64_t ngram = 0;  // prompt lookup's n-gram; 0: off
   int64_t max_draft = 15;
   Generator* draft_model = nullptr;  // one slot; not owned
+  bool always_check = false;  // every step checks max_draft guesses, whatever that costs (tests; acceptance rates)
 };
 
 struct EngineMetrics {
@@ -146,8 +147,9 @@ class Engine {
   void step();                                     // one token for every running job (or several: drafted)
   // Whether `slot`'s job drafts this step: greedy, alone, on a model that rewinds, with room for the rows.
   bool drafts(int slot, const Sampler& s) const;
-  double step_cost() const;  // a step of guesses in plain steps, as measured (worth_checking)
-  std::vector<int32_t> guess(const std::vector<int32_t>& context);  // up to max_draft tokens after `context`
+  double check_cost() const;  // a step of guesses in plain steps, as measured (best_draft)
+  double guess_cost() const;  // one guess of a draft model in plain steps, as measured
+  std::vector<int32_t> guess(const std::vector<int32_t>& context, int64_t len);  // up to len tokens after `context`
   // id, the next token of `slot`'s job: sent on, or the job finished (end of generation, stop string, budget).
   // Returns whether the job goes on.
   bool emit(int slot, int32_t id);
@@ -160,7 +162,8 @@ class Engine {
   Tokenizer tok_;
   size_t max_queued_;
   LookupOptions lookup_;
-  double plain_step_s_ = 0, drafted_step_s_ = 0;  // running averages of one job's steps (the worker's alone)
+  // running averages of one job's steps (the worker's alone; guessing not included) and of one draft-model guess
+  double plain_step_s_ = 0, drafted_step_s_ = 0, guess_s_ = 0;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Job>> queue_;
