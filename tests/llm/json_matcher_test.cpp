@@ -132,7 +132,17 @@ TEST(JsonMatcher, StringsAreWellFormedUtf8WithoutSurrogates) {
   EXPECT_EQ(run(str, "\"\xE0\x80\x80\"").first, 2u);  // overlong
   EXPECT_EQ(run(str, "\"\xED\xA0\x80\"").first, 2u);  // a surrogate's UTF-8
   EXPECT_EQ(run(str, "\"\xF4\x90\x80\x80\"").first, 2u);  // past U+10FFFF
-  EXPECT_EQ(run(str, R"("\uD800")").first, 4u);  // a lone surrogate escape
+  EXPECT_EQ(run(str, R"("\uD800")").first, 7u);  // a high surrogate alone: the low half is owed
+  EXPECT_EQ(run(str, R"("\uDC00")").first, 4u);  // a low surrogate first
+  EXPECT_EQ(run(str, R"("\uD83D\u0041")").first, 9u);  // a high surrogate, then no low one
+  // a pair of escapes is one character (U+1F600), for the pattern and for the length
+  EXPECT_TRUE(run(str, R"("\uD83D\uDE00")").second);
+  EXPECT_TRUE(run(matcher(R"({"type": "string", "maxLength": 1})"), R"("\ud83d\ude00")").second);
+  const JsonMatcher smile = JsonMatcher(compile_schema({{"type", "string"}, {"pattern", "^\xF0\x9F\x98\x80$"}}));
+  EXPECT_TRUE(run(smile, R"("\uD83D\uDE00")").second);
+  EXPECT_TRUE(run(smile, "\"\xF0\x9F\x98\x80\"").second);
+  EXPECT_EQ(run(smile, R"("\uD83D\uDE01")").first, 12u);
+  EXPECT_EQ(run(smile, R"("\u00e9")").first, 3u);  // no character under U+10000 starts \u00
   EXPECT_TRUE(run(str, "\"\xED\x9F\xBF\xF0\x90\x80\x80\\u00e9\"").second);
 }
 

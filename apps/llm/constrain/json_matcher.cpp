@@ -74,13 +74,25 @@ bool JsonMatcher::names_end(const Frame& f) {
   return false;
 }
 
+// The code point a UTF-16 surrogate pair spells.
+char32_t JsonMatcher::pair_code(char32_t high, char32_t low) { return 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00); }
+
+// Whether a character of the string may be one of the code points [lo, hi] (none of them a surrogate): the
+// pattern, if any, takes one of them.
+bool JsonMatcher::string_char_fits(const Frame& f, char32_t lo, char32_t hi) {
+  if (lo >= 0xD800 && hi <= 0xDFFF) return false;
+  if (f.key || !f.node->pattern) return true;
+  const auto takes = [&](char32_t a, char32_t b) { return a <= b && f.node->pattern->any_in(static_cast<uint32_t>(f.bits), a, b); };
+  return takes(lo, std::min<char32_t>(hi, 0xD7FF)) || takes(std::max<char32_t>(lo, 0xE000), hi);
+}
+
 // A string's byte other than its closing quote. Characters are decoded as they come (UTF-8, or an escape) so
 // the pattern sees code points; a character partly written must keep a completion that is well-formed (no
 // overlong forms, no surrogates) and that the pattern takes.
 bool JsonMatcher::string_byte(Frame& f, char c) {
   const auto u = static_cast<unsigned char>(c);
   const SchemaNode* node = f.node;
-  const bool escape = (f.state >= 1 && f.state <= 5) || c == '\\';
+  const bool escape = (f.state >= 1 && f.state <= 5) || f.state >= 7 || c == '\\';
   if (f.key && f.bits) {  // an undeclared key may not spell a declared name: track the names it still could
     const auto& names = node->quoted_keys;
     uint64_t alive = 0;
@@ -96,7 +108,7 @@ bool JsonMatcher::string_byte(Frame& f, char c) {
   if (f.state == 1) {  // after a backslash
     static constexpr std::string_view kEscapes = "\"\\/bfnrt", kMeans = "\"\\/\b\f\n\r\t";
     if (c == 'u') {
-      f.state = 2, f.prop = 0, hi = 0xFFFF;
+      f.state = 2, f.prop = 0, hi = 0x10FFFF;  // a pair of escapes reaches past U+FFFF
     } else if (const size_t at = kEscapes.find(c); at != std::string_view::npos) {
       f.state = 0, lo = hi = static_cast<unsigned char>(kMeans[at]), whole = true;
     } else {
@@ -107,9 +119,36 @@ bool JsonMatcher::string_byte(Frame& f, char c) {
     if (x < 0) return false;
     f.prop = f.prop * 16 + x;
     const int left = 4 * (5 - f.state);  // bits of digits still owed
-    lo = static_cast<char32_t>(f.prop) << left, hi = lo | ((char32_t{1} << left) - 1);
-    if (lo >= 0xD800 && hi <= 0xDFFF) return false;  // a lone surrogate is no character (write its UTF-8)
-    if (++f.state == 6) f.state = 0, whole = true;
+    const char32_t at_least = static_cast<char32_t>(f.prop) << left, at_most = at_least | ((char32_t{1} << left) - 1);
+    if (at_least >= 0xDC00 && at_most <= 0xDFFF) return false;  // a low surrogate first is no character
+    // the escape may still be a character of its own, or the high half of a pair (which the pattern sees as the
+    // supplementary code points the pair may spell)
+    const char32_t high_first = std::max<char32_t>(at_least, 0xD800), high_last = std::min<char32_t>(at_most, 0xDBFF);
+    if (!string_char_fits(f, at_least, at_most) &&
+        !(high_first <= high_last && string_char_fits(f, pair_code(high_first, 0xDC00), pair_code(high_last, 0xDFFF))))
+      return false;
+    if (++f.state < 6) return true;
+    if (f.prop >= 0xD800 && f.prop <= 0xDBFF) {  // a high surrogate: "\uDC00" to "\uDFFF" must follow
+      f.state = 7;
+      return true;
+    }
+    f.state = 0, lo = hi = static_cast<char32_t>(f.prop), whole = true;
+  } else if (f.state == 7 || f.state == 8) {  // the pair's second escape: backslash, then u
+    if (c != (f.state == 7 ? '\\' : 'u')) return false;
+    if (++f.state == 9) f.prop = (f.prop - 0xD800) << 16;  // the high half's 10 bits over the low digits so far
+    return true;
+  } else if (f.state >= 9 && f.state <= 12) {  // the low surrogate's digit state - 8
+    const int x = hex_value(c);
+    if (x < 0) return false;
+    const int32_t high = f.prop >> 16, low = (f.prop & 0xFFFF) * 16 + x;
+    const int left = 4 * (12 - f.state);
+    const char32_t at_least = std::max<char32_t>(static_cast<char32_t>(low) << left, 0xDC00);
+    const char32_t at_most = std::min<char32_t>((static_cast<char32_t>(low) << left) | ((char32_t{1} << left) - 1), 0xDFFF);
+    if (at_least > at_most) return false;
+    const char32_t first = pair_code(0xD800 + static_cast<char32_t>(high), at_least), last = pair_code(0xD800 + static_cast<char32_t>(high), at_most);
+    f.prop = high << 16 | low;
+    if (++f.state < 13) return string_char_fits(f, first, last);
+    f.state = 0, lo = hi = first, whole = true;
   } else if (f.pos > 0) {  // a continuation byte; state 6: the first, whose range the lead byte narrows
     if (f.state == 6 ? !utf8_follows(static_cast<unsigned char>(f.prop), u) : (u & 0xC0) != 0x80) return false;
     if (f.state == 6) f.prop &= 0x3F >> f.pos, f.state = 0;
@@ -119,7 +158,7 @@ bool JsonMatcher::string_byte(Frame& f, char c) {
     whole = f.pos == 0;
   } else if (c == '\\') {
     if (!room) return false;
-    f.state = 1, hi = 0xFFFF;
+    f.state = 1, hi = 0x10FFFF;
     if (!f.key) ++f.count;
   } else {
     const int more = utf8_continuations(u);

@@ -59,10 +59,11 @@ class JsonMatcher {
     enum class Kind : uint8_t { value, object, array, string, number, literal, text } kind;
     const SchemaNode* node = nullptr;
     uint8_t state = 0;  // string: 0 between characters, 1 after a backslash, 2-5 in \uXXXX, 6 before a UTF-8 lead's first
-                        // continuation byte
+                        // continuation byte, 7-8 the backslash and u after a high surrogate, 9-12 the low one's digits
     bool key = false;         // a string or literal that is an object's key
     int32_t prop = -1;        // object: the property whose value comes next (-1: another key); string: the
-                              // character's code point so far (state 6: its lead byte)
+                              // character's code point so far (state 6: its lead byte; 9-12: the high surrogate's
+                              // 10 bits over the low one's digits)
     int64_t count = 0;        // string: characters (an undeclared key: bytes); array: items; number: characters;
                               // object: the next property
     uint64_t bits = 0;        // literal: candidates still matching; string: its pattern's state; an undeclared
@@ -80,6 +81,8 @@ class JsonMatcher {
   void start_value(Path p, const SchemaNode* node, char c, std::vector<Path>& out, int hops = 0) const;
   static bool can_end(const Frame& f);
   static bool string_byte(Frame& f, char c);
+  static char32_t pair_code(char32_t high, char32_t low);
+  static bool string_char_fits(const Frame& f, char32_t lo, char32_t hi);
   static bool string_may_end(const Frame& f);
   static bool names_end(const Frame& f);
   static void pop(Path& p);
