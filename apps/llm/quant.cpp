@@ -71,9 +71,7 @@ KExpr prefetch_ahead(CustomKernel& k, const KExpr& bytes, const KExpr& start, in
 using namespace detail;
 
 const std::vector<GGMLType>& supported_types() {
-  static const std::vector<GGMLType> types = {GGMLType::F32,  GGMLType::F16,  GGMLType::BF16, GGMLType::Q8_0, GGMLType::Q4_0,
-                                              GGMLType::Q4_1, GGMLType::Q5_0, GGMLType::Q5_1, GGMLType::Q4_K, GGMLType::Q5_K,
-                                              GGMLType::Q6_K, GGMLType::IQ4_NL, GGMLType::IQ4_XS, GGMLType::MXFP4};
+  static const std::vector<GGMLType> types = format_types();
   return types;
 }
 

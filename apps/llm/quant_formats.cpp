@@ -113,6 +113,58 @@ const ByteForm kQ6_KBytes{
     },
     32, false, true};
 
+// Q2_K / Q3_K / TQ2_0: 2-bit fields; sub-block s (32 elements) is bit pair s % 4 of the 32 bytes of half s / 4, at
+// byte offset `qs`: word j holds elements 4j .. 4j + 3 of it
+KExpr crumb_word(const GroupReader& r, int64_t qs, const KExpr& sub, const KExpr& j) {
+  KExpr w = r.packed(r.c(qs) + (sub / r.c(4)) * r.c(32) + j * r.c(4));
+  return (w >> ((sub % r.c(4)).cast(dtypes::int32) << 1)) & 0x03030303;
+}
+// the same field of element e (int32 in [0, 3])
+KExpr crumb(const GroupReader& r, int64_t qs, const KExpr& e) {
+  KExpr b = r.byte(r.c(qs) + (e / r.c(128)) * r.c(32) + e % r.c(32));
+  return (b >> (((e / r.c(32)) % r.c(4)).cast(dtypes::int32) << 1)) & 3;
+}
+// Q2_K: 16 scales of 16 elements, a 4-bit scale (low nibble) and min (high nibble) in byte s; d at 80, dmin at 82
+std::pair<KExpr, KExpr> q2k_scales(const GroupReader& r, const KExpr& s16) {
+  KExpr sc = r.byte(s16);
+  return {r.half(80) * f32(sc & 15), r.half(82) * f32((sc >> 4) * r.i(-1))};
+}
+const ByteForm kQ2_KBytes{
+    [](const GroupReader& r, const KExpr& sub, const KExpr& j) { return crumb_word(r, 16, sub, j); },
+    [](const GroupReader& r, const KExpr& sub, const KExpr& half) { return q2k_scales(r, sub * r.c(2) + half); }, 0, true, true};
+// Q3_K: 16 6-bit scales (minus 32) in 12 bytes at 96: the low 4 bits in the nibbles of bytes 0-7 (scales 8-15 the
+// high nibbles), the high 2 bits of scale s in bits 2 (s / 4) of byte 8 + s % 4
+KExpr q3k_scale(const GroupReader& r, const KExpr& s16) {
+  KExpr lo = KExpr::where(s16 < 8, r.byte(r.c(96) + s16) & 15, r.byte(r.c(88) + s16) >> 4);
+  KExpr hi = (r.byte(r.c(104) + s16 % r.c(4)) >> ((s16 / r.c(4)).cast(dtypes::int32) << 1)) & 3;
+  return (lo | (hi << 4)) - r.i(32);
+}
+// Q3_K's third bit of sub-block s: bit s of the hmask byte of its element (32 bytes at 0, one per position l); a
+// clear bit subtracts 4
+const ByteForm kQ3_KBytes{
+    [](const GroupReader& r, const KExpr& sub, const KExpr& j) {
+      KExpr hb = (r.packed(j * r.c(4)) >> sub.cast(dtypes::int32)) & 0x01010101;
+      return crumb_word(r, 32, sub, j) | (hb << 2);
+    },
+    [](const GroupReader& r, const KExpr& sub, const KExpr& half) {
+      return std::pair{r.half(108) * f32(q3k_scale(r, sub * r.c(2) + half)), KExpr()};
+    },
+    4, false, true};
+// TQ2_0: ternary, a 2-bit field q per element (value q - 1), d at 64
+const ByteForm kTQ2_0Bytes{
+    [](const GroupReader& r, const KExpr& sub, const KExpr& j) { return crumb_word(r, 0, sub, j); },
+    [](const GroupReader& r, const KExpr&, const KExpr&) { return std::pair{r.half(64), KExpr()}; }, 1};
+// TQ1_0: ternary, 5 elements a byte in base 3 (the byte x 3^n, modulo 256, times 3, over 256 is digit n), 48 bytes:
+// elements 0-159 are digits e / 32 of bytes e % 32, 160-239 digits e' / 16 of bytes 32 + e' % 16 (e' = e - 160);
+// then 4 digits of each of the 4 bytes at 48 (e'' / 4 of byte e'' % 4); d at 52
+KExpr tq1_digit(const GroupReader& r, const KExpr& e) {
+  KExpr e1 = e - r.c(160), e2 = e - r.c(240);
+  KExpr at = KExpr::where(e < 160, e % r.c(32), KExpr::where(e < 240, r.c(32) + e1 % r.c(16), r.c(48) + e2 % r.c(4)));
+  KExpr n = KExpr::where(e < 160, e / r.c(32), KExpr::where(e < 240, e1 / r.c(16), e2 / r.c(4))).cast(dtypes::int32);
+  KExpr pow3 = KExpr::where(n < 1, r.i(1), KExpr::where(n < 2, r.i(3), KExpr::where(n < 3, r.i(9), KExpr::where(n < 4, r.i(27), r.i(81)))));
+  return (((r.byte(at) * pow3) & 255) * r.i(3)) >> 8;
+}
+
 const int8_t kIQ4[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 // IQ4_XS: sub-block ib's 6-bit scale, 4 low bits in scales_l (offset 4), 2 high bits in the uint16 scales_h (2)
@@ -184,6 +236,16 @@ const Format kFormats[] = {
        KExpr hb = ((r.u32(4) >> e.cast(dtypes::uint32)) & 1).cast(dtypes::int32);
        return r.half(0) * f32(nibble32(r, 8, e) | (hb << 4)) + r.half(2);
      }, &kQ5_1Bytes},
+    {GGMLType::Q2_K, 256, 84,
+     [](const GroupReader& r, const KExpr& e) {
+       auto [a, m] = q2k_scales(r, e / r.c(16));
+       return KExpr::fma(a, f32(crumb(r, 16, e)), m);
+     }, &kQ2_KBytes},
+    {GGMLType::Q3_K, 256, 110,
+     [](const GroupReader& r, const KExpr& e) {
+       KExpr hb = (r.byte(e % r.c(32)) >> (e / r.c(32)).cast(dtypes::int32)) & 1;
+       return r.half(108) * f32(q3k_scale(r, e / r.c(16)) * (crumb(r, 32, e) + (hb << 2) - r.i(4)));
+     }, &kQ3_KBytes},
     {GGMLType::Q4_K, 256, 144,
      [](const GroupReader& r, const KExpr& e) {
        // 4 groups of 64: 32 bytes of qs each, low nibbles (sub-block 2g) then high nibbles (2g+1)
@@ -208,6 +270,8 @@ const Format kFormats[] = {
        KExpr sc = r.sbyte(r.c(192) + n * r.c(8) + l / r.c(16) + qt * r.c(2));
        return r.half(208) * f32(sc * q);
      }, &kQ6_KBytes},
+    {GGMLType::TQ1_0, 256, 54, [](const GroupReader& r, const KExpr& e) { return r.half(52) * f32(tq1_digit(r, e) - r.i(1)); }},
+    {GGMLType::TQ2_0, 256, 66, [](const GroupReader& r, const KExpr& e) { return r.half(64) * f32(crumb(r, 0, e) - r.i(1)); }, &kTQ2_0Bytes},
     {GGMLType::MXFP4, 32, 17,
      [](const GroupReader& r, const KExpr& e) { return e8m0_half(r) * codebook_value(nibble32(r, 1, e), kMXFP4Signed); }, &kMXFP4ByteForm},
     {GGMLType::IQ4_NL, 32, 18,
@@ -227,6 +291,12 @@ const Format* find_format(GGMLType t) {
   for (const auto& f : kFormats)
     if (f.type == t) return &f;
   return nullptr;
+}
+
+std::vector<GGMLType> format_types() {
+  std::vector<GGMLType> out;
+  for (const auto& f : kFormats) out.push_back(f.type);
+  return out;
 }
 
 

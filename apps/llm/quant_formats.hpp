@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <utility>
+#include <vector>
 
 #include "gguf.hpp"
 #include "tg/custom_kernel.hpp"
@@ -57,5 +58,7 @@ struct Format {
 
 // The format of `t`, or nullptr when no decoder exists.
 const Format* find_format(GGMLType t);
+// Every type with a format, in the table's order.
+std::vector<GGMLType> format_types();
 
 }  // namespace tg::llm

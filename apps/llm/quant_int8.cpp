@@ -46,7 +46,7 @@ Int8Activation quantize_int8(const Tensor& x, int64_t group, bool biased) {
   const CustomKernel& k = cached({biased ? KernelKind::int8_quantize_biased : KernelKind::int8_quantize, GGMLType::F32, T, cols, G}, [&] {
     CustomKernel k("quantize_int8");
     auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
-    KExpr b = k.range(blocks, Axis::GLOBAL), xs = k.buffer(3, dtypes::float32);  // the outputs, then x
+    KExpr b = k.range(blocks, Axis::GLOBAL), xs = k.buffer(G == 1 ? 4 : 3, dtypes::float32);  // the outputs, then x
     auto value = [&](const KExpr& e) { return k.load(xs, b * 32 + e); };
     KExpr e = k.range(32, Axis::REDUCE);
     KExpr amax = abs_max(k, value(e), e);
@@ -64,20 +64,20 @@ Int8Activation quantize_int8(const Tensor& x, int64_t group, bool biased) {
     }
     if (biased) word = word ^ i32(k, static_cast<int32_t>(0x80808080u));  // q + 128 in each byte
     k.run(k.loop({k.store(k.buffer(0, dtypes::int32), slot(j, 8), word)}, {j}));
-    for (int64_t h = 0; G > 1 && h < 2; ++h) {
+    for (int64_t h = 0; h < 2; ++h) {
       KExpr e16 = k.range(16, Axis::REDUCE);
       k.run(k.store(k.buffer(2, dtypes::int32), slot(c64(h), 2), k.reduce(quantized(value(e16 + 16 * h), inv), Reduce::SUM, {e16})));
     }
     if (G == 1) {
       KExpr e = k.range(32, Axis::REDUCE);
-      k.run(k.store(k.buffer(2, dtypes::float32), b, d * k.reduce(quantized(value(e), inv), Reduce::SUM, {e}).cast(dtypes::float32)));
+      k.run(k.store(k.buffer(3, dtypes::float32), b, d * k.reduce(quantized(value(e), inv), Reduce::SUM, {e}).cast(dtypes::float32)));
     }
     k.parallel();
     return k;
   });
   if (G == 1) {
-    auto out = k({{{T, cols / 4}, dtypes::int32}, {{T, nb32}, dtypes::float32}, {{T, nb32}, dtypes::float32}}, {x});
-    return {out[0], out[1], std::nullopt, 1, false, out[2]};
+    auto out = k({{{T, cols / 4}, dtypes::int32}, {{T, nb32}, dtypes::float32}, {{T, nb32, 2}, dtypes::int32}, {{T, nb32}, dtypes::float32}}, {x});
+    return {out[0], out[1], out[2], 1, false, out[3]};
   }
   auto out = k({{{T / G, nb32, 8, G}, dtypes::int32}, {{T / G, nb32, G}, dtypes::float32}, {{T / G, nb32, 2, G}, dtypes::int32}}, {x});
   return {out[0], out[1], out[2], G, biased};
@@ -211,7 +211,9 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
         auto [scale, min] = !dense ? bf.scale(reader(i), sub, c64(h))
                                    : std::pair{k.load(k.buffer(5, dtypes::float32), at), bf.has_min ? k.load(k.buffer(6, dtypes::float32), at) : KExpr()};
         KExpr cur = KExpr::fma(k.load(k.after(dots, {chained}), i * G + l).cast(dtypes::float32), scale * dx, k.load(k.after(acc, {before}), i * G + l));
-        return bf.has_min ? KExpr::fma(min, dx * (qsum(0, l) + qsum(1, l)).cast(dtypes::float32), cur) : cur;
+        if (!bf.has_min) return cur;
+        KExpr q = halves == 2 ? qsum(h, l) : qsum(0, l) + qsum(1, l);  // the sum of q the minimum multiplies
+        return KExpr::fma(min, dx * q.cast(dtypes::float32), cur);
       });
       body.push_back(summed);
     }
@@ -262,7 +264,10 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
   KExpr r = ro * R + ri;
   const int in0 = argmax ? 2 : 1;  // the outputs, then the weights, the activation's words and scales
   KExpr words = k.buffer(in0, dtypes::uint8), xq = k.buffer(in0 + 1, dtypes::int32), xd = k.buffer(in0 + 2, dtypes::float32);
-  const std::optional<KExpr> xs = bf.has_min ? std::optional(k.buffer(in0 + 3, dtypes::float32)) : std::nullopt;  // block sums
+  // what a minimum multiplies: the activation's block sums (d x the sum of q), or with a minimum per half-block
+  // (Q2_K) its half-block sums of q
+  const bool half_mins = bf.has_min && bf.split_halves;
+  const std::optional<KExpr> xs = bf.has_min ? std::optional(k.buffer(in0 + 3, half_mins ? dtypes::int32 : dtypes::float32)) : std::nullopt;
   std::vector<KExpr> body;  // what runs for each row
   if (Tp == U && prefetch_helps()) body.push_back(prefetch_ahead(k, words, r * rw, rw, rows * rw));
   KExpr acc = k.reg(dtypes::float32, L * U * pairs), z = k.range(L * U * pairs, Axis::LOOP);
@@ -308,8 +313,17 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
   if (bf.has_min) {
     KExpr us = k.range(U, Axis::UPCAST), s = k.range(S, Axis::UPCAST), slot = s * c64(U) + us;
     auto [rs, sub, xb] = sub_block(s, us);
-    KExpr m = bf.scale(rs, sub, c64(0)).second;
-    per_step.push_back(k.loop({k.store(mins, slot, KExpr::fma(m, k.load(*xs, xb), k.load(k.after(mins, {min_init}), slot)))}, {us, s}));
+    KExpr before = k.load(k.after(mins, {min_init}), slot), next;
+    if (half_mins) {
+      auto half_term = [&](int64_t h, const KExpr& acc) {
+        KExpr x = k.load(xd, xb) * k.load(*xs, xb * c64(2) + c64(h)).cast(dtypes::float32);
+        return KExpr::fma(bf.scale(rs, sub, c64(h)).second, x, acc);
+      };
+      next = half_term(1, half_term(0, before));
+    } else {
+      next = KExpr::fma(bf.scale(rs, sub, c64(0)).second, k.load(*xs, xb), before);
+    }
+    per_step.push_back(k.loop({k.store(mins, slot, next)}, {us, s}));
   }
   auto sub_of = [&](const KExpr& q) { return (p * P + q) % c64(subs); };
   auto reader = [&](const KExpr& q) { return GroupReader{k, words, r * rw + ((p * P + q) / c64(subs)) * f.group_bytes}; };
@@ -377,7 +391,7 @@ const Int8Activation& ungrouped(ProductInput& in, int64_t Tp) {
 
 // row_products' inputs: the weights, the activation's words and scales, and its block sums where w has a minimum
 std::vector<Tensor> row_inputs(const QuantMatrix& w, const Format& f, const Int8Activation& a) {
-  if (f.bytes->has_min) return {w.words, a.words, a.scale, *a.block_sums};
+  if (f.bytes->has_min) return {w.words, a.words, a.scale, f.bytes->split_halves ? *a.sums : *a.block_sums};
   return {w.words, a.words, a.scale};
 }
 

@@ -20,7 +20,8 @@ struct Int8Activation {
   Tensor words;  // (T, cols / 4) int32: 4 consecutive q as bytes, the first in the low byte;
                  // group G: (T / G, cols / 32, 8, G)
   Tensor scale;  // (T, cols / 32) float32: d; group G: (T / G, cols / 32, G)
-  std::optional<Tensor> sums;  // group G: (T / G, cols / 32, 2, G) int32: the sums of q (not q + 128) over each half-block
+  // (T, cols / 32, 2), group G: (T / G, cols / 32, 2, G) int32: the sums of q (not q + 128) over each half-block
+  std::optional<Tensor> sums;
   int64_t group = 1;
   bool biased = false;
   // group 1: (T, cols / 32) float32, d x the sum of each block's q (Q8_K's bsums, scaled): what a format's

@@ -13,7 +13,8 @@ ROWS, COLS = 3, 512
 # byte offsets of the float16 fields in each block: random bytes there could be NaN or huge, so they get
 # ordinary halves instead (everything else stays random)
 HALF_FIELDS = {"Q8_0": [0], "Q4_0": [0], "Q4_1": [0, 2], "Q5_0": [0], "Q5_1": [0, 2], "Q4_K": [0, 2],
-               "Q5_K": [0, 2], "Q6_K": [208], "IQ4_NL": [0], "IQ4_XS": [0], "MXFP4": []}
+               "Q5_K": [0, 2], "Q6_K": [208], "IQ4_NL": [0], "IQ4_XS": [0], "MXFP4": [], "Q2_K": [80, 82], "Q3_K": [108],
+               "TQ1_0": [52], "TQ2_0": [64]}
 # MXFP4's scale is an e8m0 byte (2^(e - 128)): kept to [100, 140] so that values stay ordinary floats
 E8M0_FIELDS = {"MXFP4": [0]}
 
@@ -21,7 +22,8 @@ def main():
     out, seed = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(seed)
-    for name in ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS", "MXFP4"]:
+    for name in ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS", "MXFP4",
+                 "Q2_K", "Q3_K", "TQ1_0", "TQ2_0"]:
         qt = Q[name]
         block, nbytes = GGML_QUANT_SIZES[qt]
         nblocks = ROWS * COLS // block

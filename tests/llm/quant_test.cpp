@@ -355,13 +355,53 @@ TEST(QuantNaN, ATokensNaNStaysInItsRow) {
                                                      << (takes_matrix_unit(m, T) ? " (matrix unit)" : "");
 }
 
+// The 2-bit and ternary formats, hand-built: every byte of the 2-bit fields is 0xE4 (fields 0 1 2 3 from the low
+// bits), so element e's field is (e / 32) % 4.
+TEST(QuantBlocks, LowBitKnownValues) {
+  auto values = [](GGMLType t, const std::vector<uint8_t>& block) {
+    return dequantize(upload_matrix(as_tensor(t, block, 1, 256), nullptr)).to_vector<float>();
+  };
+  auto put_half = [](std::vector<uint8_t>& b, size_t at, float v) {
+    const uint16_t h = float_to_half(v);
+    std::memcpy(b.data() + at, &h, 2);
+  };
+  // Q2_K: scale byte 0x12 (scale 2, min 1) for all 16, d = 1, dmin = 0.5: value 2 q - 0.5
+  std::vector<uint8_t> q2(84, 0xE4);
+  std::fill(q2.begin(), q2.begin() + 16, 0x12);
+  put_half(q2, 80, 1.0f), put_half(q2, 82, 0.5f);
+  auto v = values(GGMLType::Q2_K, q2);
+  for (int e = 0; e < 256; ++e) EXPECT_EQ(v[e], 2.0f * ((e / 32) % 4) - 0.5f) << "Q2_K " << e;
+  // Q3_K: every 6-bit scale 33 (low nibbles 1: bytes 0x11; high bits 2: bytes 0xAA), so 33 - 32 = 1; d = 1; hmask
+  // bytes 0x0F: the third bit set in sub-blocks 0-3 (value q), clear in 4-7 (value q - 4)
+  std::vector<uint8_t> q3(110, 0xE4);
+  std::fill(q3.begin(), q3.begin() + 32, 0x0F);
+  std::fill(q3.begin() + 96, q3.begin() + 104, 0x11);
+  std::fill(q3.begin() + 104, q3.begin() + 108, 0xAA);
+  put_half(q3, 108, 1.0f);
+  v = values(GGMLType::Q3_K, q3);
+  for (int e = 0; e < 256; ++e) EXPECT_EQ(v[e], static_cast<float>((e / 32) % 4 - (e < 128 ? 0 : 4))) << "Q3_K " << e;
+  // TQ2_0: d = 2, value 2 (q - 1)
+  std::vector<uint8_t> t2(66, 0xE4);
+  put_half(t2, 64, 2.0f);
+  v = values(GGMLType::TQ2_0, t2);
+  for (int e = 0; e < 256; ++e) EXPECT_EQ(v[e], 2.0f * ((e / 32) % 4 - 1)) << "TQ2_0 " << e;
+  // TQ1_0: byte 86 holds the base-3 digits 1 0 0 0 0 (86 x 3 / 256 = 1; 86 x 3 mod 256 = 2, 2 x 3 / 256 = 0; ...),
+  // byte 255 the digits 2 2 2 2; value digit - 1. Elements 0-31 are digit 0 of the first 32 bytes, 32-159 digits
+  // 1-4; 160-175 digit 0 of bytes 32-47, 176-239 digits 1-4; 240-255 the 4 digits of the 4 bytes at 48.
+  std::vector<uint8_t> t1(54, 86);
+  std::fill(t1.begin() + 48, t1.begin() + 52, 0xFF);
+  put_half(t1, 52, 1.0f);
+  v = values(GGMLType::TQ1_0, t1);
+  for (int e = 0; e < 256; ++e) EXPECT_EQ(v[e], e < 32 || (e >= 160 && e < 176) ? 0.0f : e >= 240 ? 1.0f : -1.0f) << "TQ1_0 " << e;
+}
+
 TEST(QuantErrors, UnsupportedTypesAndBadShapesAreNamed) {
-  std::vector<uint8_t> raw(110);
+  std::vector<uint8_t> raw(66);
   try {
-    upload_matrix(as_tensor(GGMLType::Q3_K, raw, 1, 256), nullptr);
-    FAIL() << "Q3_K accepted";
+    upload_matrix(as_tensor(GGMLType::IQ2_XXS, raw, 1, 256), nullptr);
+    FAIL() << "IQ2_XXS accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("tensor 'w' has weight type Q3_K"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("tensor 'w' has weight type IQ2_XXS"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("Q4_K"), std::string::npos) << e.what();
   }
   std::vector<uint8_t> q8(34 * 2);
