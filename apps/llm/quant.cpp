@@ -92,7 +92,12 @@ QuantMatrix upload_matrix(const GGUFTensor& t, std::shared_ptr<const void> owner
   const int64_t bytes = rows * (cols / f->group_elems * f->group_bytes);
   if (static_cast<uint64_t>(bytes) != t.nbytes)
     throw Error("tg-llm: tensor '" + t.name + "' holds " + std::to_string(t.nbytes) + " bytes, its shape needs " + std::to_string(bytes));
-  return QuantMatrix{t.type, rows, cols, Tensor::from_host_memory(t.data, t.nbytes, {bytes}, dtypes::uint8, std::move(owner), device)};
+  if (f->grid.empty()) return QuantMatrix{t.type, rows, cols, Tensor::from_host_memory(t.data, t.nbytes, {bytes}, dtypes::uint8, std::move(owner), device)};
+  // an IQ format: its grid after the weights, in one buffer the kernels read (a copy of the mapped bytes)
+  auto with_grid = std::make_shared<std::vector<uint8_t>>(static_cast<const uint8_t*>(t.data), static_cast<const uint8_t*>(t.data) + t.nbytes);
+  with_grid->insert(with_grid->end(), f->grid.begin(), f->grid.end());
+  const int64_t total = static_cast<int64_t>(with_grid->size());
+  return QuantMatrix{t.type, rows, cols, Tensor::from_host_memory(with_grid->data(), with_grid->size(), {total}, dtypes::uint8, with_grid, device)};
 }
 
 Tensor panel_matmul(const QuantMatrix& w, const Tensor& x);
@@ -143,7 +148,7 @@ Tensor qmatmul(const QuantMatrix& w, ProductInput& in) {
       e = run * 32 + lane;
     }
     loops.insert(loops.end(), {u, lane});
-    GroupReader rd{k, words, r * rw + b * f.group_bytes};
+    GroupReader rd{k, words, r * rw + b * f.group_bytes, k.constant(static_cast<double>(rows * rw), dtypes::int64)};
     KExpr wv = f.decode(rd, e);  // one decode for the U tokens
     KExpr xv = k.load(k.buffer(2, dtypes::float32), (tg * U + u) * cols + b * f.group_elems + e);
     KExpr slot = u * 32 + lane;
@@ -200,7 +205,7 @@ Tensor gather_rows(const QuantMatrix& w, const Tensor* ids, int64_t row0, int64_
       ok = (k.constant(-1, dtypes::int64) < id) && (id < w.rows);
       row = KExpr::where(ok, id, k.constant(0, dtypes::int64));
     }
-    GroupReader rd{k, k.buffer(1, dtypes::uint8), row * rw + blk * f.group_bytes};
+    GroupReader rd{k, k.buffer(1, dtypes::uint8), row * rw + blk * f.group_bytes, k.constant(static_cast<double>(w.rows * rw), dtypes::int64)};
     KExpr v = f.decode(rd, e);
     if (ids) v = KExpr::where(ok, v, k.constant(0, dtypes::float32));
     k.run(k.loop({k.store(k.buffer(0, dtypes::float32), t * cols + blk * f.group_elems + e, v)}, loops));

@@ -4,6 +4,8 @@
 
 #include <array>
 
+#include "iq_grids.inc"
+
 namespace tg::llm {
 
 KExpr GroupReader::c(int64_t v) const { return k.constant(static_cast<double>(v), dtypes::int64); }
@@ -19,6 +21,11 @@ KExpr GroupReader::u32(int64_t off) const {
 KExpr GroupReader::sbyte(const KExpr& off) const { return k.load(words, base + off).bitcast(dtypes::int8).cast(dtypes::int32); }
 KExpr GroupReader::packed(const KExpr& off) const { return k.load_packed(words, base + off, dtypes::int32); }
 KExpr GroupReader::packed(int64_t off) const { return packed(c(off)); }
+KExpr GroupReader::grid(const KExpr& entry, const KExpr& j, int64_t width, bool is_signed) const {
+  if (!table.node) throw std::logic_error("tg-llm: a grid format's kernel did not say where its grid is");
+  KExpr v = k.load(words, table + entry.cast(dtypes::int64) * c(width) + j);
+  return is_signed ? v.bitcast(dtypes::int8).cast(dtypes::int32) : v.cast(dtypes::int32);
+}
 KExpr GroupReader::half(int64_t off) const {  // one 2-byte load where the renderer takes packed loads
   return k.load_packed(words, base + c(off), dtypes::uint16).bitcast(dtypes::float16).cast(dtypes::float32);
 }
@@ -206,6 +213,38 @@ const ByteForm kIQ4_XSBytes{
     [](const GroupReader& r, const KExpr& sub, const KExpr& j) { return iq4_word(r, r.c(8) + sub * r.c(16), j); },
     [](const GroupReader& r, const KExpr& sub, const KExpr&) { return std::pair{r.half(0) * f32(iq4xs_scale(r, sub)), KExpr()}; }, 128};
 
+// ---- the IQ formats: indices into a grid of lattice points (8 or 4 values an entry), with signs and scales ----
+
+// grid bytes as std::span, for Format::grid
+template <size_t N>
+std::span<const uint8_t> grid_of(const uint8_t (&g)[N]) { return {g, N}; }
+
+// Bit j (int32 in [0, 8)) of IQ2_XXS's sign byte for the 7-bit index s: bit j of s, and bit 7 the parity of s (the
+// signs of a group of 8 are even in number).
+KExpr ksign_bit(const GroupReader& r, const KExpr& s, const KExpr& j) {
+  KExpr p = s ^ (s >> 4);
+  p = p ^ (p >> 2);
+  p = (p ^ (p >> 1)) & 1;
+  return KExpr::where(j < 7, (s >> j) & 1, p);
+}
+// v negated where `bit` (int32 0 or 1) is set
+KExpr with_sign(const GroupReader& r, const KExpr& v, const KExpr& bit) {
+  return KExpr::where(bit == r.i(0), v, v * r.k.constant(-1, dtypes::float32));
+}
+// d x (0.5 + s) x factor, in float32 as ggml rounds it (the IQ2 and IQ3_XXS sub-block scales)
+KExpr half_step_scale(const GroupReader& r, const KExpr& s, float factor) {
+  return r.half(0) * (f32(s) + r.k.constant(0.5, dtypes::float32)) * r.k.constant(factor, dtypes::float32);
+}
+// the 4-bit scale of sub-block s (int64) in nibbles from byte offset `at`: byte s / 2, the high nibble for odd s
+KExpr nibble_scale(const GroupReader& r, int64_t at, const KExpr& s) {
+  return (r.byte(r.c(at) + s / r.c(2)) >> ((s % r.c(2)).cast(dtypes::int32) << 2)) & 15;
+}
+// IQ1_S / IQ1_M: grid value (-1, 0 or 1) plus delta (+-1/8: minus where `neg` is set) times the scale dl
+KExpr iq1_value(const GroupReader& r, const KExpr& idx, const KExpr& e, const KExpr& neg, const KExpr& dl) {
+  KExpr delta = KExpr::where(neg == r.i(0), r.k.constant(0.125, dtypes::float32), r.k.constant(-0.125, dtypes::float32));
+  return dl * (f32(r.grid(idx, e % r.c(8), 8, true)) + delta);
+}
+
 const Format kFormats[] = {
     {GGMLType::F32, 32, 128,
      [](const GroupReader& r, const KExpr& e) {
@@ -272,6 +311,70 @@ const Format kFormats[] = {
      }, &kQ6_KBytes},
     {GGMLType::TQ1_0, 256, 54, [](const GroupReader& r, const KExpr& e) { return r.half(52) * f32(tq1_digit(r, e) - r.i(1)); }},
     {GGMLType::TQ2_0, 256, 66, [](const GroupReader& r, const KExpr& e) { return r.half(64) * f32(crumb(r, 0, e) - r.i(1)); }, &kTQ2_0Bytes},
+    {GGMLType::IQ2_XXS, 256, 66,
+     [](const GroupReader& r, const KExpr& e) {
+       // per 32 elements 8 bytes at 2 + 8 ib: 4 grid indices, then a uint32 of four 7-bit sign indices and a 4-bit scale
+       KExpr ib = e / r.c(32), l = ((e % r.c(32)) / r.c(8)).cast(dtypes::int32), j = (e % r.c(8)).cast(dtypes::int32);
+       KExpr aux = r.packed(r.c(6) + ib * r.c(8)).bitcast(dtypes::uint32);
+       KExpr signs = ((aux >> (l * 7).cast(dtypes::uint32)) & 127).cast(dtypes::int32);
+       KExpr v = half_step_scale(r, (aux >> 28).cast(dtypes::int32), 0.25f) * f32(r.grid(r.byte(r.c(2) + ib * r.c(8) + l.cast(dtypes::int64)), j.cast(dtypes::int64), 8));
+       return with_sign(r, v, ksign_bit(r, signs, j));
+     }, nullptr, grid_of(kIQ2XXSGrid)},
+    {GGMLType::IQ2_XS, 256, 74,
+     [](const GroupReader& r, const KExpr& e) {
+       // per 8 elements a uint16 at 2: a 9-bit grid index and a 7-bit sign index; 4-bit scales per 16 at 66
+       KExpr q = r.word(r.c(2) + (e / r.c(8)) * r.c(2)), j = (e % r.c(8)).cast(dtypes::int32);
+       KExpr v = half_step_scale(r, nibble_scale(r, 66, e / r.c(16)), 0.25f) * f32(r.grid(q & 511, e % r.c(8), 8));
+       return with_sign(r, v, ksign_bit(r, q >> 9, j));
+     }, nullptr, grid_of(kIQ2XSGrid)},
+    {GGMLType::IQ2_S, 256, 82,
+     [](const GroupReader& r, const KExpr& e) {
+       // per 8 elements: the index's low 8 bits at 2, 8 sign bits at 34; the index's high 2 bits in qh at 66 (4 a
+       // byte); 4-bit scales per 16 at 74
+       KExpr g = e / r.c(8);
+       KExpr idx = r.byte(r.c(2) + g) | (((r.byte(r.c(66) + g / r.c(4)) >> ((g % r.c(4)).cast(dtypes::int32) << 1)) & 3) << 8);
+       KExpr sign = (r.byte(r.c(34) + g) >> (e % r.c(8)).cast(dtypes::int32)) & 1;
+       return with_sign(r, half_step_scale(r, nibble_scale(r, 74, e / r.c(16)), 0.25f) * f32(r.grid(idx, e % r.c(8), 8)), sign);
+     }, nullptr, grid_of(kIQ2SGrid)},
+    {GGMLType::IQ3_XXS, 256, 98,
+     [](const GroupReader& r, const KExpr& e) {
+       // per 4 elements a grid index at 2; per 32 a uint32 at 66 + 4 ib: four 7-bit sign indices and a 4-bit scale
+       KExpr ib = e / r.c(32), l = ((e % r.c(32)) / r.c(8)).cast(dtypes::int32);
+       KExpr aux = r.packed(r.c(66) + ib * r.c(4)).bitcast(dtypes::uint32);
+       KExpr signs = ((aux >> (l * 7).cast(dtypes::uint32)) & 127).cast(dtypes::int32);
+       KExpr v = half_step_scale(r, (aux >> 28).cast(dtypes::int32), 0.5f) * f32(r.grid(r.byte(r.c(2) + e / r.c(4)), e % r.c(4), 4));
+       return with_sign(r, v, ksign_bit(r, signs, (e % r.c(8)).cast(dtypes::int32)));
+     }, nullptr, grid_of(kIQ3XXSGrid)},
+    {GGMLType::IQ3_S, 256, 110,
+     [](const GroupReader& r, const KExpr& e) {
+       // per 4 elements the index's low 8 bits at 2, its ninth bit in qh at 66 (8 a byte); sign bits at 74; 4-bit
+       // scales per 32 at 106, scale d (1 + 2 s)
+       KExpr g = e / r.c(4);
+       KExpr idx = r.byte(r.c(2) + g) | (((r.byte(r.c(66) + g / r.c(8)) >> (g % r.c(8)).cast(dtypes::int32)) & 1) << 8);
+       KExpr sign = (r.byte(r.c(74) + e / r.c(8)) >> (e % r.c(8)).cast(dtypes::int32)) & 1;
+       KExpr d = r.half(0) * f32(nibble_scale(r, 106, e / r.c(32)) * 2 + 1);
+       return with_sign(r, d * f32(r.grid(idx, e % r.c(4), 4)), sign);
+     }, nullptr, grid_of(kIQ3SGrid)},
+    {GGMLType::IQ1_S, 256, 50,
+     [](const GroupReader& r, const KExpr& e) {
+       // per 8 elements the index's low 8 bits at 2; per 32 a uint16 at 34: the index's high 3 bits for each 8, a
+       // 3-bit scale (bits 12-14) and the delta's sign (bit 15)
+       KExpr ib = e / r.c(32), l = ((e % r.c(32)) / r.c(8)).cast(dtypes::int32);
+       KExpr h = r.word(r.c(34) + ib * r.c(2));
+       KExpr idx = r.byte(r.c(2) + e / r.c(8)) | (((h >> (l * 3)) & 7) << 8);
+       return iq1_value(r, idx, e, h & 0x8000, r.half(0) * f32(((h >> 12) & 7) * 2 + 1));
+     }, nullptr, grid_of(kIQ1SGrid)},
+    {GGMLType::IQ1_M, 256, 56,
+     [](const GroupReader& r, const KExpr& e) {
+       // per 8 elements the index's low 8 bits at 0 and a nibble of qh at 32 (the index's high 3 bits, the delta's
+       // sign); 3-bit scales per 16 in the uint16s at 48, whose top nibbles spell the float16 d
+       KExpr d = (r.word(r.c(48)) >> 12) | ((r.word(r.c(50)) >> 12) << 4) | ((r.word(r.c(52)) >> 12) << 8) | ((r.word(r.c(54)) >> 12) << 12);
+       KExpr g = e / r.c(8), s = e / r.c(16);
+       KExpr qh = r.byte(r.c(32) + g / r.c(2)) >> ((g % r.c(2)).cast(dtypes::int32) << 2);
+       KExpr sc = (r.word(r.c(48) + (s / r.c(4)) * r.c(2)) >> ((s % r.c(4)).cast(dtypes::int32) * 3)) & 7;
+       KExpr dl = d.cast(dtypes::uint16).bitcast(dtypes::float16).cast(dtypes::float32) * f32(sc * 2 + 1);
+       return iq1_value(r, r.byte(g) | ((qh & 7) << 8), e, qh & 8, dl);
+     }, nullptr, grid_of(kIQ1SGrid)},
     {GGMLType::MXFP4, 32, 17,
      [](const GroupReader& r, const KExpr& e) { return e8m0_half(r) * codebook_value(nibble32(r, 1, e), kMXFP4Signed); }, &kMXFP4ByteForm},
     {GGMLType::IQ4_NL, 32, 18,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,7 @@ struct GroupReader {
   CustomKernel& k;
   KExpr words;  // the uint8 weight buffer
   KExpr base;   // int64 index of the group's first byte
+  KExpr table;  // int64 index in `words` of the format's grid (Format::grid, stored after the weights), if it has one
 
   KExpr word(const KExpr& off) const;         // little-endian uint16 at a byte offset, as int32
   KExpr byte(const KExpr& off) const;         // unsigned byte at a byte offset, as int32 in [0, 255]
@@ -27,6 +29,8 @@ struct GroupReader {
   KExpr packed(int64_t off) const;
   KExpr c(int64_t v) const;                   // int64 constant (for offset arithmetic)
   KExpr i(int64_t v) const;                   // int32 constant (for bit arithmetic)
+  // byte j of grid entry `entry` (int32) of a grid with `width`-byte entries, as int32: unsigned, or signed bytes
+  KExpr grid(const KExpr& entry, const KExpr& j, int64_t width, bool is_signed = false) const;
 };
 
 // value of element `e` (int64, in [0, group_elems)) of the group `r` reads, as float32
@@ -54,6 +58,9 @@ struct Format {
   int64_t group_bytes;
   Decoder decode;
   const ByteForm* bytes = nullptr;  // the byte form, for the formats meant to run on int8 dot products
+  // the lattice an IQ format's indices pick from (generated from the gguf package: gen_iq_grids.py); its bytes are
+  // stored after the weights' (upload_matrix), where GroupReader::table finds them
+  std::span<const uint8_t> grid;
 };
 
 // The format of `t`, or nullptr when no decoder exists.

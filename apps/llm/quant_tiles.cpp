@@ -41,7 +41,7 @@ Tensor weight_tiles(const QuantMatrix& w, const Format& f) {
     CustomKernel k(std::string("tiles_") + type_traits(w.type).name);
     KExpr r = k.range(rows, Axis::GLOBAL), blk = k.range(cols / f.group_elems, Axis::GLOBAL), lane = k.range(kStep, Axis::UPCAST);
     KExpr run = runs > 1 ? k.range(runs, Axis::LOOP) : i64(k, 0);
-    GroupReader rd{k, k.buffer(1, dtypes::uint8), r * rw + blk * f.group_bytes};
+    GroupReader rd{k, k.buffer(1, dtypes::uint8), r * rw + blk * f.group_bytes, i64(k, rows * rw)};
     KExpr at = ((r / i64(k, 16)) * steps + blk * runs + run) * kSlabStep + (r % i64(k, 16)) * kStep + lane;
     KExpr st = k.store(k.buffer(0, dtypes::bfloat16), at, to_bf16(k, f.decode(rd, run * kStep + lane)));
     k.run(runs > 1 ? k.loop({st}, {run, lane}) : k.loop({st}, {lane}));

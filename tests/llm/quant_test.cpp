@@ -395,13 +395,43 @@ TEST(QuantBlocks, LowBitKnownValues) {
   for (int e = 0; e < 256; ++e) EXPECT_EQ(v[e], e < 32 || (e >= 160 && e < 176) ? 0.0f : e >= 240 ? 1.0f : -1.0f) << "TQ1_0 " << e;
 }
 
+// IQ blocks built by hand from grid entries read off the gguf package's grids (IQ2_XXS entry 1 = 43 8 8 8 8 8 8 8;
+// IQ1_S entry 2 = 0 0 -1 -1 -1 -1 -1 -1).
+TEST(QuantBlocks, GridKnownValues) {
+  auto values = [](GGMLType t, const std::vector<uint8_t>& block) {
+    return dequantize(upload_matrix(as_tensor(t, block, 1, 256), nullptr)).to_vector<float>();
+  };
+  const uint16_t one = float_to_half(1.0f);
+  // IQ2_XXS: d = 1; per 32 elements grid indices 1 1 1 1 and aux = scale 1 << 28 | sign index 1 for the first 8
+  // (bit 0 set, and bit 7 for its odd parity): scale (0.5 + 1) / 4 = 0.375
+  std::vector<uint8_t> iq2(66);
+  std::memcpy(iq2.data(), &one, 2);
+  for (int ib = 0; ib < 8; ++ib) {
+    std::fill(iq2.begin() + 2 + 8 * ib, iq2.begin() + 6 + 8 * ib, 1);
+    const uint32_t aux = 1u << 28 | 1u;
+    std::memcpy(iq2.data() + 6 + 8 * ib, &aux, 4);
+  }
+  auto v = values(GGMLType::IQ2_XXS, iq2);
+  for (int e = 0; e < 256; ++e) {
+    const int j = e % 8;
+    const float mag = j == 0 ? 16.125f : 3.0f, sign = e % 32 < 8 && (j == 0 || j == 7) ? -1.0f : 1.0f;
+    EXPECT_EQ(v[e], sign * mag) << "IQ2_XXS " << e;
+  }
+  // IQ1_S: d = 1; grid index 2 everywhere; per 32 a uint16 0x9000: scale 2 x 1 + 1 = 3, delta -1/8
+  std::vector<uint8_t> iq1(50, 2);
+  std::memcpy(iq1.data(), &one, 2);
+  for (int ib = 0; ib < 8; ++ib) iq1[34 + 2 * ib] = 0x00, iq1[35 + 2 * ib] = 0x90;
+  v = values(GGMLType::IQ1_S, iq1);
+  for (int e = 0; e < 256; ++e) EXPECT_EQ(v[e], e % 8 < 2 ? -0.375f : -3.375f) << "IQ1_S " << e;
+}
+
 TEST(QuantErrors, UnsupportedTypesAndBadShapesAreNamed) {
-  std::vector<uint8_t> raw(66);
+  std::vector<uint8_t> raw(292);  // Q8_K: llama.cpp's activation format, never a GGUF weight's
   try {
-    upload_matrix(as_tensor(GGMLType::IQ2_XXS, raw, 1, 256), nullptr);
-    FAIL() << "IQ2_XXS accepted";
+    upload_matrix(as_tensor(GGMLType::Q8_K, raw, 1, 256), nullptr);
+    FAIL() << "Q8_K accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("tensor 'w' has weight type IQ2_XXS"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("tensor 'w' has weight type Q8_K"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("Q4_K"), std::string::npos) << e.what();
   }
   std::vector<uint8_t> q8(34 * 2);
