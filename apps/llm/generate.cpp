@@ -157,15 +157,7 @@ std::vector<int32_t> Generator::next_drafted(const std::vector<int32_t>& draft, 
   // in one chunk that attends as a prefill chunk does (one attention per layer, not one per row)
   std::vector<int32_t> toks{*s.pending};
   for (int64_t i = 1; i < rows; ++i) toks.push_back(draft[static_cast<size_t>(std::min<int64_t>(i, static_cast<int64_t>(draft.size())) - 1)]);
-  const auto key = std::make_pair(rows, model_.decode_key_length(pos + rows - 1));
-  auto it = drafted_.find(key);
-  if (it == drafted_.end())
-    it = drafted_.emplace(key, Jit([this, key_len = key.second](const std::vector<Tensor>& in, const std::vector<BoundVariable>& v) {
-                            return std::vector<Tensor>{model_.decode_chunk(in[0], {v[0], v[1]}, key_len)};
-                          })).first;
-  const SeqPos at = model_.chunk_position(slot, pos);
-  Tensor tok = Tensor::from_vector(toks, {rows}, dtypes::int32, model_.device());
-  const std::vector<int32_t> best = it->second({tok}, {at.base, at.pos})[0].to_vector<int32_t>();
+  const std::vector<int32_t> best = run_chunk(toks, pos, slot);
   // row i's argmax is the token after row i's: a guess is accepted while it is what the model chose
   std::vector<int32_t> out{best[0]};
   while (out.size() <= draft.size() && draft[out.size() - 1] == out.back()) out.push_back(best[out.size()]);
@@ -174,6 +166,45 @@ std::vector<int32_t> Generator::next_drafted(const std::vector<int32_t>& draft, 
   s.pending = out.back();
   s.out.reset();  // the next step feeds the pending token first
   return out;
+}
+
+std::vector<int32_t> Generator::run_chunk(const std::vector<int32_t>& toks, int64_t pos, int slot) {
+  const int64_t rows = static_cast<int64_t>(toks.size());
+  const auto key = std::make_pair(rows, model_.decode_key_length(pos + rows - 1));
+  auto it = drafted_.find(key);
+  if (it == drafted_.end())
+    it = drafted_.emplace(key, Jit([this, key_len = key.second](const std::vector<Tensor>& in, const std::vector<BoundVariable>& v) {
+                            return std::vector<Tensor>{model_.decode_chunk(in[0], {v[0], v[1]}, key_len)};
+                          })).first;
+  const SeqPos at = model_.chunk_position(slot, pos);
+  Tensor tok = Tensor::from_vector(toks, {rows}, dtypes::int32, model_.device());
+  return it->second({tok}, {at.base, at.pos})[0].to_vector<int32_t>();
+}
+
+void Generator::follow(const std::vector<int32_t>& context, int64_t rows, int slot) {
+  if (!model_.can_rewind() || rows < 1 || rows > model_.decode_rows()) throw std::logic_error("tg-llm: follow() needs a model that rewinds, in chunks of its decode rows");
+  if (context.empty()) throw std::invalid_argument("tg-llm: empty context");
+  Seq& s = seq(slot);
+  size_t at = static_cast<size_t>(reusable(context, slot));
+  s.cached.resize(at);
+  s.pending.reset();
+  s.out.reset();
+  Sampler greedy(SamplingParams{});
+  // whole chunks while they fit (a chunk costs several one-token steps: what is left runs one token a step)
+  while (context.size() - at >= static_cast<size_t>(rows) && static_cast<int64_t>(at) + rows <= model_.max_context()) {
+    const std::vector<int32_t> toks(context.begin() + static_cast<ptrdiff_t>(at), context.begin() + static_cast<ptrdiff_t>(at) + rows);
+    const std::vector<int32_t> best = run_chunk(toks, static_cast<int64_t>(at), slot);
+    s.cached.insert(s.cached.end(), toks.begin(), toks.end());
+    s.pending = best.back();
+    at += static_cast<size_t>(rows);
+  }
+  if (at == context.size()) return;
+  s.pending.reset();
+  for (; at < context.size(); ++at) {
+    if (s.pending) feed_pending({slot}, true);
+    s.pending = context[at];
+  }
+  next(greedy, slot);  // runs the last one: the token after it is left pending
 }
 
 std::vector<int32_t> Generator::next_batch(const std::vector<int>& slots, const std::vector<Sampler*>& samplers) {

@@ -49,6 +49,12 @@ class Generator {
   // rows past the last accepted guess are left in the KV cache past the context, where later tokens overwrite
   // them), rows <= model().decode_rows(), and room in the context for model().decode_rows() rows.
   std::vector<int32_t> next_drafted(const std::vector<int32_t>& draft, int64_t rows, int slot = 0);
+  // Makes `context` the context of `slot` as prefill does, but runs what is new through captured steps, and leaves
+  // the greedy token after the context pending: next_drafted's chunk step for whole chunks of `rows` tokens, the
+  // decode step for the rest. A draft model catching up with the model it guesses for runs a few new tokens each
+  // time, at a new position: as prefill passes, each would compile a new shape. Needs a model that can rewind and
+  // rows <= model().decode_rows().
+  void follow(const std::vector<int32_t>& context, int64_t rows, int slot = 0);
   void reset(int slot = -1);  // an empty context for `slot` (-1: every slot); the decode captures are kept
   // Slot `to` continues from slot `from`'s context (its caches copied, the same next-token logits): n choices
   // of one prompt, prefilled once.
@@ -81,6 +87,9 @@ class Generator {
   void feed_pending(const std::vector<int>& slots, bool greedy);
   // The decode step's outputs for `toks` at `at` (rows of one or several slots), through a Jit per shape.
   std::vector<Tensor> run_decode(const std::vector<int32_t>& toks, const std::vector<std::pair<int, int64_t>>& at, bool greedy);
+  // The argmax after each of `toks` run as one chunk of `slot` at position pos (Model::decode_chunk, one capture
+  // per row count and key length).
+  std::vector<int32_t> run_chunk(const std::vector<int32_t>& toks, int64_t pos, int slot);
   Model& model_;
   int64_t chunk_;
   std::vector<Seq> seqs_;

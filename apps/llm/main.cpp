@@ -20,6 +20,8 @@ using namespace tg::llm;
 
 namespace {
 
+constexpr int64_t kDraftFollowRows = 16;  // a draft model's catch-up chunk (Generator::follow)
+
 struct Options {
   std::string model, prompt, system, kv_type, ssm_type, draft_model;
   bool chat = false, benchmark = false, json = false, verbose = false;
@@ -189,7 +191,8 @@ int run(int argc, char** argv) {
   std::unique_ptr<Generator> draft_gen;
   if (!o.draft_model.empty()) {
     if (!std::filesystem::exists(o.draft_model)) throw tg::Error("tg-llm: draft model file " + o.draft_model + " does not exist");
-    draft = Model::load(o.draft_model, {.device = "", .max_context = o.max_context, .kv = parse_kv_type(o.kv_type), .slots = 1, .decode_rows = 0,
+    // decode rows: the chunk it catches up with the context in (Generator::follow)
+    draft = Model::load(o.draft_model, {.device = "", .max_context = o.max_context, .kv = parse_kv_type(o.kv_type), .slots = 1, .decode_rows = kDraftFollowRows,
                                         .ssm = parse_ssm_type(o.ssm_type)});
     check_same_vocabulary(tok, Tokenizer::from_gguf(draft->gguf()), o.draft_model);
     if (!draft->can_rewind()) throw tg::Error("tg-llm: the draft model " + o.draft_model + " (" + draft->config().arch + ") keeps a recurrent state, which cannot take back rejected guesses");

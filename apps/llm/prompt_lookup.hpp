@@ -25,15 +25,15 @@ int64_t best_draft(double rate, int64_t max_len, double guess_cost, double check
 
 // What a generation has shown of its guesses: a running rate of right ones, each guess checked either by a step
 // of guesses (accepted up to the first wrong one) or for free against the token a plain step produced.
+// `weight`: how much one guess moves the rate (0.1: about the last ten guesses).
 class GuessRate {
  public:
-  explicit GuessRate(double initial = 0.5) : rate_(initial) {}
-  void observe(bool right) { rate_ += kWeight * ((right ? 1.0 : 0.0) - rate_); }
+  explicit GuessRate(double initial = 0.5, double weight = 0.1) : rate_(initial), weight_(weight) {}
+  void observe(bool right) { rate_ += weight_ * ((right ? 1.0 : 0.0) - rate_); }
   double rate() const { return rate_; }
 
  private:
-  static constexpr double kWeight = 0.1;  // about the last ten guesses
-  double rate_;
+  double rate_, weight_;
 };
 
 }  // namespace tg::llm

@@ -12,7 +12,7 @@ With --draft-model DRAFT.gguf the guesses come from that smaller model of the sa
 --draft-model; llama.cpp: a LlamaDraftModel that runs the draft greedily in a second Llama, reusing its prefix).
 
 usage: compare_lookup.py MODEL.gguf [--tg build/bin/tg-llm] [--peer-python ~/.venvs/llamacpp/bin/python]
-       [--threads 2] [--runs 3] [--ngram 3] [--draft-max 15] [--max-tokens 400] [--draft-model DRAFT.gguf]
+       [--threads 2] [--runs 3] [--ngram 3] [--draft-max 15] [--max-tokens 400] [--draft-model DRAFT.gguf] [--always]
 """
 import argparse, json, os, statistics, subprocess, sys, time, urllib.request
 
@@ -107,6 +107,7 @@ def tg_runs(args, lookup):
     cmd = [args.tg, "--model", args.model, "--serve", str(port), "--max-context", "4096"]
     if lookup:
         cmd += (["--draft-model", args.draft_model] if args.draft_model else ["--lookup-ngram", str(args.ngram)]) + ["--draft-max", str(args.draft_max)]
+        cmd += ["--draft-always"] if args.always else []
     env = dict(os.environ, CPU_COUNT=str(args.threads), DEV=os.environ.get("DEV", "CPU"))
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     url = f"http://127.0.0.1:{port}"
@@ -162,12 +163,14 @@ def main():
     ap.add_argument("--draft-max", type=int, default=15)
     ap.add_argument("--max-tokens", type=int, default=400)
     ap.add_argument("--draft-model", default="", help="guesses from this model (same vocabulary), not prompt lookup")
+    ap.add_argument("--always", action="store_true", help="tg checks --draft-max guesses every step (--draft-always), not where it pays")
     args = ap.parse_args()
     tg_plain, _ = tg_runs(args, False)
     tg_lookup, m = tg_runs(args, True)
     res = {"bench": "draft_model" if args.draft_model else "prompt_lookup", "model": args.model, "draft_model": args.draft_model, "threads": args.threads, "runs": args.runs,
            "tg": summary(tg_plain), "tg_lookup": summary(tg_lookup),
            "tg_same_reply": tg_plain[0]["text"] == tg_lookup[0]["text"],
+           "tg_drafted": m.get("tg_llm_draft_tokens_total", 0),
            "tg_acceptance": m.get("tg_llm_draft_tokens_accepted_total", 0) / max(1, m.get("tg_llm_draft_tokens_total", 0))}
     res["tg_lookup_speedup"] = res["tg_lookup"]["decode_tok_s"] / res["tg"]["decode_tok_s"]
     if os.path.exists(args.peer_python):

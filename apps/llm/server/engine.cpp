@@ -10,9 +10,21 @@
 namespace tg::llm::server {
 
 namespace {
-constexpr int64_t kReguess = 32;  // plain steps after which a draft model guesses again, whatever its rate
+// plain steps after which a draft model guesses again, whatever its rate (a probe); doubled after each probe that
+// was not all right, up to kReguessAtMost (a draft that rarely agrees costs less and less)
+constexpr int64_t kReguess = 32, kReguessAtMost = 512;
 constexpr double kDraftModelTrust = 0.8;  // a draft model's rate of right guesses before any is checked
-constexpr int64_t kProbeGuesses = 4;  // what a draft model guesses where guessing does not pay, to keep its rate
+// how much one checked guess of a draft model moves its rate: its guesses are seen only when checked, a few per
+// probe where guessing does not pay yet, so each weighs more than a prompt lookup's (seen every step)
+constexpr double kDraftModelWeight = 0.25;
+constexpr int64_t kProbeGuesses = 8;  // what a draft model guesses in a probe (8 right: its rate from 0.8 to 0.98)
+// A running average of step times: a step that compiled (a new key length's capture, every 128 positions) counts
+// as at most 3 typical ones; the first one always compiles, so it counts as at most what was guessed before any was
+// measured (else one capture could price guesses out for good: no step of them would run to correct it).
+void average(double& into, double seconds, double first_at_most) {
+  into = into == 0 ? std::min(seconds, first_at_most) : into + 0.1 * (std::min(seconds, 3 * into) - into);
+}
+
 }  // namespace
 
 void Job::push(JobEvent e) {
@@ -42,7 +54,8 @@ struct Engine::Running {
   int64_t budget = 0;
   int64_t drafted = 0, accepted = 0;  // guesses checked, and those the model confirmed
   GuessRate guesses;  // a draft model's starts at kDraftModelTrust (one of the family agrees most of the time)
-  int64_t since_guess = 0;  // plain steps since a draft model last guessed (its rate goes stale)
+  int64_t since_guess = kReguess;  // plain steps since a draft model last guessed (its rate goes stale): it probes first
+  int64_t reguess = kReguess;      // plain steps between probes
   std::string finish = "length";
   bool interrupted = false;
   int choice;
@@ -201,7 +214,7 @@ bool Engine::admit(std::shared_ptr<Job> job, const std::vector<int>& slots) {
   for (int s : slots) {
     Running& r = running(s);
     r.usage.cached_tokens = reused;
-    if (lookup_.draft_model) r.guesses = GuessRate(kDraftModelTrust);
+    if (lookup_.draft_model) r.guesses = GuessRate(kDraftModelTrust, kDraftModelWeight);
     for (const TokenLogprobs& t : echo) r.push(JobEvent::of_logprobs(t));
     r.budget = spec.prompt_only ? 0 : spec.max_tokens > 0 ? std::min(spec.max_tokens, room) : room;
     if (r.budget <= 0) finish(s);
@@ -234,13 +247,9 @@ void Engine::step() {
   std::vector<int32_t> ids, draft;
   bool check = false;  // a step of guesses, or a plain one (whose token still tells whether the guess was right)
   const auto t0 = Running::clock::now();
+  // a step right after a prefill samples the prefill's logits: it runs nothing and is not timed
+  const bool runs = slots.size() == 1 && gen_.pending(slots[0]).has_value();
   double guess_s = 0;  // of this step's time, what guessing took (a draft model's steps)
-  auto average = [](double& into, double seconds, double first_at_most) {
-    // a step that compiled (a new key length's capture, every 128 positions) counts as at most 3 typical ones; the
-    // first one always compiles, so it counts as at most what was guessed before any was measured (else one
-    // capture could price guesses out for good: no step of them would run to correct it)
-    into = into == 0 ? std::min(seconds, first_at_most) : into + 0.1 * (std::min(seconds, 3 * into) - into);
-  };
   try {
     if (slots.size() == 1 && drafts(slots[0], *samplers[0])) {
       Running& r = *running_[static_cast<size_t>(slots[0])];
@@ -248,23 +257,24 @@ void Engine::step() {
       // right); a draft model guesses as many as pay for their cost (best_draft), and now and then a few anyway
       // (checked: its rate can recover)
       const bool model = lookup_.draft_model != nullptr;
-      int64_t len = lookup_.always_check ? lookup_.max_draft
-                                         : best_draft(r.guesses.rate(), lookup_.max_draft, model ? guess_cost() : 0, check_cost());
-      const bool probe = model && len == 0 && ++r.since_guess >= kReguess;
+      // a plain step is measured before a second step of guesses: without it the cost stays the prior guess (and a
+      // draft model does not guess what would not be checked)
+      const bool priced = lookup_.always_check || plain_step_s_ > 0 || drafted_step_s_ == 0;
+      // a draft model's round also runs a token or two to catch up: about one guess more, counted with the check
+      const double g = model ? guess_cost() : 0;
+      int64_t len = lookup_.always_check ? lookup_.max_draft : best_draft(r.guesses.rate(), lookup_.max_draft, g, check_cost() + g);
+      const bool probe = model && priced && len == 0 && ++r.since_guess >= r.reguess;
       if (probe) len = std::min(kProbeGuesses, lookup_.max_draft);
-      if (len > 0 || !model) {
+      if (!model || (priced && len > 0)) {
         std::vector<int32_t> context = gen_.cached_tokens(slots[0]);
         context.push_back(*gen_.pending(slots[0]));
         draft = guess(context, model ? len : lookup_.max_draft);
         r.since_guess = 0;
         guess_s = std::chrono::duration<double>(Running::clock::now() - t0).count();
-        if (model && !draft.empty()) average(guess_s_, guess_s / static_cast<double>(draft.size()), guess_s);
       }
-      // guesses made are checked where that pays (their cost is spent), and a plain step is measured before a
-      // second step of guesses: without it the cost stays the prior guess
-      const bool priced = plain_step_s_ > 0 || drafted_step_s_ == 0;
+      // guesses made are checked where that pays (their cost is spent)
       const int64_t n = static_cast<int64_t>(draft.size());
-      check = n > 0 && (lookup_.always_check || (priced && (probe || best_draft(r.guesses.rate(), n, 0, check_cost()) > 0)));
+      check = n > 0 && priced && (lookup_.always_check || probe || best_draft(r.guesses.rate(), n, 0, check_cost()) > 0);
     }
     ids = check ? gen_.next_drafted(draft, lookup_.max_draft + 1, slots[0]) : gen_.next_batch(slots, samplers);
   } catch (const std::exception& e) {
@@ -275,7 +285,7 @@ void Engine::step() {
     return;
   }
   const double seconds = std::chrono::duration<double>(Running::clock::now() - t0).count() - guess_s;
-  if (slots.size() == 1) {
+  if (runs) {
     if (check) average(drafted_step_s_, seconds, plain_step_s_ > 0 ? plain_step_s_ * check_cost() : seconds);
     else average(plain_step_s_, seconds, seconds);
   }
@@ -286,6 +296,7 @@ void Engine::step() {
     if (check) {
       r.drafted += static_cast<int64_t>(draft.size());
       r.accepted += accepted;
+      r.reguess = accepted == static_cast<int64_t>(draft.size()) ? kReguess : std::min(2 * r.reguess, kReguessAtMost);
     }
   }
   if (check) {  // one job: its confirmed guesses and the token after them
@@ -299,10 +310,17 @@ void Engine::step() {
 std::vector<int32_t> Engine::guess(const std::vector<int32_t>& context, int64_t len) {
   if (!lookup_.draft_model) return lookup_draft(context, lookup_.ngram, len);
   Generator& d = *lookup_.draft_model;
-  d.prefill(context);  // what it already holds of the context is reused: only the new tokens run
+  // what it already holds of the context is reused: only the new tokens run (catching up, not timed as guessing:
+  // drafting every step it is a token or two, after plain steps as many as they made)
+  d.follow(context, d.model().decode_rows());
+  const auto t0 = Running::clock::now();
   Sampler greedy(SamplingParams{});
-  std::vector<int32_t> out;
+  std::vector<int32_t> out{*d.pending()};
   while (static_cast<int64_t>(out.size()) < len && d.position() < d.model().max_context()) out.push_back(d.next(greedy));
+  if (out.size() > 1) {
+    const double per_guess = std::chrono::duration<double>(Running::clock::now() - t0).count() / static_cast<double>(out.size() - 1);
+    average(guess_s_, per_guess, per_guess);
+  }
   return out;
 }
 
