@@ -189,7 +189,10 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
     KExpr summed = init;  // the statement after which acc holds this block's partial sums so far
     const int64_t halves = bf.split_halves ? 2 : 1, per_half = 8 / halves;
     for (int64_t h = 0; h < halves; ++h) {
-      KExpr chained = over_tile(dots, [&](const KExpr& i, const KExpr& l) {
+      // the chain restarts after the previous half's sums read it: without the AFTER, two halves starting at the
+      // same value (Q2_K: no zero point) are one store once the tile's ranges are unrolled, and the second half
+      // would go on from the first's dots
+      KExpr chained = over_tile(h ? k.after(dots, {summed}) : dots, [&](const KExpr& i, const KExpr& l) {
         if (signed_w) return k.load(sums, (ro * R + i) * nb32 + p);
         KExpr s = halves == 2 ? qsum(h, l) : qsum(0, l) + qsum(1, l);
         return bf.offset ? s * i32(k, -bf.offset) : i32(k, 0);
