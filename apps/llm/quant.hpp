@@ -49,6 +49,11 @@ Tensor qmatmul(const QuantMatrix& w, ProductInput& in);
 // formats never store the (T, rows) logits (each block of rows keeps its best row); the others take the argmax of
 // qmatmul.
 Tensor qargmax(const QuantMatrix& w, ProductInput& in);
+// Products with E experts' matrices stacked in one W (E * rows, cols), as a GGUF stores ffn_*_exps (E, rows, cols),
+// each (token t, slot s) pair by expert ids[t, s] alone: ids (T, k) int32, x (T, cols) (every slot of a token
+// takes its row: gate, up) or (T * k, cols) (a row per pair: down) float32 -> (T * k, rows) float32, pair t * k + s.
+// Only the picked experts' rows are read; an id outside [0, E) gives a zero row.
+Tensor qmatmul_experts(const QuantMatrix& w, int64_t experts, const Tensor& x, const Tensor& ids);
 // Rows of W for token ids (T,) int32 -> (T, cols) float32 (ids outside [0, rows) give zero rows).
 Tensor qembedding(const QuantMatrix& w, const Tensor& ids);
 // All of W as float32 (rows, cols): tests and small tensors only. dequantize_rows: rows [row0, row0 + n).

@@ -2,8 +2,8 @@
 // weight-stream prefetch.
 #pragma once
 
+#include <compare>
 #include <functional>
-#include <tuple>
 
 #include "quant.hpp"
 #include "quant_formats.hpp"
@@ -14,8 +14,14 @@ const Format& format_of(const QuantMatrix& w);  // tg::Error naming the supporte
 
 // Kernels are built once per (what, format, shape) and reused: building the expression graph is host work.
 enum class KernelKind { product, embedding, dequantize, int8_product, int8_argmax, int8_tiled, int8_quantize, int8_quantize_biased, int8_weight_sums,
-                        tile_weights, tile_activation, tile_product };
-using KernelKey = std::tuple<KernelKind, GGMLType, int64_t, int64_t, int64_t>;
+                        tile_weights, tile_activation, tile_product, expert_product };
+struct KernelKey {
+  KernelKind kind;
+  GGMLType type;
+  int64_t rows, cols, tokens;
+  int64_t variant = 0;  // what else shapes the kernel (the expert products': experts per token, shared input)
+  auto operator<=>(const KernelKey&) const = default;
+};
 const CustomKernel& cached(const KernelKey& key, const std::function<CustomKernel()>& build);
 
 // Whether the host's streams of weights gain from prefetch_ahead (Intel: yes; AMD: no, see quant.cpp).

@@ -66,6 +66,12 @@ def dims(arch, wtype):
     if arch == "gemma3":  # 6 layers: layers 0-4 slide, layer 5 is global
         return dict(d=256, ff=512, heads=4, kv=1, hd=128, layers=6, window=4) if big else \
                dict(d=64, ff=128, heads=4, kv=1, hd=32, layers=6, window=4)
+    if arch == "qwen3moe":  # qwen3's attention; 8 experts, 2 a token, narrower than d_model as in real ones
+        return dict(d=256, ff=512, heads=4, kv=2, hd=128, layers=2, experts=8, used=2, ff_exp=256) if big else \
+               dict(d=128, ff=256, heads=4, kv=2, hd=64, layers=2, experts=8, used=2, ff_exp=64)
+    if arch == "olmoe":  # the q and k norms span all heads: llama.cpp sizes attn_k_norm n_embd, so kv == heads
+        return dict(d=256, ff=256, heads=4, kv=4, hd=64, layers=2, experts=8, used=2, ff_exp=256) if big else \
+               dict(d=128, ff=64, heads=4, kv=4, hd=32, layers=2, experts=8, used=2, ff_exp=64)
     raise SystemExit(f"unknown --arch {arch}")
 
 
@@ -244,8 +250,8 @@ def write_model(path, arch, wtype, seed, vocab, untied, arch_name, rope=None):
     # N(0, 1/fan_in) keeps every projection's output O(1); norm weights near 1 (gemma's +1 is already in them)
     mat = lambda out, inp: rng.standard_normal((out, inp)) / np.sqrt(inp)
     norm = lambda n: (1.0 + 0.1 * rng.standard_normal(n)).astype(np.float32)
-    eps = {"llama": 1e-5, "qwen2": 1e-6, "qwen3": 1e-6, "gemma3": 1e-6}[arch]
-    base = {"llama": 500000.0, "qwen2": 1000000.0, "qwen3": 1000000.0, "gemma3": 1000000.0}[arch]
+    eps = {"llama": 1e-5, "qwen2": 1e-6, "qwen3": 1e-6, "gemma3": 1e-6, "qwen3moe": 1e-6, "olmoe": 1e-5}[arch]
+    base = {"llama": 500000.0, "qwen2": 1000000.0, "qwen3": 1000000.0, "gemma3": 1000000.0, "qwen3moe": 1000000.0, "olmoe": 10000.0}[arch]
     scaling = rope.get("scaling") or "none"
     if rope.get("base") is not None:
         base = float(rope["base"])
@@ -280,9 +286,18 @@ def write_model(path, arch, wtype, seed, vocab, untied, arch_name, rope=None):
             w.add_rope_scaling_attn_factors(float(rope["attn_factor"]))
     if arch == "gemma3":
         w.add_sliding_window(D["window"])
+    if "experts" in D:
+        w.add_expert_count(D["experts"])
+        w.add_expert_used_count(D["used"])
+        if arch == "qwen3moe":  # olmoe's experts are feed_forward_length wide (llama.cpp reads no other key)
+            w.add_expert_feed_forward_length(D["ff_exp"])
     add_vocabulary(w, vocab)
 
     def add(name, arr, quantized=True):
+        if arr.ndim == 3:  # stacked experts (E, out, in): encoded as one (E * out, in) matrix, stored 3-D
+            data, raw = encode(arr.reshape(-1, arr.shape[2]), wtype)
+            w.add_tensor(name, data.reshape(arr.shape[0], arr.shape[1], -1), raw_dtype=raw)
+            return
         data, raw = encode(arr, wtype) if quantized else (arr, None)
         w.add_tensor(name, data, raw_dtype=raw)
 
@@ -304,12 +319,23 @@ def write_model(path, arch, wtype, seed, vocab, untied, arch_name, rope=None):
             add(p + "attn_k.bias", bias(KV * hd), quantized=False)
             add(p + "attn_v.bias", bias(KV * hd), quantized=False)
         add(p + "attn_output.weight", mat(d, H * hd))
-        if arch in ("qwen3", "gemma3"):
+        if arch in ("qwen3", "gemma3", "qwen3moe"):
             add(p + "attn_q_norm.weight", norm(hd), quantized=False)
             add(p + "attn_k_norm.weight", norm(hd), quantized=False)
+        if arch == "olmoe":  # over all heads at once
+            add(p + "attn_q_norm.weight", norm(H * hd), quantized=False)
+            add(p + "attn_k_norm.weight", norm(KV * hd), quantized=False)
         if arch == "gemma3":
             add(p + "post_attention_norm.weight", norm(d), quantized=False)
         add(p + "ffn_norm.weight", norm(d), quantized=False)
+        if "experts" in D:
+            E, fe = D["experts"], D["ff_exp"] if arch == "qwen3moe" else ff
+            # the router float32 (llama.cpp's quantize keeps it so), its logits spread ~N(0, 2^2): clear choices
+            add(p + "ffn_gate_inp.weight", (2.0 * mat(E, d)).astype(np.float32), quantized=False)
+            add(p + "ffn_gate_exps.weight", np.stack([mat(fe, d) for _ in range(E)]))
+            add(p + "ffn_up_exps.weight", np.stack([mat(fe, d) for _ in range(E)]))
+            add(p + "ffn_down_exps.weight", np.stack([mat(d, fe) for _ in range(E)]))
+            continue
         add(p + "ffn_gate.weight", mat(ff, d))
         add(p + "ffn_up.weight", mat(ff, d))
         add(p + "ffn_down.weight", mat(d, ff))
@@ -324,7 +350,7 @@ def write_model(path, arch, wtype, seed, vocab, untied, arch_name, rope=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out")
-    ap.add_argument("--arch", required=True, choices=["llama", "qwen2", "qwen3", "gemma3"])
+    ap.add_argument("--arch", required=True, choices=["llama", "qwen2", "qwen3", "gemma3", "qwen3moe", "olmoe"])
     ap.add_argument("--wtype", required=True, choices=["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1",
                                                       "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS", "MXFP4"])
     ap.add_argument("--seed", type=int, required=True)

@@ -247,7 +247,8 @@ INSTANTIATE_TEST_SUITE_P(Synthetic, ModelVsReference,
                                            Case{"qwen35", "Q8_0", true}, Case{"qwen35", "Q4_K", false}, Case{"qwen35", "F16", false, "f16"},
                                            Case{"qwen35", "F32", false, "f32", "none", "f16"}, Case{"llama", "F32", true, "f32", "none", "f32", true},
                                            Case{"gemma3", "Q8_0", false, "q8_0", "none", "f32", true}, Case{"qwen35", "F32", false, "f32", "none", "f32", true},
-                                           Case{"qwen2", "Q8_0", false, "f16", "none", "f32", true}),
+                                           Case{"qwen2", "Q8_0", false, "f16", "none", "f32", true}, Case{"qwen3moe", "F32", false},
+                                           Case{"qwen3moe", "Q8_0", true}, Case{"olmoe", "F16", false}, Case{"olmoe", "Q4_K", false}),
                          [](const auto& info) { return info.param.name(); });
 
 // Prompts of 32 to 40 tokens: their products take the prefill kernels of long prompts (for the integer formats on
@@ -295,7 +296,7 @@ INSTANTIATE_TEST_SUITE_P(Synthetic, LongPromptVsReference,
                          ::testing::Values(Case{"llama", "Q4_K", true}, Case{"gemma3", "Q8_0", false}, Case{"qwen3", "Q6_K", false},
                                            Case{"llama", "F32", true}, Case{"qwen2", "Q5_0", false},
                                            Case{"llama", "F32", true, "f32", "yarn"}, Case{"qwen35", "F32", false}, Case{"qwen35", "Q8_0", false},
-                                           Case{"gemma3", "F32", false, "f32", "none", "f32", true}),
+                                           Case{"gemma3", "F32", false, "f32", "none", "f32", true}, Case{"qwen3moe", "Q8_0", false}),
                          [](const auto& info) { return info.param.name(); });
 
 // Several sequences in one KV cache (LoadOptions::slots) decoded together: batch rows in another order than the
@@ -355,7 +356,8 @@ TEST_P(SlotsVsReference, BatchedDecodeOfSeveralSlots) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Synthetic, SlotsVsReference,
-                         ::testing::Values(Case{"llama", "Q8_0", false}, Case{"gemma3", "Q4_K", false}, Case{"qwen35", "F32", false}),
+                         ::testing::Values(Case{"llama", "Q8_0", false}, Case{"gemma3", "Q4_K", false}, Case{"qwen35", "F32", false},
+                                           Case{"olmoe", "F32", false}),
                          [](const auto& info) { return std::string(info.param.arch) + "_" + info.param.wtype; });
 
 // tg's greedy continuation of `prompt` for `steps` tokens (float32 KV cache), counted against llama.cpp's: the

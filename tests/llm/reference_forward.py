@@ -40,8 +40,8 @@ import numpy as np
 import gguf
 from gguf.quants import dequantize
 
-SUPPORTED = ("llama", "qwen2", "qwen3", "gemma3")
-NEOX = ("qwen2", "qwen3", "gemma3")  # llama.cpp's LLAMA_ROPE_TYPE_NEOX among them; llama is "normal"
+SUPPORTED = ("llama", "qwen2", "qwen3", "gemma3", "qwen3moe", "olmoe")
+NEOX = ("qwen2", "qwen3", "gemma3", "qwen3moe", "olmoe")  # llama.cpp's LLAMA_ROPE_TYPE_NEOX among them; llama is "normal"
 
 # Products with weights in these formats take the activation rounded to 8 bits per 32 values (llama.cpp's
 # quantize_row_q8_0: its vec_dot_type for them; tg's int8 products the same); float weights take it as it is.
@@ -144,6 +144,10 @@ def load(path):
         sliding_window=int(k("attention.sliding_window", 0)) if arch == "gemma3" else 0,
         n_ctx_train=int(k("context_length", 0)),
     )
+    if arch in ("qwen3moe", "olmoe"):  # llama.cpp's build_moe_ffn: norm_w true for qwen3moe, false for olmoe
+        cfg.update(n_expert=int(k("expert_count")), n_expert_used=int(k("expert_used_count")),
+                   expert_norm=bool(k("expert_weights_norm", arch == "qwen3moe")),
+                   expert_scale=float(k("expert_weights_scale", 1.0)) or 1.0)
     weights, cfg["int8_inputs"] = {}, set()
     for t in r.tensors:
         if t.tensor_type in INT8_ACTIVATION_TYPES:
@@ -239,6 +243,30 @@ def is_local(cfg, il):
     return cfg["arch"] == "gemma3" and cfg["sliding_window"] > 0 and il % 6 != 5
 
 
+def top_k(p, k):
+    """The k best of p, best first; equal values: the lower index first."""
+    return np.lexsort((np.arange(len(p)), -p))[:k]
+
+
+def moe_ffn(cfg, W, il, h, mm):
+    """llama.cpp's build_moe_ffn with softmax gating: probabilities over all experts, the top k (ties: the lower
+    index), their probabilities (renormalized where expert_weights_norm, the sum clamped below at 2^-14, times
+    expert_weights_scale) weighting SiLU-gated experts. Experts (E, out, in) as the stacked tensors hold them."""
+    logits = mm(h, f"blk.{il}.ffn_gate_inp.weight")
+    probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    probs /= probs.sum(axis=-1, keepdims=True)
+    gate, up, down = (W[f"blk.{il}.ffn_{n}_exps.weight"] for n in ("gate", "up", "down"))
+    out = np.zeros_like(h)
+    for t in range(h.shape[0]):
+        sel = top_k(probs[t], cfg["n_expert_used"])
+        w = probs[t, sel]
+        if cfg["expert_norm"]:
+            w = w / max(w.sum(), 6.103515625e-5)
+        for e, we in zip(sel, w * cfg["expert_scale"]):
+            out[t] += we * (down[e] @ (silu(gate[e] @ h[t]) * (up[e] @ h[t])))
+    return out
+
+
 def forward(cfg, W, tokens):
     """Logits (T, vocab) of every position of `tokens` (positions 0..T-1)."""
     arch, eps = cfg["arch"], cfg["eps"]
@@ -262,10 +290,12 @@ def forward(cfg, W, tokens):
         h = rmsnorm(x, L("attn_norm"), eps)
         # biases where the file has them (qwen2's q, k and v; llama.cpp adds them for llama too)
         Pb = lambda x, n: P(x, n) + W[f"blk.{il}.{n}.bias"] if f"blk.{il}.{n}.bias" in W else P(x, n)
-        q = Pb(h, "attn_q").reshape(T, H, hd)
-        k = Pb(h, "attn_k").reshape(T, KV, hd)
+        q, k = Pb(h, "attn_q"), Pb(h, "attn_k")
+        if arch == "olmoe":  # over the whole projection, before the split into heads
+            q, k = rmsnorm(q, L("attn_q_norm"), eps), rmsnorm(k, L("attn_k_norm"), eps)
+        q, k = q.reshape(T, H, hd), k.reshape(T, KV, hd)
         v = Pb(h, "attn_v").reshape(T, KV, hd)
-        if arch in ("qwen3", "gemma3"):
+        if arch in ("qwen3", "gemma3", "qwen3moe"):
             q = rmsnorm(q, L("attn_q_norm"), eps)   # per head, over head_dim, before RoPE
             k = rmsnorm(k, L("attn_k_norm"), eps)
         local = is_local(cfg, il)
@@ -285,8 +315,11 @@ def forward(cfg, W, tokens):
         else:
             x = x + a
         h = rmsnorm(x, L("ffn_norm"), eps)
-        g, u = P(h, "ffn_gate"), P(h, "ffn_up")
-        f = P((gelu_tanh(g) if arch == "gemma3" else silu(g)) * u, "ffn_down")
+        if f"blk.{il}.ffn_gate_inp.weight" in W:
+            f = moe_ffn(cfg, W, il, h, mm)
+        else:
+            g, u = P(h, "ffn_gate"), P(h, "ffn_up")
+            f = P((gelu_tanh(g) if arch == "gemma3" else silu(g)) * u, "ffn_down")
         if arch == "gemma3":
             x = x + rmsnorm(f, L("post_ffw_norm"), eps)
         else:

@@ -45,7 +45,7 @@ Model::Model(std::shared_ptr<GGUFFile> file, const LoadOptions& opts) : file_(st
   const int64_t d = cfg_.d_model;
   // the embedding reads one row per token; a head tied to it reads all of it
   const bool tied = !b.has("output.weight");
-  embed_ = std::make_unique<QuantMatrix>(b.matrix("token_embd.weight", cfg_.vocab, d, tied));
+  embed_ = std::make_unique<QuantMatrix>(b.matrix("token_embd.weight", cfg_.vocab, d, tied ? 1.0 : 0.0));
   output_ = std::make_unique<QuantMatrix>(tied ? *embed_ : b.matrix("output.weight", cfg_.vocab, d));
   out_norm_ = std::make_unique<Tensor>(b.vector("output_norm.weight", d));
   decoder_ = arch.build(b);

@@ -10,13 +10,13 @@ ModelBuilder::ModelBuilder(std::shared_ptr<GGUFFile> file, ModelConfig& config, 
                            int64_t max_score_bytes)
     : file_(std::move(file)), cfg_(config), state_(state), device_(std::move(device)), max_score_bytes_(max_score_bytes) {}
 
-QuantMatrix ModelBuilder::matrix(const std::string& name, int64_t rows, int64_t cols, bool read_whole) {
+QuantMatrix ModelBuilder::matrix(const std::string& name, int64_t rows, int64_t cols, double read) {
   const GGUFTensor& t = file_->need_tensor(name);
   QuantMatrix m = upload_matrix(t, file_, device_);
   if (m.rows != rows || m.cols != cols)
     throw Error("tg-llm: " + file_->path() + ": tensor '" + name + "' is " + std::to_string(m.rows) + "x" + std::to_string(m.cols) + ", expected " +
                 std::to_string(rows) + "x" + std::to_string(cols));
-  if (read_whole) step_bytes_ += t.nbytes;
+  step_bytes_ += static_cast<uint64_t>(static_cast<double>(t.nbytes) * read);
   return m;
 }
 

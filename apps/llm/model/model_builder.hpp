@@ -32,9 +32,10 @@ class ModelBuilder {
   // "blk.<layer>.<name>": a layer's tensor
   static std::string blk(int64_t layer, const std::string& name) { return "blk." + std::to_string(layer) + "." + name; }
   bool has(const std::string& tensor) const { return file_->tensor(tensor) != nullptr; }
-  // A (rows, cols) weight matrix read in place; counted in the bytes a decode step reads unless it only reads a
-  // few rows of it (an embedding).
-  QuantMatrix matrix(const std::string& name, int64_t rows, int64_t cols, bool read_whole = true);
+  // A (rows, cols) weight matrix read in place (dims past the first two fold into the rows: stacked experts);
+  // `read` of its bytes counted in what a decode step reads (an embedding: 0, a few rows; experts: the share a
+  // token picks).
+  QuantMatrix matrix(const std::string& name, int64_t rows, int64_t cols, double read = 1.0);
   // n float32 values (norm weights, biases) viewed in place.
   Tensor vector(const std::string& name, int64_t n);
   std::optional<Tensor> optional_vector(const std::string& name, int64_t n);  // nullopt where the file has none

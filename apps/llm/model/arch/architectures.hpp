@@ -10,5 +10,7 @@ Decoder build_qwen2(ModelBuilder& b);
 Decoder build_qwen3(ModelBuilder& b);
 Decoder build_gemma3(ModelBuilder& b);
 Decoder build_qwen35(ModelBuilder& b);
+Decoder build_qwen3moe(ModelBuilder& b);
+Decoder build_olmoe(ModelBuilder& b);
 
 }  // namespace tg::llm

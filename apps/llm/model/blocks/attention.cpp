@@ -31,9 +31,9 @@ Attention::Attention(ModelBuilder& b, int64_t layer, const AttentionSpec& spec)
     k_bias_ = b.optional_vector(p + "attn_k.bias", kv_dim);
     v_bias_ = b.optional_vector(p + "attn_v.bias", kv_dim);
   }
-  if (spec.qk_norm) {
-    q_norm_ = b.vector(p + "attn_q_norm.weight", hd_);
-    k_norm_ = b.vector(p + "attn_k_norm.weight", hd_);
+  if (spec.qk_norm || spec.qk_norm_whole) {
+    q_norm_ = b.vector(p + "attn_q_norm.weight", spec.qk_norm_whole ? q_dim : hd_);
+    k_norm_ = b.vector(p + "attn_k_norm.weight", spec.qk_norm_whole ? kv_dim : hd_);
   }
 }
 
@@ -41,7 +41,12 @@ Tensor Attention::forward(const Tensor& h, const Pass& p) {
   const int64_t T = p.T;
   ProductInput in{h, nullptr};  // q, k and v share the int8 form of h
   auto project = [&](const QuantMatrix& w, const std::optional<Tensor>& bias) { return bias ? qmatmul(w, in) + *bias : qmatmul(w, in); };
-  Tensor q = project(q_, q_bias_), k = project(k_, k_bias_).reshape({T, KV_, hd_});
+  Tensor q = project(q_, q_bias_), k = project(k_, k_bias_);
+  if (spec_.qk_norm_whole) {
+    q = rms_norm(q, *q_norm_, eps_);
+    k = rms_norm(k, *k_norm_, eps_);
+  }
+  k = k.reshape({T, KV_, hd_});
   std::optional<Tensor> gate;
   if (spec_.output_gate) {  // per head: hd query values, then hd gate values
     Tensor qg = q.reshape({T, H_, 2, hd_});
@@ -51,7 +56,7 @@ Tensor Attention::forward(const Tensor& h, const Pass& p) {
     q = q.reshape({T, H_, hd_});
   }
   Tensor v = project(v_, v_bias_);
-  if (q_norm_) {
+  if (spec_.qk_norm) {
     q = rms_norm(q, *q_norm_, eps_);
     k = rms_norm(k, *k_norm_, eps_);
   }

@@ -1,5 +1,5 @@
 // Multi-head attention with grouped KV heads over the sequence state's KV cache, and the variants the families
-// use: QKV biases (qwen2), QK-norm (qwen3, gemma3), NEOX or pair RoPE on all or part of each head (with scaling),
+// use: QKV biases (qwen2), QK-norm per head (qwen3, gemma3) or over all heads (olmoe), NEOX or pair RoPE on all or part of each head (with scaling),
 // and sliding windows (gemma3's local layers).
 #pragma once
 
@@ -21,6 +21,7 @@ struct AttentionSpec {
   bool neox = false;      // rotate halves (NEOX) rather than adjacent pairs (llama's converter permutes q and k)
   bool qkv_bias = false;  // attn_{q,k,v}.bias added to the projections where the file has them (optional, as llama.cpp)
   bool qk_norm = false;   // RMS-norm of q and k per head (attn_q_norm / attn_k_norm), before RoPE
+  bool qk_norm_whole = false;  // the same over all heads' q (k) at once (olmoe)
   double rope_base = 0;   // 0: the file's rope.freq_base
   bool rope_scaled = true;  // the file's RoPE scaling applies (gemma3's sliding-window layers: not)
   int64_t window = 0;     // sliding window (keys within `window` positions of the query), 0: none

@@ -1,4 +1,5 @@
-// The dense gated FFN: down(act(gate(h)) * up(h)), with SiLU (llama, qwen) or GELU-tanh (gemma) as the gate.
+// The FFN half of a layer, and the dense gated FFN: down(act(gate(h)) * up(h)), with SiLU (llama, qwen) or
+// GELU-tanh (gemma) as the gate.
 #pragma once
 
 #include <cstdint>
@@ -10,12 +11,18 @@ namespace tg::llm {
 
 enum class Activation { silu, gelu_tanh };
 
-class GatedFfn {
+// h (T, d_model), already normed -> (T, d_model): the dense FFN, or a mixture of experts (moe_ffn.hpp).
+class FeedForward {
  public:
-  // Loads blk.<layer>.ffn_{gate,up,down} (d_ff = config().d_ff).
-  GatedFfn(ModelBuilder& b, int64_t layer, Activation act);
-  // h (T, d_model), already normed -> (T, d_model)
-  Tensor operator()(const Tensor& h) const;
+  virtual ~FeedForward() = default;
+  virtual Tensor operator()(const Tensor& h) const = 0;
+};
+
+class GatedFfn final : public FeedForward {
+ public:
+  // Loads blk.<layer>.ffn_{gate,up,down}<suffix> (d_ff rows; config().d_ff unless given).
+  GatedFfn(ModelBuilder& b, int64_t layer, Activation act, const std::string& suffix = "", int64_t d_ff = 0);
+  Tensor operator()(const Tensor& h) const override;
 
  private:
   Activation act_;

@@ -1,5 +1,6 @@
-// The pre-norm layer: x + mixer(norm(x)), then x + ffn(norm(x)); the mixer is attention or a recurrence. With
-// post-norms (gemma) each half's output is normed again before it joins the residual stream.
+// The pre-norm layer: x + mixer(norm(x)), then x + ffn(norm(x)); the mixer is attention or a recurrence, the FFN
+// dense or a mixture of experts. With post-norms (gemma) each half's output is normed again before it joins the
+// residual stream.
 #pragma once
 
 #include <memory>
@@ -14,10 +15,12 @@ namespace tg::llm {
 class TransformerLayer final : public Layer {
  public:
   struct Spec {
-    Activation ffn = Activation::silu;
+    Activation ffn = Activation::silu;  // the dense FFN's gate (where the layer makes its own FFN)
     bool post_norms = false;           // post_attention_norm / post_ffw_norm after each half (gemma)
     const char* ffn_norm = "ffn_norm";  // the norm before the FFN (qwen35 calls it post_attention_norm)
   };
+  TransformerLayer(ModelBuilder& b, int64_t layer, std::unique_ptr<Mixer> mixer, std::unique_ptr<FeedForward> ffn, const Spec& spec);
+  // with the dense gated FFN
   TransformerLayer(ModelBuilder& b, int64_t layer, std::unique_ptr<Mixer> mixer, const Spec& spec);
   Tensor forward(const Tensor& x, const Pass& p) override;
 
@@ -26,7 +29,7 @@ class TransformerLayer final : public Layer {
   Tensor attn_norm_, ffn_norm_;
   std::optional<Tensor> post_attn_norm_, post_ffn_norm_;
   std::unique_ptr<Mixer> mixer_;
-  GatedFfn ffn_;
+  std::unique_ptr<FeedForward> ffn_;
 };
 
 // A decoder of n_layers identical attention layers (llama, qwen2, qwen3).

@@ -1,0 +1,18 @@
+// qwen3moe: Qwen3 MoE (Qwen3-30B-A3B; llama.cpp's src/models/qwen3moe.cpp). Qwen3's attention (QK-norm per head,
+// NEOX RoPE) and a mixture of experts in every layer: softmax over all experts, the top k renormalized.
+#include "model/arch/architectures.hpp"
+#include "model/blocks/moe_ffn.hpp"
+#include "model/blocks/transformer_layer.hpp"
+
+namespace tg::llm {
+
+Decoder build_qwen3moe(ModelBuilder& b) {
+  const MoeShape moe = read_moe_shape(b, {.gate = RoutingSpec::Gate::softmax, .normalize = true});
+  Decoder d;
+  for (int64_t il = 0; il < b.config().n_layers; ++il)
+    d.layers.push_back(std::make_unique<TransformerLayer>(b, il, std::make_unique<Attention>(b, il, AttentionSpec{.neox = true, .qk_norm = true}),
+                                                          std::make_unique<MoeFfn>(b, il, moe), TransformerLayer::Spec{}));
+  return d;
+}
+
+}  // namespace tg::llm

@@ -1,0 +1,36 @@
+// Expert routing for mixture-of-experts FFNs: each token picks its k experts by score and weights their outputs.
+// The gates (llama.cpp's build_moe_ffn, the seed's MoE): softmax over all experts (qwen3moe, qwen35moe, olmoe) or
+// sigmoid with a selection bias added (deepseek2's exp_probs_b: it changes which experts are picked, not their
+// weights); the picked weights optionally renormalized to sum 1, then scaled.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "tg/tensor.hpp"
+
+namespace tg::llm {
+
+struct RoutingSpec {
+  enum class Gate { softmax, sigmoid } gate = Gate::softmax;
+  int64_t k = 1;           // experts per token (expert_used_count)
+  bool normalize = false;  // the k weights divided by their sum (expert_weights_norm; qwen3moe's norm_topk_prob)
+  double scale = 1.0;      // then multiplied by this (expert_weights_scale; deepseek2's routed_scaling_factor)
+};
+
+struct Routes {
+  Tensor ids;      // (T, k) int32: the experts, best first
+  Tensor weights;  // (T, k) float32
+};
+
+// The top-k of `score` (T, E) per row, best first; ties go to the lower expert index (on every device: a plain
+// order, not a sort's). A NaN score is never picked; a row with fewer than k pickable scores pads with expert E
+// (out of range: the expert products give it zero rows) and weight 0. weights[t, s] = weight[t, ids[t, s]],
+// renormalized and scaled as `spec` says.
+Routes top_k_experts(const Tensor& score, const Tensor& weight, const RoutingSpec& spec);
+
+// The gate of `spec` over router logits (T, E), then top_k_experts. `bias` (E,): added to the scores that select
+// (not to the weights).
+Routes route(const Tensor& logits, const RoutingSpec& spec, const std::optional<Tensor>& bias = std::nullopt);
+
+}  // namespace tg::llm
