@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Writes a tiny random Qwen3.5 dense hybrid decoder (GGUF architecture `qwen35`: gated delta net layers with every
 full_attention_interval-th layer full gated attention) as a complete GGUF, then runs reference_hybrid.py on it.
-The layout is the one documented at the top of reference_hybrid.py.
+The layout is the one documented at the top of reference_hybrid.py. With --moe, the MoE hybrid (`qwen35moe`,
+Qwen3.6-35B-A3B's layout): every FFN 8 experts, 2 a token, and a shared expert behind a per-token sigmoid gate.
 
 usage: gen_synthetic_hybrid.py OUT.gguf --wtype TYPE --seed N [--tokens 1,2,3] [--steps 32] [--vocab 300]
-                               [--untied] [--layers 6] [--interval 3] [--mtp] [--llama-cpp]
+                               [--untied] [--layers 6] [--interval 3] [--mtp] [--moe] [--llama-cpp]
   TYPE: F32 F16 Q8_0 Q4_0 Q4_K (matrices; norms, ssm_a, ssm_dt and ssm_conv1d stay F32 as llama.cpp's converter
         keeps them)
   Outputs: OUT.gguf, OUT.gguf.logits.f64 and OUT.gguf.greedy.i32 (see reference_forward.py for the formats).
@@ -47,8 +48,10 @@ def dims(wtype, layers, interval):
     return D
 
 
-def write_model(path, wtype, seed, vocab, untied, layers=6, interval=3, only=None, mtp=False):
-    """only: if given, a predicate on tensor names; the matrices it rejects are stored F32 (for bisecting)."""
+def write_model(path, wtype, seed, vocab, untied, layers=6, interval=3, only=None, mtp=False, moe=False):
+    """only: if given, a predicate on tensor names; the matrices it rejects are stored F32 (for bisecting).
+    moe: qwen35moe (Qwen3.6-35B-A3B's layout): every FFN 8 experts (2 a token) plus a shared expert behind a
+    sigmoid gate, in both layer kinds."""
     D = dims(wtype, layers, interval)
     d, ff, H, KV, hd = D["d"], D["ff"], D["heads"], D["kv"], D["hd"]
     nk, nv, dk, K = D["nk"], D["nv"], D["dk"], D["conv"]
@@ -59,8 +62,16 @@ def write_model(path, wtype, seed, vocab, untied, layers=6, interval=3, only=Non
     norm = lambda n: (1.0 + 0.1 * rng.standard_normal(n)).astype(np.float32)
     f32 = lambda a: np.ascontiguousarray(a, dtype=np.float32)
 
-    w = gguf.GGUFWriter(path, "qwen35")
-    w.add_name(f"synthetic qwen35 {wtype} seed {seed}")
+    arch = "qwen35moe" if moe else "qwen35"
+    w = gguf.GGUFWriter(path, arch)
+    w.add_name(f"synthetic {arch} {wtype} seed {seed}")
+    block = GGML_QUANT_SIZES[Q[wtype]][0]  # the experts' input widths stay multiples of the weight type's block
+    E, used, ff_exp, ff_sh = 8, 2, max(ff // 4, block), max(ff // 2, block)
+    if moe:
+        w.add_expert_count(E)
+        w.add_expert_used_count(used)
+        w.add_expert_feed_forward_length(ff_exp)
+        w.add_expert_shared_feed_forward_length(ff_sh)
     w.add_context_length(CONTEXT_LENGTH)
     w.add_embedding_length(d)
     w.add_block_count(layers + int(mtp))
@@ -85,8 +96,28 @@ def write_model(path, wtype, seed, vocab, untied, layers=6, interval=3, only=Non
 
     def add(name, arr, quantized=True):
         quantized = quantized and (only is None or only(name))
+        if arr.ndim == 3:  # stacked experts (E, out, in): encoded as one (E * out, in) matrix, stored 3-D
+            data, raw = encode(arr.reshape(-1, arr.shape[2]), wtype) if quantized else (f32(arr.reshape(-1, arr.shape[2])), None)
+            w.add_tensor(name, data.reshape(arr.shape[0], arr.shape[1], -1), raw_dtype=raw)
+            return
         data, raw = encode(arr, wtype) if quantized else (f32(arr), None)
         w.add_tensor(name, data, raw_dtype=raw)
+
+    def add_ffn(p):
+        if not moe:
+            add(p + "ffn_gate.weight", mat(ff, d))
+            add(p + "ffn_up.weight", mat(ff, d))
+            add(p + "ffn_down.weight", mat(d, ff))
+            return
+        # the router float32 (llama.cpp's quantize keeps it so), its logits ~N(0, 2^2): clear choices
+        add(p + "ffn_gate_inp.weight", 2.0 * mat(E, d), quantized=False)
+        add(p + "ffn_gate_exps.weight", np.stack([mat(ff_exp, d) for _ in range(E)]))
+        add(p + "ffn_up_exps.weight", np.stack([mat(ff_exp, d) for _ in range(E)]))
+        add(p + "ffn_down_exps.weight", np.stack([mat(d, ff_exp) for _ in range(E)]))
+        add(p + "ffn_gate_inp_shexp.weight", mat(1, d).reshape(d), quantized=False)
+        add(p + "ffn_gate_shexp.weight", mat(ff_sh, d))
+        add(p + "ffn_up_shexp.weight", mat(ff_sh, d))
+        add(p + "ffn_down_shexp.weight", mat(d, ff_sh))
 
     add("token_embd.weight", mat(vocab, d))
     add("output_norm.weight", norm(d), quantized=False)
@@ -124,9 +155,7 @@ def write_model(path, wtype, seed, vocab, untied, layers=6, interval=3, only=Non
             add(p + "ssm_norm.weight", norm(dk), quantized=False)
             add(p + "ssm_out.weight", mat(d, value_dim))
         add(p + "post_attention_norm.weight", norm(d), quantized=False)
-        add(p + "ffn_gate.weight", mat(ff, d))
-        add(p + "ffn_up.weight", mat(ff, d))
-        add(p + "ffn_down.weight", mat(d, ff))
+        add_ffn(p)
     if mtp:   # one NextN/MTP block after the main stack (a full-attention block plus its nextn tensors): the main
         p = f"blk.{layers}."      # forward must skip it
         add(p + "attn_norm.weight", norm(d), quantized=False)
@@ -137,9 +166,7 @@ def write_model(path, wtype, seed, vocab, untied, layers=6, interval=3, only=Non
         add(p + "attn_k_norm.weight", norm(hd), quantized=False)
         add(p + "attn_output.weight", mat(d, H * hd))
         add(p + "post_attention_norm.weight", norm(d), quantized=False)
-        add(p + "ffn_gate.weight", mat(ff, d))
-        add(p + "ffn_up.weight", mat(ff, d))
-        add(p + "ffn_down.weight", mat(d, ff))
+        add_ffn(p)
         add(p + "nextn.eh_proj.weight", mat(d, 2 * d))
         add(p + "nextn.enorm.weight", norm(d), quantized=False)
         add(p + "nextn.hnorm.weight", norm(d), quantized=False)
@@ -212,6 +239,7 @@ def main():
     ap.add_argument("--layers", type=int, default=6)
     ap.add_argument("--interval", type=int, default=3, help="full_attention_interval")
     ap.add_argument("--mtp", action="store_true", help="append one NextN/MTP block (nextn_predict_layers = 1)")
+    ap.add_argument("--moe", action="store_true", help="qwen35moe: experts and a shared expert in every FFN")
     ap.add_argument("--llama-cpp", action="store_true", help="also compare the reference with llama.cpp")
     ap.add_argument("--llama-cpp-golden", metavar="DIR", default=None)
     ap.add_argument("--json", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
@@ -223,7 +251,7 @@ def main():
         ap.error("OUT.gguf, --wtype and --seed are required")
     if a.vocab < 259:
         raise SystemExit("--vocab must hold the 3 specials and 256 byte tokens (>= 259)")
-    write_model(a.out, a.wtype, a.seed, a.vocab, a.untied, a.layers, a.interval, mtp=a.mtp)
+    write_model(a.out, a.wtype, a.seed, a.vocab, a.untied, a.layers, a.interval, mtp=a.mtp, moe=a.moe)
     prompt = [int(t) for t in a.tokens.split(",")] if a.tokens else default_prompt(a.seed, a.vocab)
     reference_hybrid.write_reference(a.out, prompt, a.steps)
     if a.llama_cpp:

@@ -96,8 +96,10 @@ bool generate(const std::string& path, const std::string& arch, const std::strin
               const std::vector<int32_t>& prompt, int64_t steps, const std::string& extra = "") {
   std::string toks;
   for (int32_t t : prompt) toks += (toks.empty() ? "" : ",") + std::to_string(t);
-  // qwen35 (the hybrid: gated delta nets and gated attention) has a generator and reference of its own
-  const std::string generator = arch == "qwen35" ? "/gen_synthetic_hybrid.py " + path : "/gen_synthetic_model.py " + path + " --arch " + arch;
+  // qwen35 (the hybrid: gated delta nets and gated attention) and qwen35moe have a generator and reference of their own
+  const std::string generator = arch == "qwen35"      ? "/gen_synthetic_hybrid.py " + path
+                                : arch == "qwen35moe" ? "/gen_synthetic_hybrid.py --moe " + path
+                                                      : "/gen_synthetic_model.py " + path + " --arch " + arch;
   std::string cmd = std::string(TG_PYTHON) + " " + TG_LLM_TEST_DIR + generator + " --wtype " + wtype + " --seed " + std::to_string(seed) + " --vocab " + std::to_string(kVocab) +
                     " --steps " + std::to_string(steps) + (toks.empty() ? "" : " --tokens " + toks) + " " + extra;
   std::cout.flush();
@@ -248,7 +250,8 @@ INSTANTIATE_TEST_SUITE_P(Synthetic, ModelVsReference,
                                            Case{"qwen35", "F32", false, "f32", "none", "f16"}, Case{"llama", "F32", true, "f32", "none", "f32", true},
                                            Case{"gemma3", "Q8_0", false, "q8_0", "none", "f32", true}, Case{"qwen35", "F32", false, "f32", "none", "f32", true},
                                            Case{"qwen2", "Q8_0", false, "f16", "none", "f32", true}, Case{"qwen3moe", "F32", false},
-                                           Case{"qwen3moe", "Q8_0", true}, Case{"olmoe", "F16", false}, Case{"olmoe", "Q4_K", false}),
+                                           Case{"qwen3moe", "Q8_0", true}, Case{"olmoe", "F16", false}, Case{"olmoe", "Q4_K", false},
+                                           Case{"qwen35moe", "F32", false}, Case{"qwen35moe", "Q8_0", true}),
                          [](const auto& info) { return info.param.name(); });
 
 // Prompts of 32 to 40 tokens: their products take the prefill kernels of long prompts (for the integer formats on
@@ -357,7 +360,7 @@ TEST_P(SlotsVsReference, BatchedDecodeOfSeveralSlots) {
 
 INSTANTIATE_TEST_SUITE_P(Synthetic, SlotsVsReference,
                          ::testing::Values(Case{"llama", "Q8_0", false}, Case{"gemma3", "Q4_K", false}, Case{"qwen35", "F32", false},
-                                           Case{"olmoe", "F32", false}),
+                                           Case{"olmoe", "F32", false}, Case{"qwen35moe", "Q4_K", false}),
                          [](const auto& info) { return std::string(info.param.arch) + "_" + info.param.wtype; });
 
 // tg's greedy continuation of `prompt` for `steps` tokens (float32 KV cache), counted against llama.cpp's: the

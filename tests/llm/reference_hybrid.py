@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Reference forward pass of the Qwen3.5 / Qwen3.6 dense hybrid decoder (GGUF architecture `qwen35`) in numpy
-float64, written from the math and checked against llama.cpp (llama_cpp_python), sharing no code with tg.
+float64, written from the math and checked against llama.cpp (llama_cpp_python), sharing no code with tg. The MoE
+hybrid (`qwen35moe`) too: its FFNs are reference_forward.moe_ffn's experts plus a shared expert scaled per token by
+sigmoid(ffn_gate_inp_shexp . g), as llama.cpp's src/models/qwen35moe.cpp.
 
 usage: reference_hybrid.py MODEL.gguf --tokens 5,17,42 [--steps 32] [--out PREFIX]
   writes PREFIX.logits.f64 and PREFIX.greedy.i32 in reference_forward.py's formats (float64 (n_prompt + steps,
@@ -150,8 +152,8 @@ def load_qwen35(path):
     """(cfg, weights): cfg a dict of hyper-parameters, weights name -> float64 array ([out, in] for matrices)."""
     r = gguf.GGUFReader(path)
     arch = _field(r, "general.architecture")
-    if arch != ARCH:
-        raise ValueError(f"reference_hybrid: architecture {arch!r} is not {ARCH!r}")
+    if arch not in (ARCH, ARCH + "moe"):
+        raise ValueError(f"reference_hybrid: architecture {arch!r} is not {ARCH!r} or {ARCH + 'moe'!r}")
     k = lambda name, default=None, required=True: _field(r, f"{arch}.{name}", default, required)
     n_blk = int(k("block_count"))
     n_mtp = int(k("nextn_predict_layers", 0))
@@ -180,6 +182,10 @@ def load_qwen35(path):
         n_v_heads=int(k("ssm.time_step_rank")),
         d_inner=int(k("ssm.inner_size")),
     )
+    if arch == ARCH + "moe":  # llama.cpp's qwen35moe: build_moe_ffn with norm_w, plus the gated shared expert
+        cfg.update(n_expert=int(k("expert_count")), n_expert_used=int(k("expert_used_count")),
+                   expert_norm=bool(k("expert_weights_norm", True, required=False)),
+                   expert_scale=float(k("expert_weights_scale", 1.0, required=False)) or 1.0)
     rec = k("attention.recurrent_layers", None, required=False)
     if rec is not None:
         recurrent = [bool(v) for v in rec][: cfg["n_layers"]]
@@ -347,7 +353,11 @@ def forward_qwen35(cfg, W, tokens):
             a = P(y.reshape(T, nv * dk), "ssm_out")
         x = x + a
         g = rmsnorm(x, L("post_attention_norm.weight"), eps)
-        x = x + P(silu(P(g, "ffn_gate")) * P(g, "ffn_up"), "ffn_down")
+        if f"blk.{il}.ffn_gate_inp.weight" in W:  # experts, and the shared one scaled by sigmoid(w . g) per token
+            shared = P(silu(P(g, "ffn_gate_shexp")) * P(g, "ffn_up_shexp"), "ffn_down_shexp")
+            x = x + reference_forward.moe_ffn(cfg, W, il, g, mm) + shared * sigmoid(g @ L("ffn_gate_inp_shexp.weight"))[:, None]
+        else:
+            x = x + P(silu(P(g, "ffn_gate")) * P(g, "ffn_up"), "ffn_down")
     x = rmsnorm(x, W["output_norm.weight"], eps)
     return mm(x, "output.weight" if "output.weight" in W else "token_embd.weight")
 

@@ -10,6 +10,7 @@ const std::vector<Architecture>& architectures() {
       {"qwen3", build_qwen3},
       {"gemma3", build_gemma3},
       {"qwen35", build_qwen35},
+      {"qwen35moe", build_qwen35moe},
       {"qwen3moe", build_qwen3moe},
       {"olmoe", build_olmoe},
   };

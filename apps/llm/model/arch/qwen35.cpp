@@ -2,7 +2,7 @@
 // layer ((il + 1) % interval == 0) is gated attention (attn_q emits each head's query and gate; output x
 // sigmoid(gate); QK-norm; NEOX RoPE on rope.dimension_count values of each head); the others are gated delta
 // nets. The FFN's norm is post_attention_norm; norm weights carry Qwen's +1 already; the multi-token-prediction
-// blocks (nextn_predict_layers, at the end) are not run.
+// blocks (nextn_predict_layers, at the end) are not run. qwen35moe (qwen35moe.cpp) is the same stack with experts.
 #include "model/arch/architectures.hpp"
 #include "model/blocks/gated_delta_net.hpp"
 #include "model/blocks/transformer_layer.hpp"
@@ -35,7 +35,7 @@ void check_rope_sections(ModelBuilder& b) {
 
 }  // namespace
 
-Decoder build_qwen35(ModelBuilder& b) {
+Decoder qwen35_stack(ModelBuilder& b, const std::function<std::unique_ptr<FeedForward>(int64_t layer)>& ffn) {
   ModelConfig& c = b.config();
   const GGUFFile& f = b.file();
   c.n_layers -= f.get_int(b.key("nextn_predict_layers"), 0);
@@ -62,9 +62,13 @@ Decoder build_qwen35(ModelBuilder& b) {
       mixer = std::make_unique<Attention>(b, il, AttentionSpec{.neox = true, .qk_norm = true, .output_gate = true});
     else
       mixer = std::make_unique<GatedDeltaNet>(b, il, shape);
-    d.layers.push_back(std::make_unique<TransformerLayer>(b, il, std::move(mixer), spec));
+    d.layers.push_back(std::make_unique<TransformerLayer>(b, il, std::move(mixer), ffn(il), spec));
   }
   return d;
+}
+
+Decoder build_qwen35(ModelBuilder& b) {
+  return qwen35_stack(b, [&](int64_t il) { return std::make_unique<GatedFfn>(b, il, Activation::silu); });
 }
 
 }  // namespace tg::llm
