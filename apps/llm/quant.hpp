@@ -52,7 +52,9 @@ Tensor qargmax(const QuantMatrix& w, ProductInput& in);
 // Products with E experts' matrices stacked in one W (E * rows, cols), as a GGUF stores ffn_*_exps (E, rows, cols),
 // each (token t, slot s) pair by expert ids[t, s] alone: ids (T, k) int32, x (T, cols) (every slot of a token
 // takes its row: gate, up) or (T * k, cols) (a row per pair: down) float32 -> (T * k, rows) float32, pair t * k + s.
-// Only the picked experts' rows are read; an id outside [0, E) gives a zero row.
+// Only the picked experts' rows are read; an id outside [0, E) gives a zero row. The integer formats multiply bytes
+// by x quantized to int8 once (with in's other products).
+Tensor qmatmul_experts(const QuantMatrix& w, int64_t experts, ProductInput& in, const Tensor& ids);
 Tensor qmatmul_experts(const QuantMatrix& w, int64_t experts, const Tensor& x, const Tensor& ids);
 // Rows of W for token ids (T,) int32 -> (T, cols) float32 (ids outside [0, rows) give zero rows).
 Tensor qembedding(const QuantMatrix& w, const Tensor& ids);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "quant.hpp"
+#include "quant_int8.hpp"
 #include "quant_kernels.hpp"
 
 namespace tg::llm {
@@ -56,6 +57,12 @@ CustomKernel expert_kernel(const QuantMatrix& w, const Format& f, int64_t E, int
 }  // namespace
 
 Tensor qmatmul_experts(const QuantMatrix& w, int64_t experts, const Tensor& x, const Tensor& ids) {
+  ProductInput in{x, nullptr};
+  return qmatmul_experts(w, experts, in, ids);
+}
+
+Tensor qmatmul_experts(const QuantMatrix& w, int64_t experts, ProductInput& in, const Tensor& ids) {
+  const Tensor& x = in.x;
   const Format& f = format_of(w);
   if (experts < 1 || w.rows % experts != 0)
     throw std::invalid_argument("tg-llm: " + std::to_string(w.rows) + " rows do not split into " + std::to_string(experts) + " experts");
@@ -66,6 +73,7 @@ Tensor qmatmul_experts(const QuantMatrix& w, int64_t experts, const Tensor& x, c
     throw std::invalid_argument("tg-llm: an expert product of " + std::to_string(w.cols) + " columns needs float32 (" + std::to_string(T) + " or " +
                                 std::to_string(P) + ", " + std::to_string(w.cols) + ") activations, got " + x.dtype().name() + " " + shape_str(x.shape()));
   const bool shared = x.shape()[0] == T && K > 1;
+  if (has_int8_product(w)) return int8_matmul_experts(w, {experts, K, shared}, in, ids.contiguous());
   const CustomKernel& k = cached({KernelKind::expert_product, w.type, w.rows, w.cols, P, (experts * 1024 + K) * 2 + shared},
                                  [&] { return expert_kernel(w, f, experts, P, K, shared); });
   return k({{{P, w.rows / experts}, dtypes::float32}}, {w.words, x.contiguous(), ids.contiguous()})[0];

@@ -254,9 +254,11 @@ Tensor padded(const Tensor& x, int64_t Tp) { return Tp == x.shape()[0] ? x : x.p
 // 5.4 -> 4.2 ms). A fixed zero point is subtracted in integers (offset x the activation's bytes: one more DOT4 by a
 // word of offset bytes); a minimum is added once per sub-block (below). The U tokens share each decoded word. With `argmax` (greedy decoding's output head) a work item runs a block of rows
 // one after another and keeps, per token, the best value and its row: outputs (Tp, blocks) float32 and int32.
-CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int64_t U, bool argmax) {
+// `routed` (U = 1): the stacked experts' product of qmatmul_experts, one "token" per (token, slot) pair reading its
+// expert's rows (the ids an input after the activation's); an id out of range gives a zero row.
+CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int64_t U, bool argmax, const Routed* routed = nullptr) {
   const ByteForm& bf = *f.bytes;
-  const int64_t rows = w.rows, cols = w.cols, rw = w.row_words();
+  const int64_t rows = routed ? w.rows / routed->experts : w.rows, cols = w.cols, rw = w.row_words();
   const int64_t subs = f.group_elems / 32, nb32 = cols / 32, P = nb32 % 2 == 0 ? 2 : 1, L = 8 * P;
   const int64_t pairs = subs > 1 && subs % P == 0 && U <= 2 ? subs / P : 1;  // unrolled per group (below)
   CustomKernel k(std::string(argmax ? "qargmax_" : "qdot_") + type_traits(w.type).name);
@@ -271,15 +273,24 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
   // (Q2_K) its half-block sums of q
   const bool half_mins = bf.has_min && bf.split_halves;
   const std::optional<KExpr> xs = bf.has_min ? std::optional(k.buffer(in0 + 3, half_mins ? dtypes::int32 : dtypes::float32)) : std::nullopt;
+  auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
+  // the weight row output row r reads, and the activation row of token u of group tg
+  KExpr wr = r, routed_ok;
+  std::function<KExpr(const KExpr&)> token = [&](const KExpr& u) { return tg * U + u; };
+  if (routed) {
+    KExpr id = k.load(k.buffer(in0 + (bf.has_min ? 4 : 3), dtypes::int32), tg).cast(dtypes::int64);
+    routed_ok = (c64(-1) < id) && (id < c64(routed->experts));
+    wr = KExpr::where(routed_ok, id, c64(0)) * c64(rows) + r;
+    token = [&, shared = routed->shared, K = routed->k](const KExpr&) { return shared ? tg / c64(K) : tg; };
+  }
   std::vector<KExpr> body;  // what runs for each row
-  if (Tp == U && prefetch_helps()) body.push_back(prefetch_ahead(k, words, r * rw, rw, rows * rw));
+  if (Tp == U && !routed && prefetch_helps()) body.push_back(prefetch_ahead(k, words, r * rw, rw, rows * rw));
   KExpr acc = k.reg(dtypes::float32, L * U * pairs), z = k.range(L * U * pairs, Axis::LOOP);
   KExpr init = k.loop({k.store(acc, z, f32c(k, 0))}, {z});
   body.push_back(init);
   // lane jj: word jj % 8 of sub-block P * p + jj / 8 of the row. Formats with several sub-blocks a group (the
   // K-quants, IQ4_XS) unroll the pairs of one group at decode (p = pg * pairs + pi, each with lanes of its own,
   // summed after the loop): a step (one pg) is then a whole group, and each sub-block's index a constant
-  auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
   KExpr pg = k.range(nb32 / P / pairs, Axis::LOOP), pi = pairs > 1 ? k.range(pairs, Axis::UPCAST) : c64(0);
   KExpr p = pg * c64(pairs) + pi, u = k.range(U, Axis::UPCAST), jj = k.range(L, Axis::UPCAST);
   KExpr j = jj % c64(8), zero = i32(k, 0);
@@ -303,7 +314,7 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
   // the activation block it meets
   auto sub_block = [&](const KExpr& s, const KExpr& us) {
     KExpr at = pg * c64(S) + s;
-    return std::tuple{GroupReader{k, words, r * rw + (at / c64(subs)) * f.group_bytes}, at % c64(subs), (tg * U + us) * nb32 + at};
+    return std::tuple{GroupReader{k, words, wr * rw + (at / c64(subs)) * f.group_bytes}, at % c64(subs), token(us) * nb32 + at};
   };
   std::vector<KExpr> per_step;
   {
@@ -329,8 +340,8 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
     per_step.push_back(k.loop({k.store(mins, slot, next)}, {us, s}));
   }
   auto sub_of = [&](const KExpr& q) { return (p * P + q) % c64(subs); };
-  auto reader = [&](const KExpr& q) { return GroupReader{k, words, r * rw + ((p * P + q) / c64(subs)) * f.group_bytes}; };
-  KExpr blk = (tg * U + u) * nb32 + p * P;  // the activation's 32-block of the first sub-block
+  auto reader = [&](const KExpr& q) { return GroupReader{k, words, wr * rw + ((p * P + q) / c64(subs)) * f.group_bytes}; };
+  KExpr blk = token(u) * nb32 + p * P;  // the activation's 32-block of the first sub-block
   KExpr x = k.load(xq, blk * 8 + jj);
   KExpr dot = KExpr::dot4(zero, bf.word(reader(jj / c64(8)), sub_of(jj / c64(8)), j), x);
   if (bf.offset) dot = dot - KExpr::dot4(zero, i32(k, bf.offset * 0x01010101), x);
@@ -366,7 +377,8 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
   };
   if (!argmax) {
     for (const KExpr& st : body) k.run(st);
-    k.run(k.loop({k.store(k.buffer(0, dtypes::float32), (tg * U + uo) * rows + r, total(uo))}, {uo}));
+    KExpr y = routed ? KExpr::where(routed_ok, total(uo), f32c(k, 0)) : total(uo);
+    k.run(k.loop({k.store(k.buffer(0, dtypes::float32), (tg * U + uo) * rows + r, y)}, {uo}));
   } else {
     // the first row of the block with the largest value wins (a NaN never does)
     KExpr best = k.reg(dtypes::float32, U), besti = k.reg(dtypes::int32, U), zu = k.range(U, Axis::LOOP);
@@ -417,6 +429,16 @@ Tensor int8_matmul(const QuantMatrix& w, ProductInput& in) {
   const Int8Activation& a = ungrouped(in, Tp);
   Tensor y = k({{{Tp, rows}, dtypes::float32}}, row_inputs(w, f, a))[0];
   return Tp == T ? y : y.shrink({{0, T}, {0, rows}});
+}
+
+Tensor int8_matmul_experts(const QuantMatrix& w, const Routed& routed, ProductInput& in, const Tensor& ids) {
+  const Format& f = format_of(w);
+  const int64_t P = ids.shape()[0] * ids.shape()[1];
+  const CustomKernel& k = cached({KernelKind::int8_expert_product, w.type, w.rows, w.cols, P, (routed.experts * 1024 + routed.k) * 2 + routed.shared},
+                                 [&] { return row_products(w, f, P, 1, false, &routed); });
+  std::vector<Tensor> inputs = row_inputs(w, f, ungrouped(in, in.x.shape()[0]));
+  inputs.push_back(ids);
+  return k({{{P, w.rows / routed.experts}, dtypes::float32}}, inputs)[0];
 }
 
 Tensor int8_argmax(const QuantMatrix& w, ProductInput& in) {

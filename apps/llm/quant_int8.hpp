@@ -47,6 +47,14 @@ bool has_int8_product(const QuantMatrix& w);
 // to signed bytes once per product first, for every byte format but Q8_0, stored signed, and Q6_K).
 inline constexpr int64_t kTileTokens = 32;
 Tensor int8_matmul(const QuantMatrix& w, ProductInput& in);
+// The stacked experts' product of qmatmul_experts on byte dot products: the activation quantized once (shared by
+// every expert and slot, and with the other products of `in`), each (token, slot) pair's words decoded from its
+// expert's rows only.
+struct Routed {
+  int64_t experts, k;
+  bool shared;  // every slot of a token reads the token's activation row (gate, up), else one row per pair (down)
+};
+Tensor int8_matmul_experts(const QuantMatrix& w, const Routed& routed, ProductInput& in, const Tensor& ids);
 // argmax over the rows of x W^T, (T,) int32, the first row on ties; NaN is never chosen. Below kTileTokens tokens
 // of an integer format the logits are never stored: each block of rows keeps its best (the seed's q6_argmax);
 // otherwise the product's argmax.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "model/blocks/routing.hpp"
+#include "q8_reference.hpp"
 #include "quant.hpp"
 
 namespace tg::llm {
@@ -195,6 +196,8 @@ TEST(ExpertProducts, MatchFloat64Loops) {
       std::vector<float> x(static_cast<size_t>(n * cols));
       for (auto& v : x) v = nd(rng);
       const auto y = qmatmul_experts(w, E, Tensor::from_vector(x, {n, cols}), Tensor::from_vector(ids, {T, K}, dtypes::int32)).to_vector<float>();
+      // the integer formats multiply x rounded to int8 per 32 values (llama.cpp's Q8_0 activation)
+      const std::vector<double> xv = type == GGMLType::F32 ? std::vector<double>(x.begin(), x.end()) : q8_rounded(x);
       ASSERT_EQ(y.size(), static_cast<size_t>(T * K * rows));
       for (int64_t p = 0; p < T * K; ++p)
         for (int64_t r = 0; r < rows; ++r) {
@@ -202,7 +205,7 @@ TEST(ExpertProducts, MatchFloat64Loops) {
           double ref = 0, mag = 0;
           if (e >= 0 && e < E)
             for (int64_t c = 0; c < cols; ++c) {
-              const double term = want_w[static_cast<size_t>((e * rows + r) * cols + c)] * x[static_cast<size_t>((shared ? p / K : p) * cols + c)];
+              const double term = want_w[static_cast<size_t>((e * rows + r) * cols + c)] * xv[static_cast<size_t>((shared ? p / K : p) * cols + c)];
               ref += term;
               mag += std::fabs(term);
             }

@@ -16,6 +16,7 @@
 #include <iterator>
 #include <random>
 
+#include "q8_reference.hpp"
 #include "tg/custom_kernel.hpp"
 #include "tg/dtype.hpp"
 
@@ -70,21 +71,6 @@ GGUFTensor as_tensor(GGMLType t, const std::vector<uint8_t>& raw, int64_t rows, 
   g.data = raw.data();
   g.nbytes = raw.size();
   return g;
-}
-
-// llama.cpp's quantize_row_q8_0, written out here in float32 as it is there: per 32 values d = max|x| / 127,
-// q = roundf(x * (1 / d)). The int8 products (the integer formats) multiply these.
-std::vector<int8_t> q8_values(const std::vector<float>& x, std::vector<float>& scales) {
-  std::vector<int8_t> q(x.size());
-  scales.assign(x.size() / 32, 0.0f);
-  for (size_t b = 0; b < scales.size(); ++b) {
-    float amax = 0;
-    for (size_t i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[b * 32 + i]));
-    const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-    scales[b] = d;
-    for (size_t i = 0; i < 32; ++i) q[b * 32 + i] = static_cast<int8_t>(std::roundf(x[b * 32 + i] * id));
-  }
-  return q;
 }
 
 TEST(Int8Activation, MatchesQuantizeRowQ8_0) {
@@ -185,9 +171,7 @@ std::vector<double> multiplied_activation(const QuantMatrix& m, int64_t T, const
   if (takes_matrix_unit(m, T)) {
     for (double& v : xv) v = bf16(v);
   } else if (has_int8_product(m)) {
-    std::vector<float> d;
-    auto q = q8_values(x, d);
-    for (size_t i = 0; i < x.size(); ++i) xv[i] = static_cast<double>(q[i]) * d[i / 32];
+    xv = q8_rounded(x);
   }
   return xv;
 }
@@ -264,6 +248,38 @@ TEST_P(Formats, MatrixProductAndEmbeddingMatchFloat64Loops) {
 
 // Greedy decoding's head: the row qargmax picks holds the largest float64 product (to the products' rounding), and
 // of equal rows (the fixture's rows repeated) the first: the pick is always in the first copy.
+// The stacked experts' product (qmatmul_experts): the fixture's rows as experts of one row each, each (token,
+// slot) pair by its own expert; the input shared by a token's slots or one per pair; an id out of range: zeros.
+TEST_P(Formats, ExpertProductsMatchFloat64Loops) {
+  GGMLType t = GetParam();
+  Fixture f = load(type_name(t));
+  GGUFTensor g = as_tensor(t, f.raw, kRows, kCols);
+  g.ne = {kCols, 1, kRows};  // (E, rows, cols) = (3, 1, 512)
+  const QuantMatrix m = upload_matrix(g, nullptr);
+  const int64_t T = 5, K = 2;
+  const std::vector<int32_t> ids = {0, 2, 1, -1, 2, 2, 3, 0, 1, 0};
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd;
+  for (bool shared : {true, false}) {
+    const int64_t n = shared ? T : T * K;
+    std::vector<float> x(static_cast<size_t>(n * kCols));
+    for (auto& v : x) v = nd(rng);
+    auto y = qmatmul_experts(m, kRows, Tensor::from_vector(x, {n, kCols}), Tensor::from_vector(ids, {T, K}, dtypes::int32)).to_vector<float>();
+    ASSERT_EQ(y.size(), static_cast<size_t>(T * K));
+    const std::vector<double> xv = has_int8_product(m) ? q8_rounded(x) : std::vector<double>(x.begin(), x.end());
+    for (int64_t p = 0; p < T * K; ++p) {
+      const int32_t e = ids[static_cast<size_t>(p)];
+      double ref = 0, mag = 0;
+      for (int64_t c = 0; e >= 0 && e < kRows && c < kCols; ++c) {
+        const double term = static_cast<double>(f.want[e * kCols + c]) * xv[static_cast<size_t>((shared ? p / K : p) * kCols + c)];
+        ref += term;
+        mag += std::fabs(term);
+      }
+      EXPECT_NEAR(y[static_cast<size_t>(p)], ref, 1e-5 * mag + 1e-6) << type_name(t) << (shared ? " shared" : " per pair") << " pair " << p;
+    }
+  }
+}
+
 TEST_P(Formats, ArgmaxPicksTheFirstLargestRow) {
   GGMLType t = GetParam();
   Fixture f = load(type_name(t));

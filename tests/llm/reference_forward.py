@@ -255,15 +255,19 @@ def moe_ffn(cfg, W, il, h, mm):
     logits = mm(h, f"blk.{il}.ffn_gate_inp.weight")
     probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
     probs /= probs.sum(axis=-1, keepdims=True)
-    gate, up, down = (W[f"blk.{il}.ffn_{n}_exps.weight"] for n in ("gate", "up", "down"))
+    names = [f"blk.{il}.ffn_{n}_exps.weight" for n in ("gate", "up", "down")]
+    gate, up, down = (W[n] for n in names)
+    # each expert product's input rounded as the weight format's product takes it (mm's rule)
+    rnd = lambda x, name: q8_round(x) if name in cfg["int8_inputs"] else x
     out = np.zeros_like(h)
     for t in range(h.shape[0]):
         sel = top_k(probs[t], cfg["n_expert_used"])
         w = probs[t, sel]
         if cfg["expert_norm"]:
             w = w / max(w.sum(), 6.103515625e-5)
+        xg, xu = rnd(h[t], names[0]), rnd(h[t], names[1])
         for e, we in zip(sel, w * cfg["expert_scale"]):
-            out[t] += we * (down[e] @ (silu(gate[e] @ h[t]) * (up[e] @ h[t])))
+            out[t] += we * (down[e] @ rnd(silu(gate[e] @ xg) * (up[e] @ xu), names[2]))
     return out
 
 

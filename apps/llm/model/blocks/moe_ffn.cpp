@@ -53,7 +53,7 @@ Tensor MoeFfn::operator()(const Tensor& h) const {
   ProductInput in{h, nullptr};
   const Routes routes = route(qmatmul(router_, in), shape_.routing, selection_bias_);
   // (T * K, d_ff): pair t * K + s is token t's s-th expert
-  Tensor g = qmatmul_experts(gate_, shape_.experts, h, routes.ids), u = qmatmul_experts(up_, shape_.experts, h, routes.ids);
+  Tensor g = qmatmul_experts(gate_, shape_.experts, in, routes.ids), u = qmatmul_experts(up_, shape_.experts, in, routes.ids);
   Tensor y = qmatmul_experts(down_, shape_.experts, (g.silu() * u).contiguous(), routes.ids);
   Tensor out = (y.reshape({T, K, d}) * routes.weights.reshape({T, K, 1})).sum({1});
   if (shared_) {
