@@ -9,7 +9,14 @@ configs:
                 gated delta nets (16 key and 16 value heads of 128, conv kernel 4), FFN 3584, vocab 248320
   qwen3.5-4b    qwen35: 32 layers, d_model 2560, attention 16 / 4 heads of 256, delta nets 16 key and 32 value
                 heads of 128, FFN 9216, vocab 248320
-All tie the output head to the embedding.
+  olmoe-1b-7b   olmoe: 16 layers, d_model 2048, 16 / 16 heads of 128 (q and k normed over all heads), 64 experts
+                of 1024, 8 a token, vocab 50304, rope base 10000
+  qwen3-30b-a3b qwen3moe: 48 layers, d_model 2048, 32 / 4 heads of 128, QK-norm, 128 experts of 768, 8 a token,
+                vocab 151936
+  qwen3.6-35b-a3b  qwen35moe: 40 layers as qwen35 (every 4th gated attention, 16 / 2 heads of 256; delta nets 16
+                key and 32 value heads of 128), 256 experts of 512, 8 a token, a shared expert of 512, vocab 248320
+All tie the output head to the embedding. --layers cuts the stack (the per-layer figures scale to the full model).
+The routers (ffn_gate_inp) are float32 N(0, 1/d_model): every expert is picked about equally often.
 
 Weights are random blocks written directly in the quantized layout (no float matrix is ever built, so a 1 GB file
 takes seconds): Q8_0 = f16 scale + 32 int8; Q4_0 = f16 scale + 16 bytes of 4-bit values (offset 8); IQ4_NL the
@@ -17,8 +24,8 @@ same bytes, each nibble indexing the IQ4 codebook; Q4_K = f16 d and dmin, every 
 (so values d * 32 * (q - 7.5): centred), 128 bytes of nibbles. Scales give each matrix entries of about
 1/sqrt(fan-in), so activations stay O(1). Norms are 1; the delta nets' ssm_a is -1 and dt bias 0.
 
-usage: gen_shaped.py OUT.gguf --shape {qwen3-0.6b,llama3.2-1b,qwen3.5-0.8b,qwen3.5-4b} --wtype {Q8_0,Q4_0,IQ4_NL,Q4_K}
-       [--seed N]
+usage: gen_shaped.py OUT.gguf --shape SHAPE --wtype {Q8_0,Q4_0,IQ4_NL,Q4_K} [--seed N] [--layers N]
+The tensors are written one at a time (a 17 GB file never sits in memory).
 """
 import argparse
 import math
@@ -34,7 +41,14 @@ SHAPES = {
                          n_rot=64, interval=4, nk=16, nv=16, dk=128, conv=4),
     "qwen3.5-4b": dict(arch="qwen35", d=2560, ff=9216, layers=32, heads=16, kv=4, hd=256, vocab=248320, base=1e7, ctx=262144,
                        n_rot=64, interval=4, nk=16, nv=32, dk=128, conv=4),
+    "olmoe-1b-7b": dict(arch="olmoe", d=2048, ff=1024, layers=16, heads=16, kv=16, hd=128, vocab=50304, base=1e4, ctx=4096,
+                        experts=64, used=8),
+    "qwen3-30b-a3b": dict(arch="qwen3moe", d=2048, ff=6144, layers=48, heads=32, kv=4, hd=128, vocab=151936, base=1e6, ctx=40960,
+                          experts=128, used=8, ff_exp=768),
+    "qwen3.6-35b-a3b": dict(arch="qwen35moe", d=2048, ff=512, layers=40, heads=16, kv=2, hd=256, vocab=248320, base=1e7, ctx=262144,
+                            n_rot=64, interval=4, nk=16, nv=32, dk=128, conv=4, experts=256, used=8, ff_exp=512, ff_shared=512),
 }
+HYBRID = ("qwen35", "qwen35moe")
 
 
 def blocks(rng, rows, cols, wtype):
@@ -77,9 +91,10 @@ def main():
     ap.add_argument("--shape", default="qwen3-0.6b", choices=sorted(SHAPES))
     ap.add_argument("--wtype", required=True, choices=["Q8_0", "Q4_0", "IQ4_NL", "Q4_K"])  # IQ4_NL: Q4_0's block layout
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--layers", type=int, default=None, help="cut the stack to N layers")
     a = ap.parse_args()
     S = SHAPES[a.shape]
-    D, FF, L, H, KV, HD, V = S["d"], S["ff"], S["layers"], S["heads"], S["kv"], S["hd"], S["vocab"]
+    D, FF, L, H, KV, HD, V = S["d"], S["ff"], a.layers or S["layers"], S["heads"], S["kv"], S["hd"], S["vocab"]
     rng = np.random.default_rng(a.seed)
     qt = Q[a.wtype]
     w = gguf.GGUFWriter(a.out, S["arch"])
@@ -95,7 +110,14 @@ def main():
     w.add_layer_norm_rms_eps(1e-6 if S["arch"] != "llama" else 1e-5)
     w.add_rope_freq_base(S["base"])
     w.add_rope_dimension_count(S.get("n_rot", HD))
-    if S["arch"] == "qwen35":
+    if "experts" in S:
+        w.add_expert_count(S["experts"])
+        w.add_expert_used_count(S["used"])
+        if "ff_exp" in S:
+            w.add_expert_feed_forward_length(S["ff_exp"])
+        if "ff_shared" in S:
+            w.add_expert_shared_feed_forward_length(S["ff_shared"])
+    if S["arch"] in HYBRID:
         w.add_rope_dimension_sections([11, 11, 10, 0])
         w.add_ssm_conv_kernel(S["conv"])
         w.add_ssm_state_size(S["dk"])
@@ -115,19 +137,34 @@ def main():
     w.add_bos_token_id(1)
     w.add_eos_token_id(2)
 
-    def mat(name, rows, cols):
-        raw = blocks(rng, rows, cols, a.wtype)
-        w.add_tensor(name, raw, raw_shape=raw.shape, raw_dtype=qt)
+    # every tensor is declared first (name, shape, type, bytes) and made only when its data is written
+    makers = []
 
-    ones = lambda n: np.ones(n, dtype=np.float32)
+    def add(name, shape, dtype, raw_dtype, nbytes, make):
+        w.add_tensor_info(name, shape, np.dtype(dtype), nbytes, raw_dtype=raw_dtype)
+        makers.append(make)
+
+    block, block_bytes = gguf.GGML_QUANT_SIZES[qt]
+
+    def mat(name, rows, cols, experts=0):
+        n = max(experts, 1)
+        shape = (n, rows, cols // block * block_bytes) if experts else (rows, cols // block * block_bytes)
+        add(name, shape, np.uint8, qt, n * rows * cols // block * block_bytes,
+            lambda: np.stack([blocks(rng, rows, cols, a.wtype) for _ in range(n)]) if experts else blocks(rng, rows, cols, a.wtype))
+
+    def vec(name, make):
+        v = make()
+        add(name, v.shape, np.float32, None, v.nbytes, lambda: v)
+
+    ones = lambda n: (lambda: np.ones(n, dtype=np.float32))
     mat("token_embd.weight", V, D)
-    w.add_tensor("output_norm.weight", ones(D))
+    vec("output_norm.weight", ones(D))
     if S["arch"] == "llama":
-        w.add_tensor("rope_freqs.weight", llama3_freq_factors(HD, S["base"]))
+        vec("rope_freqs.weight", lambda: llama3_freq_factors(HD, S["base"]))
     for il in range(L):
         p = f"blk.{il}."
-        w.add_tensor(p + "attn_norm.weight", ones(D))
-        if S["arch"] == "qwen35" and (il + 1) % S["interval"] != 0:  # a gated delta net
+        vec(p + "attn_norm.weight", ones(D))
+        if S["arch"] in HYBRID and (il + 1) % S["interval"] != 0:  # a gated delta net
             nk, nv, dk, K = S["nk"], S["nv"], S["dk"], S["conv"]
             conv_dim = (2 * nk + nv) * dk
             mat(p + "attn_qkv.weight", conv_dim, D)
@@ -135,26 +172,41 @@ def main():
             mat(p + "ssm_alpha.weight", nv, D)
             mat(p + "ssm_beta.weight", nv, D)
             mat(p + "ssm_out.weight", D, nv * dk)
-            w.add_tensor(p + "ssm_conv1d.weight", (rng.standard_normal((conv_dim, K)) / 2).astype(np.float32))
-            w.add_tensor(p + "ssm_dt.bias", np.zeros(nv, dtype=np.float32))
-            w.add_tensor(p + "ssm_a", -ones(nv))
-            w.add_tensor(p + "ssm_norm.weight", ones(dk))
+            vec(p + "ssm_conv1d.weight", lambda: (rng.standard_normal((conv_dim, K)) / 2).astype(np.float32))
+            vec(p + "ssm_dt.bias", lambda: np.zeros(nv, dtype=np.float32))
+            vec(p + "ssm_a", lambda: -np.ones(nv, dtype=np.float32))
+            vec(p + "ssm_norm.weight", ones(dk))
         else:
-            gate = 2 if S["arch"] == "qwen35" else 1  # qwen35's attn_q also emits the output gate
+            gate = 2 if S["arch"] in HYBRID else 1  # qwen35's attn_q also emits the output gate
             mat(p + "attn_q.weight", gate * H * HD, D)
             mat(p + "attn_k.weight", KV * HD, D)
             mat(p + "attn_v.weight", KV * HD, D)
             mat(p + "attn_output.weight", D, H * HD)
-            if S["arch"] != "llama":
-                w.add_tensor(p + "attn_q_norm.weight", ones(HD))
-                w.add_tensor(p + "attn_k_norm.weight", ones(HD))
-        w.add_tensor(p + ("post_attention_norm.weight" if S["arch"] == "qwen35" else "ffn_norm.weight"), ones(D))
+            if S["arch"] != "llama":  # olmoe's norms span all heads
+                vec(p + "attn_q_norm.weight", ones(H * HD if S["arch"] == "olmoe" else HD))
+                vec(p + "attn_k_norm.weight", ones(KV * HD if S["arch"] == "olmoe" else HD))
+        vec(p + ("post_attention_norm.weight" if S["arch"] in HYBRID else "ffn_norm.weight"), ones(D))
+        if "experts" in S:
+            E, FE = S["experts"], S.get("ff_exp", FF)
+            vec(p + "ffn_gate_inp.weight", lambda: (rng.standard_normal((E, D)) / np.sqrt(D)).astype(np.float32))
+            mat(p + "ffn_gate_exps.weight", FE, D, E)
+            mat(p + "ffn_up_exps.weight", FE, D, E)
+            mat(p + "ffn_down_exps.weight", D, FE, E)
+            if "ff_shared" in S:
+                FS = S["ff_shared"]
+                vec(p + "ffn_gate_inp_shexp.weight", lambda: (rng.standard_normal(D) / np.sqrt(D)).astype(np.float32))
+                mat(p + "ffn_gate_shexp.weight", FS, D)
+                mat(p + "ffn_up_shexp.weight", FS, D)
+                mat(p + "ffn_down_shexp.weight", D, FS)
+            continue
         mat(p + "ffn_gate.weight", FF, D)
         mat(p + "ffn_up.weight", FF, D)
         mat(p + "ffn_down.weight", D, FF)
     w.write_header_to_file()
     w.write_kv_data_to_file()
-    w.write_tensors_to_file()
+    w.write_ti_data_to_file()
+    for make in makers:
+        w.write_tensor_data(make())
     w.close()
     print(f"wrote {a.out}")
 

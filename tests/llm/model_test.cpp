@@ -299,7 +299,8 @@ INSTANTIATE_TEST_SUITE_P(Synthetic, LongPromptVsReference,
                          ::testing::Values(Case{"llama", "Q4_K", true}, Case{"gemma3", "Q8_0", false}, Case{"qwen3", "Q6_K", false},
                                            Case{"llama", "F32", true}, Case{"qwen2", "Q5_0", false},
                                            Case{"llama", "F32", true, "f32", "yarn"}, Case{"qwen35", "F32", false}, Case{"qwen35", "Q8_0", false},
-                                           Case{"gemma3", "F32", false, "f32", "none", "f32", true}, Case{"qwen3moe", "Q8_0", false}),
+                                           Case{"gemma3", "F32", false, "f32", "none", "f32", true}, Case{"qwen3moe", "Q8_0", false},
+                                           Case{"olmoe", "F32", false}, Case{"qwen35moe", "F32", false}),
                          [](const auto& info) { return info.param.name(); });
 
 // Several sequences in one KV cache (LoadOptions::slots) decoded together: batch rows in another order than the

@@ -59,7 +59,7 @@ Tensor Model::run(const Tensor& ids, int64_t T, const std::vector<SeqPos>& seqs,
                   int64_t valid) {
   Tensor x = qembedding(*embed_, ids);
   if (decoder_.embed_scale != 1.0) x = x * decoder_.embed_scale;
-  const Pass pass{T, seqs, key_len, valid > 0 ? valid : T};
+  const Pass pass{T, seqs, key_len, valid > 0 ? valid : T, valid > 0};
   for (auto& layer : decoder_.layers) x = layer->forward(x, pass);
   // the row is picked by a product with a one-hot vector (data, not shape): one graph for every real length
   Tensor last = last_row ? last_row->matmul(x) : x;

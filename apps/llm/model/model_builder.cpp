@@ -20,6 +20,22 @@ QuantMatrix ModelBuilder::matrix(const std::string& name, int64_t rows, int64_t 
   return m;
 }
 
+std::vector<QuantMatrix> ModelBuilder::expert_views(const std::string& name, int64_t experts) {
+  std::vector<QuantMatrix> views;
+  if (!device_.empty() && device_.rfind("CPU", 0) != 0) return views;
+  const GGUFTensor& t = file_->need_tensor(name);
+  const uint64_t each = t.nbytes / static_cast<uint64_t>(experts);
+  for (int64_t e = 0; e < experts; ++e) {
+    GGUFTensor v = t;
+    v.name = name + "[" + std::to_string(e) + "]";
+    v.ne = {t.ne.at(0), t.rows() / experts};
+    v.data = t.data + static_cast<uint64_t>(e) * each;
+    v.nbytes = each;
+    views.push_back(upload_matrix(v, file_, device_));
+  }
+  return views;
+}
+
 Tensor ModelBuilder::vector(const std::string& name, int64_t n) {
   const GGUFTensor& t = file_->need_tensor(name);
   if (t.type != GGMLType::F32 || t.numel() != n)

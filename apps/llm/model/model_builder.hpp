@@ -36,6 +36,9 @@ class ModelBuilder {
   // `read` of its bytes counted in what a decode step reads (an embedding: 0, a few rows; experts: the share a
   // token picks).
   QuantMatrix matrix(const std::string& name, int64_t rows, int64_t cols, double read = 1.0);
+  // Each expert's (rows, cols) matrix of a stacked (E, rows, cols) tensor, viewed in place on host devices (the
+  // stacked matrix's bytes, no copy); empty elsewhere, where a view would be a copy.
+  std::vector<QuantMatrix> expert_views(const std::string& name, int64_t experts);
   // n float32 values (norm weights, biases) viewed in place.
   Tensor vector(const std::string& name, int64_t n);
   std::optional<Tensor> optional_vector(const std::string& name, int64_t n);  // nullopt where the file has none

@@ -8,7 +8,7 @@ GatedFfn::GatedFfn(ModelBuilder& b, int64_t layer, Activation act, const std::st
       up_(b.matrix(ModelBuilder::blk(layer, "ffn_up" + suffix + ".weight"), d_ff ? d_ff : b.config().d_ff, b.config().d_model)),
       down_(b.matrix(ModelBuilder::blk(layer, "ffn_down" + suffix + ".weight"), b.config().d_model, d_ff ? d_ff : b.config().d_ff)) {}
 
-Tensor GatedFfn::operator()(const Tensor& h) const {
+Tensor GatedFfn::operator()(const Tensor& h, const Pass&) const {
   ProductInput in{h, nullptr};  // gate and up share the int8 form of h
   Tensor g = qmatmul(gate_, in), u = qmatmul(up_, in);
   return qmatmul(down_, (act_ == Activation::gelu_tanh ? g.gelu() : g.silu()) * u);

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "model/model_builder.hpp"
+#include "model/pass.hpp"
 #include "quant.hpp"
 
 namespace tg::llm {
@@ -15,14 +16,14 @@ enum class Activation { silu, gelu_tanh };
 class FeedForward {
  public:
   virtual ~FeedForward() = default;
-  virtual Tensor operator()(const Tensor& h) const = 0;
+  virtual Tensor operator()(const Tensor& h, const Pass& p) const = 0;
 };
 
 class GatedFfn final : public FeedForward {
  public:
   // Loads blk.<layer>.ffn_{gate,up,down}<suffix> (d_ff rows; config().d_ff unless given).
   GatedFfn(ModelBuilder& b, int64_t layer, Activation act, const std::string& suffix = "", int64_t d_ff = 0);
-  Tensor operator()(const Tensor& h) const override;
+  Tensor operator()(const Tensor& h, const Pass& p) const override;
 
  private:
   Activation act_;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "tg/custom_kernel.hpp"
 #include "tg/error.hpp"
 
 namespace tg::llm {
@@ -28,7 +29,31 @@ MoeShape read_moe_shape(ModelBuilder& b, const RoutingSpec& routing) {
 }
 
 namespace {
+
 std::string blk(int64_t layer, const char* name) { return ModelBuilder::blk(layer, name); }
+
+// Rows idx[i] of x (N, d) float32 -> (n, d); an index outside [0, N) gives a zero row.
+Tensor rows_of(const Tensor& x, const std::vector<int32_t>& idx) {
+  const int64_t N = x.shape()[0], d = x.shape()[1], n = static_cast<int64_t>(idx.size());
+  CustomKernel k("gather_rows");
+  auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
+  KExpr i = k.range(n, Axis::GLOBAL), c = k.range(d, Axis::LOOP);
+  KExpr row = k.load(k.buffer(2, dtypes::int32), i).cast(dtypes::int64), ok = (c64(-1) < row) && (row < c64(N));
+  KExpr v = k.load(k.buffer(1, dtypes::float32), KExpr::where(ok, row, c64(0)) * c64(d) + c, ok);
+  k.run(k.loop({k.store(k.buffer(0, dtypes::float32), i * c64(d) + c, v)}, {c}));
+  k.parallel();
+  return k({{{n, d}, dtypes::float32}}, {x.contiguous(), Tensor::from_vector(idx, {n}, dtypes::int32, x.device())})[0];
+}
+
+// An expert's token count padded to a few lengths, so that the tiled products' kernels are shared: multiples of
+// 32 up to 128, then powers of two.
+int64_t padded_tokens(int64_t n) {
+  if (n <= 128) return (n + 31) / 32 * 32;
+  int64_t p = 256;
+  while (p < n) p *= 2;
+  return p;
+}
+
 }  // namespace
 
 MoeFfn::MoeFfn(ModelBuilder& b, int64_t layer, const MoeShape& shape)
@@ -40,7 +65,10 @@ MoeFfn::MoeFfn(ModelBuilder& b, int64_t layer, const MoeShape& shape)
       up_(b.matrix(blk(layer, "ffn_up_exps.weight"), shape.experts * shape.d_ff, b.config().d_model,
                    static_cast<double>(shape.routing.k) / static_cast<double>(shape.experts))),
       down_(b.matrix(blk(layer, "ffn_down_exps.weight"), shape.experts * b.config().d_model, shape.d_ff,
-                     static_cast<double>(shape.routing.k) / static_cast<double>(shape.experts))) {
+                     static_cast<double>(shape.routing.k) / static_cast<double>(shape.experts))),
+      gate_each_(b.expert_views(blk(layer, "ffn_gate_exps.weight"), shape.experts)),
+      up_each_(b.expert_views(blk(layer, "ffn_up_exps.weight"), shape.experts)),
+      down_each_(b.expert_views(blk(layer, "ffn_down_exps.weight"), shape.experts)) {
   selection_bias_ = b.optional_vector(blk(layer, "exp_probs_b.bias"), shape.experts);
   if (shape.shared_d_ff > 0) {
     shared_ = std::make_unique<GatedFfn>(b, layer, Activation::silu, "_shexp", shape.shared_d_ff);
@@ -48,20 +76,53 @@ MoeFfn::MoeFfn(ModelBuilder& b, int64_t layer, const MoeShape& shape)
   }
 }
 
-Tensor MoeFfn::operator()(const Tensor& h) const {
-  const int64_t T = h.shape()[0], K = shape_.routing.k, d = router_.cols;
+Tensor MoeFfn::operator()(const Tensor& h, const Pass& p) const {
   ProductInput in{h, nullptr};
   const Routes routes = route(qmatmul(router_, in), shape_.routing, selection_bias_);
-  // (T * K, d_ff): pair t * K + s is token t's s-th expert
-  Tensor g = qmatmul_experts(gate_, shape_.experts, in, routes.ids), u = qmatmul_experts(up_, shape_.experts, in, routes.ids);
-  Tensor y = qmatmul_experts(down_, shape_.experts, (g.silu() * u).contiguous(), routes.ids);
-  Tensor out = (y.reshape({T, K, d}) * routes.weights.reshape({T, K, 1})).sum({1});
+  const bool group = p.host_reads && p.T >= kGroupedTokens && !gate_each_.empty();
+  Tensor out = group ? grouped(h, routes) : routed(in, routes);
   if (shared_) {
-    Tensor s = (*shared_)(h);
+    Tensor s = (*shared_)(h, p);
     if (shared_gate_) s = s * qmatmul(*shared_gate_, in).sigmoid();
     out = out + s;
   }
   return out;
+}
+
+Tensor MoeFfn::routed(ProductInput& in, const Routes& routes) const {
+  const int64_t T = in.x.shape()[0], K = shape_.routing.k, d = router_.cols;
+  // (T * K, d_ff): pair t * K + s is token t's s-th expert
+  Tensor g = qmatmul_experts(gate_, shape_.experts, in, routes.ids), u = qmatmul_experts(up_, shape_.experts, in, routes.ids);
+  Tensor y = qmatmul_experts(down_, shape_.experts, (g.silu() * u).contiguous(), routes.ids);
+  return (y.reshape({T, K, d}) * routes.weights.reshape({T, K, 1})).sum({1});
+}
+
+Tensor MoeFfn::grouped(const Tensor& h, const Routes& routes) const {
+  const int64_t T = h.shape()[0], K = shape_.routing.k, d = router_.cols;
+  const std::vector<int32_t> ids = Tensor(routes.ids).to_vector<int32_t>();
+  std::vector<std::vector<int32_t>> pairs(static_cast<size_t>(shape_.experts));
+  for (int32_t p = 0; p < static_cast<int32_t>(ids.size()); ++p)
+    if (ids[static_cast<size_t>(p)] >= 0 && ids[static_cast<size_t>(p)] < shape_.experts) pairs[static_cast<size_t>(ids[static_cast<size_t>(p)])].push_back(p);
+  // each expert's tokens through its matrices; its outputs stacked in order, and where each pair's row landed
+  std::vector<Tensor> outputs;
+  std::vector<int32_t> row_of_pair(ids.size(), -1);  // -1: a padding pick, a zero row
+  int32_t at = 0;
+  for (size_t e = 0; e < pairs.size(); ++e) {
+    if (pairs[e].empty()) continue;
+    const int64_t n = static_cast<int64_t>(pairs[e].size()), np = padded_tokens(n);
+    std::vector<int32_t> tokens(static_cast<size_t>(np), -1);  // the padding rows: zeros
+    for (int64_t i = 0; i < n; ++i) {
+      tokens[static_cast<size_t>(i)] = pairs[e][static_cast<size_t>(i)] / static_cast<int32_t>(K);
+      row_of_pair[static_cast<size_t>(pairs[e][static_cast<size_t>(i)])] = at + static_cast<int32_t>(i);
+    }
+    ProductInput in{rows_of(h, tokens), nullptr};
+    Tensor g = qmatmul(gate_each_[e], in), u = qmatmul(up_each_[e], in);
+    outputs.push_back(qmatmul(down_each_[e], (g.silu() * u).contiguous()).realize());
+    at += static_cast<int32_t>(np);
+  }
+  if (outputs.empty()) return Tensor::zeros({T, d}, dtypes::float32, h.device());
+  Tensor y = rows_of(outputs.size() == 1 ? outputs[0] : Tensor::cat(outputs, 0), row_of_pair);
+  return (y.reshape({T, K, d}) * routes.weights.reshape({T, K, 1})).sum({1});
 }
 
 }  // namespace tg::llm

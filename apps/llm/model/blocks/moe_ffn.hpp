@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "model/blocks/ffn.hpp"
 #include "model/blocks/routing.hpp"
@@ -21,18 +22,29 @@ struct MoeShape {
 };
 
 // The keys of a MoE architecture (<arch>.expert_count, expert_used_count, expert_feed_forward_length (default:
-// the file's feed_forward_length), expert_shared_feed_forward_length) with `routing`'s gate, normalization and
-// scale, checked for plausibility.
+// the width of the experts' tensors), expert_shared_feed_forward_length, expert_weights_norm and
+// expert_weights_scale over `routing`'s defaults), checked for plausibility.
 MoeShape read_moe_shape(ModelBuilder& b, const RoutingSpec& routing);
 
+// Two ways to run the experts, the same sums:
+// - routed (decode, and any pass a Jit replays): every (token, slot) pair's product reads its expert's rows, the
+//   ids staying on the device (qmatmul_experts);
+// - grouped (prefill chunks of kGroupedTokens tokens or more, on host devices): the ids are read on the host, each
+//   expert's tokens gathered and run through its own matrices (the tiled products), so each expert's weights are
+//   read once per chunk instead of once per pair (llama.cpp's mul_mat_id).
 class MoeFfn final : public FeedForward {
  public:
+  static constexpr int64_t kGroupedTokens = 32;
   MoeFfn(ModelBuilder& b, int64_t layer, const MoeShape& shape);
-  Tensor operator()(const Tensor& h) const override;
+  Tensor operator()(const Tensor& h, const Pass& p) const override;
 
  private:
+  Tensor routed(ProductInput& in, const Routes& routes) const;
+  Tensor grouped(const Tensor& h, const Routes& routes) const;
+
   MoeShape shape_;
   QuantMatrix router_, gate_, up_, down_;
+  std::vector<QuantMatrix> gate_each_, up_each_, down_each_;  // per expert (host devices)
   std::optional<Tensor> selection_bias_;  // exp_probs_b
   std::unique_ptr<GatedFfn> shared_;
   std::optional<QuantMatrix> shared_gate_;  // ffn_gate_inp_shexp: (1, d_model)

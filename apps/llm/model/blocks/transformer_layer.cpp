@@ -27,7 +27,7 @@ Tensor TransformerLayer::forward(const Tensor& x, const Pass& p) {
   Tensor a = mixer_->forward(rms_norm(x, attn_norm_, eps_), p);
   if (post_attn_norm_) a = rms_norm(a, *post_attn_norm_, eps_);
   Tensor r = (x + a).realize();  // the residual stream is read twice: realized once, not recomputed by each reader
-  Tensor f = (*ffn_)(rms_norm(r, ffn_norm_, eps_));
+  Tensor f = (*ffn_)(rms_norm(r, ffn_norm_, eps_), p);
   if (post_ffn_norm_) f = rms_norm(f, *post_ffn_norm_, eps_);
   return (r + f).realize();
 }
