@@ -264,8 +264,11 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
   CustomKernel k(std::string(argmax ? "qargmax_" : "qdot_") + type_traits(w.type).name);
   int64_t R = 1;  // rows in blocks of R with several token groups: their activations stay in L1 (as qmatmul)
   if (argmax) R = argmax_block(rows);
-  while (!argmax && Tp > U && R < 64 && rows % (R * 2) == 0 && rows / (R * 2) >= 16) R *= 2;
-  KExpr ro = k.range(rows / R, Axis::GLOBAL), tg = k.range(Tp / U, Axis::GLOBAL), ri = k.range(R, argmax ? Axis::LOOP : Axis::GLOBAL);
+  while (!argmax && !routed && Tp > U && R < 64 && rows % (R * 2) == 0 && rows / (R * 2) >= 16) R *= 2;
+  // routed: the pairs outermost (split over the cores), each streaming its expert's rows in order, which the
+  // prefetch runs ahead of (the OLMoE-shaped experts' products, pairs inside row blocks: 4.7 and 2 GB/s)
+  KExpr pair_first = routed ? k.range(Tp, Axis::GLOBAL) : KExpr();
+  KExpr ro = k.range(rows / R, Axis::GLOBAL), tg = routed ? pair_first : k.range(Tp / U, Axis::GLOBAL), ri = k.range(R, argmax ? Axis::LOOP : Axis::GLOBAL);
   KExpr r = ro * R + ri;
   const int in0 = argmax ? 2 : 1;  // the outputs, then the weights, the activation's words and scales
   KExpr words = k.buffer(in0, dtypes::uint8), xq = k.buffer(in0 + 1, dtypes::int32), xd = k.buffer(in0 + 2, dtypes::float32);
@@ -284,7 +287,7 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
     token = [&, shared = routed->shared, K = routed->k](const KExpr&) { return shared ? tg / c64(K) : tg; };
   }
   std::vector<KExpr> body;  // what runs for each row
-  if (Tp == U && !routed && prefetch_helps()) body.push_back(prefetch_ahead(k, words, r * rw, rw, rows * rw));
+  if ((Tp == U || routed) && prefetch_helps()) body.push_back(prefetch_ahead(k, words, wr * rw, rw, w.rows * rw));
   KExpr acc = k.reg(dtypes::float32, L * U * pairs), z = k.range(L * U * pairs, Axis::LOOP);
   KExpr init = k.loop({k.store(acc, z, f32c(k, 0))}, {z});
   body.push_back(init);
