@@ -37,10 +37,12 @@ Tensor rows_of(const Tensor& x, const std::vector<int32_t>& idx) {
   const int64_t N = x.shape()[0], d = x.shape()[1], n = static_cast<int64_t>(idx.size());
   CustomKernel k("gather_rows");
   auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
-  KExpr i = k.range(n, Axis::GLOBAL), c = k.range(d, Axis::LOOP);
+  // 16 values a statement where d allows (vector loads and stores)
+  const int64_t V = d % 16 == 0 ? 16 : 1;
+  KExpr i = k.range(n, Axis::GLOBAL), cb = k.range(d / V, Axis::LOOP), cv = k.range(V, Axis::UPCAST), c = cb * c64(V) + cv;
   KExpr row = k.load(k.buffer(2, dtypes::int32), i).cast(dtypes::int64), ok = (c64(-1) < row) && (row < c64(N));
-  KExpr v = k.load(k.buffer(1, dtypes::float32), KExpr::where(ok, row, c64(0)) * c64(d) + c, ok);
-  k.run(k.loop({k.store(k.buffer(0, dtypes::float32), i * c64(d) + c, v)}, {c}));
+  KExpr v = KExpr::where(ok, k.load(k.buffer(1, dtypes::float32), KExpr::where(ok, row, c64(0)) * c64(d) + c), k.constant(0, dtypes::float32));
+  k.run(k.loop({k.store(k.buffer(0, dtypes::float32), i * c64(d) + c, v)}, {cb, cv}));
   k.parallel();
   return k({{{n, d}, dtypes::float32}}, {x.contiguous(), Tensor::from_vector(idx, {n}, dtypes::int32, x.device())})[0];
 }
