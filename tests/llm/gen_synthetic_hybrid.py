@@ -189,9 +189,9 @@ def compare(path, prompt):
 def llama_cpp_golden(outdir, json_path, steps=32):
     os.makedirs(outdir, exist_ok=True)
     cases = []
-    for wtype, seed in (("F32", 11), ("Q8_0", 12)):
-        path = os.path.join(outdir, f"qwen35_{wtype.lower()}_s{seed}.gguf")
-        write_model(path, wtype, seed, 300, untied=False)
+    for wtype, seed, moe in (("F32", 11, False), ("Q8_0", 12, False), ("F32", 13, True)):
+        path = os.path.join(outdir, f"qwen35{'moe' if moe else ''}_{wtype.lower()}_s{seed}.gguf")
+        write_model(path, wtype, seed, 300, untied=False, moe=moe)
         cfg, W = reference_hybrid.load_qwen35(path)
         runs = []
         for prompt in ([1], default_prompt(seed, 300, 40)):
@@ -210,14 +210,14 @@ def llama_cpp_golden(outdir, json_path, steps=32):
             print(f"{wtype} prompt {len(prompt)}: llama.cpp {lc_toks}\n  reference agrees {lc_toks == ref_toks} "
                   f"(first divergence {first}), max rel logit diff {err.max():.3g}")
         cases.append(dict(file=os.path.basename(path), wtype=wtype, seed=seed, vocab=300, untied=False,
-                          layers=6, full_attention_interval=3, steps=steps, runs=runs))
+                          layers=6, full_attention_interval=3, moe=moe, steps=steps, runs=runs))
     import llama_cpp
     doc = dict(
-        description="llama.cpp (llama_cpp_python) greedy continuations of synthetic qwen35 GGUFs: prompt in one "
+        description="llama.cpp (llama_cpp_python) greedy continuations of synthetic qwen35 and qwen35moe GGUFs: prompt in one "
                     "batch, then one token per decode, KV cache F32, 1 thread",
         command="python3 tests/llm/gen_synthetic_hybrid.py --llama-cpp-golden OUTDIR "
                 "--json tests/llm/data/golden_llamacpp_qwen35.json",
-        regenerate_model="python3 tests/llm/gen_synthetic_hybrid.py OUT.gguf --wtype WTYPE --seed SEED",
+        regenerate_model="python3 tests/llm/gen_synthetic_hybrid.py OUT.gguf --wtype WTYPE --seed SEED [--moe]",
         llama_cpp_python=llama_cpp.__version__, gguf_py="0.19.0",
         cases=cases)
     text = json.dumps(doc, indent=1)

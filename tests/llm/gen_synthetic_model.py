@@ -305,7 +305,7 @@ def write_model(path, arch, wtype, seed, vocab, untied, arch_name, rope=None):
     add("output_norm.weight", norm(d), quantized=False)
     if scaling == "llama3":
         add("rope_freqs.weight", llama3_rope_factors(base, n_rot, factor=factor, old_context_len=orig_ctx), quantized=False)
-    if untied:
+    if untied or arch == "olmoe":  # llama.cpp's olmoe loader requires output.weight (OLMoE's head is its own)
         add("output.weight", mat(vocab, d))
     for il in range(L):
         p = f"blk.{il}."

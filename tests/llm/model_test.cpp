@@ -424,12 +424,13 @@ TEST(GoldenTokens, LlamaCppGreedyContinuationsQwen35) {
   const nlohmann::json golden = read_golden("golden_llamacpp_qwen35.json");
   ASSERT_FALSE(golden["cases"].empty());
   for (const auto& c : golden["cases"]) {
-    const std::string wtype = c["wtype"], name = "qwen35_" + wtype + "_seed" + std::to_string(c["seed"].get<int>());
+    const bool moe = c.value("moe", false);
+    const std::string wtype = c["wtype"], name = std::string(moe ? "qwen35moe_" : "qwen35_") + wtype + "_seed" + std::to_string(c["seed"].get<int>());
     const std::string path = temp_path("golden_" + name);
     const std::string cmd = std::string(TG_PYTHON) + " " + TG_LLM_TEST_DIR + "/gen_synthetic_hybrid.py " + path + " --wtype " + wtype + " --seed " +
                             std::to_string(c["seed"].get<int>()) + " --vocab " + std::to_string(c["vocab"].get<int>()) + " --layers " +
                             std::to_string(c["layers"].get<int>()) + " --interval " + std::to_string(c["full_attention_interval"].get<int>()) +
-                            (c["untied"].get<bool>() ? " --untied" : "") + " --steps 0 > /dev/null";
+                            (c["untied"].get<bool>() ? " --untied" : "") + (moe ? " --moe" : "") + " --steps 0 > /dev/null";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
     for (const auto& run : c["runs"]) {
       const std::vector<int32_t> prompt = run["prompt"], want = run["llama_cpp_greedy"];
