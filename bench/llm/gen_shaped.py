@@ -15,7 +15,7 @@ configs:
                 vocab 151936
   qwen3.6-35b-a3b  qwen35moe: 40 layers as qwen35 (every 4th gated attention, 16 / 2 heads of 256; delta nets 16
                 key and 32 value heads of 128), 256 experts of 512, 8 a token, a shared expert of 512, vocab 248320
-All tie the output head to the embedding. --layers cuts the stack (the per-layer figures scale to the full model).
+All but olmoe tie the output head to the embedding. --layers cuts the stack (the per-layer figures scale to the full model).
 The routers (ffn_gate_inp) are float32 N(0, 1/d_model): every expert is picked about equally often.
 
 Weights are random blocks written directly in the quantized layout (no float matrix is ever built, so a 1 GB file
@@ -158,6 +158,8 @@ def main():
 
     ones = lambda n: (lambda: np.ones(n, dtype=np.float32))
     mat("token_embd.weight", V, D)
+    if S["arch"] == "olmoe":  # llama.cpp's olmoe loader requires its own head
+        mat("output.weight", V, D)
     vec("output_norm.weight", ones(D))
     if S["arch"] == "llama":
         vec("rope_freqs.weight", lambda: llama3_freq_factors(HD, S["base"]))

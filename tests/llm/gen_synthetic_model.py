@@ -72,6 +72,10 @@ def dims(arch, wtype):
     if arch == "olmoe":  # the q and k norms span all heads: llama.cpp sizes attn_k_norm n_embd, so kv == heads
         return dict(d=256, ff=256, heads=4, kv=4, hd=64, layers=2, experts=8, used=2, ff_exp=256) if big else \
                dict(d=128, ff=64, heads=4, kv=4, hd=32, layers=2, experts=8, used=2, ff_exp=64)
+    if arch == "deepseek2":  # latent attention (kv_lora 64, 32 + 16 query dims and 32 value dims a head), one
+        # leading dense block, then 8 experts (2 a token) and a shared one; no K-quant sizes (the heads' k_b reads 32)
+        return dict(d=128, ff=256, heads=4, kv=1, layers=3, kv_lora=64, nope=32, rope=16, v=32, experts=8, used=2,
+                    ff_exp=64, dense=1, hd=32)
     raise SystemExit(f"unknown --arch {arch}")
 
 
@@ -240,7 +244,40 @@ def add_vocabulary(w, n):
     w.add_eos_token_id(2)
 
 
-def write_model(path, arch, wtype, seed, vocab, untied, arch_name, rope=None):
+def add_deepseek2_layer(add, mat, norm, rng, p, il, D, d, H, q_lora):
+    """One deepseek2 layer as llama.cpp's MLA loader reads it: attn_q (or attn_q_a, its norm and attn_q_b),
+    attn_kv_a_mqa and its norm, the heads' attn_k_b (H, kv_lora, nope) and attn_v_b (H, v, kv_lora), attn_output;
+    a dense FFN in the leading blocks, else a sigmoid router with exp_probs_b, experts and a shared expert."""
+    C, N, R, V = D["kv_lora"], D["nope"], D["rope"], D["v"]
+    if q_lora:
+        add(p + "attn_q_a.weight", mat(q_lora, d))
+        add(p + "attn_q_a_norm.weight", norm(q_lora), quantized=False)
+        add(p + "attn_q_b.weight", mat(H * (N + R), q_lora))
+    else:
+        add(p + "attn_q.weight", mat(H * (N + R), d))
+    add(p + "attn_kv_a_mqa.weight", mat(C + R, d))
+    add(p + "attn_kv_a_norm.weight", norm(C), quantized=False)
+    add(p + "attn_k_b.weight", np.stack([mat(C, N) for _ in range(H)]))
+    add(p + "attn_v_b.weight", np.stack([mat(V, C) for _ in range(H)]))
+    add(p + "attn_output.weight", mat(d, H * V))
+    add(p + "ffn_norm.weight", norm(d), quantized=False)
+    if il < D["dense"]:
+        add(p + "ffn_gate.weight", mat(D["ff"], d))
+        add(p + "ffn_up.weight", mat(D["ff"], d))
+        add(p + "ffn_down.weight", mat(d, D["ff"]))
+        return
+    E, fe = D["experts"], D["ff_exp"]
+    add(p + "ffn_gate_inp.weight", (2.0 * mat(E, d)).astype(np.float32), quantized=False)
+    add(p + "exp_probs_b.bias", (0.5 * rng.standard_normal(E)).astype(np.float32), quantized=False)
+    add(p + "ffn_gate_exps.weight", np.stack([mat(fe, d) for _ in range(E)]))
+    add(p + "ffn_up_exps.weight", np.stack([mat(fe, d) for _ in range(E)]))
+    add(p + "ffn_down_exps.weight", np.stack([mat(d, fe) for _ in range(E)]))
+    add(p + "ffn_gate_shexp.weight", mat(fe, d))
+    add(p + "ffn_up_shexp.weight", mat(fe, d))
+    add(p + "ffn_down_shexp.weight", mat(d, fe))
+
+
+def write_model(path, arch, wtype, seed, vocab, untied, arch_name, rope=None, q_lora=0):
     """rope: None (plain RoPE), or a dict of scaling ("none", "llama3", "linear", "yarn"), factor, orig_ctx,
     attn_factor, dims, base, context_length (None: the default)."""
     rope = dict(rope or {})
@@ -250,8 +287,9 @@ def write_model(path, arch, wtype, seed, vocab, untied, arch_name, rope=None):
     # N(0, 1/fan_in) keeps every projection's output O(1); norm weights near 1 (gemma's +1 is already in them)
     mat = lambda out, inp: rng.standard_normal((out, inp)) / np.sqrt(inp)
     norm = lambda n: (1.0 + 0.1 * rng.standard_normal(n)).astype(np.float32)
-    eps = {"llama": 1e-5, "qwen2": 1e-6, "qwen3": 1e-6, "gemma3": 1e-6, "qwen3moe": 1e-6, "olmoe": 1e-5}[arch]
-    base = {"llama": 500000.0, "qwen2": 1000000.0, "qwen3": 1000000.0, "gemma3": 1000000.0, "qwen3moe": 1000000.0, "olmoe": 10000.0}[arch]
+    eps = {"llama": 1e-5, "qwen2": 1e-6, "qwen3": 1e-6, "gemma3": 1e-6, "qwen3moe": 1e-6, "olmoe": 1e-5, "deepseek2": 1e-6}[arch]
+    base = {"llama": 500000.0, "qwen2": 1000000.0, "qwen3": 1000000.0, "gemma3": 1000000.0, "qwen3moe": 1000000.0, "olmoe": 10000.0,
+            "deepseek2": 10000.0}[arch]
     scaling = rope.get("scaling") or "none"
     if rope.get("base") is not None:
         base = float(rope["base"])
@@ -272,8 +310,23 @@ def write_model(path, arch, wtype, seed, vocab, untied, arch_name, rope=None):
     w.add_feed_forward_length(ff)
     w.add_head_count(H)
     w.add_head_count_kv(KV)
-    w.add_key_length(hd)
-    w.add_value_length(hd)
+    if arch == "deepseek2":  # the cache rows ([c | k_pe], c), and the per-head sizes in the _mla keys
+        n_rot = D["rope"]
+        w.add_key_length(D["kv_lora"] + n_rot)
+        w.add_value_length(D["kv_lora"])
+        w.add_uint32(f"{arch_name}.attention.key_length_mla", D["nope"] + n_rot)
+        w.add_uint32(f"{arch_name}.attention.value_length_mla", D["v"])
+        w.add_uint32(f"{arch_name}.attention.kv_lora_rank", D["kv_lora"])
+        w.add_uint32(f"{arch_name}.attention.q_lora_rank", q_lora)
+        w.add_uint32(f"{arch_name}.leading_dense_block_count", D["dense"])
+        w.add_uint32(f"{arch_name}.expert_shared_count", 1)
+        w.add_uint32(f"{arch_name}.expert_gating_func", 2)  # sigmoid
+        w.add_bool(f"{arch_name}.expert_weights_norm", True)
+        w.add_float32(f"{arch_name}.expert_weights_scale", 2.5)
+        w.add_expert_feed_forward_length(D["ff_exp"])
+    else:
+        w.add_key_length(hd)
+        w.add_value_length(hd)
     w.add_rope_dimension_count(n_rot)
     w.add_layer_norm_rms_eps(eps)
     w.add_rope_freq_base(base)
@@ -289,7 +342,7 @@ def write_model(path, arch, wtype, seed, vocab, untied, arch_name, rope=None):
     if "experts" in D:
         w.add_expert_count(D["experts"])
         w.add_expert_used_count(D["used"])
-        if arch == "qwen3moe":  # olmoe's experts are feed_forward_length wide (llama.cpp reads no other key)
+        if arch == "qwen3moe":  # olmoe's experts are feed_forward_length wide (llama.cpp reads no other key); deepseek2 above
             w.add_expert_feed_forward_length(D["ff_exp"])
     add_vocabulary(w, vocab)
 
@@ -310,6 +363,9 @@ def write_model(path, arch, wtype, seed, vocab, untied, arch_name, rope=None):
     for il in range(L):
         p = f"blk.{il}."
         add(p + "attn_norm.weight", norm(d), quantized=False)
+        if arch == "deepseek2":
+            add_deepseek2_layer(add, mat, norm, rng, p, il, D, d, H, q_lora)
+            continue
         add(p + "attn_q.weight", mat(H * hd, d))
         add(p + "attn_k.weight", mat(KV * hd, d))
         add(p + "attn_v.weight", mat(KV * hd, d))
@@ -350,7 +406,8 @@ def write_model(path, arch, wtype, seed, vocab, untied, arch_name, rope=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out")
-    ap.add_argument("--arch", required=True, choices=["llama", "qwen2", "qwen3", "gemma3", "qwen3moe", "olmoe"])
+    ap.add_argument("--arch", required=True, choices=["llama", "qwen2", "qwen3", "gemma3", "qwen3moe", "olmoe", "deepseek2"])
+    ap.add_argument("--q-lora-rank", type=int, default=0, help="deepseek2: q through attn_q_a / attn_q_b of this rank (0: attn_q)")
     ap.add_argument("--wtype", required=True, choices=["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1",
                                                       "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS", "MXFP4"])
     ap.add_argument("--seed", type=int, required=True)
@@ -381,7 +438,7 @@ def main():
         raise SystemExit(f"--rope-dims must be even and at most head_dim ({dims(a.arch, a.wtype)['hd']})")
     rope = dict(scaling=a.rope_scaling, factor=a.rope_factor, orig_ctx=a.rope_orig_ctx, attn_factor=a.rope_attn_factor,
                 dims=a.rope_dims, base=a.rope_base, context_length=a.context_length)
-    write_model(a.out, a.arch, a.wtype, a.seed, a.vocab, a.untied, a.arch_name or a.arch, rope)
+    write_model(a.out, a.arch, a.wtype, a.seed, a.vocab, a.untied, a.arch_name or a.arch, rope, q_lora=a.q_lora_rank)
     if a.arch_name not in (None, a.arch):  # one architecture's layout under another's name: bad input, no reference
         print(f"wrote {a.out} ({a.arch}'s layout as architecture {a.arch_name}: no reference)")
         return

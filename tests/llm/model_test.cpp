@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -64,13 +65,21 @@ struct Case {
   const char* rope_scaling = "none";  // the generator's --rope-scaling (llama): none, llama3, linear, yarn
   const char* ssm = "f32";            // recurrent state type (LoadOptions::ssm)
   bool flash = false;                 // attention never materializes scores (LoadOptions::max_score_bytes 0)
+  const char* extra = "";             // more generator flags (deepseek2's --q-lora-rank)
   std::string flags() const {
-    return std::string(untied ? "--untied" : "") + (std::string(rope_scaling) != "none" ? std::string(" --rope-scaling ") + rope_scaling : "");
+    return std::string(untied ? "--untied" : "") + (std::string(rope_scaling) != "none" ? std::string(" --rope-scaling ") + rope_scaling : "") +
+           " " + extra;
+  }
+  std::string extra_name() const {  // the extra flags' letters and digits
+    std::string n;
+    for (const char* c = extra; *c; ++c)
+      if (std::isalnum(static_cast<unsigned char>(*c))) n += *c;
+    return n.empty() ? "" : "_" + n;
   }
   std::string name() const {
     const std::string k = kv, r = rope_scaling;
     return std::string(arch) + "_" + wtype + (k == "f32" ? "" : "_kv_" + k) + (r == "none" ? "" : "_rope_" + r) +
-           (std::string(ssm) == "f32" ? "" : std::string("_ssm_") + ssm) + (flash ? "_flash" : "");
+           (std::string(ssm) == "f32" ? "" : std::string("_ssm_") + ssm) + (flash ? "_flash" : "") + extra_name();
   }
 };
 void PrintTo(const Case& c, std::ostream* os) {  // ctest names
@@ -251,7 +260,9 @@ INSTANTIATE_TEST_SUITE_P(Synthetic, ModelVsReference,
                                            Case{"gemma3", "Q8_0", false, "q8_0", "none", "f32", true}, Case{"qwen35", "F32", false, "f32", "none", "f32", true},
                                            Case{"qwen2", "Q8_0", false, "f16", "none", "f32", true}, Case{"qwen3moe", "F32", false},
                                            Case{"qwen3moe", "Q8_0", true}, Case{"olmoe", "F16", false}, Case{"olmoe", "Q4_K", false},
-                                           Case{"qwen35moe", "F32", false}, Case{"qwen35moe", "Q8_0", true}),
+                                           Case{"qwen35moe", "F32", false}, Case{"qwen35moe", "Q8_0", true}, Case{"deepseek2", "F32", false},
+                                           Case{"deepseek2", "Q8_0", true}, Case{"deepseek2", "F16", false, "f16"},
+                                           Case{"deepseek2", "F32", false, "f32", "none", "f32", false, "--q-lora-rank 64"}),
                          [](const auto& info) { return info.param.name(); });
 
 // Prompts of 32 to 40 tokens: their products take the prefill kernels of long prompts (for the integer formats on
@@ -300,7 +311,7 @@ INSTANTIATE_TEST_SUITE_P(Synthetic, LongPromptVsReference,
                                            Case{"llama", "F32", true}, Case{"qwen2", "Q5_0", false},
                                            Case{"llama", "F32", true, "f32", "yarn"}, Case{"qwen35", "F32", false}, Case{"qwen35", "Q8_0", false},
                                            Case{"gemma3", "F32", false, "f32", "none", "f32", true}, Case{"qwen3moe", "Q8_0", false},
-                                           Case{"olmoe", "F32", false}, Case{"qwen35moe", "F32", false}),
+                                           Case{"olmoe", "F32", false}, Case{"qwen35moe", "F32", false}, Case{"deepseek2", "F32", false}),
                          [](const auto& info) { return info.param.name(); });
 
 // Several sequences in one KV cache (LoadOptions::slots) decoded together: batch rows in another order than the
@@ -361,7 +372,7 @@ TEST_P(SlotsVsReference, BatchedDecodeOfSeveralSlots) {
 
 INSTANTIATE_TEST_SUITE_P(Synthetic, SlotsVsReference,
                          ::testing::Values(Case{"llama", "Q8_0", false}, Case{"gemma3", "Q4_K", false}, Case{"qwen35", "F32", false},
-                                           Case{"olmoe", "F32", false}, Case{"qwen35moe", "Q4_K", false}),
+                                           Case{"olmoe", "F32", false}, Case{"qwen35moe", "Q4_K", false}, Case{"deepseek2", "Q8_0", false}),
                          [](const auto& info) { return std::string(info.param.arch) + "_" + info.param.wtype; });
 
 // tg's greedy continuation of `prompt` for `steps` tokens (float32 KV cache), counted against llama.cpp's: the

@@ -40,7 +40,7 @@ import numpy as np
 import gguf
 from gguf.quants import dequantize
 
-SUPPORTED = ("llama", "qwen2", "qwen3", "gemma3", "qwen3moe", "olmoe")
+SUPPORTED = ("llama", "qwen2", "qwen3", "gemma3", "qwen3moe", "olmoe", "deepseek2")
 NEOX = ("qwen2", "qwen3", "gemma3", "qwen3moe", "olmoe")  # llama.cpp's LLAMA_ROPE_TYPE_NEOX among them; llama is "normal"
 
 # Products with weights in these formats take the activation rounded to 8 bits per 32 values (llama.cpp's
@@ -144,10 +144,16 @@ def load(path):
         sliding_window=int(k("attention.sliding_window", 0)) if arch == "gemma3" else 0,
         n_ctx_train=int(k("context_length", 0)),
     )
-    if arch in ("qwen3moe", "olmoe"):  # llama.cpp's build_moe_ffn: norm_w true for qwen3moe, false for olmoe
+    if arch in ("qwen3moe", "olmoe", "deepseek2"):  # llama.cpp's build_moe_ffn: norm_w true for qwen3moe, else the key
         cfg.update(n_expert=int(k("expert_count")), n_expert_used=int(k("expert_used_count")),
                    expert_norm=bool(k("expert_weights_norm", arch == "qwen3moe")),
-                   expert_scale=float(k("expert_weights_scale", 1.0)) or 1.0)
+                   expert_scale=float(k("expert_weights_scale", 1.0)) or 1.0,
+                   expert_gating="sigmoid" if int(k("expert_gating_func", 1)) == 2 else "softmax")
+    if arch == "deepseek2":  # latent attention: the cache row sizes in key/value_length, the heads' in the _mla keys
+        n_rot = int(k("rope.dimension_count"))
+        cfg.update(kv_lora=int(k("attention.kv_lora_rank")), q_lora=int(k("attention.q_lora_rank", 0)), rope_dims=n_rot,
+                   nope=int(k("attention.key_length_mla")) - n_rot, v_dim=int(k("attention.value_length_mla")),
+                   dense=int(k("leading_dense_block_count", 0)))
     weights, cfg["int8_inputs"] = {}, set()
     for t in r.tensors:
         if t.tensor_type in INT8_ACTIVATION_TYPES:
@@ -159,7 +165,7 @@ def load(path):
     cfg["vocab"] = weights["token_embd.weight"].shape[0]
     # RoPE: None where it is the plain one (every dim, no factors, no scaling)
     n_rot = int(k("rope.dimension_count", cfg["head_dim"]))
-    cfg["n_rot"] = None if n_rot == cfg["head_dim"] else n_rot
+    cfg["n_rot"] = None if n_rot == cfg["head_dim"] or arch == "deepseek2" else n_rot
     cfg["freq_factors"] = weights.pop("rope_freqs.weight", None)
     cfg["rope_scaling"] = rope_scaling_from_gguf(k, cfg["n_ctx_train"])
     # what llama.cpp would do differently that this reference does not model (or refuses): refuse rather than be wrong
@@ -253,22 +259,61 @@ def moe_ffn(cfg, W, il, h, mm):
     index), their probabilities (renormalized where expert_weights_norm, the sum clamped below at 2^-14, times
     expert_weights_scale) weighting SiLU-gated experts. Experts (E, out, in) as the stacked tensors hold them."""
     logits = mm(h, f"blk.{il}.ffn_gate_inp.weight")
-    probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
-    probs /= probs.sum(axis=-1, keepdims=True)
+    if cfg.get("expert_gating") == "sigmoid":  # deepseek2: exp_probs_b (if any) only selects
+        probs = 1.0 / (1.0 + np.exp(-logits))
+    else:
+        probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
+        probs /= probs.sum(axis=-1, keepdims=True)
+    score = probs + W.get(f"blk.{il}.exp_probs_b.bias", 0.0)
     names = [f"blk.{il}.ffn_{n}_exps.weight" for n in ("gate", "up", "down")]
     gate, up, down = (W[n] for n in names)
     # each expert product's input rounded as the weight format's product takes it (mm's rule)
     rnd = lambda x, name: q8_round(x) if name in cfg["int8_inputs"] else x
     out = np.zeros_like(h)
     for t in range(h.shape[0]):
-        sel = top_k(probs[t], cfg["n_expert_used"])
+        sel = top_k(score[t], cfg["n_expert_used"])
         w = probs[t, sel]
         if cfg["expert_norm"]:
             w = w / max(w.sum(), 6.103515625e-5)
         xg, xu = rnd(h[t], names[0]), rnd(h[t], names[1])
         for e, we in zip(sel, w * cfg["expert_scale"]):
             out[t] += we * (down[e] @ rnd(silu(gate[e] @ xg) * (up[e] @ xu), names[2]))
+    if f"blk.{il}.ffn_gate_shexp.weight" in W and f"blk.{il}.ffn_gate_inp_shexp.weight" not in W:  # deepseek2's, ungated
+        P = lambda x, n: mm(x, f"blk.{il}.{n}.weight")
+        out = out + P(silu(P(h, "ffn_gate_shexp")) * P(h, "ffn_up_shexp"), "ffn_down_shexp")
     return out
+
+
+def mla_attention(cfg, W, il, h, pos, mm, rope_kw):
+    """llama.cpp's deepseek2 attention, absorbed form: q = attn_q h (or attn_q_b norm(attn_q_a h)) split per head
+    into q_nope and q_pe; [c | k_pe] = attn_kv_a_mqa h with c RMS-normed; q_pe and k_pe (one for all heads) rotated
+    on adjacent pairs; per head q_lat = k_b[h] q_nope, scores ([q_lat | q_pe] . [c | k_pe]) / sqrt(nope + rope),
+    causal softmax, out = v_b[h] (p . c); attn_output of the heads. Inputs rounded as mm's rule for their weights."""
+    T, H, C, N, R, V = h.shape[0], cfg["n_heads"], cfg["kv_lora"], cfg["nope"], cfg["rope_dims"], cfg["v_dim"]
+    eps = cfg["eps"]
+    L = lambda n: W[f"blk.{il}.{n}.weight"]
+    P = lambda x, n: mm(x, f"blk.{il}.{n}.weight")
+    rnd = lambda x, n: q8_round(x) if f"blk.{il}.{n}.weight" in cfg["int8_inputs"] else x
+    if f"blk.{il}.attn_q_a.weight" in W:
+        q = P(rmsnorm(P(h, "attn_q_a"), L("attn_q_a_norm"), eps), "attn_q_b")
+    else:
+        q = P(h, "attn_q")
+    q = q.reshape(T, H, N + R)
+    kv = P(h, "attn_kv_a_mqa")
+    c = rmsnorm(kv[:, :C], L("attn_kv_a_norm"), eps)
+    k_pe = rope(kv[:, None, C:], pos, cfg["rope_base"], False, **rope_kw)[:, 0, :]
+    q_pe = rope(q[:, :, N:], pos, cfg["rope_base"], False, **rope_kw)
+    k_b, v_b = L("attn_k_b"), L("attn_v_b")  # (H, C, N), (H, V, C)
+    causal = np.arange(T)[None, :] <= np.arange(T)[:, None]
+    out = np.empty((T, H, V))
+    for hh in range(H):
+        q_lat = np.stack([k_b[hh] @ rnd(q[t, hh, :N], "attn_k_b") for t in range(T)])  # (T, C)
+        s = (q_lat @ c.T + q_pe[:, hh, :] @ k_pe.T) / np.sqrt(N + R)
+        s = np.where(causal, s, -np.inf)
+        s = np.exp(s - s.max(axis=-1, keepdims=True))
+        lat = (s / s.sum(axis=-1, keepdims=True)) @ c  # (T, C)
+        out[:, hh, :] = np.stack([v_b[hh] @ rnd(lat[t], "attn_v_b") for t in range(T)])
+    return P(out.reshape(T, H * V), "attn_output")
 
 
 def forward(cfg, W, tokens):
@@ -292,6 +337,14 @@ def forward(cfg, W, tokens):
         L = lambda n: W[f"blk.{il}.{n}.weight"]
         P = lambda x, n: mm(x, f"blk.{il}.{n}.weight")
         h = rmsnorm(x, L("attn_norm"), eps)
+        if arch == "deepseek2":
+            x = x + mla_attention(cfg, W, il, h, pos, mm, rope_kw)
+            h = rmsnorm(x, L("ffn_norm"), eps)
+            if f"blk.{il}.ffn_gate_inp.weight" in W:
+                x = x + moe_ffn(cfg, W, il, h, mm)
+            else:
+                x = x + P(silu(P(h, "ffn_gate")) * P(h, "ffn_up"), "ffn_down")
+            continue
         # biases where the file has them (qwen2's q, k and v; llama.cpp adds them for llama too)
         Pb = lambda x, n: P(x, n) + W[f"blk.{il}.{n}.bias"] if f"blk.{il}.{n}.bias" in W else P(x, n)
         q, k = Pb(h, "attn_q"), Pb(h, "attn_k")

@@ -58,8 +58,7 @@ ModelConfig read_common_config(const GGUFFile& f) {
   if (c.rope_dims <= 0 || c.rope_dims > c.head_dim || c.rope_dims % 2 != 0)
     throw Error("tg-llm: " + f.path() + ": " + p + "rope.dimension_count " + std::to_string(c.rope_dims) +
                 " must be even and within the head dim " + std::to_string(c.head_dim));
-  if (int64_t v = f.get_int(p + "attention.value_length", c.head_dim); v != c.head_dim)
-    throw Error("tg-llm: " + f.path() + ": value length " + std::to_string(v) + " differs from key length " + std::to_string(c.head_dim));
+  c.value_dim = f.get_int(p + "attention.value_length", c.head_dim);
   c.layer_is_local.assign(static_cast<size_t>(c.n_layers), false);
   c.attn_scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
   return c;

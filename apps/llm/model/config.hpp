@@ -23,6 +23,7 @@ struct RopeScaling {
 struct ModelConfig {
   std::string arch;  // general.architecture
   int64_t n_layers = 0, d_model = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0, d_ff = 0, vocab = 0;
+  int64_t value_dim = 0;       // attention.value_length (multi-head attention: head_dim; deepseek2's MLA cache rows differ)
   int64_t context_length = 0;  // what the model was trained for
   double norm_eps = 1e-5;
   double rope_base = 10000;

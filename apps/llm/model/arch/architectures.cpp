@@ -13,6 +13,7 @@ const std::vector<Architecture>& architectures() {
       {"qwen35moe", build_qwen35moe},
       {"qwen3moe", build_qwen3moe},
       {"olmoe", build_olmoe},
+      {"deepseek2", build_deepseek2},
   };
   return all;
 }

@@ -17,6 +17,7 @@ Decoder build_qwen35(ModelBuilder& b);
 Decoder build_qwen35moe(ModelBuilder& b);
 Decoder build_qwen3moe(ModelBuilder& b);
 Decoder build_olmoe(ModelBuilder& b);
+Decoder build_deepseek2(ModelBuilder& b);
 
 // qwen35's hybrid stack with the FFN `ffn` makes for each layer (qwen35: dense, qwen35moe: experts)
 Decoder qwen35_stack(ModelBuilder& b, const std::function<std::unique_ptr<FeedForward>(int64_t layer)>& ffn);

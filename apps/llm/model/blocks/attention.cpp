@@ -5,6 +5,7 @@
 
 #include "model/blocks/flash_attention.hpp"
 #include "model/blocks/norm.hpp"
+#include "tg/error.hpp"
 
 namespace tg::llm {
 
@@ -26,6 +27,8 @@ Attention::Attention(ModelBuilder& b, int64_t layer, const AttentionSpec& spec)
       v_cache_(&b.state().add_kv_cache(KV_ * hd_)) {
   const std::string p = ModelBuilder::blk(layer, "");
   const int64_t q_dim = H_ * hd_, kv_dim = KV_ * hd_;
+  if (b.config().value_dim != hd_)
+    throw Error("tg-llm: " + b.file().path() + ": value length " + std::to_string(b.config().value_dim) + " differs from key length " + std::to_string(hd_));
   if (spec.qkv_bias) {
     q_bias_ = b.optional_vector(p + "attn_q.bias", q_dim);
     k_bias_ = b.optional_vector(p + "attn_k.bias", kv_dim);
@@ -71,9 +74,30 @@ Tensor Attention::forward(const Tensor& h, const Pass& p) {
   return qmatmul(o_, gate ? out * *gate : out);
 }
 
+Dim key_span(const SequenceState& state, int64_t T, const BoundVariable& pos, int64_t key_len) {
+  // keys [0, pos + T) of the slot. A prefill chunk attends over a static length rounded up to 128 rows (the mask
+  // hides rows past pos + T), so its kernels get static shapes, which the optimizer vectorizes, while a few
+  // lengths cover every position; decode does the same with the batch's key_len, or keeps the length symbolic
+  const int64_t bucket = std::min(state.rows_per_slot(), (pos.value() + T + 127) / 128 * 128);
+  return T > 1 ? Dim(bucket) : key_len > 0 ? Dim(key_len) : Dim(pos) + Dim(T);
+}
+
+Tensor causal_softmax(const SequenceState& state, const Tensor& scores, int64_t T, const BoundVariable& pos, const Dim& len, int64_t window) {
+  const std::string& device = state.device();
+  // causal (and sliding-window) mask from absolute positions: query pos + t sees key j when j <= pos + t
+  Tensor qpos = (Tensor::arange(0, static_cast<double>(T), 1, dtypes::int32, device) + Tensor::from_variable(pos, device)).reshape({1, 1, T, 1});
+  Tensor kpos = state.key_index().shrink(0, Dim(0), len).reshape({Dim(1), Dim(1), Dim(1), len});
+  const double ninf = -std::numeric_limits<double>::infinity();
+  Tensor neg = Tensor::full({1}, ninf, dtypes::float32, device).reshape({1, 1, 1, 1});
+  Tensor masked = Tensor::where(kpos.le(qpos), scores, neg);
+  if (window > 0)
+    masked = Tensor::where((qpos - kpos).lt(Tensor::full({1}, static_cast<double>(window), dtypes::int32, device).reshape({1, 1, 1, 1})), masked, neg);
+  // realized: fused into the product, every one of the value outputs would recompute the exponentials
+  return masked.softmax(-1).contiguous();
+}
+
 Tensor Attention::attend(Tensor q, Tensor k, const Tensor& v, int64_t T, const SeqPos& at, int64_t key_len) {
   const int64_t H = H_, KV = KV_, G = H / KV, hd = hd_;
-  const std::string& device = state_->device();
   const BoundVariable& pos = at.pos;
   // realized: fused into q @ K, the rotation of each query element would be recomputed for every key
   q = rope_->apply(q, T, pos, spec_.neox).contiguous();
@@ -87,26 +111,13 @@ Tensor Attention::attend(Tensor q, Tensor k, const Tensor& v, int64_t T, const S
     const int64_t n = T > 1 ? std::min(state_->rows_per_slot(), (pos.value() + T + 127) / 128 * 128) : key_len;
     if (H * T * n * 4 > max_score_bytes_) return flash_attention(q, *k_cache_, *v_cache_, KV, at, n, {.scale = scale_, .window = spec_.window});
   }
-  // keys [0, pos + T) of the slot. A prefill chunk attends over a static length rounded up to 128 rows (the mask
-  // hides rows past pos + T), so its kernels get static shapes, which the optimizer vectorizes, while a few
-  // lengths cover every position; decode does the same with the batch's key_len, or keeps the length symbolic
-  const int64_t bucket = std::min(state_->rows_per_slot(), (pos.value() + T + 127) / 128 * 128);
-  const Dim len = T > 1 ? Dim(bucket) : key_len > 0 ? Dim(key_len) : Dim(pos) + Dim(T);
+  const Dim len = key_span(*state_, T, pos, key_len);
   Tensor keys = k_cache_->read(at, len).reshape({Dim(KV), Dim(hd), len});                    // (KV, hd, L)
   Tensor vals = v_cache_->read(at, len).reshape({Dim(KV), Dim(hd), len}).permute({0, 2, 1});  // (KV, L, hd)
   Tensor qh = q.reshape({T, KV, G, hd}).permute({1, 2, 0, 3}).reshape({KV, G * T, hd});
   // realized once: the softmax reads the scores three times (max, sum, normalize) and would recompute each dot
   Tensor scores = (qh.matmul(keys) * scale_).contiguous().reshape({Dim(KV), Dim(G), Dim(T), len});
-  // causal (and sliding-window) mask from absolute positions: query pos + t sees key j when j <= pos + t
-  Tensor qpos = (Tensor::arange(0, static_cast<double>(T), 1, dtypes::int32, device) + Tensor::from_variable(pos, device)).reshape({1, 1, T, 1});
-  Tensor kpos = state_->key_index().shrink(0, Dim(0), len).reshape({Dim(1), Dim(1), Dim(1), len});
-  const double ninf = -std::numeric_limits<double>::infinity();
-  Tensor neg = Tensor::full({1}, ninf, dtypes::float32, device).reshape({1, 1, 1, 1});
-  scores = Tensor::where(kpos.le(qpos), scores, neg);
-  if (spec_.window > 0)
-    scores = Tensor::where((qpos - kpos).lt(Tensor::full({1}, static_cast<double>(spec_.window), dtypes::int32, device).reshape({1, 1, 1, 1})), scores, neg);
-  // realized: fused into the product, every one of the hd outputs would recompute the exponentials
-  Tensor p = scores.softmax(-1).contiguous().reshape({Dim(KV), Dim(G * T), len});
+  Tensor p = causal_softmax(*state_, scores, T, pos, len, spec_.window).reshape({Dim(KV), Dim(G * T), len});
   // the product in its natural layout first: fusing the head permute into its store makes the reduction stride.
   // A prefill chunk multiplies by a row-major copy of the values (cast once, not once per query row): the
   // product then vectorizes along hd with the probabilities broadcast (Qwen3-shaped, 256-token chunks: 11 -> 2.9 ms)

@@ -28,6 +28,13 @@ struct AttentionSpec {
   bool output_gate = false;  // attn_q emits each head's query and then its gate; the output is x sigmoid(gate) (qwen35)
 };
 
+// The key length a pass of T tokens at `pos` attends over: a prefill chunk's static bucket (multiples of 128),
+// decode's key_len, or (key_len 0) the symbolic pos + T.
+Dim key_span(const SequenceState& state, int64_t T, const BoundVariable& pos, int64_t key_len);
+// softmax over the keys of scores (A, B, T, len) of T queries at pos, the causal mask (and a sliding window of
+// `window` positions, 0: none) applied from absolute positions; realized.
+Tensor causal_softmax(const SequenceState& state, const Tensor& scores, int64_t T, const BoundVariable& pos, const Dim& len, int64_t window = 0);
+
 class Attention final : public Mixer {
  public:
   // Loads blk.<layer>.attn_{q,k,v,output} (and what the spec adds) and adds the layer's KV caches to the state.

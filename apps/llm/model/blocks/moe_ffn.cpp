@@ -7,13 +7,13 @@
 
 namespace tg::llm {
 
-MoeShape read_moe_shape(ModelBuilder& b, const RoutingSpec& routing) {
+MoeShape read_moe_shape(ModelBuilder& b, const RoutingSpec& routing, int64_t first) {
   const GGUFFile& f = b.file();
   MoeShape s;
   s.experts = f.get_int(b.key("expert_count"));
   // the experts' width: the key where the file has it, else their tensors' (llama.cpp's qwen3moe falls back to
   // feed_forward_length / k, olmoe reads feed_forward_length: the tensors agree with whichever applies)
-  const GGUFTensor& gate = f.need_tensor(ModelBuilder::blk(0, "ffn_gate_exps.weight"));
+  const GGUFTensor& gate = f.need_tensor(ModelBuilder::blk(first, "ffn_gate_exps.weight"));
   s.d_ff = f.get_int(b.key("expert_feed_forward_length"), gate.ne.size() == 3 ? gate.ne[1] : 0);
   s.shared_d_ff = f.get_int(b.key("expert_shared_feed_forward_length"), 0);
   s.routing = routing;

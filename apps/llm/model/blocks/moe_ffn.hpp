@@ -24,7 +24,8 @@ struct MoeShape {
 // The keys of a MoE architecture (<arch>.expert_count, expert_used_count, expert_feed_forward_length (default:
 // the width of the experts' tensors), expert_shared_feed_forward_length, expert_weights_norm and
 // expert_weights_scale over `routing`'s defaults), checked for plausibility.
-MoeShape read_moe_shape(ModelBuilder& b, const RoutingSpec& routing);
+// `first`: the first layer with experts (the width is read from its tensors).
+MoeShape read_moe_shape(ModelBuilder& b, const RoutingSpec& routing, int64_t first = 0);
 
 // Two ways to run the experts, the same sums:
 // - routed (decode, and any pass a Jit replays): every (token, slot) pair's product reads its expert's rows, the

@@ -1,0 +1,51 @@
+// Multi-head latent attention (deepseek2: DeepSeek-V2/V3, Moonlight, GLM-4.7-Flash; llama.cpp's MLA path), in the
+// absorbed form. Keys and values of every head are one compressed row per token, c = norm(kv_a(h)[:kv_lora]), and
+// a RoPE key shared by the heads, k_pe = rope(kv_a(h)[kv_lora:]); the cache holds [c | k_pe] (kv_lora + rope values
+// a token, one row for all heads: no per-head keys or values). Each head's query is absorbed into the latent space
+// (q_lat = k_b[h] . q_nope, per head), so a score is [q_lat | rope(q_pe)] . [c | k_pe]; the head's output is
+// v_b[h] . (softmax . c). The naive form would expand c into every head's keys and values (k_b[h]^T c, v_b[h] c) at
+// each position; the absorbed one reads kv_lora + rope values a cached token instead of heads x (key + value).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "model/blocks/rope.hpp"
+#include "model/decoder.hpp"
+#include "model/kv_cache.hpp"
+#include "model/model_builder.hpp"
+#include "quant.hpp"
+
+namespace tg::llm {
+
+struct MlaShape {
+  int64_t q_lora = 0;  // attention.q_lora_rank: q through attn_q_a, its norm and attn_q_b; 0: attn_q
+  int64_t kv_lora = 0;  // attention.kv_lora_rank
+  int64_t nope = 0, rope = 0, v = 0;  // per head: the query's non-rotated and rotated parts, the value width
+  double scale = 0;  // the scores' scale
+};
+
+class MlaAttention final : public Mixer {
+ public:
+  MlaAttention(ModelBuilder& b, int64_t layer, const MlaShape& shape);
+  Tensor forward(const Tensor& h, const Pass& p) override;
+
+ private:
+  // q (T, H, kv_lora + rope): latent queries with their RoPE parts, and the rows (T, kv_lora + rope) to cache,
+  // T tokens of one sequence -> the heads' latent outputs (T, H, kv_lora)
+  Tensor attend(const Tensor& q, const Tensor& rows, int64_t T, const SeqPos& at, int64_t key_len);
+
+  MlaShape s_;
+  int64_t H_;
+  double eps_;
+  std::shared_ptr<const RopeTable> rope_;
+  const SequenceState* state_;
+  std::optional<QuantMatrix> q_, q_a_, q_b_;
+  std::optional<Tensor> q_a_norm_;
+  QuantMatrix kv_a_, k_b_, v_b_, o_;  // k_b: (H * kv_lora, nope), v_b: (H * v, kv_lora), per head as stacked experts
+  Tensor kv_a_norm_;
+  KvCache* cache_;
+};
+
+}  // namespace tg::llm
