@@ -277,7 +277,7 @@ def add_deepseek2_layer(add, mat, norm, rng, p, il, D, d, H, q_lora):
     add(p + "ffn_down_shexp.weight", mat(d, fe))
 
 
-def write_model(path, arch, wtype, seed, vocab, untied, arch_name, rope=None, q_lora=0):
+def write_model(path, arch, wtype, seed, vocab, untied, arch_name, rope=None, q_lora=0, set_ints=(), drop_keys=()):
     """rope: None (plain RoPE), or a dict of scaling ("none", "llama3", "linear", "yarn"), factor, orig_ctx,
     attn_factor, dims, base, context_length (None: the default)."""
     rope = dict(rope or {})
@@ -397,6 +397,11 @@ def write_model(path, arch, wtype, seed, vocab, untied, arch_name, rope=None, q_
         add(p + "ffn_down.weight", mat(d, ff))
         if arch == "gemma3":
             add(p + "post_ffw_norm.weight", norm(d), quantized=False)
+    for key in drop_keys:  # bad-input files: keys removed or overridden
+        w.kv_data[0].pop(key, None)
+    for key, value in set_ints:
+        w.kv_data[0].pop(key, None)
+        w.add_uint32(key, value)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -408,6 +413,8 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--arch", required=True, choices=["llama", "qwen2", "qwen3", "gemma3", "qwen3moe", "olmoe", "deepseek2"])
     ap.add_argument("--q-lora-rank", type=int, default=0, help="deepseek2: q through attn_q_a / attn_q_b of this rank (0: attn_q)")
+    ap.add_argument("--set-int", action="append", default=[], metavar="KEY=N", help="bad input: store KEY as uint32 N (no reference)")
+    ap.add_argument("--drop-key", action="append", default=[], metavar="KEY", help="bad input: leave KEY out (no reference)")
     ap.add_argument("--wtype", required=True, choices=["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1",
                                                       "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS", "MXFP4"])
     ap.add_argument("--seed", type=int, required=True)
@@ -438,7 +445,12 @@ def main():
         raise SystemExit(f"--rope-dims must be even and at most head_dim ({dims(a.arch, a.wtype)['hd']})")
     rope = dict(scaling=a.rope_scaling, factor=a.rope_factor, orig_ctx=a.rope_orig_ctx, attn_factor=a.rope_attn_factor,
                 dims=a.rope_dims, base=a.rope_base, context_length=a.context_length)
-    write_model(a.out, a.arch, a.wtype, a.seed, a.vocab, a.untied, a.arch_name or a.arch, rope, q_lora=a.q_lora_rank)
+    set_ints = [(kv.split("=")[0], int(kv.split("=")[1])) for kv in a.set_int]
+    write_model(a.out, a.arch, a.wtype, a.seed, a.vocab, a.untied, a.arch_name or a.arch, rope, q_lora=a.q_lora_rank, set_ints=set_ints,
+                drop_keys=a.drop_key)
+    if set_ints or a.drop_key:
+        print(f"wrote {a.out} (keys changed: no reference)")
+        return
     if a.arch_name not in (None, a.arch):  # one architecture's layout under another's name: bad input, no reference
         print(f"wrote {a.out} ({a.arch}'s layout as architecture {a.arch_name}: no reference)")
         return

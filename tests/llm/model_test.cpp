@@ -692,6 +692,29 @@ TEST(ModelErrors, AMissingTensorIsNamed) {
   remove_outputs(path);
 }
 
+// The MoE and latent-attention files tg cannot run, or that are wrong, are refused with one line saying what.
+TEST(ModelErrors, MixtureOfExpertsFilesItCannotRunAreNamed) {
+  struct Bad {
+    const char *arch, *flags, *message;
+  };
+  for (const Bad& bad : {Bad{"qwen3moe", "--set-int qwen3moe.expert_used_count=9", "implausible mixture of experts (9 of 8 experts"},
+                         Bad{"deepseek2", "--drop-key deepseek2.attention.key_length_mla", "converted before MLA"},
+                         Bad{"deepseek2", "--set-int deepseek2.expert_group_count=4", "group-limited expert routing"},
+                         Bad{"deepseek2", "--set-int deepseek2.expert_gating_func=3", "is not 1 (softmax) or 2 (sigmoid)"},
+                         Bad{"deepseek2", "--set-int deepseek2.attention.kv_lora_rank=48", "implausible latent attention"}}) {
+    SCOPED_TRACE(bad.flags);
+    const std::string path = temp_path(std::string("bad_") + bad.arch);
+    if (!generate(path, bad.arch, "F32", 4, {}, 0, bad.flags)) return;
+    try {
+      Model::load(path, {.max_context = kMaxContext});
+      ADD_FAILURE() << "loaded";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(bad.message), std::string::npos) << e.what();
+    }
+    remove_outputs(path);
+  }
+}
+
 TEST(ModelErrors, TokensPastTheContextOrVocabulary) {
   const std::string path = temp_path("llama_ctx");
   if (!generate(path, "llama", "F32", 2, {5}, 0)) return;
