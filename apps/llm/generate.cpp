@@ -7,7 +7,7 @@
 namespace tg::llm {
 
 Generator::Generator(Model& model, int64_t prefill_chunk)
-    : model_(model), chunk_(std::max<int64_t>(1, prefill_chunk)), seqs_(static_cast<size_t>(model.slots())) {}
+    : model_(model), chunk_(std::max<int64_t>(1, prefill_chunk > 0 ? prefill_chunk : model.prefill_chunk())), seqs_(static_cast<size_t>(model.slots())) {}
 
 Generator::Seq& Generator::seq(int slot) {
   if (slot < 0 || slot >= slots()) throw std::invalid_argument("tg-llm: no KV-cache slot " + std::to_string(slot));

@@ -19,7 +19,8 @@ namespace tg::llm {
 
 class Generator {
  public:
-  explicit Generator(Model& model, int64_t prefill_chunk = 256);
+  // prefill_chunk 0: the model's (Model::prefill_chunk)
+  explicit Generator(Model& model, int64_t prefill_chunk = 0);
 
   struct Prefill {
     int64_t reused = 0;    // prompt tokens already in the KV cache (a shared prefix with the last request)

@@ -61,6 +61,19 @@ Tensor qmatmul_experts(const QuantMatrix& w, int64_t experts, const Tensor& x, c
   return qmatmul_experts(w, experts, in, ids);
 }
 
+Tensor qmatmul_experts_summed(const QuantMatrix& w, int64_t experts, ProductInput& in, const Tensor& ids, const Tensor& weights) {
+  if (ids.ndim() != 2 || weights.shape() != ids.shape() || weights.dtype() != dtypes::float32)
+    throw std::invalid_argument("tg-llm: expert weights must be float32 of the ids' shape " + shape_str(ids.shape()) + ", got " + weights.dtype().name() + " " +
+                                shape_str(weights.shape()));
+  const int64_t T = ids.shape()[0], K = ids.shape()[1];
+  if (in.x.ndim() != 2 || in.x.shape()[0] != T * K)
+    throw std::invalid_argument("tg-llm: a summed expert product needs one input row per pair (" + std::to_string(T * K) + "), got " + shape_str(in.x.shape()));
+  if (has_int8_product(w) && in.x.shape()[1] == w.cols && in.x.dtype() == dtypes::float32 && experts >= 1 && w.rows % experts == 0)
+    return int8_matmul_experts_summed(w, experts, in, ids.contiguous(), weights.contiguous());
+  Tensor y = qmatmul_experts(w, experts, in, ids);  // (T * K, rows), checked there
+  return (y.reshape({T, K, y.shape()[1]}) * weights.reshape({T, K, 1})).sum({1});
+}
+
 Tensor qmatmul_experts(const QuantMatrix& w, int64_t experts, ProductInput& in, const Tensor& ids) {
   const Tensor& x = in.x;
   const Format& f = format_of(w);

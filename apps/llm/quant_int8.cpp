@@ -266,9 +266,12 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
   if (argmax) R = argmax_block(rows);
   while (!argmax && !routed && Tp > U && R < 64 && rows % (R * 2) == 0 && rows / (R * 2) >= 16) R *= 2;
   // routed: the pairs outermost (split over the cores), each streaming its expert's rows in order, which the
-  // prefetch runs ahead of (the OLMoE-shaped experts' products, pairs inside row blocks: 4.7 and 2 GB/s)
-  KExpr pair_first = routed ? k.range(Tp, Axis::GLOBAL) : KExpr();
-  KExpr ro = k.range(rows / R, Axis::GLOBAL), tg = routed ? pair_first : k.range(Tp / U, Axis::GLOBAL), ri = k.range(R, argmax ? Axis::LOOP : Axis::GLOBAL);
+  // prefetch runs ahead of (the OLMoE-shaped experts' products, pairs inside row blocks: 4.7 and 2 GB/s). Summed:
+  // the rows outermost (a token's work item loops over its k slots)
+  const bool summed = routed && routed->summed;
+  KExpr pair_first = routed && !summed ? k.range(Tp, Axis::GLOBAL) : KExpr();
+  KExpr ro = k.range(rows / R, Axis::GLOBAL), tg = routed && !summed ? pair_first : k.range(Tp / U, Axis::GLOBAL),
+        ri = k.range(R, argmax ? Axis::LOOP : Axis::GLOBAL);
   KExpr r = ro * R + ri;
   const int in0 = argmax ? 2 : 1;  // the outputs, then the weights, the activation's words and scales
   KExpr words = k.buffer(in0, dtypes::uint8), xq = k.buffer(in0 + 1, dtypes::int32), xd = k.buffer(in0 + 2, dtypes::float32);
@@ -277,17 +280,25 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
   const bool half_mins = bf.has_min && bf.split_halves;
   const std::optional<KExpr> xs = bf.has_min ? std::optional(k.buffer(in0 + 3, half_mins ? dtypes::int32 : dtypes::float32)) : std::nullopt;
   auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
-  // the weight row output row r reads, and the activation row of token u of group tg
-  KExpr wr = r, routed_ok;
+  // the weight row output row r reads, and the activation row of token u of group tg; summed, the slot sl's
+  KExpr wr = r, routed_ok, sl, weight;
   std::function<KExpr(const KExpr&)> token = [&](const KExpr& u) { return tg * U + u; };
   if (routed) {
-    KExpr id = k.load(k.buffer(in0 + (bf.has_min ? 4 : 3), dtypes::int32), tg).cast(dtypes::int64);
+    const int ids = in0 + (bf.has_min ? 4 : 3);
+    if (summed) sl = k.range(routed->k, Axis::LOOP);
+    KExpr pair = summed ? tg * c64(routed->k) + sl : tg;
+    KExpr id = k.load(k.buffer(ids, dtypes::int32), pair).cast(dtypes::int64);
     routed_ok = (c64(-1) < id) && (id < c64(routed->experts));
     wr = KExpr::where(routed_ok, id, c64(0)) * c64(rows) + r;
-    token = [&, shared = routed->shared, K = routed->k](const KExpr&) { return shared ? tg / c64(K) : tg; };
+    token = [&, pair, shared = routed->shared, K = routed->k](const KExpr&) { return shared ? tg / c64(K) : pair; };
+    // summed: the slot's routing weight scales its activation (an id out of range: 0)
+    if (summed) weight = KExpr::where(routed_ok, k.load(k.buffer(ids + 1, dtypes::float32), pair), f32c(k, 0));
   }
+  auto weighted = [&](const KExpr& x) { return summed ? x * weight : x; };
   std::vector<KExpr> body;  // what runs for each row
-  if ((Tp == U || routed) && prefetch_helps()) body.push_back(prefetch_ahead(k, words, wr * rw, rw, w.rows * rw));
+  std::optional<KExpr> prefetch;
+  if ((Tp == U || routed) && prefetch_helps()) prefetch = prefetch_ahead(k, words, wr * rw, rw, w.rows * rw);
+  if (prefetch && !summed) body.push_back(*prefetch);
   KExpr acc = k.reg(dtypes::float32, L * U * pairs), z = k.range(L * U * pairs, Axis::LOOP);
   KExpr init = k.loop({k.store(acc, z, f32c(k, 0))}, {z});
   body.push_back(init);
@@ -325,7 +336,7 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
     KExpr us = k.range(U, Axis::UPCAST), sh = k.range(S * H, Axis::UPCAST);
     auto [rs, sub, xb] = sub_block(sh / c64(H), us);
     KExpr at = ((sh / c64(H)) * c64(U) + us) * c64(H) + sh % c64(H);
-    per_step.push_back(k.loop({k.store(scales, at, bf.scale(rs, sub, sh % c64(H)).first * k.load(xd, xb))}, {us, sh}));
+    per_step.push_back(k.loop({k.store(scales, at, bf.scale(rs, sub, sh % c64(H)).first * weighted(k.load(xd, xb)))}, {us, sh}));
   }
   if (bf.has_min) {
     KExpr us = k.range(U, Axis::UPCAST), s = k.range(S, Axis::UPCAST), slot = s * c64(U) + us;
@@ -333,12 +344,12 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
     KExpr before = k.load(k.after(mins, {min_init}), slot), next;
     if (half_mins) {
       auto half_term = [&](int64_t h, const KExpr& acc) {
-        KExpr x = k.load(xd, xb) * k.load(*xs, xb * c64(2) + c64(h)).cast(dtypes::float32);
+        KExpr x = weighted(k.load(xd, xb)) * k.load(*xs, xb * c64(2) + c64(h)).cast(dtypes::float32);
         return KExpr::fma(bf.scale(rs, sub, c64(h)).second, x, acc);
       };
       next = half_term(1, half_term(0, before));
     } else {
-      next = KExpr::fma(bf.scale(rs, sub, c64(0)).second, k.load(*xs, xb), before);
+      next = KExpr::fma(bf.scale(rs, sub, c64(0)).second, weighted(k.load(*xs, xb)), before);
     }
     per_step.push_back(k.loop({k.store(mins, slot, next)}, {us, s}));
   }
@@ -355,6 +366,11 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
   KExpr lanes = k.loop({k.store(acc, slot, next)}, pairs > 1 ? std::vector<KExpr>{pi, u, jj} : std::vector<KExpr>{u, jj});
   per_step.push_back(lanes);
   KExpr step = k.loop(per_step, {pg});
+  if (summed) {  // the token's slots one after another, each from its expert's row (prefetched ahead)
+    std::vector<KExpr> per_slot{step};
+    if (prefetch) per_slot.insert(per_slot.begin(), *prefetch);
+    step = k.loop(per_slot, {sl});
+  }
   body.push_back(step);
   // the unrolled pairs' lanes summed into the first's, then the L lanes folded in place (lane l += lane l + L/2,
   // then + L/4, ...)
@@ -380,7 +396,7 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
   };
   if (!argmax) {
     for (const KExpr& st : body) k.run(st);
-    KExpr y = routed ? KExpr::where(routed_ok, total(uo), f32c(k, 0)) : total(uo);
+    KExpr y = routed && !summed ? KExpr::where(routed_ok, total(uo), f32c(k, 0)) : total(uo);
     k.run(k.loop({k.store(k.buffer(0, dtypes::float32), (tg * U + uo) * rows + r, y)}, {uo}));
   } else {
     // the first row of the block with the largest value wins (a NaN never does)
@@ -437,11 +453,23 @@ Tensor int8_matmul(const QuantMatrix& w, ProductInput& in) {
 Tensor int8_matmul_experts(const QuantMatrix& w, const Routed& routed, ProductInput& in, const Tensor& ids) {
   const Format& f = format_of(w);
   const int64_t P = ids.shape()[0] * ids.shape()[1];
-  const CustomKernel& k = cached({KernelKind::int8_expert_product, w.type, w.rows, w.cols, P, (routed.experts * 1024 + routed.k) * 2 + routed.shared},
+  const CustomKernel& k = cached({KernelKind::int8_expert_product, w.type, w.rows, w.cols, P, ((routed.experts * 1024 + routed.k) * 2 + routed.shared) * 2},
                                  [&] { return row_products(w, f, P, 1, false, &routed); });
   std::vector<Tensor> inputs = row_inputs(w, f, ungrouped(in, in.x.shape()[0]));
   inputs.push_back(ids);
   return k({{{P, w.rows / routed.experts}, dtypes::float32}}, inputs)[0];
+}
+
+Tensor int8_matmul_experts_summed(const QuantMatrix& w, int64_t experts, ProductInput& in, const Tensor& ids, const Tensor& weights) {
+  const Format& f = format_of(w);
+  const int64_t T = ids.shape()[0], K = ids.shape()[1];
+  const Routed routed{experts, K, false, true};
+  const CustomKernel& k = cached({KernelKind::int8_expert_product, w.type, w.rows, w.cols, T, ((experts * 1024 + K) * 2) * 2 + 1},
+                                 [&] { return row_products(w, f, T, 1, false, &routed); });
+  std::vector<Tensor> inputs = row_inputs(w, f, ungrouped(in, in.x.shape()[0]));
+  inputs.push_back(ids);
+  inputs.push_back(weights);
+  return k({{{T, w.rows / experts}, dtypes::float32}}, inputs)[0];
 }
 
 Tensor int8_argmax(const QuantMatrix& w, ProductInput& in) {

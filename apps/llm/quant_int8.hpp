@@ -53,8 +53,14 @@ Tensor int8_matmul(const QuantMatrix& w, ProductInput& in);
 struct Routed {
   int64_t experts, k;
   bool shared;  // every slot of a token reads the token's activation row (gate, up), else one row per pair (down)
+  // the k slots' products summed by their routing weights into one row per token (down's epilogue): a token's work
+  // item runs its slots' rows as one long row, folded once
+  bool summed = false;
 };
 Tensor int8_matmul_experts(const QuantMatrix& w, const Routed& routed, ProductInput& in, const Tensor& ids);
+// The summed form: x (T * k, cols) one row per pair, weights (T, k) -> (T, rows), sum over s of weights[t, s] x
+// (expert ids[t, s]'s rows . x[t * k + s]).
+Tensor int8_matmul_experts_summed(const QuantMatrix& w, int64_t experts, ProductInput& in, const Tensor& ids, const Tensor& weights);
 // argmax over the rows of x W^T, (T,) int32, the first row on ties; NaN is never chosen. Below kTileTokens tokens
 // of an integer format the logits are never stored: each block of rows keeps its best (the seed's q6_argmax);
 // otherwise the product's argmax.

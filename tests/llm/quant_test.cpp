@@ -277,6 +277,26 @@ TEST_P(Formats, ExpertProductsMatchFloat64Loops) {
       }
       EXPECT_NEAR(y[static_cast<size_t>(p)], ref, 1e-5 * mag + 1e-6) << type_name(t) << (shared ? " shared" : " per pair") << " pair " << p;
     }
+    if (shared) continue;
+    // summed by routing weights into one row per token (down's epilogue)
+    std::vector<float> wts(static_cast<size_t>(T * K));
+    for (auto& v : wts) v = nd(rng);
+    ProductInput in{Tensor::from_vector(x, {T * K, kCols}), nullptr};
+    auto z = qmatmul_experts_summed(m, kRows, in, Tensor::from_vector(ids, {T, K}, dtypes::int32), Tensor::from_vector(wts, {T, K})).to_vector<float>();
+    ASSERT_EQ(z.size(), static_cast<size_t>(T));
+    for (int64_t tt = 0; tt < T; ++tt) {
+      double ref = 0, mag = 0;
+      for (int64_t sl = 0; sl < K; ++sl) {
+        const int64_t p = tt * K + sl;
+        const int32_t e = ids[static_cast<size_t>(p)];
+        for (int64_t c = 0; e >= 0 && e < kRows && c < kCols; ++c) {
+          const double term = wts[static_cast<size_t>(p)] * static_cast<double>(f.want[e * kCols + c]) * xv[static_cast<size_t>(p * kCols + c)];
+          ref += term;
+          mag += std::fabs(term);
+        }
+      }
+      EXPECT_NEAR(z[static_cast<size_t>(tt)], ref, 1e-5 * mag + 1e-6) << type_name(t) << " summed, token " << tt;
+    }
   }
 }
 

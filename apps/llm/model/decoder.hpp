@@ -33,6 +33,10 @@ struct Decoder {
   // some layer carries state from token to token beyond the KV cache (a recurrence): a sequence cannot be cut
   // back to a shorter prefix (only returned to a checkpoint)
   bool recurrent = false;
+  // the prompt tokens a prefill chunk runs (Generator's default): experts see k/E of a chunk's tokens each, and
+  // their weights are read (and, on the matrix unit, converted) once per chunk, so mixtures of experts take longer
+  // chunks than dense models
+  int64_t prefill_chunk = 256;
   std::vector<std::unique_ptr<Layer>> layers;
 };
 

@@ -83,6 +83,7 @@ class Model {
   // Whether a slot's context can be cut back to a prefix of it (a KV cache can; a recurrent state holds only its
   // last position).
   bool can_rewind() const { return !decoder_.recurrent; }
+  int64_t prefill_chunk() const { return decoder_.prefill_chunk; }  // the architecture's prefill chunk length
   // For the others: the slot's state saved, and put back (prefix reuse through checkpoints, Generator).
   SequenceState::Checkpoint checkpoint(int slot) const { return state_->checkpoint(slot); }
   void restore(int slot, const SequenceState::Checkpoint& c) { state_->restore(slot, c); }

@@ -57,6 +57,7 @@ Decoder build_deepseek2(ModelBuilder& b) {
     moe->shared_d_ff = f.get_int(b.key("expert_shared_count"), 0) * moe->d_ff;
   }
   Decoder d;
+  d.prefill_chunk = kMoePrefillChunk;
   for (int64_t il = 0; il < b.config().n_layers; ++il) {
     std::unique_ptr<FeedForward> ffn;
     if (il < dense)

@@ -8,7 +8,9 @@ namespace tg::llm {
 
 Decoder build_qwen35moe(ModelBuilder& b) {
   const MoeShape moe = read_moe_shape(b, {.gate = RoutingSpec::Gate::softmax, .normalize = true});
-  return qwen35_stack(b, [&](int64_t il) { return std::make_unique<MoeFfn>(b, il, moe); });
+  Decoder d = qwen35_stack(b, [&](int64_t il) { return std::make_unique<MoeFfn>(b, il, moe); });
+  d.prefill_chunk = kMoePrefillChunk;
+  return d;
 }
 
 }  // namespace tg::llm

@@ -92,11 +92,10 @@ Tensor MoeFfn::operator()(const Tensor& h, const Pass& p) const {
 }
 
 Tensor MoeFfn::routed(ProductInput& in, const Routes& routes) const {
-  const int64_t T = in.x.shape()[0], K = shape_.routing.k, d = router_.cols;
   // (T * K, d_ff): pair t * K + s is token t's s-th expert
   Tensor g = qmatmul_experts(gate_, shape_.experts, in, routes.ids), u = qmatmul_experts(up_, shape_.experts, in, routes.ids);
-  Tensor y = qmatmul_experts(down_, shape_.experts, (g.silu() * u).contiguous(), routes.ids);
-  return (y.reshape({T, K, d}) * routes.weights.reshape({T, K, 1})).sum({1});
+  ProductInput act{(g.silu() * u).contiguous(), nullptr};
+  return qmatmul_experts_summed(down_, shape_.experts, act, routes.ids, routes.weights);
 }
 
 Tensor MoeFfn::grouped(const Tensor& h, const Routes& routes) const {

@@ -33,6 +33,10 @@ MoeShape read_moe_shape(ModelBuilder& b, const RoutingSpec& routing, int64_t fir
 // - grouped (prefill chunks of kGroupedTokens tokens or more, on host devices): the ids are read on the host, each
 //   expert's tokens gathered and run through its own matrices (the tiled products), so each expert's weights are
 //   read once per chunk instead of once per pair (llama.cpp's mul_mat_id).
+// The prefill chunk of the architectures with experts (Decoder::prefill_chunk): with 256 tokens a Qwen3-30B-A3B
+// expert sees 16 of them, which pay its weights' conversion to the matrix unit's tiles alone.
+inline constexpr int64_t kMoePrefillChunk = 512;
+
 class MoeFfn final : public FeedForward {
  public:
   static constexpr int64_t kGroupedTokens = 32;
