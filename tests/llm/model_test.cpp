@@ -1,5 +1,5 @@
 // The decoder (apps/llm/model.cpp) against an independent reference: tests/llm/gen_synthetic_model.py writes a tiny
-// random llama / qwen3 / gemma3 GGUF in one weight type, and tests/llm/reference_forward.py runs llama.cpp's
+// random GGUF of one architecture (dense, hybrid, MoE, MLA) in one weight type, and tests/llm/reference_forward.py runs llama.cpp's
 // graph for that architecture in numpy float64 over the weights as gguf.quants dequantizes them from the file.
 // Each case compares the logits of a prompt (whole and in two chunks) and of 32 single-token steps (forward(),
 // then decode() under a tg::Jit as the Generator runs it), and checks that tg's greedy choice matches the
@@ -29,6 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "raw_files.hpp"
 #include "tg/error.hpp"
 #include "tg/jit.hpp"
 
@@ -85,15 +86,6 @@ struct Case {
 void PrintTo(const Case& c, std::ostream* os) {  // ctest names
   *os << c.arch << " " << c.wtype << (c.untied ? " untied" : "") << (std::string(c.kv) != "f32" ? std::string(" kv ") + c.kv : "")
       << (std::string(c.rope_scaling) != "none" ? std::string(" rope ") + c.rope_scaling : "");
-}
-
-template <typename T>
-std::vector<T> read_raw(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), {});
-  std::vector<T> v(bytes.size() / sizeof(T));
-  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
-  return v;
 }
 
 std::string temp_path(const std::string& stem) {
@@ -310,8 +302,13 @@ INSTANTIATE_TEST_SUITE_P(Synthetic, LongPromptVsReference,
                          ::testing::Values(Case{"llama", "Q4_K", true}, Case{"gemma3", "Q8_0", false}, Case{"qwen3", "Q6_K", false},
                                            Case{"llama", "F32", true}, Case{"qwen2", "Q5_0", false},
                                            Case{"llama", "F32", true, "f32", "yarn"}, Case{"qwen35", "F32", false}, Case{"qwen35", "Q8_0", false},
-                                           Case{"gemma3", "F32", false, "f32", "none", "f32", true}, Case{"qwen3moe", "Q8_0", false},
-                                           Case{"olmoe", "F32", false}, Case{"qwen35moe", "F32", false}, Case{"deepseek2", "F32", false}),
+                                           Case{"gemma3", "F32", false, "f32", "none", "f32", true},
+                                           // the MoE families in float weights: their long prompts take the grouped experts' path;
+                                           // quantized, the matrix unit's bfloat16 rounding flips a near routing choice now and
+                                           // then (0.104 of the logits' scale once in 9 runs), and a flipped expert is an O(1)
+                                           // change (the int8 expert kernels: quant_test's Formats.ExpertProducts*)
+                                           Case{"qwen3moe", "F32", false}, Case{"olmoe", "F32", false}, Case{"qwen35moe", "F32", false},
+                                           Case{"deepseek2", "F32", false}),
                          [](const auto& info) { return info.param.name(); });
 
 // Several sequences in one KV cache (LoadOptions::slots) decoded together: batch rows in another order than the
@@ -372,7 +369,8 @@ TEST_P(SlotsVsReference, BatchedDecodeOfSeveralSlots) {
 
 INSTANTIATE_TEST_SUITE_P(Synthetic, SlotsVsReference,
                          ::testing::Values(Case{"llama", "Q8_0", false}, Case{"gemma3", "Q4_K", false}, Case{"qwen35", "F32", false},
-                                           Case{"olmoe", "F32", false}, Case{"qwen35moe", "Q4_K", false}, Case{"deepseek2", "Q8_0", false}),
+                                           // MoE: float weights (a near routing choice flips under 8-bit rounding: see above)
+                                           Case{"olmoe", "F32", false}, Case{"qwen35moe", "F16", false}, Case{"deepseek2", "F32", false}),
                          [](const auto& info) { return std::string(info.param.arch) + "_" + info.param.wtype; });
 
 // tg's greedy continuation of `prompt` for `steps` tokens (float32 KV cache), counted against llama.cpp's: the

@@ -18,24 +18,10 @@
 #include "model/blocks/routing.hpp"
 #include "q8_reference.hpp"
 #include "quant.hpp"
+#include "raw_files.hpp"
 
 namespace tg::llm {
 namespace {
-
-template <typename T>
-std::vector<T> read_raw(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), {});
-  std::vector<T> v(bytes.size() / sizeof(T));
-  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
-  return v;
-}
-
-template <typename T>
-void write_raw(const std::string& path, const std::vector<T>& v) {
-  std::ofstream f(path, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(T)));
-}
 
 uint32_t test_seed(const std::string& what) {
   const uint32_t seed = std::random_device{}();

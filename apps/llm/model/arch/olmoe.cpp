@@ -9,11 +9,8 @@ namespace tg::llm {
 
 Decoder build_olmoe(ModelBuilder& b) {
   const MoeShape moe = read_moe_shape(b, {.gate = RoutingSpec::Gate::softmax, .normalize = false});
-  Decoder d;
+  Decoder d = transformer_stack(b, {.neox = true, .qk_norm_whole = true}, [&](int64_t il) { return std::make_unique<MoeFfn>(b, il, moe); });
   d.prefill_chunk = kMoePrefillChunk;
-  for (int64_t il = 0; il < b.config().n_layers; ++il)
-    d.layers.push_back(std::make_unique<TransformerLayer>(b, il, std::make_unique<Attention>(b, il, AttentionSpec{.neox = true, .qk_norm_whole = true}),
-                                                          std::make_unique<MoeFfn>(b, il, moe), TransformerLayer::Spec{}));
   return d;
 }
 

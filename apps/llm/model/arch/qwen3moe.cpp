@@ -8,11 +8,8 @@ namespace tg::llm {
 
 Decoder build_qwen3moe(ModelBuilder& b) {
   const MoeShape moe = read_moe_shape(b, {.gate = RoutingSpec::Gate::softmax, .normalize = true});
-  Decoder d;
+  Decoder d = transformer_stack(b, {.neox = true, .qk_norm = true}, [&](int64_t il) { return std::make_unique<MoeFfn>(b, il, moe); });
   d.prefill_chunk = kMoePrefillChunk;
-  for (int64_t il = 0; il < b.config().n_layers; ++il)
-    d.layers.push_back(std::make_unique<TransformerLayer>(b, il, std::make_unique<Attention>(b, il, AttentionSpec{.neox = true, .qk_norm = true}),
-                                                          std::make_unique<MoeFfn>(b, il, moe), TransformerLayer::Spec{}));
   return d;
 }
 

@@ -39,4 +39,11 @@ Decoder transformer_stack(ModelBuilder& b, const AttentionSpec& attention, const
   return d;
 }
 
+Decoder transformer_stack(ModelBuilder& b, const AttentionSpec& attention, const std::function<std::unique_ptr<FeedForward>(int64_t layer)>& ffn) {
+  Decoder d;
+  for (int64_t il = 0; il < b.config().n_layers; ++il)
+    d.layers.push_back(std::make_unique<TransformerLayer>(b, il, std::make_unique<Attention>(b, il, attention), ffn(il), TransformerLayer::Spec{}));
+  return d;
+}
+
 }  // namespace tg::llm

@@ -3,6 +3,7 @@
 // residual stream.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -34,5 +35,7 @@ class TransformerLayer final : public Layer {
 
 // A decoder of n_layers identical attention layers (llama, qwen2, qwen3).
 Decoder transformer_stack(ModelBuilder& b, const AttentionSpec& attention, const TransformerLayer::Spec& spec = {});
+// The same with the FFN `ffn` makes for each layer (qwen3moe, olmoe: experts).
+Decoder transformer_stack(ModelBuilder& b, const AttentionSpec& attention, const std::function<std::unique_ptr<FeedForward>(int64_t layer)>& ffn);
 
 }  // namespace tg::llm
