@@ -341,8 +341,9 @@ class ScriptedModelParallel(ScriptedModel):
 
 class ScriptedModelLookup(ScriptedModel):
     """Everything above again with prompt lookup decoding: greedy requests guess their next tokens from the context
-    and check them in one batched step; the replies stay what they were."""
-    ARGS = ("--lookup-ngram", "2", "--draft-max", "5")
+    and check them in one batched step; the replies stay what they were. --draft-always: every guess is checked
+    whatever the timed costs say (under a loaded machine they can say guessing does not pay: 0 drafted)."""
+    ARGS = ("--lookup-ngram", "2", "--draft-max", "5", "--draft-always")
 
     def test_guesses_are_checked_and_counted(self):
         start, after, drafted, accepted = self.guessed_la_le()
