@@ -108,11 +108,19 @@ class StructuredOutputs(unittest.TestCase):
         print(f"sampling seed {seed}")
         self.assertGreaterEqual(len(SCHEMAS), 30)
         for i, (what, schema) in enumerate(SCHEMAS):
-            for kw in [{"temperature": 0}, {"temperature": 0.9, "seed": seed + i}]:
+            # a sample at 0.9 may loop inside a free string until max_tokens: finish_reason "length", the partial
+            # output returned as such (what the API promises); that sample is drawn again with the next seed, at
+            # most twice (seen once in ~60 samples: "The answer is: The answer is: ...")
+            for kw in [{"temperature": 0}] + [{"temperature": 0.9, "seed": seed + i + 1000 * k} for k in range(3)]:
                 r = self.ask(what, schema, **kw)
                 text = r.choices[0].message.content
+                if r.choices[0].finish_reason == "length" and kw["temperature"] > 0 and kw["seed"] < seed + i + 2000:
+                    print(f"{what}: the sample with seed {kw['seed']} ran to max_tokens; drawing again")
+                    continue
                 self.assertEqual(r.choices[0].finish_reason, "stop", (what, kw, text))
                 jsonschema.validate(json.loads(text), schema)
+                if kw["temperature"] > 0:
+                    break
 
     def test_json_object(self):
         for kw in [{"temperature": 0}, {"temperature": 0.9, "seed": 5}]:
