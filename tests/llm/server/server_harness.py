@@ -73,9 +73,19 @@ class Server:
                     raise AssertionError(f"no log line matching {pattern!r} in {timeout} s; log:\n" + "\n".join(self.log))
                 self._cond.wait(min(left, 0.5))
 
-    def request_lines(self, start=0):
+    def request_lines(self, start=0, at_least=0, timeout=30):
+        """The request lines logged from index `start`, once there are `at_least` of them (tg-llm's stderr is read
+        by a thread: a line written as a reply went out may not be here yet); fails after `timeout` s."""
+        deadline = time.time() + timeout
         with self._cond:
-            return [l for l in self.log[start:] if re.match(r"tg-llm: request \d+", l)]
+            while True:
+                lines = [l for l in self.log[start:] if re.match(r"tg-llm: request \d+", l)]
+                if len(lines) >= at_least:
+                    return lines
+                left = deadline - time.time()
+                if left <= 0 or self.proc.poll() is not None:
+                    raise AssertionError(f"{len(lines)} request lines, not {at_least}; log:\n" + "\n".join(self.log))
+                self._cond.wait(min(left, 0.5))
 
     def metrics(self):
         req = urllib.request.Request(self.url + "/metrics", headers={"Authorization": f"Bearer {self.key}"} if self.key else {})
