@@ -364,7 +364,8 @@ bool Engine::emit(int slot, int32_t id) {
   return true;
 }
 
-// Flushes what the decoder and parser hold, sends the last event, logs the request and frees the slot.
+// Flushes what the decoder and parser hold, logs the request, counts it in /metrics and frees the slot, then sends
+// the last event: a client that reads /metrics once its reply is complete sees the request counted.
 void Engine::finish(int slot, const std::string& error) {
   std::unique_ptr<Running> owned = std::move(running_[static_cast<size_t>(slot)]);
   Running& r = *owned;
@@ -373,10 +374,6 @@ void Engine::finish(int slot, const std::string& error) {
     r.send(r.parser.finish());
     if (r.finish == "stop" && r.parser.tool_calls() > 0) r.finish = "tool_calls";
   }
-  if (error.empty())
-    r.push(JobEvent::done(r.finish, r.usage, r.parser.stop_string()));
-  else
-    r.push(JobEvent::failed(error, r.usage));
   using secs = std::chrono::duration<double>;
   const auto now = Running::clock::now();
   const bool started = r.usage.completion_tokens > 0;
@@ -392,16 +389,22 @@ void Engine::finish(int slot, const std::string& error) {
                static_cast<long long>(fresh), fresh / std::max(prefill, 1e-9),
                r.usage.completion_tokens > 1 ? (r.usage.completion_tokens - 1) / std::max(secs(now - r.t_first).count(), 1e-9) : 0.0,
                static_cast<long long>(r.usage.completion_tokens), total, how.c_str());
-  std::lock_guard<std::mutex> l(mu_);
-  --n_running_;
-  ++totals_.requests;
-  totals_.interrupted += r.interrupted;
-  totals_.failed += !error.empty();
-  totals_.prompt_tokens += static_cast<uint64_t>(r.usage.prompt_tokens);
-  totals_.cached_tokens += static_cast<uint64_t>(r.usage.cached_tokens);
-  totals_.generated_tokens += static_cast<uint64_t>(r.usage.completion_tokens);
-  totals_.drafted_tokens += static_cast<uint64_t>(r.drafted);
-  totals_.accepted_tokens += static_cast<uint64_t>(r.accepted);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    --n_running_;
+    ++totals_.requests;
+    totals_.interrupted += r.interrupted;
+    totals_.failed += !error.empty();
+    totals_.prompt_tokens += static_cast<uint64_t>(r.usage.prompt_tokens);
+    totals_.cached_tokens += static_cast<uint64_t>(r.usage.cached_tokens);
+    totals_.generated_tokens += static_cast<uint64_t>(r.usage.completion_tokens);
+    totals_.drafted_tokens += static_cast<uint64_t>(r.drafted);
+    totals_.accepted_tokens += static_cast<uint64_t>(r.accepted);
+  }
+  if (error.empty())
+    r.push(JobEvent::done(r.finish, r.usage, r.parser.stop_string()));
+  else
+    r.push(JobEvent::failed(error, r.usage));
 }
 
 }  // namespace tg::llm::server
