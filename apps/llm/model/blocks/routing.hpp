@@ -1,7 +1,8 @@
 // Expert routing for mixture-of-experts FFNs: each token picks its k experts by score and weights their outputs.
 // The gates (llama.cpp's build_moe_ffn, the seed's MoE): softmax over all experts (qwen3moe, qwen35moe, olmoe) or
 // sigmoid with a selection bias added (deepseek2's exp_probs_b: it changes which experts are picked, not their
-// weights); the picked weights optionally renormalized to sum 1, then scaled.
+// weights); the picked weights optionally renormalized to sum 1 (the sum clamped below at 2^-14, as llama.cpp),
+// then scaled.
 #pragma once
 
 #include <cstdint>
