@@ -1,5 +1,7 @@
-// The CPU plugin's entry point and table, and its one device: the host CPU (model, cores, vector features,
-// physical memory), with a oneTBB arena that kernel launches split across.
+// The CPU plugin's entry point and table, and its devices: the host CPU (model, cores, vector features, physical
+// memory), with a oneTBB arena that kernel launches split across. CPU:0 .. CPU:15 are instances of that one host:
+// each has its own buffers, queue and arena, and they share the cores (every arena may use all of them), so
+// sharding and collectives run on one machine as they would across devices.
 #include "cpu_plugin.hpp"
 
 #include <tg/sdk/plugin.hpp>
@@ -89,14 +91,18 @@ uint64_t physical_memory() {
 
 std::shared_ptr<Device> device_of(tg_device device) { return sdk::require(device, "device")->device; }
 
-// What the device slots need to know (tg/sdk/plugin_slots.hpp): there is one device, and how to open it.
+// What the device slots need to know (tg/sdk/plugin_slots.hpp): how many instances there are, and how to open one.
 struct DeviceHooks {
   using Device = cpu::Device;
   static constexpr std::string_view plugin = "cpu";
-  static constexpr std::string_view device_label = "CPU";  // "no CPU device 1; there is one, CPU:0"
+  static constexpr std::string_view device_label = "CPU";
   static constexpr bool is_host = true;
+  static constexpr uint32_t kInstances = 16;  // enough for a 4x4 mesh of the same host
 
-  static std::shared_ptr<Device> open(uint32_t /*index: always 0*/) {
+  static uint32_t count() { return kInstances; }
+  static std::shared_ptr<Device> open(uint32_t index) {
+    if (index >= kInstances)
+      throw Error(TG_ERR_INVALID_ARGUMENT, cat("no CPU device ", index, "; there are ", kInstances, ", CPU:0 .. CPU:", kInstances - 1));
     auto device = std::make_shared<Device>();
     device->threads = thread_count();
     device->arch = host_cpu().model;

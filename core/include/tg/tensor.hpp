@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -157,7 +158,20 @@ class Tensor {
   Tensor& realize();
   static void realize_all(std::vector<Tensor*> ts);
   Tensor contiguous() const;
+  // to("CPU:1") copies; a list ("CPU:0,CPU:1") puts a whole copy on each (shard(devices) with no axis); a tensor
+  // on several devices comes to one whole (its distinct shards copied there and put in place).
   Tensor to(const std::string& device) const;
+
+  // ---- several devices (tensor/tensor_multi.cpp) ----
+  // One part of `axis` per device, in order (the size must divide evenly); no axis: a whole copy on each. Ops on
+  // sharded tensors run on every device; a reduction over a split axis ends in an allreduce (the result is then
+  // whole on every device); a matmul along a split axis is a local matmul plus an allreduce.
+  Tensor shard(const std::vector<std::string>& devices, std::optional<int64_t> axis = std::nullopt) const;
+  // Over a mesh of devices (row-major: on a 2x2 mesh devices[2*i + j] sits at (i, j)): axes[m] is the axis split
+  // along mesh dim m, or nullopt where the tensor is whole along it (replicated).
+  Tensor shard(const std::vector<std::string>& devices, const Shape& mesh, const std::vector<std::optional<int64_t>>& axes) const;
+  Tensor shard_like(const Tensor& other) const;  // as `other` is sharded
+  std::vector<std::string> devices() const;      // {device()} for a tensor on one
   void copy_out(void* dst, size_t nbytes);  // realizes; nbytes must equal numel * itemsize
   template <typename T>
   std::vector<T> to_vector() {

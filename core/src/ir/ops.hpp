@@ -11,6 +11,8 @@ enum class Op : uint8_t {
   CONST,       // arg: int64_t or double; a scalar (tensor level: shape () then reshaped/expanded)
   COPY,        // arg: target device name; src[0] realized on another device
   CONTIGUOUS,  // forces src[0] to be realized into its own buffer
+  MULTI,       // arg: the sharding (tensor/sharding.hpp); src: one graph per device, each its shard. Its shape is
+               // the whole tensor's; realize rewrites ops over it into per-device graphs (tensor/multi.cpp)
   BIND,        // arg: the value; src[0]: DEFINE_VAR. A variable with its value for this call
   // tensor graph: movement (arg: vector<int64_t>; a node's symbolic dims are in UOp::sym_shape)
   RESHAPE,     // new shape

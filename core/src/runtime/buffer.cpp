@@ -1,6 +1,7 @@
 // Buffer allocation and host copies through the plugin allocator.
 #include "runtime/buffer.hpp"
 
+#include "runtime/stats.hpp"
 #include "tg/error.hpp"
 
 namespace tg::rt {
@@ -40,6 +41,21 @@ void Buffer::copy_out(void* dst, uint64_t n) {
   const auto& d = desc();
   device_->synchronize();
   if (n) device_->check(device_->api()->allocator_copy_out(device_->handle(), dst, &d, 0, n), "copy out");
+}
+
+void copy_between(Buffer& dst, Buffer& src) {
+  if (dst.nbytes() != src.nbytes())
+    throw Error("tg: copy of " + std::to_string(src.nbytes()) + " bytes into a buffer of " + std::to_string(dst.nbytes()));
+  ++mutable_schedule_stats().copies_run;
+  if (dst.device().is_host() && !dst.is_adopted_host_memory()) {  // straight into the destination: one pass, no staging
+    const uint64_t addr = dst.desc().addr;
+    dst.device().synchronize();
+    src.copy_out(reinterpret_cast<void*>(addr), src.nbytes());
+    return;
+  }
+  std::vector<uint8_t> host(src.nbytes());
+  src.copy_out(host.data(), host.size());
+  dst.copy_in(host.data(), host.size());
 }
 
 ir::UOpPtr buffer_node(const std::shared_ptr<Buffer>& buf, const ir::Shape& shape, const std::vector<ir::UOpPtr>& sym_shape) {

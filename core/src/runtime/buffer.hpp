@@ -44,6 +44,10 @@ class Buffer : public ir::Payload {
   std::shared_ptr<const void> host_owner_;  // set for adopted host memory
 };
 
+// dst = src, between any two devices (through the host where neither side is host memory); counted in
+// ScheduleStats::copies_run. What was submitted on either device is finished first.
+void copy_between(Buffer& dst, Buffer& src);
+
 // A BUFFER node for a realized tensor of this shape (the front end swaps a realized tensor's graph for it).
 // A symbolic shape (sym_shape) keeps its dims: the buffer holds the max, the data its bound extent.
 ir::UOpPtr buffer_node(const std::shared_ptr<Buffer>& buf, const ir::Shape& shape, const std::vector<ir::UOpPtr>& sym_shape = {});

@@ -60,12 +60,8 @@ std::vector<ProgramRequest> lower_all(const sched::Schedule& s, const std::vecto
 // A copy between devices, through the host; what the kernels recorded before it have written is submitted first.
 void copy(const Bufs& bufs, Recorder& recorder) {
   recorder.submit(true);
-  const auto& dst = bufs[0];
-  const auto& src = bufs[1];
-  std::vector<uint8_t> host(src->nbytes());
-  src->copy_out(host.data(), host.size());
-  dst->copy_in(host.data(), host.size());
-  if (capturing()) capture({nullptr, {dst, src}, {}, {}, {}, 0});
+  copy_between(*bufs[0], *bufs[1]);
+  if (capturing()) capture({nullptr, {bufs[0], bufs[1]}, {}, {}, {}, 0});
 }
 
 // A kernel launched on its own and waited for: timed (profiling, DEBUG>=2) and/or checked against CHECK's device.

@@ -69,7 +69,11 @@ struct Jit::Impl {
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const std::vector<BoundVariable>& vars) {
     std::vector<Tensor> outs = fn(inputs, vars);
-    for (auto& o : outs) o.realize();
+    for (auto& o : outs) {
+      if (o.device().find(',') != std::string::npos)
+        throw Error("tg: Jit: an output lives on several devices (" + o.device() + "); gather it with .to(device) inside the function");
+      o.realize();
+    }
     return outs;
   }
 
@@ -144,11 +148,7 @@ struct Jit::Impl {
     for (auto& r : replays) {
       if (!r.launch.program) {  // a copy between devices: drain, then copy through the host
         flush();
-        auto& dst = r.launch.bufs[0];
-        auto& src = r.launch.bufs[1];
-        std::vector<uint8_t> host(src->nbytes());
-        src->copy_out(host.data(), host.size());
-        dst->copy_in(host.data(), host.size());
+        rt::copy_between(*r.launch.bufs[0], *r.launch.bufs[1]);
         continue;
       }
       for (const auto& p : r.inputs) std::memcpy(r.args.data() + p.offset, &addrs[p.index], 8);
@@ -182,6 +182,10 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& in, const std::ve
   Impl& j = *impl_;
   std::lock_guard lock(j.mu);
   std::vector<Tensor> inputs = in;  // realized copies: the caller's tensors are left as they are
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].device().find(',') != std::string::npos)
+      throw Error("tg: Jit: input " + std::to_string(i) + " lives on several devices (" + inputs[i].device() +
+                  "); a Jit takes tensors on one device each (sharded inputs are not supported yet)");
   for (auto& t : inputs) t.realize();
   if (!rt::read_options().jit) return j.run(inputs, vars);
   if (!j.replays.empty() || (j.calls >= 2 && !j.outputs.empty())) return j.replay(inputs, vars);

@@ -28,6 +28,7 @@ Options read_options() {
   o.parallel_compile = getenv_int("PARALLEL_COMPILE", 0);
   o.jit = getenv_int("JIT", 1) != 0;
   o.time_passes = flag("TG_TIME_PASSES");
+  o.ring = getenv_int("RING", 1);
   return o;
 }
 

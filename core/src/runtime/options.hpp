@@ -22,6 +22,8 @@ struct Options {
   int parallel_compile = 0;    // PARALLEL_COMPILE=n: compile a schedule's new kernels on n threads (0: the cores)
   bool jit = true;             // JIT=0: a Jit runs its function every call instead of replaying
   bool time_passes = false;    // TG_TIME_PASSES=1: each lowering step's time, per kernel and summed at exit
+  int ring = 1;                // RING=0: allreduce by naive copies always; 1: ring above 256K elements on 3+ devices;
+                               // 2: ring always (tinygrad's switch)
 };
 
 Options read_options();

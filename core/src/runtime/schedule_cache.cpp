@@ -24,7 +24,7 @@ using namespace sched;
 
 namespace {
 
-constexpr uint32_t kFormat = 4;  // bump when the key or entry layout changes (or the op numbers)
+constexpr uint32_t kFormat = 5;  // bump when the key or entry layout changes (or the op numbers)
 
 // ---- bytes -------------------------------------------------------------------------------------------------------
 

@@ -32,10 +32,32 @@ int64_t max_numel(const UOp& node) {
   return n;
 }
 
-// The schedule being built and its input slots by buffer, shared with the schedulers of its copies' sources.
+// The device a graph computes on: that of any buffer it reads or copy it makes, not looking below a copy (whose
+// source is on another device); "" for a graph of constants.
+std::string graph_device(const UOpPtr& node) {
+  std::vector<const UOp*> todo{node.get()};
+  std::unordered_set<const UOp*> seen;
+  while (!todo.empty()) {
+    const UOp* u = todo.back();
+    todo.pop_back();
+    if (u->op == Op::BUFFER) return u->payload()->device_name();
+    if (u->op == Op::COPY) return u->arg_str();
+    for (const auto& x : u->src)
+      if (seen.insert(x.get()).second) todo.push_back(x.get());
+  }
+  return "";
+}
+
+class Scheduler;
+
+// The schedule being built, its input slots by buffer, and one scheduler per device it computes on: a node is
+// realized once per device however many copies read it (an allreduce copies one partial to every other device).
 struct Building {
   Schedule out;
   std::unordered_map<const Payload*, int> input_slot;
+  std::vector<UOpPtr> roots;
+  std::map<std::string, std::unique_ptr<Scheduler>> by_device;
+  Scheduler& on(const std::string& device);
 
   int add_slot(BufferSlot::Kind kind, DType dtype, int64_t numel, const std::string& device) {
     out.slots.push_back({kind, dtype, numel, device});
@@ -117,8 +139,8 @@ class Scheduler {
   // A graph that reads no buffer (only constants) is computed where it is copied to, without a copy.
   int realize_copy(const UOpPtr& node) {
     const UOpPtr& src = node->src[0];
-    const std::string from = src_device(src), to = node->arg_str();
-    const int src_slot = Scheduler(std::vector<UOpPtr>{src}, from.empty() ? to : from, b_).realize(src);
+    const std::string from = graph_device(src), to = node->arg_str();
+    const int src_slot = b_.on(from.empty() ? to : from).realize(src);
     if (from.empty() || from == to) return done_[node.get()] = src_slot;
     const int out = b_.add_slot(BufferSlot::Kind::TEMP, node->dtype, max_numel(*node), to);
     ScheduleItem item;
@@ -130,14 +152,6 @@ class Scheduler {
     return out;
   }
 
-  // The device of a graph: the device of any buffer in it (copies name their source device in src); "" for none.
-  static std::string src_device(const UOpPtr& node) {
-    for (const UOp* u : toposort(std::vector<UOpPtr>{node})) {
-      if (u->op == Op::BUFFER) return u->payload()->device_name();
-      if (u->op == Op::COPY) return u->arg_str();
-    }
-    return "";
-  }
 
   // symbolic dims by their expression, spelled as an identifier: start_pos+1 -> start_pos_1
   static std::string kernel_name(const Dims& dims, bool reduce) {
@@ -296,14 +310,25 @@ std::vector<std::shared_ptr<Payload>> input_buffers(const std::vector<const UOp*
 
 std::vector<std::shared_ptr<Payload>> input_buffers(const std::vector<UOpPtr>& roots) { return input_buffers(toposort(roots)); }
 
+Scheduler& Building::on(const std::string& device) {
+  auto& s = by_device[device];
+  if (!s) s = std::make_unique<Scheduler>(roots, device, *this);
+  return *s;
+}
+
 Schedule create_schedule(const std::vector<UOpPtr>& roots, const std::string& device) {
   Building b;
+  b.roots = roots;
   for (const auto& in : input_buffers(roots)) {
     b.input_slot.emplace(in.get(), static_cast<int>(b.out.slots.size()));
     b.add_slot(BufferSlot::Kind::INPUT, in->dtype(), in->numel(), in->device_name());
   }
-  Scheduler s(roots, device, b);
-  for (const auto& cut : s.cuts_) s.realize(cut);  // in order: each kernel's build stops at the cut below it
+  Scheduler& s = b.on(device);
+  // in order: each kernel's build stops at the cut below it; a cut computes where its graph does
+  for (const auto& cut : s.cuts_) {
+    const std::string d = graph_device(cut);
+    b.on(d.empty() ? device : d).realize(cut);
+  }
   for (const auto& r : roots) {
     const int slot = s.realize(r);
     auto& kind = b.out.slots[static_cast<size_t>(slot)].kind;

@@ -19,6 +19,7 @@
 #include "runtime/options.hpp"
 #include "runtime/schedule_cache.hpp"
 #include "schedule/schedule.hpp"
+#include "tensor/multi.hpp"
 #include "tensor/tensor_internal.hpp"
 #include "tg/device.hpp"
 
@@ -39,16 +40,30 @@ struct Tensor::Impl {
   std::string device;
 };
 
+std::string resolve_device(const std::string& d) {
+  if (d.empty()) return default_device();
+  if (!is_device_list(d)) return canonical_device(d);
+  std::vector<std::string> list;
+  for (const auto& one : split_devices(d)) list.push_back(canonical_device(one));
+  return join_devices(list);
+}
+
+UOpPtr mk(Op op, DType dtype, std::vector<UOpPtr> src, Arg arg, const Dims& dims) {
+  auto [shape, sym] = shape_args(dims);
+  return UOp::make(op, dtype, std::move(src), std::move(arg), std::move(shape), std::move(sym));
+}
+
 namespace {
 
 int64_t prod(const Shape& s) { return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>()); }
 
-std::string resolve_device(const std::string& d) { return d.empty() ? default_device() : canonical_device(d); }
+[[noreturn]] void bad(const std::string& msg) { throw std::invalid_argument("tg: " + msg); }
 
-// A tensor node with these dims (symbolic ones kept in sym_shape, their bound values in shape).
-UOpPtr mk(Op op, DType dtype, std::vector<UOpPtr> src, Arg arg, const Dims& dims) {
-  auto [shape, sym] = shape_args(dims);
-  return UOp::make(op, dtype, std::move(src), std::move(arg), std::move(shape), std::move(sym));
+// Creating data (a buffer) needs one device; a tensor on several is made on one and sharded.
+std::string one_device(const std::string& device, const char* what) {
+  std::string d = resolve_device(device);
+  if (is_device_list(d)) bad(std::string(what) + " on several devices (" + d + "): make it on one and shard() it");
+  return d;
 }
 
 Dims dims_of(const Tensor& t) { return ir::dims_of(*t.node()); }
@@ -59,8 +74,6 @@ Dims to_ir(const std::vector<Dim>& ds) {
 }
 std::vector<Dim> to_api(const Dims& ds) { return std::vector<Dim>(ds.begin(), ds.end()); }
 Shape values(const Dims& ds) { return shape_args(ds).first; }
-
-[[noreturn]] void bad(const std::string& msg) { throw std::invalid_argument("tg: " + msg); }
 
 int64_t norm_axis(int64_t axis, int64_t ndim, const Shape& shape) {
   int64_t a = axis < 0 ? axis + ndim : axis;
@@ -86,7 +99,7 @@ bool Tensor::is_symbolic() const { return !impl_->node->sym_shape.empty(); }
 Tensor Tensor::empty(const Shape& shape, DType dtype, const std::string& device) {
   for (int64_t d : shape)
     if (d < 0) bad("negative dimension in shape " + shape_str(shape));
-  std::string dev = resolve_device(device);
+  std::string dev = one_device(device, "empty()");
   auto buf = std::make_shared<rt::Buffer>(rt::Device::get(dev), dtype, prod(shape));
   return Tensor(rt::buffer_node(buf, shape), dev);
 }
@@ -163,7 +176,7 @@ Tensor Tensor::from_bytes(const void* data, size_t nbytes, const Shape& shape, D
 
 Tensor Tensor::from_host_memory(const void* data, size_t nbytes, const Shape& shape, DType dtype,
                                 std::shared_ptr<const void> owner, const std::string& device) {
-  std::string dev = resolve_device(device);
+  std::string dev = one_device(device, "from_host_memory()");
   rt::Device& d = rt::Device::get(dev);
   if (!d.is_host()) return from_bytes(data, nbytes, shape, dtype, dev);
   size_t need = static_cast<size_t>(prod(shape)) * dtype.itemsize();
@@ -206,9 +219,12 @@ Tensor broadcast_to(const Tensor& t, const Dims& s) {
 }
 
 
+
+}  // namespace
+
 // The unsigned integer type of the same size: selecting by summing bit patterns (one non-zero term) copies
 // values exactly, -0.0 and NaN payloads included, where a float sum would turn -0.0 into +0.0.
-DType bits_type(DType d) {
+static DType bits_type(DType d) {
   switch (d.itemsize()) {
     case 1: return dtypes::uint8;
     case 2: return dtypes::uint16;
@@ -218,8 +234,6 @@ DType bits_type(DType d) {
 }
 Tensor to_bits(const Tensor& t) { return t.dtype().is_bool() ? t.cast(dtypes::uint8) : t.bitcast(bits_type(t.dtype())); }
 Tensor from_bits(const Tensor& t, DType d) { return d.is_bool() ? t.cast(d) : t.bitcast(d); }
-
-}  // namespace
 
 Tensor unary(const Tensor& t, Op op) { return Tensor(mk(op, t.dtype(), {t.node()}, {}, dims_of(t)), t.device()); }
 Tensor float_of(const Tensor& t) { return t.dtype().is_float() ? t : t.cast(dtypes::float32); }
@@ -698,25 +712,40 @@ Tensor Tensor::matmul(const Tensor& o) const {
 
 // ---- execution -----------------------------------------------------------------------------------------------
 
+std::vector<std::shared_ptr<rt::Buffer>> realize_roots(const std::vector<UOpPtr>& roots, const std::string& device) {
+  // schedule (or find the schedule of an equal graph), bind its buffers, run it
+  std::vector<std::shared_ptr<ir::Payload>> inputs;
+  const sched::Schedule s = rt::cached_schedule(roots, device, inputs, rt::read_options().schedule_cache);
+  const auto bufs = rt::plan_memory(s, inputs);
+  rt::run_schedule(s, bufs);
+  std::vector<std::shared_ptr<rt::Buffer>> out;
+  for (int slot : s.roots) out.push_back(bufs.at(static_cast<size_t>(slot)));
+  return out;
+}
+
 void Tensor::realize_all(std::vector<Tensor*> ts) {
   std::vector<Tensor*> todo;
   for (Tensor* t : ts)
-    if (t->node()->op != Op::BUFFER) todo.push_back(t);
+    if (!is_realized(*t->node())) todo.push_back(t);
   if (todo.empty()) return;
+  std::vector<Tensor> several;  // some tensor lives on several devices, or is gathered from them
+  for (Tensor* t : todo)
+    if (is_device_list(t->device()) || has_multi(t->node())) several.push_back(*t);
+  if (!several.empty()) {
+    several.clear();
+    for (Tensor* t : todo) several.push_back(*t);
+    const std::vector<UOpPtr> nodes = realize_on_devices(several);
+    for (size_t i = 0; i < todo.size(); ++i) todo[i]->impl_->node = nodes[i];
+    return;
+  }
   std::vector<UOpPtr> roots;
   for (Tensor* t : todo) {
     if (t->device() != todo[0]->device()) bad("realize_all: tensors on " + todo[0]->device() + " and " + t->device());
     roots.push_back(t->node());
   }
-  // schedule (or find the schedule of an equal graph), bind its buffers, run it; the roots become their buffers
-  std::vector<std::shared_ptr<ir::Payload>> inputs;
-  const sched::Schedule s = rt::cached_schedule(roots, todo[0]->device(), inputs, rt::read_options().schedule_cache);
-  const auto bufs = rt::plan_memory(s, inputs);
-  rt::run_schedule(s, bufs);
-  for (size_t i = 0; i < todo.size(); ++i) {
-    const auto& root = bufs.at(static_cast<size_t>(s.roots[i]));
-    todo[i]->impl_->node = rt::buffer_node(root, todo[i]->node()->shape, todo[i]->node()->sym_shape);
-  }
+  const auto bufs = realize_roots(roots, todo[0]->device());  // the roots become their buffers
+  for (size_t i = 0; i < todo.size(); ++i)
+    todo[i]->impl_->node = rt::buffer_node(bufs[i], todo[i]->node()->shape, todo[i]->node()->sym_shape);
 }
 
 Tensor& Tensor::realize() {
@@ -731,6 +760,7 @@ Tensor Tensor::contiguous() const {
 Tensor Tensor::to(const std::string& dev) const {
   std::string d = resolve_device(dev);
   if (d == device()) return *this;
+  if (is_device_list(d)) return shard(split_devices(d));  // a whole copy on each
   Tensor src = *this;
   return Tensor(mk(Op::COPY, dtype(), {src.node()}, d, dims_of(*this)), d);
 }
@@ -741,6 +771,7 @@ void Tensor::check_host_type(size_t size) const {
 }
 
 void Tensor::copy_out(void* dst, size_t nbytes) {
+  if (is_device_list(device())) return to(split_devices(device())[0]).copy_out(dst, nbytes);  // gathered first
   realize();
   auto buf = rt::buffer_of(*node());
   // a symbolic tensor's buffer is sized for the max; its elements under the bindings come first

@@ -1,10 +1,39 @@
-// What the Tensor front end's files share: the one-node unary op and the float promotions of math ops.
+// What the Tensor front end's files share: node construction, the one-node unary op, the float promotions of
+// math ops, and running a schedule for roots.
 #pragma once
 
+#include <memory>
+
 #include "ir/ops.hpp"
+#include "ir/sym_shape.hpp"
+#include "runtime/buffer.hpp"
 #include "tg/tensor.hpp"
 
 namespace tg {
+
+// A tensor node with these dims (symbolic ones kept in sym_shape, their bound values in shape).
+ir::UOpPtr mk(ir::Op op, DType dtype, std::vector<ir::UOpPtr> src, ir::Arg arg, const ir::Dims& dims);
+// "" -> the default device; a name or a comma-separated list of names, each canonical ("cpu:0,cpu:1" -> "CPU,CPU:1")
+std::string resolve_device(const std::string& d);
+// A value's bits as the unsigned integer of its size (bools as uint8), and back: placing pieces by adding their
+// zero-padded bit patterns copies them exactly (-0.0 and NaN payloads included).
+Tensor to_bits(const Tensor& t);
+Tensor from_bits(const Tensor& t, DType d);
+
+// A BUFFER, or a MULTI of BUFFERs: nothing left to compute.
+inline bool is_realized(const ir::UOp& u) {
+  if (u.op == ir::Op::BUFFER) return true;
+  if (u.op != ir::Op::MULTI) return false;
+  for (const auto& s : u.src)
+    if (s->op != ir::Op::BUFFER) return false;
+  return true;
+}
+// Schedules (through the cache) and runs the graphs of `roots`, computing on `device` where a graph names none;
+// returns each root's buffer.
+std::vector<std::shared_ptr<rt::Buffer>> realize_roots(const std::vector<ir::UOpPtr>& roots, const std::string& device);
+// Realizes tensors some of which live on several devices (tensor_multi.cpp); returns each one's new node: a
+// BUFFER, or a MULTI of one BUFFER per device.
+std::vector<ir::UOpPtr> realize_on_devices(const std::vector<Tensor>& ts);
 
 Tensor unary(const Tensor& t, ir::Op op);  // the op on t's node, same dtype and dims
 Tensor float_of(const Tensor& t);          // ints and bools as float32, floats as they are
