@@ -17,6 +17,7 @@ packages=(
   chromium chromium-driver tesseract-ocr tesseract-ocr-eng            # the chat page's browser test (and OCR of its screenshot)
   pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo # QCOM plugin runs on PoCL
   qemu-user-static                                                    # DSP plugin's mock runs Hexagon code
+  libopenmpi-dev openmpi-bin                                          # communicator across processes (MPI)
 )
 
 missing=()

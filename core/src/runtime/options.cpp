@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "runtime/env.hpp"
+#include "tg/error.hpp"
 
 namespace tg::rt {
 
@@ -29,6 +30,11 @@ Options read_options() {
   o.jit = getenv_int("JIT", 1) != 0;
   o.time_passes = flag("TG_TIME_PASSES");
   o.ring = getenv_int("RING", 1);
+  if (const std::string t = getenv_str("TG_COMM_TIMEOUT_S"); !t.empty()) {
+    char* end = nullptr;
+    o.comm_timeout_s = std::strtod(t.c_str(), &end);
+    if (*end != '\0' || !(o.comm_timeout_s > 0)) throw Error("tg: TG_COMM_TIMEOUT_S=" + t + " is not a positive number of seconds");
+  }
   return o;
 }
 

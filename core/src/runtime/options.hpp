@@ -24,6 +24,7 @@ struct Options {
   bool time_passes = false;    // TG_TIME_PASSES=1: each lowering step's time, per kernel and summed at exit
   int ring = 1;                // RING=0: allreduce by naive copies always; 1: ring above 256K elements on 3+ devices;
                                // 2: ring always (tinygrad's switch)
+  double comm_timeout_s = 300; // TG_COMM_TIMEOUT_S: how long a collective across processes waits for the other ranks
 };
 
 Options read_options();
