@@ -1,8 +1,8 @@
 // Communicators: a group of processes (ranks) exchanging data, for work that outgrows one process. tg does not
 // move bytes between processes itself: a backend wraps an existing engine (MPI: tg/comm_mpi.hpp; NCCL in the NV
 // plugin where GPUs are). Every call is collective over the group except send/recv, and every wait is bounded:
-// a rank that died or skipped the call is reported with tg::Error after TG_COMM_TIMEOUT_S seconds (default 300),
-// never waited for forever.
+// a call that a rank died in, is stuck before or skipped is reported after TG_COMM_TIMEOUT_S seconds (default
+// 300) with one line naming the call and the rank, and the job ends; it is never waited for forever.
 #pragma once
 
 #include <cstddef>
