@@ -6,6 +6,7 @@
 // and one mode that is not broken:
 //   two_devices  the one CPU presented as two devices, so the multi-device tier runs without such hardware
 #include <tg/plugin_abi.h>
+#include <tg/sdk/status.hpp>
 
 #include <dlfcn.h>
 
@@ -60,7 +61,8 @@ tg_status_t two_device_count(uint32_t* out_count) {
 }
 
 tg_status_t open_either_as_cpu0(uint32_t index, tg_device* out_device) {
-  return g_cpu->device_open(index == 1 ? 0 : index, out_device);
+  if (index > 1) return tg::sdk::make_status(TG_ERR_INVALID_ARGUMENT, "no cpu-twice device " + std::to_string(index) + "; there are 2");
+  return g_cpu->device_open(0, out_device);
 }
 
 }  // namespace
