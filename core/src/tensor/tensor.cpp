@@ -728,11 +728,9 @@ void Tensor::realize_all(std::vector<Tensor*> ts) {
   for (Tensor* t : ts)
     if (!is_realized(*t->node())) todo.push_back(t);
   if (todo.empty()) return;
-  std::vector<Tensor> several;  // some tensor lives on several devices, or is gathered from them
-  for (Tensor* t : todo)
-    if (is_device_list(t->device()) || has_multi(t->node())) several.push_back(*t);
-  if (!several.empty()) {
-    several.clear();
+  // some tensor lives on several devices, or is gathered from them: every device's graph in one schedule
+  if (std::any_of(todo.begin(), todo.end(), [](Tensor* t) { return is_device_list(t->device()) || has_multi(t->node()); })) {
+    std::vector<Tensor> several;
     for (Tensor* t : todo) several.push_back(*t);
     const std::vector<UOpPtr> nodes = realize_on_devices(several);
     for (size_t i = 0; i < todo.size(); ++i) todo[i]->impl_->node = nodes[i];
