@@ -12,6 +12,7 @@
 #include "benchmark.hpp"
 #include "chat_prompt.hpp"
 #include "generate.hpp"
+#include "ranks.hpp"
 #include "server/http_server.hpp"
 #include "tokenizer.hpp"
 
@@ -23,8 +24,8 @@ namespace {
 constexpr int64_t kDraftFollowRows = 16;  // a draft model's catch-up chunk (Generator::follow)
 
 struct Options {
-  std::string model, prompt, system, kv_type, ssm_type, draft_model;
-  bool chat = false, benchmark = false, json = false, verbose = false;
+  std::string model, prompt, system, kv_type, ssm_type, draft_model, devices;
+  bool chat = false, benchmark = false, json = false, verbose = false, tensor_parallel = false;
   int64_t max_tokens = 256, max_context = 4096;
   SamplingParams sampling;
   BenchmarkOptions bench;
@@ -95,6 +96,8 @@ Options parse(int argc, char** argv) {
       ("draft-model", po::value(&o.draft_model), "--serve: speculative decoding: greedy requests take the guesses of this smaller model with the same vocabulary, checked in one batched step")
       ("draft-max", po::value(&o.serve.lookup.max_draft)->default_value(15), "--serve: tokens guessed at most per step with --lookup-ngram or --draft-model")
       ("draft-always", po::bool_switch(&o.serve.lookup.always_check), "--serve: check --draft-max guesses every step, even where that is slower than plain steps (to measure a draft's acceptance; tests)")
+      ("devices", po::value(&o.devices), "tensor-parallel over these devices of this process, e.g. CPU:0,CPU:1 (each holds its share of every layer's heads and FFN columns; --prompt and --benchmark)")
+      ("tensor-parallel", po::bool_switch(&o.tensor_parallel), "tensor-parallel over the ranks of mpirun, one per process, each on its default device (--prompt and --benchmark)")
       ("verbose,v", po::bool_switch(&o.verbose), "per-token timings on stderr");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, d), vm);
@@ -116,13 +119,16 @@ Options parse(int argc, char** argv) {
   if (!o.draft_model.empty() && o.serve.lookup.ngram > 0) throw tg::Error("tg-llm: --draft-model and --lookup-ngram are two sources of guesses: choose one");
   if (o.serve.lookup.always_check && o.draft_model.empty() && o.serve.lookup.ngram == 0) throw tg::Error("tg-llm: --draft-always checks the guesses of --draft-model or --lookup-ngram; give one");
   if (!o.draft_model.empty() && !vm.count("serve")) throw tg::Error("tg-llm: --draft-model speeds up --serve's greedy requests; use it with --serve");
+  if (!o.devices.empty() && o.tensor_parallel) throw tg::Error("tg-llm: --devices splits the model over devices of one process, --tensor-parallel over MPI ranks: choose one");
+  if ((!o.devices.empty() || o.tensor_parallel) && (vm.count("serve") || o.chat || (o.prompt.empty() && !o.benchmark)))
+    throw tg::Error("tg-llm: a tensor-parallel model (--devices, --tensor-parallel) runs --prompt or --benchmark; --chat and --serve need one device");
   o.prompt = unescape(o.prompt);
   o.system = unescape(o.system);
   return o;
 }
 
 // Generates until an end-of-generation token or the token budget, streaming text to stdout.
-void generate(Generator& gen, const Tokenizer& tok, Sampler& s, int64_t max_tokens, bool verbose) {
+void generate(Generator& gen, const Tokenizer& tok, Sampler& s, int64_t max_tokens, bool verbose, std::ostream& out = std::cout) {
   StreamDecoder dec(tok);
   auto t0 = std::chrono::steady_clock::now();
   int64_t n = 0;
@@ -130,10 +136,10 @@ void generate(Generator& gen, const Tokenizer& tok, Sampler& s, int64_t max_toke
     auto s0 = std::chrono::steady_clock::now();
     int32_t id = gen.next(s);
     if (tok.is_end_of_generation(id)) break;
-    std::cout << dec.push(id) << std::flush;
+    out << dec.push(id) << std::flush;
     if (verbose) std::fprintf(stderr, "[token %d: %.2f ms]\n", id, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s0).count());
   }
-  std::cout << dec.finish() << std::flush;
+  out << dec.finish() << std::flush;
   double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (verbose) std::fprintf(stderr, "\n[%lld tokens in %.2f s: %.2f tok/s]\n", static_cast<long long>(n), dt, n / std::max(dt, 1e-9));
 }
@@ -174,16 +180,20 @@ int serve(Generator& gen, const Tokenizer& tok, Options& o) {
   });
 }
 
-int run(int argc, char** argv) {
-  Options o = parse(argc, argv);
-  if (o.serve_port >= 0) server::block_stop_signals();  // before the device's threads exist
+// One model: the whole of it, or this rank's share (ranks.hpp); only the leader prints.
+int run_model(Options& o, const Rank& rank) {
+  std::ostringstream discard;
+  std::ostream& out = rank.leader() ? std::cout : discard;
+  auto progress = [&](const char* what, double f) {
+    if (rank.leader()) progress_bar(what, f);
+  };
   if (!std::filesystem::exists(o.model))
     throw tg::Error("tg-llm: model file " + o.model + " does not exist" + (o.model == default_model() ? " (run scripts/setup.sh to install the default model)" : ""));
   auto t0 = std::chrono::steady_clock::now();
-  progress_bar("loading", 0);
+  progress("loading", 0);
   const bool lookup = o.serve_port >= 0 && (o.serve.lookup.ngram > 0 || !o.draft_model.empty());
-  auto model = Model::load(o.model, {.device = "", .max_context = o.max_context, .kv = parse_kv_type(o.kv_type), .slots = o.serve_port >= 0 ? o.parallel : 1,
-                            .decode_rows = lookup ? static_cast<int>(o.serve.lookup.max_draft) + 1 : 0, .ssm = parse_ssm_type(o.ssm_type)});
+  auto model = Model::load(o.model, {.device = rank.device, .max_context = o.max_context, .kv = parse_kv_type(o.kv_type), .slots = o.serve_port >= 0 ? o.parallel : 1,
+                            .decode_rows = lookup ? static_cast<int>(o.serve.lookup.max_draft) + 1 : 0, .ssm = parse_ssm_type(o.ssm_type), .tp = rank.tp});
   if (lookup && !model->can_rewind())
     std::fprintf(stderr, "tg-llm: warning: speculative decoding is off for %s: a recurrent state cannot take back rejected guesses\n", model->config().arch.c_str());
   Tokenizer tok = Tokenizer::from_gguf(model->gguf());
@@ -199,29 +209,32 @@ int run(int argc, char** argv) {
     draft_gen = std::make_unique<Generator>(*draft);
     o.serve.lookup.draft_model = draft_gen.get();
   }
-  progress_bar("loading", 1);
+  progress("loading", 1);
   double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Generator gen(*model);
   if (o.serve_port >= 0) return serve(gen, tok, o);
   auto w0 = std::chrono::steady_clock::now();
-  warm_up(gen, {o.benchmark ? std::min(o.bench.prompt_tokens, model->max_context() - 4) : 16}, [](double f) { progress_bar("warm-up", f); });
+  warm_up(gen, {o.benchmark ? std::min(o.bench.prompt_tokens, model->max_context() - 4) : 16}, [&](double f) { progress("warm-up", f); });
   double warm_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
-  if (o.verbose) std::fprintf(stderr, "[%s on %s: load %.3f s, warm-up %.3f s]\n", o.model.c_str(), model->device().c_str(), load_s, warm_s);
+  if (o.verbose && rank.leader()) std::fprintf(stderr, "[%s on %s: load %.3f s, warm-up %.3f s]\n", o.model.c_str(), model->device().c_str(), load_s, warm_s);
 
   if (o.benchmark) {
     BenchmarkResult r = run_benchmark(gen, o.bench);
     r.load_s = load_s;
     r.warmup_s = warm_s;
-    std::cout << (o.json ? r.json() + "\n" : r.table());
+    out << (o.json ? r.json() + "\n" : r.table());
+    if (rank.timing && rank.leader())
+      std::fprintf(stderr, "tg-llm: rank 0 of %d: %lld collectives, %.3f s in them (%.1f us each)\n", rank.tp.world,
+                   static_cast<long long>(rank.timing->calls()), rank.timing->seconds(), 1e6 * rank.timing->seconds() / std::max<int64_t>(1, rank.timing->calls()));
     return 0;
   }
   Sampler sampler(o.sampling);
   if (!o.prompt.empty() && !o.chat) {
     std::vector<int32_t> ids = tok.encode(o.prompt, true, false);
-    std::cout << o.prompt << std::flush;
+    out << o.prompt << std::flush;
     gen.prefill(ids);
-    generate(gen, tok, sampler, o.max_tokens, o.verbose);
-    std::cout << "\n";
+    generate(gen, tok, sampler, o.max_tokens, o.verbose && rank.leader(), out);
+    out << "\n";
     return 0;
   }
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
@@ -250,6 +263,20 @@ int run(int argc, char** argv) {
     messages.push_back({{"role", "assistant"}, {"content", reply.str()}});
   }
   return 0;
+}
+
+int run(int argc, char** argv) {
+  Options o = parse(argc, argv);
+  if (o.serve_port >= 0) server::block_stop_signals();  // before the device's threads exist
+  int rc = 0;
+  auto rank = [&](const Rank& r) {
+    const int c = run_model(o, r);
+    if (r.leader()) rc = c;
+  };
+  if (!o.devices.empty()) run_local_ranks(parse_device_list(o.devices), rank);
+  else if (o.tensor_parallel) run_mpi_rank(rank);
+  else rank(Rank{});
+  return rc;
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ Model::Model(std::shared_ptr<GGUFFile> file, const LoadOptions& opts) : file_(st
   }
   decode_rows_ = std::max(slots, opts.decode_rows);
   if (opts.decode_rows > 1 && opts.decode_rows <= max_ctx) chunk_pos_.emplace("chunk_pos", 0, max_ctx - opts.decode_rows);
-  ModelBuilder b(file_, cfg_, *state_, device_, opts.max_score_bytes);
+  ModelBuilder b(file_, cfg_, *state_, device_, opts.max_score_bytes, opts.tp);
   const int64_t d = cfg_.d_model;
   // the embedding reads one row per token; a head tied to it reads all of it
   const bool tied = !b.has("output.weight");

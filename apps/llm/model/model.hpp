@@ -14,6 +14,7 @@
 #include "model/decoder.hpp"
 #include "model/kv_cache.hpp"
 #include "model/state.hpp"
+#include "model/tensor_parallel.hpp"
 #include "quant.hpp"
 #include "tg/tensor.hpp"
 #include "tg/variable.hpp"
@@ -37,6 +38,8 @@ struct LoadOptions {
   // Materialized scores take tg's tuned matmul and softmax kernels: Gemma 3 270M, 512-token prompt, 2 threads:
   // prefill 1085 tok/s materialized, 498 flash; decode at depth 1024 76 vs 67 tok/s.
   int64_t max_score_bytes = int64_t{64} << 20;
+  // this model as one rank of a tensor-parallel group (model/tensor_parallel.hpp): its share of every layer
+  TensorParallel tp;
 };
 
 class Model {

@@ -1,6 +1,6 @@
 // What an architecture file builds its layers from: the GGUF's hyper-parameters and tensors (checked against the
-// shapes the architecture expects, with errors naming the tensor), the sequence state to add caches to, and the
-// RoPE tables it shares between layers.
+// shapes the architecture expects, with errors naming the tensor), the sequence state to add caches to, the
+// RoPE tables it shares between layers, and this rank's share of a tensor-parallel model.
 #pragma once
 
 #include <cstdint>
@@ -13,13 +13,15 @@
 #include "model/blocks/rope.hpp"
 #include "model/config.hpp"
 #include "model/state.hpp"
+#include "model/tensor_parallel.hpp"
 #include "quant.hpp"
 
 namespace tg::llm {
 
 class ModelBuilder {
  public:
-  ModelBuilder(std::shared_ptr<GGUFFile> file, ModelConfig& config, SequenceState& state, std::string device, int64_t max_score_bytes);
+  ModelBuilder(std::shared_ptr<GGUFFile> file, ModelConfig& config, SequenceState& state, std::string device, int64_t max_score_bytes,
+               TensorParallel tp = {});
 
   const GGUFFile& file() const { return *file_; }
   ModelConfig& config() { return cfg_; }
@@ -38,10 +40,21 @@ class ModelBuilder {
   QuantMatrix matrix(const std::string& name, int64_t rows, int64_t cols, double read = 1.0);
   // Each expert's (rows, cols) matrix of a stacked (E, rows, cols) tensor, viewed in place on host devices (the
   // stacked matrix's bytes, no copy); empty elsewhere, where a view would be a copy.
+  // Tensor parallelism: rows [begin, end) of a (rows, cols) matrix (a column-parallel product: this rank's heads or
+  // FFN columns), read in place; and columns [begin, end) of every row (a row-parallel product), a copy, where
+  // begin and end fall on the format's block boundaries (block_elems).
+  QuantMatrix matrix_rows(const std::string& name, int64_t rows, int64_t cols, int64_t begin, int64_t end);
+  QuantMatrix matrix_cols(const std::string& name, int64_t rows, int64_t cols, int64_t begin, int64_t end);
+  int64_t block_elems(const std::string& name) const;  // values per quantization block of a tensor's type
+  const TensorParallel& tp() const { return tp_; }
+  // A block that cannot be split over ranks yet: a clear error when the model is tensor-parallel.
+  void refuse_split(const std::string& block) const;
   std::vector<QuantMatrix> expert_views(const std::string& name, int64_t experts);
   // n float32 values (norm weights, biases) viewed in place.
   Tensor vector(const std::string& name, int64_t n);
+  Tensor vector(const std::string& name, int64_t n, int64_t begin, int64_t end);  // values [begin, end) of it
   std::optional<Tensor> optional_vector(const std::string& name, int64_t n);  // nullopt where the file has none
+  std::optional<Tensor> optional_vector(const std::string& name, int64_t n, int64_t begin, int64_t end);
   // The RoPE table for `base` and the file's rotated dims, scaling (unless `scaled` is false: gemma3's local
   // layers) and frequency factors (rope_freqs.weight), made once and shared by the layers that use it.
   std::shared_ptr<const RopeTable> rope(double base, bool scaled = true);
@@ -54,6 +67,7 @@ class ModelBuilder {
   SequenceState& state_;
   std::string device_;
   int64_t max_score_bytes_;
+  TensorParallel tp_;
   uint64_t step_bytes_ = 0;
   std::map<std::pair<double, bool>, std::shared_ptr<const RopeTable>> ropes_;
 };

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tg/dtype.hpp"
 #include "tg/tensor.hpp"
@@ -18,7 +19,7 @@ enum class CollectiveOp { Sum, Max, Min };
 
 class Communicator {
  public:
-  virtual ~Communicator() = default;
+  virtual ~Communicator();  // graphs and Jits that still name its collectives fail clearly after this
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual std::string describe() const = 0;  // "MPI rank 0 of 2"
@@ -34,12 +35,22 @@ class Communicator {
   virtual void barrier() = 0;
   // Sub-groups: ranks with the same color form one, ordered by key (then by rank).
   virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
+  // This rank cannot go on (it failed while the others may wait for it): ends the group's waits with `why`
+  // (MPI: one line and MPI_Abort; in process: every waiting rank throws it).
+  virtual void abort(const std::string& why) = 0;
 };
 
-// Tensor collectives over a communicator: the tensor is realized, combined through host memory, and the result
-// comes back on the tensor's device. Shapes and dtypes must agree on every rank (checked: a mismatch is an error
-// on every rank, not a hang or a garbled sum).
+// `n` communicators over the threads of this process, element i for the thread that is rank i: tensor
+// parallelism over several devices of one process (tg-llm --devices). The values meet in host memory.
+std::vector<std::unique_ptr<Communicator>> local_communicators(int n);
+
+// Tensor collectives over a communicator. Shapes and dtypes must agree on every rank (checked when the call is
+// made: a mismatch is an error on every rank, not a hang or a garbled sum).
+// allreduce is lazy: a COLLECTIVE node of the graph, run as its own schedule item when the tensor is realized
+// (through host memory, in place on host devices) and captured by a tg::Jit like a kernel; the communicator must
+// outlive the graph and any Jit that captured it.
 Tensor allreduce(const Tensor& t, Communicator& comm, CollectiveOp op = CollectiveOp::Sum);
+// allgather runs at once.
 Tensor allgather(const Tensor& t, Communicator& comm, int64_t axis = 0);  // the ranks' tensors concatenated along axis
 
 // Seconds a collective may wait for the other ranks (TG_COMM_TIMEOUT_S, default 300).

@@ -196,6 +196,11 @@ class MpiCommunicator final : public Communicator {
     }
     return std::make_unique<MpiCommunicator>(sub);
   }
+  void abort(const std::string& why) override {
+    std::fprintf(stderr, "tg: MPI rank %d of %d failed: %s; ending the job\n", rank_, size_, why.c_str());
+    std::fflush(stderr);
+    MPI_Abort(comm_, 1);
+  }
 
  private:
   static constexpr int kTag = 7001;

@@ -5,7 +5,9 @@
 #include <numeric>
 #include <vector>
 
+#include "runtime/collectives.hpp"
 #include "runtime/options.hpp"
+#include "tensor/tensor_internal.hpp"
 #include "tg/comm.hpp"
 #include "tg/error.hpp"
 
@@ -47,11 +49,17 @@ std::vector<uint8_t> host_bytes(Tensor t) {
 
 double comm_timeout_seconds() { return rt::read_options().comm_timeout_s; }
 
+Communicator::~Communicator() { rt::forget_collectives(this); }
+
 Tensor allreduce(const Tensor& t, Communicator& comm, CollectiveOp op) {
+  if (t.device().find(',') != std::string::npos)
+    throw std::invalid_argument("tg: allreduce over a communicator of a tensor on several devices (" + t.device() + "); gather it first");
   check_same_tensor(t, comm, "allreduce");
-  std::vector<uint8_t> bytes = host_bytes(t);
-  comm.allreduce(bytes.data(), static_cast<size_t>(t.numel()), t.dtype(), op);
-  return Tensor::from_bytes(bytes.data(), bytes.size(), t.shape(), t.dtype(), t.device());
+  static const char* names[] = {"allreduce_sum", "allreduce_max", "allreduce_min"};
+  const std::string name = rt::register_collective(&comm, names[static_cast<int>(op)], [&comm, op](void* data, size_t n, DType d) {
+    comm.allreduce(data, n, d, op);
+  });
+  return Tensor(mk(ir::Op::COLLECTIVE, t.dtype(), {t.node()}, name, ir::dims_of(*t.node())), t.device());
 }
 
 Tensor allgather(const Tensor& t, Communicator& comm, int64_t axis) {

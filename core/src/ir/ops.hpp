@@ -13,6 +13,8 @@ enum class Op : uint8_t {
   CONTIGUOUS,  // forces src[0] to be realized into its own buffer
   MULTI,       // arg: the sharding (tensor/sharding.hpp); src: one graph per device, each its shard. Its shape is
                // the whole tensor's; realize rewrites ops over it into per-device graphs (tensor/multi.cpp)
+  COLLECTIVE,  // arg: a collective's registered name (runtime/collectives.hpp); src[0] on this device, combined with
+               // the other ranks' values over a communicator: its own schedule item, waiting for them
   BIND,        // arg: the value; src[0]: DEFINE_VAR. A variable with its value for this call
   // tensor graph: movement (arg: vector<int64_t>; a node's symbolic dims are in UOp::sym_shape)
   RESHAPE,     // new shape

@@ -112,7 +112,7 @@ const PatternMatcher& pm_spec_kernel() {
           {ops({Op::REDUCE}), check_reduce, "reduce_over_ranges"},              // REDUCE(v, RANGE...)
           {ops({Op::PARAM, Op::CONST, Op::DEFINE_VAR}), check_leaf, "leaf"},    // leaves
           {ops(alu_ops), check_alu, "alu_dtypes"},                              // a + b: same dtypes
-          {ops({Op::BUFFER, Op::COPY, Op::CONTIGUOUS, Op::MULTI, Op::RESHAPE, Op::PERMUTE, Op::EXPAND, Op::PAD, Op::SHRINK,
+          {ops({Op::BUFFER, Op::COPY, Op::CONTIGUOUS, Op::MULTI, Op::COLLECTIVE, Op::RESHAPE, Op::PERMUTE, Op::EXPAND, Op::PAD, Op::SHRINK,
                 Op::FLIP, Op::SHRINK_VAR, Op::PAD_VAR, Op::REDUCE_AXIS}),
            [](const Match&, const UOpPtr& u) { return spec_refuse(std::string("tensor-graph op ") + op_name(u->op) + " in a kernel"); },
            "no_tensor_ops"},

@@ -14,7 +14,7 @@ namespace tg::ir {
 
 const char* op_name(Op op) {
   static const char* names[] = {
-      "BUFFER", "CONST", "COPY", "CONTIGUOUS", "MULTI", "BIND", "RESHAPE", "PERMUTE", "EXPAND", "PAD", "SHRINK", "FLIP",
+      "BUFFER", "CONST", "COPY", "CONTIGUOUS", "MULTI", "COLLECTIVE", "BIND", "RESHAPE", "PERMUTE", "EXPAND", "PAD", "SHRINK", "FLIP",
       "SHRINK_VAR", "PAD_VAR",
       "REDUCE_AXIS", "SINK", "PARAM", "DEFINE_VAR", "RANGE", "REDUCE", "LOAD", "STORE", "VECTORIZE", "GEP", "DEFINE_REG", "DEFINE_LOCAL", "END", "AFTER", "BARRIER", "CUSTOM", "CUSTOMI", "TILE_MMA", "WMMA",
       "NEG", "EXP2", "LOG2", "SIN", "SQRT", "RECIP", "TRUNC", "CAST", "BITCAST", "ADD", "SUB", "MUL", "IDIV",

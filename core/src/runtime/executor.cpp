@@ -9,6 +9,7 @@
 #include "codegen/lower_cache.hpp"
 #include "codegen/verify.hpp"
 #include "runtime/beam.hpp"
+#include "runtime/collectives.hpp"
 #include "runtime/env.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/memory_plan.hpp"
@@ -61,7 +62,14 @@ std::vector<ProgramRequest> lower_all(const sched::Schedule& s, const std::vecto
 void copy(const Bufs& bufs, Recorder& recorder) {
   recorder.submit(true);
   copy_between(*bufs[0], *bufs[1]);
-  if (capturing()) capture({nullptr, {bufs[0], bufs[1]}, {}, {}, {}, 0});
+  if (capturing()) capture({nullptr, {bufs[0], bufs[1]}, {}, {}, {}, 0, {}});
+}
+
+// A collective: the kernels recorded before it are finished, then the ranks combine their values.
+void collective(const std::string& name, const Bufs& bufs, Recorder& recorder) {
+  recorder.submit(true);
+  run_collective(name, *bufs[0], *bufs[1]);
+  if (capturing()) capture({nullptr, {bufs[0], bufs[1]}, {}, {}, {}, 0, name});
 }
 
 // A kernel launched on its own and waited for: timed (profiling, DEBUG>=2) and/or checked against CHECK's device.
@@ -90,12 +98,16 @@ void record_all(const sched::Schedule& s, const std::vector<Bufs>& bufs, const s
       copy(bufs[i], recorder);
       continue;
     }
+    if (it.kind == sched::ScheduleItem::Kind::COLLECTIVE) {
+      collective(it.kernel.name, bufs[i], recorder);
+      continue;
+    }
     if (!runs(it, bufs[i])) continue;
     const ProgramRequest& kernel = kernels[k++];
     auto args = pack_args(*kernel.program, bufs[i], it.var_vals);
     ++mutable_schedule_stats().kernels_run;
     if (capturing()) {
-      CapturedLaunch c{kernel.program, bufs[i], {}, it.var_vals, kernel.kir.dims, kernel.kir.hash()};
+      CapturedLaunch c{kernel.program, bufs[i], {}, it.var_vals, kernel.kir.dims, kernel.kir.hash(), {}};
       for (const auto& v : it.kernel.vars) c.var_names.push_back(v->var().name);
       capture(std::move(c));
     }

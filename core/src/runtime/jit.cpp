@@ -8,6 +8,7 @@
 
 #include "ir/sym_shape.hpp"
 #include "ir/uop.hpp"
+#include "runtime/collectives.hpp"
 #include "runtime/env.hpp"
 #include "runtime/options.hpp"
 #include "runtime/launch.hpp"
@@ -146,9 +147,10 @@ struct Jit::Impl {
       batch.clear();
     };
     for (auto& r : replays) {
-      if (!r.launch.program) {  // a copy between devices: drain, then copy through the host
+      if (!r.launch.program) {  // a copy between devices or a collective: drain, then run it through the host
         flush();
-        rt::copy_between(*r.launch.bufs[0], *r.launch.bufs[1]);
+        if (r.launch.collective.empty()) rt::copy_between(*r.launch.bufs[0], *r.launch.bufs[1]);
+        else rt::run_collective(r.launch.collective, *r.launch.bufs[0], *r.launch.bufs[1]);
         continue;
       }
       for (const auto& p : r.inputs) std::memcpy(r.args.data() + p.offset, &addrs[p.index], 8);

@@ -27,14 +27,15 @@ class Recorder {
   std::deque<std::vector<uint8_t>> args_;  // stable addresses until the submit
 };
 
-// One launch (or copy) as the JIT records it.
+// One launch (or copy, or collective) as the JIT records it.
 struct CapturedLaunch {
-  std::shared_ptr<Program> program;           // null for a copy
-  std::vector<std::shared_ptr<Buffer>> bufs;  // kernel params; copies: {dst, src}
+  std::shared_ptr<Program> program;           // null for a copy or a collective
+  std::vector<std::shared_ptr<Buffer>> bufs;  // kernel params; copies and collectives: {dst, src}
   std::vector<std::string> var_names;         // kernel variables, in parameter order
   std::vector<int64_t> var_vals;
   tg_launch_dims dims{};
   uint64_t kir_hash = 0;
+  std::string collective;  // a collective's registered name (runtime/collectives.hpp)
 };
 
 // While set (per thread), every launch and copy the runtime makes is appended to *sink; nullptr stops capturing.

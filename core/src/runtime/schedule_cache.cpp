@@ -24,7 +24,7 @@ using namespace sched;
 
 namespace {
 
-constexpr uint32_t kFormat = 5;  // bump when the key or entry layout changes (or the op numbers)
+constexpr uint32_t kFormat = 6;  // bump when the key or entry layout changes (or the op numbers)
 
 // ---- bytes -------------------------------------------------------------------------------------------------------
 
@@ -294,7 +294,7 @@ Schedule deserialize(const std::vector<uint8_t>& bytes, const std::string& key_t
   for (auto& item : s.items) {
     Kernel& k = item.kernel;
     uint8_t kind = r.u8();
-    if (kind > static_cast<uint8_t>(ScheduleItem::Kind::COPY)) throw Corrupt();
+    if (kind > static_cast<uint8_t>(ScheduleItem::Kind::COLLECTIVE)) throw Corrupt();
     item.kind = static_cast<ScheduleItem::Kind>(kind);
     k.name = r.str(), k.n_outputs = static_cast<int>(r.i64()), k.custom = r.u8(), k.parallel = r.u8();
     size_t nout = static_cast<size_t>(r.count(64)), nlocal = static_cast<size_t>(r.count(3)),
@@ -310,7 +310,7 @@ Schedule deserialize(const std::vector<uint8_t>& bytes, const std::string& key_t
     if (!r.u8()) k.sink = nullptr;
     item.slots.resize(static_cast<size_t>(r.count(1 << 16)));
     for (int& sl : item.slots) sl = slot();
-    if (item.kind == ScheduleItem::Kind::COPY && item.slots.size() != 2) throw Corrupt();
+    if (item.kind != ScheduleItem::Kind::KERNEL && item.slots.size() != 2) throw Corrupt();
     describe_params(item, s.slots);
   }
   if (r.p != r.end) throw Corrupt();

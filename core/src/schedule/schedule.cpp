@@ -85,7 +85,7 @@ class Scheduler {
     for (const UOp* u : order) {
       int d = 0;
       for (const auto& x : u->src) d = std::max(d, depth[x.get()]);
-      const bool own_kernel = u->op == Op::BUFFER || u->op == Op::COPY || u->op == Op::CONTIGUOUS || shared_realize(u);
+      const bool own_kernel = u->op == Op::BUFFER || u->op == Op::COPY || u->op == Op::COLLECTIVE || u->op == Op::CONTIGUOUS || shared_realize(u);
       depth[u] = own_kernel ? 0 : d + 1;
       if (depth[u] >= kMaxFusedDepth && !is_movement(u->op)) cuts_.push_back(u->ptr()), cut_.insert(u), depth[u] = 0;
     }
@@ -102,6 +102,7 @@ class Scheduler {
     if (node->op == Op::BUFFER) return b_.input(*node);
     if (auto it = done_.find(node.get()); it != done_.end()) return it->second;
     if (node->op == Op::COPY) return realize_copy(node);
+    if (node->op == Op::COLLECTIVE) return realize_collective(node);
     UOpPtr body = node->op == Op::CONTIGUOUS ? node->src[0] : node;
     if (body->op == Op::BUFFER) return b_.input(*body);  // contiguous of a realized buffer is that buffer
 
@@ -122,6 +123,20 @@ class Scheduler {
     for (auto& [v, val] : kb.vars) item.kernel.vars.push_back(v), item.var_vals.push_back(val);
     item.slots = std::move(kb.bufs);
     describe_params(item, b_.out.slots);
+    b_.out.items.push_back(std::move(item));
+    done_[node.get()] = out;
+    keep_.push_back(node);
+    return out;
+  }
+
+  // The source realized here, then combined with the other ranks' into a buffer of its own.
+  int realize_collective(const UOpPtr& node) {
+    const int src_slot = realize(node->src[0]);
+    const int out = b_.add_slot(BufferSlot::Kind::TEMP, node->dtype, max_numel(*node), device_);
+    ScheduleItem item;
+    item.kind = ScheduleItem::Kind::COLLECTIVE;
+    item.kernel.name = node->arg_str();
+    item.slots = {out, src_slot};
     b_.out.items.push_back(std::move(item));
     done_[node.get()] = out;
     keep_.push_back(node);
@@ -246,7 +261,7 @@ class Scheduler {
         return load(s.realize(node), idx, shape, valid);
       if (node->op == Op::BUFFER) return load(s.b_.input(*node), idx, shape, valid);
       if (node->op == Op::CONST) return node->shape.empty() ? node : UOp::make(Op::CONST, node->dtype, {}, node->arg);
-      if (node->op == Op::COPY || node->op == Op::CONTIGUOUS) return load(s.realize(node), idx, shape, valid);
+      if (node->op == Op::COPY || node->op == Op::COLLECTIVE || node->op == Op::CONTIGUOUS) return load(s.realize(node), idx, shape, valid);
       if (auto f = fold_index(*node, idx, shape, [this](const UOpPtr& d) { return kdim(d); })) {
         // a padded source is read only inside the padding's bounds (the gate), and the output is 0 outside them
         if (!f->cond) return build(node->src[0], f->idx, valid, expanded || f->expanded);

@@ -42,9 +42,11 @@ struct BufferSlot {
 };
 
 struct ScheduleItem {
-  enum class Kind { KERNEL, COPY } kind = Kind::KERNEL;
+  // COLLECTIVE: dst = src combined with the other ranks' values; kernel.name is the collective's registered name
+  // (runtime/collectives.hpp)
+  enum class Kind { KERNEL, COPY, COLLECTIVE } kind = Kind::KERNEL;
   Kernel kernel;                  // for KERNEL
-  std::vector<int> slots;         // KERNEL: params in order (outputs first); COPY: {dst, src}
+  std::vector<int> slots;         // KERNEL: params in order (outputs first); COPY, COLLECTIVE: {dst, src}
   std::vector<int64_t> var_vals;  // values of kernel.vars for this launch
 };
 

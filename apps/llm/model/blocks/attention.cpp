@@ -9,31 +9,51 @@
 
 namespace tg::llm {
 
+HeadShare share_heads(const ModelBuilder& b, int64_t heads, int64_t kv_heads) {
+  const TensorParallel& tp = b.tp();
+  const int64_t G = heads / kv_heads;
+  if (!tp.split()) return {0, heads, 0, kv_heads};
+  if (kv_heads >= tp.world) {
+    auto [k0, k1] = tp.share(kv_heads, 1, b.file().path() + ": " + std::to_string(kv_heads) + " KV heads");
+    return {k0 * G, k1 * G, k0, k1};
+  }
+  const int64_t per = tp.world / kv_heads;  // ranks per KV head
+  if (tp.world % kv_heads != 0 || G % per != 0)
+    throw Error("tg-llm: " + b.file().path() + ": " + std::to_string(heads) + " query heads in " + std::to_string(kv_heads) +
+                " KV groups do not split over " + std::to_string(tp.world) + " ranks (use a count that divides the KV heads, or a multiple of "
+                "them that divides each group's query heads)");
+  const int64_t k = tp.rank / per, part = tp.rank % per, q = G / per;
+  return {k * G + part * q, k * G + (part + 1) * q, k, k + 1};
+}
+
 Attention::Attention(ModelBuilder& b, int64_t layer, const AttentionSpec& spec)
-    : spec_(spec),
-      H_(b.config().n_heads),
-      KV_(b.config().n_kv_heads),
+    : share_(share_heads(b, b.config().n_heads, b.config().n_kv_heads)),
+      spec_(spec),
+      H_(share_.q1 - share_.q0),
+      KV_(share_.k1 - share_.k0),
       hd_(b.config().head_dim),
       scale_(b.config().attn_scale),
       eps_(b.config().norm_eps),
       max_score_bytes_(b.max_score_bytes()),
       rope_(b.rope(spec.rope_base > 0 ? spec.rope_base : b.config().rope_base, spec.rope_scaled)),
       state_(&b.state()),
-      q_(b.matrix(ModelBuilder::blk(layer, "attn_q.weight"), (spec.output_gate ? 2 : 1) * H_ * hd_, b.config().d_model)),
-      k_(b.matrix(ModelBuilder::blk(layer, "attn_k.weight"), KV_ * hd_, b.config().d_model)),
-      v_(b.matrix(ModelBuilder::blk(layer, "attn_v.weight"), KV_ * hd_, b.config().d_model)),
-      o_(b.matrix(ModelBuilder::blk(layer, "attn_output.weight"), b.config().d_model, H_ * hd_)),
+      q_(b.matrix_rows(ModelBuilder::blk(layer, "attn_q.weight"), (spec.output_gate ? 2 : 1) * b.config().n_heads * hd_, b.config().d_model,
+                       (spec.output_gate ? 2 : 1) * share_.q0 * hd_, (spec.output_gate ? 2 : 1) * share_.q1 * hd_)),
+      k_(b.matrix_rows(ModelBuilder::blk(layer, "attn_k.weight"), b.config().n_kv_heads * hd_, b.config().d_model, share_.k0 * hd_, share_.k1 * hd_)),
+      v_(b.matrix_rows(ModelBuilder::blk(layer, "attn_v.weight"), b.config().n_kv_heads * hd_, b.config().d_model, share_.k0 * hd_, share_.k1 * hd_)),
+      o_(b.matrix_cols(ModelBuilder::blk(layer, "attn_output.weight"), b.config().d_model, b.config().n_heads * hd_, share_.q0 * hd_, share_.q1 * hd_)),
       k_cache_(&b.state().add_kv_cache(KV_ * hd_)),
       v_cache_(&b.state().add_kv_cache(KV_ * hd_)) {
   const std::string p = ModelBuilder::blk(layer, "");
-  const int64_t q_dim = H_ * hd_, kv_dim = KV_ * hd_;
+  const int64_t q_dim = b.config().n_heads * hd_, kv_dim = b.config().n_kv_heads * hd_;
   if (b.config().value_dim != hd_)
     throw Error("tg-llm: " + b.file().path() + ": value length " + std::to_string(b.config().value_dim) + " differs from key length " + std::to_string(hd_));
   if (spec.qkv_bias) {
-    q_bias_ = b.optional_vector(p + "attn_q.bias", q_dim);
-    k_bias_ = b.optional_vector(p + "attn_k.bias", kv_dim);
-    v_bias_ = b.optional_vector(p + "attn_v.bias", kv_dim);
+    q_bias_ = b.optional_vector(p + "attn_q.bias", q_dim, share_.q0 * hd_, share_.q1 * hd_);
+    k_bias_ = b.optional_vector(p + "attn_k.bias", kv_dim, share_.k0 * hd_, share_.k1 * hd_);
+    v_bias_ = b.optional_vector(p + "attn_v.bias", kv_dim, share_.k0 * hd_, share_.k1 * hd_);
   }
+  if (spec.qk_norm_whole) b.refuse_split("QK-norm over all heads");
   if (spec.qk_norm || spec.qk_norm_whole) {
     q_norm_ = b.vector(p + "attn_q_norm.weight", spec.qk_norm_whole ? q_dim : hd_);
     k_norm_ = b.vector(p + "attn_k_norm.weight", spec.qk_norm_whole ? kv_dim : hd_);

@@ -35,9 +35,18 @@ Dim key_span(const SequenceState& state, int64_t T, const BoundVariable& pos, in
 // `window` positions, 0: none) applied from absolute positions; realized.
 Tensor causal_softmax(const SequenceState& state, const Tensor& scores, int64_t T, const BoundVariable& pos, const Dim& len, int64_t window = 0);
 
+// A rank's query heads [q0, q1) and KV heads [k0, k1) of a tensor-parallel model: whole KV groups where there
+// are at least as many KV heads as ranks, else each KV head on world / KV ranks, each with a share of its group's
+// query heads (as vLLM replicates KV heads). One rank: every head.
+struct HeadShare {
+  int64_t q0, q1, k0, k1;
+};
+HeadShare share_heads(const ModelBuilder& b, int64_t heads, int64_t kv_heads);
+
 class Attention final : public Mixer {
  public:
-  // Loads blk.<layer>.attn_{q,k,v,output} (and what the spec adds) and adds the layer's KV caches to the state.
+  // Loads blk.<layer>.attn_{q,k,v,output} (and what the spec adds) and adds the layer's KV caches to the state;
+  // tensor-parallel, this rank's heads (share_heads) and the partial output of its heads.
   Attention(ModelBuilder& b, int64_t layer, const AttentionSpec& spec);
   // h (T, d_model), already normed -> (T, d_model), after the output projection.
   Tensor forward(const Tensor& h, const Pass& p) override;
@@ -46,6 +55,7 @@ class Attention final : public Mixer {
   // q (T, H, hd) and k (T, KV, hd) before RoPE, v (T, KV * hd): T tokens of one sequence -> (T, H * hd)
   Tensor attend(Tensor q, Tensor k, const Tensor& v, int64_t T, const SeqPos& at, int64_t key_len);
 
+  HeadShare share_;
   AttentionSpec spec_;
   int64_t H_, KV_, hd_;
   double scale_, eps_;

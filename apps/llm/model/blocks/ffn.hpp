@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <utility>
 
 #include "model/model_builder.hpp"
 #include "model/pass.hpp"
@@ -21,11 +23,13 @@ class FeedForward {
 
 class GatedFfn final : public FeedForward {
  public:
-  // Loads blk.<layer>.ffn_{gate,up,down}<suffix> (d_ff rows; config().d_ff unless given).
+  // Loads blk.<layer>.ffn_{gate,up,down}<suffix> (d_ff rows; config().d_ff unless given); tensor-parallel, this
+  // rank's columns (whole blocks of ffn_down), and the partial output of its columns.
   GatedFfn(ModelBuilder& b, int64_t layer, Activation act, const std::string& suffix = "", int64_t d_ff = 0);
   Tensor operator()(const Tensor& h, const Pass& p) const override;
 
  private:
+  GatedFfn(ModelBuilder& b, int64_t layer, Activation act, const std::string& suffix, int64_t d_ff, std::pair<int64_t, int64_t> cols);
   Activation act_;
   QuantMatrix gate_, up_, down_;
 };

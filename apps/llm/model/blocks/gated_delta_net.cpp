@@ -12,7 +12,7 @@ int64_t conv_width(const DeltaNetShape& s) { return (2 * s.key_heads + s.value_h
 }  // namespace
 
 GatedDeltaNet::GatedDeltaNet(ModelBuilder& b, int64_t layer, const DeltaNetShape& shape)
-    : s_(shape),
+    : s_((b.refuse_split("gated delta net"), shape)),
       eps_(b.config().norm_eps),
       rows_per_slot_(b.state().rows_per_slot()),
       state_(&b.state()),

@@ -12,7 +12,7 @@ std::string blk(int64_t layer, const char* name) { return ModelBuilder::blk(laye
 }  // namespace
 
 MlaAttention::MlaAttention(ModelBuilder& b, int64_t layer, const MlaShape& s)
-    : s_(s),
+    : s_((b.refuse_split("multi-head latent attention"), s)),
       H_(b.config().n_heads),
       eps_(b.config().norm_eps),
       rope_(b.rope(b.config().rope_base)),

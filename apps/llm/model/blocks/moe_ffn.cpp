@@ -59,7 +59,7 @@ int64_t padded_tokens(int64_t n) {
 }  // namespace
 
 MoeFfn::MoeFfn(ModelBuilder& b, int64_t layer, const MoeShape& shape)
-    : shape_(shape),
+    : shape_((b.refuse_split("mixture of experts"), shape)),
       router_(b.matrix(blk(layer, "ffn_gate_inp.weight"), shape.experts, b.config().d_model)),
       // a decode step reads k of the E experts' rows
       gate_(b.matrix(blk(layer, "ffn_gate_exps.weight"), shape.experts * shape.d_ff, b.config().d_model,

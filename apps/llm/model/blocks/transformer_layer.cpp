@@ -13,6 +13,7 @@ TransformerLayer::TransformerLayer(ModelBuilder& b, int64_t layer, std::unique_p
 
 TransformerLayer::TransformerLayer(ModelBuilder& b, int64_t layer, std::unique_ptr<Mixer> mixer, std::unique_ptr<FeedForward> ffn, const Spec& spec)
     : eps_(b.config().norm_eps),
+      tp_(b.tp()),
       attn_norm_(b.vector(blk(layer, "attn_norm"), b.config().d_model)),
       ffn_norm_(b.vector(blk(layer, spec.ffn_norm), b.config().d_model)),
       mixer_(std::move(mixer)),
@@ -24,10 +25,10 @@ TransformerLayer::TransformerLayer(ModelBuilder& b, int64_t layer, std::unique_p
 }
 
 Tensor TransformerLayer::forward(const Tensor& x, const Pass& p) {
-  Tensor a = mixer_->forward(rms_norm(x, attn_norm_, eps_), p);
+  Tensor a = tp_.sum(mixer_->forward(rms_norm(x, attn_norm_, eps_), p));
   if (post_attn_norm_) a = rms_norm(a, *post_attn_norm_, eps_);
   Tensor r = (x + a).realize();  // the residual stream is read twice: realized once, not recomputed by each reader
-  Tensor f = (*ffn_)(rms_norm(r, ffn_norm_, eps_), p);
+  Tensor f = tp_.sum((*ffn_)(rms_norm(r, ffn_norm_, eps_), p));
   if (post_ffn_norm_) f = rms_norm(f, *post_ffn_norm_, eps_);
   return (r + f).realize();
 }

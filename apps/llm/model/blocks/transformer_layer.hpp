@@ -1,5 +1,5 @@
 // The pre-norm layer: x + mixer(norm(x)), then x + ffn(norm(x)); the mixer is attention or a recurrence, the FFN
-// dense or a mixture of experts. With post-norms (gemma) each half's output is normed again before it joins the
+// dense or a mixture of experts. Tensor-parallel, each half's partial output is summed over the ranks. With post-norms (gemma) each half's output is normed again before it joins the
 // residual stream.
 #pragma once
 
@@ -27,6 +27,7 @@ class TransformerLayer final : public Layer {
 
  private:
   double eps_;
+  TensorParallel tp_;
   Tensor attn_norm_, ffn_norm_;
   std::optional<Tensor> post_attn_norm_, post_ffn_norm_;
   std::unique_ptr<Mixer> mixer_;

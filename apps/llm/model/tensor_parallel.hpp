@@ -1,0 +1,29 @@
+// Tensor parallelism (Megatron-style): each rank holds a share of every layer's attention heads and FFN columns.
+// The first products of a block are column-parallel (rows of q, k, v, gate and up: the rank's heads or columns,
+// read in place), the last are row-parallel (the matching columns of attn_output and ffn_down, copied out of each
+// row), and their partial outputs are summed over the ranks: one allreduce after attention and one after the FFN.
+// The embedding, norms and output head are whole on every rank, so every rank computes the same logits.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "tg/comm.hpp"
+#include "tg/tensor.hpp"
+
+namespace tg::llm {
+
+struct TensorParallel {
+  int rank = 0, world = 1;
+  Communicator* comm = nullptr;  // must outlive the model (world > 1)
+
+  bool split() const { return world > 1; }
+  // This rank's part [begin, end) of n indices in units of `unit` (whole heads, whole quantization blocks): the
+  // units dealt out as evenly as they go. `what` names them in the error when some rank would get none.
+  std::pair<int64_t, int64_t> share(int64_t n, int64_t unit, const std::string& what) const;
+  // A block's partial output summed over the ranks (itself on one rank): a lazy allreduce, captured by the Jit.
+  Tensor sum(const Tensor& partial) const { return split() ? allreduce(partial, *comm) : partial; }
+};
+
+}  // namespace tg::llm

@@ -1,0 +1,170 @@
+// Tensor-parallel models (model/tensor_parallel.hpp, ranks.hpp) on devices of this process, CPU:0 .. CPU:n-1, one
+// thread a rank: a synthetic model (gen_synthetic_model.py, with its float64 reference) split over 2 and 4 ranks
+// must give the reference's prompt logits (within the single-device bound) and exactly the single-device run's
+// greedy tokens, decoded step by step under a tg::Jit that captures the allreduces. Then the splits it refuses,
+// each with one clear error.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <mutex>
+#include <random>
+
+#include "model/model.hpp"
+#include "raw_files.hpp"
+#include "ranks.hpp"
+#include "tg/error.hpp"
+#include "tg/jit.hpp"
+
+using namespace tg;
+using namespace tg::llm;
+
+namespace {
+
+constexpr int64_t kVocab = 300, kPrompt = 7, kSteps = 24;
+
+struct Split {
+  const char* arch;
+  const char* wtype;
+  int ranks;
+  double tol;  // max |error| / max |logit| of the prompt's logits against the float64 reference (model_test's bounds)
+};
+
+std::string make_model(const Split& c, uint32_t seed, const std::vector<int32_t>& prompt) {
+  const std::string path = ::testing::TempDir() + "tg_tp_" + c.arch + "_" + c.wtype + "_" + std::to_string(::getpid()) + ".gguf";
+  std::string toks;
+  for (int32_t t : prompt) toks += (toks.empty() ? "" : ",") + std::to_string(t);
+  const std::string cmd = std::string(TG_PYTHON) + " " + TG_LLM_TEST_DIR + "/gen_synthetic_model.py " + path + " --arch " + c.arch + " --wtype " + c.wtype +
+                          " --seed " + std::to_string(seed) + " --vocab " + std::to_string(kVocab) + " --steps 1 --tokens " + toks;
+  if (std::system(cmd.c_str()) != 0) throw std::runtime_error("the generator failed: " + cmd);
+  return path;
+}
+
+int32_t argmax(const std::vector<float>& v) { return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin()); }
+
+// One rank's run: the prompt's logits, then kSteps greedy steps decoded one at a time under a Jit: each step's
+// logits and argmax. `fed`: the tokens fed back (the single-device run's), else its own picks.
+struct RankRun {
+  std::vector<std::vector<float>> logits;  // after the prompt, then after each step
+  std::vector<int32_t> tokens;
+};
+RankRun greedy(const std::string& path, const Rank& rank, const std::vector<int32_t>& prompt, const std::vector<int32_t>& fed = {}) {
+  auto model = Model::load(path, {.device = rank.device, .max_context = 64, .kv = KvType::f32, .tp = rank.tp});
+  RankRun run;
+  run.logits.push_back(model->forward(prompt, 0).to_vector<float>());
+  Jit decode([&](const std::vector<Tensor>& in, const std::vector<BoundVariable>& vars) {
+    return std::vector<Tensor>{model->decode(in[0], {SeqPos{vars[0], vars[1]}})};
+  });
+  for (int64_t s = 0; s < kSteps; ++s) {
+    run.tokens.push_back(argmax(run.logits.back()));
+    const int32_t next = fed.empty() ? run.tokens.back() : fed[static_cast<size_t>(s)];
+    Tensor tok = Tensor::from_vector(std::vector<int32_t>{next}, {1}, dtypes::int32, model->device());
+    const SeqPos at = model->decode_position(0, 0, kPrompt + s);
+    run.logits.push_back(decode({tok}, {at.base, at.pos})[0].to_vector<float>());
+  }
+  return run;
+}
+
+std::vector<std::string> cpu_devices(int n) {
+  std::vector<std::string> d;
+  for (int i = 0; i < n; ++i) d.push_back("CPU:" + std::to_string(i));
+  return d;
+}
+
+class TensorParallelModel : public ::testing::TestWithParam<Split> {};
+
+TEST_P(TensorParallelModel, MatchesTheReferenceAndTheSingleDeviceTokens) {
+  const Split c = GetParam();
+  const uint32_t seed = std::random_device{}();
+  std::cout << "tensor_parallel_test " << c.arch << " " << c.wtype << " over " << c.ranks << " ranks: seed=" << seed << "\n";
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> id(3, kVocab - 1);
+  std::vector<int32_t> prompt(kPrompt);
+  for (auto& t : prompt) t = id(rng);
+  const std::string path = make_model(c, seed, prompt);
+  const std::vector<double> want = read_raw<double>(path + ".logits.f64");  // row kPrompt - 1: after the prompt
+  ASSERT_GE(want.size(), static_cast<size_t>(kPrompt * kVocab));
+
+  // the split model is fed the single-device run's tokens: its partial sums add in another order, so where the
+  // single-device logits have a near tie (random weights repeat themselves into those) the pick may differ there;
+  // anywhere else it must be the same token
+  const RankRun whole = greedy(path, Rank{}, prompt);
+  std::vector<RankRun> runs(static_cast<size_t>(c.ranks));
+  run_local_ranks(cpu_devices(c.ranks), [&](const Rank& r) { runs[static_cast<size_t>(r.tp.rank)] = greedy(path, r, prompt, whole.tokens); });
+
+  auto max_abs = [](const auto* v) {
+    double m = 0;
+    for (int64_t i = 0; i < kVocab; ++i) m = std::max(m, std::fabs(static_cast<double>(v[i])));
+    return m;
+  };
+  const double* w = want.data() + (kPrompt - 1) * kVocab;
+  double err = 0;
+  for (int64_t i = 0; i < kVocab; ++i) err = std::max(err, std::fabs(runs[0].logits[0][static_cast<size_t>(i)] - w[i]));
+  EXPECT_LE(err / max_abs(w), c.tol) << "the split model's prompt logits against the float64 reference";
+  int same = 0;
+  for (size_t s = 0; s < whole.tokens.size(); ++s) {
+    const int32_t mine = runs[0].tokens[s], want_tok = whole.tokens[s];
+    const std::vector<float>& lw = whole.logits[s];
+    if (mine == want_tok) ++same;
+    else EXPECT_LE(lw[static_cast<size_t>(want_tok)] - lw[static_cast<size_t>(mine)], 1e-4 * max_abs(lw.data()))
+        << "step " << s << ": the split model picks " << mine << ", the single device " << want_tok << " (no near tie)";
+  }
+  for (int r = 1; r < c.ranks; ++r) EXPECT_EQ(runs[static_cast<size_t>(r)].logits, runs[0].logits) << "rank " << r << " computed other logits than rank 0";
+  std::cout << "tensor_parallel_test " << c.arch << " " << c.wtype << ": " << same << "/" << whole.tokens.size()
+            << " greedy tokens equal to the single device's, prompt logits within " << err / max_abs(w) << " of the reference\n";
+  if (!HasFailure())
+    for (const char* suffix : {"", ".logits.f64", ".greedy.i32"}) std::filesystem::remove(path + suffix);
+}
+
+// llama: 4 heads in 2 KV groups (2 ranks: a group each; 4 ranks: each KV head on two ranks, one query head
+// each); qwen2: QKV biases split with their heads; qwen3: per-head QK-norm; gemma3: one KV head on every rank,
+// post-norms after the sums, sliding windows.
+INSTANTIATE_TEST_SUITE_P(Splits, TensorParallelModel,
+                         ::testing::Values(Split{"llama", "F32", 2, 1e-3}, Split{"llama", "Q8_0", 4, 5e-2}, Split{"qwen2", "Q8_0", 2, 5e-2},
+                                           Split{"qwen3", "Q8_0", 2, 5e-2}, Split{"gemma3", "Q8_0", 2, 5e-2}),
+                         [](const auto& info) {
+                           return std::string(info.param.arch) + "_" + info.param.wtype + "_" + std::to_string(info.param.ranks) + "_ranks";
+                         });
+
+// Splits that cannot be made: one error naming what does not split, from the rank that found it.
+TEST(TensorParallelErrors, WhatDoesNotSplitIsNamed) {
+  const std::vector<int32_t> prompt = {5, 6, 7};
+  struct Bad {
+    Split split;
+    const char* message;
+  } cases[] = {
+      {{"llama", "F32", 3, 0}, "4 query heads in 2 KV groups do not split over 3 ranks"},
+      {{"olmoe", "F32", 2, 0}, "olmoe's mixture of experts cannot run tensor-parallel yet"},
+      {{"qwen3moe", "F32", 2, 0}, "qwen3moe's mixture of experts cannot run tensor-parallel yet"},
+      // 256-value blocks: the 4 heads of 64 split at column 128 of attn_output, inside a block
+      {{"llama", "Q4_K", 2, 0}, "'blk.0.attn_output.weight' (Q4_K, blocks of 256) cannot be split at column 128"},
+  };
+  for (const Bad& b : cases) {
+    const std::string path = make_model(b.split, 7, prompt);
+    try {
+      run_local_ranks(cpu_devices(b.split.ranks), [&](const Rank& r) { greedy(path, r, prompt); });
+      ADD_FAILURE() << b.split.arch << " over " << b.split.ranks << " ranks loaded";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(b.message), std::string::npos) << e.what();
+    }
+    for (const char* suffix : {"", ".logits.f64", ".greedy.i32"}) std::filesystem::remove(path + suffix);
+  }
+  EXPECT_THROW(parse_device_list("CPU:0,,CPU:1"), Error);
+  EXPECT_THROW(parse_device_list("CPU:0,CPU:0"), Error);
+}
+
+TEST(TensorParallelErrors, AnUnknownDeviceFailsEveryRank) {
+  const std::vector<int32_t> prompt = {5, 6, 7};
+  const std::string path = make_model({"llama", "F32", 2, 0}, 7, prompt);
+  try {
+    run_local_ranks({"CPU:0", "NOSUCHDEV:1"}, [&](const Rank& r) { greedy(path, r, prompt); });
+    ADD_FAILURE() << "a model loaded on NOSUCHDEV:1";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("NOSUCHDEV"), std::string::npos) << e.what();
+  }
+  for (const char* suffix : {"", ".logits.f64", ".greedy.i32"}) std::filesystem::remove(path + suffix);
+}
+
+}  // namespace
