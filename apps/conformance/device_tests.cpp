@@ -1,5 +1,6 @@
 // The multi-device battery (tier "multi-device"): every device of the plugin opens beside the others, runs a
-// kernel of its own, and data moves between devices through the host. Skipped for a plugin with one device.
+// kernel of its own, and data moves between devices through the host, and through the plugin's peer copy (ABI
+// 1.7) where it has one. Skipped for a plugin with one device.
 #include "harness.hpp"
 
 #include <memory>
@@ -31,6 +32,7 @@ class Device {
     if (device_ && owned_) a.device_close(device_);
   }
 
+  tg_device handle() const { return device_; }
   tg_buffer_desc upload(const std::vector<int32_t>& data) {
     tg_buffer_desc b{};
     TGC_OK(api().allocator_alloc(device_, data.size() * 4, &b));
@@ -107,10 +109,40 @@ void every_device_runs_a_kernel() {
   }
 }
 
+// ABI 1.7's allocator_copy_peer, where the table has it: 800 bytes from offset 12 of a buffer on device 0 to
+// offset 40 of one on the last device, the bytes around the range untouched; then back the other way; and a
+// range past a buffer's end refused with TG_ERR_INVALID_ARGUMENT, the destination left as it was.
+void peer_copy_moves_bytes() {
+  const uint32_t count = require_devices();
+  const tg_plugin_api& a = api();
+  if (!TG_ABI_HAS(&a, tg_plugin_api, allocator_copy_peer) || a.allocator_copy_peer == nullptr)
+    throw Skip("the plugin has no allocator_copy_peer (ABI 1.7): the core copies between its devices through the host");
+  constexpr uint32_t n = 256;
+  Device first(0), last(count - 1);
+  std::vector<int32_t> pattern(n), fill(n, -7);
+  for (uint32_t i = 0; i < n; ++i) pattern[i] = static_cast<int32_t>(i * 2654435761u);
+  const tg_buffer_desc src = first.upload(pattern), dst = last.upload(fill);
+  TGC_OK(a.allocator_copy_peer(last.handle(), &dst, 40, first.handle(), &src, 12, 800));
+  std::vector<int32_t> got = last.download(dst);
+  for (uint32_t i = 0; i < n; ++i) {
+    const int32_t want = i >= 10 && i < 210 ? pattern[i - 10 + 3] : -7;
+    expect(got[i] == want, cat("allocator_copy_peer(device ", count - 1, " at byte 40 <- device 0 at byte 12, 800 bytes): element ", i,
+                               " is ", got[i], ", expected ", want, i >= 10 && i < 210 ? "" : " (outside the copied range)"));
+  }
+  TGC_OK(a.allocator_copy_peer(first.handle(), &src, 0, last.handle(), &dst, 0, n * 4));
+  expect(first.download(src) == got, "allocator_copy_peer back from the last device to device 0 did not copy the whole buffer");
+  const Status s = TGC_STATUS(a.allocator_copy_peer(last.handle(), &dst, 8, first.handle(), &src, 0, n * 4));
+  expect(!s.ok() && s.code == TG_ERR_INVALID_ARGUMENT,
+         cat("allocator_copy_peer of ", n * 4, " bytes to byte 8 of a ", n * 4, "-byte buffer returned ", s.ok() ? "success" : code_name(s.code),
+             ", expected TG_ERR_INVALID_ARGUMENT"));
+  expect(last.download(dst) == got, "a refused allocator_copy_peer changed the destination buffer");
+}
+
 }  // namespace
 
 void add_device_tests(Tests& tests) {
   tests.push_back({"multi_device.every_device_runs_a_kernel", Tier::MultiDevice, every_device_runs_a_kernel});
+  tests.push_back({"multi_device.peer_copy_moves_bytes", Tier::MultiDevice, peer_copy_moves_bytes});
 }
 
 }  // namespace tg::conformance

@@ -81,6 +81,7 @@ struct HipApi {
   hipError_t (*hipEventSynchronize)(hipEvent_t);
   hipError_t (*hipEventElapsedTime)(float*, hipEvent_t, hipEvent_t);
   const char* (*hipGetErrorName)(hipError_t);
+  hipError_t (*hipMemcpyPeer)(void*, int, const void*, int, size_t);
 };
 
 // libamdhip64, loaded and hipInit'ed once; throws TG_ERR_UNAVAILABLE saying why not (no ROCm, no GPU).
@@ -136,6 +137,7 @@ struct AllocatorHooks {
   static void release(uint64_t addr);
   static void copy_in(uint64_t addr, const void* src, uint64_t size);
   static void copy_out(void* dst, uint64_t addr, uint64_t size);
+  static void copy_peer(Device& dst, uint64_t dst_addr, Device& src, uint64_t src_addr, uint64_t size);  // hipMemcpyPeer
 };
 using AllocatorSlots = sdk::DeviceAllocatorSlots<AllocatorHooks>;  // the table's allocator_* slots
 

@@ -51,7 +51,8 @@ const LoadedHip& loaded_hip() {
         "hipModuleLoadData", "hipModuleUnload",    "hipModuleGetFunction",  "hipModuleLaunchKernel",
         "hipStreamCreateWithFlags", "hipStreamDestroy", "hipStreamSynchronize", "hipDeviceSynchronize",
         "hipEventCreateWithFlags", "hipEventDestroy", "hipEventRecord",     "hipEventQuery",
-        "hipEventSynchronize", "hipEventElapsedTime", "hipGetErrorName"};
+        "hipEventSynchronize", "hipEventElapsedTime", "hipGetErrorName",
+        "hipMemcpyPeer"};
     if (std::string missing = sdk::resolve_api(lib, out.api, names); !missing.empty()) {
       out.error = cat("the HIP runtime has no ", missing, ": it is older than ROCm 6");
       return out;

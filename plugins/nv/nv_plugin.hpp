@@ -80,6 +80,7 @@ struct CudaApi {
   CUresult (*cuEventSynchronize)(CUevent);
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
   CUresult (*cuGetErrorName)(CUresult, const char**);
+  CUresult (*cuMemcpyPeer)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t);
 };
 
 struct NvrtcApi {
@@ -149,6 +150,7 @@ struct AllocatorHooks {
   static void release(uint64_t addr);
   static void copy_in(uint64_t addr, const void* src, uint64_t size);
   static void copy_out(void* dst, uint64_t addr, uint64_t size);
+  static void copy_peer(Device& dst, uint64_t dst_addr, Device& src, uint64_t src_addr, uint64_t size);  // cuMemcpyPeer
 };
 using AllocatorSlots = sdk::DeviceAllocatorSlots<AllocatorHooks>;  // the table's allocator_* slots
 
@@ -160,6 +162,11 @@ struct ProgramHooks {
                                        sdk::Signature signature);
 };
 using ProgramSlots = sdk::ProgramSlots<ProgramHooks>;  // the table's program_* slots
+
+// collectives.cpp: the device-collectives extension (tg/plugin_collectives.h) over NCCL, loaded at run time
+struct Lifecycle {
+  static const void* get_extension(const char* name) noexcept;
+};
 
 // hwqueue.cpp: tg::sdk::DeviceQueue over one CUDA stream, events as signals and timestamps
 struct QueueBackend;

@@ -37,7 +37,8 @@ const LoadedCuda& loaded_cuda() {
         "cuMemcpyDtoH_v2", "cuMemcpyDtoDAsync_v2",   "cuModuleLoadData",    "cuModuleUnload",
         "cuModuleGetFunction", "cuLaunchKernel",     "cuStreamCreate",      "cuStreamDestroy_v2",
         "cuStreamSynchronize", "cuEventCreate",      "cuEventDestroy_v2",   "cuEventRecord",
-        "cuEventQuery",    "cuEventSynchronize",     "cuEventElapsedTime",  "cuGetErrorName"};
+        "cuEventQuery",    "cuEventSynchronize",     "cuEventElapsedTime",  "cuGetErrorName",
+        "cuMemcpyPeer"};
     if (std::string missing = sdk::resolve_api(lib, out.api, names); !missing.empty()) {
       out.error = cat("libcuda.so.1 has no ", missing, ": the NVIDIA driver is too old");
       return out;
@@ -175,7 +176,7 @@ std::shared_ptr<Device> DeviceHooks::open(uint32_t index) {
 
 const tg_plugin_api& plugin_api() {
   static const tg_plugin_api api = sdk::plugin_table<DeviceSlots, RendererSlots, CompilerSlots, AllocatorSlots,
-                                                     ProgramSlots, QueueSlots>("nv", "NV");
+                                                     ProgramSlots, QueueSlots, Lifecycle>("nv", "NV");
   return api;
 }
 

@@ -80,4 +80,17 @@ TEST(LocalErrors, MismatchedCountsFailOnEveryRank) {
   EXPECT_EQ(failed, 2);
 }
 
+// A device communicator needs its plugin's collectives extension: the CPU has none (its tensors already are host
+// memory), and a device that is not there is named.
+TEST(DeviceCommunicator, RefusesDevicesWithoutDeviceCollectives) {
+  auto comms = tg::local_communicators(1);
+  try {
+    tg::device_communicator(*comms[0], "CPU");
+    FAIL() << "a device communicator on the CPU";
+  } catch (const tg::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("CPU's plugin has no device collectives (tg.collectives.v1)"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(tg::device_communicator(*comms[0], "NOSUCHDEV"), std::exception);
+}
+
 }  // namespace

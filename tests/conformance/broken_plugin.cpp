@@ -3,6 +3,7 @@
 //   add      float32 ADD is rendered as SUB (a wrong op result, caught by the op battery)
 //   copy_in  allocator_copy_in drops the last byte of every copy (an off-by-one, caught by the round trips)
 //   crash    allocator_copy_out writes through a null pointer (the suite must survive to name the call)
+//   peer_copy  two devices, whose allocator_copy_peer copies the bytes one element too far
 // and one mode that is not broken:
 //   two_devices  the one CPU presented as two devices, so the multi-device tier runs without such hardware
 #include <tg/plugin_abi.h>
@@ -60,6 +61,11 @@ tg_status_t two_device_count(uint32_t* out_count) {
   return status;
 }
 
+tg_status_t copy_peer_one_element_late(tg_device dst_device, const tg_buffer_desc* dst, uint64_t dst_offset, tg_device src_device,
+                                       const tg_buffer_desc* src, uint64_t src_offset, uint64_t size) {
+  return g_cpu->allocator_copy_peer(dst_device, dst, dst_offset + 4, src_device, src, src_offset, size >= 4 ? size - 4 : size);
+}
+
 tg_status_t open_either_as_cpu0(uint32_t index, tg_device* out_device) {
   if (index > 1) return tg::sdk::make_status(TG_ERR_INVALID_ARGUMENT, "no cpu-twice device " + std::to_string(index) + "; there are 2");
   return g_cpu->device_open(0, out_device);
@@ -87,7 +93,8 @@ extern "C" __attribute__((visibility("default"))) const tg_plugin_api* tg_plugin
   if (mode() == "copy_in") g_table.allocator_copy_in = copy_in_short_by_one;
   if (mode() == "crash") g_table.allocator_copy_out = copy_out_crashes;
   if (mode() == "hang") g_table.allocator_copy_out = copy_out_hangs;
-  if (mode() == "two_devices") {
+  if (mode() == "peer_copy") g_table.allocator_copy_peer = copy_peer_one_element_late;
+  if (mode() == "two_devices" || mode() == "peer_copy") {
     g_table.plugin_name = "cpu-twice";
     g_table.device_count = two_device_count;
     g_table.device_open = open_either_as_cpu0;

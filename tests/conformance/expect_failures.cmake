@@ -1,7 +1,7 @@
 # Runs tg-conformance against a plugin that is meant to fail and checks that the tool noticed: it must exit
 # with EXIT_CODE (default 1: tests failed; 2: the plugin crashed), print each line in EXPECT (a ;-list of
-# substrings), and write a JSON report marking FAILED_TEST failed in tier "core".
-#   cmake -DTOOL=... -DPLUGIN=... -DFILTER=... -DEXPECT=... -DFAILED_TEST=... -DJSON=... [-DEXIT_CODE=2]
+# substrings), and write a JSON report marking FAILED_TEST failed in tier TIER (default "core").
+#   cmake -DTOOL=... -DPLUGIN=... -DFILTER=... -DEXPECT=... -DFAILED_TEST=... -DJSON=... [-DEXIT_CODE=2] [-DTIER=...]
 #         [-DEXTRA_ARGS=<;-list of more tg-conformance arguments>] -P expect_failures.cmake
 cmake_policy(VERSION 3.25)  # quoted strings in if() are strings, never variable names
 execute_process(COMMAND "${TOOL}" "${PLUGIN}" --filter "${FILTER}" --json "${JSON}" ${EXTRA_ARGS}
@@ -9,6 +9,9 @@ execute_process(COMMAND "${TOOL}" "${PLUGIN}" --filter "${FILTER}" --json "${JSO
 message("${out}${err}")
 if(NOT DEFINED EXIT_CODE)
   set(EXIT_CODE 1)
+endif()
+if(NOT DEFINED TIER)
+  set(TIER core)
 endif()
 if(rc EQUAL 0)
   message(FATAL_ERROR "tg-conformance passed a plugin that is broken on purpose")
@@ -32,7 +35,7 @@ foreach(i RANGE ${last})
     string(JSON status GET "${report}" tests ${i} status)
     string(JSON tier GET "${report}" tests ${i} tier)
     string(JSON text GET "${report}" tests ${i} message)
-    if(NOT status STREQUAL "failed" OR NOT tier STREQUAL "core" OR text STREQUAL "")
+    if(NOT status STREQUAL "failed" OR NOT tier STREQUAL TIER OR text STREQUAL "")
       message(FATAL_ERROR "the JSON report has ${FAILED_TEST} as ${status} in tier ${tier} with message '${text}'")
     endif()
     set(found TRUE)

@@ -43,10 +43,14 @@ Model::Model(std::shared_ptr<GGUFFile> file, const LoadOptions& opts) : file_(st
   if (opts.decode_rows > 1 && opts.decode_rows <= max_ctx) chunk_pos_.emplace("chunk_pos", 0, max_ctx - opts.decode_rows);
   ModelBuilder b(file_, cfg_, *state_, device_, opts.max_score_bytes, opts.tp);
   const int64_t d = cfg_.d_model;
-  // the embedding reads one row per token; a head tied to it reads all of it
-  const bool tied = !b.has("output.weight");
-  embed_ = std::make_unique<QuantMatrix>(b.matrix("token_embd.weight", cfg_.vocab, d, tied ? 1.0 : 0.0));
-  output_ = std::make_unique<QuantMatrix>(tied ? *embed_ : b.matrix("output.weight", cfg_.vocab, d));
+  // the embedding reads one row per token; a head tied to it reads all of it. Tensor-parallel, each rank's head
+  // holds its share of the vocabulary (the head is a small model's largest matrix), its logits summed into place
+  tp_ = opts.tp;
+  head_ = tp_.share(cfg_.vocab, 1, file_->path() + ": the vocabulary of " + std::to_string(cfg_.vocab) + " tokens");
+  const bool tied = !b.has("output.weight"), whole_head = head_.second - head_.first == cfg_.vocab;
+  embed_ = std::make_unique<QuantMatrix>(b.matrix("token_embd.weight", cfg_.vocab, d, tied && whole_head ? 1.0 : 0.0));
+  output_ = std::make_unique<QuantMatrix>(tied && whole_head ? *embed_
+                                                             : b.matrix_rows(tied ? "token_embd.weight" : "output.weight", cfg_.vocab, d, head_.first, head_.second));
   out_norm_ = std::make_unique<Tensor>(b.vector("output_norm.weight", d));
   decoder_ = arch.build(b);
   step_bytes_ = b.step_bytes();
@@ -64,6 +68,10 @@ Tensor Model::run(const Tensor& ids, int64_t T, const std::vector<SeqPos>& seqs,
   // the row is picked by a product with a one-hot vector (data, not shape): one graph for every real length
   Tensor last = last_row ? last_row->matmul(x) : x;
   ProductInput out{rms_norm(last, *out_norm_, cfg_.norm_eps), nullptr};
+  if (tp_.split()) {  // this rank's logits, in place among zeros, summed over the ranks: the whole row on every rank
+    Tensor logits = tp_.sum(qmatmul(*output_, out).pad({{0, 0}, {head_.first, cfg_.vocab - head_.second}}));
+    return head == Head::argmax ? logits.argmax(-1).cast(dtypes::int32) : logits;
+  }
   return head == Head::argmax ? qargmax(*output_, out) : qmatmul(*output_, out);
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gguf.hpp"
@@ -111,6 +112,8 @@ class Model {
   int decode_rows_ = 1;
   std::optional<Variable> chunk_pos_;  // decode_chunk's start, whose range keeps its decode_rows() rows in the cache
   std::unique_ptr<QuantMatrix> embed_, output_;
+  TensorParallel tp_;
+  std::pair<int64_t, int64_t> head_;  // the vocabulary rows output_ holds (tensor-parallel: this rank's share)
   std::unique_ptr<Tensor> out_norm_;
   Decoder decoder_;
 };

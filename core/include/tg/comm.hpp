@@ -44,6 +44,12 @@ class Communicator {
 // parallelism over several devices of one process (tg-llm --devices). The values meet in host memory.
 std::vector<std::unique_ptr<Communicator>> local_communicators(int n);
 
+// A communicator whose collectives combine tensors on `device` in device memory, without the host, through the
+// device plugin's collectives extension (tg.collectives.v1: NCCL in the NV plugin), bootstrapped over `bootstrap`
+// (an MPI communicator: rank r there is rank r here). Its calls on host memory go to `bootstrap`, which must
+// outlive it. Errors name the device and what it lacks (a plugin without the extension, no library, no GPU).
+std::unique_ptr<Communicator> device_communicator(Communicator& bootstrap, const std::string& device);
+
 // Tensor collectives over a communicator. Shapes and dtypes must agree on every rank (checked when the call is
 // made: a mismatch is an error on every rank, not a hang or a garbled sum).
 // allreduce is lazy: a COLLECTIVE node of the graph, run as its own schedule item when the tensor is realized

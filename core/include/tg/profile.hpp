@@ -20,6 +20,7 @@ std::vector<KernelRun> take_profile();
 struct ScheduleStats {
   size_t kernels_run = 0;
   size_t copies_run = 0;         // copies between devices (a Jit replay counts its copies too)
+  size_t peer_copies = 0;        // ... of them, device to device by the plugin (allocator_copy_peer), not via the host
   size_t programs_compiled = 0;  // compiler invocations
   size_t cache_hits = 0;         // programs found in the in-memory cache
   size_t disk_hits = 0;          // binaries found in the disk cache (TG_CACHE_DIR)

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <vector>
 
+#include "comm/device_communicator.hpp"
 #include "runtime/collectives.hpp"
 #include "runtime/options.hpp"
 #include "tensor/tensor_internal.hpp"
@@ -56,9 +57,12 @@ Tensor allreduce(const Tensor& t, Communicator& comm, CollectiveOp op) {
     throw std::invalid_argument("tg: allreduce over a communicator of a tensor on several devices (" + t.device() + "); gather it first");
   check_same_tensor(t, comm, "allreduce");
   static const char* names[] = {"allreduce_sum", "allreduce_max", "allreduce_min"};
-  const std::string name = rt::register_collective(&comm, names[static_cast<int>(op)], [&comm, op](void* data, size_t n, DType d) {
-    comm.allreduce(data, n, d, op);
-  });
+  // a device communicator combines its device's buffers where they are; the rest goes through host memory
+  auto* on = dynamic_cast<DeviceCommunicator*>(&comm);
+  rt::DeviceCollectiveFn on_device;
+  if (on && on->device() == t.device()) on_device = [on, op](rt::Buffer& dst, rt::Buffer& src) { on->allreduce_buffers(dst, src, op); };
+  const std::string name = rt::register_collective(&comm, names[static_cast<int>(op)] + std::string(on_device ? "_on_device" : ""),
+                                                   [&comm, op](void* data, size_t n, DType d) { comm.allreduce(data, n, d, op); }, on_device);
   return Tensor(mk(ir::Op::COLLECTIVE, t.dtype(), {t.node()}, name, ir::dims_of(*t.node())), t.device());
 }
 

@@ -47,6 +47,19 @@ void copy_between(Buffer& dst, Buffer& src) {
   if (dst.nbytes() != src.nbytes())
     throw Error("tg: copy of " + std::to_string(src.nbytes()) + " bytes into a buffer of " + std::to_string(dst.nbytes()));
   ++mutable_schedule_stats().copies_run;
+  // two devices of one plugin with a peer copy (ABI 1.7): device to device, no host in between
+  const tg_plugin_api* api = dst.device().api();
+  if (&dst.device() != &src.device() && api == src.device().api() && api->allocator_copy_peer && !dst.is_adopted_host_memory()) {
+    const auto& d = dst.desc();
+    const auto& s = src.desc();
+    dst.device().synchronize();
+    src.device().synchronize();
+    if (dst.nbytes())
+      dst.device().check(api->allocator_copy_peer(dst.device().handle(), &d, 0, src.device().handle(), &s, 0, dst.nbytes()),
+                         "copy " + std::to_string(dst.nbytes()) + " bytes from " + src.device().name());
+    ++mutable_schedule_stats().peer_copies;
+    return;
+  }
   if (dst.device().is_host() && !dst.is_adopted_host_memory()) {  // straight into the destination: one pass, no staging
     const uint64_t addr = dst.desc().addr;
     dst.device().synchronize();

@@ -44,8 +44,9 @@ class Buffer : public ir::Payload {
   std::shared_ptr<const void> host_owner_;  // set for adopted host memory
 };
 
-// dst = src, between any two devices (through the host where neither side is host memory); counted in
-// ScheduleStats::copies_run. What was submitted on either device is finished first.
+// dst = src, between any two devices: by the plugin's peer copy between two of its devices (ABI 1.7), else through
+// the host (straight into a host destination); counted in ScheduleStats::copies_run (and peer_copies). What was
+// submitted on either device is finished first.
 void copy_between(Buffer& dst, Buffer& src);
 
 // A BUFFER node for a realized tensor of this shape (the front end swaps a realized tensor's graph for it).

@@ -16,6 +16,7 @@ namespace {
 struct Registered {
   const void* owner;
   CollectiveFn fn;
+  DeviceCollectiveFn on_device;
 };
 
 std::mutex g_mu;
@@ -25,12 +26,12 @@ uint64_t g_next = 0;  // names are never reused: a new communicator at a freed o
 
 }  // namespace
 
-std::string register_collective(const void* owner, const std::string& what, CollectiveFn fn) {
+std::string register_collective(const void* owner, const std::string& what, CollectiveFn fn, DeviceCollectiveFn on_device) {
   std::lock_guard lock(g_mu);
   auto [it, added] = g_names.try_emplace({owner, what});
   if (added) {
     it->second = what + "#" + std::to_string(g_next++);
-    g_by_name.emplace(it->second, Registered{owner, std::move(fn)});
+    g_by_name.emplace(it->second, Registered{owner, std::move(fn), std::move(on_device)});
   }
   return it->second;
 }
@@ -48,16 +49,23 @@ void forget_collectives(const void* owner) {
 }
 
 void run_collective(const std::string& name, Buffer& dst, Buffer& src) {
-  CollectiveFn fn;
+  Registered r;
   {
     std::lock_guard lock(g_mu);
     auto it = g_by_name.find(name);
     if (it == g_by_name.end())
       throw Error("tg: collective " + name + ": its communicator no longer exists (a Jit or graph outlived it)");
-    fn = it->second.fn;
+    r = it->second;
   }
+  const CollectiveFn& fn = r.fn;
   if (dst.nbytes() != src.nbytes())
     throw Error("tg: collective " + name + " of " + std::to_string(src.nbytes()) + " bytes into a buffer of " + std::to_string(dst.nbytes()));
+  if (r.on_device) {
+    dst.device().synchronize();
+    src.device().synchronize();
+    r.on_device(dst, src);
+    return;
+  }
   const auto count = static_cast<size_t>(dst.numel());
   if (dst.device().is_host() && !dst.is_adopted_host_memory()) {
     void* data = reinterpret_cast<void*>(dst.desc().addr);

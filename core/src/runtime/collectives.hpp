@@ -14,8 +14,12 @@ namespace tg::rt {
 // Combines `count` values of `dtype` at `data` in place with the other ranks' (blocking, bounded by the backend).
 using CollectiveFn = std::function<void(void* data, size_t count, DType dtype)>;
 
+// dst = src combined over the ranks on their device itself (a device library such as NCCL), blocking.
+using DeviceCollectiveFn = std::function<void(Buffer& dst, Buffer& src)>;
+
 // The name a graph's COLLECTIVE node carries for (owner, what): registered on first use, the same name after.
-std::string register_collective(const void* owner, const std::string& what, CollectiveFn fn);
+// With `on_device`, the values never leave the device.
+std::string register_collective(const void* owner, const std::string& what, CollectiveFn fn, DeviceCollectiveFn on_device = {});
 // Drops `owner`'s collectives (its communicator is gone): a schedule or Jit that still names one fails clearly.
 void forget_collectives(const void* owner);
 

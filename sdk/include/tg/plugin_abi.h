@@ -1,4 +1,4 @@
-/* tg plugin ABI v1.5: the plain C contract between the tg core and a device plugin.
+/* tg plugin ABI v1.7: the plain C contract between the tg core and a device plugin.
  *
  * Ownership, once: what a *_create call returns belongs to the caller, who releases it with the matching
  * *_destroy slot; what an accessor returns is borrowed and lives as long as the object it came from; a callee
@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define TG_ABI_VERSION_MAJOR 1u
-#define TG_ABI_VERSION_MINOR 6u
+#define TG_ABI_VERSION_MINOR 7u
 #define TG_ABI_OLDEST_MINOR 0u /* the oldest plugin minor this core still loads */
 #define TG_ABI_ENTRY_POINT "tg_plugin_get_api"
 
@@ -416,6 +416,15 @@ typedef struct tg_plugin_api {
   /* Called once after the core released every handle the plugin gave it and before it unloads the library:
    * join threads, drop caches [nothing]. The table may be fetched again afterwards (a reload). */
   void (*plugin_shutdown)(void);
+
+  /* ---- ABI 1.7: optional ---- */
+  /* Copies `size` bytes from a buffer of `src_device` to a buffer of `dst_device`, two devices of this plugin,
+   * without a trip through host memory: a peer copy (cuMemcpyPeer, hipMemcpyPeer; a memcpy between host devices).
+   * The core calls it once what was submitted on either device has finished; it returns once the bytes are in
+   * place. Out-of-range offsets and sizes are TG_ERR_INVALID_ARGUMENT [the core copies out to the host, then in]. */
+  tg_status_t (*allocator_copy_peer)(tg_device dst_device, const tg_buffer_desc* dst, uint64_t dst_offset,
+                                     tg_device src_device, const tg_buffer_desc* src, uint64_t src_offset,
+                                     uint64_t size);
 } tg_plugin_api;
 
 /* The table size of ABI 1.0: the end of its last slot. Slots past it are optional. */

@@ -171,9 +171,10 @@ TEST(Shard, MatmulColumnAndRowParallel) {
   Matrix hm{3, 6, {}};
   for (double v : matmul_ref(x, w1)) hm.f.push_back(static_cast<float>(v));
   expect_near(h.to_vector<float>(), matmul_ref(x, w1), 1e-5);
-  const size_t before = copies();
+  const size_t before = copies(), peer_before = tg::schedule_stats().peer_copies;
   y.realize();
   EXPECT_EQ(copies() - before, 2u) << "one allreduce of 2 devices: each copies the other's partial";
+  EXPECT_EQ(tg::schedule_stats().peer_copies - peer_before, 2u) << "CPU:0 and CPU:1 copy through the plugin's allocator_copy_peer";
   expect_near(y.to_vector<float>(), matmul_ref(hm, w2), 1e-4);
 }
 

@@ -139,7 +139,8 @@ TG_ABI_FREEZE(tg_plugin_api, hwqueue_read_timestamp, 248);
 TG_ABI_FREEZE(tg_plugin_api, device_synchronize, 256);
 TG_ABI_FREEZE(tg_plugin_api, get_extension, 264);
 TG_ABI_FREEZE(tg_plugin_api, plugin_shutdown, 272);
-TG_ABI_FREEZE_SIZE(tg_plugin_api, 280);
+TG_ABI_FREEZE(tg_plugin_api, allocator_copy_peer, 280);
+TG_ABI_FREEZE_SIZE(tg_plugin_api, 288);
 static_assert(TG_PLUGIN_API_SIZE_1_0 == 256, "ABI 1.0's table size changed");
 
 #undef TG_ABI_FREEZE

@@ -12,6 +12,8 @@
 //     static void release(uint64_t addr);                          // best effort
 //     static void copy_in(uint64_t addr, const void* src, uint64_t size);   // synchronous
 //     static void copy_out(void* dst, uint64_t addr, uint64_t size);        // synchronous
+//     // (optional, ABI 1.7's allocator_copy_peer) device to device between two of the plugin's devices, synchronous
+//     static void copy_peer(Device& dst, uint64_t dst_addr, Device& src, uint64_t src_addr, uint64_t size);
 //   };
 //   using AllocatorSlots = tg::sdk::DeviceAllocatorSlots<AllocatorHooks>;
 #pragma once
@@ -34,7 +36,10 @@ inline void check_device_range(const tg_buffer_desc& buffer, uint64_t offset, ui
 namespace device_allocator_detail {
 
 inline constexpr std::string_view kAlloc = "allocator_alloc", kFree = "allocator_free", kCopyIn = "allocator_copy_in",
-                                  kCopyOut = "allocator_copy_out";
+                                  kCopyOut = "allocator_copy_out", kCopyPeer = "allocator_copy_peer";
+
+template <class Hooks>
+concept CopiesPeer = requires(typename Hooks::Device& d) { Hooks::copy_peer(d, uint64_t{}, d, uint64_t{}, uint64_t{}); };
 
 }  // namespace device_allocator_detail
 
@@ -83,6 +88,19 @@ struct DeviceAllocatorSlots {
       if (size == 0) return;
       dev->bind();
       Hooks::copy_out(require(dst, "dst"), src->addr + offset, size);
+    });
+  }
+
+  static tg_status_t copy_peer(tg_device dst_device, const tg_buffer_desc* dst, uint64_t dst_offset, tg_device src_device,
+                               const tg_buffer_desc* src, uint64_t src_offset, uint64_t size) noexcept
+    requires device_allocator_detail::CopiesPeer<Hooks>
+  {
+    return guard(where<device_allocator_detail::kCopyPeer>, [&] {
+      const auto to = Hooks::device_of(dst_device), from = Hooks::device_of(src_device);
+      check_device_range(*require(dst, "dst"), dst_offset, size, "copy_peer");
+      check_device_range(*require(src, "src"), src_offset, size, "copy_peer");
+      if (size == 0) return;
+      Hooks::copy_peer(*to, dst->addr + dst_offset, *from, src->addr + src_offset, size);
     });
   }
 };

@@ -5,7 +5,8 @@
 //   Devices     count open close get_info            (sdk::DeviceSlots<Hooks>)
 //   Renderers   create destroy get_caps render       (sdk::RendererSlots<Hooks>)
 //   Compilers   create destroy compile blob_free     (sdk::CompilerSlots<Hooks>)
-//   Allocators  alloc free copy_in copy_out          (sdk::HostAllocatorSlots<Hooks>, or the plugin's own)
+//   Allocators  alloc free copy_in copy_out, and (optional, ABI 1.7) copy_peer
+//                                                    (sdk::HostAllocatorSlots<Hooks>, or the plugin's own)
 //   Programs    create destroy                       (sdk::ProgramSlots<Hooks>)
 //   Queues      create destroy exec copy signal timestamp submit wait read_timestamp, and (optional, ABI 1.1)
 //               device_synchronize                  (sdk::HostQueueSlots<Handle>, or the plugin's own)
@@ -67,6 +68,7 @@ tg_plugin_api plugin_table(const char* plugin_name, const char* device_name) {
   api.hwqueue_wait = Queues::wait;
   api.hwqueue_read_timestamp = Queues::read_timestamp;
   if constexpr (requires { Queues::device_synchronize; }) api.device_synchronize = Queues::device_synchronize;
+  if constexpr (requires { Allocators::copy_peer; }) api.allocator_copy_peer = Allocators::copy_peer;
   if constexpr (requires { Lifecycle::get_extension; }) api.get_extension = Lifecycle::get_extension;
   if constexpr (requires { Lifecycle::shutdown; }) api.plugin_shutdown = Lifecycle::shutdown;
   return api;
