@@ -180,8 +180,9 @@ int serve(Generator& gen, const Tokenizer& tok, Options& o) {
   });
 }
 
-// One model: the whole of it, or this rank's share (ranks.hpp); only the leader prints.
-int run_model(Options& o, const Rank& rank) {
+// One model: the whole of it, or this rank's share (ranks.hpp); only the leader prints. `file`: the model's
+// mapping when the ranks of this process share one (else it is opened here).
+int run_model(Options& o, const Rank& rank, std::shared_ptr<GGUFFile> file = nullptr) {
   std::ostringstream discard;
   std::ostream& out = rank.leader() ? std::cout : discard;
   auto progress = [&](const char* what, double f) {
@@ -192,8 +193,9 @@ int run_model(Options& o, const Rank& rank) {
   auto t0 = std::chrono::steady_clock::now();
   progress("loading", 0);
   const bool lookup = o.serve_port >= 0 && (o.serve.lookup.ngram > 0 || !o.draft_model.empty());
-  auto model = Model::load(o.model, {.device = rank.device, .max_context = o.max_context, .kv = parse_kv_type(o.kv_type), .slots = o.serve_port >= 0 ? o.parallel : 1,
-                            .decode_rows = lookup ? static_cast<int>(o.serve.lookup.max_draft) + 1 : 0, .ssm = parse_ssm_type(o.ssm_type), .tp = rank.tp});
+  const LoadOptions load{.device = rank.device, .max_context = o.max_context, .kv = parse_kv_type(o.kv_type), .slots = o.serve_port >= 0 ? o.parallel : 1,
+                            .decode_rows = lookup ? static_cast<int>(o.serve.lookup.max_draft) + 1 : 0, .ssm = parse_ssm_type(o.ssm_type), .tp = rank.tp};
+  auto model = file ? std::make_unique<Model>(file, load) : Model::load(o.model, load);
   if (lookup && !model->can_rewind())
     std::fprintf(stderr, "tg-llm: warning: speculative decoding is off for %s: a recurrent state cannot take back rejected guesses\n", model->config().arch.c_str());
   Tokenizer tok = Tokenizer::from_gguf(model->gguf());
@@ -273,7 +275,16 @@ int run(int argc, char** argv) {
     const int c = run_model(o, r);
     if (r.leader()) rc = c;
   };
-  if (!o.devices.empty()) run_local_ranks(parse_device_list(o.devices), rank);
+  if (!o.devices.empty()) {
+    // one mapping of the file for every rank of this process: its pages are resident once
+    const std::vector<std::string> devices = parse_device_list(o.devices);
+    std::shared_ptr<GGUFFile> file;
+    if (std::filesystem::exists(o.model)) file = std::make_shared<GGUFFile>(GGUFFile::open(o.model));
+    run_local_ranks(devices, [&](const Rank& r) {
+      const int c = run_model(o, r, file);
+      if (r.leader()) rc = c;
+    });
+  }
   else if (o.tensor_parallel) run_mpi_rank(rank);
   else rank(Rank{});
   return rc;
