@@ -1,15 +1,18 @@
 // Allreduce latency and bandwidth, as JSON, with OpenMPI's own MPI_Allreduce measured in the same run:
 //   mpirun -np 2 build/bin/bench_allreduce [--reps N]
-// For 8 B, 2 KiB, 64 KiB and 16 MiB of float32: tg's MPI communicator (MPI_Iallreduce polled against the
-// timeout) and MPI_Allreduce between the ranks; then, on rank 0 alone, an allreduce between CPU:0 and CPU:1 in
-// this process (a tensor split over the two, summed along the split axis: each device's partial copied to the
-// other and added). Medians of N repetitions; bus bandwidth = 2(n-1)/n * bytes / time, as nccl-tests reports it.
+// For 8 B, 2 KiB, 64 KiB and 16 MiB of float32: tg's MPI communicator (MPI_Allreduce under its watchdog) and
+// MPI_Allreduce itself between the ranks; then, on rank 0 alone, in this process: an allreduce between CPU:0 and
+// CPU:1 (a tensor split over the two, summed along the split axis: each device's partial copied to the other by
+// the plugin's peer copy and added), and one between two threads through tg::local_communicators (the in-process
+// communicator of tg-llm --devices). Medians of N repetitions; bus bandwidth = 2(n-1)/n * bytes / time, as
+// nccl-tests reports it.
 #include <mpi.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tg/comm_mpi.hpp"
@@ -74,6 +77,21 @@ int main(int argc, char** argv) {
       std::printf(",\n  {\"between\": \"CPU:0 and CPU:1 in process\", \"bytes\": %zu, \"tg_us\": %.2f, \"tg_busbw_gbs\": %.3f, "
                   "\"note\": \"includes each device's reduce over its shard and the adds\"}",
                   bytes, s * 1e6, 1.0 * bytes / s / 1e9);
+    }
+    // two threads, each a rank of the in-process communicator
+    auto comms = tg::local_communicators(2);
+    for (size_t bytes : sizes) {
+      const size_t count = bytes / sizeof(float);
+      std::vector<float> a(count, 1.0f), b(count, 1.0f);
+      const int r = bytes >= (1u << 24) ? std::max(3, reps / 5) : reps;
+      std::thread peer([&] {
+        for (int i = 0; i < r + 3; ++i) comms[1]->allreduce(b.data(), count, tg::dtypes::float32, tg::CollectiveOp::Sum);
+      });
+      for (int w = 0; w < 3; ++w) comms[0]->allreduce(a.data(), count, tg::dtypes::float32, tg::CollectiveOp::Sum);
+      const double s = median_seconds(r, [&] { comms[0]->allreduce(a.data(), count, tg::dtypes::float32, tg::CollectiveOp::Sum); });
+      peer.join();
+      std::printf(",\n  {\"between\": \"two threads (local_communicators)\", \"bytes\": %zu, \"tg_us\": %.2f, \"tg_busbw_gbs\": %.3f}", bytes,
+                  s * 1e6, bytes / s / 1e9);
     }
     std::printf("\n]}\n");
   }

@@ -30,6 +30,7 @@ struct Split {
   const char* wtype;
   int ranks;
   double tol;  // max |error| / max |logit| of the prompt's logits against the float64 reference (model_test's bounds)
+  int64_t prompt = kPrompt;  // prompt tokens (32 and more: the prefill kernels of long prompts, experts grouped)
 };
 
 std::string make_model(const Split& c, uint32_t seed, const std::vector<int32_t>& prompt) {
@@ -61,7 +62,7 @@ RankRun greedy(const std::string& path, const Rank& rank, const std::vector<int3
     run.tokens.push_back(argmax(run.logits.back()));
     const int32_t next = fed.empty() ? run.tokens.back() : fed[static_cast<size_t>(s)];
     Tensor tok = Tensor::from_vector(std::vector<int32_t>{next}, {1}, dtypes::int32, model->device());
-    const SeqPos at = model->decode_position(0, 0, kPrompt + s);
+    const SeqPos at = model->decode_position(0, 0, static_cast<int64_t>(prompt.size()) + s);
     run.logits.push_back(decode({tok}, {at.base, at.pos})[0].to_vector<float>());
   }
   return run;
@@ -81,11 +82,11 @@ TEST_P(TensorParallelModel, MatchesTheReferenceAndTheSingleDeviceTokens) {
   std::cout << "tensor_parallel_test " << c.arch << " " << c.wtype << " over " << c.ranks << " ranks: seed=" << seed << "\n";
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int32_t> id(3, kVocab - 1);
-  std::vector<int32_t> prompt(kPrompt);
+  std::vector<int32_t> prompt(static_cast<size_t>(c.prompt));
   for (auto& t : prompt) t = id(rng);
   const std::string path = make_model(c, seed, prompt);
-  const std::vector<double> want = read_raw<double>(path + ".logits.f64");  // row kPrompt - 1: after the prompt
-  ASSERT_GE(want.size(), static_cast<size_t>(kPrompt * kVocab));
+  const std::vector<double> want = read_raw<double>(path + ".logits.f64");  // row prompt - 1: after the prompt
+  ASSERT_GE(want.size(), static_cast<size_t>(c.prompt * kVocab));
 
   // the split model is fed the single-device run's tokens: its partial sums add in another order, so where the
   // single-device logits have a near tie (random weights repeat themselves into those) the pick may differ there;
@@ -99,7 +100,7 @@ TEST_P(TensorParallelModel, MatchesTheReferenceAndTheSingleDeviceTokens) {
     for (int64_t i = 0; i < kVocab; ++i) m = std::max(m, std::fabs(static_cast<double>(v[i])));
     return m;
   };
-  const double* w = want.data() + (kPrompt - 1) * kVocab;
+  const double* w = want.data() + (c.prompt - 1) * kVocab;
   double err = 0;
   for (int64_t i = 0; i < kVocab; ++i) err = std::max(err, std::fabs(runs[0].logits[0][static_cast<size_t>(i)] - w[i]));
   EXPECT_LE(err / max_abs(w), c.tol) << "the split model's prompt logits against the float64 reference";
@@ -120,12 +121,15 @@ TEST_P(TensorParallelModel, MatchesTheReferenceAndTheSingleDeviceTokens) {
 
 // llama: 4 heads in 2 KV groups (2 ranks: a group each; 4 ranks: each KV head on two ranks, one query head
 // each); qwen2: QKV biases split with their heads; qwen3: per-head QK-norm; gemma3: one KV head on every rank,
-// post-norms after the sums, sliding windows.
+// post-norms after the sums, sliding windows; qwen3moe: 4 of the 8 experts on each rank, routed (decode) and
+// grouped by expert (a 40-token prompt).
 INSTANTIATE_TEST_SUITE_P(Splits, TensorParallelModel,
                          ::testing::Values(Split{"llama", "F32", 2, 1e-3}, Split{"llama", "Q8_0", 4, 5e-2}, Split{"qwen2", "Q8_0", 2, 5e-2},
-                                           Split{"qwen3", "Q8_0", 2, 5e-2}, Split{"gemma3", "Q8_0", 2, 5e-2}),
+                                           Split{"qwen3", "Q8_0", 2, 5e-2}, Split{"gemma3", "Q8_0", 2, 5e-2},
+                                           Split{"qwen3moe", "F32", 2, 1e-3}, Split{"qwen3moe", "F32", 2, 1e-3, 40}),
                          [](const auto& info) {
-                           return std::string(info.param.arch) + "_" + info.param.wtype + "_" + std::to_string(info.param.ranks) + "_ranks";
+                           return std::string(info.param.arch) + "_" + info.param.wtype + "_" + std::to_string(info.param.ranks) + "_ranks" +
+                                  (info.param.prompt == kPrompt ? "" : "_prompt_" + std::to_string(info.param.prompt));
                          });
 
 // Splits that cannot be made: one error naming what does not split, from the rank that found it.
@@ -136,8 +140,8 @@ TEST(TensorParallelErrors, WhatDoesNotSplitIsNamed) {
     const char* message;
   } cases[] = {
       {{"llama", "F32", 3, 0}, "4 query heads in 2 KV groups do not split over 3 ranks"},
-      {{"olmoe", "F32", 2, 0}, "olmoe's mixture of experts cannot run tensor-parallel yet"},
-      {{"qwen3moe", "F32", 2, 0}, "qwen3moe's mixture of experts cannot run tensor-parallel yet"},
+      {{"olmoe", "F32", 2, 0}, "olmoe's QK-norm over all heads cannot run tensor-parallel yet"},
+      {{"deepseek2", "F32", 2, 0}, "deepseek2's multi-head latent attention cannot run tensor-parallel yet"},
       // 256-value blocks: the 4 heads of 64 split at column 128 of attn_output, inside a block
       {{"llama", "Q4_K", 2, 0}, "'blk.0.attn_output.weight' (Q4_K, blocks of 256) cannot be split at column 128"},
   };

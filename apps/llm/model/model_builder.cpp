@@ -32,8 +32,8 @@ QuantMatrix ModelBuilder::matrix(const std::string& name, int64_t rows, int64_t 
 
 int64_t ModelBuilder::block_elems(const std::string& name) const { return std::max<int64_t>(1, type_traits(file_->need_tensor(name).type).block_elems); }
 
-QuantMatrix ModelBuilder::matrix_rows(const std::string& name, int64_t rows, int64_t cols, int64_t begin, int64_t end) {
-  if (begin == 0 && end == rows) return matrix(name, rows, cols);
+QuantMatrix ModelBuilder::matrix_rows(const std::string& name, int64_t rows, int64_t cols, int64_t begin, int64_t end, double read) {
+  if (begin == 0 && end == rows) return matrix(name, rows, cols, read);
   const GGUFTensor& t = need_matrix(*file_, name, rows, cols);
   const uint64_t row_bytes = t.nbytes / static_cast<uint64_t>(rows);
   GGUFTensor part = t;
@@ -41,7 +41,7 @@ QuantMatrix ModelBuilder::matrix_rows(const std::string& name, int64_t rows, int
   part.ne = {cols, end - begin};
   part.data = t.data + static_cast<uint64_t>(begin) * row_bytes;
   part.nbytes = static_cast<uint64_t>(end - begin) * row_bytes;
-  step_bytes_ += part.nbytes;
+  step_bytes_ += static_cast<uint64_t>(static_cast<double>(part.nbytes) * read);
   return upload_matrix(part, file_, device_);
 }
 
@@ -67,7 +67,7 @@ QuantMatrix ModelBuilder::matrix_cols(const std::string& name, int64_t rows, int
 
 void ModelBuilder::refuse_split(const std::string& block) const {
   if (tp_.split())
-    throw Error("tg-llm: " + file_->path() + ": " + cfg_.arch + "'s " + block + " cannot run tensor-parallel yet (llama, qwen2, qwen3 and gemma3 can)");
+    throw Error("tg-llm: " + file_->path() + ": " + cfg_.arch + "'s " + block + " cannot run tensor-parallel yet (llama, qwen2, qwen3, gemma3 and qwen3moe can)");
 }
 
 std::vector<QuantMatrix> ModelBuilder::expert_views(const std::string& name, int64_t experts) {

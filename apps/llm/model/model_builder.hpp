@@ -43,7 +43,7 @@ class ModelBuilder {
   // Tensor parallelism: rows [begin, end) of a (rows, cols) matrix (a column-parallel product: this rank's heads or
   // FFN columns), read in place; and columns [begin, end) of every row (a row-parallel product), a copy, where
   // begin and end fall on the format's block boundaries (block_elems).
-  QuantMatrix matrix_rows(const std::string& name, int64_t rows, int64_t cols, int64_t begin, int64_t end);
+  QuantMatrix matrix_rows(const std::string& name, int64_t rows, int64_t cols, int64_t begin, int64_t end, double read = 1.0);
   QuantMatrix matrix_cols(const std::string& name, int64_t rows, int64_t cols, int64_t begin, int64_t end);
   int64_t block_elems(const std::string& name) const;  // values per quantization block of a tensor's type
   const TensorParallel& tp() const { return tp_; }

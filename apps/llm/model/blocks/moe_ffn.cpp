@@ -49,6 +49,12 @@ Tensor rows_of(const Tensor& x, const std::vector<int32_t>& idx) {
 
 // An expert's token count padded to a few lengths, so that the tiled products' kernels are shared: multiples of
 // 32 up to 128, then powers of two.
+// The experts [range) of a stacked tensor's views (none: no views on this device).
+std::vector<QuantMatrix> some(std::vector<QuantMatrix> all, std::pair<int64_t, int64_t> range) {
+  if (all.empty()) return all;
+  return {all.begin() + range.first, all.begin() + range.second};
+}
+
 int64_t padded_tokens(int64_t n) {
   if (n <= 128) return (n + 31) / 32 * 32;
   int64_t p = 256;
@@ -59,18 +65,23 @@ int64_t padded_tokens(int64_t n) {
 }  // namespace
 
 MoeFfn::MoeFfn(ModelBuilder& b, int64_t layer, const MoeShape& shape)
-    : shape_((b.refuse_split("mixture of experts"), shape)),
+    : MoeFfn(b, layer, shape, b.tp().share(shape.experts, 1, b.file().path() + ": " + std::to_string(shape.experts) + " experts")) {}
+
+MoeFfn::MoeFfn(ModelBuilder& b, int64_t layer, const MoeShape& shape, std::pair<int64_t, int64_t> experts)
+    : shape_(shape),
+      first_(experts.first),
+      local_(experts.second - experts.first),
       router_(b.matrix(blk(layer, "ffn_gate_inp.weight"), shape.experts, b.config().d_model)),
       // a decode step reads k of the E experts' rows
-      gate_(b.matrix(blk(layer, "ffn_gate_exps.weight"), shape.experts * shape.d_ff, b.config().d_model,
-                     static_cast<double>(shape.routing.k) / static_cast<double>(shape.experts))),
-      up_(b.matrix(blk(layer, "ffn_up_exps.weight"), shape.experts * shape.d_ff, b.config().d_model,
-                   static_cast<double>(shape.routing.k) / static_cast<double>(shape.experts))),
-      down_(b.matrix(blk(layer, "ffn_down_exps.weight"), shape.experts * b.config().d_model, shape.d_ff,
-                     static_cast<double>(shape.routing.k) / static_cast<double>(shape.experts))),
-      gate_each_(b.expert_views(blk(layer, "ffn_gate_exps.weight"), shape.experts)),
-      up_each_(b.expert_views(blk(layer, "ffn_up_exps.weight"), shape.experts)),
-      down_each_(b.expert_views(blk(layer, "ffn_down_exps.weight"), shape.experts)) {
+      gate_(b.matrix_rows(blk(layer, "ffn_gate_exps.weight"), shape.experts * shape.d_ff, b.config().d_model, experts.first * shape.d_ff,
+                          experts.second * shape.d_ff, static_cast<double>(shape.routing.k) / static_cast<double>(shape.experts))),
+      up_(b.matrix_rows(blk(layer, "ffn_up_exps.weight"), shape.experts * shape.d_ff, b.config().d_model, experts.first * shape.d_ff,
+                        experts.second * shape.d_ff, static_cast<double>(shape.routing.k) / static_cast<double>(shape.experts))),
+      down_(b.matrix_rows(blk(layer, "ffn_down_exps.weight"), shape.experts * b.config().d_model, shape.d_ff, experts.first * b.config().d_model,
+                          experts.second * b.config().d_model, static_cast<double>(shape.routing.k) / static_cast<double>(shape.experts))),
+      gate_each_(some(b.expert_views(blk(layer, "ffn_gate_exps.weight"), shape.experts), experts)),
+      up_each_(some(b.expert_views(blk(layer, "ffn_up_exps.weight"), shape.experts), experts)),
+      down_each_(some(b.expert_views(blk(layer, "ffn_down_exps.weight"), shape.experts), experts)) {
   selection_bias_ = b.optional_vector(blk(layer, "exp_probs_b.bias"), shape.experts);
   if (shape.shared_d_ff > 0) {
     shared_ = std::make_unique<GatedFfn>(b, layer, Activation::silu, "_shexp", shape.shared_d_ff);
@@ -78,9 +89,17 @@ MoeFfn::MoeFfn(ModelBuilder& b, int64_t layer, const MoeShape& shape)
   }
 }
 
+Tensor MoeFfn::local_ids(const Tensor& ids) const {
+  if (first_ == 0 && local_ == shape_.experts) return ids;
+  auto c = [&](int64_t v) { return Tensor::full(ids.shape(), static_cast<double>(v), dtypes::int32, ids.device()); };
+  const Tensor rel = ids - c(first_), none = c(local_);
+  return Tensor::where(rel.lt(c(0)), none, Tensor::where(rel.lt(none), rel, none));
+}
+
 Tensor MoeFfn::operator()(const Tensor& h, const Pass& p) const {
   ProductInput in{h, nullptr};
-  const Routes routes = route(qmatmul(router_, in), shape_.routing, selection_bias_);
+  Routes routes = route(qmatmul(router_, in), shape_.routing, selection_bias_);
+  routes.ids = local_ids(routes.ids);
   const bool group = p.host_reads && p.T >= kGroupedTokens && !gate_each_.empty();
   Tensor out = group ? grouped(h, routes) : routed(in, routes);
   if (shared_) {
@@ -93,17 +112,17 @@ Tensor MoeFfn::operator()(const Tensor& h, const Pass& p) const {
 
 Tensor MoeFfn::routed(ProductInput& in, const Routes& routes) const {
   // (T * K, d_ff): pair t * K + s is token t's s-th expert
-  Tensor g = qmatmul_experts(gate_, shape_.experts, in, routes.ids), u = qmatmul_experts(up_, shape_.experts, in, routes.ids);
+  Tensor g = qmatmul_experts(gate_, local_, in, routes.ids), u = qmatmul_experts(up_, local_, in, routes.ids);
   ProductInput act{(g.silu() * u).contiguous(), nullptr};
-  return qmatmul_experts_summed(down_, shape_.experts, act, routes.ids, routes.weights);
+  return qmatmul_experts_summed(down_, local_, act, routes.ids, routes.weights);
 }
 
 Tensor MoeFfn::grouped(const Tensor& h, const Routes& routes) const {
   const int64_t T = h.shape()[0], K = shape_.routing.k, d = router_.cols;
   const std::vector<int32_t> ids = Tensor(routes.ids).to_vector<int32_t>();
-  std::vector<std::vector<int32_t>> pairs(static_cast<size_t>(shape_.experts));
+  std::vector<std::vector<int32_t>> pairs(static_cast<size_t>(local_));
   for (int32_t p = 0; p < static_cast<int32_t>(ids.size()); ++p)
-    if (ids[static_cast<size_t>(p)] >= 0 && ids[static_cast<size_t>(p)] < shape_.experts) pairs[static_cast<size_t>(ids[static_cast<size_t>(p)])].push_back(p);
+    if (ids[static_cast<size_t>(p)] >= 0 && ids[static_cast<size_t>(p)] < local_) pairs[static_cast<size_t>(ids[static_cast<size_t>(p)])].push_back(p);
   // each expert's tokens through its matrices; its outputs stacked in order, and where each pair's row landed
   std::vector<Tensor> outputs;
   std::vector<int32_t> row_of_pair(ids.size(), -1);  // -1: a padding pick, a zero row

@@ -2,11 +2,14 @@
 // each picked expert is a SiLU-gated FFN of its own, read from the stacked ffn_{gate,up,down}_exps tensors (E,
 // rows, cols) in place; their outputs are summed by the routing weights. Optionally a shared expert that every
 // token runs (ffn_{gate,up,down}_shexp), behind a per-token sigmoid gate where the file has ffn_gate_inp_shexp.
+// Tensor-parallel, each rank holds a share of the experts (and of the shared expert's columns): every rank routes
+// every token, runs the picks of its own experts, and the ranks' partial outputs sum to the whole.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "model/blocks/ffn.hpp"
@@ -44,10 +47,15 @@ class MoeFfn final : public FeedForward {
   Tensor operator()(const Tensor& h, const Pass& p) const override;
 
  private:
+  MoeFfn(ModelBuilder& b, int64_t layer, const MoeShape& shape, std::pair<int64_t, int64_t> experts);
+  // the routes' expert ids numbered within this rank's experts; another rank's expert: local_ (out of range: the
+  // expert products give it a zero row)
+  Tensor local_ids(const Tensor& ids) const;
   Tensor routed(ProductInput& in, const Routes& routes) const;
   Tensor grouped(const Tensor& h, const Routes& routes) const;
 
   MoeShape shape_;
+  int64_t first_, local_;  // this rank's experts: [first_, first_ + local_)
   QuantMatrix router_, gate_, up_, down_;
   std::vector<QuantMatrix> gate_each_, up_each_, down_each_;  // per expert (host devices)
   std::optional<Tensor> selection_bias_;  // exp_probs_b

@@ -67,6 +67,7 @@ MOCK int hipFree(void* p) { return std::free(p), 0; }
 MOCK int hipMemcpyHtoD(void* dst, const void* src, size_t n) { return std::memcpy(dst, src, n), 0; }
 MOCK int hipMemcpyDtoH(void* dst, void* src, size_t n) { return std::memcpy(dst, src, n), 0; }
 MOCK int hipMemcpyDtoDAsync(void* dst, void* src, size_t n, void*) { return std::memmove(dst, src, n), 0; }
+MOCK int hipMemcpyPeer(void* dst, int, const void* src, int, size_t n) { return std::memmove(dst, src, n), 0; }
 MOCK int hipModuleLoadData(Module** out, const void* image) {
   const auto* p = static_cast<const unsigned char*>(image);
   if (std::memcmp(p, "\x7f" "ELF", 4) != 0 || p[18] != 224 /* EM_AMDGPU */) return 200;  // hipErrorInvalidImage

@@ -91,6 +91,11 @@ MOCK int cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, void*)
   note("cuMemcpyDtoDAsync");
   return std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<void*>(src), n), 0;
 }
+MOCK int cuMemcpyPeer(CUdeviceptr dst, void* dst_ctx, CUdeviceptr src, void* src_ctx, size_t n) {
+  if (dst_ctx == nullptr || src_ctx == nullptr) return 201;  // CUDA_ERROR_INVALID_CONTEXT
+  note("cuMemcpyPeer");
+  return std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<void*>(src), n), 0;
+}
 MOCK int cuModuleLoadData(Module** out, const void* image) {
   if (g_context == nullptr) return 201;  // CUDA_ERROR_INVALID_CONTEXT
   const auto* p = static_cast<const unsigned char*>(image);

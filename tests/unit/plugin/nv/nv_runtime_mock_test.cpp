@@ -168,6 +168,18 @@ TEST(NvRuntimeMock, DeviceBuffersProgramsAndQueue) {
   char copied[sizeof text] = {};
   ASSERT_EQ(take(a->allocator_copy_out(dev, copied, &other, 0, sizeof copied)), "");
   EXPECT_STREQ(copied, text);
+  // ABI 1.7's peer copy, here between two buffers of the one mock GPU: cuMemcpyPeer between the contexts, bounds
+  // checked first
+  ASSERT_NE(a->allocator_copy_peer, nullptr);
+  tg_buffer_desc peer{};
+  ASSERT_EQ(take(a->allocator_alloc(dev, 64, &peer)), "");
+  ASSERT_EQ(take(a->allocator_copy_peer(dev, &peer, 16, dev, &other, 0, sizeof text)), "");
+  char peered[sizeof text] = {};
+  ASSERT_EQ(take(a->allocator_copy_out(dev, peered, &peer, 16, sizeof peered)), "");
+  EXPECT_STREQ(peered, text);
+  EXPECT_NE(calls().find("cuMemcpyPeer"), std::string::npos) << calls();
+  EXPECT_NE(take(a->allocator_copy_peer(dev, &peer, 60, dev, &other, 0, 8)), "") << "8 bytes at 60 of a 64-byte buffer";
+  a->allocator_free(dev, &peer);
 
   ASSERT_EQ(mock<size_t (*)()>("mock_cuda_launch_count")(), 2u);
   const Launch l = launch(0);
