@@ -3,12 +3,14 @@
 // by TG_COMM_TIMEOUT_S); reductions then split the work: rank r combines block r of every rank's values and
 // writes it into every rank's buffer, so all ranks end with the same bits and no rank copies the whole array.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "tg/comm.hpp"
 #include "tg/error.hpp"
@@ -23,7 +25,7 @@ struct Group {
   const int n;
   std::mutex mu;
   std::condition_variable cv;
-  uint64_t generation = 0;
+  std::atomic<uint64_t> generation{0};  // written under mu; read without it while spinning
   int arrived = 0;
   std::string failed;  // set by abort(): every wait throws it
   std::vector<void*> data;
@@ -33,18 +35,23 @@ struct Group {
   std::map<std::pair<uint64_t, int>, std::shared_ptr<Group>> splits;    // (split number, color) -> sub-group
 };
 
-template <typename T>
-void combine(void* const* bufs, int n, size_t begin, size_t end, CollectiveOp op, void* out0 = nullptr) {
+// The op is a template parameter so that each loop is a plain vectorizable reduction.
+template <typename T, typename Op>
+void combine_with(void* const* bufs, int n, size_t begin, size_t end, Op op, void* out0) {
   for (size_t i = begin; i < end; ++i) {
     T acc = static_cast<const T*>(bufs[0])[i];
-    for (int r = 1; r < n; ++r) {
-      const T v = static_cast<const T*>(bufs[r])[i];
-      acc = op == CollectiveOp::Sum ? acc + v : op == CollectiveOp::Max ? std::max(acc, v) : std::min(acc, v);
-    }
+    for (int r = 1; r < n; ++r) acc = op(acc, static_cast<const T*>(bufs[r])[i]);
     if (out0) static_cast<T*>(out0)[i - begin] = acc;
     else
       for (int r = 0; r < n; ++r) static_cast<T*>(bufs[r])[i] = acc;
   }
+}
+
+template <typename T>
+void combine(void* const* bufs, int n, size_t begin, size_t end, CollectiveOp op, void* out0 = nullptr) {
+  if (op == CollectiveOp::Sum) return combine_with<T>(bufs, n, begin, end, [](T a, T b) { return a + b; }, out0);
+  if (op == CollectiveOp::Max) return combine_with<T>(bufs, n, begin, end, [](T a, T b) { return std::max(a, b); }, out0);
+  combine_with<T>(bufs, n, begin, end, [](T a, T b) { return std::min(a, b); }, out0);
 }
 
 // Elements [begin, end) of the n arrays combined: into every array (out == nullptr) or into out.
@@ -151,18 +158,23 @@ class LocalCommunicator final : public Communicator {
       throw Error("tg: " + describe() + ": " + what + " got no answer from the other ranks in " + std::to_string(static_cast<int>(limit)) +
                   " s (TG_COMM_TIMEOUT_S): a rank stopped, is stuck, or skipped this call");
   }
-  // Every rank of the group has reached this point.
+  // Every rank of the group has reached this point. A rank that waits spins briefly first (the others are
+  // usually microseconds away: a decode step's allreduces), then sleeps on the condition variable.
   void wait_all(std::unique_lock<std::mutex>& lock, const std::string& what) {
-    const uint64_t gen = g_->generation;
+    const uint64_t gen = g_->generation.load();
     if (++g_->arrived == g_->n) {
       g_->arrived = 0;
-      ++g_->generation;
+      g_->generation.fetch_add(1);
       g_->cv.notify_all();
       if (!g_->failed.empty()) throw Error(g_->failed);
       return;
     }
-    wait(lock, what, [&] { return g_->generation != gen; });
+    lock.unlock();
+    for (int i = 0; i < kSpins && g_->generation.load(std::memory_order_acquire) == gen; ++i) std::this_thread::yield();
+    lock.lock();
+    wait(lock, what, [&] { return g_->generation.load() != gen; });
   }
+  static constexpr int kSpins = 2000;  // yields: tens of microseconds, then sleep
   // Publishes this rank's arguments and waits until every rank has published its own.
   std::unique_lock<std::mutex> publish(const char* what, void* data, const void* cdata, std::pair<size_t, DType> count) {
     std::unique_lock lock(g_->mu);
