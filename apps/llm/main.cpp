@@ -271,22 +271,20 @@ int run(int argc, char** argv) {
   Options o = parse(argc, argv);
   if (o.serve_port >= 0) server::block_stop_signals();  // before the device's threads exist
   int rc = 0;
+  std::shared_ptr<GGUFFile> file;  // --devices: one mapping of the model for every rank, its pages resident once
   auto rank = [&](const Rank& r) {
-    const int c = run_model(o, r);
+    const int c = run_model(o, r, file);
     if (r.leader()) rc = c;
   };
   if (!o.devices.empty()) {
-    // one mapping of the file for every rank of this process: its pages are resident once
     const std::vector<std::string> devices = parse_device_list(o.devices);
-    std::shared_ptr<GGUFFile> file;
     if (std::filesystem::exists(o.model)) file = std::make_shared<GGUFFile>(GGUFFile::open(o.model));
-    run_local_ranks(devices, [&](const Rank& r) {
-      const int c = run_model(o, r, file);
-      if (r.leader()) rc = c;
-    });
+    run_local_ranks(devices, rank);
+  } else if (o.tensor_parallel) {
+    run_mpi_rank(rank);
+  } else {
+    rank(Rank{});
   }
-  else if (o.tensor_parallel) run_mpi_rank(rank);
-  else rank(Rank{});
   return rc;
 }
 
