@@ -80,6 +80,25 @@ TEST(LocalErrors, MismatchedCountsFailOnEveryRank) {
   EXPECT_EQ(failed, 2);
 }
 
+// A Jit that captured an allreduce and outlives its communicator fails with a message on its next call instead of
+// calling into a destroyed object.
+TEST(LocalErrors, AJitOutlivingItsCommunicatorFailsClearly) {
+  auto comms = tg::local_communicators(1);
+  tg::Communicator* comm = comms[0].get();
+  tg::Jit jit([&](const std::vector<tg::Tensor>& in, const std::vector<tg::BoundVariable>&) {
+    return std::vector<tg::Tensor>{tg::allreduce(in[0] + 1, *comm)};
+  });
+  auto x = [] { return tg::Tensor::from_vector(std::vector<float>{1, 2, 3}, {3}, "CPU"); };
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(jit({x()})[0].to_vector<float>(), (std::vector<float>{2, 3, 4}));
+  comms.clear();
+  try {
+    jit({x()});
+    FAIL() << "a replay ran a collective of a destroyed communicator";
+  } catch (const tg::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("its communicator no longer exists"), std::string::npos) << e.what();
+  }
+}
+
 // A device communicator needs its plugin's collectives extension: the CPU has none (its tensors already are host
 // memory), and a device that is not there is named.
 TEST(DeviceCommunicator, RefusesDevicesWithoutDeviceCollectives) {
