@@ -6,6 +6,7 @@
 #include <set>
 #include <thread>
 
+#include "tg/device.hpp"
 #include "tg/error.hpp"
 #ifdef TG_LLM_HAVE_MPI
 #include "tg/comm_mpi.hpp"
@@ -38,6 +39,7 @@ std::vector<std::string> parse_device_list(const std::string& list) {
     const size_t comma = list.find(',', start);
     std::string d = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (d.empty()) throw Error("tg-llm: --devices '" + list + "' has an empty device name (give a list such as CPU:0,CPU:1)");
+    d = canonical_device(d);  // an unknown device fails here, before any rank starts; "CPU" and "CPU:0" are one
     if (!seen.insert(d).second) throw Error("tg-llm: --devices '" + list + "' names " + d + " twice (each rank needs a device of its own)");
     devices.push_back(std::move(d));
     if (comma == std::string::npos) return devices;

@@ -157,6 +157,9 @@ TEST(TensorParallelErrors, WhatDoesNotSplitIsNamed) {
   }
   EXPECT_THROW(parse_device_list("CPU:0,,CPU:1"), Error);
   EXPECT_THROW(parse_device_list("CPU:0,CPU:0"), Error);
+  EXPECT_THROW(parse_device_list("CPU,cpu:0"), Error);  // one device, two spellings
+  EXPECT_THROW(parse_device_list("CPU:0,NOSUCHDEV:1"), Error);
+  EXPECT_EQ(parse_device_list("cpu:1,CPU:2"), (std::vector<std::string>{"CPU:1", "CPU:2"}));
 }
 
 TEST(TensorParallelErrors, AnUnknownDeviceFailsEveryRank) {

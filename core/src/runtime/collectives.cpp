@@ -1,8 +1,7 @@
-// Registered collectives and their run: the values through host memory (in place where the buffer is host
-// memory: no staging copy on CPU devices).
+// Registered collectives and their run: on the device where a device communicator registered one, else through
+// host memory (in place where the buffer is host memory: no staging copy on CPU devices).
 #include "runtime/collectives.hpp"
 
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <vector>

@@ -1,6 +1,7 @@
-// The collectives a schedule runs (ScheduleItem::Kind::COLLECTIVE): each item names a function that the layer
-// owning the communicator registered (comm/tensor_collectives.cpp), called on the item's values in host memory.
-// The runtime knows no communicator: it waits for the device, hands the bytes over and puts the result back.
+// The collectives a schedule runs (ScheduleItem::Kind::COLLECTIVE): each item names functions that the layer
+// owning the communicator registered (comm/tensor_collectives.cpp): one on the item's values in host memory, and,
+// for a device communicator, one on the device buffers themselves. The runtime knows no communicator: it waits
+// for the devices, hands the values over and puts the result back.
 #pragma once
 
 #include <cstddef>
