@@ -14,7 +14,7 @@ import sys
 LAYERS = ["ir", "schedule", "codegen", "runtime", "tensor", "comm"]
 # public headers (core/include/tg, sdk/include/tg) by the layer they belong to; anything else there is a base
 # every layer may use (dtype, error, the plugin ABI, the SDK's header-only helpers)
-PUBLIC = {"tg/device.hpp": "runtime", "tg/profile.hpp": "runtime", "tg/jit.hpp": "runtime",
+PUBLIC = {"tg/device.hpp": "runtime", "tg/profile.hpp": "runtime", "tg/jit.hpp": "tensor",
           "tg/tensor.hpp": "tensor", "tg/variable.hpp": "tensor", "tg/custom_kernel.hpp": "tensor",
           "tg/comm.hpp": "comm", "tg/comm_mpi.hpp": "comm"}
 # (file, included header): why it still points up. Remove an entry with the include it excuses.

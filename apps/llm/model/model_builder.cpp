@@ -32,42 +32,67 @@ QuantMatrix ModelBuilder::matrix(const std::string& name, int64_t rows, int64_t 
 
 int64_t ModelBuilder::block_elems(const std::string& name) const { return std::max<int64_t>(1, type_traits(file_->need_tensor(name).type).block_elems); }
 
-QuantMatrix ModelBuilder::matrix_rows(const std::string& name, int64_t rows, int64_t cols, int64_t begin, int64_t end, double read) {
-  if (begin == 0 && end == rows) return matrix(name, rows, cols, read);
+namespace {
+
+std::string describe(const IndexRanges& r) {
+  std::string s;
+  for (auto [b, e] : r) s += (s.empty() ? "" : ",") + std::to_string(b) + ":" + std::to_string(e);
+  return s;
+}
+
+}  // namespace
+
+QuantMatrix ModelBuilder::matrix_rows(const std::string& name, int64_t rows, int64_t cols, const IndexRanges& ranges, double read) {
+  const IndexRanges r = merged(ranges);
+  if (r == IndexRanges{{0, rows}}) return matrix(name, rows, cols, read);
   const GGUFTensor& t = need_matrix(*file_, name, rows, cols);
   const uint64_t row_bytes = t.nbytes / static_cast<uint64_t>(rows);
   GGUFTensor part = t;
-  part.name = name + "[rows " + std::to_string(begin) + ":" + std::to_string(end) + "]";
-  part.ne = {cols, end - begin};
-  part.data = t.data + static_cast<uint64_t>(begin) * row_bytes;
-  part.nbytes = static_cast<uint64_t>(end - begin) * row_bytes;
+  part.name = name + "[rows " + describe(r) + "]";
+  part.ne = {cols, count(r)};
+  part.nbytes = static_cast<uint64_t>(count(r)) * row_bytes;
   step_bytes_ += static_cast<uint64_t>(static_cast<double>(part.nbytes) * read);
-  return upload_matrix(part, file_, device_);
+  if (r.size() == 1) {  // one run of rows: read in place
+    part.data = t.data + static_cast<uint64_t>(r[0].first) * row_bytes;
+    return upload_matrix(part, file_, device_);
+  }
+  auto bytes = std::make_shared<std::vector<uint8_t>>(part.nbytes);
+  uint8_t* at = bytes->data();
+  for (auto [b, e] : r) {
+    const uint64_t n = static_cast<uint64_t>(e - b) * row_bytes;
+    std::memcpy(at, t.data + static_cast<uint64_t>(b) * row_bytes, n);
+    at += n;
+  }
+  part.data = bytes->data();
+  return upload_matrix(part, bytes, device_);
 }
 
-QuantMatrix ModelBuilder::matrix_cols(const std::string& name, int64_t rows, int64_t cols, int64_t begin, int64_t end) {
-  if (begin == 0 && end == cols) return matrix(name, rows, cols);
+QuantMatrix ModelBuilder::matrix_cols(const std::string& name, int64_t rows, int64_t cols, const IndexRanges& ranges) {
+  const IndexRanges r = merged(ranges);
+  if (r == IndexRanges{{0, cols}}) return matrix(name, rows, cols);
   const GGUFTensor& t = need_matrix(*file_, name, rows, cols);
   const int64_t block = block_elems(name);
-  if (begin % block || end % block)
-    throw Error("tg-llm: " + file_->path() + ": tensor '" + name + "' (" + type_name(t.type) + ", blocks of " + std::to_string(block) +
-                ") cannot be split at column " + std::to_string(begin % block ? begin : end) + " (use fewer devices)");
+  for (auto [b, e] : r)
+    if (b % block || e % block)
+      throw Error("tg-llm: " + file_->path() + ": tensor '" + name + "' (" + type_name(t.type) + ", blocks of " + std::to_string(block) +
+                  ") cannot be split at column " + std::to_string(b % block ? b : e) + " (use fewer devices)");
   const uint64_t row_bytes = t.nbytes / static_cast<uint64_t>(rows), block_bytes = row_bytes / static_cast<uint64_t>(cols / block);
-  const uint64_t first = static_cast<uint64_t>(begin / block) * block_bytes, n = static_cast<uint64_t>((end - begin) / block) * block_bytes;
+  const uint64_t n = static_cast<uint64_t>(count(r) / block) * block_bytes;  // bytes a row keeps
   auto bytes = std::make_shared<std::vector<uint8_t>>(n * static_cast<uint64_t>(rows));
-  for (int64_t r = 0; r < rows; ++r) std::memcpy(bytes->data() + n * static_cast<uint64_t>(r), t.data + row_bytes * static_cast<uint64_t>(r) + first, n);
+  uint8_t* at = bytes->data();
+  for (int64_t row = 0; row < rows; ++row)
+    for (auto [b, e] : r) {
+      const uint64_t len = static_cast<uint64_t>((e - b) / block) * block_bytes;
+      std::memcpy(at, t.data + row_bytes * static_cast<uint64_t>(row) + static_cast<uint64_t>(b / block) * block_bytes, len);
+      at += len;
+    }
   GGUFTensor part = t;
-  part.name = name + "[cols " + std::to_string(begin) + ":" + std::to_string(end) + "]";
-  part.ne = {end - begin, rows};
+  part.name = name + "[cols " + describe(r) + "]";
+  part.ne = {count(r), rows};
   part.data = bytes->data();
   part.nbytes = bytes->size();
   step_bytes_ += part.nbytes;
   return upload_matrix(part, bytes, device_);
-}
-
-void ModelBuilder::refuse_split(const std::string& block) const {
-  if (tp_.split())
-    throw Error("tg-llm: " + file_->path() + ": " + cfg_.arch + "'s " + block + " cannot run tensor-parallel yet (llama, qwen2, qwen3, gemma3 and qwen3moe can)");
 }
 
 std::vector<QuantMatrix> ModelBuilder::expert_views(const std::string& name, int64_t experts) {
@@ -94,11 +119,16 @@ Tensor ModelBuilder::vector(const std::string& name, int64_t n) {
   return Tensor::from_host_memory(t.data, t.nbytes, {n}, dtypes::float32, file_, device_);
 }
 
-Tensor ModelBuilder::vector(const std::string& name, int64_t n, int64_t begin, int64_t end) {
+Tensor ModelBuilder::vector(const std::string& name, int64_t n, const IndexRanges& ranges) {
   Tensor whole = vector(name, n);
-  if (begin == 0 && end == n) return whole;
-  const GGUFTensor& t = file_->need_tensor(name);
-  return Tensor::from_host_memory(t.data + begin * 4, static_cast<uint64_t>(end - begin) * 4, {end - begin}, dtypes::float32, file_, device_);
+  const IndexRanges r = merged(ranges);
+  if (r == IndexRanges{{0, n}}) return whole;
+  const auto* values = reinterpret_cast<const float*>(file_->need_tensor(name).data);
+  if (r.size() == 1)
+    return Tensor::from_host_memory(values + r[0].first, static_cast<uint64_t>(count(r)) * 4, {count(r)}, dtypes::float32, file_, device_);
+  std::vector<float> part;
+  for (auto [b, e] : r) part.insert(part.end(), values + b, values + e);
+  return Tensor::from_vector(part, {count(r)}, dtypes::float32, device_);
 }
 
 std::optional<Tensor> ModelBuilder::optional_vector(const std::string& name, int64_t n) {
@@ -106,9 +136,9 @@ std::optional<Tensor> ModelBuilder::optional_vector(const std::string& name, int
   return vector(name, n);
 }
 
-std::optional<Tensor> ModelBuilder::optional_vector(const std::string& name, int64_t n, int64_t begin, int64_t end) {
+std::optional<Tensor> ModelBuilder::optional_vector(const std::string& name, int64_t n, const IndexRanges& ranges) {
   if (!has(name)) return std::nullopt;
-  return vector(name, n, begin, end);
+  return vector(name, n, ranges);
 }
 
 std::shared_ptr<const RopeTable> ModelBuilder::rope(double base, bool scaled) {

@@ -40,21 +40,29 @@ class ModelBuilder {
   QuantMatrix matrix(const std::string& name, int64_t rows, int64_t cols, double read = 1.0);
   // Each expert's (rows, cols) matrix of a stacked (E, rows, cols) tensor, viewed in place on host devices (the
   // stacked matrix's bytes, no copy); empty elsewhere, where a view would be a copy.
-  // Tensor parallelism: rows [begin, end) of a (rows, cols) matrix (a column-parallel product: this rank's heads or
-  // FFN columns), read in place; and columns [begin, end) of every row (a row-parallel product), a copy, where
-  // begin and end fall on the format's block boundaries (block_elems).
-  QuantMatrix matrix_rows(const std::string& name, int64_t rows, int64_t cols, int64_t begin, int64_t end, double read = 1.0);
-  QuantMatrix matrix_cols(const std::string& name, int64_t rows, int64_t cols, int64_t begin, int64_t end);
+  // Tensor parallelism: rows of a (rows, cols) matrix (a column-parallel product: this rank's heads or FFN
+  // columns), read in place where they are one run; and columns of every row (a row-parallel product), a copy,
+  // where each range starts and ends on the format's block boundaries (block_elems).
+  QuantMatrix matrix_rows(const std::string& name, int64_t rows, int64_t cols, const IndexRanges& ranges, double read = 1.0);
+  QuantMatrix matrix_rows(const std::string& name, int64_t rows, int64_t cols, int64_t begin, int64_t end, double read = 1.0) {
+    return matrix_rows(name, rows, cols, IndexRanges{{begin, end}}, read);
+  }
+  QuantMatrix matrix_cols(const std::string& name, int64_t rows, int64_t cols, const IndexRanges& ranges);
+  QuantMatrix matrix_cols(const std::string& name, int64_t rows, int64_t cols, int64_t begin, int64_t end) {
+    return matrix_cols(name, rows, cols, IndexRanges{{begin, end}});
+  }
   int64_t block_elems(const std::string& name) const;  // values per quantization block of a tensor's type
   const TensorParallel& tp() const { return tp_; }
-  // A block that cannot be split over ranks yet: a clear error when the model is tensor-parallel.
-  void refuse_split(const std::string& block) const;
   std::vector<QuantMatrix> expert_views(const std::string& name, int64_t experts);
   // n float32 values (norm weights, biases) viewed in place.
   Tensor vector(const std::string& name, int64_t n);
-  Tensor vector(const std::string& name, int64_t n, int64_t begin, int64_t end);  // values [begin, end) of it
+  Tensor vector(const std::string& name, int64_t n, const IndexRanges& ranges);  // those values of it (in place: one run)
+  Tensor vector(const std::string& name, int64_t n, int64_t begin, int64_t end) { return vector(name, n, IndexRanges{{begin, end}}); }
   std::optional<Tensor> optional_vector(const std::string& name, int64_t n);  // nullopt where the file has none
-  std::optional<Tensor> optional_vector(const std::string& name, int64_t n, int64_t begin, int64_t end);
+  std::optional<Tensor> optional_vector(const std::string& name, int64_t n, const IndexRanges& ranges);
+  std::optional<Tensor> optional_vector(const std::string& name, int64_t n, int64_t begin, int64_t end) {
+    return optional_vector(name, n, IndexRanges{{begin, end}});
+  }
   // The RoPE table for `base` and the file's rotated dims, scaling (unless `scaled` is false: gemma3's local
   // layers) and frequency factors (rope_freqs.weight), made once and shared by the layers that use it.
   std::shared_ptr<const RopeTable> rope(double base, bool scaled = true);

@@ -8,11 +8,20 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "tg/comm.hpp"
 #include "tg/tensor.hpp"
 
 namespace tg::llm {
+
+// Indices [begin, end) of an axis, in order: a rank's part of it. One range for heads and FFN columns; several where
+// its heads lie apart (a gated delta net's value heads, tiled over its key heads).
+using IndexRanges = std::vector<std::pair<int64_t, int64_t>>;
+int64_t count(const IndexRanges& r);
+// Each range's ends times `by`, plus `offset` (heads -> their rows); adjacent ranges merged.
+IndexRanges scaled(const IndexRanges& r, int64_t by, int64_t offset = 0);
+IndexRanges merged(IndexRanges r);
 
 struct TensorParallel {
   int rank = 0, world = 1;

@@ -20,6 +20,8 @@ namespace tg {
 // - call 2 must launch the same kernels as call 1 did (after any one-time work of call 1, such as realizing
 //   weights); otherwise it is a tg::Error ("changed its graph between calls");
 // - the function's outputs are the same buffers on every replay: a replay overwrites the previous results;
+// - a sharded tensor (shard()) stands for its shards: inputs must come sharded as at the capture, and a sharded
+//   output comes back sharded; copies and collectives between the devices are replayed in order;
 // - host work inside the function (from_vector, to_vector) is not replayed. JIT=0 in the environment turns
 //   capturing off: every call then runs the function.
 class Jit {

@@ -288,9 +288,52 @@ TEST(ShardErrors, EachRefusalSaysWhatAndWhere) {
   EXPECT_NE(message([&] { s.reshape({20}).realize(); }).find("merges or splits axis 1"), std::string::npos);
   EXPECT_NE(message([&] { Tensor::empty({2}, tg::dtypes::float32, "CPU:0,CPU:1"); }).find("make it on one and shard() it"),
             std::string::npos);
+  // a Jit captured on inputs sharded one way refuses them sharded another way
   tg::Jit jit([](const std::vector<Tensor>& in, const std::vector<tg::BoundVariable>&) { return std::vector<Tensor>{in[0] * 2}; });
-  EXPECT_NE(message([&] { jit({s}); }).find("lives on several devices"), std::string::npos);
+  for (int i = 0; i < 3; ++i) jit({x.shard(devs("CPU", 2), 1)});
+  EXPECT_NE(message([&] { jit({x.shard(devs("CPU", 2))}); })
+                .find("input 0 is (5, 4) float32 on (CPU, CPU:1), replicated, captured as (5, 4) float32 on (CPU, CPU:1) split along axis 1"),
+            std::string::npos)
+      << message([&] { jit({x.shard(devs("CPU", 2))}); });
   EXPECT_NE(message([&] { s + x; }).find("different devices"), std::string::npos);
+}
+
+// A Jit over sharded tensors: a tensor-parallel MLP whose input is whole on both devices and whose bias is split,
+// returning the split hidden layer as well as the summed output. Every call has new inputs; calls 3 and 4 are
+// replays, patched shard by shard, and their sharded output is a sharded tensor over the replay's buffers.
+TEST(ShardJit, ShardedInputsAndOutputsReplayWithNewData) {
+  std::mt19937 rng(kSeed + 7);
+  std::printf("seed %u\n", kSeed + 7);
+  const auto two = devs("CPU", 2);
+  Matrix w1 = random_matrix(8, 6, rng), w2 = random_matrix(6, 8, rng);
+  Tensor w1s = on_cpu(w1).shard(two, 1).realize(), w2s = on_cpu(w2).shard(two, 0).realize();
+  tg::Jit mlp([&](const std::vector<Tensor>& in, const std::vector<tg::BoundVariable>&) {
+    Tensor h = (in[0].matmul(w1s) + in[1]).relu();
+    return std::vector<Tensor>{h.matmul(w2s), h};
+  });
+  for (int call = 0; call < 4; ++call) {
+    Matrix x = random_matrix(3, 8, rng), b = random_matrix(1, 6, rng);
+    std::vector<Tensor> out = mlp({on_cpu(x).shard(two), on_cpu(b).shard(two, 1)});
+    if (call >= 2) {
+      EXPECT_GT(mlp.captured_launches(), 0u) << "call " << call << " replays";
+    }
+    Matrix hm{3, 6, {}};
+    std::vector<double> h = matmul_ref(x, w1);
+    for (size_t i = 0; i < h.size(); ++i) h[i] = std::max(0.0, h[i] + b.at(0, static_cast<int64_t>(i % 6))), hm.f.push_back(static_cast<float>(h[i]));
+    EXPECT_EQ(out[1].device(), "CPU,CPU:1");
+    expect_near(out[1].to_vector<float>(), h, 1e-5);
+    expect_near(out[0].to_vector<float>(), matmul_ref(hm, w2), 1e-4);
+  }
+}
+
+// A copy of an input to another device, replayed, copies that call's input (not the captured call's).
+TEST(ShardJit, ACopyOfAnInputCopiesTheNewInput) {
+  tg::Jit moved([](const std::vector<Tensor>& in, const std::vector<tg::BoundVariable>&) { return std::vector<Tensor>{in[0].to("CPU:1") * 2}; });
+  for (int call = 0; call < 4; ++call) {
+    const float v = static_cast<float>(call + 1);
+    std::vector<Tensor> out = moved({Tensor::from_vector(std::vector<float>{v, -v}, {2}, "CPU:0")});
+    EXPECT_EQ(out[0].to_vector<float>(), (std::vector<float>{2 * v, -2 * v})) << "call " << call;
+  }
 }
 
 TEST(Shard, ConstantsOnADeviceListAreWholeOnEach) {

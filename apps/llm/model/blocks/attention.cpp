@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 
 #include "model/blocks/flash_attention.hpp"
 #include "model/blocks/norm.hpp"
@@ -28,7 +29,10 @@ HeadShare share_heads(const ModelBuilder& b, int64_t heads, int64_t kv_heads) {
 
 Attention::Attention(ModelBuilder& b, int64_t layer, const AttentionSpec& spec)
     : share_(share_heads(b, b.config().n_heads, b.config().n_kv_heads)),
+      tp_(b.tp()),
       spec_(spec),
+      heads_(b.config().n_heads),
+      kv_heads_(b.config().n_kv_heads),
       H_(share_.q1 - share_.q0),
       KV_(share_.k1 - share_.k0),
       hd_(b.config().head_dim),
@@ -53,10 +57,13 @@ Attention::Attention(ModelBuilder& b, int64_t layer, const AttentionSpec& spec)
     k_bias_ = b.optional_vector(p + "attn_k.bias", kv_dim, share_.k0 * hd_, share_.k1 * hd_);
     v_bias_ = b.optional_vector(p + "attn_v.bias", kv_dim, share_.k0 * hd_, share_.k1 * hd_);
   }
-  if (spec.qk_norm_whole) b.refuse_split("QK-norm over all heads");
-  if (spec.qk_norm || spec.qk_norm_whole) {
-    q_norm_ = b.vector(p + "attn_q_norm.weight", spec.qk_norm_whole ? q_dim : hd_);
-    k_norm_ = b.vector(p + "attn_k_norm.weight", spec.qk_norm_whole ? kv_dim : hd_);
+  if (spec.qk_norm) {
+    q_norm_ = b.vector(p + "attn_q_norm.weight", hd_);
+    k_norm_ = b.vector(p + "attn_k_norm.weight", hd_);
+  }
+  if (spec.qk_norm_whole) {  // this rank's heads' part of the weights
+    q_norm_ = b.vector(p + "attn_q_norm.weight", q_dim, share_.q0 * hd_, share_.q1 * hd_);
+    k_norm_ = b.vector(p + "attn_k_norm.weight", kv_dim, share_.k0 * hd_, share_.k1 * hd_);
   }
 }
 
@@ -65,10 +72,7 @@ Tensor Attention::forward(const Tensor& h, const Pass& p) {
   ProductInput in{h, nullptr};  // q, k and v share the int8 form of h
   auto project = [&](const QuantMatrix& w, const std::optional<Tensor>& bias) { return bias ? qmatmul(w, in) + *bias : qmatmul(w, in); };
   Tensor q = project(q_, q_bias_), k = project(k_, k_bias_);
-  if (spec_.qk_norm_whole) {
-    q = rms_norm(q, *q_norm_, eps_);
-    k = rms_norm(k, *k_norm_, eps_);
-  }
+  if (spec_.qk_norm_whole) std::tie(q, k) = norm_whole(q, k);
   k = k.reshape({T, KV_, hd_});
   std::optional<Tensor> gate;
   if (spec_.output_gate) {  // per head: hd query values, then hd gate values
@@ -92,6 +96,18 @@ Tensor Attention::forward(const Tensor& h, const Pass& p) {
     return Tensor::cat(outs, 0);
   }();
   return qmatmul(o_, gate ? out * *gate : out);
+}
+
+std::pair<Tensor, Tensor> Attention::norm_whole(const Tensor& q, const Tensor& k) const {
+  if (!tp_.split()) return {rms_norm(q, *q_norm_, eps_), rms_norm(k, *k_norm_, eps_)};
+  // the mean squares over every head from each rank's sums of squares: one allreduce of 2 values a token. A KV
+  // head held by several ranks (fewer KV heads than ranks) is counted once.
+  const double kv_copies = kv_heads_ < tp_.world ? static_cast<double>(tp_.world / kv_heads_) : 1.0;
+  Tensor ss = tp_.sum(Tensor::cat({(q * q).sum({-1}, true), (k * k).sum({-1}, true) * (1.0 / kv_copies)}, 1));  // (T, 2)
+  auto norm = [&](const Tensor& x, const Tensor& w, int64_t col, int64_t n) {
+    return x * (ss.slice(1, col, col + 1) * (1.0 / static_cast<double>(n)) + eps_).rsqrt() * w;
+  };
+  return {norm(q, *q_norm_, 0, heads_ * hd_), norm(k, *k_norm_, 1, kv_heads_ * hd_)};
 }
 
 Dim key_span(const SequenceState& state, int64_t T, const BoundVariable& pos, int64_t key_len) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/blocks/rope.hpp"
@@ -54,10 +55,14 @@ class Attention final : public Mixer {
  private:
   // q (T, H, hd) and k (T, KV, hd) before RoPE, v (T, KV * hd): T tokens of one sequence -> (T, H * hd)
   Tensor attend(Tensor q, Tensor k, const Tensor& v, int64_t T, const SeqPos& at, int64_t key_len);
+  // olmoe's RMS-norm over all heads' q and k (T, heads * hd each), of this rank's heads when split
+  std::pair<Tensor, Tensor> norm_whole(const Tensor& q, const Tensor& k) const;
 
   HeadShare share_;
+  TensorParallel tp_;
   AttentionSpec spec_;
-  int64_t H_, KV_, hd_;
+  int64_t heads_, kv_heads_;  // of the whole model
+  int64_t H_, KV_, hd_;        // this rank's
   double scale_, eps_;
   int64_t max_score_bytes_;
   std::shared_ptr<const RopeTable> rope_;

@@ -1,7 +1,8 @@
 // The gated delta net (Qwen3.5 / Qwen3-Next linear attention, llama.cpp's qwen35 graph): attn_qkv -> causal
 // depthwise conv (its last K-1 input rows kept per slot) + SiLU -> q, k L2-normed (q by 1/sqrt(dk)), value heads
 // tiled over key heads -> the gated delta rule per head (the (dv x dk) state kept per slot) -> RMSNorm(o) * SiLU(z)
-// -> ssm_out. No positions, no KV cache: the state carries the sequence.
+// -> ssm_out. No positions, no KV cache: the state carries the sequence. Tensor-parallel, each rank takes a share
+// of the key heads with the value heads that read them: the heads are independent until ssm_out (row-parallel).
 #pragma once
 
 #include <cstdint>
@@ -25,7 +26,10 @@ class GatedDeltaNet final : public Mixer {
   Tensor forward(const Tensor& h, const Pass& p) override;
 
  private:
-  DeltaNetShape s_;
+  struct Share;
+  GatedDeltaNet(ModelBuilder& b, int64_t layer, const DeltaNetShape& whole, const Share& part);
+
+  DeltaNetShape s_;  // this rank's heads
   double eps_;
   int64_t rows_per_slot_;
   const SequenceState* state_;

@@ -12,24 +12,28 @@ std::string blk(int64_t layer, const char* name) { return ModelBuilder::blk(laye
 }  // namespace
 
 MlaAttention::MlaAttention(ModelBuilder& b, int64_t layer, const MlaShape& s)
-    : s_((b.refuse_split("multi-head latent attention"), s)),
-      H_(b.config().n_heads),
+    : MlaAttention(b, layer, s, b.tp().share(b.config().n_heads, 1, b.file().path() + ": " + std::to_string(b.config().n_heads) + " latent-attention heads")) {}
+
+MlaAttention::MlaAttention(ModelBuilder& b, int64_t layer, const MlaShape& s, std::pair<int64_t, int64_t> heads)
+    : s_(s),
+      H_(heads.second - heads.first),
       eps_(b.config().norm_eps),
       rope_(b.rope(b.config().rope_base)),
       state_(&b.state()),
       kv_a_(b.matrix(blk(layer, "attn_kv_a_mqa.weight"), s.kv_lora + s.rope, b.config().d_model)),
-      k_b_(b.matrix(blk(layer, "attn_k_b.weight"), H_ * s.kv_lora, s.nope)),
-      v_b_(b.matrix(blk(layer, "attn_v_b.weight"), H_ * s.v, s.kv_lora)),
-      o_(b.matrix(blk(layer, "attn_output.weight"), b.config().d_model, H_ * s.v)),
+      k_b_(b.matrix_rows(blk(layer, "attn_k_b.weight"), b.config().n_heads * s.kv_lora, s.nope, heads.first * s.kv_lora, heads.second * s.kv_lora)),
+      v_b_(b.matrix_rows(blk(layer, "attn_v_b.weight"), b.config().n_heads * s.v, s.kv_lora, heads.first * s.v, heads.second * s.v)),
+      o_(b.matrix_cols(blk(layer, "attn_output.weight"), b.config().d_model, b.config().n_heads * s.v, heads.first * s.v, heads.second * s.v)),
       kv_a_norm_(b.vector(blk(layer, "attn_kv_a_norm.weight"), s.kv_lora)),
       cache_(&b.state().add_kv_cache(s.kv_lora + s.rope)) {
-  const int64_t q_width = H_ * (s.nope + s.rope);
+  const int64_t per_head = s.nope + s.rope, q_width = b.config().n_heads * per_head;
+  const int64_t q0 = heads.first * per_head, q1 = heads.second * per_head;
   if (s.q_lora > 0) {
     q_a_ = b.matrix(blk(layer, "attn_q_a.weight"), s.q_lora, b.config().d_model);
     q_a_norm_ = b.vector(blk(layer, "attn_q_a_norm.weight"), s.q_lora);
-    q_b_ = b.matrix(blk(layer, "attn_q_b.weight"), q_width, s.q_lora);
+    q_b_ = b.matrix_rows(blk(layer, "attn_q_b.weight"), q_width, s.q_lora, q0, q1);
   } else {
-    q_ = b.matrix(blk(layer, "attn_q.weight"), q_width, b.config().d_model);
+    q_ = b.matrix_rows(blk(layer, "attn_q.weight"), q_width, b.config().d_model, q0, q1);
   }
 }
 

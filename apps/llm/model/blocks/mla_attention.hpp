@@ -5,6 +5,8 @@
 // (q_lat = k_b[h] . q_nope, per head), so a score is [q_lat | rope(q_pe)] . [c | k_pe]; the head's output is
 // v_b[h] . (softmax . c). The naive form would expand c into every head's keys and values (k_b[h]^T c, v_b[h] c) at
 // each position; the absorbed one reads kv_lora + rope values a cached token instead of heads x (key + value).
+// Tensor-parallel, each rank takes a share of the heads (their rows of q, k_b and v_b, their columns of
+// attn_output); the compression (q_a, kv_a) and the latent cache are whole on every rank.
 #pragma once
 
 #include <cstdint>
@@ -32,12 +34,13 @@ class MlaAttention final : public Mixer {
   Tensor forward(const Tensor& h, const Pass& p) override;
 
  private:
+  MlaAttention(ModelBuilder& b, int64_t layer, const MlaShape& s, std::pair<int64_t, int64_t> heads);
   // q (T, H, kv_lora + rope): latent queries with their RoPE parts, and the rows (T, kv_lora + rope) to cache,
   // T tokens of one sequence -> the heads' latent outputs (T, H, kv_lora)
   Tensor attend(const Tensor& q, const Tensor& rows, int64_t T, const SeqPos& at, int64_t key_len);
 
   MlaShape s_;
-  int64_t H_;
+  int64_t H_;  // this rank's heads
   double eps_;
   std::shared_ptr<const RopeTable> rope_;
   const SequenceState* state_;

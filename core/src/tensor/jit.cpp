@@ -1,10 +1,14 @@
 // Jit: records the launches of a function's second call and replays them as one queue batch, patching input
-// buffer addresses and variable values into the recorded argument blobs.
+// buffer addresses and variable values into the recorded argument blobs. A sharded tensor (a MULTI node, one
+// buffer per device) stands for its shards' buffers, in device order: its inputs are patched shard by shard and
+// its outputs come back as a sharded tensor over the replay's buffers. It belongs to the tensor layer: it takes
+// and returns Tensors.
 #include "tg/jit.hpp"
 
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "ir/sym_shape.hpp"
 #include "ir/uop.hpp"
@@ -13,6 +17,7 @@
 #include "runtime/options.hpp"
 #include "runtime/launch.hpp"
 #include "schedule/schedule.hpp"
+#include "tensor/multi.hpp"
 
 namespace tg {
 
@@ -28,23 +33,47 @@ struct Replay {
   rt::CapturedLaunch launch;
   std::vector<uint8_t> args;
   std::vector<Patch> inputs, vars;
+  std::vector<std::optional<size_t>> slots;  // a copy's or collective's {dst, src}: the input buffer it is, if any
+};
+
+// One buffer of an output: a captured buffer, or an input's (the function returned an input, or a shard of one).
+struct OutputPart {
+  std::shared_ptr<rt::Buffer> buf;  // null when it is input buffer `slot`
+  size_t slot = 0;
+  Shape shape;
+  ir::Dims sym_shape;  // a symbolic part's dims: its shape on replay comes from the new variable values
 };
 
 struct Output {
-  std::shared_ptr<rt::Buffer> buf;  // null when the output is input `input`
-  size_t input = 0;
-  Shape shape;
-  ir::Dims sym_shape;  // a symbolic output's dims: its shape on replay comes from the new variable values
+  std::vector<OutputPart> parts;  // one, or one per device of a sharded output
+  std::string sharding;           // a sharded output's MULTI arg; empty on one device
+  ir::Dims dims;
+  DType dtype;
   std::string device;
 };
 
-std::shared_ptr<rt::Buffer> buffer_of(const Tensor& t) {
-  return rt::buffer_of(*t.node());
+// The buffers a realized tensor stands for: its own, or each shard's (device order).
+std::vector<std::shared_ptr<rt::Buffer>> buffers_of(const Tensor& t) {
+  const auto& n = t.node();
+  if (n->op != ir::Op::MULTI) return {rt::buffer_of(*n)};
+  std::vector<std::shared_ptr<rt::Buffer>> out;
+  for (const auto& s : n->src) out.push_back(rt::buffer_of(*s));
+  return out;
 }
+
+std::vector<std::shared_ptr<rt::Buffer>> buffers_of(const std::vector<Tensor>& ts) {
+  std::vector<std::shared_ptr<rt::Buffer>> out;
+  for (const auto& t : ts)
+    for (auto& b : buffers_of(t)) out.push_back(std::move(b));
+  return out;
+}
+
+std::string sharding_of(const Tensor& t) { return t.node()->op == ir::Op::MULTI ? t.node()->arg_str() : std::string(); }
 
 std::string describe(const Tensor& t) {
   std::string dims = t.is_symbolic() ? ir::dims_str(ir::dims_of(*t.node())) + " = " : "";
-  return dims + shape_str(t.shape()) + " " + t.dtype().name() + " on " + t.device();
+  std::string where = t.node()->op == ir::Op::MULTI ? Sharding::parse(t.node()->arg_str()).describe() : t.device();
+  return dims + shape_str(t.shape()) + " " + t.dtype().name() + " on " + where;
 }
 
 // d with the variables passed to this call bound to their new values
@@ -70,11 +99,7 @@ struct Jit::Impl {
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const std::vector<BoundVariable>& vars) {
     std::vector<Tensor> outs = fn(inputs, vars);
-    for (auto& o : outs) {
-      if (o.device().find(',') != std::string::npos)
-        throw Error("tg: Jit: an output lives on several devices (" + o.device() + "); gather it with .to(device) inside the function");
-      o.realize();
-    }
+    for (auto& o : outs) o.realize();
     return outs;
   }
 
@@ -86,28 +111,39 @@ struct Jit::Impl {
                     [](const rt::CapturedLaunch& l, uint64_t h) { return l.kir_hash == h; }))
       throw Error("tg: Jit: the function changed its graph between calls 1 and 2 (" + std::to_string(first_trace.size()) +
                   " launches, then " + std::to_string(launches.size()) + "); make it depend only on its inputs and variables");
-    std::map<const rt::Buffer*, size_t> input_index;
-    for (size_t i = 0; i < inputs.size(); ++i) input_index.emplace(buffer_of(inputs[i]).get(), i);
+    std::map<const rt::Buffer*, size_t> input_index;  // input buffer -> its slot (inputs' buffers in order)
+    for (const auto& b : buffers_of(inputs)) input_index.emplace(b.get(), input_index.size());
+    auto slot_of = [&](const std::shared_ptr<rt::Buffer>& b) -> std::optional<size_t> {
+      if (auto it = input_index.find(b.get()); it != input_index.end()) return it->second;
+      return std::nullopt;
+    };
     for (const auto& v : vars) var_names.push_back(v.var().name());
     for (auto& l : launches) {
-      Replay r{l, {}, {}, {}};
+      Replay r{l, {}, {}, {}, {}};
       if (l.program) {
         const rt::Program& p = *l.program;
         r.args = rt::pack_args(p, l.bufs, l.var_vals);
         for (size_t i = 0; i < l.bufs.size(); ++i)
-          if (auto it = input_index.find(l.bufs[i].get()); it != input_index.end()) r.inputs.push_back({p.signature.offsets()[i], 8, it->second});
+          if (auto slot = slot_of(l.bufs[i])) r.inputs.push_back({p.signature.offsets()[i], 8, *slot});
         for (size_t k = 0; k < l.var_names.size(); ++k) {
           size_t param = l.bufs.size() + k;
           for (size_t j = 0; j < var_names.size(); ++j)
             if (var_names[j] == l.var_names[k]) r.vars.push_back({p.signature.offsets()[param], tg_param_size(&p.signature.params()[param]), j});
         }
+      } else {  // a copy or collective that reads or writes an input must use this call's buffer
+        for (const auto& b : l.bufs) r.slots.push_back(slot_of(b));
       }
       replays.push_back(std::move(r));
     }
     for (const auto& o : outs) {
-      auto buf = buffer_of(o);
-      Output out{buf, 0, o.shape(), o.node()->sym_shape, o.device()};
-      if (auto it = input_index.find(buf.get()); it != input_index.end()) out.buf = nullptr, out.input = it->second;
+      Output out{{}, sharding_of(o), ir::dims_of(*o.node()), o.dtype(), o.device()};
+      const auto bufs = buffers_of(o);
+      for (size_t i = 0; i < bufs.size(); ++i) {
+        const ir::UOp& part = out.sharding.empty() ? *o.node() : *o.node()->src[i];
+        OutputPart op{bufs[i], 0, part.shape, part.sym_shape};
+        if (auto slot = slot_of(bufs[i])) op.buf = nullptr, op.slot = *slot;
+        out.parts.push_back(std::move(op));
+      }
       outputs.push_back(std::move(out));
     }
     input_sig = inputs;
@@ -126,7 +162,7 @@ struct Jit::Impl {
       throw Error("tg: Jit: captured with " + std::to_string(input_sig.size()) + " inputs, called with " + std::to_string(inputs.size()));
     for (size_t i = 0; i < inputs.size(); ++i)
       if (!same_input_dims(inputs[i], input_sig[i], vars) || inputs[i].dtype() != input_sig[i].dtype() ||
-          inputs[i].device() != input_sig[i].device())
+          inputs[i].device() != input_sig[i].device() || sharding_of(inputs[i]) != sharding_of(input_sig[i]))
         throw Error("tg: Jit: input " + std::to_string(i) + " is " + describe(inputs[i]) + ", captured as " + describe(input_sig[i]) +
                     "; call reset() to capture again");
     if (vars.size() != var_names.size())
@@ -138,8 +174,9 @@ struct Jit::Impl {
 
   std::vector<Tensor> replay(const std::vector<Tensor>& inputs, const std::vector<BoundVariable>& vars) {
     check_signature(inputs, vars);
+    const std::vector<std::shared_ptr<rt::Buffer>> in_bufs = buffers_of(inputs);
     std::vector<uint64_t> addrs;
-    for (const auto& t : inputs) addrs.push_back(buffer_of(t)->desc().addr);
+    for (const auto& b : in_bufs) addrs.push_back(b->desc().addr);
     std::vector<rt::Device::LaunchCmd> batch;
     rt::Device* dev = nullptr;
     auto flush = [&] {
@@ -149,8 +186,9 @@ struct Jit::Impl {
     for (auto& r : replays) {
       if (!r.launch.program) {  // a copy between devices or a collective: drain, then run it through the host
         flush();
-        if (r.launch.collective.empty()) rt::copy_between(*r.launch.bufs[0], *r.launch.bufs[1]);
-        else rt::run_collective(r.launch.collective, *r.launch.bufs[0], *r.launch.bufs[1]);
+        auto buf = [&](size_t k) -> rt::Buffer& { return r.slots[k] ? *in_bufs[*r.slots[k]] : *r.launch.bufs[k]; };
+        if (r.launch.collective.empty()) rt::copy_between(buf(0), buf(1));
+        else rt::run_collective(r.launch.collective, buf(0), buf(1));
         continue;
       }
       for (const auto& p : r.inputs) std::memcpy(r.args.data() + p.offset, &addrs[p.index], 8);
@@ -165,14 +203,25 @@ struct Jit::Impl {
     flush();
     std::vector<Tensor> outs;
     for (const auto& o : outputs) {
-      if (!o.buf) outs.push_back(inputs[o.input]);
-      else if (o.sym_shape.empty()) outs.emplace_back(rt::buffer_node(o.buf, o.shape), o.device);
-      else {
+      std::vector<ir::UOpPtr> parts;
+      for (const auto& p : o.parts) {
+        const auto& buf = p.buf ? p.buf : in_bufs[p.slot];
+        if (p.sym_shape.empty()) {
+          parts.push_back(rt::buffer_node(buf, p.shape));
+          continue;
+        }
         ir::Dims ds;
-        for (const auto& d : o.sym_shape) ds.push_back(rebind(d, vars));
+        for (const auto& d : p.sym_shape) ds.push_back(rebind(d, vars));
         auto [shape, sym] = ir::shape_args(ds);
-        outs.emplace_back(rt::buffer_node(o.buf, shape, sym), o.device);
+        parts.push_back(rt::buffer_node(buf, shape, sym));
       }
+      if (o.sharding.empty()) {
+        outs.emplace_back(parts[0], o.device);
+        continue;
+      }
+      ir::Dims dims;
+      for (const auto& d : o.dims) dims.push_back(rebind(d, vars));
+      outs.emplace_back(multi_node(Sharding::parse(o.sharding), std::move(parts), o.dtype, dims), o.device);
     }
     return outs;
   }
@@ -184,10 +233,6 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& in, const std::ve
   Impl& j = *impl_;
   std::lock_guard lock(j.mu);
   std::vector<Tensor> inputs = in;  // realized copies: the caller's tensors are left as they are
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i].device().find(',') != std::string::npos)
-      throw Error("tg: Jit: input " + std::to_string(i) + " lives on several devices (" + inputs[i].device() +
-                  "); a Jit takes tensors on one device each (sharded inputs are not supported yet)");
   for (auto& t : inputs) t.realize();
   if (!rt::read_options().jit) return j.run(inputs, vars);
   if (!j.replays.empty() || (j.calls >= 2 && !j.outputs.empty())) return j.replay(inputs, vars);
