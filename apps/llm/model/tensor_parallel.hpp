@@ -2,7 +2,9 @@
 // The first products of a block are column-parallel (rows of q, k, v, gate and up: the rank's heads or columns,
 // read in place), the last are row-parallel (the matching columns of attn_output and ffn_down, copied out of each
 // row), and their partial outputs are summed over the ranks: one allreduce after attention and one after the FFN.
-// The embedding, norms and output head are whole on every rank, so every rank computes the same logits.
+// The embedding and norms are whole on every rank and the output head is split by vocabulary (its logits summed
+// into place), so every rank computes the same logits. Blocks with heads of their own split the same way: a gated
+// delta net by key heads, latent attention by heads (blocks/gated_delta_net.hpp, blocks/mla_attention.hpp).
 #pragma once
 
 #include <cstdint>
