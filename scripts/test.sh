@@ -18,10 +18,13 @@ if [ "${CI:-}" = "true" ] || [ "${TG_SANITIZE_TESTS:-0}" = "1" ]; then
   TG_BUILD_DIR=build-asan TG_BUILD_TYPE=Debug scripts/build.sh -DTG_SANITIZE=ON
   # the slow suites, and the compile-every-kernel runs of AMD and DSP (clang and qemu subprocesses, already run
   # above), stay out of the Debug sanitizer build's time; so do repeats of code the sanitizers already cover:
-  # quant_test again with AMX off (this host has none), and the tensor-parallel splits that add no code path of
-  # their own to the llama, qwen3moe, deepseek2 and qwen35 ones
+  # quant_test again with AMX off (this host has none), llama.cpp's golden tokens (the same forward passes as
+  # ModelVsReference, which runs), the long prompts of quantized weights (the generated kernels are not
+  # instrumented; the host code they add over the float ones is none), and the tensor-parallel splits that add no
+  # code path of their own to the llama, qwen3moe, deepseek2 and qwen35 ones
   # use_sigaltstack=0: clang, compiling on a worker thread, may register LLVM's own alternate signal stack (heap
   # memory) there, which ASan would then try to munmap when the thread exits ("unable to unmap", a CHECK failure)
   (cd build-asan && ASAN_OPTIONS=detect_leaks=0:use_sigaltstack=0 ctest --output-on-failure -j "$(nproc)" -L unit -LE slow \
-     -E "^(conformance_amd_compile_.*|amd_compile_test|conformance_dsp|quant_test_without_amx|Splits/TensorParallelModel\.[A-Za-z]+/(llama_Q8_0|qwen2|qwen3_|gemma3|olmoe|qwen35moe|qwen3moe_F32_2_ranks_prompt).*)$")
+     -E "^(conformance_amd_compile_.*|amd_compile_test|conformance_dsp|quant_test_without_amx|GoldenTokens\..*|Synthetic/LongPromptVsReference\.[A-Za-z]+/(llama_Q4_K|qwen2_Q5_0|gemma3_Q8_0|qwen3_Q6_K) .*|\
+Splits/TensorParallelModel\.[A-Za-z]+/(llama_Q8_0|qwen2|qwen3_|gemma3|olmoe|qwen35moe|qwen3moe_F32_2_ranks_prompt|deepseek2_F32_2_ranks_q_lora).*)$")
 fi
