@@ -26,7 +26,7 @@ namespace {
 struct Patch {
   size_t offset;  // into the argument blob
   size_t size;    // bytes (8 for buffer addresses)
-  size_t index;   // input or variable number
+  size_t index;   // input buffer slot (inputs' buffers in order, a sharded one's shard by shard) or variable number
 };
 
 struct Replay {
