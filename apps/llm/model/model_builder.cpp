@@ -111,20 +111,16 @@ std::vector<QuantMatrix> ModelBuilder::expert_views(const std::string& name, int
   return views;
 }
 
-Tensor ModelBuilder::vector(const std::string& name, int64_t n) {
+Tensor ModelBuilder::vector(const std::string& name, int64_t n) { return vector(name, n, IndexRanges{{0, n}}); }
+
+Tensor ModelBuilder::vector(const std::string& name, int64_t n, const IndexRanges& ranges) {
   const GGUFTensor& t = file_->need_tensor(name);
   if (t.type != GGMLType::F32 || t.numel() != n)
     throw Error("tg-llm: " + file_->path() + ": tensor '" + name + "' must be " + std::to_string(n) + " float32 values, got " + type_name(t.type) +
                 " x " + std::to_string(t.numel()));
-  return Tensor::from_host_memory(t.data, t.nbytes, {n}, dtypes::float32, file_, device_);
-}
-
-Tensor ModelBuilder::vector(const std::string& name, int64_t n, const IndexRanges& ranges) {
-  Tensor whole = vector(name, n);
   const IndexRanges r = merged(ranges);
-  if (r == IndexRanges{{0, n}}) return whole;
-  const auto* values = reinterpret_cast<const float*>(file_->need_tensor(name).data);
-  if (r.size() == 1)
+  const auto* values = reinterpret_cast<const float*>(t.data);
+  if (r.size() == 1)  // one run: viewed in place
     return Tensor::from_host_memory(values + r[0].first, static_cast<uint64_t>(count(r)) * 4, {count(r)}, dtypes::float32, file_, device_);
   std::vector<float> part;
   for (auto [b, e] : r) part.insert(part.end(), values + b, values + e);
