@@ -95,12 +95,12 @@ QuantMatrix ModelBuilder::matrix_cols(const std::string& name, int64_t rows, int
   return upload_matrix(part, bytes, device_);
 }
 
-std::vector<QuantMatrix> ModelBuilder::expert_views(const std::string& name, int64_t experts) {
+std::vector<QuantMatrix> ModelBuilder::expert_views(const std::string& name, int64_t experts, std::pair<int64_t, int64_t> range) {
   std::vector<QuantMatrix> views;
   if (!device_.empty() && device_.rfind("CPU", 0) != 0) return views;
   const GGUFTensor& t = file_->need_tensor(name);
   const uint64_t each = t.nbytes / static_cast<uint64_t>(experts);
-  for (int64_t e = 0; e < experts; ++e) {
+  for (int64_t e = range.first; e < range.second; ++e) {
     GGUFTensor v = t;
     v.name = name + "[" + std::to_string(e) + "]";
     v.ne = {t.ne.at(0), t.rows() / experts};

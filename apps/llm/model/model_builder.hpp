@@ -38,8 +38,6 @@ class ModelBuilder {
   // `read` of its bytes counted in what a decode step reads (an embedding: 0, a few rows; experts: the share a
   // token picks).
   QuantMatrix matrix(const std::string& name, int64_t rows, int64_t cols, double read = 1.0);
-  // Each expert's (rows, cols) matrix of a stacked (E, rows, cols) tensor, viewed in place on host devices (the
-  // stacked matrix's bytes, no copy); empty elsewhere, where a view would be a copy.
   // Tensor parallelism: rows of a (rows, cols) matrix (a column-parallel product: this rank's heads or FFN
   // columns), read in place where they are one run; and columns of every row (a row-parallel product), a copy,
   // where each range starts and ends on the format's block boundaries (block_elems).
@@ -53,7 +51,9 @@ class ModelBuilder {
   }
   int64_t block_elems(const std::string& name) const;  // values per quantization block of a tensor's type
   const TensorParallel& tp() const { return tp_; }
-  std::vector<QuantMatrix> expert_views(const std::string& name, int64_t experts);
+  // Each of the experts [range) (a tensor-parallel rank's share) as its (rows, cols) matrix of a stacked
+  // (E, rows, cols) tensor, viewed in place on host devices (no copy); empty elsewhere, where a view would be a copy.
+  std::vector<QuantMatrix> expert_views(const std::string& name, int64_t experts, std::pair<int64_t, int64_t> range);
   // n float32 values (norm weights, biases) viewed in place.
   Tensor vector(const std::string& name, int64_t n);
   Tensor vector(const std::string& name, int64_t n, const IndexRanges& ranges);  // those values of it (in place: one run)

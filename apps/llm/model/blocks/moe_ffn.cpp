@@ -49,12 +49,6 @@ Tensor rows_of(const Tensor& x, const std::vector<int32_t>& idx) {
 
 // An expert's token count padded to a few lengths, so that the tiled products' kernels are shared: multiples of
 // 32 up to 128, then powers of two.
-// The experts [range) of a stacked tensor's views (none: no views on this device).
-std::vector<QuantMatrix> some(std::vector<QuantMatrix> all, std::pair<int64_t, int64_t> range) {
-  if (all.empty()) return all;
-  return {all.begin() + range.first, all.begin() + range.second};
-}
-
 int64_t padded_tokens(int64_t n) {
   if (n <= 128) return (n + 31) / 32 * 32;
   int64_t p = 256;
@@ -79,9 +73,9 @@ MoeFfn::MoeFfn(ModelBuilder& b, int64_t layer, const MoeShape& shape, std::pair<
                         experts.second * shape.d_ff, static_cast<double>(shape.routing.k) / static_cast<double>(shape.experts))),
       down_(b.matrix_rows(blk(layer, "ffn_down_exps.weight"), shape.experts * b.config().d_model, shape.d_ff, experts.first * b.config().d_model,
                           experts.second * b.config().d_model, static_cast<double>(shape.routing.k) / static_cast<double>(shape.experts))),
-      gate_each_(some(b.expert_views(blk(layer, "ffn_gate_exps.weight"), shape.experts), experts)),
-      up_each_(some(b.expert_views(blk(layer, "ffn_up_exps.weight"), shape.experts), experts)),
-      down_each_(some(b.expert_views(blk(layer, "ffn_down_exps.weight"), shape.experts), experts)) {
+      gate_each_(b.expert_views(blk(layer, "ffn_gate_exps.weight"), shape.experts, experts)),
+      up_each_(b.expert_views(blk(layer, "ffn_up_exps.weight"), shape.experts, experts)),
+      down_each_(b.expert_views(blk(layer, "ffn_down_exps.weight"), shape.experts, experts)) {
   selection_bias_ = b.optional_vector(blk(layer, "exp_probs_b.bias"), shape.experts);
   if (shape.shared_d_ff > 0) {
     shared_ = std::make_unique<GatedFfn>(b, layer, Activation::silu, "_shexp", shape.shared_d_ff);
