@@ -1,8 +1,8 @@
 // Tensor-parallel models (model/tensor_parallel.hpp, ranks.hpp) on devices of this process, CPU:0 .. CPU:n-1, one
 // thread a rank: a synthetic model (gen_synthetic_model.py, with its float64 reference) split over 2 and 4 ranks
-// must give the reference's prompt logits (within the single-device bound) and exactly the single-device run's
-// greedy tokens, decoded step by step under a tg::Jit that captures the allreduces. Then the splits it refuses,
-// each with one clear error.
+// must give the reference's prompt logits (within the single-device bound) and, fed the single-device run's greedy
+// tokens, decoded step by step under a tg::Jit that captures the allreduces, that run's logits at every step. Then the
+// splits it refuses, each with one clear error.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -11,12 +11,14 @@
 #include <filesystem>
 #include <mutex>
 #include <random>
+#include <string_view>
 
 #include "model/model.hpp"
 #include "raw_files.hpp"
 #include "ranks.hpp"
 #include "tg/error.hpp"
 #include "tg/jit.hpp"
+#include "test_seed.hpp"
 
 using namespace tg;
 using namespace tg::llm;
@@ -83,8 +85,7 @@ class TensorParallelModel : public ::testing::TestWithParam<Split> {};
 
 TEST_P(TensorParallelModel, MatchesTheReferenceAndTheSingleDeviceTokens) {
   const Split c = GetParam();
-  const uint32_t seed = std::random_device{}();
-  std::cout << "tensor_parallel_test " << c.arch << " " << c.wtype << " over " << c.ranks << " ranks: seed=" << seed << "\n";
+  const uint32_t seed = tgtest::test_seed(std::string("tensor_parallel_test ") + c.arch + " " + c.wtype + " over " + std::to_string(c.ranks) + " ranks");
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int32_t> id(3, kVocab - 1);
   std::vector<int32_t> prompt(static_cast<size_t>(c.prompt));
@@ -93,9 +94,8 @@ TEST_P(TensorParallelModel, MatchesTheReferenceAndTheSingleDeviceTokens) {
   const std::vector<double> want = read_raw<double>(path + ".logits.f64");  // row prompt - 1: after the prompt
   ASSERT_GE(want.size(), static_cast<size_t>(c.prompt * kVocab));
 
-  // the split model is fed the single-device run's tokens: its partial sums add in another order, so where the
-  // single-device logits have a near tie (random weights repeat themselves into those) the pick may differ there;
-  // anywhere else it must be the same token
+  // the split model is fed the single-device run's tokens, so that the two runs see the same context at every step
+  // even where a near tie (random weights repeat themselves into those) makes the picks differ
   const RankRun whole = greedy(path, Rank{}, prompt);
   std::vector<RankRun> runs(static_cast<size_t>(c.ranks));
   run_local_ranks(cpu_devices(c.ranks), [&](const Rank& r) { runs[static_cast<size_t>(r.tp.rank)] = greedy(path, r, prompt, whole.tokens); });
@@ -109,17 +109,26 @@ TEST_P(TensorParallelModel, MatchesTheReferenceAndTheSingleDeviceTokens) {
   double err = 0;
   for (int64_t i = 0; i < kVocab; ++i) err = std::max(err, std::fabs(runs[0].logits[0][static_cast<size_t>(i)] - w[i]));
   EXPECT_LE(err / max_abs(w), c.tol) << "the split model's prompt logits against the float64 reference";
+  // each step's logits against the single device's: partial sums add in another order, a float32 rounding apart
+  // (1e-4 bounds that for F32 weights); quantized weights multiply activations quantized to 8 bits, where one value
+  // that far apart may round to the next step and move the logits by up to the weight type's bound (a recurrent
+  // state keeps that change), so there the bound is the type's. A pick differs only where the single device's
+  // logits are that close.
+  const double step_tol = std::string_view(c.wtype) == "F32" ? 1e-4 : c.tol;
   int same = 0;
+  double worst = 0;
   for (size_t s = 0; s < whole.tokens.size(); ++s) {
-    const int32_t mine = runs[0].tokens[s], want_tok = whole.tokens[s];
-    const std::vector<float>& lw = whole.logits[s];
-    if (mine == want_tok) ++same;
-    else EXPECT_LE(lw[static_cast<size_t>(want_tok)] - lw[static_cast<size_t>(mine)], 1e-4 * max_abs(lw.data()))
-        << "step " << s << ": the split model picks " << mine << ", the single device " << want_tok << " (no near tie)";
+    const std::vector<float>&mine = runs[0].logits[s], &lw = whole.logits[s];
+    double d = 0;
+    for (size_t i = 0; i < lw.size(); ++i) d = std::max(d, static_cast<double>(std::fabs(mine[i] - lw[i])));
+    worst = std::max(worst, d / max_abs(lw.data()));
+    EXPECT_LE(d / max_abs(lw.data()), step_tol) << "step " << s << ": the split model's logits against the single device's";
+    same += runs[0].tokens[s] == whole.tokens[s];
   }
   for (int r = 1; r < c.ranks; ++r) EXPECT_EQ(runs[static_cast<size_t>(r)].logits, runs[0].logits) << "rank " << r << " computed other logits than rank 0";
   std::cout << "tensor_parallel_test " << c.arch << " " << c.wtype << ": " << same << "/" << whole.tokens.size()
-            << " greedy tokens equal to the single device's, prompt logits within " << err / max_abs(w) << " of the reference\n";
+            << " greedy tokens equal to the single device's, step logits within " << worst << " of its, prompt logits within "
+            << err / max_abs(w) << " of the reference\n";
   if (!HasFailure())
     for (const char* suffix : {"", ".logits.f64", ".greedy.i32"}) std::filesystem::remove(path + suffix);
 }
