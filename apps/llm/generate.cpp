@@ -34,7 +34,17 @@ int64_t Generator::reusable(const std::vector<int32_t>& prompt, int slot) const 
   return best;
 }
 
+namespace {
+using Op = LockstepCall::Op;
+std::vector<int64_t> words(std::initializer_list<int64_t> head, const std::vector<int32_t>& tokens = {}) {
+  std::vector<int64_t> w(head);
+  w.insert(w.end(), tokens.begin(), tokens.end());
+  return w;
+}
+}  // namespace
+
 Generator::Prefill Generator::prefill(const std::vector<int32_t>& prompt, int slot, PromptScores* scores) {
+  Announce call(*this, Op::prefill, [&] { return words({slot, scores ? scores->top_n : -1}, prompt); });
   Seq& s = seq(slot);
   if (prompt.empty()) throw std::invalid_argument("tg-llm: empty prompt");
   if (static_cast<int64_t>(prompt.size()) > model_.max_context())
@@ -90,11 +100,13 @@ Generator::Prefill Generator::prefill(const std::vector<int32_t>& prompt, int sl
 }
 
 void Generator::reset(int slot) {
+  Announce call(*this, Op::reset, [&] { return words({slot}); });
   for (int i = 0; i < slots(); ++i)
     if (slot < 0 || i == slot) seqs_[static_cast<size_t>(i)] = Seq{};
 }
 
 void Generator::fork(int from, int to) {
+  Announce call(*this, Op::fork, [&] { return words({from, to}); });
   model_.copy_slot(from, to);
   seq(to) = seq(from);  // the outputs too: both sample their next token from the same logits (row)
 }
@@ -147,6 +159,7 @@ std::vector<Tensor> Generator::run_decode(const std::vector<int32_t>& toks, cons
 }
 
 std::vector<int32_t> Generator::next_drafted(const std::vector<int32_t>& draft, int64_t rows, int slot) {
+  Announce call(*this, Op::next_drafted, [&] { return words({rows, slot, seq(slot).pending.value_or(-1)}, draft); });
   Seq& s = seq(slot);
   if (!s.pending) throw std::logic_error("tg-llm: next_drafted() before next()");
   if (!model_.can_rewind()) throw std::logic_error("tg-llm: drafted tokens need a model whose context can be cut back");
@@ -182,6 +195,7 @@ std::vector<int32_t> Generator::run_chunk(const std::vector<int32_t>& toks, int6
 }
 
 void Generator::follow(const std::vector<int32_t>& context, int64_t rows, int slot) {
+  Announce call(*this, Op::follow, [&] { return words({rows, slot}, context); });
   if (!model_.can_rewind() || rows < 1 || rows > model_.decode_rows()) throw std::logic_error("tg-llm: follow() needs a model that rewinds, in chunks of its decode rows");
   if (context.empty()) throw std::invalid_argument("tg-llm: empty context");
   Seq& s = seq(slot);
@@ -209,14 +223,27 @@ void Generator::follow(const std::vector<int32_t>& context, int64_t rows, int sl
 
 std::vector<int32_t> Generator::next_batch(const std::vector<int>& slots, const std::vector<Sampler*>& samplers) {
   if (slots.size() != samplers.size()) throw std::invalid_argument("tg-llm: next_batch needs one sampler per slot");
-  feed_pending(slots, std::none_of(samplers.begin(), samplers.end(), [](const Sampler* s) { return s->needs_logits(); }));
+  std::vector<bool> logits;
+  for (const Sampler* s : samplers) logits.push_back(s->needs_logits());
+  Announce call(*this, Op::next_batch, [&] {
+    std::vector<int64_t> w{static_cast<int64_t>(slots.size())};
+    for (size_t i = 0; i < slots.size(); ++i) w.push_back(slots[i]);
+    for (size_t i = 0; i < slots.size(); ++i) w.push_back(logits[i]);
+    for (size_t i = 0; i < slots.size(); ++i) w.push_back(seq(slots[i]).pending.value_or(-1));
+    return w;
+  });
+  return step(slots, logits, &samplers);
+}
+
+std::vector<int32_t> Generator::step(const std::vector<int>& slots, const std::vector<bool>& logits, const std::vector<Sampler*>* samplers) {
+  feed_pending(slots, std::none_of(logits.begin(), logits.end(), [](bool l) { return l; }));
   std::vector<int32_t> out;
   for (size_t i = 0; i < slots.size(); ++i) {
     Seq& s = seq(slots[i]);
     if (!s.out) throw std::logic_error("tg-llm: next() before prefill()");
     Outputs& o = *s.out;  // shared by the slots of one decode batch: read back once
-    int32_t tok;
-    if (!samplers[i]->needs_logits()) {
+    int32_t tok = 0;
+    if (!logits[i]) {
       if (!o.argmax) o.argmax = o.logits->argmax(-1);
       if (o.host_argmax.empty()) o.host_argmax = o.argmax->to_vector<int32_t>();
       tok = o.host_argmax[static_cast<size_t>(s.row)];
@@ -224,7 +251,7 @@ std::vector<int32_t> Generator::next_batch(const std::vector<int>& slots, const 
       if (!o.logits) throw std::logic_error("tg-llm: a sampler that needs the logits on a greedy decode step's outputs");
       const int64_t vocab = o.logits->shape()[1];
       if (o.host_logits.empty()) o.host_logits = o.logits->to_vector<float>();
-      tok = samplers[i]->sample(std::span<const float>(o.host_logits.data() + s.row * vocab, static_cast<size_t>(vocab)));
+      if (samplers) tok = (*samplers)[i]->sample(std::span<const float>(o.host_logits.data() + s.row * vocab, static_cast<size_t>(vocab)));
     }
     s.pending = tok;
     out.push_back(tok);

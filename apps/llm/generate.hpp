@@ -3,14 +3,17 @@
 // slots holds one sequence; next_batch() decodes several of them in one step (the weights are read once).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <tuple>
 #include <vector>
 
+#include "lockstep.hpp"
 #include "model/model.hpp"
 #include "sampler.hpp"
 #include "tg/jit.hpp"
@@ -67,7 +70,38 @@ class Generator {
   int slots() const { return static_cast<int>(seqs_.size()); }
   Model& model() { return model_; }
 
+  // Tensor parallelism (lockstep.hpp). The leader: from lead() on, each call above that runs the model is sent to
+  // the other ranks before it runs. A follower: replay() runs the leader's calls on this rank's share of the model
+  // until the leader ends; a call that fails on one side only (the leader's errors are the follower's: same
+  // state, same checks) ends the group with a message.
+  void lead(Lockstep& lockstep) { lead_ = &lockstep; }
+  void replay(Lockstep& lockstep);
+  // The leader waiting for work lets the followers know it is alive: keepalive() at least every keepalive_period()
+  // (lockstep.hpp; without lead(), nothing to do and no period).
+  void keepalive() {
+    if (lead_) lead_->keepalive();
+  }
+  std::chrono::milliseconds keepalive_period() const { return lead_ ? lead_->keepalive_period() : std::chrono::hours(1); }
+
  private:
+  // The leader's side of a call: sent before it runs (the outermost call only: follow() runs next()), the lockstep
+  // held until it returns, and whether it threw sent with the next call.
+  struct Announce {
+    template <typename Args>  // Args: () -> std::vector<int64_t>, called only where the call is sent
+    Announce(Generator& g, LockstepCall::Op op, Args&& args) : gen(g), exceptions(std::uncaught_exceptions()) {
+      if (gen.lead_ && gen.depth_ == 0) {
+        lock = gen.lead_->held();
+        gen.lead_->send({op, args()});
+      }
+      ++gen.depth_;
+    }
+    ~Announce() {
+      if (--gen.depth_ == 0 && lock.owns_lock()) gen.lead_->failed(std::uncaught_exceptions() > exceptions);
+    }
+    Generator& gen;
+    std::unique_lock<std::mutex> lock;
+    int exceptions;
+  };
   // The logits of one forward pass (a prefill chunk, or a decode batch shared by its slots), read back lazily. A
   // decode batch whose samplers are all greedy has only the argmax (the head never stores the logits).
   struct Outputs {
@@ -86,6 +120,10 @@ class Generator {
   Seq& seq(int slot);
   const Seq& seq(int slot) const;
   void feed_pending(const std::vector<int>& slots, bool greedy);
+  // Feeds the slots' pending tokens and reads back each one's row of outputs: the logits where logits[i] (sampled
+  // by samplers[i]), else the argmax, which becomes the slot's pending token. A follower has no samplers (null): its
+  // pending tokens come with the leader's next call.
+  std::vector<int32_t> step(const std::vector<int>& slots, const std::vector<bool>& logits, const std::vector<Sampler*>* samplers);
   // The decode step's outputs for `toks` at `at` (rows of one or several slots), through a Jit per shape.
   std::vector<Tensor> run_decode(const std::vector<int32_t>& toks, const std::vector<std::pair<int, int64_t>>& at, bool greedy);
   // The argmax after each of `toks` run as one chunk of `slot` at position pos (Model::decode_chunk, one capture
@@ -96,6 +134,8 @@ class Generator {
   std::vector<Seq> seqs_;
   std::map<std::tuple<size_t, int64_t, bool>, Jit> decode_;  // one capture per batch size, key length and head
   std::map<std::pair<int64_t, int64_t>, Jit> drafted_;        // next_drafted's, per rows and key length
+  Lockstep* lead_ = nullptr;
+  int depth_ = 0;  // calls in progress (the outermost one is announced)
 };
 
 }  // namespace tg::llm

@@ -1,4 +1,5 @@
 // tg-llm: complete a prompt, chat through the model's template, or benchmark, on the device DEV selects.
+#include <poll.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -12,6 +13,7 @@
 #include "benchmark.hpp"
 #include "chat_prompt.hpp"
 #include "generate.hpp"
+#include "lockstep.hpp"
 #include "ranks.hpp"
 #include "server/http_server.hpp"
 #include "tokenizer.hpp"
@@ -96,8 +98,8 @@ Options parse(int argc, char** argv) {
       ("draft-model", po::value(&o.draft_model), "--serve: speculative decoding: greedy requests take the guesses of this smaller model with the same vocabulary, checked in one batched step")
       ("draft-max", po::value(&o.serve.lookup.max_draft)->default_value(15), "--serve: tokens guessed at most per step with --lookup-ngram or --draft-model")
       ("draft-always", po::bool_switch(&o.serve.lookup.always_check), "--serve: check --draft-max guesses every step, even where that is slower than plain steps (to measure a draft's acceptance; tests)")
-      ("devices", po::value(&o.devices), "tensor-parallel over these devices of this process, e.g. CPU:0,CPU:1 (each holds its share of every layer's heads and FFN columns; --prompt and --benchmark)")
-      ("tensor-parallel", po::bool_switch(&o.tensor_parallel), "tensor-parallel over the ranks of mpirun, one per process, each on its default device (--prompt and --benchmark)")
+      ("devices", po::value(&o.devices), "tensor-parallel over these devices of this process, e.g. CPU:0,CPU:1 (each holds its share of every layer's heads and FFN columns)")
+      ("tensor-parallel", po::bool_switch(&o.tensor_parallel), "tensor-parallel over the ranks of mpirun, one per process, each on its default device (rank 0 reads the input, prints and serves)")
       ("verbose,v", po::bool_switch(&o.verbose), "per-token timings on stderr");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, d), vm);
@@ -120,8 +122,6 @@ Options parse(int argc, char** argv) {
   if (o.serve.lookup.always_check && o.draft_model.empty() && o.serve.lookup.ngram == 0) throw tg::Error("tg-llm: --draft-always checks the guesses of --draft-model or --lookup-ngram; give one");
   if (!o.draft_model.empty() && !vm.count("serve")) throw tg::Error("tg-llm: --draft-model speeds up --serve's greedy requests; use it with --serve");
   if (!o.devices.empty() && o.tensor_parallel) throw tg::Error("tg-llm: --devices splits the model over devices of one process, --tensor-parallel over MPI ranks: choose one");
-  if ((!o.devices.empty() || o.tensor_parallel) && (vm.count("serve") || o.chat || (o.prompt.empty() && !o.benchmark)))
-    throw tg::Error("tg-llm: a tensor-parallel model (--devices, --tensor-parallel) runs --prompt or --benchmark; --chat and --serve need one device");
   o.prompt = unescape(o.prompt);
   o.system = unescape(o.system);
   return o;
@@ -180,63 +180,56 @@ int serve(Generator& gen, const Tokenizer& tok, Options& o) {
   });
 }
 
-// One model: the whole of it, or this rank's share (ranks.hpp); only the leader prints. `file`: the model's
-// mapping when the ranks of this process share one (else it is opened here).
-int run_model(Options& o, const Rank& rank, std::shared_ptr<GGUFFile> file = nullptr) {
-  std::ostringstream discard;
-  std::ostream& out = rank.leader() ? std::cout : discard;
-  auto progress = [&](const char* what, double f) {
-    if (rank.leader()) progress_bar(what, f);
-  };
-  if (!std::filesystem::exists(o.model))
-    throw tg::Error("tg-llm: model file " + o.model + " does not exist" + (o.model == default_model() ? " (run scripts/setup.sh to install the default model)" : ""));
-  auto t0 = std::chrono::steady_clock::now();
-  progress("loading", 0);
+// A line of stdin for --chat. A tensor-parallel leader's followers wait meanwhile: they are kept waiting
+// (Generator::keepalive) however long the user takes.
+bool read_line(std::string& line, Generator& gen) {
+  const int period = static_cast<int>(std::min<int64_t>(gen.keepalive_period().count(), 1000 * 3600));
+  for (pollfd p{STDIN_FILENO, POLLIN, 0}; std::cin.rdbuf()->in_avail() <= 0 && poll(&p, 1, period) == 0;) gen.keepalive();
+  return static_cast<bool>(std::getline(std::cin, line));
+}
+
+// The mode (--serve, --benchmark, --prompt, --chat) on `model`: the whole model, or the leader's share of it.
+int run_leader(Options& o, Model& model, Lockstep* lockstep, std::chrono::steady_clock::time_point t0) {
   const bool lookup = o.serve_port >= 0 && (o.serve.lookup.ngram > 0 || !o.draft_model.empty());
-  const LoadOptions load{.device = rank.device, .max_context = o.max_context, .kv = parse_kv_type(o.kv_type), .slots = o.serve_port >= 0 ? o.parallel : 1,
-                            .decode_rows = lookup ? static_cast<int>(o.serve.lookup.max_draft) + 1 : 0, .ssm = parse_ssm_type(o.ssm_type), .tp = rank.tp};
-  auto model = file ? std::make_unique<Model>(file, load) : Model::load(o.model, load);
-  if (lookup && !model->can_rewind())
-    std::fprintf(stderr, "tg-llm: warning: speculative decoding is off for %s: a recurrent state cannot take back rejected guesses\n", model->config().arch.c_str());
-  Tokenizer tok = Tokenizer::from_gguf(model->gguf());
+  if (lookup && !model.can_rewind())
+    std::fprintf(stderr, "tg-llm: warning: speculative decoding is off for %s: a recurrent state cannot take back rejected guesses\n", model.config().arch.c_str());
+  Tokenizer tok = Tokenizer::from_gguf(model.gguf());
   std::unique_ptr<Model> draft;
   std::unique_ptr<Generator> draft_gen;
-  if (!o.draft_model.empty()) {
+  if (!o.draft_model.empty()) {  // on the leader's device, whole
     if (!std::filesystem::exists(o.draft_model)) throw tg::Error("tg-llm: draft model file " + o.draft_model + " does not exist");
     // decode rows: the chunk it catches up with the context in (Generator::follow)
-    draft = Model::load(o.draft_model, {.device = "", .max_context = o.max_context, .kv = parse_kv_type(o.kv_type), .slots = 1, .decode_rows = kDraftFollowRows,
-                                        .ssm = parse_ssm_type(o.ssm_type)});
+    draft = Model::load(o.draft_model, {.device = model.device(), .max_context = o.max_context, .kv = parse_kv_type(o.kv_type), .slots = 1,
+                                        .decode_rows = kDraftFollowRows, .ssm = parse_ssm_type(o.ssm_type)});
     check_same_vocabulary(tok, Tokenizer::from_gguf(draft->gguf()), o.draft_model);
     if (!draft->can_rewind()) throw tg::Error("tg-llm: the draft model " + o.draft_model + " (" + draft->config().arch + ") keeps a recurrent state, which cannot take back rejected guesses");
     draft_gen = std::make_unique<Generator>(*draft);
     o.serve.lookup.draft_model = draft_gen.get();
   }
-  progress("loading", 1);
+  progress_bar("loading", 1);
   double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  Generator gen(*model);
+  Generator gen(model);
+  if (lockstep) gen.lead(*lockstep);
   if (o.serve_port >= 0) return serve(gen, tok, o);
   auto w0 = std::chrono::steady_clock::now();
-  warm_up(gen, {o.benchmark ? std::min(o.bench.prompt_tokens, model->max_context() - 4) : 16}, [&](double f) { progress("warm-up", f); });
+  warm_up(gen, {o.benchmark ? std::min(o.bench.prompt_tokens, model.max_context() - 4) : 16}, [&](double f) { progress_bar("warm-up", f); });
   double warm_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
-  if (o.verbose && rank.leader()) std::fprintf(stderr, "[%s on %s: load %.3f s, warm-up %.3f s]\n", o.model.c_str(), model->device().c_str(), load_s, warm_s);
+  if (o.verbose) std::fprintf(stderr, "[%s on %s: load %.3f s, warm-up %.3f s]\n", o.model.c_str(), model.device().c_str(), load_s, warm_s);
 
   if (o.benchmark) {
     BenchmarkResult r = run_benchmark(gen, o.bench);
     r.load_s = load_s;
     r.warmup_s = warm_s;
-    out << (o.json ? r.json() + "\n" : r.table());
-    if (rank.timing && rank.leader())
-      std::fprintf(stderr, "tg-llm: rank 0 of %d: %lld collectives, %.3f s in them (%.1f us each)\n", rank.tp.world,
-                   static_cast<long long>(rank.timing->calls()), rank.timing->seconds(), 1e6 * rank.timing->seconds() / std::max<int64_t>(1, rank.timing->calls()));
+    std::cout << (o.json ? r.json() + "\n" : r.table());
     return 0;
   }
   Sampler sampler(o.sampling);
   if (!o.prompt.empty() && !o.chat) {
     std::vector<int32_t> ids = tok.encode(o.prompt, true, false);
-    out << o.prompt << std::flush;
+    std::cout << o.prompt << std::flush;
     gen.prefill(ids);
-    generate(gen, tok, sampler, o.max_tokens, o.verbose && rank.leader(), out);
-    out << "\n";
+    generate(gen, tok, sampler, o.max_tokens, o.verbose);
+    std::cout << "\n";
     return 0;
   }
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
@@ -245,11 +238,11 @@ int run_model(Options& o, const Rank& rank, std::shared_ptr<GGUFFile> file = nul
   for (bool first = true;; first = false) {
     if (!(first && !line.empty())) {
       std::cout << "> " << std::flush;
-      if (!std::getline(std::cin, line) || line == "/exit") break;
+      if (!read_line(line, gen) || line == "/exit") break;
       if (line.empty()) continue;
     }
     messages.push_back({{"role", "user"}, {"content", line}});
-    gen.prefill(encode_chat(*model, tok, messages));
+    gen.prefill(encode_chat(model, tok, messages));
     std::ostringstream reply;
     auto* old = std::cout.rdbuf();
     struct Tee : std::streambuf {
@@ -265,6 +258,32 @@ int run_model(Options& o, const Rank& rank, std::shared_ptr<GGUFFile> file = nul
     messages.push_back({{"role", "assistant"}, {"content", reply.str()}});
   }
   return 0;
+}
+
+// One model: the whole of it, or this rank's share (ranks.hpp). The leader runs the mode and prints; the other
+// ranks replay its Generator calls (lockstep.hpp). `file`: the model's mapping when the ranks of this process
+// share one (else it is opened here).
+int run_model(Options& o, const Rank& rank, std::shared_ptr<GGUFFile> file = nullptr) {
+  if (!std::filesystem::exists(o.model))
+    throw tg::Error("tg-llm: model file " + o.model + " does not exist" + (o.model == default_model() ? " (run scripts/setup.sh to install the default model)" : ""));
+  auto t0 = std::chrono::steady_clock::now();
+  if (rank.leader()) progress_bar("loading", 0);
+  const bool lookup = o.serve_port >= 0 && (o.serve.lookup.ngram > 0 || !o.draft_model.empty());
+  const LoadOptions load{.device = rank.device, .max_context = o.max_context, .kv = parse_kv_type(o.kv_type), .slots = o.serve_port >= 0 ? o.parallel : 1,
+                            .decode_rows = lookup ? static_cast<int>(o.serve.lookup.max_draft) + 1 : 0, .ssm = parse_ssm_type(o.ssm_type), .tp = rank.tp};
+  auto model = file ? std::make_unique<Model>(file, load) : Model::load(o.model, load);
+  if (!rank.tp.split()) return run_leader(o, *model, nullptr, t0);
+  Lockstep lockstep(*rank.tp.comm);
+  if (!rank.leader()) {
+    Generator(*model).replay(lockstep);
+    return 0;
+  }
+  const int rc = run_leader(o, *model, &lockstep, t0);
+  lockstep.end();
+  if (rank.timing && (o.benchmark || o.verbose))
+    std::fprintf(stderr, "tg-llm: rank 0 of %d: %lld collectives, %.3f s in them (%.1f us each)\n", rank.tp.world,
+                 static_cast<long long>(rank.timing->calls()), rank.timing->seconds(), 1e6 * rank.timing->seconds() / std::max<int64_t>(1, rank.timing->calls()));
+  return rc;
 }
 
 int run(int argc, char** argv) {

@@ -2,7 +2,8 @@
 // thread a rank: a synthetic model (gen_synthetic_model.py, with its float64 reference) split over 2 and 4 ranks
 // must give the reference's prompt logits (within the single-device bound) and, fed the single-device run's greedy
 // tokens, decoded step by step under a tg::Jit that captures the allreduces, that run's logits at every step. Then the
-// splits it refuses, each with one clear error.
+// splits it refuses, each with one clear error; then lockstep (lockstep.hpp): a follower replaying the leader's
+// Generator calls, and stopping with a message where it no longer matches the leader.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -11,8 +12,11 @@
 #include <filesystem>
 #include <mutex>
 #include <random>
+#include <thread>
 #include <string_view>
 
+#include "generate.hpp"
+#include "lockstep.hpp"
 #include "model/model.hpp"
 #include "raw_files.hpp"
 #include "ranks.hpp"
@@ -213,6 +217,127 @@ TEST(IndexRanges, ScaledMergedAndCounted) {
   const TensorParallel tp{1, 3, nullptr};
   EXPECT_EQ(tp.share(8, 1, "heads"), (std::pair<int64_t, int64_t>{2, 5}));
   EXPECT_THROW(tp.share(2, 1, "2 heads"), Error);
+}
+
+// Lockstep (lockstep.hpp): the leader's Generator calls replayed by a follower. The calls are every kind the
+// server and the chat make: prefills (one scored, one reusing a prefix, one too long for the context), single and
+// batched steps with greedy and sampled slots, a fork, a drafted step, a reset, and an idle spell longer than the
+// followers' bound, bridged by keepalives.
+struct Transcript {
+  std::vector<int32_t> tokens;
+  std::vector<double> logprobs;
+  int failures = 0;
+  std::vector<std::vector<int32_t>> contexts;  // each slot's at the end
+};
+Transcript script(Generator& g, const std::function<void()>& idle) {
+  Transcript t;
+  Sampler greedy(SamplingParams{}), sampled(SamplingParams{.temperature = 0.8, .top_k = 0, .top_p = 1, .min_p = 0, .seed = 5, .logprobs = 2});
+  auto take = [&](const std::vector<int32_t>& v) { t.tokens.insert(t.tokens.end(), v.begin(), v.end()); };
+  g.prefill({5, 6, 7, 8}, 0);
+  for (int i = 0; i < 3; ++i) t.tokens.push_back(g.next(greedy, 0));
+  Generator::PromptScores scores{2, {}};
+  g.prefill({9, 10, 11, 12, 13}, 1, &scores);
+  for (const Logprobs& lp : scores.logprobs) t.logprobs.push_back(lp.chosen.logprob);
+  for (int i = 0; i < 4; ++i) {
+    take(g.next_batch({0, 1}, {&greedy, &sampled}));
+    t.logprobs.push_back(sampled.last_logprobs()->chosen.logprob);
+  }
+  g.fork(1, 0);
+  for (int i = 0; i < 2; ++i) take(g.next_batch({0, 1}, {&sampled, &greedy}));
+  take(g.next_drafted({t.tokens.back(), 3}, 4, 0));
+  try {
+    g.prefill(std::vector<int32_t>(100, 3), 1);
+  } catch (const Error&) {
+    ++t.failures;
+  }
+  g.reset(1);
+  std::vector<int32_t> longer = g.cached_tokens(0);
+  longer.insert(longer.end(), {4, 5});
+  EXPECT_GT(g.prefill(longer, 0).reused, 10);
+  take({g.next(greedy, 0)});
+  idle();
+  for (int i = 0; i < 2; ++i) take({g.next(sampled, 0)});
+  t.contexts = {g.cached_tokens(0), g.cached_tokens(1)};
+  return t;
+}
+
+TEST(Lockstep, AFollowerReplaysTheLeadersCalls) {
+  const uint32_t seed = tgtest::test_seed("lockstep_test");
+  const std::string path = make_model({"llama", "F32", 2, 0}, seed, {5, 6, 7});
+  auto load = [&](const Rank& r) { return Model::load(path, {.device = r.device, .max_context = 64, .kv = KvType::f32, .slots = 2, .decode_rows = 4, .tp = r.tp}); };
+  Transcript want;
+  {
+    auto m = load(Rank{});
+    Generator g(*m);
+    want = script(g, [] {});
+  }
+  Transcript got;
+  std::vector<std::vector<int32_t>> replayed;
+  run_local_ranks(cpu_devices(2), [&](const Rank& r) {
+    auto m = load(r);
+    Generator g(*m);
+    Lockstep lockstep(*r.tp.comm);
+    if (!r.leader()) {
+      g.replay(lockstep);
+      replayed = {g.cached_tokens(0), g.cached_tokens(1)};
+      return;
+    }
+    g.lead(lockstep);
+    got = script(g, [&] {
+      // 3 s of waiting for work against a follower's bound of 1 s: the follower's next wait takes the short bound
+      const std::string before = std::getenv("TG_COMM_TIMEOUT_S") ? std::getenv("TG_COMM_TIMEOUT_S") : "";
+      ::setenv("TG_COMM_TIMEOUT_S", "1", 1);
+      lockstep.keepalive(true);
+      for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3); std::chrono::steady_clock::now() < until;) {
+        std::this_thread::sleep_for(g.keepalive_period());
+        g.keepalive();
+      }
+      if (before.empty()) ::unsetenv("TG_COMM_TIMEOUT_S");
+      else ::setenv("TG_COMM_TIMEOUT_S", before.c_str(), 1);
+      lockstep.keepalive(true);  // the follower's next wait has the old bound again
+    });
+    lockstep.end();
+  });
+  EXPECT_EQ(got.tokens, want.tokens);
+  ASSERT_EQ(got.logprobs.size(), want.logprobs.size());
+  for (size_t i = 0; i < want.logprobs.size(); ++i) EXPECT_NEAR(got.logprobs[i], want.logprobs[i], 1e-4) << "logprob " << i;
+  EXPECT_EQ(got.failures, 1);
+  EXPECT_EQ(want.failures, 1);
+  EXPECT_EQ(got.contexts, want.contexts);
+  EXPECT_EQ(replayed, want.contexts) << "the follower's slots hold other tokens than the leader's";
+  for (const char* suffix : {"", ".logits.f64", ".greedy.i32"}) std::filesystem::remove(path + suffix);
+}
+
+// A follower that no longer matches the leader ends the group with a message: a call it does not know, or a
+// call that failed on one side only.
+TEST(Lockstep, AFollowerThatNoLongerMatchesTheLeaderStops) {
+  const std::string path = make_model({"llama", "F32", 2, 0}, 7, {5, 6, 7});
+  auto expect_stop = [&](const std::function<void(Lockstep&)>& leader, const std::string& message) {
+    try {
+      run_local_ranks(cpu_devices(2), [&](const Rank& r) {
+        auto m = Model::load(path, {.device = r.device, .max_context = 16, .kv = KvType::f32, .tp = r.tp});
+        Generator g(*m);
+        Lockstep lockstep(*r.tp.comm);
+        if (r.leader()) {
+          leader(lockstep);
+          g.lead(lockstep);
+          g.prefill({5, 6});  // waits in its collectives for the follower, which has stopped
+        } else {
+          g.replay(lockstep);
+        }
+      });
+      ADD_FAILURE() << "the group went on";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  };
+  expect_stop([](Lockstep& l) { l.send({static_cast<LockstepCall::Op>(99), {}}); }, "rank 0 sent lockstep call 99, which this rank does not know");
+  expect_stop([](Lockstep& l) {
+    l.failed(true);
+    l.keepalive(true);
+  }, "rank 1 no longer matches rank 0: rank 0's last call failed where its own did not");
+  expect_stop([](Lockstep& l) { l.send({LockstepCall::Op::prefill, {0, -1, 100000}}); }, "no longer matches rank 0");
+  for (const char* suffix : {"", ".logits.f64", ".greedy.i32"}) std::filesystem::remove(path + suffix);
 }
 
 }  // namespace

@@ -140,7 +140,11 @@ void Engine::worker() {
     std::vector<std::pair<std::shared_ptr<Job>, std::vector<int>>> admitted;
     {
       std::unique_lock<std::mutex> l(mu_);
-      cv_.wait(l, [&] { return stopping_ || n_running_ > 0 || !queue_.empty(); });
+      while (!cv_.wait_for(l, gen_.keepalive_period(), [&] { return stopping_ || n_running_ > 0 || !queue_.empty(); })) {
+        l.unlock();
+        gen_.keepalive();  // a tensor-parallel leader waiting for requests (lockstep.hpp)
+        l.lock();
+      }
       if (stopping_) break;
       // jobs take the free slots, each the one whose cached tokens share the most of its prompt (a job of n
       // choices waits for n free slots; its other choices take any)

@@ -38,12 +38,13 @@ def installed_model(name):
 class Server:
     """A running tg-llm --serve; `log` collects its stderr lines."""
 
-    def __init__(self, model, *args, ready_timeout=300):
+    def __init__(self, model, *args, ready_timeout=300, launcher=(), env=None):
+        """`launcher`: the command tg-llm runs under (mpirun -np 2); `env`: more environment variables."""
         self.key = args[list(args).index("--api-key") + 1] if "--api-key" in args else None
         self.log = []
         self._cond = threading.Condition()
-        self.proc = subprocess.Popen([TG_LLM, "--model", model, "--serve", "0", *args], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, text=True, errors="replace")
+        self.proc = subprocess.Popen([*launcher, TG_LLM, "--model", model, "--serve", "0", *args], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True, errors="replace", env={**os.environ, **(env or {})})
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         line = self.wait_for(r"ready: http://([0-9.]+):(\d+)/", ready_timeout)
