@@ -3,6 +3,7 @@
 // 0, 11 and past 4096, one token and a chunk of several, GQA ratios 1, 4 and 8, a sliding window, and the key
 // ranges split and combined.
 #include "model/blocks/flash_attention.hpp"
+#include "test_seed.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,12 +16,7 @@
 namespace tg::llm {
 namespace {
 
-uint32_t test_seed() {
-  const char* fixed = std::getenv("TG_TEST_SEED");
-  const uint32_t seed = fixed ? static_cast<uint32_t>(std::strtoul(fixed, nullptr, 10)) : std::random_device{}();
-  std::cout << "flash_attention_test seed=" << seed << " (TG_TEST_SEED reruns it)\n";
-  return seed;
-}
+uint32_t test_seed() { return tgtest::test_seed("flash_attention_test"); }
 
 struct Case {
   int64_t heads, kv_heads, pos, tokens, window;

@@ -2,6 +2,7 @@
 // causal conv and the gated delta rule over a prompt in chunks (the state carried between them in its slot), a
 // decode batch of two sequences in other slots, and a sequence restarting at position 0 over a used slot.
 #include "model/blocks/recurrent_kernels.hpp"
+#include "test_seed.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,12 +18,7 @@ namespace {
 
 constexpr int64_t kRows = 128;  // rows per slot: the slot of base b is b / kRows
 
-uint32_t test_seed() {
-  const char* fixed = std::getenv("TG_TEST_SEED");
-  const uint32_t seed = fixed ? static_cast<uint32_t>(std::strtoul(fixed, nullptr, 10)) : std::random_device{}();
-  std::cout << "recurrent_kernels_test seed=" << seed << " (TG_TEST_SEED reruns it)\n";
-  return seed;
-}
+uint32_t test_seed() { return tgtest::test_seed("recurrent_kernels_test"); }
 
 std::vector<float> random_vector(std::mt19937& rng, size_t n, float scale = 1.0f) {
   std::normal_distribution<float> d(0.0f, scale);

@@ -6,6 +6,7 @@
 // The environment variable TG_CPU_PLUGIN_PATH, when set, overrides the compiled-in path. TG_TEST_PRINT_SOURCE=1
 // prints every rendered kernel.
 #include "plugin_fixture.hpp"
+#include "test_seed.hpp"
 
 #include <tg/plugin_abi.h>
 #include <tg/sdk/shared_object.hpp>
@@ -43,12 +44,7 @@ class CpuPlugin : public tg::test::PluginTest {};
 
 bool sdk_is_float(uint32_t dtype) { return dtype >= TG_DTYPE_FLOAT16 && dtype <= TG_DTYPE_FLOAT64; }
 
-uint32_t random_seed() {
-  const char* env = std::getenv("TG_TEST_SEED");
-  const uint32_t seed = env ? static_cast<uint32_t>(std::strtoul(env, nullptr, 10)) : std::random_device{}();
-  std::cout << "random seed " << seed << " (rerun with TG_TEST_SEED=" << seed << ")\n";
-  return seed;
-}
+uint32_t random_seed() { return tgtest::test_seed("cpu_plugin_test"); }
 
 // ---- (a) elementwise, split across cores --------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@
 #include "tg/device.hpp"
 #include "tg/dtype.hpp"
 #include "tg/tensor.hpp"
+#include "test_seed.hpp"
 
 namespace {
 
@@ -33,12 +34,7 @@ using tg::Tensor;
 namespace dt = tg::dtypes;
 
 uint32_t seed() {
-  static const uint32_t value = [] {
-    const char* env = std::getenv("TG_TEST_SEED");
-    const uint32_t s = env ? static_cast<uint32_t>(std::strtoul(env, nullptr, 10)) : std::random_device{}();
-    std::cout << "random seed " << s << " (rerun with TG_TEST_SEED=" << s << ")\n";
-    return s;
-  }();
+  static const uint32_t value = tgtest::test_seed("interp_vs_cpu_test");
   return value;
 }
 
