@@ -15,11 +15,11 @@ secs=${2:-30}
 out=${3:-build/fuzz-$target}
 mkdir -p "$out/corpus"
 case "$target" in
-  gguf) sources=(apps/llm/fuzz/fuzz_gguf.cpp apps/llm/gguf.cpp) ;;
+  gguf) sources=(apps/llm/fuzz/fuzz_gguf.cpp apps/llm/gguf/gguf.cpp) ;;
   openai) sources=(apps/llm/fuzz/fuzz_openai_request.cpp apps/llm/server/openai_api.cpp apps/llm/server/anthropic_api.cpp
                   apps/llm/server/responses_api.cpp apps/llm/server/output_parser.cpp apps/llm/constrain/json_schema.cpp
                   apps/llm/constrain/json_matcher.cpp apps/llm/constrain/string_pattern.cpp) ;;
-  jinja) sources=(apps/llm/fuzz/fuzz_jinja.cpp apps/llm/chat_template.cpp apps/llm/jinja_*.cpp) ;;
+  jinja) sources=(apps/llm/fuzz/fuzz_jinja.cpp apps/llm/chat/chat_template.cpp apps/llm/jinja/*.cpp) ;;
   *) echo "fuzz.sh: unknown target $target (gguf, openai, jinja)" >&2; exit 2 ;;
 esac
 clang++-19 -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "../cli.hpp"
-#include "gguf.hpp"
-#include "quant.hpp"
+#include "gguf/gguf.hpp"
+#include "quant/quant.hpp"
 
 using namespace tg;
 using namespace tg::llm;

@@ -18,7 +18,7 @@
 #include <sstream>
 #include <string>
 
-#include "chat_template.hpp"
+#include "chat/chat_template.hpp"
 
 namespace tg::llm {
 namespace {

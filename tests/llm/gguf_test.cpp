@@ -1,6 +1,6 @@
 // GGUF reader: files built byte by byte here (every metadata type, arrays, alignment, split parts), the real
 // models against the PyPI gguf package's reader, and malformed files that must each give one clear error.
-#include "gguf.hpp"
+#include "gguf/gguf.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

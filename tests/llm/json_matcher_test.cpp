@@ -13,8 +13,8 @@
 #include "constrain/json_matcher.hpp"
 #include "constrain/json_schema.hpp"
 #include "constrain/token_mask.hpp"
-#include "gguf.hpp"
-#include "tokenizer.hpp"
+#include "gguf/gguf.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace tg::llm::constrain {
 namespace {

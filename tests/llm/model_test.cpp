@@ -1,4 +1,4 @@
-// The decoder (apps/llm/model.cpp) against an independent reference: tests/llm/gen_synthetic_model.py writes a tiny
+// The decoder (apps/llm/model/model.cpp) against an independent reference: tests/llm/gen_synthetic_model.py writes a tiny
 // random GGUF of one architecture (dense, hybrid, MoE, MLA) in one weight type, and tests/llm/reference_forward.py runs llama.cpp's
 // graph for that architecture in numpy float64 over the weights as gguf.quants dequantizes them from the file.
 // Each case compares the logits of a prompt (whole and in two chunks) and of 32 single-token steps (forward(),
@@ -7,7 +7,7 @@
 //
 // Each case draws its own seed and prints it; TG_MODEL_TEST_SEED=N in the environment reruns with that one.
 #include "model/model.hpp"
-#include "generate.hpp"
+#include "generation/generate.hpp"
 
 #include <gtest/gtest.h>
 

@@ -17,7 +17,7 @@
 
 #include "model/blocks/routing.hpp"
 #include "q8_reference.hpp"
-#include "quant.hpp"
+#include "quant/quant.hpp"
 #include "raw_files.hpp"
 
 namespace tg::llm {

@@ -1,6 +1,6 @@
 // Prompt lookup's guesses against hand-worked contexts: the longest n-gram wins, the latest occurrence wins, the
 // copy goes on through itself past the context's end, and nothing is guessed without a match.
-#include "prompt_lookup.hpp"
+#include "generation/prompt_lookup.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // Weight formats: tg's in-kernel decoders against the PyPI `gguf` package's numpy dequantizer (random blocks
 // written by gen_quant_fixture.py), hand-built blocks with known values, and the quantized matrix product and
 // embedding kernels against float64 loops over the reference values.
-#include "quant.hpp"
-#include "quant_int8.hpp"
-#include "quant_tiles.hpp"
+#include "quant/quant.hpp"
+#include "quant/quant_int8.hpp"
+#include "quant/quant_tiles.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // Sampling: greedy ties and NaNs, each filter against hand-computed candidate sets, and the sampled frequencies
 // against the softmax computed here in double.
-#include "sampler.hpp"
+#include "generation/sampler.hpp"
 
 #include <gtest/gtest.h>
 

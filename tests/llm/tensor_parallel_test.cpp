@@ -15,11 +15,11 @@
 #include <thread>
 #include <string_view>
 
-#include "generate.hpp"
-#include "lockstep.hpp"
+#include "generation/generate.hpp"
+#include "generation/lockstep.hpp"
 #include "model/model.hpp"
 #include "raw_files.hpp"
-#include "ranks.hpp"
+#include "generation/ranks.hpp"
 #include "tg/error.hpp"
 #include "tg/jit.hpp"
 #include "test_seed.hpp"

@@ -6,7 +6,7 @@
 // GGUF's pieces, scores and types), SmolLM2's ids by HuggingFace `tokenizers` (the GGUF's vocabulary and merges
 // with SmolLM2's Digits + ByteLevel pre-tokenizer), and the pre-tokenizer splits by Python's `regex` module on
 // llama.cpp's patterns. Regenerate with: python3 tests/llm/gen_tokenizer_golden.py
-#include "tokenizer.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "gguf.hpp"
+#include "gguf/gguf.hpp"
 
 #ifndef TG_PYTHON
 #define TG_PYTHON "python3"

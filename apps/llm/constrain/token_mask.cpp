@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "tokenizer.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace tg::llm::constrain {
 

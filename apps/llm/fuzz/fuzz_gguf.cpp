@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "gguf.hpp"
+#include "gguf/gguf.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

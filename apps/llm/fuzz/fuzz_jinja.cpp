@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "chat_template.hpp"
+#include "chat/chat_template.hpp"
 
 using Json = nlohmann::ordered_json;
 

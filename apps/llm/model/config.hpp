@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "gguf.hpp"
+#include "gguf/gguf.hpp"
 
 namespace tg::llm {
 

@@ -1,7 +1,7 @@
 // The KV cache's write kernel (a custom kernel storing into the realized cache) and its read as tensor ops.
 #include "model/kv_cache.hpp"
 
-#include "quant_int8.hpp"
+#include "quant/quant_int8.hpp"
 #include "tg/custom_kernel.hpp"
 #include "tg/error.hpp"
 

@@ -10,13 +10,13 @@
 #include <utility>
 #include <vector>
 
-#include "gguf.hpp"
+#include "gguf/gguf.hpp"
 #include "model/config.hpp"
 #include "model/decoder.hpp"
 #include "model/kv_cache.hpp"
 #include "model/state.hpp"
 #include "model/tensor_parallel.hpp"
-#include "quant.hpp"
+#include "quant/quant.hpp"
 #include "tg/tensor.hpp"
 #include "tg/variable.hpp"
 

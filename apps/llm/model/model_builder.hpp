@@ -9,12 +9,12 @@
 #include <optional>
 #include <string>
 
-#include "gguf.hpp"
+#include "gguf/gguf.hpp"
 #include "model/blocks/rope.hpp"
 #include "model/config.hpp"
 #include "model/state.hpp"
 #include "model/tensor_parallel.hpp"
-#include "quant.hpp"
+#include "quant/quant.hpp"
 
 namespace tg::llm {
 

@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "prompt_lookup.hpp"
+#include "generation/prompt_lookup.hpp"
 
 namespace tg::llm::server {
 

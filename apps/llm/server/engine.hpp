@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "constrain/token_mask.hpp"
-#include "generate.hpp"
+#include "generation/generate.hpp"
 #include "server/output_parser.hpp"
-#include "tokenizer.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace tg::llm::server {
 

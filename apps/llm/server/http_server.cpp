@@ -13,7 +13,7 @@
 #include <memory>
 #include <thread>
 
-#include "chat_prompt.hpp"
+#include "chat/chat_prompt.hpp"
 #include "server/anthropic_api.hpp"
 #include "server/responses_api.hpp"
 #include "server/reply_format.hpp"

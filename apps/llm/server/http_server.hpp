@@ -6,9 +6,9 @@
 #include <functional>
 #include <string>
 
-#include "generate.hpp"
+#include "generation/generate.hpp"
 #include "server/openai_api.hpp"
-#include "tokenizer.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace tg::llm::server {
 

@@ -1,6 +1,6 @@
 """tg-llm --serve tensor-parallel: over two devices of one process (--devices CPU:0,CPU:1) and over two MPI ranks
 (mpirun -np 2 tg-llm --tensor-parallel), rank 0 serves and the other rank replays its generator's calls
-(apps/llm/lockstep.hpp). On float32 synthetic models (no 8-bit activations, so the split model's logits are the
+(apps/llm/generation/lockstep.hpp). On float32 synthetic models (no 8-bit activations, so the split model's logits are the
 single device's to rounding) every reply is the single-device server's: greedy and seeded sampling with n choices,
 logprobs and echo, two requests decoded together, a prefix reused (a llama's KV cache; a hybrid's recurrent-state
 checkpoint), prompt lookup's drafted steps, a prompt longer than the context (the same 400 on every rank, and the

@@ -14,7 +14,7 @@
 #include "model/decoder.hpp"
 #include "model/model_builder.hpp"
 #include "model/pass.hpp"
-#include "quant.hpp"
+#include "quant/quant.hpp"
 
 namespace tg::llm {
 

@@ -8,7 +8,7 @@
 
 #include "model/model_builder.hpp"
 #include "model/pass.hpp"
-#include "quant.hpp"
+#include "quant/quant.hpp"
 
 namespace tg::llm {
 

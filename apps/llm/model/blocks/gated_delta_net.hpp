@@ -9,7 +9,7 @@
 
 #include "model/decoder.hpp"
 #include "model/model_builder.hpp"
-#include "quant.hpp"
+#include "quant/quant.hpp"
 
 namespace tg::llm {
 

@@ -17,7 +17,7 @@
 #include "model/decoder.hpp"
 #include "model/kv_cache.hpp"
 #include "model/model_builder.hpp"
-#include "quant.hpp"
+#include "quant/quant.hpp"
 
 namespace tg::llm {
 
