@@ -25,7 +25,7 @@
 #include "peaks.hpp"
 #include "quant/quant.hpp"
 #include "quant/quant_int8.hpp"
-#include "quant/quant_tiles.hpp"
+#include "quant/quant_matrix_unit.hpp"
 #include "runtime/device.hpp"
 #include "schedule/schedule.hpp"
 #include "tg/jit.hpp"

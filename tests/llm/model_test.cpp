@@ -7,7 +7,7 @@
 //
 // Each case draws its own seed and prints it; TG_MODEL_TEST_SEED=N in the environment reruns with that one.
 #include "model/model.hpp"
-#include "generation/generate.hpp"
+#include "generation/generator.hpp"
 
 #include <gtest/gtest.h>
 

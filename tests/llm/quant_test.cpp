@@ -3,7 +3,7 @@
 // embedding kernels against float64 loops over the reference values.
 #include "quant/quant.hpp"
 #include "quant/quant_int8.hpp"
-#include "quant/quant_tiles.hpp"
+#include "quant/quant_matrix_unit.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -15,7 +15,7 @@
 #include <thread>
 #include <string_view>
 
-#include "generation/generate.hpp"
+#include "generation/generator.hpp"
 #include "generation/lockstep.hpp"
 #include "model/model.hpp"
 #include "raw_files.hpp"

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "generation/generate.hpp"
+#include "generation/generator.hpp"
 
 namespace tg::llm {
 

@@ -12,7 +12,7 @@
 
 #include "cli/benchmark.hpp"
 #include "chat/chat_prompt.hpp"
-#include "generation/generate.hpp"
+#include "generation/generator.hpp"
 #include "generation/lockstep.hpp"
 #include "generation/ranks.hpp"
 #include "server/http_server.hpp"
@@ -128,7 +128,7 @@ Options parse(int argc, char** argv) {
 }
 
 // Generates until an end-of-generation token or the token budget, streaming text to stdout.
-void generate(Generator& gen, const Tokenizer& tok, Sampler& s, int64_t max_tokens, bool verbose, std::ostream& out = std::cout) {
+void stream_reply(Generator& gen, const Tokenizer& tok, Sampler& s, int64_t max_tokens, bool verbose, std::ostream& out = std::cout) {
   StreamDecoder dec(tok);
   auto t0 = std::chrono::steady_clock::now();
   int64_t n = 0;
@@ -228,7 +228,7 @@ int run_leader(Options& o, Model& model, Lockstep* lockstep, std::chrono::steady
     std::vector<int32_t> ids = tok.encode(o.prompt, true, false);
     std::cout << o.prompt << std::flush;
     gen.prefill(ids);
-    generate(gen, tok, sampler, o.max_tokens, o.verbose);
+    stream_reply(gen, tok, sampler, o.max_tokens, o.verbose);
     std::cout << "\n";
     return 0;
   }
@@ -252,7 +252,7 @@ int run_leader(Options& o, Model& model, Lockstep* lockstep, std::chrono::steady
     tee.a = old;
     tee.b = &reply;
     std::cout.rdbuf(&tee);
-    generate(gen, tok, sampler, o.max_tokens, o.verbose);
+    stream_reply(gen, tok, sampler, o.max_tokens, o.verbose);
     std::cout.rdbuf(old);
     std::cout << "\n";
     messages.push_back({{"role", "assistant"}, {"content", reply.str()}});

@@ -12,7 +12,7 @@
 #include <unordered_map>
 
 #include "jinja/jinja_python_format.hpp"
-#include "jinja/jinja_tests.hpp"
+#include "jinja/jinja_predicates.hpp"
 #include "jinja/jinja_unicode.hpp"
 
 namespace tg::llm::jinja {

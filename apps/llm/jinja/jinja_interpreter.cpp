@@ -11,7 +11,7 @@
 #include "jinja/jinja_lexer.hpp"
 #include "jinja/jinja_methods.hpp"
 #include "jinja/jinja_python_format.hpp"
-#include "jinja/jinja_tests.hpp"
+#include "jinja/jinja_predicates.hpp"
 #include "jinja/jinja_unicode.hpp"
 
 namespace tg::llm::jinja {

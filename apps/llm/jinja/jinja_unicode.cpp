@@ -6,22 +6,7 @@
 
 namespace tg::llm::jinja {
 
-uint32_t decode_code_point(const std::string& s, size_t pos, size_t& len) {
-  auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
-  unsigned char c = byte(pos);
-  len = 1;
-  if (c < 0x80) return c;
-  size_t need = c >= 0xF0 && c < 0xF8 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
-  if (need == 0 || pos + need > s.size()) return c;
-  uint32_t cp = c & (need == 2 ? 0x1F : need == 3 ? 0x0F : 0x07);
-  for (size_t i = 1; i < need; ++i) {
-    unsigned char b = byte(pos + i);
-    if ((b & 0xC0) != 0x80) return c;
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  len = need;
-  return cp;
-}
+uint32_t decode_code_point(const std::string& s, size_t pos, size_t& len) { return decode_utf8(s, pos, len); }
 
 std::vector<size_t> code_point_offsets(const std::string& s) {
   std::vector<size_t> offsets;

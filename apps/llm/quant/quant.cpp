@@ -9,7 +9,7 @@
 #include "quant/quant_formats.hpp"
 #include "quant/quant_int8.hpp"
 #include "quant/quant_kernels.hpp"
-#include "quant/quant_tiles.hpp"
+#include "quant/quant_matrix_unit.hpp"
 #include "tg/custom_kernel.hpp"
 
 namespace tg::llm {

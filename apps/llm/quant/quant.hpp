@@ -42,7 +42,7 @@ struct Int8Activation;
 struct ProductInput {
   Tensor x;
   std::shared_ptr<Int8Activation> int8;
-  std::shared_ptr<Tensor> tiles;  // x in bfloat16 tiles for the matrix unit (quant_tiles.hpp)
+  std::shared_ptr<Tensor> tiles;  // x in bfloat16 tiles for the matrix unit (quant_matrix_unit.hpp)
 };
 Tensor qmatmul(const QuantMatrix& w, ProductInput& in);
 // argmax over the rows of x W^T: (T,) int32, the first row on ties. For greedy decoding's output head: the integer

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "constrain/token_mask.hpp"
-#include "generation/generate.hpp"
+#include "generation/generator.hpp"
 #include "server/output_parser.hpp"
 #include "tokenizer/tokenizer.hpp"
 

@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "generation/generate.hpp"
+#include "generation/generator.hpp"
 #include "server/openai_api.hpp"
 #include "tokenizer/tokenizer.hpp"
 

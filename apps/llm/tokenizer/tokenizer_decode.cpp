@@ -6,54 +6,15 @@ namespace tg::llm {
 
 namespace detail {
 
-
 namespace {
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-
-enum class Scan { Complete, Invalid, Truncated };
-
-// Classifies the sequence at s[i] and sets `length` to its complete length, or to the length of the valid
-// prefix before the byte that breaks it (at least 1), or to the bytes present when the text ends first.
-Scan scan_utf8(std::string_view s, size_t i, size_t& length) {
-  const auto lead = static_cast<unsigned char>(s[i]);
-  length = 1;
-  if (lead < 0x80) return Scan::Complete;
-  size_t need;
-  unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte (narrower after some leads)
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    need = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    need = 3;
-    if (lead == 0xE0) lo = 0xA0;  // no overlong forms
-    if (lead == 0xED) hi = 0x9F;  // no surrogates
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    need = 4;
-    if (lead == 0xF0) lo = 0x90;
-    if (lead == 0xF4) hi = 0x8F;  // nothing past U+10FFFF
-  } else {
-    return Scan::Invalid;  // a continuation byte, C0/C1 or F5..FF
-  }
-  for (size_t k = 1; k < need; ++k) {
-    if (i + k >= s.size()) {
-      length = k;
-      return Scan::Truncated;
-    }
-    const auto c = static_cast<unsigned char>(s[i + k]);
-    if (c < (k == 1 ? lo : 0x80) || c > (k == 1 ? hi : 0xBF)) {
-      length = k;
-      return Scan::Invalid;
-    }
-  }
-  length = need;
-  return Scan::Complete;
-}
 
 }  // namespace
 
 size_t utf8_sequence_length(std::string_view s, size_t i) {
   size_t length = 0;
-  return scan_utf8(s, i, length) == Scan::Complete ? length : 1;
+  return scan_utf8(s, i, length) == Utf8Scan::Complete ? length : 1;
 }
 
 size_t append_repaired_utf8(std::string_view bytes, bool final, std::string& out) {
@@ -61,13 +22,13 @@ size_t append_repaired_utf8(std::string_view bytes, bool final, std::string& out
   while (i < bytes.size()) {
     size_t length = 0;
     switch (scan_utf8(bytes, i, length)) {
-      case Scan::Complete:
+      case Utf8Scan::Complete:
         out.append(bytes.substr(i, length));
         break;
-      case Scan::Invalid:
+      case Utf8Scan::Invalid:
         out += kReplacement;
         break;
-      case Scan::Truncated:
+      case Utf8Scan::Truncated:
         if (!final) return i;  // may still complete with the next token's bytes
         out += kReplacement;
         break;

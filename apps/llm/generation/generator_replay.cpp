@@ -3,7 +3,7 @@
 #include <array>
 #include <functional>
 
-#include "generation/generate.hpp"
+#include "generation/generator.hpp"
 #include "tg/error.hpp"
 
 namespace tg::llm {
@@ -32,7 +32,7 @@ std::optional<int32_t> token(int64_t t) { return t < 0 ? std::nullopt : std::opt
 
 void Generator::replay(Lockstep& lockstep) {
   using Op = LockstepCall::Op;
-  // each call as generate.cpp sends it (Announce): op -> how to run it here
+  // each call as generator.cpp sends it (Announce): op -> how to run it here
   const std::array<std::function<void(Args&)>, 8> run{
       [](Args&) {},  // keepalive
       [](Args&) {},  // end

@@ -1,6 +1,6 @@
 // Jinja tests, as jinja2 defines them. Note Python's view of types: a bool is an integer and a number,
 // a string is iterable and a sequence, a dict is iterable and a mapping but not a sequence.
-#include "jinja/jinja_tests.hpp"
+#include "jinja/jinja_predicates.hpp"
 
 #include <cmath>
 #include <map>

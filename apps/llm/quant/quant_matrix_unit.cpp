@@ -4,7 +4,7 @@
 // activation is B (slabs of 16 tokens, values k and k + 1 of token n side by side at (k / 2) * 32 + n * 2: the
 // transpose is paid on the activation, T x cols values shared by every product of it, not on rows x cols weights
 // per product). C is then rows by tokens, transposed into y as each 32 x 32 block is stored.
-#include "quant/quant_tiles.hpp"
+#include "quant/quant_matrix_unit.hpp"
 
 #include <memory>
 #include <string>

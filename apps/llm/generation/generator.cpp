@@ -1,6 +1,6 @@
 // Prefill and decode. The decode step is captured once per batch size by a tg::Jit and replayed: no scheduling
 // or codegen per token, only the token buffer and the slot / position values change.
-#include "generation/generate.hpp"
+#include "generation/generator.hpp"
 
 #include <algorithm>
 
