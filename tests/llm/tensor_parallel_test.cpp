@@ -284,11 +284,11 @@ TEST(Lockstep, AFollowerReplaysTheLeadersCalls) {
     }
     g.lead(lockstep);
     got = script(g, [&] {
-      // 3 s of waiting for work against a follower's bound of 1 s: the follower's next wait takes the short bound
+      // 5 s of waiting for work against a follower's bound of 2 s: the follower's next wait takes the short bound
       const std::string before = std::getenv("TG_COMM_TIMEOUT_S") ? std::getenv("TG_COMM_TIMEOUT_S") : "";
-      ::setenv("TG_COMM_TIMEOUT_S", "1", 1);
+      ::setenv("TG_COMM_TIMEOUT_S", "2", 1);
       lockstep.keepalive(true);
-      for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3); std::chrono::steady_clock::now() < until;) {
+      for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5); std::chrono::steady_clock::now() < until;) {
         std::this_thread::sleep_for(g.keepalive_period());
         g.keepalive();
       }
