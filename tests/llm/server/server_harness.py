@@ -28,6 +28,18 @@ def scripted_model(variant=""):
     return path
 
 
+def generated_model(name, generator, *args):
+    """WORK/name, written once by tests/llm/GENERATOR with args (suites run in parallel: each writes its own copy,
+    the rename is atomic)."""
+    os.makedirs(WORK, exist_ok=True)
+    path = os.path.join(WORK, name)
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}.tmp"
+        subprocess.run([sys.executable, os.path.join(HERE, "..", generator), tmp, *args], check=True, capture_output=True)
+        os.replace(tmp, path)
+    return path
+
+
 def installed_model(name):
     """Path of a model scripts/setup.sh installed ("gemma" or "smollm")."""
     out = subprocess.run([sys.executable, os.path.join(HERE, "..", "model_paths.py"), name], check=True,

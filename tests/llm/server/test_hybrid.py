@@ -5,26 +5,16 @@ it reuses that prefix; two requests decoded together in two slots each answer as
 """
 import concurrent.futures
 import json
-import os
-import subprocess
-import sys
 import unittest
 import urllib.request
 
-from server_harness import HERE, WORK, Server
+from server_harness import Server, generated_model
 
 WORDS = " ".join(f"w{(i * 7) % 40}" for i in range(20))
 
 
 def hybrid_model():
-    os.makedirs(WORK, exist_ok=True)
-    path = os.path.join(WORK, "hybrid.gguf")
-    if not os.path.exists(path):
-        tmp = f"{path}.{os.getpid()}.tmp"
-        subprocess.run([sys.executable, os.path.join(HERE, "..", "gen_synthetic_hybrid.py"), tmp, "--wtype", "F32", "--seed", "5",
-                        "--steps", "0"], check=True, capture_output=True)
-        os.replace(tmp, path)
-    return path
+    return generated_model("hybrid.gguf", "gen_synthetic_hybrid.py", "--wtype", "F32", "--seed", "5", "--steps", "0")
 
 
 class Hybrid(unittest.TestCase):

@@ -11,14 +11,12 @@ import concurrent.futures
 import json
 import os
 import shutil
-import subprocess
-import sys
 import time
 import unittest
 import urllib.error
 import urllib.request
 
-from server_harness import HERE, WORK, Server
+from server_harness import Server, generated_model
 from test_hybrid import hybrid_model
 
 WORDS = " ".join(f"w{(i * 7) % 40}" for i in range(20))
@@ -30,14 +28,7 @@ MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
 
 def llama_model():
     """A float32 llama (4 heads in 2 KV groups: one group a rank) from gen_synthetic_model.py."""
-    os.makedirs(WORK, exist_ok=True)
-    path = os.path.join(WORK, "llama-f32.gguf")
-    if not os.path.exists(path):
-        tmp = f"{path}.{os.getpid()}.tmp"
-        subprocess.run([sys.executable, os.path.join(HERE, "..", "gen_synthetic_model.py"), tmp, "--arch", "llama", "--wtype", "F32",
-                        "--seed", "5", "--steps", "0"], check=True, capture_output=True)
-        os.replace(tmp, path)
-    return path
+    return generated_model("llama-f32.gguf", "gen_synthetic_model.py", "--arch", "llama", "--wtype", "F32", "--seed", "5", "--steps", "0")
 
 
 def post(server, path, body):
