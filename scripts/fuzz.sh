@@ -23,7 +23,7 @@ case "$target" in
   *) echo "fuzz.sh: unknown target $target (gguf, openai, jinja)" >&2; exit 2 ;;
 esac
 clang++-19 -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -Iapps/llm -Icore/include "${sources[@]}" -o "$out/fuzz_$target"
+  -Iapps/llm -Icore/include "${sources[@]}" -o "$out/fuzz_$target" $([ "$target" = jinja ] && echo -licuuc)
 if [ "$target" = gguf ]; then
 python3 - "$out/corpus" <<'PY'
 import sys, numpy as np

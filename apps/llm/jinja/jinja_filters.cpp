@@ -3,6 +3,9 @@
 // (map, select, unique, ...) return lists here; templates pass them on to |list, |join or a loop anyway.
 #include "jinja/jinja_filters.hpp"
 
+#include <unicode/locid.h>
+#include <unicode/unistr.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -40,14 +43,25 @@ char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 3
 
 }  // namespace
 
-// Case mapping is ASCII-only: other code points pass through unchanged (Python would map them too).
+// Python's str.upper() / str.lower(): Unicode's full case mappings (ICU's root locale: "é" -> "É", "ß" -> "SS"),
+// ASCII without a detour through UTF-16.
 std::string to_upper(std::string s) {
-  for (char& c : s) c = ascii_upper(c);
-  return s;
+  if (std::all_of(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0x80) == 0; })) {
+    for (char& c : s) c = ascii_upper(c);
+    return s;
+  }
+  std::string out;
+  icu::UnicodeString::fromUTF8(s).toUpper(icu::Locale::getRoot()).toUTF8String(out);
+  return out;
 }
 std::string to_lower(std::string s) {
-  for (char& c : s) c = ascii_lower(c);
-  return s;
+  if (std::all_of(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0x80) == 0; })) {
+    for (char& c : s) c = ascii_lower(c);
+    return s;
+  }
+  std::string out;
+  icu::UnicodeString::fromUTF8(s).toLower(icu::Locale::getRoot()).toUTF8String(out);
+  return out;
 }
 
 namespace {
@@ -587,6 +601,25 @@ int64_t format_int(const Value& v) {
   return static_cast<int64_t>(f);
 }
 
+// %s and %r as Python pads and cuts them: a precision keeps that many characters, a width pads with spaces (on
+// the right after '-'), both counted in code points.
+std::string pad_text(std::string s, const std::string& spec) {
+  size_t i = 1;
+  bool left = false;
+  for (; i < spec.size() && std::string("-+ #0").find(spec[i]) != std::string::npos; ++i) left |= spec[i] == '-';
+  const size_t width = static_cast<size_t>(std::atoll(spec.c_str() + i));
+  const size_t dot = spec.find('.');
+  const std::vector<size_t> at = code_point_offsets(s);  // each code point's start, then s.size()
+  size_t chars = at.size() - 1;
+  if (dot != std::string::npos) {
+    chars = std::min(chars, static_cast<size_t>(std::atoll(spec.c_str() + dot + 1)));
+    s.resize(at[chars]);
+  }
+  if (chars >= width) return s;
+  const std::string fill(width - chars, ' ');
+  return left ? s + fill : fill + s;
+}
+
 }  // namespace
 
 std::string percent_format(const std::string& format, const Value& args) {
@@ -624,8 +657,8 @@ std::string percent_format(const std::string& format, const Value& args) {
     const Value& v = values[next++];
     std::string piece;
     switch (conv) {
-      case 's': piece = py_str(v); break;
-      case 'r': piece = py_repr(v); break;
+      case 's': piece = pad_text(py_str(v), spec); break;
+      case 'r': piece = pad_text(py_repr(v), spec); break;
       case 'd':
       case 'i':
         if (!v.is_number()) fail("%" + std::string(1, conv) + " format: a real number is required, not " + v.type_name());
