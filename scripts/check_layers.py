@@ -5,7 +5,9 @@ Every `#include "<layer>/..."` (and every public header, by the layer it belongs
 file's own layer or one below it. The includes that still point up are listed in KNOWN with the reason; they are
 reported, and the check fails on any other, and on a KNOWN entry that no longer exists (so the list only
 shrinks). Only the runtime reads the environment (runtime/options.hpp hands the switches down): a getenv in
-another layer fails too. Run by ctest (test `core_layers`) and by hand: scripts/check_layers.py [repo root].
+another layer fails too. No header anywhere in the product (core, sdk, plugins, apps) says `using namespace`: it
+would pour a namespace into every file that includes it (a .cpp may). Run by ctest (test `core_layers`) and by
+hand: scripts/check_layers.py [repo root].
 """
 import pathlib
 import re
@@ -22,6 +24,7 @@ KNOWN = {}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 GETENV = re.compile(r'\bgetenv(_int|_str)?\s*\(')
+USING_NAMESPACE = re.compile(r'^\s*using\s+namespace\b', re.M)
 
 
 def layer_of_header(h):
@@ -52,6 +55,10 @@ def main(root):
                 found.add((rel, h))
             else:
                 bad.append(f"core/src/{rel} includes {h}: {own} may not look up at {target}")
+    for top in ("core", "sdk", "plugins", "apps"):
+        for f in sorted((pathlib.Path(root) / top).rglob("*")):
+            if f.suffix in (".hpp", ".h") and USING_NAMESPACE.search(f.read_text(errors="replace")):
+                bad.append(f"{f.relative_to(root).as_posix()} says `using namespace` in a header: name what it uses")
     for key in sorted(found):
         print(f"known: core/src/{key[0]} includes {key[1]} ({KNOWN[key]})")
     stale = sorted(set(KNOWN) - found)

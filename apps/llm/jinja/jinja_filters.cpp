@@ -41,28 +41,23 @@ bool bool_arg(const CallArgs& a, size_t i, const char* name, bool dflt) {
 char ascii_upper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c; }
 char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
 
-}  // namespace
-
 // Python's str.upper() / str.lower(): Unicode's full case mappings (ICU's root locale: "é" -> "É", "ß" -> "SS"),
 // ASCII without a detour through UTF-16.
-std::string to_upper(std::string s) {
+std::string map_case(std::string s, bool upper) {
   if (std::all_of(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0x80) == 0; })) {
-    for (char& c : s) c = ascii_upper(c);
+    for (char& c : s) c = upper ? ascii_upper(c) : ascii_lower(c);
     return s;
   }
+  icu::UnicodeString u = icu::UnicodeString::fromUTF8(s);
   std::string out;
-  icu::UnicodeString::fromUTF8(s).toUpper(icu::Locale::getRoot()).toUTF8String(out);
+  (upper ? u.toUpper(icu::Locale::getRoot()) : u.toLower(icu::Locale::getRoot())).toUTF8String(out);
   return out;
 }
-std::string to_lower(std::string s) {
-  if (std::all_of(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0x80) == 0; })) {
-    for (char& c : s) c = ascii_lower(c);
-    return s;
-  }
-  std::string out;
-  icu::UnicodeString::fromUTF8(s).toLower(icu::Locale::getRoot()).toUTF8String(out);
-  return out;
-}
+
+}  // namespace
+
+std::string to_upper(std::string s) { return map_case(std::move(s), true); }
+std::string to_lower(std::string s) { return map_case(std::move(s), false); }
 
 namespace {
 

@@ -13,6 +13,8 @@
 
 namespace tg::codegen {
 
+using namespace ir;
+
 namespace {
 
 int innermost(const Plan& p) { return static_cast<int>(p.axes.size()) - 1; }

@@ -8,6 +8,8 @@
 
 namespace tg::codegen {
 
+using namespace ir;
+
 void Emitter::require_local(const char* what) const {
   if (!caps_.has_local) throw Error(std::string("tg: ") + what + " needs local memory, which this renderer does not have");
 }

@@ -25,7 +25,9 @@
 
 namespace tg::codegen {
 
-using namespace ir;
+using ir::Op;
+using ir::UOp;
+using ir::UOpPtr;
 
 class Emitter {
  public:

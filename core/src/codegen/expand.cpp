@@ -9,6 +9,8 @@
 
 namespace tg::codegen {
 
+using namespace ir;
+
 std::vector<UOpPtr> vector_store(const std::vector<UOpPtr>& stores, const tg_renderer_caps& caps) {
   const int w = static_cast<int>(stores.size());
   const UOpPtr& s0 = stores[0];

@@ -7,6 +7,8 @@
 
 namespace tg::codegen {
 
+using namespace ir;
+
 std::vector<const UOp*> Emitter::key_of(const std::vector<UOpPtr>& lanes) {
   std::vector<const UOp*> key;
   for (const auto& l : lanes) key.push_back(l.get());

@@ -5,6 +5,8 @@
 
 namespace tg::codegen {
 
+using namespace ir;
+
 namespace {
 
 // a register's value: a LOAD through AFTER of a DEFINE_REG (an accumulator, as lower_reduces spells it)

@@ -9,6 +9,8 @@
 
 namespace tg::codegen {
 
+using namespace ir;
+
 Machine machine_of(const tg_renderer_caps& caps) {
   Machine m{64, 32, 0};
   if (!TG_ABI_HAS(&caps, tg_renderer_caps, l2_bytes)) return m;

@@ -18,7 +18,10 @@
 
 namespace tg::codegen {
 
-using namespace ir;
+using ir::Op;
+using ir::UOp;
+using ir::UOpPtr;
+using ir::ReduceOp;
 
 inline tg_kir_op kir_op(Op op) {
   switch (op) {
@@ -60,7 +63,7 @@ inline uint8_t dt(DType d) { return static_cast<uint8_t>(d.scalar); }
 
 // a range whose iterations are written out (UPCAST, UNROLL) instead of looped over
 inline bool is_unrolled(const UOpPtr& r) {
-  return r->op == Op::RANGE && (r->range().type == AxisType::UPCAST || r->range().type == AxisType::UNROLL);
+  return r->op == Op::RANGE && (r->range().type == ir::AxisType::UPCAST || r->range().type == ir::AxisType::UNROLL);
 }
 
 // a loop of fixed length (a symbolic dim's loop ends at an expression of variables)
@@ -121,16 +124,16 @@ struct UnrolledReduce {
 inline UnrolledReduce unrolled_lanes(const UOp& u, int w) {
   const UOpPtr r = reduce_loop(u);
   UnrolledReduce out;
-  out.outer = UOp::make(Op::RANGE, r->dtype, {const_int(r->dtype, r->src[0]->arg_int() / w)}, RangeInfo{r->range().id, r->range().type});
+  out.outer = UOp::make(Op::RANGE, r->dtype, {ir::const_int(r->dtype, r->src[0]->arg_int() / w)}, ir::RangeInfo{r->range().id, r->range().type});
   for (int l = 0; l < w; ++l)
-    out.lanes.push_back(simplify(substitute(u.src[0], {{r.get(), alu(Op::ADD, alu(Op::MUL, out.outer, const_int(r->dtype, w)), const_int(r->dtype, l))}})));
+    out.lanes.push_back(ir::simplify(substitute(u.src[0], {{r.get(), alu(Op::ADD, alu(Op::MUL, out.outer, ir::const_int(r->dtype, w)), ir::const_int(r->dtype, l))}})));
   return out;
 }
 
 // idx[l] == idx[0] + l * stride for every lane
 inline bool consecutive_index(const std::vector<UOpPtr>& idx, int64_t stride = 1) {
   for (size_t l = 1; l < idx.size(); ++l) {
-    UOpPtr diff = simplify(alu(Op::SUB, idx[l], idx[0]));
+    UOpPtr diff = ir::simplify(alu(Op::SUB, idx[l], idx[0]));
     if (diff->op != Op::CONST || diff->arg_int() != static_cast<int64_t>(l) * stride) return false;
   }
   return true;

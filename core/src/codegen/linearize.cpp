@@ -13,6 +13,8 @@
 
 namespace tg::codegen {
 
+using namespace ir;
+
 // The kernel's instructions, through the Emitter (the linearizer, with linearize_work_groups): the grid, the loops,
 // the staged panel, and the statements of the (expanded, reduce-lowered) graph.
 void linearize(Plan& p) {

@@ -8,6 +8,8 @@
 
 namespace tg::codegen {
 
+using namespace ir;
+
 // ---- the steps pipeline.cpp runs, in its order --------------------------------------------------------------------
 
 Plan start_plan(const sched::Kernel& kernel, const tg_renderer_caps& caps, const LowerOpts& opts) {

@@ -12,6 +12,8 @@
 
 namespace tg::codegen {
 
+using namespace ir;
+
 int64_t next_range_id(const UOpPtr& sink) {
   int64_t id = 0;
   for (const UOp* n : toposort(std::vector<UOpPtr>{sink}))

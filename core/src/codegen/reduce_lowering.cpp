@@ -12,6 +12,8 @@
 
 namespace tg::codegen {
 
+using namespace ir;
+
 namespace {
 
 // A register id no node of the graph uses (ids keep DEFINE_REGs of the same size distinct nodes).

@@ -7,6 +7,8 @@
 
 namespace tg::codegen {
 
+using namespace ir;
+
 namespace {
 
 // The loads of `lane` a row tile shares: inside a reduction over `k` alone, reading `vec` and `k` but not `row`.

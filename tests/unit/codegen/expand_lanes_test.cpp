@@ -14,6 +14,8 @@
 #include "runtime/device.hpp"
 
 namespace tg::codegen {
+
+using namespace ir;
 namespace {
 
 const DType f32 = dtypes::float32, i64 = dtypes::int64;
