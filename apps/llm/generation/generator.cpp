@@ -249,9 +249,13 @@ std::vector<int32_t> Generator::step(const std::vector<int>& slots, const std::v
       tok = o.host_argmax[static_cast<size_t>(s.row)];
     } else {
       if (!o.logits) throw std::logic_error("tg-llm: a sampler that needs the logits on a greedy decode step's outputs");
-      const int64_t vocab = o.logits->shape()[1];
-      if (o.host_logits.empty()) o.host_logits = o.logits->to_vector<float>();
-      if (samplers) tok = (*samplers)[i]->sample(std::span<const float>(o.host_logits.data() + s.row * vocab, static_cast<size_t>(vocab)));
+      if (!samplers) {  // a follower: the logits computed (their collectives meet the leader's), never read back
+        o.logits->realize();
+      } else {
+        const int64_t vocab = o.logits->shape()[1];
+        if (o.host_logits.empty()) o.host_logits = o.logits->to_vector<float>();
+        tok = (*samplers)[i]->sample(std::span<const float>(o.host_logits.data() + s.row * vocab, static_cast<size_t>(vocab)));
+      }
     }
     s.pending = tok;
     out.push_back(tok);
