@@ -2,27 +2,28 @@
 // reach these messages; where the device would have to be a GPU that this machine lacks (work-group limits), the
 // kernel is lowered through codegen/lower.hpp against a GPU's caps, as tests/unit/codegen/gpu_lower_test does.
 //
-// Messages (tg::Error):
+// Messages (tg::Error), by the function that raises them:
 //   through the public API on the CPU (no work-groups, no local memory, C inline code)
-//     core/src/codegen/lower.cpp:27     "tg: kernel K: LOCAL ranges need work-groups with local memory, which this renderer does not have"
-//     core/src/codegen/emitter.hpp:459  "tg: a local array needs local memory, which this renderer does not have"  (or "a barrier")
-//     core/src/codegen/emitter.hpp:478  "tg: inline code is written for cuda, but this renderer speaks c"
-//                                       ("... but this renderer takes no inline code" on INTERP)
-//   through codegen::lower_kernel with a GPU's caps
-//     core/src/codegen/lower.cpp:29     "tg: kernel K: 4 GLOBAL and 1 LOCAL ranges; the renderer launches at most 3 dims"
-//     core/src/codegen/lower.cpp:36     "tg: kernel K: LOCAL range 0 has 512 work-items; the device allows 256 (max_local[0])"
-//     core/src/codegen/lower.cpp:42     "tg: kernel K: work-groups of 512 work-items; the device allows 256 (max_local_threads)"
-//     core/src/codegen/lower.cpp:47     "tg: kernel K: GLOBAL range 0 has 70000 work-groups; the device allows 65535"
-//     core/src/codegen/lower.cpp:55     "tg: kernel K: 40000 bytes of local arrays; the device has 32768 (local_mem_bytes)"
-//     core/src/codegen/lower.cpp:106    "tg: kernel K needs 4 buffers, renderer allows 3"
+//     codegen/linearize.cpp linearize_work_groups  "tg: kernel K: LOCAL ranges need work-groups with local memory, which this renderer does not have"
+//     codegen/emit.cpp Emitter::require_local      "tg: a local array needs local memory, which this renderer does not have"  (or "a barrier")
+//     codegen/emit.cpp Emitter::custom_code_for    "tg: inline code is written for cuda, but this renderer speaks c"
+//                                                  ("... but this renderer takes no inline code" on INTERP)
+//   through codegen::lower_kernel with a GPU's caps (codegen/linearize.cpp linearize_work_groups, but the last)
+//     "tg: kernel K: 4 GLOBAL and 1 LOCAL ranges; the renderer launches at most 3 dims"
+//     "tg: kernel K: LOCAL range 0 has 512 work-items; the device allows 256 (max_local[0])"
+//     "tg: kernel K: work-groups of 512 work-items; the device allows 256 (max_local_threads)"
+//     "tg: kernel K: GLOBAL range 0 has 70000 work-groups; the device allows 65535"
+//     "tg: kernel K: 40000 bytes of local arrays; the device has 32768 (local_mem_bytes)"
+//     codegen/lower.cpp start_plan: "tg: kernel K needs 4 buffers, renderer allows 3"
 // Unreachable from user input (internal invariants; a message here is a bug in tg):
-//   apply_opts.cpp:216 OptError "tg: kernel K: ACTION after [...] does not apply: why" - only an explicit action list
-//     raises it, and the runtime's two sources of lists (BEAM's search, the BEAM disk cache) catch it and fall back
-//     (search.cpp, executor.cpp); tests/unit/codegen/opt_test.cpp checks its wording;
-//   emitter.hpp:399 ("internal: variable v is not a kernel parameter"), :402 ("internal: range used outside its loop"),
-//   :446 ("cannot lower OP"), :450 ("renderer cannot compute OP on D": every op has a decomposition or is claimed by
-//   every renderer), lanes.hpp:54 ("no KIR op for OP"), lower_gpu.cpp:129, verify.cpp:11 ("lowering produced malformed
-//   KIR (a bug in tg)"), transcendental.cpp:55 (only scalar float32/float64 reach it).
+//   apply_opts.cpp apply_opts: OptError "tg: kernel K: ACTION after [...] does not apply: why" - only an explicit
+//     action list raises it, and the runtime's two sources of lists (BEAM's search, the BEAM disk cache) catch it and
+//     fall back (search.cpp, executor.cpp); tests/unit/codegen/opt_test.cpp checks its wording;
+//   emit.cpp Emitter::emit_uncached ("internal: variable v is not a kernel parameter", "internal: range used outside
+//   its loop", "cannot lower OP", "renderer cannot compute OP on D": every op has a decomposition or is claimed by
+//   every renderer), lanes.hpp kir_op ("no KIR op for OP"), lower_gpu.cpp stage_tile ("internal: a R x C tile does
+//   not split over N work-items"), verify.cpp verify_lowered ("lowering produced malformed KIR (a bug in tg)"),
+//   transcendental.cpp Ctx (only scalar float32/float64 reach it).
 #include <memory>
 #include <string>
 #include <vector>

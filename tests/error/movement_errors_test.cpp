@@ -41,7 +41,7 @@
 //     :678  "tg: matmul: shapes (3,) and (4,) do not align"
 //     :685  "tg: matmul: shapes (2, 3) and (4, 5) do not align (3 != 4)"
 //     :690  "tg: matmul: batch dims of (2, 3, 4) and (3, 4, 5) cannot be broadcast"
-// Axis arguments out of range (transpose, slice, squeeze, cat, gather, ...) share tensor.cpp:66, tested in
+// Axis arguments out of range (transpose, slice, squeeze, cat, gather, ...) share norm_axis (tensor.cpp), tested in
 // tensor_api_errors_test (AxisOutOfRange).
 #include <cstdint>
 #include <vector>

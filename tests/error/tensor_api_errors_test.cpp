@@ -3,32 +3,32 @@
 //
 // Messages (std::invalid_argument unless noted):
 //   creation
-//     core/src/tensor/tensor.cpp:87   "tg: negative dimension in shape (2, -3)"                       (empty)
-//     core/src/tensor/tensor.cpp:95   "tg: negative dimension in shape (-1,)"                         (full/zeros/ones)
-//     core/src/tensor/tensor.cpp:104  "tg: arange step must not be 0"
-//     core/src/tensor/tensor.cpp:119  "tg: eye size must be >= 0"
-//     core/src/tensor/tensor.cpp:157  "tg: host data has N bytes, shape S of D needs M"                (from_bytes)
-//     core/src/tensor/tensor.cpp:170  "tg: host memory has N bytes, shape S of D needs M"              (from_host_memory)
+//     core/src/tensor/tensor.cpp Tensor::empty            "tg: negative dimension in shape (2, -3)"                       (empty)
+//     core/src/tensor/tensor.cpp Tensor::full             "tg: negative dimension in shape (-1,)"                         (full/zeros/ones)
+//     core/src/tensor/tensor.cpp Tensor::arange           "tg: arange step must not be 0"
+//     core/src/tensor/tensor.cpp Tensor::eye              "tg: eye size must be >= 0"
+//     core/src/tensor/tensor.cpp Tensor::from_bytes       "tg: host data has N bytes, shape S of D needs M"                (from_bytes)
+//     core/src/tensor/tensor.cpp Tensor::from_host_memory "tg: host memory has N bytes, shape S of D needs M"              (from_host_memory)
 //   elementwise
-//     core/src/tensor/tensor.cpp:66   "tg: axis A is out of range for shape S"                         (every axis argument)
-//     core/src/tensor/tensor.cpp:192  "tg: shapes A and B cannot be broadcast[: dims v and w are not provably equal]"
-//     core/src/tensor/tensor.cpp:228  "tg: operands are on different devices: CPU and INTERP"
-//     core/src/tensor/tensor.cpp:272  "tg: mod is defined for integer tensors, got float32"
-//     core/src/tensor/tensor.cpp:298  "tg: where() operands are on different devices"
-//     core/src/tensor/tensor.cpp:313  "tg: bitcast needs equal item sizes: float32 is 4 bytes, int16 is 2"
+//     core/src/tensor/tensor.cpp norm_axis                "tg: axis A is out of range for shape S"                         (every axis argument)
+//     core/src/tensor/tensor.cpp broadcast_shape          "tg: shapes A and B cannot be broadcast[: dims v and w are not provably equal]"
+//     core/src/tensor/tensor.cpp Tensor::binop            "tg: operands are on different devices: CPU and INTERP"
+//     core/src/tensor/tensor.cpp Tensor::mod              "tg: mod is defined for integer tensors, got float32"
+//     core/src/tensor/tensor.cpp Tensor::where            "tg: where() operands are on different devices"
+//     core/src/tensor/tensor.cpp Tensor::bitcast          "tg: bitcast needs equal item sizes: float32 is 4 bytes, int16 is 2"
 //   reductions
-//     core/src/tensor/tensor.cpp:327  "tg: repeated axis in reduction over shape S"
-//     core/src/tensor/tensor.cpp:384  "tg: argmax over the symbolic dim v is not supported"
+//     core/src/tensor/tensor.cpp Tensor::reduce           "tg: repeated axis in reduction over shape S"
+//     core/src/tensor/tensor.cpp Tensor::argmax           "tg: argmax over the symbolic dim v is not supported"
 //   execution and host I/O
-//     core/src/tensor/tensor.cpp:707  "tg: realize_all: tensors on CPU and INTERP"
-//     core/src/tensor/tensor.cpp:734  "tg: reading a float32 tensor into host elements of 8 bytes"      (to_vector<T>/item<T>)
-//     core/src/tensor/tensor.cpp:742  "tg: copy_out of N bytes from a tensor of M bytes"
-//     core/include/tg/tensor.hpp:171  "tg: item() needs a tensor with one element, got shape S"
+//     core/src/tensor/tensor.cpp Tensor::realize_all      "tg: realize_all: tensors on CPU and INTERP"
+//     core/src/tensor/tensor.cpp Tensor::check_host_type  "tg: reading a float32 tensor into host elements of 8 bytes"      (to_vector<T>/item<T>)
+//     core/src/tensor/tensor.cpp Tensor::copy_out         "tg: copy_out of N bytes from a tensor of M bytes"
+//     core/include/tg/tensor.hpp Tensor::item             "tg: item() needs a tensor with one element, got shape S"
 //   variables
-//     core/src/tensor/variable.cpp:15 "tg: variable n must be int32 or int64, got float32"
-//     core/src/tensor/variable.cpp:16 "tg: variable n has min 5 > max 2"
-//     core/src/tensor/variable.cpp:18 "tg: variable n range [a, b] does not fit int32; declare it int64"
-//     core/src/tensor/variable.cpp:30 "tg: cannot bind n = 9 outside [1, 8]"
+//     core/src/tensor/variable.cpp Variable::Variable     "tg: variable n must be int32 or int64, got float32"
+//     core/src/tensor/variable.cpp Variable::Variable     "tg: variable n has min 5 > max 2"
+//     core/src/tensor/variable.cpp Variable::Variable     "tg: variable n range [a, b] does not fit int32; declare it int64"
+//     core/src/tensor/variable.cpp Variable::bind         "tg: cannot bind n = 9 outside [1, 8]"
 // An unknown device name (Tensor::zeros(..., "NOSUCH")) is runtime_errors_test's DeviceUnknown.
 #include <cstdint>
 #include <memory>
