@@ -4,10 +4,11 @@
 //
 // Messages (tg::Error):
 //   unloading
-//     core/src/runtime/plugin_registry.cpp:315  "tg: cannot unload 'NOSUCH': no loaded plugin provides it"
-//     core/src/runtime/device.cpp:189           "tg: cannot unload the INTERP plugin: INTERP still has 1 buffer(s) (tensors)
-//                                                and 0 program(s) (Jit captures) alive; release them first"
-//   manifests: "tg: plugin manifest FILE:LINE: ..." (core/src/runtime/plugin_manifest.cpp)
+//     core/src/runtime/plugin_registry.cpp PluginRegistry::unload "tg: cannot unload 'NOSUCH': no loaded plugin provides it"
+//     core/src/runtime/device.cpp unload_plugin                     "tg: cannot unload the INTERP plugin: INTERP still has 1 buffer(s) (tensors)
+//                                                                and 0 program(s) (Jit captures) alive; release them first"
+//   manifests: "tg: plugin manifest FILE:LINE: ..." (core/src/runtime/plugin_manifest.cpp read_manifest and the
+//   value parsers it calls; the numbers are that file's lines as of this writing)
 //     :33   "expected a \"quoted string\" in: TEXT"
 //     :36   "escapes are not supported in: TEXT"
 //     :39   "unterminated string in: TEXT"

@@ -3,13 +3,13 @@
 //
 // Messages (tg::Error unless noted):
 //   devices
-//     core/src/runtime/device.cpp:60   "tg: unknown device 'NOSUCH' (available: CPU, ...); plugins:\n<a line per plugin file,
-//                                      then the folders searched>" (several lines by design, the first one checked)
-//     core/src/runtime/device.cpp:66   "tg: device CPU:5 does not exist: plugin .../libtg_plugin_cpu.so has 1 device(s)"
-//     core/src/runtime/device.cpp:161  "tg: DEV=? lists the candidates (set DEV to one of the loaded devices):\n<list>"
-//                                      (several lines by design: the first says what it is, the rest the candidates)
-//     core/src/runtime/plugin_registry.cpp:85  "tg: CPU: compile k: <the plugin's message>" (what the core
-//                                      asked the device for, then the plugin's own message: compiler diagnostics)
+//     core/src/runtime/device.cpp Device::get        "tg: unknown device 'NOSUCH' (available: CPU, ...); plugins:\n<a line per plugin file,
+//                                                    then the folders searched>" (several lines by design, the first one checked)
+//     core/src/runtime/device.cpp Device::get        "tg: device CPU:5 does not exist: plugin .../libtg_plugin_cpu.so has 1 device(s)"
+//     core/src/runtime/device.cpp default_device     "tg: DEV=? lists the candidates (set DEV to one of the loaded devices):\n<list>"
+//                                                    (several lines by design: the first says what it is, the rest the candidates)
+//     core/src/runtime/plugin_registry.cpp check_status "tg: CPU: compile k: <the plugin's message>" (what the core
+//                                                    asked the device for, then the plugin's own message: compiler diagnostics)
 //   Jit
 //     core/src/tensor/jit.cpp Jit::Impl::capture          "tg: Jit: the function changed its graph between calls 1 and 2 (1 launches, then 1); ..."
 //     core/src/tensor/jit.cpp Jit::Impl::check_signature  "tg: Jit: captured with 1 inputs, called with 2"
@@ -17,16 +17,17 @@
 //                                                          "tg: Jit: captured with 1 variables, called with 0"
 //                                                          "tg: Jit: variable 0 is m, captured as n"
 //   warnings on stderr, one line each
-//     core/src/runtime/env.hpp:27        "tg: NOOPT=abc is not an integer tg can use; NOOPT stays 0"
-//     core/src/runtime/disk_cache.cpp:57 "tg: warning: cache directory D is not writable (why); compiling without a disk cache"
+//     core/src/runtime/env.hpp getenv_int              "tg: NOOPT=abc is not an integer tg can use; NOOPT stays 0"
+//     core/src/runtime/disk_cache.cpp DiskCache::DiskCache "tg: warning: cache directory D is not writable (why); compiling without a disk cache"
 // Unreachable from user input, or not from a test process:
-//   device.cpp:171 "tg: no device available; plugins: ..." - the build tree's plugin folder is always searched, so a
-//     process of this build always finds the CPU plugin (an install without any plugin shows it).
-//   buffer.cpp:14, :15 (adopt_host_memory on a device buffer / twice), :30 (copy_in into adopted host memory), :31
-//     (copy_in size), :39 (copy_out size): Tensor::from_host_memory, from_bytes, copy_out and the custom-kernel call
+//   device.cpp default_device "tg: no device available; plugins: ..." - the build tree's plugin folder is always
+//     searched, so a process of this build always finds the CPU plugin (an install without any plugin shows it).
+//   buffer.cpp Buffer::adopt_host_memory (on a device buffer / twice), Buffer::copy_in (into adopted host memory;
+//     its size), Buffer::copy_out (its size): Tensor::from_host_memory, from_bytes, copy_out and the custom-kernel call
 //     check all of these first, with their own messages (tensor_api_errors_test, custom_kernel_errors_test).
-//   shadow_check.cpp:108 (CHECK=: the copy round trip is broken) and :145 (CHECK=: kernel K differs from REF, with
-//     the KIR and source on the following lines): only a plugin that computes or copies wrongly makes them;
+//   shadow_check.cpp check_copy_round_trip (CHECK=: the copy round trip is broken) and shadow_check (CHECK=: kernel K
+//     differs from REF, with the KIR and source on the following lines): only a plugin that computes or copies
+//     wrongly makes them;
 //     tests/unit/runtime/shadow_check_test.cpp makes both by corrupting a result.
 #include <algorithm>
 #include <cstdlib>

@@ -1,17 +1,20 @@
 // The error catalogue, scheduling and the IR: what the scheduler and the rewrite engine say about a tensor graph.
 //
-// Messages (tg::Error):
-//   core/src/schedule/schedule.cpp:157   "tg: variable v is bound to two values (2 and 3) in one kernel"
+// Messages (tg::Error), by the function that raises them:
+//   core/src/schedule/schedule.cpp KernelBuilder::bind   "tg: variable v is bound to two values (2 and 3) in one kernel"
 // Unreachable from user input (internal invariants; a message here is a bug in tg):
-//   schedule.cpp:191 ("kernel on X reads a tensor on Y; copy it first with .to(...)": every Tensor operation and the
-//     custom-kernel call check their operands' devices first), schedule.cpp:225 ("scheduler cannot handle OP"),
-//   schedule_cache.cpp:41 (Corrupt: caught, the entry is dropped and the graph scheduled afresh), :208, :221
-//     (std::logic_error "tg: internal: a payload ..."),
-//   spec.cpp:141 ("kernel K breaks the IR spec ...", TG_CHECK_IR=1 and debug builds),
-//   pattern_matcher.cpp:146 ("graph_rewrite 'NAME': the graph is deeper than 20000 nodes": the scheduler cuts a fused
-//     chain into kernels of at most 1000 ops, tests/unit/schedule/schedule_test.cpp DeepChainIsCutIntoKernelsAndStaysRight),
-//   pattern_matcher.cpp:189, :232, :246, :248, :252, :256, :257 (a rule set that does not converge, undoes itself, or
-//     loops: bugs in tg's own rules; tests/unit/ir/pattern_matcher_test.cpp makes each with a rule set of its own).
+//   schedule.cpp KernelBuilder::load ("kernel on X reads a tensor on Y; copy it first with .to(...)": every Tensor
+//     operation and the custom-kernel call check their operands' devices first), KernelBuilder::build_uncached
+//     ("scheduler cannot handle OP"),
+//   runtime/schedule_cache.cpp: Corrupt from its Reader (caught, the entry is dropped and the graph scheduled afresh),
+//     graph_key (std::logic_error "tg: internal: a payload ..."),
+//   ir/spec.cpp verify ("kernel K breaks the IR spec ...", TG_CHECK_IR=1 and debug builds),
+//   ir/pattern_matcher.cpp Driver::rw ("graph_rewrite 'NAME': the graph is deeper than 20000 nodes": the scheduler
+//     cuts a fused chain into kernels of at most 1000 ops, tests/unit/schedule/schedule_test.cpp
+//     DeepChainIsCutIntoKernelsAndStaysRight; and a rule's result that contains its own input),
+//   ir/pattern_matcher.cpp Driver::check_fixpoint, Driver::step, Driver::cycle (a rule set that does not converge,
+//     undoes itself, or loops: bugs in tg's own rules; tests/unit/ir/pattern_matcher_test.cpp makes each with a rule
+//     set of its own).
 #include <vector>
 
 #include "error_test_util.hpp"
