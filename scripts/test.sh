@@ -10,6 +10,11 @@ if [ "${CI:-}" = "true" ]; then
 else
   scripts/build.sh
 fi
+# PoCL (the QCOM suites' OpenCL here) compiles each kernel twice without this: once generic for the program
+# binary, and once more at the first launch, specialised for its work-group size. The generic one runs the same
+# source; a clean machine's QCOM suites spend most of their time in PoCL's compiler (tensor_elementwise_test_qcom
+# 13 min from empty caches).
+export POCL_WORK_GROUP_SPECIALIZATION=${POCL_WORK_GROUP_SPECIALIZATION:-0}
 # --repeat until-pass:2: a test that fails is run once more and must pass then; ctest prints both runs. It is there
 # for one known flake: PoCL's teardown segfaults at process exit, rarely and only under load, after every QCOM test
 # of the process passed (custom_kernel_test_qcom, jit_test_qcom); a real failure fails twice.
