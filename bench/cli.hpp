@@ -15,7 +15,8 @@ namespace po = boost::program_options;
 
 // Parses argv into opts' bound variables (and `positional`'s names). Returns the status main should exit with (0
 // after --help, 2 after an error), or nullopt to run the bench.
-inline std::optional<int> parse_command_line(const char* name, int argc, char** argv, const po::options_description& opts,
+inline std::optional<int> parse_command_line(const char* name, int argc, char** argv,
+                                             const po::options_description& opts,
                                              const po::positional_options_description& positional = {}) {
   try {
     po::variables_map vm;
@@ -36,7 +37,9 @@ inline std::optional<int> parse_command_line(const char* name, int argc, char** 
 inline std::optional<int> parse_count(const char* name, const std::string& about, const char* option, const char* what,
                                       int& count, int argc, char** argv) {
   po::options_description opts(about);
+  // clang-format off: one option per line
   opts.add_options()("help,h", "this help")(option, po::value(&count)->default_value(count), what);
+  // clang-format on
   po::positional_options_description positional;
   positional.add(option, 1);
   if (std::optional<int> status = parse_command_line(name, argc, argv, opts, positional)) return status;

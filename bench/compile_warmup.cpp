@@ -1,12 +1,12 @@
 // bench_compile_warmup: the first run of a model-sized schedule (>= 200 distinct kernels): wall time with a serial
 // compile vs PARALLEL_COMPILE=2, and with a cold vs a warm disk cache (warm must compile nothing). One JSON object.
+#include <unistd.h>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <string>
-#include <unistd.h>
 
 #include "cli.hpp"
 #include "runtime/program_cache.hpp"
@@ -44,9 +44,11 @@ Result timed(int n, const char* parallel) {
 
 int main(int argc, char** argv) {
   int n = 200;
-  if (std::optional<int> status = tg::bench::parse_count(
-          "bench_compile_warmup", "bench_compile_warmup: the first run of a schedule of N distinct kernels, serial vs "
-          "parallel compile and cold vs warm disk cache; one JSON object", "kernels", "N", n, argc, argv))
+  if (std::optional<int> status =
+          tg::bench::parse_count("bench_compile_warmup",
+                                 "bench_compile_warmup: the first run of a schedule of N distinct kernels, serial vs "
+                                 "parallel compile and cold vs warm disk cache; one JSON object",
+                                 "kernels", "N", n, argc, argv))
     return *status;
   namespace fs = std::filesystem;
   std::string dir = (fs::temp_directory_path() / ("tg-warmup-" + std::to_string(getpid()))).string();
@@ -62,11 +64,13 @@ int main(int argc, char** argv) {
   Result par = timed(n, "2");
   Result warm = timed(n, "2");
   fs::remove_all(dir);
-  std::printf("{\"bench\": \"compile_warmup\", \"kernels\": %d, \"cold_serial_s\": %.3f, \"cold_parallel2_s\": %.3f, "
-              "\"parallel_speedup\": %.2f, \"warm_disk_s\": %.3f, \"warm_speedup_vs_cold_parallel\": %.2f, "
-              "\"compiled\": {\"serial\": %zu, \"parallel\": %zu, \"warm\": %zu}, \"warm_disk_hits\": %zu, "
-              "\"ms_per_kernel_serial\": %.2f}\n",
-              n, serial.seconds, par.seconds, serial.seconds / par.seconds, warm.seconds, par.seconds / warm.seconds,
-              serial.compiled, par.compiled, warm.compiled, warm.disk_hits, serial.seconds * 1e3 / std::max<size_t>(1, serial.compiled));
+  std::printf(
+      "{\"bench\": \"compile_warmup\", \"kernels\": %d, \"cold_serial_s\": %.3f, \"cold_parallel2_s\": %.3f, "
+      "\"parallel_speedup\": %.2f, \"warm_disk_s\": %.3f, \"warm_speedup_vs_cold_parallel\": %.2f, "
+      "\"compiled\": {\"serial\": %zu, \"parallel\": %zu, \"warm\": %zu}, \"warm_disk_hits\": %zu, "
+      "\"ms_per_kernel_serial\": %.2f}\n",
+      n, serial.seconds, par.seconds, serial.seconds / par.seconds, warm.seconds, par.seconds / warm.seconds,
+      serial.compiled, par.compiled, warm.compiled, warm.disk_hits,
+      serial.seconds * 1e3 / std::max<size_t>(1, serial.compiled));
   return warm.compiled == 0 ? 0 : 1;
 }

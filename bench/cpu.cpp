@@ -20,9 +20,9 @@
 
 #include "cli.hpp"
 #include "codegen/lower.hpp"
+#include "peaks.hpp"
 #include "peers/gemm_peers.hpp"
 #include "peers/loops.hpp"
-#include "peaks.hpp"
 #include "quant/quant.hpp"
 #include "quant/quant_int8.hpp"
 #include "quant/quant_matrix_unit.hpp"
@@ -36,7 +36,8 @@ namespace {
 // compiler, no cache: the median ms of one kernel compiled alone, and the ms per kernel when `threads` compile at
 // once (what PARALLEL_COMPILE does).
 std::string compile_times(int runs, int threads) {
-  tg::Tensor x = tg::Tensor::rand({64, 256}, 1), w1 = tg::Tensor::rand({256, 512}, 2), w2 = tg::Tensor::rand({512, 10}, 3);
+  tg::Tensor x = tg::Tensor::rand({64, 256}, 1), w1 = tg::Tensor::rand({256, 512}, 2),
+             w2 = tg::Tensor::rand({512, 10}, 3);
   tg::Tensor y = x.matmul(w1).relu().matmul(w2).softmax(-1);
   std::vector<std::pair<std::string, std::string>> sources;  // (source, kernel name)
   tg::rt::Device& dev = tg::rt::Device::get("CPU");
@@ -58,11 +59,13 @@ std::string compile_times(int runs, int threads) {
   for (int r = 0; r < runs; ++r) {
     auto t0 = std::chrono::steady_clock::now();
     tbb::parallel_for(size_t{0}, sources.size(), [&](size_t i) { dev.compile(sources[i].first, sources[i].second); });
-    wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / sources.size());
+    wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+                   sources.size());
   }
   std::sort(wall.begin(), wall.end());
   char buf[256];
-  std::snprintf(buf, sizeof(buf), "{\"kernels\": %zu, \"serial_median_ms\": %.2f, \"parallel_ms_per_kernel\": %.2f, \"threads\": %d}",
+  std::snprintf(buf, sizeof(buf),
+                "{\"kernels\": %zu, \"serial_median_ms\": %.2f, \"parallel_ms_per_kernel\": %.2f, \"threads\": %d}",
                 sources.size(), ms[ms.size() / 2], wall[wall.size() / 2], threads);
   return buf;
 }
@@ -91,7 +94,9 @@ std::function<void()> jitted(tg::Jit& jit, std::vector<tg::Tensor> inputs) {
   return [&jit, inputs] {
     tg::Tensor out = jit(inputs)[0];
     float probe;
-    out.shrink(std::vector<std::pair<int64_t, int64_t>>(out.ndim(), {0, 1})).reshape({1}).copy_out(&probe, sizeof(probe));
+    out.shrink(std::vector<std::pair<int64_t, int64_t>>(out.ndim(), {0, 1}))
+        .reshape({1})
+        .copy_out(&probe, sizeof(probe));
   };
 }
 
@@ -130,8 +135,8 @@ std::string gemm(int64_t m, int64_t k, int64_t n, int runs, tg::DType operands =
   });
   const double flops = 2.0 * m * n * k;
   const double tg_gflops = flops / median_seconds(jitted(mm, {a, b}), runs) / 1e9;
-  std::vector<float> ha = a.cast(tg::dtypes::float32).to_vector<float>(), hb = b.cast(tg::dtypes::float32).to_vector<float>(),
-                     hc(static_cast<size_t>(m * n));
+  std::vector<float> ha = a.cast(tg::dtypes::float32).to_vector<float>(),
+                     hb = b.cast(tg::dtypes::float32).to_vector<float>(), hc(static_cast<size_t>(m * n));
   // each peer at its best: on all the threads, or on one where that is faster (a small GEMM split over two
   // threads of a shared VM can run slower than on one: BLIS 0.9 below 1024^3 did)
   std::string peers;
@@ -152,8 +157,10 @@ std::string gemm(int64_t m, int64_t k, int64_t n, int runs, tg::DType operands =
   }
   const bool bf16 = operands == tg::dtypes::bfloat16;
   char buf[320];
-  std::snprintf(buf, sizeof(buf), "{\"dtype\": \"%s\", \"m\": %ld, \"k\": %ld, \"n\": %ld, \"tg_gflops\": %.2f, \"tg_of_fma_peak\": %.3f, ",
-                bf16 ? "bfloat16" : "float32", m, k, n, tg_gflops, tg_gflops / g_peaks.fma_gflops);
+  std::snprintf(
+      buf, sizeof(buf),
+      "{\"dtype\": \"%s\", \"m\": %ld, \"k\": %ld, \"n\": %ld, \"tg_gflops\": %.2f, \"tg_of_fma_peak\": %.3f, ",
+      bf16 ? "bfloat16" : "float32", m, k, n, tg_gflops, tg_gflops / g_peaks.fma_gflops);
   std::string out = buf;
   if (bf16 && g_peaks.bf16_dot_gflops > 0) {
     std::snprintf(buf, sizeof(buf), "\"tg_of_bf16_dot_peak\": %.3f, ", tg_gflops / g_peaks.bf16_dot_gflops);
@@ -173,27 +180,38 @@ std::string prefill_products(int64_t tokens, int64_t rows, int64_t cols, int run
   uint32_t state = 1;
   for (size_t i = 0; i < bytes.size(); ++i) {
     state = state * 1664525u + 1013904223u;
-    bytes[i] = i % kBlockBytes == 0 ? 0x00 : i % kBlockBytes == 1 ? 0x2c : static_cast<uint8_t>(state >> 24);  // scale 1/16
+    bytes[i] = i % kBlockBytes == 0   ? 0x00
+               : i % kBlockBytes == 1 ? 0x2c
+                                      : static_cast<uint8_t>(state >> 24);  // scale 1/16
   }
-  const tg::llm::QuantMatrix w{tg::llm::GGMLType::Q8_0, rows, cols,
-                               tg::Tensor::from_vector(bytes, {static_cast<int64_t>(bytes.size())}, tg::dtypes::uint8).realize()};
+  const tg::llm::QuantMatrix w{
+      tg::llm::GGMLType::Q8_0, rows, cols,
+      tg::Tensor::from_vector(bytes, {static_cast<int64_t>(bytes.size())}, tg::dtypes::uint8).realize()};
   tg::llm::ProductInput in{tg::Tensor::rand({tokens, cols}, 3).realize(), nullptr};
   const double ops = 2.0 * tokens * rows * cols;
   auto gops = [&](tg::Tensor (*product)(const tg::llm::QuantMatrix&, tg::llm::ProductInput&)) {
     product(w, in).realize();  // compiles, and makes the activation's form once
-    return ops / median_seconds([&] {
-      float probe;
-      product(w, in).shrink({{0, 1}, {0, 1}}).reshape({1}).copy_out(&probe, sizeof(probe));
-    }, runs) / 1e9;
+    return ops /
+           median_seconds(
+               [&] {
+                 float probe;
+                 product(w, in).shrink({{0, 1}, {0, 1}}).reshape({1}).copy_out(&probe, sizeof(probe));
+               },
+               runs) /
+           1e9;
   };
   auto of = [](double x, double peak) { return peak > 0 ? x / peak : 0.0; };
   const double int8 = gops(tg::llm::int8_matmul);
   char buf[512];
-  int n = std::snprintf(buf, sizeof(buf), "{\"format\": \"Q8_0\", \"tokens\": %ld, \"rows\": %ld, \"cols\": %ld, \"int8_dot\": {\"tg_gops\": %.2f, \"tg_of_int8_dot_peak\": %.3f}",
+  int n = std::snprintf(buf, sizeof(buf),
+                        "{\"format\": \"Q8_0\", \"tokens\": %ld, \"rows\": %ld, \"cols\": %ld, \"int8_dot\": "
+                        "{\"tg_gops\": %.2f, \"tg_of_int8_dot_peak\": %.3f}",
                         tokens, rows, cols, int8, of(int8, g_peaks.vnni_gops));
   if (tg::llm::takes_matrix_unit(w, tokens)) {
     const double amx = gops(tg::llm::tile_matmul);
-    n += std::snprintf(buf + n, sizeof(buf) - n, ", \"matrix_unit\": {\"tg_gflops\": %.2f, \"tg_of_amx_bf16_peak\": %.3f, \"tg_of_int8_dot_peak\": %.3f, \"vs_int8_dot\": %.2f}",
+    n += std::snprintf(buf + n, sizeof(buf) - n,
+                       ", \"matrix_unit\": {\"tg_gflops\": %.2f, \"tg_of_amx_bf16_peak\": %.3f, "
+                       "\"tg_of_int8_dot_peak\": %.3f, \"vs_int8_dot\": %.2f}",
                        amx, of(amx, g_peaks.amx_bf16_gflops), of(amx, g_peaks.vnni_gops), amx / int8);
   } else {
     n += std::snprintf(buf + n, sizeof(buf) - n, ", \"matrix_unit\": null");
@@ -206,8 +224,8 @@ std::string prefill_products(int64_t tokens, int64_t rows, int64_t cols, int run
 std::string peers_json() {
   std::string out;
   for (const auto& p : g_gemm_peers)
-    out += (out.empty() ? "{" : ", {") + std::string("\"name\": \"") + p.name + "\", \"kernel\": \"" + p.kernel + "\", \"version\": \"" +
-           p.version + "\", \"setup\": \"" + p.setup + "\"}";
+    out += (out.empty() ? "{" : ", {") + std::string("\"name\": \"") + p.name + "\", \"kernel\": \"" + p.kernel +
+           "\", \"version\": \"" + p.version + "\", \"setup\": \"" + p.setup + "\"}";
   return "[" + out + "]";
 }
 
@@ -215,18 +233,24 @@ std::string peers_json() {
 constexpr int64_t kDramFloats = int64_t{128} << 20;
 
 std::string triad(int64_t n, int runs, int threads) {
-  tg::Tensor a = tg::Tensor::rand({n}, 1).realize(), b = tg::Tensor::rand({n}, 2).realize(), c = tg::Tensor::rand({n}, 3).realize();
+  tg::Tensor a = tg::Tensor::rand({n}, 1).realize(), b = tg::Tensor::rand({n}, 2).realize(),
+             c = tg::Tensor::rand({n}, 3).realize();
   tg::Jit f([](const std::vector<tg::Tensor>& in, const std::vector<tg::BoundVariable>&) {
     return std::vector<tg::Tensor>{in[0] * in[1] + in[2]};
   });
   double tg_s = median_seconds(jitted(f, {a, b, c}), runs);
   std::vector<float> ha(n, 1.0f), hb(n, 2.0f), hc(n, 3.0f), hd(n);
-  double peer_s = median_seconds([&] {
-    tg::bench::on_threads(threads, n, [&](int64_t lo, int64_t hi) { tg::bench::triad_loop(ha.data(), hb.data(), hc.data(), hd.data(), lo, hi); });
-  }, runs);
+  double peer_s = median_seconds(
+      [&] {
+        tg::bench::on_threads(threads, n, [&](int64_t lo, int64_t hi) {
+          tg::bench::triad_loop(ha.data(), hb.data(), hc.data(), hd.data(), lo, hi);
+        });
+      },
+      runs);
   double bytes = 16.0 * n;
   char buf[256];
-  std::snprintf(buf, sizeof(buf), "{\"n\": %ld, \"tg_gbps\": %.2f, \"stream_triad_gbps\": %.2f, \"tg_over_stream\": %.3f}", n,
+  std::snprintf(buf, sizeof(buf),
+                "{\"n\": %ld, \"tg_gbps\": %.2f, \"stream_triad_gbps\": %.2f, \"tg_over_stream\": %.3f}", n,
                 bytes / tg_s / 1e9, bytes / peer_s / 1e9, peer_s / tg_s);
   return buf;
 }
@@ -239,12 +263,17 @@ std::string reduce_sum(int64_t n, int runs, int threads) {
   double tg_s = median_seconds(jitted(f, {a}), runs);
   std::vector<float> ha(n, 1.0f);
   std::vector<double> part(threads);
-  double peer_s = median_seconds([&] {
-    tg::bench::on_threads(threads, n, [&](int64_t lo, int64_t hi) { part[lo * threads / n] = tg::bench::sum_loop(ha.data(), lo, hi); });
-  }, runs);
+  double peer_s = median_seconds(
+      [&] {
+        tg::bench::on_threads(threads, n, [&](int64_t lo, int64_t hi) {
+          part[lo * threads / n] = tg::bench::sum_loop(ha.data(), lo, hi);
+        });
+      },
+      runs);
   double bytes = 4.0 * n;
   char buf[256];
-  std::snprintf(buf, sizeof(buf), "{\"n\": %ld, \"tg_gbps\": %.2f, \"stream_reduce_gbps\": %.2f, \"tg_over_stream\": %.3f}", n,
+  std::snprintf(buf, sizeof(buf),
+                "{\"n\": %ld, \"tg_gbps\": %.2f, \"stream_reduce_gbps\": %.2f, \"tg_over_stream\": %.3f}", n,
                 bytes / tg_s / 1e9, bytes / peer_s / 1e9, peer_s / tg_s);
   return buf;
 }
@@ -258,13 +287,17 @@ std::string half_matvec(int64_t n, int runs, int threads) {
   double tg_s = median_seconds(jitted(f, {w, x}), runs);
   std::vector<uint16_t> hw(static_cast<size_t>(n * n), 0x3c00);
   std::vector<float> hx(n, 1.0f), hy(n);
-  double peer_s = median_seconds([&] {  // a plain loop over the same bytes (converting half to float)
-    tg::bench::on_threads(threads, n, [&](int64_t lo, int64_t hi) { tg::bench::half_matvec_loop(hw.data(), hx.data(), hy.data(), n, lo, hi); });
-  }, runs);
+  double peer_s = median_seconds(
+      [&] {  // a plain loop over the same bytes (converting half to float)
+        tg::bench::on_threads(threads, n, [&](int64_t lo, int64_t hi) {
+          tg::bench::half_matvec_loop(hw.data(), hx.data(), hy.data(), n, lo, hi);
+        });
+      },
+      runs);
   double bytes = 2.0 * n * n;
   char buf[256];
-  std::snprintf(buf, sizeof(buf), "{\"n\": %ld, \"tg_gbps\": %.2f, \"loop_gbps\": %.2f, \"tg_over_loop\": %.3f}", n, bytes / tg_s / 1e9,
-                bytes / peer_s / 1e9, peer_s / tg_s);
+  std::snprintf(buf, sizeof(buf), "{\"n\": %ld, \"tg_gbps\": %.2f, \"loop_gbps\": %.2f, \"tg_over_loop\": %.3f}", n,
+                bytes / tg_s / 1e9, bytes / peer_s / 1e9, peer_s / tg_s);
   return buf;
 }
 
@@ -273,18 +306,24 @@ std::string int8_dot(int64_t rows, int64_t n, int runs, int threads) {
   std::vector<int8_t> ha(static_cast<size_t>(rows * n)), hb(static_cast<size_t>(n));
   for (size_t i = 0; i < ha.size(); ++i) ha[i] = static_cast<int8_t>(i * 7 % 255 - 127);
   for (size_t i = 0; i < hb.size(); ++i) hb[i] = static_cast<int8_t>(i * 3 % 255 - 127);
-  tg::Tensor a = tg::Tensor::from_vector(ha, {rows, n}, tg::dtypes::int8), b = tg::Tensor::from_vector(hb, {n, 1}, tg::dtypes::int8);
+  tg::Tensor a = tg::Tensor::from_vector(ha, {rows, n}, tg::dtypes::int8),
+             b = tg::Tensor::from_vector(hb, {n, 1}, tg::dtypes::int8);
   tg::Jit f([](const std::vector<tg::Tensor>& in, const std::vector<tg::BoundVariable>&) {
     return std::vector<tg::Tensor>{in[0].cast(tg::dtypes::int32).matmul(in[1].cast(tg::dtypes::int32))};
   });
   double tg_s = median_seconds(jitted(f, {a, b}), runs);
   std::vector<int32_t> hy(rows);
-  double peer_s = median_seconds([&] {
-    tg::bench::on_threads(threads, rows, [&](int64_t lo, int64_t hi) { tg::bench::int8_matvec_loop(ha.data(), hb.data(), hy.data(), n, lo, hi); });
-  }, runs);
+  double peer_s = median_seconds(
+      [&] {
+        tg::bench::on_threads(threads, rows, [&](int64_t lo, int64_t hi) {
+          tg::bench::int8_matvec_loop(ha.data(), hb.data(), hy.data(), n, lo, hi);
+        });
+      },
+      runs);
   double ops = 2.0 * rows * n;
   char buf[256];
-  std::snprintf(buf, sizeof(buf), "{\"rows\": %ld, \"n\": %ld, \"tg_gops\": %.2f, \"loop_gops\": %.2f, \"tg_over_loop\": %.3f}", rows, n,
+  std::snprintf(buf, sizeof(buf),
+                "{\"rows\": %ld, \"n\": %ld, \"tg_gops\": %.2f, \"loop_gops\": %.2f, \"tg_over_loop\": %.3f}", rows, n,
                 ops / tg_s / 1e9, ops / peer_s / 1e9, peer_s / tg_s);
   return buf;
 }
@@ -301,14 +340,17 @@ std::string rows_op(const char* name, int64_t rows, int64_t cols, int runs, int 
   });
   double tg_s = median_seconds(jitted(f, {x}), runs);
   std::vector<float> hx = x.to_vector<float>(), hy(hx.size());
-  double peer_s = median_seconds([&] {
-    tg::bench::on_threads(threads, rows, [&](int64_t lo, int64_t hi) {
-      (softmax ? tg::bench::softmax_loop : tg::bench::layernorm_loop)(hx.data(), hy.data(), cols, lo, hi);
-    });
-  }, runs);
+  double peer_s = median_seconds(
+      [&] {
+        tg::bench::on_threads(threads, rows, [&](int64_t lo, int64_t hi) {
+          (softmax ? tg::bench::softmax_loop : tg::bench::layernorm_loop)(hx.data(), hy.data(), cols, lo, hi);
+        });
+      },
+      runs);
   char buf[256];
-  std::snprintf(buf, sizeof(buf), "{\"rows\": %ld, \"cols\": %ld, \"tg_ms\": %.2f, \"loop_ms\": %.2f, \"tg_over_loop\": %.3f}", rows, cols,
-                tg_s * 1e3, peer_s * 1e3, peer_s / tg_s);
+  std::snprintf(buf, sizeof(buf),
+                "{\"rows\": %ld, \"cols\": %ld, \"tg_ms\": %.2f, \"loop_ms\": %.2f, \"tg_over_loop\": %.3f}", rows,
+                cols, tg_s * 1e3, peer_s * 1e3, peer_s / tg_s);
   return buf;
 }
 
@@ -322,38 +364,47 @@ int main(int argc, char** argv) {
   int runs = 5, threads = static_cast<int>(std::thread::hardware_concurrency());
   if (const char* c = std::getenv("CPU_COUNT")) threads = std::max(1, std::atoi(c));
   bool quick = false, gemm_only = false, int8_only = false;
-  po::options_description opts("bench_cpu: tg's CPU kernels against their peers, one JSON object on stdout "
-                               "(CPU_COUNT sets the threads)");
+  po::options_description opts(
+      "bench_cpu: tg's CPU kernels against their peers, one JSON object on stdout "
+      "(CPU_COUNT sets the threads)");
+  // clang-format off: one option per line
   opts.add_options()("help,h", "this help")("quick", po::bool_switch(&quick), "small GEMMs only")(
       "gemm", po::bool_switch(&gemm_only), "the GEMMs only")(
       "int8", po::bool_switch(&int8_only), "the peaks and the prefill product only");
+  // clang-format on
   if (std::optional<int> status = tg::bench::parse_command_line("bench_cpu", argc, argv, opts)) return *status;
   g_threads = threads;
   g_peaks = tg::bench::measure_peaks(threads);
   if (int8_only) {
-    std::printf("{\"bench\": \"cpu\", \"threads\": %d, \"runs\": %d, \"peaks\": %s, \"prefill_product\": %s}\n", threads, runs,
-                to_json(g_peaks).c_str(), prefill_products(512, 2048, 2048, runs).c_str());
+    std::printf("{\"bench\": \"cpu\", \"threads\": %d, \"runs\": %d, \"peaks\": %s, \"prefill_product\": %s}\n",
+                threads, runs, to_json(g_peaks).c_str(), prefill_products(512, 2048, 2048, runs).c_str());
     return 0;
   }
   g_gemm_peers = tg::bench::load_gemm_peers(threads);
   std::vector<std::string> gemms;
-  for (int64_t s : quick ? std::vector<int64_t>{256, 512} : std::vector<int64_t>{256, 512, 1024, 2048}) gemms.push_back(gemm(s, s, s, runs));
+  for (int64_t s : quick ? std::vector<int64_t>{256, 512} : std::vector<int64_t>{256, 512, 1024, 2048})
+    gemms.push_back(gemm(s, s, s, runs));
   gemms.push_back(gemm(1024, 1024, 1024, runs, tg::dtypes::bfloat16));
   if (!gemm_only) {
     gemms.push_back(gemm(4096, 4096, 1, runs));  // matrix-vector
     gemms.push_back(gemm(1, 4096, 4096, runs));  // vector-matrix
   }
-  std::printf("{\"bench\": \"cpu\", \"threads\": %d, \"runs\": %d, \"fma_peak_gflops\": %.1f, \"peaks\": %s, \"peers\": %s, \"gemm\": [",
-              threads, runs, g_peaks.fma_gflops, to_json(g_peaks).c_str(), peers_json().c_str());
+  std::printf(
+      "{\"bench\": \"cpu\", \"threads\": %d, \"runs\": %d, \"fma_peak_gflops\": %.1f, \"peaks\": %s, \"peers\": %s, "
+      "\"gemm\": [",
+      threads, runs, g_peaks.fma_gflops, to_json(g_peaks).c_str(), peers_json().c_str());
   for (size_t i = 0; i < gemms.size(); ++i) std::printf("%s%s", i ? ", " : "", gemms[i].c_str());
   std::printf("], \"prefill_product\": %s", prefill_products(512, 2048, 2048, runs).c_str());
   if (gemm_only) {
     std::printf("}\n");
     return 0;
   }
-  std::printf(", \"launch\": %s, \"compile\": %s, \"half_matvec\": %s, \"int8_dot\": %s, \"triad\": %s, \"sum\": %s, \"softmax\": %s, \"layernorm\": %s}\n",
-              launch_overhead().c_str(), compile_times(runs, threads).c_str(), half_matvec(4096, runs, threads).c_str(), int8_dot(4096, 4096, runs, threads).c_str(), triad(kDramFloats, runs, threads).c_str(),
-              reduce_sum(kDramFloats, runs, threads).c_str(), rows_op("softmax", 4096, 4096, runs, threads).c_str(),
-              rows_op("layernorm", 4096, 4096, runs, threads).c_str());
+  std::printf(
+      ", \"launch\": %s, \"compile\": %s, \"half_matvec\": %s, \"int8_dot\": %s, \"triad\": %s, \"sum\": %s, "
+      "\"softmax\": %s, \"layernorm\": %s}\n",
+      launch_overhead().c_str(), compile_times(runs, threads).c_str(), half_matvec(4096, runs, threads).c_str(),
+      int8_dot(4096, 4096, runs, threads).c_str(), triad(kDramFloats, runs, threads).c_str(),
+      reduce_sum(kDramFloats, runs, threads).c_str(), rows_op("softmax", 4096, 4096, runs, threads).c_str(),
+      rows_op("layernorm", 4096, 4096, runs, threads).c_str());
   return 0;
 }

@@ -36,9 +36,11 @@ double tinygrad_us_per_kernel(int kernels, int reps) {
 int main(int argc, char** argv) {
   const int kernels = 100, runs = 7;
   int reps = 200;
-  if (std::optional<int> status = tg::bench::parse_count(
-          "bench_jit_overhead", "bench_jit_overhead: replay cost of a Jit of 100 tiny kernels, against tinygrad's "
-          "TinyJit; one JSON object", "reps", "replays per timed run", reps, argc, argv))
+  if (std::optional<int> status =
+          tg::bench::parse_count("bench_jit_overhead",
+                                 "bench_jit_overhead: replay cost of a Jit of 100 tiny kernels, against tinygrad's "
+                                 "TinyJit; one JSON object",
+                                 "reps", "replays per timed run", reps, argc, argv))
     return *status;
   tg::Jit chain([&](const std::vector<tg::Tensor>& in, const std::vector<tg::BoundVariable>&) {
     tg::Tensor y = in[0];
@@ -56,9 +58,10 @@ int main(int argc, char** argv) {
     us.push_back(s * 1e6 / ((reps + 1) * kernels));
   }
   double tg_us = median(us), peer = tinygrad_us_per_kernel(kernels, reps);
-  std::printf("{\"bench\": \"jit_overhead\", \"device\": \"%s\", \"kernels\": %d, \"captured_launches\": %zu, "
-              "\"tg_us_per_kernel\": %.3f, \"tg_runs_us\": [",
-              x.device().c_str(), kernels, chain.captured_launches(), tg_us);
+  std::printf(
+      "{\"bench\": \"jit_overhead\", \"device\": \"%s\", \"kernels\": %d, \"captured_launches\": %zu, "
+      "\"tg_us_per_kernel\": %.3f, \"tg_runs_us\": [",
+      x.device().c_str(), kernels, chain.captured_launches(), tg_us);
   for (size_t i = 0; i < us.size(); ++i) std::printf("%s%.3f", i ? ", " : "", us[i]);
   if (peer > 0)
     std::printf("], \"tinygrad_us_per_kernel\": %.3f, \"tinygrad_over_tg\": %.2f}\n", peer, peer / tg_us);

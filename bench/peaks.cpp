@@ -20,19 +20,19 @@ namespace {
 
 // 12 independent chains `a = OP(a, x, y)` per thread: enough to cover the unit's latency; named variables, so
 // they live in registers. The result's first bytes go to a volatile sink, so no chain is dead code.
-#define TG_CHAINS(V, OP, SET, ADD, X, Y)                                                                   \
-  V x = X, y = Y;                                                                                        \
-  /* different starts: identical chains would be merged into one by the compiler */                      \
-  V a0 = SET(1), a1 = SET(2), a2 = SET(3), a3 = SET(4), a4 = SET(5), a5 = SET(6), a6 = SET(7), a7 = SET(8), \
-    a8 = SET(9), a9 = SET(10), a10 = SET(11), a11 = SET(12);                                              \
-  for (int64_t i = 0; i < iters; ++i) {                                                                   \
-    a0 = OP(a0, x, y), a1 = OP(a1, x, y), a2 = OP(a2, x, y), a3 = OP(a3, x, y);                           \
-    a4 = OP(a4, x, y), a5 = OP(a5, x, y), a6 = OP(a6, x, y), a7 = OP(a7, x, y);                           \
-    a8 = OP(a8, x, y), a9 = OP(a9, x, y), a10 = OP(a10, x, y), a11 = OP(a11, x, y);                       \
-  }                                                                                                       \
+#define TG_CHAINS(V, OP, SET, ADD, X, Y)                                                                         \
+  V x = X, y = Y;                                                                                                \
+  /* different starts: identical chains would be merged into one by the compiler */                              \
+  V a0 = SET(1), a1 = SET(2), a2 = SET(3), a3 = SET(4), a4 = SET(5), a5 = SET(6), a6 = SET(7), a7 = SET(8),      \
+    a8 = SET(9), a9 = SET(10), a10 = SET(11), a11 = SET(12);                                                     \
+  for (int64_t i = 0; i < iters; ++i) {                                                                          \
+    a0 = OP(a0, x, y), a1 = OP(a1, x, y), a2 = OP(a2, x, y), a3 = OP(a3, x, y);                                  \
+    a4 = OP(a4, x, y), a5 = OP(a5, x, y), a6 = OP(a6, x, y), a7 = OP(a7, x, y);                                  \
+    a8 = OP(a8, x, y), a9 = OP(a9, x, y), a10 = OP(a10, x, y), a11 = OP(a11, x, y);                              \
+  }                                                                                                              \
   V s = ADD(ADD(ADD(a0, a1), ADD(a2, a3)), ADD(ADD(ADD(a4, a5), ADD(a6, a7)), ADD(ADD(a8, a9), ADD(a10, a11)))); \
-  uint32_t bits;                                                                                          \
-  std::memcpy(&bits, &s, sizeof(bits));                                                                   \
+  uint32_t bits;                                                                                                 \
+  std::memcpy(&bits, &s, sizeof(bits));                                                                          \
   return bits
 constexpr int kChains = 12;
 
@@ -48,14 +48,17 @@ __attribute__((target("avx2,fma"))) uint32_t fma_avx2(int64_t iters) {
   TG_CHAINS(__m256, _mm256_fmadd_ps, TG_SET_PS256, _mm256_add_ps, _mm256_set1_ps(0.999999f), _mm256_set1_ps(1e-7f));
 }
 __attribute__((target("avx512f,avx512vnni"))) uint32_t vnni_avx512(int64_t iters) {
-  TG_CHAINS(__m512i, _mm512_dpbusd_epi32, TG_SET_EPI512, _mm512_add_epi32, _mm512_set1_epi32(0x01020304), _mm512_set1_epi32(0x01fe01fe));
+  TG_CHAINS(__m512i, _mm512_dpbusd_epi32, TG_SET_EPI512, _mm512_add_epi32, _mm512_set1_epi32(0x01020304),
+            _mm512_set1_epi32(0x01fe01fe));
 }
 __attribute__((target("avx2,avxvnni"))) uint32_t vnni_avx2(int64_t iters) {
-  TG_CHAINS(__m256i, _mm256_dpbusd_avx_epi32, TG_SET_EPI256, _mm256_add_epi32, _mm256_set1_epi32(0x01020304), _mm256_set1_epi32(0x01fe01fe));
+  TG_CHAINS(__m256i, _mm256_dpbusd_avx_epi32, TG_SET_EPI256, _mm256_add_epi32, _mm256_set1_epi32(0x01020304),
+            _mm256_set1_epi32(0x01fe01fe));
 }
 // bfloat16 pairs (1.0, 1.0) and (1e-3, 1e-3): the sums stay finite and normal
 __attribute__((target("avx512f,avx512bf16"))) uint32_t bf16_avx512(int64_t iters) {
-  TG_CHAINS(__m512, TG_DPBF16, TG_SET_PS512, _mm512_add_ps, (__m512)_mm512_set1_epi32(0x3f803f80), (__m512)_mm512_set1_epi32(0x3a833a83));
+  TG_CHAINS(__m512, TG_DPBF16, TG_SET_PS512, _mm512_add_ps, (__m512)_mm512_set1_epi32(0x3f803f80),
+            (__m512)_mm512_set1_epi32(0x3a833a83));
 }
 #undef TG_DPBF16
 #undef TG_SET_EPI256
@@ -120,7 +123,8 @@ double on_every_thread(int threads, int64_t iters, double ops_per_iter, const st
         secs[t] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       });
     for (auto& th : ts) th.join();
-    for (int t = 0; t < threads; ++t) best[t] = std::max(best[t], ops_per_iter * static_cast<double>(iters) / secs[t] / 1e9);
+    for (int t = 0; t < threads; ++t)
+      best[t] = std::max(best[t], ops_per_iter * static_cast<double>(iters) / secs[t] / 1e9);
   }
   double total = 0;
   for (double b : best) total += b;
@@ -154,13 +158,16 @@ Peaks measure_peaks(int threads) {
     p.vnni_gops = on_every_thread(threads, iters, 2.0 * kChains * 64, vnni_avx512);
   else if (__builtin_cpu_supports("avxvnni"))
     p.vnni_gops = on_every_thread(threads, iters, 2.0 * kChains * 32, vnni_avx2);
-  if (__builtin_cpu_supports("avx512bf16")) p.bf16_dot_gflops = on_every_thread(threads, iters / 2, 2.0 * kChains * 32, bf16_avx512);
+  if (__builtin_cpu_supports("avx512bf16"))
+    p.bf16_dot_gflops = on_every_thread(threads, iters / 2, 2.0 * kChains * 32, bf16_avx512);
   const std::string refused = request_amx();
   p.amx = refused.empty() ? "granted" : refused;
   if (refused.empty()) {
     const int64_t tile_iters = 1'000'000;  // 4 tile products of 16x16 outputs x 64 bytes each
-    p.amx_int8_gops = on_every_thread(threads, tile_iters, 2.0 * 4 * 16 * 16 * 64, [](int64_t n) { return amx_tiles(n, false); });
-    p.amx_bf16_gflops = on_every_thread(threads, tile_iters, 2.0 * 4 * 16 * 16 * 32, [](int64_t n) { return amx_tiles(n, true); });
+    p.amx_int8_gops =
+        on_every_thread(threads, tile_iters, 2.0 * 4 * 16 * 16 * 64, [](int64_t n) { return amx_tiles(n, false); });
+    p.amx_bf16_gflops =
+        on_every_thread(threads, tile_iters, 2.0 * 4 * 16 * 16 * 32, [](int64_t n) { return amx_tiles(n, true); });
   }
   return p;
 }

@@ -8,6 +8,7 @@ packages=(
   libtbb-dev                                                          # oneTBB
   libgtest-dev googletest                                             # GoogleTest
   llvm-19-dev libclang-19-dev clang-19 lld-19                         # in-process C compiler + kernel linker
+  clang-format-19                                                     # the layout check (scripts/check_format.sh)
   libclang-rt-19-dev                                                  # libFuzzer for the GGUF parser
   libopenblas-dev                                                     # GEMM peer for bench_cpu
   libblis-pthread-dev                                                 # GEMM peer for bench_cpu

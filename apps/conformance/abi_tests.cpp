@@ -14,7 +14,6 @@
 namespace tg::conformance {
 namespace {
 
-
 tg_plugin_get_api_fn entry() {
   if (plugin().entry == nullptr) throw Failure(plugin().error);
   return plugin().entry;
@@ -65,8 +64,8 @@ void newer_minor_is_accepted() {
   Status s;
   const tg_plugin_api* table = negotiate(TG_ABI_VERSION_MAJOR, TG_ABI_VERSION_MINOR + 7, &s);
   expect(table != nullptr && s.ok(),
-         cat("tg_plugin_get_api(", TG_ABI_VERSION_MAJOR, ", ", TG_ABI_VERSION_MINOR + 7,
-             ") was refused (", code_name(s.code), ": ", s.message,
+         cat("tg_plugin_get_api(", TG_ABI_VERSION_MAJOR, ", ", TG_ABI_VERSION_MINOR + 7, ") was refused (",
+             code_name(s.code), ": ", s.message,
              "); minor versions only append, so a newer core of the same major must be served"));
 }
 
@@ -160,20 +159,25 @@ void check_struct_size(const char* call, size_t size, const std::function<tg_sta
   std::memcpy(&stored, raw, sizeof stored);
   expect(stored == size, cat(call, " changed struct_size from ", size, " to ", stored));
   for (size_t b = std::min(size, sizeof(T)); b < sizeof raw; ++b)
-    expect(raw[b] == kCanary, cat(call, " with struct_size ", size, " wrote byte ", b, ", which ",
-                                  size > sizeof(T) ? "this ABI does not define" : "is past the end of the caller's struct"));
+    expect(raw[b] == kCanary,
+           cat(call, " with struct_size ", size, " wrote byte ", b, ", which ",
+               size > sizeof(T) ? "this ABI does not define" : "is past the end of the caller's struct"));
 }
 
 void older_and_newer_struct_sizes() {
   const tg_plugin_api& a = api();
   const Session& s = session();
-  const std::function<tg_status_t(tg_device_info*)> info = [&](tg_device_info* out) { return a.device_get_info(s.device, out); };
-  const std::function<tg_status_t(tg_renderer_caps*)> caps = [&](tg_renderer_caps* out) { return a.renderer_get_caps(s.renderer, out); };
-  check_struct_size("device_get_info", offsetof(tg_device_info, arch), info);         // older: name, description
-  check_struct_size("device_get_info", sizeof(tg_device_info) + 64, info);            // newer: 64 unknown bytes
+  const std::function<tg_status_t(tg_device_info*)> info = [&](tg_device_info* out) {
+    return a.device_get_info(s.device, out);
+  };
+  const std::function<tg_status_t(tg_renderer_caps*)> caps = [&](tg_renderer_caps* out) {
+    return a.renderer_get_caps(s.renderer, out);
+  };
+  check_struct_size("device_get_info", offsetof(tg_device_info, arch), info);           // older: name, description
+  check_struct_size("device_get_info", sizeof(tg_device_info) + 64, info);              // newer: 64 unknown bytes
   check_struct_size("renderer_get_caps", offsetof(tg_renderer_caps, has_local), caps);  // older: no work-groups
   check_struct_size("renderer_get_caps", offsetof(tg_renderer_caps, language), caps);   // ABI 1.0's caps
-  check_struct_size("renderer_get_caps", sizeof(tg_renderer_caps) + 64, caps);        // newer
+  check_struct_size("renderer_get_caps", sizeof(tg_renderer_caps) + 64, caps);          // newer
 }
 
 // Slots appended after ABI 1.0 are optional: where the table provides one it must behave as plugin_abi.h says.
@@ -225,9 +229,8 @@ void kernel_struct_sizes() {
   auto render = [&](const tg_kir_kernel* kernel, const std::string& what) {
     const char* source = nullptr;
     const Status st = TGC_STATUS(api().renderer_render(s.renderer, kernel, &source));
-    expect(st.ok() && source != nullptr,
-           cat("renderer_render of a kernel struct ", what, " failed with ", code_name(st.code), ": ", st.message,
-               "\n", dump_kir(current)));
+    expect(st.ok() && source != nullptr, cat("renderer_render of a kernel struct ", what, " failed with ",
+                                             code_name(st.code), ": ", st.message, "\n", dump_kir(current)));
     return std::string(source);
   };
   const std::string want = render(&current, "of this ABI's size");

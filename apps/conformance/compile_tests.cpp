@@ -44,12 +44,15 @@ void corrupted_source_is_a_compile_error() {
   // Garbage after the kernel (an unbalanced brace and tokens no language accepts) must not be ignored.
   const std::string corrupted = valid.source + "\n} @@ tg-conformance corrupted this source ` $$ {\n";
   const Status s = compile(corrupted, "conf_to_corrupt");
-  const std::string context = cat("\n", dump_kir(valid.kernel), "source given to compiler_compile:\n", excerpt(corrupted));
+  const std::string context =
+      cat("\n", dump_kir(valid.kernel), "source given to compiler_compile:\n", excerpt(corrupted));
   if (s.code != TG_ERR_COMPILE)
     throw Failure(cat("compiler_compile of the rendered source with garbage appended returned ", code_name(s.code),
                       s.message.empty() ? "" : ": " + s.message, "; expected TG_ERR_COMPILE", context));
-  expect(!s.message.empty(), "compiler_compile returned TG_ERR_COMPILE with an empty message; the message should "
-                             "carry the compiler's diagnostics" + context);
+  expect(!s.message.empty(),
+         "compiler_compile returned TG_ERR_COMPILE with an empty message; the message should "
+         "carry the compiler's diagnostics" +
+             context);
 }
 
 void garbage_source_is_a_compile_error() {

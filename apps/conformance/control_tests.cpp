@@ -41,11 +41,13 @@ void work_item_ids() {
   k.store(out, g, k.alu(kAdd, kI32, {k.alu(kMul, kI32, {k.load(kI32, in, g), k.i32(3)}), g}));
   Kernel kernel(k, "conf_work_items");
   std::vector<int32_t> input(n), want(n);
-  for (uint32_t i = 0; i < n; ++i) input[i] = static_cast<int32_t>(i * 7919 % 1009) - 500, want[i] = input[i] * 3 + static_cast<int32_t>(i);
+  for (uint32_t i = 0; i < n; ++i)
+    input[i] = static_cast<int32_t>(i * 7919 % 1009) - 500, want[i] = input[i] * 3 + static_cast<int32_t>(i);
   Buffer bout(std::vector<int32_t>(n, -1)), bin(input);
   kernel.launch({bout.addr(), bin.addr()}, {{n, 1, 1}, {1, 1, 1}});
   const std::string diff = first_mismatch(bout.read_as<int32_t>(), want, "out");
-  if (!diff.empty()) kernel.fail(wrote_nothing(bout.read(), 0xFF) + "out[g] = in[g]*3 + g over global [1000,1,1]: " + diff);
+  if (!diff.empty())
+    kernel.fail(wrote_nothing(bout.read(), 0xFF) + "out[g] = in[g]*3 + g over global [1000,1,1]: " + diff);
 }
 
 // A gated LOAD reads 0 (and must not touch memory: `in` has 5 elements for 8 work-items); a gated STORE writes
@@ -94,7 +96,8 @@ void range_loops_with_accumulator() {
   Buffer bout(std::vector<int32_t>(rows, -1)), bin(input);
   kernel.launch({bout.addr(), bin.addr()}, {{rows, 1, 1}, {1, 1, 1}});
   const std::string diff = first_mismatch(bout.read_as<int32_t>(), want, "out");
-  if (!diff.empty()) kernel.fail("sum of 100 elements per work-item through RANGE 4 x RANGE 25 into a register: " + diff);
+  if (!diff.empty())
+    kernel.fail("sum of 100 elements per work-item through RANGE 4 x RANGE 25 into a register: " + diff);
 }
 
 // IF/ENDIF at the top level and inside a RANGE loop: out[g] = (g == 3 ? 42 : 7) + (number of j < 10 with j < g).
@@ -130,8 +133,8 @@ void local_memory_and_barrier() {
   const Session& s = session();
   if (!s.caps.has_local) throw Skip("the renderer does not claim local memory (caps.has_local is 0)");
   require_int32_ops({kAdd, kMul, TG_KIR_SUB});
-  const uint32_t local = std::min({64u, s.caps.max_local[0], s.caps.max_local_threads,
-                                   static_cast<uint32_t>(s.caps.local_mem_bytes / 4)});
+  const uint32_t local =
+      std::min({64u, s.caps.max_local[0], s.caps.max_local_threads, static_cast<uint32_t>(s.caps.local_mem_bytes / 4)});
   constexpr uint32_t groups = 4;
   if (local < 2) throw Skip(cat("the renderer allows only ", local, " work-item per group"));
   Kir k;
@@ -151,8 +154,9 @@ void local_memory_and_barrier() {
   kernel.launch({bout.addr(), bin.addr()}, {{groups, 1, 1}, {local, 1, 1}});
   const std::string diff = first_mismatch(bout.read_as<int32_t>(), want, "out");
   if (!diff.empty())
-    kernel.fail(cat(groups, " groups of ", local, " work-items (launch global [", groups, ",1,1] = work-groups, local [",
-                    local, ",1,1]) reversing their slice through local memory and a BARRIER: ", diff));
+    kernel.fail(cat(groups, " groups of ", local, " work-items (launch global [", groups,
+                    ",1,1] = work-groups, local [", local,
+                    ",1,1]) reversing their slice through local memory and a BARRIER: ", diff));
 }
 
 // Every tensor core in the caps: its description is well formed, and two chained WMMAs (D = A * B + C, then
@@ -165,17 +169,20 @@ void tensor_cores() {
   const Session& s = session();
   if (!TG_ABI_HAS(&s.caps, tg_renderer_caps, ntensor_cores) || s.caps.ntensor_cores == 0)
     throw Skip("caps.ntensor_cores is 0: the renderer lists no tensor cores");
-  expect(s.caps.tensor_cores != nullptr, cat("caps.ntensor_cores is ", s.caps.ntensor_cores, " but tensor_cores is NULL"));
+  expect(s.caps.tensor_cores != nullptr,
+         cat("caps.ntensor_cores is ", s.caps.ntensor_cores, " but tensor_cores is NULL"));
   require_int32_ops({kAdd, kMul});
   for (uint32_t t = 0; t < s.caps.ntensor_cores; ++t) {
     const std::optional<tg_tensor_core> unit = sdk::tensor_core_at(s.caps, t);
     expect(unit.has_value(), cat("tensor core ", t, ": struct_size ", s.caps.tensor_cores[0].struct_size,
                                  " is smaller than ABI 1.2's ", sizeof(tg_tensor_core)));
     const tg_tensor_core tc = *unit;
-    const std::string problem = sdk::tc_problem(tc), which = cat("tensor core ", t, " (m", tc.m, "n", tc.n, "k", tc.k, " ",
-                                                                   sdk::dtype_name(tc.dtype_in), " -> ", sdk::dtype_name(tc.dtype_acc), ")");
+    const std::string problem = sdk::tc_problem(tc),
+                      which = cat("tensor core ", t, " (m", tc.m, "n", tc.n, "k", tc.k, " ",
+                                  sdk::dtype_name(tc.dtype_in), " -> ", sdk::dtype_name(tc.dtype_acc), ")");
     expect(problem.empty(), which + ": " + problem);
-    const uint32_t warps = tc.threads * 2 <= std::min(s.caps.max_local[0], s.caps.max_local_threads) ? 2 : 1, groups = 2;
+    const uint32_t warps = tc.threads * 2 <= std::min(s.caps.max_local[0], s.caps.max_local_threads) ? 2 : 1,
+                   groups = 2;
     expect(tc.threads <= s.caps.max_local[0] && tc.threads <= s.caps.max_local_threads,
            cat(which, ": ", tc.threads, " work-items share it, more than a work-group may have"));
     const uint32_t items = groups * warps * tc.threads, problems = groups * warps;
@@ -251,8 +258,9 @@ void tensor_cores() {
           std::memcpy(&bits, got.data() + at * tg_dtype_size(tc.dtype_acc), tg_dtype_size(tc.dtype_acc));
           const double value = to_double(tc.dtype_acc, bits);
           if (fine ? !(std::abs(value - want) <= magnitude * 0x1p-18) : value != want)
-            kernel.fail(cat(which, ": warp ", p, " (group ", p / warps, "), D[", r, "][", col, "] is ", show(tc.dtype_acc, bits),
-                            ", expected ", want, fine ? " within 2^-18 of the terms' magnitude" : " exactly",
+            kernel.fail(cat(which, ": warp ", p, " (group ", p / warps, "), D[", r, "][", col, "] is ",
+                            show(tc.dtype_acc, bits), ", expected ", want,
+                            fine ? " within 2^-18 of the terms' magnitude" : " exactly",
                             " (C + 2AB through two chained WMMAs; fragments laid out by the caps' bit maps)"));
         }
   }
@@ -280,7 +288,7 @@ void image_reads() {
   const int base = k.alu(kMul, kI32, {g, k.i32(per)});
   k.store(out, base, k.load(f32, img, k.alu(kAdd, kI32, {four, k.i32(3)})));  // element 4g + 3
   if (vectors) {
-    const int texel = k.load(f32, img, four, 4);                                    // elements 4g .. 4g + 3
+    const int texel = k.load(f32, img, four, 4);                                   // elements 4g .. 4g + 3
     const int shifted = k.load(f32, img, k.alu(kAdd, kI32, {four, k.i32(2)}), 4);  // elements 4g + 2 .. 4g + 5
     for (uint32_t l = 0; l < 4; ++l) {
       k.store(out, k.alu(kAdd, kI32, {base, k.i32(1 + l)}), k.op(TG_KIR_GEP, f32, {texel}, 1, l));
@@ -291,18 +299,22 @@ void image_reads() {
   Buffer bout(std::vector<float>((texels - 1) * per, -1.0f)), bimg(std::vector<float>(n, 0.0f));
   for (int round = 0; round < 2; ++round) {
     std::vector<float> data(n), want((texels - 1) * per, -1.0f);
-    for (uint32_t i = 0; i < n; ++i) data[i] = static_cast<float>(i) * (round ? -0.75f : 0.5f) + (round ? 3.5f : -17.25f);
+    for (uint32_t i = 0; i < n; ++i)
+      data[i] = static_cast<float>(i) * (round ? -0.75f : 0.5f) + (round ? 3.5f : -17.25f);
     TGC_OK(api().allocator_copy_in(s.device, &bimg.desc(), 0, data.data(), n * sizeof(float)));
     for (uint32_t t = 0; t + 1 < texels; ++t) {
       want[t * per] = data[4 * t + 3];
-      for (uint32_t l = 0; vectors && l < 4; ++l) want[t * per + 1 + l] = data[4 * t + l], want[t * per + 5 + l] = data[4 * t + 2 + l];
+      for (uint32_t l = 0; vectors && l < 4; ++l)
+        want[t * per + 1 + l] = data[4 * t + l], want[t * per + 5 + l] = data[4 * t + 2 + l];
     }
     kernel.launch({bout.addr(), bimg.addr()}, {{texels - 1, 1, 1}, {1, 1, 1}});
     const std::vector<float> got = bout.read_as<float>();
     for (size_t i = 0; i < want.size(); ++i)
       if (got[i] != want[i])
         kernel.fail(cat(round ? "after the buffer changed, " : "", "image 8 x 4 texels, work-item ", i / per, ": ",
-                        i % per == 0 ? "element 4g+3" : i % per < 5 ? cat("texel 4g lane ", i % per - 1) : cat("4 lanes from 4g+2, lane ", i % per - 5),
+                        i % per == 0  ? "element 4g+3"
+                        : i % per < 5 ? cat("texel 4g lane ", i % per - 1)
+                                      : cat("4 lanes from 4g+2, lane ", i % per - 5),
                         " is ", got[i], ", expected ", want[i]));
   }
 }
@@ -321,7 +333,8 @@ void matrix_unit() {
     const uint32_t ab = bf16 ? TG_DTYPE_BFLOAT16 : TG_DTYPE_INT8, isz = tg_dtype_size(ab);
     const int64_t step = 64 / isz, group = 4 / isz, slab = 1024 / isz, steps = 2, K = steps * step;
     for (int64_t bits : {0x11, 0x12, 0x21, 0x22, 0x122, 0x111}) {
-      const int64_t M = 16 * (bits & 15), N = 16 * ((bits >> 4) & 15), ldc = N + 5, sa = steps * slab + 32, sb = steps * slab;
+      const int64_t M = 16 * (bits & 15), N = 16 * ((bits >> 4) & 15), ldc = N + 5, sa = steps * slab + 32,
+                    sb = steps * slab;
       const bool acc = bits & 256;
       Kir k;
       const int c = k.buffer(cd, true), a = k.buffer(ab), b = k.buffer(ab);
@@ -329,20 +342,27 @@ void matrix_unit() {
       k.op(TG_KIR_TILE_MMA, cd, {c, i64(0), i64(ldc), a, i64(0), i64(sa), b, i64(0), i64(sb), i64(steps)}, 1, bits);
       Kernel kernel(k, cat("conf_tile_mma_", bf16 ? "bf16_" : "int8_", M, "x", N, acc ? "_acc" : ""));
       auto value = [&](int64_t i, int64_t salt) {
-        return bf16 ? static_cast<double>((i * 7 + salt) % 29) / 4.0 - 3.5 : static_cast<double>((i * 37 + salt) % 256) - 128.0;
+        return bf16 ? static_cast<double>((i * 7 + salt) % 29) / 4.0 - 3.5
+                    : static_cast<double>((i * 37 + salt) % 256) - 128.0;
       };
       std::vector<double> av(M * K), bv(K * N), cv(M * ldc);
-      std::vector<unsigned char> abytes((M / 16) * sa * isz, 0x7f), bbytes((N / 16) * sb * isz, 0x7f), cbytes(M * ldc * 4);
-      auto put = [&](std::vector<unsigned char>& bytes, int64_t at, uint32_t dtype, double x) {  // two's complement for ints
-        const uint64_t raw = dtype == TG_DTYPE_INT8 || dtype == TG_DTYPE_INT32 ? static_cast<uint64_t>(static_cast<int64_t>(x)) : from_double(dtype, x);
+      std::vector<unsigned char> abytes((M / 16) * sa * isz, 0x7f), bbytes((N / 16) * sb * isz, 0x7f),
+          cbytes(M * ldc * 4);
+      auto put = [&](std::vector<unsigned char>& bytes, int64_t at, uint32_t dtype,
+                     double x) {  // two's complement for ints
+        const uint64_t raw = dtype == TG_DTYPE_INT8 || dtype == TG_DTYPE_INT32
+                                 ? static_cast<uint64_t>(static_cast<int64_t>(x))
+                                 : from_double(dtype, x);
         std::memcpy(bytes.data() + at * tg_dtype_size(dtype), &raw, tg_dtype_size(dtype));
       };
       for (int64_t m = 0; m < M; ++m)
         for (int64_t q = 0; q < K; ++q)
-          put(abytes, m / 16 * sa + q / step * slab + m % 16 * step + q % step, ab, av[m * K + q] = value(m * K + q, 3));
+          put(abytes, m / 16 * sa + q / step * slab + m % 16 * step + q % step, ab,
+              av[m * K + q] = value(m * K + q, 3));
       for (int64_t q = 0; q < K; ++q)
         for (int64_t n = 0; n < N; ++n)
-          put(bbytes, n / 16 * sb + q / step * slab + q % step / group * step + n % 16 * group + q % group, ab, bv[q * N + n] = value(q * N + n, 11));
+          put(bbytes, n / 16 * sb + q / step * slab + q % step / group * step + n % 16 * group + q % group, ab,
+              bv[q * N + n] = value(q * N + n, 11));
       for (int64_t i = 0; i < M * ldc; ++i) put(cbytes, i, cd, cv[i] = bf16 ? value(i, 5) : value(i, 5) * 1000);
       Buffer bc(cbytes.data(), cbytes.size()), ba(abytes.data(), abytes.size()), bb(bbytes.data(), bbytes.size());
       kernel.launch({bc.addr(), ba.addr(), bb.addr()}, {{1, 1, 1}, {1, 1, 1}});
@@ -357,10 +377,12 @@ void matrix_unit() {
           }
           uint64_t raw = 0;
           std::memcpy(&raw, got.data() + (m * ldc + n) * 4, 4);
-          const double value = bf16 ? to_double(cd, raw) : static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(raw)));
+          const double value =
+              bf16 ? to_double(cd, raw) : static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(raw)));
           if (value != want)
-            kernel.fail(cat(M, "x", N, " C", acc ? " +=" : " =", " A . B (K ", K, ", ", sdk::dtype_name(ab), "): C[", m, "][", n, "] is ",
-                            show(cd, raw), ", expected ", want, n >= N ? " (a column past N: untouched)" : "",
+            kernel.fail(cat(M, "x", N, " C", acc ? " +=" : " =", " A . B (K ", K, ", ", sdk::dtype_name(ab), "): C[", m,
+                            "][", n, "] is ", show(cd, raw), ", expected ", want,
+                            n >= N ? " (a column past N: untouched)" : "",
                             " (A in slabs of 16 rows, B in the interleaved order plugin_abi.h gives)"));
         }
     }
@@ -384,7 +406,8 @@ void inline_code() {
   k.custom(TG_KIR_CUSTOM, kI32, "{0}[{1}] = {2} - {1};", {out, g, v});
   Kernel kernel(k, "conf_inline_code");
   std::vector<int32_t> input(n), want(n);
-  for (uint32_t i = 0; i < n; ++i) input[i] = static_cast<int32_t>(i * 37 % 101) - 50, want[i] = input[i] * 3 + 7 - static_cast<int32_t>(i);
+  for (uint32_t i = 0; i < n; ++i)
+    input[i] = static_cast<int32_t>(i * 37 % 101) - 50, want[i] = input[i] * 3 + 7 - static_cast<int32_t>(i);
   Buffer bout(std::vector<int32_t>(n, -1)), bin(input);
   kernel.launch({bout.addr(), bin.addr()}, {{n, 1, 1}, {1, 1, 1}});
   const std::string diff = first_mismatch(bout.read_as<int32_t>(), want, "out");

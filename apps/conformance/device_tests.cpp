@@ -60,7 +60,8 @@ class Device {
     TGC_OK(a.compiler_compile(compiler_, source, kernel.name, &blob, &size));
     const Status st = TGC_STATUS(a.program_create(device_, blob, size, kernel.name, k.params().data(), 2, &program_));
     a.blob_free(blob);
-    if (!st.ok()) throw Failure(cat("program_create on device ", index_, " failed with ", code_name(st.code), ": ", st.message));
+    if (!st.ok())
+      throw Failure(cat("program_create on device ", index_, " failed with ", code_name(st.code), ": ", st.message));
     const std::vector<unsigned char> args = pack_args(k.params(), {out.addr, in.addr});
     const tg_launch_dims dims{{n, 1, 1}, {1, 1, 1}};
     TGC_OK(a.hwqueue_exec(queue_, program_, args.data(), args.size(), &dims));
@@ -126,15 +127,17 @@ void peer_copy_moves_bytes() {
   std::vector<int32_t> got = last.download(dst);
   for (uint32_t i = 0; i < n; ++i) {
     const int32_t want = i >= 10 && i < 210 ? pattern[i - 10 + 3] : -7;
-    expect(got[i] == want, cat("allocator_copy_peer(device ", count - 1, " at byte 40 <- device 0 at byte 12, 800 bytes): element ", i,
-                               " is ", got[i], ", expected ", want, i >= 10 && i < 210 ? "" : " (outside the copied range)"));
+    expect(got[i] == want,
+           cat("allocator_copy_peer(device ", count - 1, " at byte 40 <- device 0 at byte 12, 800 bytes): element ", i,
+               " is ", got[i], ", expected ", want, i >= 10 && i < 210 ? "" : " (outside the copied range)"));
   }
   TGC_OK(a.allocator_copy_peer(first.handle(), &src, 0, last.handle(), &dst, 0, n * 4));
-  expect(first.download(src) == got, "allocator_copy_peer back from the last device to device 0 did not copy the whole buffer");
+  expect(first.download(src) == got,
+         "allocator_copy_peer back from the last device to device 0 did not copy the whole buffer");
   const Status s = TGC_STATUS(a.allocator_copy_peer(last.handle(), &dst, 8, first.handle(), &src, 0, n * 4));
   expect(!s.ok() && s.code == TG_ERR_INVALID_ARGUMENT,
-         cat("allocator_copy_peer of ", n * 4, " bytes to byte 8 of a ", n * 4, "-byte buffer returned ", s.ok() ? "success" : code_name(s.code),
-             ", expected TG_ERR_INVALID_ARGUMENT"));
+         cat("allocator_copy_peer of ", n * 4, " bytes to byte 8 of a ", n * 4, "-byte buffer returned ",
+             s.ok() ? "success" : code_name(s.code), ", expected TG_ERR_INVALID_ARGUMENT"));
   expect(last.download(dst) == got, "a refused allocator_copy_peer changed the destination buffer");
 }
 

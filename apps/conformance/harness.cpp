@@ -205,9 +205,9 @@ void Kernel::launch(const std::vector<uint64_t>& args, tg_launch_dims dims) {
   Session& s = session();
   const tg_plugin_api& a = api();
   const std::vector<unsigned char> blob = pack_args(kir_.params(), args);
-  const std::string where =
-      cat("launching kernel ", name_, " (", blob.size(), " bytes of arguments, global [", dims.global[0], ",",
-          dims.global[1], ",", dims.global[2], "] local [", dims.local[0], ",", dims.local[1], ",", dims.local[2], "])");
+  const std::string where = cat("launching kernel ", name_, " (", blob.size(), " bytes of arguments, global [",
+                                dims.global[0], ",", dims.global[1], ",", dims.global[2], "] local [", dims.local[0],
+                                ",", dims.local[1], ",", dims.local[2], "])");
   const auto step = [&](const Status& st, const char* call) {
     if (!st.ok()) fail(cat(where, ": ", call, " failed with ", code_name(st.code), ": ", st.message));
   };

@@ -81,9 +81,9 @@ struct Session {
   tg_hwqueue queue = nullptr;
   tg_device_info info{};
   tg_renderer_caps caps{};
-  uint64_t signal = 0;          // the queue's last signal value
-  std::string error;            // why the session could not open (then every test that needs it fails)
-  std::string no_device;        // device_count() is 0, and why (then every test that needs a device skips)
+  uint64_t signal = 0;    // the queue's last signal value
+  std::string error;      // why the session could not open (then every test that needs it fails)
+  std::string no_device;  // device_count() is 0, and why (then every test that needs a device skips)
 
   bool claims_dtype(uint32_t dtype) const { return (caps.dtypes >> dtype) & 1u; }
   bool claims_op(uint32_t dtype, uint32_t op) const {

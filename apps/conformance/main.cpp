@@ -40,7 +40,8 @@ const char* const kUsage =
 bool matches_filter(const std::string& name, const std::string& filter) {
   if (filter.empty()) return true;
   const size_t dash = filter.find('-');
-  const std::string positive = filter.substr(0, dash), negative = dash == std::string::npos ? "" : filter.substr(dash + 1);
+  const std::string positive = filter.substr(0, dash),
+                    negative = dash == std::string::npos ? "" : filter.substr(dash + 1);
   const auto any_glob = [&](const std::string& globs) {
     size_t start = 0;
     while (start <= globs.size()) {
@@ -67,9 +68,9 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 void on_fatal_signal(int sig) {
   const char* call = tgc::current_call;
   const tgc::Test* test = g_running_test;
-  const std::string what = tgc::cat(sig == SIGALRM ? tgc::cat("timed out after ", g_timeout_seconds, " s (--timeout)") : strsignal(sig),
-                                    call ? tgc::cat(" in ", call) : " outside any ABI call",
-                                    "; the remaining tests did not run");
+  const std::string what =
+      tgc::cat(sig == SIGALRM ? tgc::cat("timed out after ", g_timeout_seconds, " s (--timeout)") : strsignal(sig),
+               call ? tgc::cat(" in ", call) : " outside any ABI call", "; the remaining tests did not run");
   if (g_report == nullptr || test == nullptr) {
     std::fprintf(stdout, "[  FAILED  ] (setup): %s\n", what.c_str());
   } else {

@@ -39,7 +39,8 @@ void round_trip(uint64_t size, uint32_t seed) {
   expect(back[size] == 0xEE, cat("allocator_copy_out(size ", size, ") wrote past the end of the host buffer"));
   back.resize(size);
   const std::string diff = first_difference(back, data);
-  expect(diff.empty(), cat("allocator_copy_in then allocator_copy_out of ", size, size == 1 ? " byte: " : " bytes: ", diff));
+  expect(diff.empty(),
+         cat("allocator_copy_in then allocator_copy_out of ", size, size == 1 ? " byte: " : " bytes: ", diff));
 }
 
 void one_byte() { round_trip(1, 1); }
@@ -111,9 +112,8 @@ void out_of_memory_is_a_status() {
     const Status s = TGC_STATUS(a.allocator_alloc(session().device, size, &b));
     if (s.ok()) a.allocator_free(session().device, &b);
     expect(!s.ok(), cat("allocator_alloc(", size, " bytes) succeeded; no device has that much memory"));
-    expect(s.code == TG_ERR_OUT_OF_MEMORY,
-           cat("allocator_alloc(", size, " bytes) failed with ", code_name(s.code), " (", s.message,
-               "); expected TG_ERR_OUT_OF_MEMORY"));
+    expect(s.code == TG_ERR_OUT_OF_MEMORY, cat("allocator_alloc(", size, " bytes) failed with ", code_name(s.code),
+                                               " (", s.message, "); expected TG_ERR_OUT_OF_MEMORY"));
     expect(!s.message.empty(), cat("allocator_alloc(", size, " bytes) failed with an empty message"));
   }
 }

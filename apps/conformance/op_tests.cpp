@@ -11,9 +11,9 @@
 
 #include <cctype>
 #include <cmath>
-#include <memory>
-#include <limits>
 #include <cstring>
+#include <limits>
+#include <memory>
 #include <random>
 
 namespace tg::conformance {
@@ -61,7 +61,8 @@ uint64_t seed_of(const std::string& name) {  // FNV-1a: the same inputs on every
 // ---- inputs ------------------------------------------------------------------------------------------------------
 
 struct Inputs {
-  std::vector<uint64_t> a, b, c, d, e, cond;  // element bits (d, e: LUT16's last table words); cond is WHERE's bool operand
+  std::vector<uint64_t> a, b, c, d, e,
+      cond;  // element bits (d, e: LUT16's last table words); cond is WHERE's bool operand
 };
 
 // The edge values of an integer dtype: 0, 1, -1 (all ones), the signed minimum and maximum, and a few more.
@@ -256,16 +257,16 @@ void run_case(const OpCase& c) {
       std::string operands;
       for (uint32_t j = 0; j < arity(c.op); ++j)
         operands += cat(j ? ", " : "", show(where && j == 0 ? uint32_t{TG_DTYPE_BOOL} : c.src, srcs[j]));
-      report += cat("  ", w == 1 ? std::string("scalar") : cat(w, " lanes"), ", element ", i, ": ", op_name(c.op),
-                    "(", operands, ") gave ", show(c.dst, result), ", expected ",
+      report += cat("  ", w == 1 ? std::string("scalar") : cat(w, " lanes"), ", element ", i, ": ", op_name(c.op), "(",
+                    operands, ") gave ", show(c.dst, result), ", expected ",
                     show(c.dst, evaluate(c.op, c.src, c.dst, srcs)), "\n");
     }
   }
   if (wrong == 0) return;
   std::string tested;
   for (uint32_t w : widths) tested += cat(tested.empty() ? "" : ", ", w);
-  kernel.fail(cat(wrote_nothing(got, 0xCD), wrong, " wrong ", op_name(c.op), " results (", dtype_name(c.src), " -> ", dtype_name(c.dst),
-                  ", rule: ", rule_of(c.op, c.src, c.dst), "; lane counts tested: ", tested,
+  kernel.fail(cat(wrote_nothing(got, 0xCD), wrong, " wrong ", op_name(c.op), " results (", dtype_name(c.src), " -> ",
+                  dtype_name(c.dst), ", rule: ", rule_of(c.op, c.src, c.dst), "; lane counts tested: ", tested,
                   ") after hwqueue_exec; the first ones:\n", report));
 }
 
@@ -319,7 +320,8 @@ void run_packed_load(uint32_t dtype) {
     const uint32_t w = widths[wi];
     const int r = k.op(TG_KIR_RANGE, TG_DTYPE_INT32, {k.i32(kElems / w)}, 1, wi);
     const int value_idx = k.alu(TG_KIR_MUL, TG_DTYPE_INT32, {r, k.i32(w)});
-    const int byte_idx = k.alu(TG_KIR_ADD, TG_DTYPE_INT32, {k.alu(TG_KIR_MUL, TG_DTYPE_INT32, {value_idx, k.i32(size)}), k.i32(2 * wi + 1)});
+    const int byte_idx = k.alu(TG_KIR_ADD, TG_DTYPE_INT32,
+                               {k.alu(TG_KIR_MUL, TG_DTYPE_INT32, {value_idx, k.i32(size)}), k.i32(2 * wi + 1)});
     k.store(out, k.alu(TG_KIR_ADD, TG_DTYPE_INT32, {value_idx, k.i32(wi * kElems)}), k.load(dtype, bytes, byte_idx, w));
     k.op(TG_KIR_ENDRANGE, TG_DTYPE_INT32, {r});
   }
@@ -337,8 +339,9 @@ void run_packed_load(uint32_t dtype) {
       std::memcpy(&want, src.data() + i * size + 2 * wi + 1, size);  // little-endian host, as the ABI
       const uint64_t result = element(got, dtype, wi * kElems + i);
       if (result != want)
-        kernel.fail(cat(w == 1 ? std::string("a scalar") : cat(w, " lanes"), " packed load of ", dtype_name(dtype), " at byte ",
-                        i * size + 2 * wi + 1, ": value ", i, " is ", show(dtype, result), ", its bytes say ", show(dtype, want)));
+        kernel.fail(cat(w == 1 ? std::string("a scalar") : cat(w, " lanes"), " packed load of ", dtype_name(dtype),
+                        " at byte ", i * size + 2 * wi + 1, ": value ", i, " is ", show(dtype, result),
+                        ", its bytes say ", show(dtype, want)));
     }
   }
 }
@@ -349,7 +352,7 @@ void add_op_tests(Tests& tests) {
   const Session* s = nullptr;
   try {
     s = &session();
-  } catch (const std::runtime_error&) {  // Failure, or Skip when there is no device
+  } catch (const std::runtime_error&) {                               // Failure, or Skip when there is no device
     tests.push_back({"ops.session", Tier::Core, [] { session(); }});  // reports why the session did not open
     return;
   }
@@ -361,7 +364,8 @@ void add_op_tests(Tests& tests) {
         // To every other claimed dtype (BITCAST: of the same size; bool has no bit pattern to reinterpret).
         for (uint32_t to = 0; to < TG_DTYPE_COUNT; ++to) {
           if (to == d || !s->claims_dtype(to)) continue;
-          if (op == TG_KIR_BITCAST && (tg_dtype_size(to) != tg_dtype_size(d) || to == TG_DTYPE_BOOL || d == TG_DTYPE_BOOL))
+          if (op == TG_KIR_BITCAST &&
+              (tg_dtype_size(to) != tg_dtype_size(d) || to == TG_DTYPE_BOOL || d == TG_DTYPE_BOOL))
             continue;
           const OpCase c{op, d, to};
           tests.push_back({case_name(c), Tier::Core, [c] { run_case(c); }});

@@ -19,13 +19,20 @@ struct Var {
 };
 
 // Sizes 1, 8, 2, 8, 1, 4, 2, 4, 8, 4, 1, 4, 2, 8: after each small one, the next wide one needs padding.
-const Var kVars[] = {
-    {TG_DTYPE_INT8, 0x81},           {TG_DTYPE_INT64, 0x8123456789abcdefull}, {TG_DTYPE_UINT16, 0xbeef},
-    {TG_DTYPE_FLOAT64, 0xc00921fb54442d18ull /* -pi */},                      {TG_DTYPE_UINT8, 0xfe},
-    {TG_DTYPE_INT32, 0x87654321},    {TG_DTYPE_INT16, 0x8001},                 {TG_DTYPE_FLOAT32, 0xc2f6e979 /* -123.456 */},
-    {TG_DTYPE_UINT64, 0xfedcba9876543210ull},                                  {TG_DTYPE_UINT32, 0xdeadbeef},
-    {TG_DTYPE_BOOL, 1},              {TG_DTYPE_FLOAT32, 0x3eaaaaab /* 1/3 */}, {TG_DTYPE_INT16, 0x7ffe},
-    {TG_DTYPE_FLOAT64, 0x3ff0000000000001ull /* 1 + ulp */}};
+const Var kVars[] = {{TG_DTYPE_INT8, 0x81},
+                     {TG_DTYPE_INT64, 0x8123456789abcdefull},
+                     {TG_DTYPE_UINT16, 0xbeef},
+                     {TG_DTYPE_FLOAT64, 0xc00921fb54442d18ull /* -pi */},
+                     {TG_DTYPE_UINT8, 0xfe},
+                     {TG_DTYPE_INT32, 0x87654321},
+                     {TG_DTYPE_INT16, 0x8001},
+                     {TG_DTYPE_FLOAT32, 0xc2f6e979 /* -123.456 */},
+                     {TG_DTYPE_UINT64, 0xfedcba9876543210ull},
+                     {TG_DTYPE_UINT32, 0xdeadbeef},
+                     {TG_DTYPE_BOOL, 1},
+                     {TG_DTYPE_FLOAT32, 0x3eaaaaab /* 1/3 */},
+                     {TG_DTYPE_INT16, 0x7ffe},
+                     {TG_DTYPE_FLOAT64, 0x3ff0000000000001ull /* 1 + ulp */}};
 
 void every_width_mixed_alignment() {
   const Session& s = session();

@@ -75,7 +75,8 @@ void several_queues_in_flight() {
   for (uint32_t q = 0; q < kQueues; ++q) {
     const std::vector<int32_t> got = outs[q]->read_as<int32_t>();
     for (uint32_t i = 0; i < n; ++i) {
-      const int32_t want = static_cast<int32_t>(q) * 100000 + static_cast<int32_t>(i) + 10 + static_cast<int32_t>(q) + 1000;
+      const int32_t want =
+          static_cast<int32_t>(q) * 100000 + static_cast<int32_t>(i) + 10 + static_cast<int32_t>(q) + 1000;
       if (got[i] != want)
         bias.kernel->fail(cat("queue ", q, " of ", kQueues, " (two execs, signals 1 and 2, all queues submitted ",
                               "before any wait): out[", i, "] is ", got[i], ", expected ", want));
@@ -144,9 +145,8 @@ void copies_between_buffers() {
   Buffer src(iota(16, 100)), dst(std::vector<int32_t>(16, 0));
   TGC_OK(a.hwqueue_copy(queue.get(), &dst.desc(), 12, &src.desc(), 8, 20));  // elements 2..6 -> 3..7
   const Status past = TGC_STATUS(a.hwqueue_copy(queue.get(), &dst.desc(), 60, &src.desc(), 0, 8));
-  expect(past.code == TG_ERR_INVALID_ARGUMENT,
-         cat("hwqueue_copy(64-byte dst, offset 60, 8 bytes) returned ", code_name(past.code),
-             "; expected TG_ERR_INVALID_ARGUMENT"));
+  expect(past.code == TG_ERR_INVALID_ARGUMENT, cat("hwqueue_copy(64-byte dst, offset 60, 8 bytes) returned ",
+                                                   code_name(past.code), "; expected TG_ERR_INVALID_ARGUMENT"));
   TGC_OK(a.hwqueue_signal(queue.get(), 1));
   TGC_OK(a.hwqueue_submit(queue.get()));
   TGC_OK(a.hwqueue_wait(queue.get(), 1, kWaitNs));

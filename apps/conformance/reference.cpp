@@ -38,8 +38,8 @@ uint64_t round_small(double value, SmallFloat f) {
   if (std::isinf(a)) return sign | (exp_all_ones << f.mbits);
   if (a == 0) return sign;
   int e = 0;
-  std::frexp(a, &e);                             // a = m * 2^e with m in [0.5, 1): floor(log2 a) = e - 1
-  const int scale = std::max(e - 1, 1 - bias);   // subnormals share the smallest normal's quantum
+  std::frexp(a, &e);                            // a = m * 2^e with m in [0.5, 1): floor(log2 a) = e - 1
+  const int scale = std::max(e - 1, 1 - bias);  // subnormals share the smallest normal's quantum
   const double rounded = std::ldexp(std::nearbyint(std::ldexp(a, f.mbits - scale)), scale - f.mbits);
   if (rounded == 0) return sign;
   std::frexp(rounded, &e);
@@ -57,8 +57,8 @@ double small_to_double(uint64_t bits, SmallFloat f) {
   const double sign = (bits >> (f.ebits + f.mbits)) & 1 ? -1.0 : 1.0;
   if (exp == exp_all_ones) return fraction ? std::numeric_limits<double>::quiet_NaN() : sign * INFINITY;
   if (exp == 0) return sign * std::ldexp(static_cast<double>(fraction), 1 - bias - f.mbits);
-  return sign * std::ldexp(static_cast<double>(fraction | (uint64_t{1} << f.mbits)),
-                           static_cast<int>(exp) - bias - f.mbits);
+  return sign *
+         std::ldexp(static_cast<double>(fraction | (uint64_t{1} << f.mbits)), static_cast<int>(exp) - bias - f.mbits);
 }
 
 uint64_t bool_bits(bool b) { return b ? 1 : 0; }
@@ -116,7 +116,8 @@ uint64_t float_op(uint32_t op, uint32_t dtype, const uint64_t* srcs) {
     case TG_KIR_WHERE: return srcs[0] ? srcs[1] : srcs[2];
     case TG_KIR_FMA:  // one rounding, in the dtype itself (fma in double, then rounded again, could differ)
       if (dtype == TG_DTYPE_FLOAT32)
-        return r(std::fmaf(static_cast<float>(a), static_cast<float>(b), static_cast<float>(to_double(dtype, srcs[2]))));
+        return r(
+            std::fmaf(static_cast<float>(a), static_cast<float>(b), static_cast<float>(to_double(dtype, srcs[2]))));
       return r(std::fma(a, b, to_double(dtype, srcs[2])));
     case TG_KIR_MULACC: {  // two roundings, as the unfused a*b+c; acceptable() also takes the fused result
       const uint64_t product = r(a * b);
@@ -163,7 +164,8 @@ uint64_t int_op(uint32_t op, uint32_t dtype, const uint64_t* srcs) {
     case TG_KIR_DOT4: {  // int32: srcs[0] + unsigned bytes of srcs[1] x signed bytes of srcs[2]
       uint64_t sum = srcs[0];
       for (int i = 0; i < 4; ++i)
-        sum += static_cast<uint64_t>(int64_t{static_cast<uint8_t>(srcs[1] >> (8 * i))} * static_cast<int8_t>(srcs[2] >> (8 * i)));
+        sum += static_cast<uint64_t>(int64_t{static_cast<uint8_t>(srcs[1] >> (8 * i))} *
+                                     static_cast<int8_t>(srcs[2] >> (8 * i)));
       return t(sum);
     }
     default: return 0;
@@ -233,7 +235,8 @@ bool has_reference(uint32_t op, uint32_t dtype) {
            op == TG_KIR_MUL || op == TG_KIR_FDIV || op == TG_KIR_MAX || cmp_or_logic || op == TG_KIR_MULACC ||
            (op == TG_KIR_FMA && (dtype == TG_DTYPE_FLOAT32 || dtype == TG_DTYPE_FLOAT64));
   return op == TG_KIR_NEG || (op >= TG_KIR_ADD && op <= TG_KIR_MOD) || op == TG_KIR_MAX || cmp_or_logic || bitwise ||
-         op == TG_KIR_SHL || op == TG_KIR_SHR || op == TG_KIR_MULACC || ((op == TG_KIR_DOT4 || op == TG_KIR_LUT16) && dtype == TG_DTYPE_INT32);
+         op == TG_KIR_SHL || op == TG_KIR_SHR || op == TG_KIR_MULACC ||
+         ((op == TG_KIR_DOT4 || op == TG_KIR_LUT16) && dtype == TG_DTYPE_INT32);
 }
 
 uint64_t evaluate(uint32_t op, uint32_t src_dtype, uint32_t dst_dtype, const uint64_t* srcs) {
@@ -265,11 +268,12 @@ bool acceptable(uint32_t op, uint32_t src_dtype, uint32_t dst_dtype, const uint6
   const double g = to_double(dst_dtype, got), w = to_double(dst_dtype, want);
   if (op == TG_KIR_MAX) return g == 0 && w == 0;  // MAX(-0, +0) may give either zero
   if (op == TG_KIR_MULACC) {                      // fused (one rounding) is as good as two roundings
-    const double a = to_double(src_dtype, srcs[0]), b = to_double(src_dtype, srcs[1]), c = to_double(src_dtype, srcs[2]);
-    const uint64_t fused = src_dtype == TG_DTYPE_FLOAT32
-                               ? from_double(dst_dtype, std::fmaf(static_cast<float>(a), static_cast<float>(b),
-                                                                  static_cast<float>(c)))
-                               : from_double(dst_dtype, std::fma(a, b, c));
+    const double a = to_double(src_dtype, srcs[0]), b = to_double(src_dtype, srcs[1]),
+                 c = to_double(src_dtype, srcs[2]);
+    const uint64_t fused =
+        src_dtype == TG_DTYPE_FLOAT32
+            ? from_double(dst_dtype, std::fmaf(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c)))
+            : from_double(dst_dtype, std::fma(a, b, c));
     return got == fused;
   }
   const double tolerance = ulp_tolerance(op, dst_dtype);

@@ -111,8 +111,8 @@ void Report::print_summary() const {
     for (const Result& r : results_)
       if (r.outcome == Outcome::Failed) std::cout << "[  FAILED  ] " << r.name << "\n";
   }
-  std::cout << count(Outcome::Passed) << " passed, " << count(Outcome::Failed) << " failed, "
-            << count(Outcome::Skipped) << " skipped" << std::endl;
+  std::cout << count(Outcome::Passed) << " passed, " << count(Outcome::Failed) << " failed, " << count(Outcome::Skipped)
+            << " skipped" << std::endl;
 }
 
 bool Report::write_json() const {
@@ -136,9 +136,9 @@ bool Report::write_json() const {
   os << "\n  },\n  \"tests\": [";
   for (size_t i = 0; i < results_.size(); ++i) {
     const Result& r = results_[i];
-    os << (i ? ",\n" : "\n") << "    {\"name\": " << json_string(r.name) << ", \"tier\": " << json_string(tier_name(r.tier))
-       << ", \"status\": " << json_string(outcome_name(r.outcome)) << ", \"message\": " << json_string(r.message)
-       << ", \"ms\": " << static_cast<long>(r.ms) << "}";
+    os << (i ? ",\n" : "\n") << "    {\"name\": " << json_string(r.name)
+       << ", \"tier\": " << json_string(tier_name(r.tier)) << ", \"status\": " << json_string(outcome_name(r.outcome))
+       << ", \"message\": " << json_string(r.message) << ", \"ms\": " << static_cast<long>(r.ms) << "}";
   }
   os << "\n  ]\n}\n";
   std::ofstream out(json_path_);

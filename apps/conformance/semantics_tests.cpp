@@ -20,7 +20,8 @@ void require_ops(uint32_t dtype, std::initializer_list<uint32_t> ops) {
   const Session& s = session();
   if (!s.claims_dtype(dtype)) throw Skip(cat("the renderer does not claim ", sdk::dtype_name(dtype)));
   for (uint32_t op : ops)
-    if (!s.claims_op(dtype, op)) throw Skip(cat("the renderer does not claim ", sdk::dtype_name(dtype), " ", sdk::op_name(op)));
+    if (!s.claims_op(dtype, op))
+      throw Skip(cat("the renderer does not claim ", sdk::dtype_name(dtype), " ", sdk::op_name(op)));
 }
 
 // Per work-item g: lt[g] = x < x + 1 and neg[g] = x * 2 < x, for x = in[g] at the edges of a signed dtype.
@@ -47,7 +48,8 @@ void signed_overflow_wraps(uint32_t dtype) {
     const bool want_lt = x[i] < plus1, want_neg = times2 < x[i];
     if (got_lt[i] != want_lt || got_neg[i] != want_neg)
       kernel.fail(cat("x = ", +x[i], ": (x < x+1) gave ", +got_lt[i], ", expected ", want_lt, "; (x*2 < x) gave ",
-                      +got_neg[i], ", expected ", want_neg, ". KIR's integer ADD and MUL wrap; a C compiler that "
+                      +got_neg[i], ", expected ", want_neg,
+                      ". KIR's integer ADD and MUL wrap; a C compiler that "
                       "assumes signed overflow never happens folds these comparisons (compile with -fwrapv or "
                       "render signed arithmetic through unsigned types)"));
   }
@@ -85,8 +87,10 @@ void mul_then_add_rounds_twice(uint32_t dtype, int half_mantissa) {
 }  // namespace
 
 void add_semantics_tests(Tests& tests) {
-  tests.push_back({"semantics.int32_overflow_wraps", Tier::Core, [] { signed_overflow_wraps<int32_t>(TG_DTYPE_INT32); }});
-  tests.push_back({"semantics.int64_overflow_wraps", Tier::Core, [] { signed_overflow_wraps<int64_t>(TG_DTYPE_INT64); }});
+  tests.push_back(
+      {"semantics.int32_overflow_wraps", Tier::Core, [] { signed_overflow_wraps<int32_t>(TG_DTYPE_INT32); }});
+  tests.push_back(
+      {"semantics.int64_overflow_wraps", Tier::Core, [] { signed_overflow_wraps<int64_t>(TG_DTYPE_INT64); }});
   tests.push_back({"semantics.float32_mul_then_add_rounds_twice", Tier::Core,
                    [] { mul_then_add_rounds_twice<float>(TG_DTYPE_FLOAT32, 12); }});
   tests.push_back({"semantics.float64_mul_then_add_rounds_twice", Tier::Core,

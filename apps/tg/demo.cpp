@@ -44,9 +44,11 @@ std::vector<double> reference(const std::vector<float>& x, const std::vector<flo
 int run_demo(int argc, char** argv) {
   po::options_description opts("tg demo options");
   int B, I, H, O, iters;
+  // clang-format off: one option per line
   opts.add_options()("help,h", "this help")("batch", po::value(&B)->default_value(64), "batch size")("in", po::value(&I)->default_value(256), "input features")(
       "hidden", po::value(&H)->default_value(512), "hidden units")("out", po::value(&O)->default_value(10), "classes")(
       "iters", po::value(&iters)->default_value(3), "timed repetitions");
+  // clang-format on
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, opts), vm);
   po::notify(vm);
@@ -84,7 +86,8 @@ int run_demo(int argc, char** argv) {
   std::printf("MLP %dx%d -> %d -> %d + softmax: %zu kernels (last iteration)\n", B, I, H, O, runs.size());
   double total = 0;
   for (const auto& r : runs) {
-    std::printf("  %-6s %-24s %9.3f ms %8.2f GFLOP/s %8.2f GB/s\n", r.device.c_str(), r.name.c_str(), r.ms, r.gflops, r.gbps);
+    std::printf("  %-6s %-24s %9.3f ms %8.2f GFLOP/s %8.2f GB/s\n", r.device.c_str(), r.name.c_str(), r.ms, r.gflops,
+                r.gbps);
     total += r.ms;
   }
   std::printf("total %.3f ms; max |error| vs host reference: %.2e\n", total, max_err);

@@ -41,7 +41,9 @@ void usage(std::ostream& os) {
 int main(int argc, char** argv) {
   try {
     po::options_description opts("options");
+    // clang-format off: one option per line
     opts.add_options()("help,h", "show help")("command", po::value<std::string>(), "command");
+    // clang-format on
     po::positional_options_description pos;
     pos.add("command", 1);
     po::variables_map vm;
@@ -59,7 +61,8 @@ int main(int argc, char** argv) {
     usage(std::cerr);
     return 2;
   } catch (const po::error& e) {  // a bad option of any command
-    std::cerr << "tg" << (argc > 1 ? std::string(" ") + argv[1] : std::string()) << ": " << e.what() << " (see --help)\n";
+    std::cerr << "tg" << (argc > 1 ? std::string(" ") + argv[1] : std::string()) << ": " << e.what()
+              << " (see --help)\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << e.what() << "\n";

@@ -25,24 +25,36 @@ using Example = std::function<tg::Tensor(const std::string& dev)>;
 
 const std::map<std::string, std::pair<const char*, Example>>& examples() {
   static const std::map<std::string, std::pair<const char*, Example>> ex = {
-      {"elementwise", {"relu(a * b + c) on 4x33 float32", [](const std::string& d) {
-         auto t = [&](uint64_t s) { return tg::Tensor::rand({4, 33}, s, tg::dtypes::float32, d).realize(); };
-         return (t(1) * t(2) + t(3)).relu();
-       }}},
-      {"reduce", {"row sums of 16x1000 float32", [](const std::string& d) {
-         return tg::Tensor::rand({16, 1000}, 1, tg::dtypes::float32, d).realize().sum({1});
-       }}},
-      {"matmul", {"64x64 @ 64x64 float32", [](const std::string& d) {
-         auto a = tg::Tensor::rand({64, 64}, 1, tg::dtypes::float32, d).realize(), b = tg::Tensor::rand({64, 64}, 2, tg::dtypes::float32, d).realize();
-         return a.matmul(b);
-       }}},
-      {"softmax", {"softmax over rows of 8x100 float32 (3 kernels)", [](const std::string& d) {
-         return tg::Tensor::rand({8, 100}, 1, tg::dtypes::float32, d).realize().softmax(-1);
-       }}},
-      {"half", {"float16 a * b + 1 (computed in float32 where the renderer lacks half math)", [](const std::string& d) {
-         auto a = tg::Tensor::rand({64}, 1, tg::dtypes::float16, d).realize(), b = tg::Tensor::rand({64}, 2, tg::dtypes::float16, d).realize();
-         return a * b + 1.0;
-       }}},
+      {"elementwise",
+       {"relu(a * b + c) on 4x33 float32",
+        [](const std::string& d) {
+          auto t = [&](uint64_t s) { return tg::Tensor::rand({4, 33}, s, tg::dtypes::float32, d).realize(); };
+          return (t(1) * t(2) + t(3)).relu();
+        }}},
+      {"reduce",
+       {"row sums of 16x1000 float32",
+        [](const std::string& d) {
+          return tg::Tensor::rand({16, 1000}, 1, tg::dtypes::float32, d).realize().sum({1});
+        }}},
+      {"matmul",
+       {"64x64 @ 64x64 float32",
+        [](const std::string& d) {
+          auto a = tg::Tensor::rand({64, 64}, 1, tg::dtypes::float32, d).realize(),
+               b = tg::Tensor::rand({64, 64}, 2, tg::dtypes::float32, d).realize();
+          return a.matmul(b);
+        }}},
+      {"softmax",
+       {"softmax over rows of 8x100 float32 (3 kernels)",
+        [](const std::string& d) {
+          return tg::Tensor::rand({8, 100}, 1, tg::dtypes::float32, d).realize().softmax(-1);
+        }}},
+      {"half",
+       {"float16 a * b + 1 (computed in float32 where the renderer lacks half math)",
+        [](const std::string& d) {
+          auto a = tg::Tensor::rand({64}, 1, tg::dtypes::float16, d).realize(),
+               b = tg::Tensor::rand({64}, 2, tg::dtypes::float16, d).realize();
+          return a * b + 1.0;
+        }}},
   };
   return ex;
 }
@@ -87,8 +99,8 @@ std::pair<std::string, std::string> split_device(const std::string& name) {
 }
 
 // Every kernel of the example's schedule, lowered with `caps` and rendered by `render`.
-void print_kernels(const tg::Tensor& out, const std::string& dev, const tg_renderer_caps& caps, const std::string& label,
-                   bool kir, const std::function<std::string(const tg_kir_kernel&)>& render) {
+void print_kernels(const tg::Tensor& out, const std::string& dev, const tg_renderer_caps& caps,
+                   const std::string& label, bool kir, const std::function<std::string(const tg_kir_kernel&)>& render) {
   auto items = tg::sched::create_schedule({out.node()}, dev).items;
   for (auto& item : items) {
     if (item.kind != tg::sched::ScheduleItem::Kind::KERNEL) continue;
@@ -104,9 +116,12 @@ void print_kernels(const tg::Tensor& out, const std::string& dev, const tg_rende
 int run_render(int argc, char** argv) {
   std::string dev, name;
   bool kir = false;
-  po::options_description opts("tg render [--dev DEVICE] [--kir] EXAMPLE: what a device's renderer makes of an example program");
+  po::options_description opts(
+      "tg render [--dev DEVICE] [--kir] EXAMPLE: what a device's renderer makes of an example program");
+  // clang-format off: one option per line
   opts.add_options()("help,h", "this help, and the examples")("dev", po::value(&dev), "device (default: DEV or the default device)")(
       "kir", po::bool_switch(&kir), "also print the KIR")("example", po::value(&name), "example name");
+  // clang-format on
   po::positional_options_description pos;
   pos.add("example", 1);
   po::variables_map vm;
@@ -119,7 +134,8 @@ int run_render(int argc, char** argv) {
   }
   auto it = examples().find(name);
   if (it == examples().end()) {
-    std::cerr << (name.empty() ? "tg render: name an example" : "tg render: unknown example '" + name + "'") << "; examples:\n";
+    std::cerr << (name.empty() ? "tg render: name an example" : "tg render: unknown example '" + name + "'")
+              << "; examples:\n";
     for (const auto& [n, e] : examples()) std::cerr << "  " << n << ": " << e.first << "\n";
     return 2;
   }
@@ -144,12 +160,14 @@ int run_render(int argc, char** argv) {
   std::string why;
   const tg::rt::LoadedPlugin* plugin = tg::rt::PluginRegistry::get().load_for_rendering(device_name, why);
   if (plugin == nullptr) {  // no plugin for it at all, or one that does not load: the open error says most
-    std::cerr << open_error << (why.find(" provides ") != std::string::npos ? "" : "\n  (device-less: " + why + ")") << "\n";
+    std::cerr << open_error << (why.find(" provides ") != std::string::npos ? "" : "\n  (device-less: " + why + ")")
+              << "\n";
     return 1;
   }
   DevicelessRenderer renderer(*plugin, target);
   const std::string host = "CPU";
-  std::cerr << "tg render: " << device_name << " cannot be opened here; rendering with its plugin's device-less renderer, "
+  std::cerr << "tg render: " << device_name
+            << " cannot be opened here; rendering with its plugin's device-less renderer, "
             << "the tensors on " << host << "\n";
   print_kernels(it->second.second(host), host, renderer.caps(), device_name + " (no device)", kir,
                 [&](const tg_kir_kernel& k) { return renderer.render(k); });

@@ -54,15 +54,21 @@ int main(int argc, char** argv) {
     const int r = bytes >= (1u << 24) ? std::max(3, reps / 5) : reps;
     for (int w = 0; w < 3; ++w) world->allreduce(a.data(), count, tg::dtypes::float32, tg::CollectiveOp::Sum);  // warm
     world->barrier();
-    const double tg_s = median_seconds(r, [&] { world->allreduce(a.data(), count, tg::dtypes::float32, tg::CollectiveOp::Sum); });
+    const double tg_s =
+        median_seconds(r, [&] { world->allreduce(a.data(), count, tg::dtypes::float32, tg::CollectiveOp::Sum); });
     world->barrier();
-    for (int w = 0; w < 3; ++w) MPI_Allreduce(MPI_IN_PLACE, b.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    const double mpi_s = median_seconds(r, [&] { MPI_Allreduce(MPI_IN_PLACE, b.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); });
+    for (int w = 0; w < 3; ++w)
+      MPI_Allreduce(MPI_IN_PLACE, b.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    const double mpi_s = median_seconds(
+        r, [&] { MPI_Allreduce(MPI_IN_PLACE, b.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); });
     world->barrier();
     if (rank == 0) {
-      std::printf("%s  {\"between\": \"mpi ranks\", \"bytes\": %zu, \"tg_us\": %.2f, \"mpi_allreduce_us\": %.2f, \"ratio_mpi_over_tg\": %.3f, "
-                  "\"tg_busbw_gbs\": %.3f, \"mpi_busbw_gbs\": %.3f}",
-                  first ? "" : ",\n", bytes, tg_s * 1e6, mpi_s * 1e6, mpi_s / tg_s, bus * bytes / tg_s / 1e9, bus * bytes / mpi_s / 1e9);
+      std::printf(
+          "%s  {\"between\": \"mpi ranks\", \"bytes\": %zu, \"tg_us\": %.2f, \"mpi_allreduce_us\": %.2f, "
+          "\"ratio_mpi_over_tg\": %.3f, "
+          "\"tg_busbw_gbs\": %.3f, \"mpi_busbw_gbs\": %.3f}",
+          first ? "" : ",\n", bytes, tg_s * 1e6, mpi_s * 1e6, mpi_s / tg_s, bus * bytes / tg_s / 1e9,
+          bus * bytes / mpi_s / 1e9);
       first = false;
     }
   }
@@ -74,9 +80,10 @@ int main(int argc, char** argv) {
       tg::Tensor y = x.sum(0).realize();  // compile once
       const int r = bytes >= (1u << 24) ? std::max(3, reps / 5) : reps;
       const double s = median_seconds(r, [&] { x.sum(0).realize(); });
-      std::printf(",\n  {\"between\": \"CPU:0 and CPU:1 in process\", \"bytes\": %zu, \"tg_us\": %.2f, \"tg_busbw_gbs\": %.3f, "
-                  "\"note\": \"includes each device's reduce over its shard and the adds\"}",
-                  bytes, s * 1e6, 1.0 * bytes / s / 1e9);
+      std::printf(
+          ",\n  {\"between\": \"CPU:0 and CPU:1 in process\", \"bytes\": %zu, \"tg_us\": %.2f, \"tg_busbw_gbs\": %.3f, "
+          "\"note\": \"includes each device's reduce over its shard and the adds\"}",
+          bytes, s * 1e6, 1.0 * bytes / s / 1e9);
     }
     // two threads, each a rank of the in-process communicator
     auto comms = tg::local_communicators(2);
@@ -85,13 +92,17 @@ int main(int argc, char** argv) {
       std::vector<float> a(count, 1.0f), b(count, 1.0f);
       const int r = bytes >= (1u << 24) ? std::max(3, reps / 5) : reps;
       std::thread peer([&] {
-        for (int i = 0; i < r + 3; ++i) comms[1]->allreduce(b.data(), count, tg::dtypes::float32, tg::CollectiveOp::Sum);
+        for (int i = 0; i < r + 3; ++i)
+          comms[1]->allreduce(b.data(), count, tg::dtypes::float32, tg::CollectiveOp::Sum);
       });
       for (int w = 0; w < 3; ++w) comms[0]->allreduce(a.data(), count, tg::dtypes::float32, tg::CollectiveOp::Sum);
-      const double s = median_seconds(r, [&] { comms[0]->allreduce(a.data(), count, tg::dtypes::float32, tg::CollectiveOp::Sum); });
+      const double s =
+          median_seconds(r, [&] { comms[0]->allreduce(a.data(), count, tg::dtypes::float32, tg::CollectiveOp::Sum); });
       peer.join();
-      std::printf(",\n  {\"between\": \"two threads (local_communicators)\", \"bytes\": %zu, \"tg_us\": %.2f, \"tg_busbw_gbs\": %.3f}", bytes,
-                  s * 1e6, bytes / s / 1e9);
+      std::printf(
+          ",\n  {\"between\": \"two threads (local_communicators)\", \"bytes\": %zu, \"tg_us\": %.2f, "
+          "\"tg_busbw_gbs\": %.3f}",
+          bytes, s * 1e6, bytes / s / 1e9);
     }
     std::printf("\n]}\n");
   }

@@ -21,13 +21,17 @@ using namespace tg::llm;
 int main(int argc, char** argv) {
   std::string model;
   std::vector<int64_t> tokens;
-  bench::po::options_description opts("bench_quant MODEL.gguf [T...]: the quantized products on each weight shape of "
-                                      "a model, one JSON line per (tensor, T)");
+  bench::po::options_description opts(
+      "bench_quant MODEL.gguf [T...]: the quantized products on each weight shape of "
+      "a model, one JSON line per (tensor, T)");
+  // clang-format off: one option per line
   opts.add_options()("help,h", "this help")("model", bench::po::value(&model)->required(), "the GGUF file")(
       "tokens", bench::po::value(&tokens)->multitoken(), "token counts (default 1 16 128 512), each at least 1");
+  // clang-format on
   bench::po::positional_options_description positional;
   positional.add("model", 1).add("tokens", -1);
-  if (std::optional<int> status = bench::parse_command_line("bench_quant", argc, argv, opts, positional)) return *status;
+  if (std::optional<int> status = bench::parse_command_line("bench_quant", argc, argv, opts, positional))
+    return *status;
   if (std::any_of(tokens.begin(), tokens.end(), [](int64_t t) { return t < 1; })) {
     std::fprintf(stderr, "bench_quant: token counts must be at least 1\n");
     return 2;
@@ -57,9 +61,11 @@ int main(int argc, char** argv) {
         }
         std::sort(ms.begin(), ms.end());
         const double med = ms[ms.size() / 2], macs = static_cast<double>(T) * w.rows * w.cols;
-        std::printf("{\"tensor\": \"%s\", \"type\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"T\": %lld, \"ms\": %.3f, \"gmac_s\": %.2f",
-                    t.name.c_str(), type_name(w.type).c_str(), static_cast<long long>(w.rows), static_cast<long long>(w.cols),
-                    static_cast<long long>(T), med, macs / med / 1e6);
+        std::printf(
+            "{\"tensor\": \"%s\", \"type\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"T\": %lld, \"ms\": %.3f, "
+            "\"gmac_s\": %.2f",
+            t.name.c_str(), type_name(w.type).c_str(), static_cast<long long>(w.rows), static_cast<long long>(w.cols),
+            static_cast<long long>(T), med, macs / med / 1e6);
         if (T == 1) std::printf(", \"weight_gb_s\": %.2f", static_cast<double>(t.nbytes) / med / 1e6);
         std::printf("}\n");
         std::fflush(stdout);

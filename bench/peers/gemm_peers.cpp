@@ -84,8 +84,10 @@ std::optional<GemmPeer> load_openblas(const char* path, int threads) {
   if (!h) return std::nullopt;
   p.kernel = sym<NameFn>(h, "openblas_get_corename")();
   p.version = sym<const char* (*)()>(h, "openblas_get_config")();
-  if (force) p.setup = "OPENBLAS_CORETYPE=" + std::string(forced) + " (auto-detected: " + detected + ")";
-  else if (user) p.setup = "OPENBLAS_CORETYPE=" + std::string(user) + " (set by the caller)";
+  if (force)
+    p.setup = "OPENBLAS_CORETYPE=" + std::string(forced) + " (auto-detected: " + detected + ")";
+  else if (user)
+    p.setup = "OPENBLAS_CORETYPE=" + std::string(user) + " (set by the caller)";
   p.set_threads = sym<void (*)(int)>(h, "openblas_set_num_threads");
   p.set_threads(threads);
   // cblas_sgemm(order, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); 101 row major, 111 no trans
@@ -119,8 +121,10 @@ std::optional<GemmPeer> load_blis(const char* path, int threads) {
   if (!h) return std::nullopt;
   GemmPeer p{"blis", "", "", "", {}};
   p.kernel = sym<ArchNameFn>(h, "bli_arch_string")(sym<ArchFn>(h, "bli_arch_query_id")());
-  if (force) p.setup = "BLIS_ARCH_TYPE=skx (auto-detected: " + detected + ")";
-  else if (user) p.setup = "BLIS_ARCH_TYPE=" + std::string(user) + " (set by the caller)";
+  if (force)
+    p.setup = "BLIS_ARCH_TYPE=skx (auto-detected: " + detected + ")";
+  else if (user)
+    p.setup = "BLIS_ARCH_TYPE=" + std::string(user) + " (set by the caller)";
   p.version = sym<const char* (*)()>(h, "bli_info_get_version_str")();
   auto set = sym<void (*)(int64_t)>(h, "bli_thread_set_num_threads");
   p.set_threads = [set](int t) { set(t); };

@@ -1,5 +1,6 @@
 // The AMD plugin's Allocator: hipMalloc'ed device memory (a buffer's address is its device pointer) and synchronous
-// copies in and out, and peer copies between GPUs; the slots around them are the SDK's DeviceAllocatorSlots (bounds, size checks).
+// copies in and out, and peer copies between GPUs; the slots around them are the SDK's DeviceAllocatorSlots (bounds,
+// size checks).
 #include "amd_plugin.hpp"
 
 namespace tg::amd {
@@ -23,7 +24,8 @@ void AllocatorHooks::copy_out(void* dst, uint64_t addr, uint64_t size) {
 // Between two GPUs by ordinal (over xGMI or PCIe peer access where the runtime has it); synchronous.
 void AllocatorHooks::copy_peer(Device& dst, uint64_t dst_addr, Device& src, uint64_t src_addr, uint64_t size) {
   dst.bind();
-  check_hip(hip().hipMemcpyPeer(reinterpret_cast<void*>(dst_addr), dst.ordinal, reinterpret_cast<const void*>(src_addr), src.ordinal, size),
+  check_hip(hip().hipMemcpyPeer(reinterpret_cast<void*>(dst_addr), dst.ordinal, reinterpret_cast<const void*>(src_addr),
+                                src.ordinal, size),
             "hipMemcpyPeer");
 }
 

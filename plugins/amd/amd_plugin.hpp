@@ -137,7 +137,8 @@ struct AllocatorHooks {
   static void release(uint64_t addr);
   static void copy_in(uint64_t addr, const void* src, uint64_t size);
   static void copy_out(void* dst, uint64_t addr, uint64_t size);
-  static void copy_peer(Device& dst, uint64_t dst_addr, Device& src, uint64_t src_addr, uint64_t size);  // hipMemcpyPeer
+  static void copy_peer(Device& dst, uint64_t dst_addr, Device& src, uint64_t src_addr,
+                        uint64_t size);  // hipMemcpyPeer
 };
 using AllocatorSlots = sdk::DeviceAllocatorSlots<AllocatorHooks>;  // the table's allocator_* slots
 

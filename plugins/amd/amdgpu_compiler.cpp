@@ -46,13 +46,30 @@ bool is_arch(const std::string& arch) {
 // float16 denormals are kept (the target's default). The code object version is LLVM's
 // default (5), and nothing in the source asks for the implicit (hidden) kernel arguments, so the kernarg segment
 // is exactly the kernel's parameters.
-std::vector<char> compile_to_object(const std::string& source, const std::string& kernel_name, const std::string& arch) {
+std::vector<char> compile_to_object(const std::string& source, const std::string& kernel_name,
+                                    const std::string& arch) {
   init_llvm();
   const std::string file = kernel_name + ".hip.cpp";
-  const std::vector<std::string> args = {"-triple", "amdgcn-amd-amdhsa", "-target-cpu", arch, "-O3", "-std=c++17",
-                                         "-fwrapv", "-ffp-contract=off", "-ffreestanding", "-fno-rtti",
-                                         "-mrelocation-model", "pic", "-pic-level", "2", "-vectorize-loops",
-                                         "-vectorize-slp", "-emit-obj", "-x", "c++", file};
+  const std::vector<std::string> args = {"-triple",
+                                         "amdgcn-amd-amdhsa",
+                                         "-target-cpu",
+                                         arch,
+                                         "-O3",
+                                         "-std=c++17",
+                                         "-fwrapv",
+                                         "-ffp-contract=off",
+                                         "-ffreestanding",
+                                         "-fno-rtti",
+                                         "-mrelocation-model",
+                                         "pic",
+                                         "-pic-level",
+                                         "2",
+                                         "-vectorize-loops",
+                                         "-vectorize-slp",
+                                         "-emit-obj",
+                                         "-x",
+                                         "c++",
+                                         file};
   return cip::compile_to_object(args, file, source, "kernel " + kernel_name + " for " + arch);
 }
 
@@ -68,7 +85,8 @@ const std::string& linker() {
 std::vector<char> link_code_object(const std::vector<char>& object, const std::string& kernel_name) {
   cip::ScratchDir dir("tg_amd_link_");
   dir.write("kernel.o", object);
-  return cip::run_linker(dir, {linker(), "-shared", "--no-undefined", "-o", dir.file("kernel.hsaco"), dir.file("kernel.o")},
+  return cip::run_linker(dir,
+                         {linker(), "-shared", "--no-undefined", "-o", dir.file("kernel.hsaco"), dir.file("kernel.o")},
                          "kernel.hsaco", kernel_name, "lld-19");
 }
 

@@ -39,8 +39,9 @@ struct QueueBackend {
   static bool launch_shape(const Program& program, const tg_launch_dims& dims, uint32_t grid[3], uint32_t block[3]) {
     const bool runs = sdk::gpu_launch_shape(dims, kBlock, grid, block);
     if (uint64_t{block[0]} * block[1] * block[2] > 1024)
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", program->kernel_name, ": work-groups of ", block[0], "x",
-                                               block[1], "x", block[2], " exceed the 1024 work-items an AMD work-group has"));
+      throw Error(TG_ERR_INVALID_ARGUMENT,
+                  cat("kernel ", program->kernel_name, ": work-groups of ", block[0], "x", block[1], "x", block[2],
+                      " exceed the 1024 work-items an AMD work-group has"));
     for (int d = 0; d < 3; ++d)  // HSA's dispatch packet counts work-items per dim in 32 bits
       if (runs && uint64_t{grid[d]} * block[d] > UINT32_MAX)
         throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", program->kernel_name, ": ", grid[d], " work-groups of ",
@@ -49,12 +50,13 @@ struct QueueBackend {
   }
 
   void bind() { device->bind(); }
-  void launch(const Program& program, std::vector<unsigned char>& args, const uint32_t grid[3], const uint32_t block[3]) {
+  void launch(const Program& program, std::vector<unsigned char>& args, const uint32_t grid[3],
+              const uint32_t block[3]) {
     // a kernel without parameters still passes a valid (empty) buffer rather than NULL
     static unsigned char no_args[8];
     size_t size = args.size();
-    void* extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, args.empty() ? no_args : args.data(), HIP_LAUNCH_PARAM_BUFFER_SIZE,
-                     &size, HIP_LAUNCH_PARAM_END};
+    void* extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, args.empty() ? no_args : args.data(),
+                     HIP_LAUNCH_PARAM_BUFFER_SIZE, &size, HIP_LAUNCH_PARAM_END};
     check_hip(hip().hipModuleLaunchKernel(program->function, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0,
                                           stream, nullptr, extra),
               cat("hipModuleLaunchKernel(", program->kernel_name, ")").c_str());
@@ -88,8 +90,7 @@ struct QueueBackend {
   void finish() noexcept {
     try {
       device->bind();
-    } catch (...) {
-    }
+    } catch (...) {}
     hip().hipStreamSynchronize(stream);
   }
   void close() noexcept { hip().hipStreamDestroy(stream); }

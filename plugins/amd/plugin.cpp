@@ -44,15 +44,34 @@ const LoadedHip& loaded_hip() {
                       "): install ROCm or set AMD_HIP_LIBRARY");
       return out;
     }
-    static const char* const names[] = {
-        "hipInit",           "hipGetDeviceCount",  "hipSetDevice",          "hipDeviceGetName",
-        "hipDeviceGetAttribute", "hipDeviceTotalMem", "hipGetDevicePropertiesR0600", "hipMalloc",
-        "hipFree",           "hipMemcpyHtoD",      "hipMemcpyDtoH",         "hipMemcpyDtoDAsync",
-        "hipModuleLoadData", "hipModuleUnload",    "hipModuleGetFunction",  "hipModuleLaunchKernel",
-        "hipStreamCreateWithFlags", "hipStreamDestroy", "hipStreamSynchronize", "hipDeviceSynchronize",
-        "hipEventCreateWithFlags", "hipEventDestroy", "hipEventRecord",     "hipEventQuery",
-        "hipEventSynchronize", "hipEventElapsedTime", "hipGetErrorName",
-        "hipMemcpyPeer"};
+    static const char* const names[] = {"hipInit",
+                                        "hipGetDeviceCount",
+                                        "hipSetDevice",
+                                        "hipDeviceGetName",
+                                        "hipDeviceGetAttribute",
+                                        "hipDeviceTotalMem",
+                                        "hipGetDevicePropertiesR0600",
+                                        "hipMalloc",
+                                        "hipFree",
+                                        "hipMemcpyHtoD",
+                                        "hipMemcpyDtoH",
+                                        "hipMemcpyDtoDAsync",
+                                        "hipModuleLoadData",
+                                        "hipModuleUnload",
+                                        "hipModuleGetFunction",
+                                        "hipModuleLaunchKernel",
+                                        "hipStreamCreateWithFlags",
+                                        "hipStreamDestroy",
+                                        "hipStreamSynchronize",
+                                        "hipDeviceSynchronize",
+                                        "hipEventCreateWithFlags",
+                                        "hipEventDestroy",
+                                        "hipEventRecord",
+                                        "hipEventQuery",
+                                        "hipEventSynchronize",
+                                        "hipEventElapsedTime",
+                                        "hipGetErrorName",
+                                        "hipMemcpyPeer"};
     if (std::string missing = sdk::resolve_api(lib, out.api, names); !missing.empty()) {
       out.error = cat("the HIP runtime has no ", missing, ": it is older than ROCm 6");
       return out;
@@ -159,8 +178,9 @@ tg_status_t QueueSlots::device_synchronize(tg_device device) noexcept {
 }
 
 const tg_plugin_api& plugin_api() noexcept {
-  static const tg_plugin_api api = sdk::plugin_table<DeviceSlots, RendererSlots, CompilerSlots, AllocatorSlots,
-                                                     ProgramSlots, QueueSlots>("amd", "AMD");
+  static const tg_plugin_api api =
+      sdk::plugin_table<DeviceSlots, RendererSlots, CompilerSlots, AllocatorSlots, ProgramSlots, QueueSlots>("amd",
+                                                                                                             "AMD");
   return api;
 }
 

@@ -29,7 +29,13 @@ constexpr uint8_t E(int b) { return TG_TC_ELEM(b); }
 // 16 k) -- lanes 16-31 hold the same A and B as lanes 0-15, which lane bit 4 appearing in neither map says -- and
 // C/D[2e + l / 16][l % 16] for e = 0..7.
 tg_tensor_core rdna3_wmma(uint32_t dtype_in) {
-  return tg_tensor_core{sizeof(tg_tensor_core), 16, 16, 16, dtype_in, TG_DTYPE_FLOAT32, 32,
+  return tg_tensor_core{sizeof(tg_tensor_core),
+                        16,
+                        16,
+                        16,
+                        dtype_in,
+                        TG_DTYPE_FLOAT32,
+                        32,
                         {L(0), L(1), L(2), L(3), E(0), E(1), E(2), E(3)},
                         {E(0), E(1), E(2), E(3), L(0), L(1), L(2), L(3)},
                         {L(4), E(0), E(1), E(2), L(0), L(1), L(2), L(3)}};
@@ -37,7 +43,13 @@ tg_tensor_core rdna3_wmma(uint32_t dtype_in) {
 // CDNA3 v_mfma_f32_16x16x16_f16 / _bf16 (the _1k form), wave64: A[l % 16][4 (l / 16) + e], B[4 (l / 16) + e][l % 16],
 // C/D[4 (l / 16) + e][l % 16] for e = 0..3.
 tg_tensor_core cdna3_mfma(uint32_t dtype_in) {
-  return tg_tensor_core{sizeof(tg_tensor_core), 16, 16, 16, dtype_in, TG_DTYPE_FLOAT32, 64,
+  return tg_tensor_core{sizeof(tg_tensor_core),
+                        16,
+                        16,
+                        16,
+                        dtype_in,
+                        TG_DTYPE_FLOAT32,
+                        64,
                         {L(0), L(1), L(2), L(3), E(0), E(1), L(4), L(5)},
                         {E(0), E(1), L(4), L(5), L(0), L(1), L(2), L(3)},
                         {E(0), E(1), L(4), L(5), L(0), L(1), L(2), L(3)}};
@@ -72,17 +84,20 @@ class HipRenderer final : public sdk::GpuCRenderer {
   explicit HipRenderer(std::string arch) : arch_(std::move(arch)) {}
 
  protected:
-  std::string kernel_qualifier() override { return "extern \"C\" __attribute__((amdgpu_kernel, visibility(\"default\")))"; }
+  std::string kernel_qualifier() override {
+    return "extern \"C\" __attribute__((amdgpu_kernel, visibility(\"default\")))";
+  }
   std::string helper_qualifier() override { return "static inline"; }
   std::string group_id(uint32_t dim) override { return cat("__builtin_amdgcn_workgroup_id_", axis(dim), "()"); }
   std::string local_id(uint32_t dim) override { return cat("__builtin_amdgcn_workitem_id_", axis(dim), "()"); }
   // The work-group size from the dispatch packet (hsa_kernel_dispatch_packet_t: workgroup_size_x is the uint16 at
   // byte 4), not from the implicit kernel arguments, which would append hidden arguments to the kernarg segment.
   std::string group_size(uint32_t dim) override {
-    use_helper("group_size",
-               "static inline unsigned int tg_group_size(int d) {\n"
-               "  return ((const __attribute__((address_space(4))) unsigned short*)__builtin_amdgcn_dispatch_ptr())[2 + d];\n"
-               "}\n");
+    use_helper(
+        "group_size",
+        "static inline unsigned int tg_group_size(int d) {\n"
+        "  return ((const __attribute__((address_space(4))) unsigned short*)__builtin_amdgcn_dispatch_ptr())[2 + d];\n"
+        "}\n");
     return cat("tg_group_size(", dim, ")");
   }
   std::string f32_from_bits(const std::string& u32) override {
@@ -116,8 +131,8 @@ class HipRenderer final : public sdk::GpuCRenderer {
   // generic pointer, which LLVM's address-space inference turns back into ds_ instructions. 16-byte alignment
   // leaves room for aligned vector access.
   std::string local_decl(const std::string& type, const std::string& name, int64_t count) override {
-    return cat("__attribute__((loader_uninitialized, aligned(16))) static __attribute__((address_space(3))) ", type, " ",
-               name, "_lds[", count, "]; ", type, "* ", name, " = (", type, "*)", name, "_lds;");
+    return cat("__attribute__((loader_uninitialized, aligned(16))) static __attribute__((address_space(3))) ", type,
+               " ", name, "_lds[", count, "]; ", type, "* ", name, " = (", type, "*)", name, "_lds;");
   }
 
   // One WMMA (RDNA3) or MFMA (CDNA3) instruction: the fragments (tg_vec of 16-bit bits, tg_vec of floats) are
@@ -131,15 +146,15 @@ class HipRenderer final : public sdk::GpuCRenderer {
     const std::string in_vec = cat(half ? "_Float16" : "short", " __attribute__((ext_vector_type(", na, ")))");
     const std::string acc_vec = cat("float __attribute__((ext_vector_type(", nc, ")))");
     const std::string name = cat("tg_mma_", half ? "f16" : "bf16");
-    const std::string call = is_rdna3(arch_)
-                                 ? cat("__builtin_amdgcn_wmma_f32_16x16x16_", half ? "f16" : "bf16", "_w32(ta, tb, tc)")
-                                 : cat("__builtin_amdgcn_mfma_f32_16x16x16", half ? "f16" : "bf16_1k", "(ta, tb, tc, 0, 0, 0)");
+    const std::string call =
+        is_rdna3(arch_) ? cat("__builtin_amdgcn_wmma_f32_16x16x16_", half ? "f16" : "bf16", "_w32(ta, tb, tc)")
+                        : cat("__builtin_amdgcn_mfma_f32_16x16x16", half ? "f16" : "bf16_1k", "(ta, tb, tc, 0, 0, 0)");
     const std::string frag_in = vector_type(tc.dtype_in, na), frag_acc = vector_type(TG_DTYPE_FLOAT32, nc);
-    use_helper(name, cat("static inline ", frag_acc, " ", name, "(", frag_in, " a, ", frag_in, " b, ", frag_acc, " c) {\n",
-                         "  typedef ", in_vec, " in_t;\n  typedef ", acc_vec, " acc_t;\n",
+    use_helper(name, cat("static inline ", frag_acc, " ", name, "(", frag_in, " a, ", frag_in, " b, ", frag_acc,
+                         " c) {\n", "  typedef ", in_vec, " in_t;\n  typedef ", acc_vec, " acc_t;\n",
                          "  in_t ta = __builtin_bit_cast(in_t, a), tb = __builtin_bit_cast(in_t, b);\n",
-                         "  acc_t tc = __builtin_bit_cast(acc_t, c);\n",
-                         "  return __builtin_bit_cast(", frag_acc, ", ", call, ");\n}\n"));
+                         "  acc_t tc = __builtin_bit_cast(acc_t, c);\n", "  return __builtin_bit_cast(", frag_acc, ", ",
+                         call, ");\n}\n"));
     return cat(name, "(", abc[0], ",", abc[1], ",", abc[2], ")");
   }
 
@@ -168,7 +183,8 @@ struct RendererHooks {
   static constexpr std::string_view targets = "HIP, LLVM";
 
   static bool is_target(std::string_view upper) {
-    return upper.empty() || upper == "HIP" || upper == "LLVM" || upper.starts_with("HIP:") || upper.starts_with("LLVM:");
+    return upper.empty() || upper == "HIP" || upper == "LLVM" || upper.starts_with("HIP:") ||
+           upper.starts_with("LLVM:");
   }
   static std::unique_ptr<Renderer> create(tg_device device) {
     const std::string arch = device ? device_of(device)->arch : base_arch(default_arch());

@@ -140,11 +140,10 @@ inline std::vector<char> run_linker(const ScratchDir& dir, std::vector<std::stri
   const int spawned = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0)
-    throw CompileError(kInternal, "cannot run the linker " + args[0] + " (install " + install + "): " +
-                                      std::strerror(spawned));
+    throw CompileError(kInternal,
+                       "cannot run the linker " + args[0] + " (install " + install + "): " + std::strerror(spawned));
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     const std::vector<char> text = dir.read("ld.log");
     throw CompileError(kCompileFailed, args[0] + " cannot link kernel " + kernel_name + " (exit status " +

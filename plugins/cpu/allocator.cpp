@@ -76,7 +76,7 @@ tg_status_t AllocatorSlots::alloc(tg_device device, uint64_t size, tg_buffer_des
       memory = MappedBuffers::get().take(MappedBuffers::length(size));
     } else if (size <= SIZE_MAX - kAlignment) {
       const size_t bytes = (static_cast<size_t>(size) + kAlignment - 1) / kAlignment * kAlignment;
-      memory = ::operator new (bytes == 0 ? kAlignment : bytes, std::align_val_t{kAlignment}, std::nothrow);
+      memory = ::operator new(bytes == 0 ? kAlignment : bytes, std::align_val_t{kAlignment}, std::nothrow);
     }
     if (memory == nullptr) throw Error(TG_ERR_OUT_OF_MEMORY, cat("cannot allocate ", size, " bytes of host memory"));
     *out_buffer = tg_buffer_desc{reinterpret_cast<uint64_t>(memory), size, memory};
@@ -89,7 +89,7 @@ void AllocatorSlots::free(tg_device device, const tg_buffer_desc* buffer) noexce
     if (buffer->size >= kMappedFrom)
       MappedBuffers::get().give(buffer->handle, MappedBuffers::length(buffer->size));
     else
-      ::operator delete (buffer->handle, std::align_val_t{kAlignment});
+      ::operator delete(buffer->handle, std::align_val_t{kAlignment});
   });
 }
 

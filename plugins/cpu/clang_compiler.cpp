@@ -1,7 +1,7 @@
 // libtg_cpu_clang.so: the CPU plugin's compiler, C source -> a loadable shared object for the host. Clang's
 // frontend and LLVM's backend run in process on an in-memory file; the system linker links the object (and the
-// bfloat16 helpers) into a shared object. It is its own library, opened by the plugin at its first compile, so a run whose
-// kernels all come from the disk cache never maps LLVM (~90 MB of resident memory: its text and relocations).
+// bfloat16 helpers) into a shared object. It is its own library, opened by the plugin at its first compile, so a run
+// whose kernels all come from the disk cache never maps LLVM (~90 MB of resident memory: its text and relocations).
 #include "clang_compiler.h"
 
 #include "../common/in_process_clang.hpp"
@@ -68,9 +68,9 @@ std::vector<char> compile_to_object(const std::string& source, const std::string
   init_llvm();
   const std::string file = kernel_name + ".c";
   std::vector<std::string> args = host_target_args();
-  args.insert(args.end(),
-              {"-O2", "-std=gnu17", "-ffreestanding", "-fwrapv", "-ffp-contract=off", "-mprefer-vector-width=512", "-vectorize-loops",
-               "-vectorize-slp", "-mrelocation-model", "pic", "-pic-level", "2", "-emit-obj", "-x", "c", file});
+  args.insert(args.end(), {"-O2", "-std=gnu17", "-ffreestanding", "-fwrapv", "-ffp-contract=off",
+                           "-mprefer-vector-width=512", "-vectorize-loops", "-vectorize-slp", "-mrelocation-model",
+                           "pic", "-pic-level", "2", "-emit-obj", "-x", "c", file});
   return cip::compile_to_object(args, file, source, "kernel " + kernel_name);
 }
 

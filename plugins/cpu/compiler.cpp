@@ -1,5 +1,6 @@
-// The CPU plugin's Compiler: hands the C source to libtg_cpu_clang.so (clang + LLVM, then the system linker; clang_compiler.cpp),
-// opened beside this plugin on the first compile, and returns the shared object it makes as the blob.
+// The CPU plugin's Compiler: hands the C source to libtg_cpu_clang.so (clang + LLVM, then the system linker;
+// clang_compiler.cpp), opened beside this plugin on the first compile, and returns the shared object it makes as the
+// blob.
 #include <tg/sdk/companion_library.hpp>
 
 #include <mutex>

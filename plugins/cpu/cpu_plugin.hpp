@@ -3,9 +3,9 @@
 #pragma once
 
 #include <tg/plugin_abi.h>
-#include <tg/sdk/plugin_handles.hpp>
 #include <tg/sdk/host_allocator.hpp>
 #include <tg/sdk/host_queue.hpp>
+#include <tg/sdk/plugin_handles.hpp>
 #include <tg/sdk/plugin_slots.hpp>
 #include <tg/sdk/program_signature.hpp>
 #include <tg/sdk/shared_object.hpp>
@@ -27,7 +27,6 @@ namespace tg::cpu {
 // A rendered kernel: runs work-items [gidx0_start, gidx0_end) with parameters unpacked from the packed blob.
 using KernelFn = void (*)(const unsigned char* args, long long gidx0_start, long long gidx0_end);
 
-
 // One opened CPU device. Shared (shared_ptr) by its handle and by every queue and program made from it, so
 // closing the device early never leaves them dangling.
 struct Device {
@@ -37,7 +36,6 @@ struct Device {
   uint64_t memory_bytes = 0;               // physical RAM
   unsigned threads = 1;                    // CPU_COUNT, default the hardware concurrency
   std::unique_ptr<tbb::task_arena> arena;  // `threads` wide; kernel launches split across it
-
 };
 
 // A loaded kernel: its entry point, a copy of its signature, and what keeps its code alive. Shared by the
@@ -45,8 +43,8 @@ struct Device {
 struct Program {
   std::shared_ptr<Device> device;
   std::string kernel_name;
-  sdk::Signature signature;                  // a checked copy, laid out
-  std::unique_ptr<sdk::SharedObject> code;   // the kernel's shared object, unmapped with the program
+  sdk::Signature signature;                 // a checked copy, laid out
+  std::unique_ptr<sdk::SharedObject> code;  // the kernel's shared object, unmapped with the program
   KernelFn fn = nullptr;
   size_t args_size = 0;  // bytes of the packed argument blob (tg_param_layout)
 };
@@ -54,12 +52,12 @@ struct Program {
 // Runs work-items [0, count) of `fn`: inline for one item or one thread, else one contiguous chunk per thread.
 void run_kernel(Device& device, KernelFn fn, const unsigned char* args, uint64_t count);
 
-
 // ---- slot functions (one group per file) ------------------------------------------------------------------------
 // plugin.cpp: the host CPU, the one device; its DeviceHooks (tg/sdk/plugin_slots.hpp) sit next to the table
 std::shared_ptr<Device> device_of(tg_device device);  // throws on NULL
 
-// renderer.cpp (KIR -> C) and compiler.cpp (C -> a shared object, through libtg_cpu_clang.so): each keeps its hooks and handle to itself
+// renderer.cpp (KIR -> C) and compiler.cpp (C -> a shared object, through libtg_cpu_clang.so): each keeps its hooks and
+// handle to itself
 struct RendererHooks;
 struct CompilerHooks;
 using RendererSlots = sdk::RendererSlots<RendererHooks>;  // the table's renderer_* slots

@@ -7,7 +7,6 @@
 #include <tg/sdk/plugin.hpp>
 #include <tg/sdk/plugin_table.hpp>
 
-
 #include <oneapi/tbb/info.h>
 
 #include <unistd.h>
@@ -68,12 +67,25 @@ const HostCpu& host_cpu() {
 // "Intel(R) Xeon(R) ..., 16 cores, using 8 (avx2 avx512f fma ...)": the features that decide which vector code runs.
 std::string describe_host(const std::string& cpu, unsigned threads) {
   // LLVM's name for a feature, then /proc/cpuinfo's (x86 flags, then aarch64 Features)
-  static const std::pair<const char*, const char*> notable[] = {
-      {"sse4.2", "sse4_2"},         {"avx", "avx"},           {"avx2", "avx2"},         {"fma", "fma"},
-      {"f16c", "f16c"},             {"avx512f", "avx512f"},   {"avx512bw", "avx512bw"}, {"avx512vl", "avx512vl"},
-      {"avx512vnni", "avx512_vnni"}, {"avx512bf16", "avx512_bf16"}, {"avx512fp16", "avx512_fp16"},
-      {"amx-tile", "amx_tile"},     {"neon", "asimd"},        {"fp16", "fphp"},         {"dotprod", "asimddp"},
-      {"bf16", "bf16"},             {"i8mm", "i8mm"},         {"sve", "sve"},           {"sve2", "sve2"}};
+  static const std::pair<const char*, const char*> notable[] = {{"sse4.2", "sse4_2"},
+                                                                {"avx", "avx"},
+                                                                {"avx2", "avx2"},
+                                                                {"fma", "fma"},
+                                                                {"f16c", "f16c"},
+                                                                {"avx512f", "avx512f"},
+                                                                {"avx512bw", "avx512bw"},
+                                                                {"avx512vl", "avx512vl"},
+                                                                {"avx512vnni", "avx512_vnni"},
+                                                                {"avx512bf16", "avx512_bf16"},
+                                                                {"avx512fp16", "avx512_fp16"},
+                                                                {"amx-tile", "amx_tile"},
+                                                                {"neon", "asimd"},
+                                                                {"fp16", "fphp"},
+                                                                {"dotprod", "asimddp"},
+                                                                {"bf16", "bf16"},
+                                                                {"i8mm", "i8mm"},
+                                                                {"sve", "sve"},
+                                                                {"sve2", "sve2"}};
   std::string found;
   for (const auto& [name, flag] : notable)
     if (host_cpu().flags.count(flag)) found += (found.empty() ? "" : " ") + std::string(name);
@@ -102,7 +114,8 @@ struct DeviceHooks {
   static uint32_t count() { return kInstances; }
   static std::shared_ptr<Device> open(uint32_t index) {
     if (index >= kInstances)
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("no CPU device ", index, "; there are ", kInstances, ", CPU:0 .. CPU:", kInstances - 1));
+      throw Error(TG_ERR_INVALID_ARGUMENT,
+                  cat("no CPU device ", index, "; there are ", kInstances, ", CPU:0 .. CPU:", kInstances - 1));
     auto device = std::make_shared<Device>();
     device->threads = thread_count();
     device->arch = host_cpu().model;
@@ -115,8 +128,9 @@ struct DeviceHooks {
 using DeviceSlots = sdk::DeviceSlots<DeviceHooks>;  // the table's device_* slots
 
 const tg_plugin_api& plugin_api() {
-  static const tg_plugin_api api = sdk::plugin_table<DeviceSlots, RendererSlots, CompilerSlots, AllocatorSlots,
-                                                     ProgramSlots, QueueSlots>("cpu", "CPU");
+  static const tg_plugin_api api =
+      sdk::plugin_table<DeviceSlots, RendererSlots, CompilerSlots, AllocatorSlots, ProgramSlots, QueueSlots>("cpu",
+                                                                                                             "CPU");
   return api;
 }
 

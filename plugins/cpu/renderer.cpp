@@ -51,10 +51,11 @@ bool host_grants_amx(uint32_t unit) {
   return granted & unit;
 }
 uint64_t ops_of(uint32_t dtype) {
-  if (dtype == TG_DTYPE_FLOAT32) return sdk::standard_ops(dtype) | (host_grants_amx(kAmxBf16) ? op_bit(TG_KIR_TILE_MMA) : 0);
+  if (dtype == TG_DTYPE_FLOAT32)
+    return sdk::standard_ops(dtype) | (host_grants_amx(kAmxBf16) ? op_bit(TG_KIR_TILE_MMA) : 0);
   if (dtype != TG_DTYPE_INT32) return sdk::standard_ops(dtype);
-  return sdk::standard_ops(dtype) | (host_has_vnni() ? op_bit(TG_KIR_DOT4) : 0) | (host_has_ssse3() ? op_bit(TG_KIR_LUT16) : 0) |
-         (host_grants_amx(kAmxInt8) ? op_bit(TG_KIR_TILE_MMA) : 0);
+  return sdk::standard_ops(dtype) | (host_has_vnni() ? op_bit(TG_KIR_DOT4) : 0) |
+         (host_has_ssse3() ? op_bit(TG_KIR_LUT16) : 0) | (host_grants_amx(kAmxInt8) ? op_bit(TG_KIR_TILE_MMA) : 0);
 }
 
 // TILE_MMA of one shape as a helper: the whole K loop on the eight tile registers. A's slabs in tiles 0-1, B's in
@@ -66,24 +67,30 @@ std::string tile_mma_helper(const std::string& name, bool bf16, int mt, int nt) 
   const char* c = bf16 ? "float" : "int32_t";
   const char* dp = bf16 ? "__builtin_ia32_tdpbf16ps" : "__builtin_ia32_tdpbssd";
   const int step = bf16 ? 512 : 1024;  // elements of A or B a step
-  std::string s = cat("static __attribute__((target(\"amx-tile,", bf16 ? "amx-bf16" : "amx-int8", "\"))) void ", name, "(", c,
-                      "* c, long long ldc, const ", ab, "* a, long long sa, const ", ab, "* b, long long sb, long long steps, int acc) {\n",
-                      "  struct { unsigned char palette, start, reserved[14]; unsigned short colsb[16]; unsigned char rows[16]; } cfg = {1};\n",
+  std::string s = cat("static __attribute__((target(\"amx-tile,", bf16 ? "amx-bf16" : "amx-int8", "\"))) void ", name,
+                      "(", c, "* c, long long ldc, const ", ab, "* a, long long sa, const ", ab,
+                      "* b, long long sb, long long steps, int acc) {\n",
+                      "  struct { unsigned char palette, start, reserved[14]; unsigned short colsb[16]; unsigned char "
+                      "rows[16]; } cfg = {1};\n",
                       "  for (int t = 0; t < 8; ++t) { cfg.colsb[t] = 64; cfg.rows[t] = 16; }\n",
                       "  __builtin_ia32_tile_loadconfig(&cfg);\n");
   auto ct = [&](int i, int j) { return 4 + i * 2 + j; };
   auto c_at = [&](int i, int j) { return cat("c + ", 16 * i, " * ldc + ", 16 * j); };
   for (int i = 0; i < mt; ++i)
     for (int j = 0; j < nt; ++j)
-      s += cat("  if (acc) __builtin_ia32_tileloadd64(", ct(i, j), ", ", c_at(i, j), ", ldc * ", 4, "); else __builtin_ia32_tilezero(", ct(i, j), ");\n");
+      s += cat("  if (acc) __builtin_ia32_tileloadd64(", ct(i, j), ", ", c_at(i, j), ", ldc * ", 4,
+               "); else __builtin_ia32_tilezero(", ct(i, j), ");\n");
   s += "  for (long long s = 0; s < steps; ++s) {\n";
-  for (int i = 0; i < mt; ++i) s += cat("    __builtin_ia32_tileloadd64(", i, ", a + ", i, " * sa + s * ", step, ", 64);\n");
-  for (int j = 0; j < nt; ++j) s += cat("    __builtin_ia32_tileloadd64(", 2 + j, ", b + ", j, " * sb + s * ", step, ", 64);\n");
+  for (int i = 0; i < mt; ++i)
+    s += cat("    __builtin_ia32_tileloadd64(", i, ", a + ", i, " * sa + s * ", step, ", 64);\n");
+  for (int j = 0; j < nt; ++j)
+    s += cat("    __builtin_ia32_tileloadd64(", 2 + j, ", b + ", j, " * sb + s * ", step, ", 64);\n");
   for (int i = 0; i < mt; ++i)
     for (int j = 0; j < nt; ++j) s += cat("    ", dp, "(", ct(i, j), ", ", i, ", ", 2 + j, ");\n");
   s += "  }\n";
   for (int i = 0; i < mt; ++i)
-    for (int j = 0; j < nt; ++j) s += cat("  __builtin_ia32_tilestored64(", ct(i, j), ", ", c_at(i, j), ", ldc * 4);\n");
+    for (int j = 0; j < nt; ++j)
+      s += cat("  __builtin_ia32_tilestored64(", ct(i, j), ", ", c_at(i, j), ", ldc * 4);\n");
   return s + "}\n";
 }
 // pshufb of 128, 256 or 512 bits for a LUT16 of 1, 4, 8 or 16 lanes (0 where the host has none): the table is
@@ -128,7 +135,7 @@ tg_renderer_caps cpu_caps() {
 // (so every source type rounds once), NaN stays NaN, and no compiler-rt call is needed (libgcc has no __truncsfbf2 to
 // resolve). The CPU's half/bfloat16 are native types (_Float16, __bf16) holding those bits.
 const std::string kHalfHelpers = std::string(sdk::kSmallFloatHelpersC) +
-    R"(static inline half tg_to_half(double d) {
+                                 R"(static inline half tg_to_half(double d) {
   return __builtin_bit_cast(half, (unsigned short)tg_round_small_float(d, 5, 10));
 }
 static inline bfloat16 tg_to_bf16(double d) {
@@ -144,11 +151,13 @@ class CpuRenderer final : public sdk::ClangVectorRenderer {
   std::string renderer_name() override { return "CPU"; }
 
   std::string preamble_comment() override {
-    return cat("/* tg CPU kernel ", kernel().name, ": freestanding C for clang; every type and helper is defined here */\n");
+    return cat("/* tg CPU kernel ", kernel().name,
+               ": freestanding C for clang; every type and helper is defined here */\n");
   }
   std::string small_float_typedefs() override { return "typedef _Float16 half;\ntypedef __bf16 bfloat16;\n"; }
   const SmallFloatCalls& small_float_calls() override {
-    static const SmallFloatCalls calls{"tg_half_to_float", "tg_bf16_to_float", "tg_to_half", "tg_to_bf16", kHalfHelpers};
+    static const SmallFloatCalls calls{"tg_half_to_float", "tg_bf16_to_float", "tg_to_half", "tg_to_bf16",
+                                       kHalfHelpers};
     return calls;
   }
 
@@ -181,20 +190,22 @@ class CpuRenderer final : public sdk::ClangVectorRenderer {
     // vpdpbusd on 4, 8 or 16 int32 lanes (4 and 8 need AVX512VL's or AVX-VNNI's forms, which the target has
     // whenever it has VNNI with 128- and 256-bit registers)
     if (in.op == TG_KIR_DOT4 && (in.vcount == 4 || in.vcount == 8 || in.vcount == 16))
-      return cat("((", type(in.dtype, in.vcount), ")__builtin_ia32_vpdpbusd", 32 * in.vcount, "(", srcs[0], ",", srcs[1], ",",
-                 srcs[2], "))");
+      return cat("((", type(in.dtype, in.vcount), ")__builtin_ia32_vpdpbusd", 32 * in.vcount, "(", srcs[0], ",",
+                 srcs[1], ",", srcs[2], "))");
     if (in.op == TG_KIR_LUT16 && pshufb_bits(in.vcount) && uniform_operands(i, 1, 5)) {
       // a scalar (the tiled int8 product's weight words, broadcast afterwards) goes through lane 0 of a 4-lane one
       const bool scalar = in.vcount == 1;
       const uint32_t lanes = scalar ? 4 : in.vcount;
       const int bits = pshufb_bits(in.vcount);
       std::string table;  // the table's 4 words (lane 0 of operands 1..4), once per 128 bits
-      for (uint32_t lane = 0; lane < lanes; ++lane) table += cat(lane ? "," : "", scalar ? srcs[1 + lane % 4] : cat("(", srcs[1 + lane % 4], ")[0]"));
+      for (uint32_t lane = 0; lane < lanes; ++lane)
+        table += cat(lane ? "," : "", scalar ? srcs[1 + lane % 4] : cat("(", srcs[1 + lane % 4], ")[0]"));
       const std::string vec = type(in.dtype, lanes), bytes = cat("tg_bytes", bits / 8);
-      const std::string idx = scalar ? cat("(", vec, "){", srcs[0], "&0x0F0F0F0F,0,0,0}") : cat("(", srcs[0], "&0x0F0F0F0F)");
+      const std::string idx =
+          scalar ? cat("(", vec, "){", srcs[0], "&0x0F0F0F0F,0,0,0}") : cat("(", srcs[0], "&0x0F0F0F0F)");
       use_helper(bytes, cat("typedef char ", bytes, " __attribute__((ext_vector_type(", bits / 8, ")));\n"));
-      return cat("((", vec, ")__builtin_ia32_pshufb", bits, "((", bytes, ")(", vec, "){", table, "},(", bytes, ")", idx, "))",
-                 scalar ? "[0]" : "");
+      return cat("((", vec, ")__builtin_ia32_pshufb", bits, "((", bytes, ")(", vec, "){", table, "},(", bytes, ")", idx,
+                 "))", scalar ? "[0]" : "");
     }
     return ClangVectorRenderer::alu(i, srcs);
   }
@@ -206,8 +217,8 @@ class CpuRenderer final : public sdk::ClangVectorRenderer {
     const int mt = static_cast<int>(in.arg.i & 15), nt = static_cast<int>((in.arg.i >> 4) & 15);
     const std::string name = cat("tg_tile_mma_", bf16 ? "bf16_" : "int8_", mt, nt);
     use_helper(name, tile_mma_helper(name, bf16, mt, nt));
-    return cat(name, "(", o[0], " + ", o[1], ", ", o[2], ", ", o[3], " + ", o[4], ", ", o[5], ", ", o[6], " + ", o[7], ", ", o[8], ", ", o[9],
-               ", ", (in.arg.i & 256) ? 1 : 0, ");");
+    return cat(name, "(", o[0], " + ", o[1], ", ", o[2], ", ", o[3], " + ", o[4], ", ", o[5], ", ", o[6], " + ", o[7],
+               ", ", o[8], ", ", o[9], ", ", (in.arg.i & 256) ? 1 : 0, ");");
   }
 
   // Whether operands [first, end) of instruction i hold one value in every lane (a scalar broadcast): pshufb

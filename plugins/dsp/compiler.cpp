@@ -49,9 +49,24 @@ namespace {
 // core already unrolled and vectorized what it wanted, and -O2's full unrolling made clang take 15 s (against
 // 0.15 s) on the conformance kernel of 16-lane int64 packed loads.
 std::vector<std::string> compile_args(const std::string& clang, const std::string& src, const std::string& obj) {
-  return {clang, "--target=hexagon", cat("-mcpu=", kArch), "-mhvx", "-mhvx-length=128b", "-O1", "-std=gnu17",
-          "-ffreestanding", "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-G0", "-fno-color-diagnostics",
-          "-fno-crash-diagnostics", "-c", src, "-o", obj};
+  return {clang,
+          "--target=hexagon",
+          cat("-mcpu=", kArch),
+          "-mhvx",
+          "-mhvx-length=128b",
+          "-O1",
+          "-std=gnu17",
+          "-ffreestanding",
+          "-fwrapv",
+          "-ffp-contract=off",
+          "-fno-math-errno",
+          "-G0",
+          "-fno-color-diagnostics",
+          "-fno-crash-diagnostics",
+          "-c",
+          src,
+          "-o",
+          obj};
 }
 
 void write_text(const std::string& path, const std::string& text) {

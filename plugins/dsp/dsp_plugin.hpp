@@ -68,8 +68,8 @@ struct Device {
   std::string description;  // says it is the qemu-hexagon mock, and whether a FastRPC device was seen
   std::string arch = kArch;
   uint64_t memory_bytes = kMaxAllocation;
-  std::string qemu;         // the qemu-hexagon binary launches run
-  double timeout_s = 0;     // a launch running longer is killed (DSP_TIMEOUT_S)
+  std::string qemu;      // the qemu-hexagon binary launches run
+  double timeout_s = 0;  // a launch running longer is killed (DSP_TIMEOUT_S)
 };
 
 // A loaded kernel: its Hexagon program in a memfd (closed with the program), and its signature.

@@ -62,8 +62,8 @@ void launch(Device& device, const Program& program, const unsigned char* args, u
     uint64_t base = 0, size = 0;
     if (!Allocations::get().find(addr, &base, &size))
       throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", name, ": buffer parameter ", p, " (",
-                                               *param.name ? std::string(param.name) : cat("param", p),
-                                               ") at 0x", std::hex, addr, std::dec, " is not DSP memory"));
+                                               *param.name ? std::string(param.name) : cat("param", p), ") at 0x",
+                                               std::hex, addr, std::dec, " is not DSP memory"));
     size_t r = 0;
     while (r < regions.size() && regions[r].alloc_base != base) ++r;
     const uint64_t start = std::max(base, addr / kRegionAlign * kRegionAlign);

@@ -116,8 +116,9 @@ struct DeviceHooks {
 using DeviceSlots = sdk::DeviceSlots<DeviceHooks>;
 
 const tg_plugin_api& plugin_api() {
-  static const tg_plugin_api api = sdk::plugin_table<DeviceSlots, RendererSlots, CompilerSlots, AllocatorSlots,
-                                                     ProgramSlots, QueueSlots>("dsp", "DSP");
+  static const tg_plugin_api api =
+      sdk::plugin_table<DeviceSlots, RendererSlots, CompilerSlots, AllocatorSlots, ProgramSlots, QueueSlots>("dsp",
+                                                                                                             "DSP");
   return api;
 }
 

@@ -32,8 +32,13 @@ void write_all(int fd, const void* data, size_t size, const std::string& kernel_
 // An ELF32 executable for Hexagon (e_machine 164): anything else would only fail later inside qemu.
 void check_blob(const void* blob, size_t size, const std::string& kernel_name) {
   const auto* b = static_cast<const unsigned char*>(blob);
-  const bool is_hexagon_exec = size >= 52 && std::memcmp(b, "\x7f" "ELF", 4) == 0 && b[4] == 1 /* ELFCLASS32 */ &&
-                               b[16] == 2 /* ET_EXEC */ && (b[18] | b[19] << 8) == 164 /* EM_HEXAGON */;
+  const bool is_hexagon_exec = size >= 52 &&
+                               std::memcmp(b,
+                                           "\x7f"
+                                           "ELF",
+                                           4) == 0 &&
+                               b[4] == 1 /* ELFCLASS32 */ && b[16] == 2 /* ET_EXEC */ &&
+                               (b[18] | b[19] << 8) == 164 /* EM_HEXAGON */;
   if (!is_hexagon_exec)
     throw Error(TG_ERR_INVALID_ARGUMENT, cat("the blob for kernel ", kernel_name, " is not a Hexagon ELF executable"));
 }
@@ -45,7 +50,7 @@ Program::~Program() {
 }
 
 std::shared_ptr<Program> ProgramHooks::load(tg_device device, const void* blob, size_t size, const char* kernel_name,
-                                           sdk::Signature signature) {
+                                            sdk::Signature signature) {
   auto program = std::make_shared<Program>();
   program->device = device_of(device);
   program->kernel_name = kernel_name;

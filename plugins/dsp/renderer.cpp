@@ -80,9 +80,9 @@ class DspRenderer final : public sdk::ClangVectorRenderer {
   std::string float_max_helper(uint32_t dtype, const std::string& t, const std::string& name) override {
     const bool wide = dtype == TG_DTYPE_FLOAT64;
     const std::string it = wide ? "long long" : "int", flip = wide ? "0x7fffffffffffffffLL" : "0x7fffffff";
-    return cat("static inline ", t, " tg_max_", name, "(", t, " a, ", t, " b) {\n",
-               "  const ", it, " ia = __builtin_bit_cast(", it, ", a), ib = __builtin_bit_cast(", it, ", b);\n",
-               "  const ", it, " ka = ia < 0 ? ia ^ ", flip, " : ia, kb = ib < 0 ? ib ^ ", flip, " : ib;\n",
+    return cat("static inline ", t, " tg_max_", name, "(", t, " a, ", t, " b) {\n", "  const ", it,
+               " ia = __builtin_bit_cast(", it, ", a), ib = __builtin_bit_cast(", it, ", b);\n", "  const ", it,
+               " ka = ia < 0 ? ia ^ ", flip, " : ia, kb = ib < 0 ? ib ^ ", flip, " : ib;\n",
                "  return (a != a || b != b) ? a + b : (ka > kb ? a : b);\n}\n");
   }
 };

@@ -129,8 +129,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::vecto
       if (p[k].revents == 0) continue;
       if (p[k].fd == fds.fd[0]) {  // feed stdin
         const InputChunk& c = input[in_chunk];
-        const ssize_t put = ::send(fds.fd[0], static_cast<const char*>(c.data) + in_off, c.size - in_off,
-                                   MSG_NOSIGNAL | MSG_DONTWAIT);
+        const ssize_t put =
+            ::send(fds.fd[0], static_cast<const char*>(c.data) + in_off, c.size - in_off, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (put < 0 && (errno == EAGAIN || errno == EINTR)) continue;
         if (put <= 0) {  // the child closed its stdin or died: stop feeding, keep reading
           result.input_complete = false;
@@ -173,8 +173,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::vecto
   }
   if (result.timed_out) ::kill(pid, SIGKILL);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   result.wait_status = status;
   if (result.stderr_text.size() > kStderrKeep) result.stderr_text.erase(0, result.stderr_text.size() - kStderrKeep);
   return result;

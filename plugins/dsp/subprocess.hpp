@@ -18,14 +18,14 @@ struct OutputChunk {
 };
 
 struct ProcessResult {
-  int wait_status = 0;        // as waitpid() reports it
-  bool timed_out = false;     // killed at the deadline
-  size_t stdout_bytes = 0;    // written into the output chunks, in order
-  std::string extra_stdout;   // what came after the chunks were full (first 4 KiB)
-  std::string stderr_text;    // the child's stderr (its last 16 KiB)
-  bool input_complete = true; // false when the child stopped reading before all input was sent
+  int wait_status = 0;         // as waitpid() reports it
+  bool timed_out = false;      // killed at the deadline
+  size_t stdout_bytes = 0;     // written into the output chunks, in order
+  std::string extra_stdout;    // what came after the chunks were full (first 4 KiB)
+  std::string stderr_text;     // the child's stderr (its last 16 KiB)
+  bool input_complete = true;  // false when the child stopped reading before all input was sent
 
-  bool succeeded() const;     // exited with status 0
+  bool succeeded() const;        // exited with status 0
   std::string describe() const;  // "exited with status 3", "was killed by signal 11 (Segmentation fault)"
 };
 

@@ -31,15 +31,14 @@ tg_status_t AllocatorSlots::alloc(tg_device device, uint64_t size, tg_buffer_des
     sdk::require(out_buffer, "out_buffer");
     const std::shared_ptr<Device> dev = device_of(device);
     if (size > dev->max_buffer_bytes)
-      throw Error(TG_ERR_OUT_OF_MEMORY, cat("cannot allocate ", size, " bytes: ", dev->description,
-                                            " takes at most ", dev->max_buffer_bytes, " bytes in one buffer"));
+      throw Error(TG_ERR_OUT_OF_MEMORY, cat("cannot allocate ", size, " bytes: ", dev->description, " takes at most ",
+                                            dev->max_buffer_bytes, " bytes in one buffer"));
     // Size 0 still gets a real MTLBuffer (Metal refuses empty ones), so every buffer has a distinct address.
     id buffer = send(dev->device.get(), "newBufferWithLength:options:", std::max<uint64_t>(size, 1),
                      kMTLResourceStorageModeShared);
     if (buffer == nullptr)
-      throw Error(TG_ERR_OUT_OF_MEMORY,
-                  cat("cannot allocate ", size, " bytes: newBufferWithLength:options: returned nil on ",
-                      dev->description));
+      throw Error(TG_ERR_OUT_OF_MEMORY, cat("cannot allocate ", size,
+                                            " bytes: newBufferWithLength:options: returned nil on ", dev->description));
     *out_buffer = tg_buffer_desc{reinterpret_cast<uint64_t>(buffer), size, buffer};
   });
 }

@@ -41,8 +41,8 @@ struct QueueBackend {
   std::shared_ptr<Device> device;
   Ref queue;
   Event open_batch, last_committed;
-  Ref encoder;           // the open batch's current encoder, if any
-  bool blit = false;     // whether it is a blit encoder (else compute)
+  Ref encoder;        // the open batch's current encoder, if any
+  bool blit = false;  // whether it is a blit encoder (else compute)
 
   static QueueBackend open(tg_device device) {
     std::shared_ptr<Device> dev = device_of(device);
@@ -59,10 +59,10 @@ struct QueueBackend {
     const bool runs = sdk::gpu_launch_shape(dims, static_cast<uint32_t>(std::min<uint64_t>(kBlock, max)), grid, block);
     const uint64_t threads = uint64_t{block[0]} * block[1] * block[2];
     if (threads > max)
-      throw Error(TG_ERR_INVALID_ARGUMENT,
-                  cat("kernel ", program->kernel_name, ": work-groups of ", block[0], "x", block[1], "x", block[2],
-                      " are ", threads, " threads; its pipeline takes at most ", max,
-                      " (maxTotalThreadsPerThreadgroup)"));
+      throw Error(
+          TG_ERR_INVALID_ARGUMENT,
+          cat("kernel ", program->kernel_name, ": work-groups of ", block[0], "x", block[1], "x", block[2], " are ",
+              threads, " threads; its pipeline takes at most ", max, " (maxTotalThreadsPerThreadgroup)"));
     return runs;
   }
 
@@ -120,7 +120,8 @@ struct QueueBackend {
   }
   // Host-time seconds at which each batch's GPU work ended (never before the origin's: stamps are unsigned).
   double elapsed_ms(const Event& from, const Event& to) {
-    const double seconds = send<double>(to->buffer.get(), "GPUEndTime") - send<double>(from->buffer.get(), "GPUEndTime");
+    const double seconds =
+        send<double>(to->buffer.get(), "GPUEndTime") - send<double>(from->buffer.get(), "GPUEndTime");
     return std::max(seconds * 1e3, 0.0);
   }
   // The queue's destructor: command buffers are in order on the queue, so the last one's end is the queue's.

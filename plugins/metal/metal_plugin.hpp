@@ -38,7 +38,7 @@ using SEL = void*;  // a registered selector
 struct MTLSize {    // NSUInteger width, height, depth (64-bit on every Mac Metal runs on)
   uint64_t width, height, depth;
 };
-constexpr uint64_t kMTLResourceStorageModeShared = 0;  // one allocation the CPU and the GPU both see
+constexpr uint64_t kMTLResourceStorageModeShared = 0;         // one allocation the CPU and the GPU both see
 constexpr uint64_t kMTLLanguageVersion3_1 = (3u << 16) | 1u;  // bfloat needs MSL 3.1
 constexpr uint64_t kMTLCommandBufferStatusCompleted = 4, kMTLCommandBufferStatusError = 5;
 
@@ -81,9 +81,9 @@ struct AutoreleasePool {
   AutoreleasePool& operator=(const AutoreleasePool&) = delete;
 };
 
-id ns_string(const std::string& text);         // an autoreleased NSString
-std::string from_ns_string(id string);         // UTF8String's text ("" for nil)
-std::string error_text(id error);              // NSError's localizedDescription ("unknown error" for nil)
+id ns_string(const std::string& text);  // an autoreleased NSString
+std::string from_ns_string(id string);  // UTF8String's text ("" for nil)
+std::string error_text(id error);       // NSError's localizedDescription ("unknown error" for nil)
 
 // One MTLDevice (the system default one). Shared by its handle and everything made from it.
 struct Device {

@@ -69,9 +69,12 @@ const LoadedObjc& loaded_objc() {
       out.error = cat("no Metal framework: ", metal_path, " has no ", missing);
       return out;
     }
-    out.api = ObjcApi{runtime.objc_getClass,          runtime.sel_registerName,
-                      runtime.objc_msgSend,           runtime.objc_autoreleasePoolPush,
-                      runtime.objc_autoreleasePoolPop, metal.MTLCreateSystemDefaultDevice};
+    out.api = ObjcApi{runtime.objc_getClass,
+                      runtime.sel_registerName,
+                      runtime.objc_msgSend,
+                      runtime.objc_autoreleasePoolPush,
+                      runtime.objc_autoreleasePoolPop,
+                      metal.MTLCreateSystemDefaultDevice};
     return out;
   }();
   return loaded;
@@ -123,8 +126,7 @@ Ref new_library(id device, const std::string& source, const std::string& kernel_
   send<void>(options.get(), "setLanguageVersion:", kMTLLanguageVersion3_1);
   id error = nullptr;
   Ref library(send(device, "newLibraryWithSource:options:error:", ns_string(source), options.get(), &error));
-  if (!library)
-    throw Error(TG_ERR_COMPILE, cat("Metal cannot compile kernel ", kernel_name, ":\n", error_text(error)));
+  if (!library) throw Error(TG_ERR_COMPILE, cat("Metal cannot compile kernel ", kernel_name, ":\n", error_text(error)));
   return library;
 }
 

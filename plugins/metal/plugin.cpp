@@ -41,8 +41,9 @@ std::shared_ptr<Device> DeviceHooks::open(uint32_t index) {
 }
 
 const tg_plugin_api& plugin_api() {
-  static const tg_plugin_api api = sdk::plugin_table<DeviceSlots, RendererSlots, CompilerSlots, AllocatorSlots,
-                                                     ProgramSlots, QueueSlots>("metal", "METAL");
+  static const tg_plugin_api api =
+      sdk::plugin_table<DeviceSlots, RendererSlots, CompilerSlots, AllocatorSlots, ProgramSlots, QueueSlots>("metal",
+                                                                                                             "METAL");
   return api;
 }
 

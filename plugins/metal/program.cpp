@@ -27,14 +27,12 @@ std::shared_ptr<Program> ProgramHooks::load(tg_device device, const void* blob, 
   id mtl = program->device->device.get();
   program->library = new_library(mtl, source, kernel_name);
   program->function = Ref(send(program->library.get(), "newFunctionWithName:", ns_string(kernel_name)));
-  if (!program->function)
-    throw Error(TG_ERR_INVALID_ARGUMENT, cat("the Metal library has no kernel ", kernel_name));
+  if (!program->function) throw Error(TG_ERR_INVALID_ARGUMENT, cat("the Metal library has no kernel ", kernel_name));
   id error = nullptr;
-  program->pipeline =
-      Ref(send(mtl, "newComputePipelineStateWithFunction:error:", program->function.get(), &error));
+  program->pipeline = Ref(send(mtl, "newComputePipelineStateWithFunction:error:", program->function.get(), &error));
   if (!program->pipeline)
-    throw Error(TG_ERR_COMPILE, cat("Metal cannot make a compute pipeline for kernel ", kernel_name, ": ",
-                                    error_text(error)));
+    throw Error(TG_ERR_COMPILE,
+                cat("Metal cannot make a compute pipeline for kernel ", kernel_name, ": ", error_text(error)));
   program->max_threads = send<uint64_t>(program->pipeline.get(), "maxTotalThreadsPerThreadgroup");
   return program;
 }

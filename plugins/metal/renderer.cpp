@@ -99,8 +99,8 @@ class MslRenderer final : public sdk::CRenderer {
   std::string renderer_name() override { return "METAL"; }
 
   std::string scalar_type(uint32_t dtype) override {
-    static const char* const names[TG_DTYPE_COUNT] = {"bool",  "char", "short", "int",    "long",  "uchar", "ushort",
-                                                      "uint",  "ulong", "half", "bfloat", "float", "double"};
+    static const char* const names[TG_DTYPE_COUNT] = {"bool", "char",  "short", "int",    "long",  "uchar", "ushort",
+                                                      "uint", "ulong", "half",  "bfloat", "float", "double"};
     return names[dtype];
   }
   std::string vector_type(uint32_t dtype, uint32_t vcount) override {
@@ -183,7 +183,8 @@ class MslRenderer final : public sdk::CRenderer {
   }
   std::string store_statement(const Access& a, const std::string& value) override {
     if (a.vcount == a.ptr_vcount) return CRenderer::store_statement(a, value);
-    if (is_wide(a)) return cat("*((", space(a), " ", type(a.dtype, a.vcount), "*)(", a.ptr, "+", a.index, ")) = ", value, ";");
+    if (is_wide(a))
+      return cat("*((", space(a), " ", type(a.dtype, a.vcount), "*)(", a.ptr, "+", a.index, ")) = ", value, ";");
     std::string out = "{";
     for (uint32_t l = 0; l < a.vcount; ++l) out += cat(" ", a.ptr, "[(", a.index, ")+", l, "] = ", gep(value, l), ";");
     return out + " }";
@@ -202,29 +203,57 @@ class MslRenderer final : public sdk::CRenderer {
     std::string body = cat("static inline float2 ", fn, "(", t, "2 a, ", t, "2 b, float2 c) {\n  simdgroup_", t,
                            "8x8 mat_a, mat_b;\n  simdgroup_float8x8 mat_c;\n");
     for (const char* m : {"a", "b", "c"})
-      body += cat("  mat_", m, ".thread_elements()[0] = ", m, "[0];\n  mat_", m, ".thread_elements()[1] = ", m, "[1];\n");
-    body += "  simdgroup_multiply_accumulate(mat_c, mat_a, mat_b, mat_c);\n"
-            "  return float2(mat_c.thread_elements()[0], mat_c.thread_elements()[1]);\n}\n";
+      body +=
+          cat("  mat_", m, ".thread_elements()[0] = ", m, "[0];\n  mat_", m, ".thread_elements()[1] = ", m, "[1];\n");
+    body +=
+        "  simdgroup_multiply_accumulate(mat_c, mat_a, mat_b, mat_c);\n"
+        "  return float2(mat_c.thread_elements()[0], mat_c.thread_elements()[1]);\n}\n";
     use_helper(fn, body);
     return cat(fn, "(", abc[0], ",", abc[1], ",", abc[2], ")");
   }
 
   bool is_reserved_name(const std::string& name) override {
-    static const char* const words[] = {
-        "kernel",  "vertex",   "fragment", "device",  "constant", "threadgroup", "thread", "threadgroup_imageblock",
-        "ray_data", "object_data", "metal", "precise", "fast",     "gid",         "lid",    "tid",
-        "new",     "delete",   "class",    "template", "this",    "namespace",   "operator", "private",
-        "public",  "protected", "virtual", "friend",  "typename", "using",       "try",    "catch",
-        "throw",   "explicit", "mutable",  "asm",     "and",      "or",          "not",    "xor",
-        "bitand",  "bitor",    "compl",    "nullptr", "constexpr", "decltype",   "alignas", "alignof",
-        "noexcept", "static_assert", "thread_local", "and_eq", "or_eq", "xor_eq", "not_eq", "uchar",
-        "ushort",  "uint",     "ulong",    "bfloat",  "max",      "min",         "trunc",  "sqrt",
-        "fma",     "as_type",  "select",   "isnan",   "INFINITY", "NAN",         "mem_flags"};
+    static const char* const words[] = {"kernel",       "vertex",
+                                        "fragment",     "device",
+                                        "constant",     "threadgroup",
+                                        "thread",       "threadgroup_imageblock",
+                                        "ray_data",     "object_data",
+                                        "metal",        "precise",
+                                        "fast",         "gid",
+                                        "lid",          "tid",
+                                        "new",          "delete",
+                                        "class",        "template",
+                                        "this",         "namespace",
+                                        "operator",     "private",
+                                        "public",       "protected",
+                                        "virtual",      "friend",
+                                        "typename",     "using",
+                                        "try",          "catch",
+                                        "throw",        "explicit",
+                                        "mutable",      "asm",
+                                        "and",          "or",
+                                        "not",          "xor",
+                                        "bitand",       "bitor",
+                                        "compl",        "nullptr",
+                                        "constexpr",    "decltype",
+                                        "alignas",      "alignof",
+                                        "noexcept",     "static_assert",
+                                        "thread_local", "and_eq",
+                                        "or_eq",        "xor_eq",
+                                        "not_eq",       "uchar",
+                                        "ushort",       "uint",
+                                        "ulong",        "bfloat",
+                                        "max",          "min",
+                                        "trunc",        "sqrt",
+                                        "fma",          "as_type",
+                                        "select",       "isnan",
+                                        "INFINITY",     "NAN",
+                                        "mem_flags"};
     if (CRenderer::is_reserved_name(name)) return true;
     for (const char* word : words)
       if (name == word) return true;
-    static const char* const prefixes[] = {"simdgroup", "threadgroup_", "char", "short", "int", "long", "uchar",
-                                           "ushort", "uint", "ulong", "half", "bfloat", "float", "bool"};
+    static const char* const prefixes[] = {"simdgroup", "threadgroup_", "char",  "short", "int",    "long",  "uchar",
+                                           "ushort",    "uint",         "ulong", "half",  "bfloat", "float", "bool"};
     for (const char* prefix : prefixes)
       if (name.rfind(prefix, 0) == 0) return true;
     return false;
@@ -374,16 +403,16 @@ class MslRenderer final : public sdk::CRenderer {
   void use_division_helpers(uint32_t dtype) {
     const std::string t = scalar_type(dtype), name = sdk::dtype_name(dtype);
     if (sdk::is_unsigned_int(dtype)) {
-      use_helper("div_" + name, cat("static inline ", t, " tg_idiv_", name, "(", t, " a, ", t, " b) { return b == 0 ? ", t,
-                                    "(0) : ", t, "(a / b); }\n", "static inline ", t, " tg_mod_", name, "(", t, " a, ", t,
-                                    " b) { return b == 0 ? ", t, "(0) : ", t, "(a % b); }\n"));
+      use_helper("div_" + name, cat("static inline ", t, " tg_idiv_", name, "(", t, " a, ", t, " b) { return b == 0 ? ",
+                                    t, "(0) : ", t, "(a / b); }\n", "static inline ", t, " tg_mod_", name, "(", t,
+                                    " a, ", t, " b) { return b == 0 ? ", t, "(0) : ", t, "(a % b); }\n"));
       return;
     }
     const std::string u = tg_dtype_size(dtype) == 8 ? "ulong" : "uint";
-    use_helper("div_" + name, cat("static inline ", t, " tg_idiv_", name, "(", t, " a, ", t, " b) { return b == 0 ? ", t,
-                                  "(0) : b == -1 ? ", t, "(", u, "(0) - ", u, "(a)) : ", t, "(a / b); }\n",
-                                  "static inline ", t, " tg_mod_", name, "(", t, " a, ", t, " b) { return b == 0 || b == -1 ? ",
-                                  t, "(0) : ", t, "(a % b); }\n"));
+    use_helper("div_" + name, cat("static inline ", t, " tg_idiv_", name, "(", t, " a, ", t, " b) { return b == 0 ? ",
+                                  t, "(0) : b == -1 ? ", t, "(", u, "(0) - ", u, "(a)) : ", t, "(a / b); }\n",
+                                  "static inline ", t, " tg_mod_", name, "(", t, " a, ", t,
+                                  " b) { return b == 0 || b == -1 ? ", t, "(0) : ", t, "(a % b); }\n"));
   }
 
   void use_helper(const std::string& key, const std::string& text) {

@@ -61,7 +61,8 @@ struct DeviceHooks {
   static constexpr bool is_host = true;
   static uint32_t count() { return kInstances; }
   static std::shared_ptr<Device> open(uint32_t index) {
-    if (index >= kInstances) throw sdk::Error(TG_ERR_INVALID_ARGUMENT, sdk::cat("no NULL device ", index, "; there are ", kInstances));
+    if (index >= kInstances)
+      throw sdk::Error(TG_ERR_INVALID_ARGUMENT, sdk::cat("no NULL device ", index, "; there are ", kInstances));
     return std::make_shared<Device>();
   }
 };
@@ -100,7 +101,8 @@ struct AllocatorHooks {
 struct ProgramHooks {
   using Program = null::Program;
   static constexpr std::string_view plugin = "null";
-  static std::shared_ptr<Program> load(tg_device, const void*, size_t, const char* kernel_name, sdk::Signature signature) {
+  static std::shared_ptr<Program> load(tg_device, const void*, size_t, const char* kernel_name,
+                                       sdk::Signature signature) {
     auto program = std::make_shared<Program>();
     program->kernel_name = kernel_name ? kernel_name : "kernel";
     program->args_size = signature.args_size();
@@ -130,8 +132,9 @@ namespace tg::null {
 
 const tg_plugin_api& plugin_api() {
   static const tg_plugin_api api =
-      sdk::plugin_table<sdk::DeviceSlots<DeviceHooks>, sdk::RendererSlots<RendererHooks>, sdk::CompilerSlots<CompilerHooks>,
-                        sdk::HostAllocatorSlots<AllocatorHooks>, ProgramSlots, sdk::HostQueueSlots<tg_hwqueue_s>>("null", "NULL");
+      sdk::plugin_table<sdk::DeviceSlots<DeviceHooks>, sdk::RendererSlots<RendererHooks>,
+                        sdk::CompilerSlots<CompilerHooks>, sdk::HostAllocatorSlots<AllocatorHooks>, ProgramSlots,
+                        sdk::HostQueueSlots<tg_hwqueue_s>>("null", "NULL");
   return api;
 }
 

@@ -1,5 +1,6 @@
 // The NV plugin's Allocator: cuMemAlloc'ed device memory (a buffer's address is its CUdeviceptr) and synchronous
-// copies in and out, and peer copies between GPUs; the slots around them are the SDK's DeviceAllocatorSlots (bounds, size checks).
+// copies in and out, and peer copies between GPUs; the slots around them are the SDK's DeviceAllocatorSlots (bounds,
+// size checks).
 #include "nv_plugin.hpp"
 
 namespace tg::nv {

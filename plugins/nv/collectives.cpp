@@ -27,8 +27,18 @@ struct NcclUniqueId {
 using ncclComm_t = struct ncclComm*;
 using ncclResult_t = int;
 constexpr ncclResult_t kNcclSuccess = 0;
-enum NcclType : int { ncclInt8 = 0, ncclUint8 = 1, ncclInt32 = 2, ncclUint32 = 3, ncclInt64 = 4, ncclUint64 = 5,
-                      ncclFloat16 = 6, ncclFloat32 = 7, ncclFloat64 = 8, ncclBfloat16 = 9 };
+enum NcclType : int {
+  ncclInt8 = 0,
+  ncclUint8 = 1,
+  ncclInt32 = 2,
+  ncclUint32 = 3,
+  ncclInt64 = 4,
+  ncclUint64 = 5,
+  ncclFloat16 = 6,
+  ncclFloat32 = 7,
+  ncclFloat64 = 8,
+  ncclBfloat16 = 9
+};
 enum NcclOp : int { ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3 };
 
 struct NcclApi {
@@ -57,11 +67,14 @@ const LoadedNccl& loaded_nccl() {
     std::vector<std::pair<std::string, std::string>> refused;
     void* lib = sdk::open_first(candidates, &refused);
     if (lib == nullptr) {
-      out.error = cat("cannot load NCCL (libnccl.so.2; ", refused.empty() ? "" : refused.back().second, "): it ships with the CUDA toolkit, or set NV_NCCL_LIBRARY");
+      out.error = cat("cannot load NCCL (libnccl.so.2; ", refused.empty() ? "" : refused.back().second,
+                      "): it ships with the CUDA toolkit, or set NV_NCCL_LIBRARY");
       return out;
     }
-    static const char* const names[] = {"ncclGetUniqueId", "ncclCommInitRank", "ncclCommDestroy", "ncclAllReduce", "ncclGetErrorString"};
-    if (std::string missing = sdk::resolve_api(lib, out.api, names); !missing.empty()) out.error = cat("NCCL has no ", missing);
+    static const char* const names[] = {"ncclGetUniqueId", "ncclCommInitRank", "ncclCommDestroy", "ncclAllReduce",
+                                        "ncclGetErrorString"};
+    if (std::string missing = sdk::resolve_api(lib, out.api, names); !missing.empty())
+      out.error = cat("NCCL has no ", missing);
     return out;
   }();
   return loaded;
@@ -74,7 +87,8 @@ const NcclApi& nccl() {
 }
 
 void check_nccl(ncclResult_t r, const char* call) {
-  if (r != kNcclSuccess) throw Error(TG_ERR_INTERNAL, cat(call, " failed: ", nccl().ncclGetErrorString(r), " (", r, ")"));
+  if (r != kNcclSuccess)
+    throw Error(TG_ERR_INTERNAL, cat(call, " failed: ", nccl().ncclGetErrorString(r), " (", r, ")"));
 }
 
 struct Comm {
@@ -87,8 +101,7 @@ struct Comm {
       device->bind();
       if (comm) nccl().ncclCommDestroy(comm);
       if (stream) cuda().cuStreamDestroy(stream);
-    } catch (...) {
-    }
+    } catch (...) {}
   }
 };
 
@@ -126,7 +139,8 @@ tg_status_t comm_create(tg_device device, const void* id, uint32_t nranks, uint3
     check_cu(cuda().cuStreamCreate(&c->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     NcclUniqueId uid{};
     std::memcpy(&uid, require(id, "id"), sizeof uid);
-    check_nccl(nccl().ncclCommInitRank(&c->comm, static_cast<int>(nranks), uid, static_cast<int>(rank)), "ncclCommInitRank");
+    check_nccl(nccl().ncclCommInitRank(&c->comm, static_cast<int>(nranks), uid, static_cast<int>(rank)),
+               "ncclCommInitRank");
     *require(out_comm, "out_comm") = c.release();
   });
 }
@@ -135,16 +149,18 @@ void comm_destroy(void* comm) noexcept {
   guard_void(slot_where<kPlugin, kCommDestroy>, [&] { delete static_cast<Comm*>(comm); });
 }
 
-tg_status_t allreduce(void* comm, const tg_buffer_desc* dst, const tg_buffer_desc* src, uint64_t count, uint32_t dtype, uint32_t op) noexcept {
+tg_status_t allreduce(void* comm, const tg_buffer_desc* dst, const tg_buffer_desc* src, uint64_t count, uint32_t dtype,
+                      uint32_t op) noexcept {
   return guard(slot_where<kPlugin, kAllreduce>, [&] {
     Comm& c = *static_cast<Comm*>(require(comm, "comm"));
     if (op > TG_REDUCE_MIN) throw Error(TG_ERR_INVALID_ARGUMENT, cat("reduce op ", op));
     const int type = nccl_type(dtype);
     c.device->bind();
     const int nop = op == TG_REDUCE_SUM ? ncclSum : op == TG_REDUCE_MAX ? ncclMax : ncclMin;
-    check_nccl(nccl().ncclAllReduce(reinterpret_cast<const void*>(require(src, "src")->addr), reinterpret_cast<void*>(require(dst, "dst")->addr), count,
-                                    type, nop, c.comm, c.stream),
-               "ncclAllReduce");
+    check_nccl(
+        nccl().ncclAllReduce(reinterpret_cast<const void*>(require(src, "src")->addr),
+                             reinterpret_cast<void*>(require(dst, "dst")->addr), count, type, nop, c.comm, c.stream),
+        "ncclAllReduce");
     check_cu(cuda().cuStreamSynchronize(c.stream), "cuStreamSynchronize");
   });
 }
@@ -152,7 +168,8 @@ tg_status_t allreduce(void* comm, const tg_buffer_desc* dst, const tg_buffer_des
 }  // namespace
 
 const void* Lifecycle::get_extension(const char* name) noexcept {
-  static const tg_collectives_v1 table{sizeof(tg_collectives_v1), sizeof(NcclUniqueId), "NCCL", group_id, comm_create, comm_destroy, allreduce};
+  static const tg_collectives_v1 table{
+      sizeof(tg_collectives_v1), sizeof(NcclUniqueId), "NCCL", group_id, comm_create, comm_destroy, allreduce};
   return name != nullptr && std::strcmp(name, TG_EXT_COLLECTIVES_V1) == 0 ? &table : nullptr;
 }
 

@@ -43,7 +43,8 @@ std::string program_log(nvrtcProgram program) {
 bool is_arch(const std::string& arch) {
   if (arch.rfind("sm_", 0) != 0 || arch.size() < 5) return false;
   for (size_t i = 3; i < arch.size(); ++i)
-    if (!std::isdigit(static_cast<unsigned char>(arch[i])) && !(i + 1 == arch.size() && (arch[i] == 'a' || arch[i] == 'f')))
+    if (!std::isdigit(static_cast<unsigned char>(arch[i])) &&
+        !(i + 1 == arch.size() && (arch[i] == 'a' || arch[i] == 'f')))
       return false;
   return true;
 }

@@ -38,7 +38,8 @@ struct QueueBackend {
 
   static bool launch_shape(const Program& program, const tg_launch_dims& dims, uint32_t grid[3], uint32_t block[3]) {
     const bool runs = sdk::gpu_launch_shape(dims, kBlock, grid, block);
-    const uint64_t threads = uint64_t{std::max(dims.local[0], 1u)} * std::max(dims.local[1], 1u) * std::max(dims.local[2], 1u);
+    const uint64_t threads =
+        uint64_t{std::max(dims.local[0], 1u)} * std::max(dims.local[1], 1u) * std::max(dims.local[2], 1u);
     if (threads > 1024 || dims.local[2] > 64)
       throw Error(TG_ERR_INVALID_ARGUMENT,
                   cat("kernel ", program->kernel_name, ": work-groups of ", dims.local[0], "x", dims.local[1], "x",
@@ -47,12 +48,13 @@ struct QueueBackend {
   }
 
   void bind() { device->bind(); }
-  void launch(const Program& program, std::vector<unsigned char>& args, const uint32_t grid[3], const uint32_t block[3]) {
+  void launch(const Program& program, std::vector<unsigned char>& args, const uint32_t grid[3],
+              const uint32_t block[3]) {
     // cuLaunchKernel copies each parameter from its pointer: the blob already holds them at their offsets.
     std::vector<void*> params;
     for (size_t offset : program->signature.offsets()) params.push_back(args.data() + offset);
-    check_cu(cuda().cuLaunchKernel(program->function, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0, stream,
-                                   params.empty() ? nullptr : params.data(), nullptr),
+    check_cu(cuda().cuLaunchKernel(program->function, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0,
+                                   stream, params.empty() ? nullptr : params.data(), nullptr),
              cat("cuLaunchKernel(", program->kernel_name, ")").c_str());
   }
   void copy(const tg_buffer_desc& dst, uint64_t dst_offset, const tg_buffer_desc& src, uint64_t src_offset,

@@ -60,16 +60,16 @@ struct CudaApi {
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
   CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);  // _v2
   CUresult (*cuCtxSetCurrent)(CUcontext);
-  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);     // _v2
-  CUresult (*cuMemFree)(CUdeviceptr);               // _v2
-  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);  // _v2
-  CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);        // _v2
+  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);                               // _v2
+  CUresult (*cuMemFree)(CUdeviceptr);                                         // _v2
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);                 // _v2
+  CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);                       // _v2
   CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);  // _v2
   CUresult (*cuModuleLoadData)(CUmodule*, const void*);
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             CUstream, void**, void**);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                             void**, void**);
   CUresult (*cuStreamCreate)(CUstream*, unsigned);
   CUresult (*cuStreamDestroy)(CUstream);  // _v2
   CUresult (*cuStreamSynchronize)(CUstream);

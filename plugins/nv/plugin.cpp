@@ -30,15 +30,35 @@ const LoadedCuda& loaded_cuda() {
       out.error = cat("cannot load libcuda.so.1 (the NVIDIA driver): ", refused.at(0).second);
       return out;
     }
-    static const char* const names[] = {
-        "cuInit",          "cuDeviceGetCount",       "cuDeviceGet",         "cuDeviceGetName",
-        "cuDeviceGetAttribute", "cuDeviceTotalMem_v2", "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease_v2",
-        "cuCtxSetCurrent", "cuMemAlloc_v2",          "cuMemFree_v2",        "cuMemcpyHtoD_v2",
-        "cuMemcpyDtoH_v2", "cuMemcpyDtoDAsync_v2",   "cuModuleLoadData",    "cuModuleUnload",
-        "cuModuleGetFunction", "cuLaunchKernel",     "cuStreamCreate",      "cuStreamDestroy_v2",
-        "cuStreamSynchronize", "cuEventCreate",      "cuEventDestroy_v2",   "cuEventRecord",
-        "cuEventQuery",    "cuEventSynchronize",     "cuEventElapsedTime",  "cuGetErrorName",
-        "cuMemcpyPeer"};
+    static const char* const names[] = {"cuInit",
+                                        "cuDeviceGetCount",
+                                        "cuDeviceGet",
+                                        "cuDeviceGetName",
+                                        "cuDeviceGetAttribute",
+                                        "cuDeviceTotalMem_v2",
+                                        "cuDevicePrimaryCtxRetain",
+                                        "cuDevicePrimaryCtxRelease_v2",
+                                        "cuCtxSetCurrent",
+                                        "cuMemAlloc_v2",
+                                        "cuMemFree_v2",
+                                        "cuMemcpyHtoD_v2",
+                                        "cuMemcpyDtoH_v2",
+                                        "cuMemcpyDtoDAsync_v2",
+                                        "cuModuleLoadData",
+                                        "cuModuleUnload",
+                                        "cuModuleGetFunction",
+                                        "cuLaunchKernel",
+                                        "cuStreamCreate",
+                                        "cuStreamDestroy_v2",
+                                        "cuStreamSynchronize",
+                                        "cuEventCreate",
+                                        "cuEventDestroy_v2",
+                                        "cuEventRecord",
+                                        "cuEventQuery",
+                                        "cuEventSynchronize",
+                                        "cuEventElapsedTime",
+                                        "cuGetErrorName",
+                                        "cuMemcpyPeer"};
     if (std::string missing = sdk::resolve_api(lib, out.api, names); !missing.empty()) {
       out.error = cat("libcuda.so.1 has no ", missing, ": the NVIDIA driver is too old");
       return out;
@@ -81,9 +101,9 @@ const LoadedNvrtc& loaded_nvrtc() {
       out.error = cat("cannot load NVRTC (install the CUDA toolkit or set NV_NVRTC_LIBRARY):", tried);
       return out;
     }
-    static const char* const names[] = {"nvrtcCreateProgram", "nvrtcDestroyProgram",    "nvrtcCompileProgram",
-                                        "nvrtcGetProgramLogSize", "nvrtcGetProgramLog", "nvrtcGetCUBINSize",
-                                        "nvrtcGetCUBIN",      "nvrtcGetErrorString",    "nvrtcVersion"};
+    static const char* const names[] = {"nvrtcCreateProgram",     "nvrtcDestroyProgram", "nvrtcCompileProgram",
+                                        "nvrtcGetProgramLogSize", "nvrtcGetProgramLog",  "nvrtcGetCUBINSize",
+                                        "nvrtcGetCUBIN",          "nvrtcGetErrorString", "nvrtcVersion"};
     if (std::string missing = sdk::resolve_api(lib, out.api, names); !missing.empty())
       out.error = cat("NVRTC has no ", missing, ": it is older than CUDA 11.1");
     return out;
@@ -175,8 +195,9 @@ std::shared_ptr<Device> DeviceHooks::open(uint32_t index) {
 }
 
 const tg_plugin_api& plugin_api() {
-  static const tg_plugin_api api = sdk::plugin_table<DeviceSlots, RendererSlots, CompilerSlots, AllocatorSlots,
-                                                     ProgramSlots, QueueSlots, Lifecycle>("nv", "NV");
+  static const tg_plugin_api api =
+      sdk::plugin_table<DeviceSlots, RendererSlots, CompilerSlots, AllocatorSlots, ProgramSlots, QueueSlots, Lifecycle>(
+          "nv", "NV");
   return api;
 }
 

@@ -74,17 +74,21 @@ class CudaRenderer final : public sdk::GpuCRenderer {
     check_wmma_fragments(i, tc, 8, 4, 4, "WMMA m16n8k16");
     const std::string t = tc.dtype_in == TG_DTYPE_FLOAT16 ? "f16" : "bf16";
     vector_type(TG_DTYPE_FLOAT32, 4);
-    use_helper("mma_" + t, cat(
-        "__device__ static inline tg_vec<float,4> tg_mma_", t, "(tg_vec<unsigned short,8> a, tg_vec<unsigned short,4> b,"
-        " tg_vec<float,4> c) {\n"
-        "  unsigned int ra[4], rb[2];\n"
-        "  for (int i = 0; i < 4; ++i) ra[i] = (unsigned int)a.v[2 * i] | ((unsigned int)a.v[2 * i + 1] << 16);\n"
-        "  for (int i = 0; i < 2; ++i) rb[i] = (unsigned int)b.v[2 * i] | ((unsigned int)b.v[2 * i + 1] << 16);\n"
-        "  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.", t, ".", t, ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\"\n"
-        "      : \"+f\"(c.v[0]), \"+f\"(c.v[1]), \"+f\"(c.v[2]), \"+f\"(c.v[3])\n"
-        "      : \"r\"(ra[0]), \"r\"(ra[1]), \"r\"(ra[2]), \"r\"(ra[3]), \"r\"(rb[0]), \"r\"(rb[1]));\n"
-        "  return c;\n}\n"));
+    use_helper(
+        "mma_" + t,
+        cat("__device__ static inline tg_vec<float,4> tg_mma_", t,
+            "(tg_vec<unsigned short,8> a, tg_vec<unsigned short,4> b,"
+            " tg_vec<float,4> c) {\n"
+            "  unsigned int ra[4], rb[2];\n"
+            "  for (int i = 0; i < 4; ++i) ra[i] = (unsigned int)a.v[2 * i] | ((unsigned int)a.v[2 * i + 1] << 16);\n"
+            "  for (int i = 0; i < 2; ++i) rb[i] = (unsigned int)b.v[2 * i] | ((unsigned int)b.v[2 * i + 1] << 16);\n"
+            "  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.",
+            t, ".", t,
+            ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+            "{%0,%1,%2,%3};\"\n"
+            "      : \"+f\"(c.v[0]), \"+f\"(c.v[1]), \"+f\"(c.v[2]), \"+f\"(c.v[3])\n"
+            "      : \"r\"(ra[0]), \"r\"(ra[1]), \"r\"(ra[2]), \"r\"(ra[3]), \"r\"(rb[0]), \"r\"(rb[1]));\n"
+            "  return c;\n}\n"));
     return cat("tg_mma_", t, "(", abc[0], ",", abc[1], ",", abc[2], ")");
   }
 };

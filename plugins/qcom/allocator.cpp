@@ -23,8 +23,8 @@ tg_status_t AllocatorSlots::alloc(tg_device device, uint64_t size, tg_buffer_des
     cl_int err = CL_SUCCESS;
     cl_mem mem = cl().clCreateBuffer(dev->context, CL_MEM_READ_WRITE, size == 0 ? 1 : size, nullptr, &err);
     if (err == CL_INVALID_BUFFER_SIZE)
-      throw Error(TG_ERR_OUT_OF_MEMORY, cat("cannot allocate ", size, " bytes: clCreateBuffer failed: ",
-                                            cl_error_name(err)));
+      throw Error(TG_ERR_OUT_OF_MEMORY,
+                  cat("cannot allocate ", size, " bytes: clCreateBuffer failed: ", cl_error_name(err)));
     check_cl(err, "clCreateBuffer");
     *out_buffer = tg_buffer_desc{reinterpret_cast<uint64_t>(mem), size, mem};
   });
@@ -33,13 +33,14 @@ tg_status_t AllocatorSlots::alloc(tg_device device, uint64_t size, tg_buffer_des
 void AllocatorSlots::free(tg_device device, const tg_buffer_desc* buffer) noexcept {
   sdk::guard_void("qcom allocator_free", [&] {
     if (buffer == nullptr || buffer->handle == nullptr || process_exiting()) return;
-    if (device != nullptr) release_image_views(*device_of(device), static_cast<cl_mem>(buffer->handle));  // before the memory they alias
+    if (device != nullptr)
+      release_image_views(*device_of(device), static_cast<cl_mem>(buffer->handle));  // before the memory they alias
     cl().clReleaseMemObject(static_cast<cl_mem>(buffer->handle));
   });
 }
 
 tg_status_t AllocatorSlots::copy_in(tg_device device, const tg_buffer_desc* dst, uint64_t offset, const void* src,
-                              uint64_t size) noexcept {
+                                    uint64_t size) noexcept {
   return sdk::guard("qcom allocator_copy_in", [&] {
     const std::shared_ptr<Device> dev = device_of(device);
     check_range(*sdk::require(dst, "dst"), offset, size, "copy_in");
@@ -50,7 +51,8 @@ tg_status_t AllocatorSlots::copy_in(tg_device device, const tg_buffer_desc* dst,
   });
 }
 
-tg_status_t AllocatorSlots::copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset, uint64_t size) noexcept {
+tg_status_t AllocatorSlots::copy_out(tg_device device, void* dst, const tg_buffer_desc* src, uint64_t offset,
+                                     uint64_t size) noexcept {
   return sdk::guard("qcom allocator_copy_out", [&] {
     const std::shared_ptr<Device> dev = device_of(device);
     check_range(*sdk::require(src, "src"), offset, size, "copy_out");

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <mutex>
 #include <cstring>
+#include <mutex>
 #include <set>
 #include <type_traits>
 #include <utility>
@@ -50,8 +50,8 @@ void set_args(const Program& program, const unsigned char* args, cl_command_queu
       err = cl().clSetKernelArg(program.kernel, static_cast<cl_uint>(p), tg_param_size(&param), at);
     }
     if (err != CL_SUCCESS)
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", program.kernel_name, ": clSetKernelArg(", p,
-                                               ") failed: ", cl_error_name(err)));
+      throw Error(TG_ERR_INVALID_ARGUMENT,
+                  cat("kernel ", program.kernel_name, ": clSetKernelArg(", p, ") failed: ", cl_error_name(err)));
   }
 }
 
@@ -77,7 +77,8 @@ struct QueueBackend {
   }
   static bool launch_shape(const Program& program, const tg_launch_dims& dims, uint32_t grid[3], uint32_t block[3]);
   void bind() {}  // OpenCL calls name their queue
-  void launch(const Program& program, std::vector<unsigned char>& args, const uint32_t grid[3], const uint32_t block[3]);
+  void launch(const Program& program, std::vector<unsigned char>& args, const uint32_t grid[3],
+              const uint32_t block[3]);
   void copy(const tg_buffer_desc& dst, uint64_t dst_offset, const tg_buffer_desc& src, uint64_t src_offset,
             uint64_t size);
   Event record(bool timing);

@@ -12,11 +12,13 @@ using sdk::Error;
 cl_mem image_of_buffer(Device& device, cl_command_queue queue, cl_mem buffer, uint32_t width) {
   const ClApi& api = cl();
   size_t bytes = 0;
-  check_cl(api.clGetMemObjectInfo(buffer, CL_MEM_SIZE, sizeof bytes, &bytes, nullptr), "clGetMemObjectInfo(CL_MEM_SIZE)");
+  check_cl(api.clGetMemObjectInfo(buffer, CL_MEM_SIZE, sizeof bytes, &bytes, nullptr),
+           "clGetMemObjectInfo(CL_MEM_SIZE)");
   const size_t row = size_t{width} * 16, height = row ? bytes / row : 0;
   if (width == 0 || height == 0 || bytes % row || width > device.image_max_width || height > device.image_max_height)
-    throw Error(TG_ERR_INVALID_ARGUMENT, cat("an image view ", width, " texels wide of a ", bytes, "-byte buffer does not fit ",
-                                             device.image_max_width, " x ", device.image_max_height, " (CL_DEVICE_IMAGE2D_MAX_*)"));
+    throw Error(TG_ERR_INVALID_ARGUMENT,
+                cat("an image view ", width, " texels wide of a ", bytes, "-byte buffer does not fit ",
+                    device.image_max_width, " x ", device.image_max_height, " (CL_DEVICE_IMAGE2D_MAX_*)"));
   std::lock_guard lock(device.image_mutex);
   const auto shared = device.image_views.find({buffer, width, nullptr});
   if (shared != device.image_views.end()) return shared->second.image;  // an alias: always current

@@ -41,9 +41,9 @@ const LoadedApi& loaded_api() {
                       " (install an OpenCL ICD loader and driver, e.g. ocl-icd-libopencl1 and pocl-opencl-icd)");
       return out;
     }
-#define TG_QCOM_CL_LOAD(fn)                                                                 \
-  out.api.fn = reinterpret_cast<decltype(out.api.fn)>(dlsym(lib, #fn));                     \
-  if (out.api.fn == nullptr && out.error.empty())                                           \
+#define TG_QCOM_CL_LOAD(fn)                                             \
+  out.api.fn = reinterpret_cast<decltype(out.api.fn)>(dlsym(lib, #fn)); \
+  if (out.api.fn == nullptr && out.error.empty())                       \
     out.error = cat(path, " has no ", #fn, ": it is not an OpenCL 1.2 (or newer) ICD loader");
     TG_QCOM_CL_FUNCTIONS(TG_QCOM_CL_LOAD)
 #undef TG_QCOM_CL_LOAD
@@ -140,6 +140,7 @@ std::mutex& build_mutex() {
 
 std::string cl_error_name(cl_int err) {
   switch (err) {
+    // clang-format off: one line per few codes (clang-format lays an X-macro list out as a call chain)
 #define TG_QCOM_CL_ERROR(name) \
   case name: return #name;
     TG_QCOM_CL_ERROR(CL_SUCCESS) TG_QCOM_CL_ERROR(CL_DEVICE_NOT_FOUND) TG_QCOM_CL_ERROR(CL_DEVICE_NOT_AVAILABLE)
@@ -170,7 +171,9 @@ std::string cl_error_name(cl_int err) {
     TG_QCOM_CL_ERROR(CL_INVALID_IMAGE_DESCRIPTOR) TG_QCOM_CL_ERROR(CL_INVALID_COMPILER_OPTIONS)
     TG_QCOM_CL_ERROR(CL_INVALID_LINKER_OPTIONS) TG_QCOM_CL_ERROR(CL_INVALID_DEVICE_PARTITION_COUNT)
 #undef TG_QCOM_CL_ERROR
-    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+      // clang-format on
+      case -1001:
+    return "CL_PLATFORM_NOT_FOUND_KHR";
   }
   return cat("CL error ", err);
 }
@@ -228,11 +231,10 @@ std::shared_ptr<Device> DeviceHooks::open(uint32_t index) {
   const std::string extensions = device_string(device->id, CL_DEVICE_EXTENSIONS);
   device->has_fp16 = has_extension(extensions, "cl_khr_fp16");
   device->has_fp64 = has_extension(extensions, "cl_khr_fp64");
-  device->has_int64 = device_string(device->id, CL_DEVICE_PROFILE) == "FULL_PROFILE" ||
-                      has_extension(extensions, "cles_khr_int64");
-  device->correctly_rounded_sqrt =
-      (device_value<cl_device_fp_config>(device->id, CL_DEVICE_SINGLE_FP_CONFIG) &
-       CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
+  device->has_int64 =
+      device_string(device->id, CL_DEVICE_PROFILE) == "FULL_PROFILE" || has_extension(extensions, "cles_khr_int64");
+  device->correctly_rounded_sqrt = (device_value<cl_device_fp_config>(device->id, CL_DEVICE_SINGLE_FP_CONFIG) &
+                                    CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
   device->memory_bytes = device_value<cl_ulong>(device->id, CL_DEVICE_GLOBAL_MEM_SIZE);
   device->max_alloc_bytes = device_value<cl_ulong>(device->id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
   device->max_param_bytes = device_value<size_t>(device->id, CL_DEVICE_MAX_PARAMETER_SIZE);
@@ -240,8 +242,10 @@ std::shared_ptr<Device> DeviceHooks::open(uint32_t index) {
   device->max_work_item_sizes = device_value<std::array<size_t, 3>>(device->id, CL_DEVICE_MAX_WORK_ITEM_SIZES);
   device->local_mem_bytes = device_value<cl_ulong>(device->id, CL_DEVICE_LOCAL_MEM_SIZE);
   if (device_value<cl_bool>(device->id, CL_DEVICE_IMAGE_SUPPORT)) {
-    device->image_max_width = static_cast<uint32_t>(std::min<size_t>(device_value<size_t>(device->id, CL_DEVICE_IMAGE2D_MAX_WIDTH), 1u << 30));
-    device->image_max_height = static_cast<uint32_t>(std::min<size_t>(device_value<size_t>(device->id, CL_DEVICE_IMAGE2D_MAX_HEIGHT), 1u << 30));
+    device->image_max_width = static_cast<uint32_t>(
+        std::min<size_t>(device_value<size_t>(device->id, CL_DEVICE_IMAGE2D_MAX_WIDTH), 1u << 30));
+    device->image_max_height = static_cast<uint32_t>(
+        std::min<size_t>(device_value<size_t>(device->id, CL_DEVICE_IMAGE2D_MAX_HEIGHT), 1u << 30));
     device->image_from_buffer = has_extension(extensions, "cl_khr_image2d_from_buffer");
   }
   const std::string dev_name = device_string(device->id, CL_DEVICE_NAME);
@@ -252,8 +256,8 @@ std::shared_ptr<Device> DeviceHooks::open(uint32_t index) {
   device->arch = cat(dev_name, " / driver ", driver);
 
   cl_int err = CL_SUCCESS;
-  const cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
-                                         reinterpret_cast<cl_context_properties>(device->platform), 0};
+  const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(device->platform),
+                                         0};
   device->context = api.clCreateContext(props, 1, &device->id, nullptr, nullptr, &err);
   check_cl(err, "clCreateContext");
   device->copy_queue = api.clCreateCommandQueue(device->context, device->id, 0, &err);
@@ -262,8 +266,9 @@ std::shared_ptr<Device> DeviceHooks::open(uint32_t index) {
 }
 
 const tg_plugin_api& plugin_api() {
-  static const tg_plugin_api api = sdk::plugin_table<DeviceSlots, RendererSlots, CompilerSlots, AllocatorSlots,
-                                                     ProgramSlots, QueueSlots>("qcom", "QCOM");
+  static const tg_plugin_api api =
+      sdk::plugin_table<DeviceSlots, RendererSlots, CompilerSlots, AllocatorSlots, ProgramSlots, QueueSlots>("qcom",
+                                                                                                             "QCOM");
   return api;
 }
 

@@ -30,7 +30,8 @@ std::shared_ptr<Program> ProgramHooks::load(tg_device device, const void* blob, 
   cl_int binary_status = CL_SUCCESS, err = CL_SUCCESS;
   program->program = api.clCreateProgramWithBinary(dev.context, 1, &dev.id, &size, &binary, &binary_status, &err);
   if (err == CL_INVALID_BINARY || binary_status == CL_INVALID_BINARY)
-    throw Error(TG_ERR_INVALID_ARGUMENT, cat("the blob for kernel ", kernel_name, " is not a program binary for ", dev.arch));
+    throw Error(TG_ERR_INVALID_ARGUMENT,
+                cat("the blob for kernel ", kernel_name, " is not a program binary for ", dev.arch));
   check_cl(err, "clCreateProgramWithBinary");
   check_cl(api.clBuildProgram(program->program, 1, &dev.id, build_options(dev).c_str(), nullptr, nullptr),
            cat("clBuildProgram (from binary) of kernel ", kernel_name).c_str());

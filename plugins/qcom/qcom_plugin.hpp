@@ -7,8 +7,8 @@
 #include <CL/cl.h>
 
 #include <tg/plugin_abi.h>
-#include <tg/sdk/plugin_handles.hpp>
 #include <tg/sdk/device_queue.hpp>
+#include <tg/sdk/plugin_handles.hpp>
 #include <tg/sdk/plugin_slots.hpp>
 #include <tg/sdk/program_signature.hpp>
 #include <tg/sdk/status.hpp>
@@ -29,6 +29,7 @@ namespace tg::qcom {
 // The OpenCL calls the plugin makes. The headers give only their types: libOpenCL.so.1 (the ICD loader) is opened
 // with dlopen on first use, so the plugin builds and loads where no OpenCL runtime is installed.
 struct ClApi {
+  // clang-format off: the X-macro list as written (clang-format lays it out as a call chain)
 #define TG_QCOM_CL_FUNCTIONS(X)                                                                                  \
   X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo) X(clCreateContext)               \
   X(clReleaseContext) X(clCreateCommandQueue) X(clReleaseCommandQueue) X(clCreateBuffer) X(clReleaseMemObject)   \
@@ -37,6 +38,7 @@ struct ClApi {
   X(clCreateKernel) X(clReleaseKernel) X(clSetKernelArg) X(clEnqueueNDRangeKernel) X(clEnqueueMarkerWithWaitList) \
   X(clFlush) X(clFinish) X(clWaitForEvents) X(clGetEventInfo) X(clGetEventProfilingInfo) X(clReleaseEvent)      \
   X(clCreateImage) X(clEnqueueCopyBufferToImage) X(clGetMemObjectInfo)
+  // clang-format on
 #define TG_QCOM_CL_MEMBER(fn) decltype(&::fn) fn = nullptr;
   TG_QCOM_CL_FUNCTIONS(TG_QCOM_CL_MEMBER)
 #undef TG_QCOM_CL_MEMBER
@@ -71,8 +73,8 @@ void check_cl(cl_int err, const char* call);
 // user and program made from it, so closing the device early never leaves them dangling.
 struct Device {
   std::string name = "QCOM";
-  std::string description;   // "pthread-skylake-avx512 (Portable Computing Language, OpenCL C 1.2 PoCL)"
-  std::string arch;          // the device and driver a program binary is valid for
+  std::string description;  // "pthread-skylake-avx512 (Portable Computing Language, OpenCL C 1.2 PoCL)"
+  std::string arch;         // the device and driver a program binary is valid for
   cl_platform_id platform = nullptr;
   cl_device_id id = nullptr;
   cl_context context = nullptr;
@@ -80,13 +82,13 @@ struct Device {
   uint64_t memory_bytes = 0;
   uint64_t max_alloc_bytes = 0;
   size_t max_param_bytes = 1024;
-  size_t max_work_group_size = 1;                 // work-items per group, all dims together
+  size_t max_work_group_size = 1;                      // work-items per group, all dims together
   std::array<size_t, 3> max_work_item_sizes{1, 1, 1};  // per dim
   uint64_t local_mem_bytes = 0;
-  bool has_fp16 = false;            // cl_khr_fp16: half arithmetic; without it half is storage only
-  bool has_fp64 = false;            // cl_khr_fp64
-  bool has_int64 = true;            // false on an embedded-profile device without cles_khr_int64
-  bool correctly_rounded_sqrt = false;  // -cl-fp32-correctly-rounded-divide-sqrt is allowed
+  bool has_fp16 = false;                               // cl_khr_fp16: half arithmetic; without it half is storage only
+  bool has_fp64 = false;                               // cl_khr_fp64
+  bool has_int64 = true;                               // false on an embedded-profile device without cles_khr_int64
+  bool correctly_rounded_sqrt = false;                 // -cl-fp32-correctly-rounded-divide-sqrt is allowed
   uint32_t image_max_width = 0, image_max_height = 0;  // CL_DEVICE_IMAGE2D_MAX_*; 0: no image support
   bool image_from_buffer = false;  // cl_khr_image2d_from_buffer: an image can alias a buffer's memory
 

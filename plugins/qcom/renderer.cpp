@@ -17,11 +17,11 @@ namespace {
 
 using sdk::cat;
 using sdk::Error;
-using sdk::op_bit;
 using sdk::kBoolOps;
 using sdk::kFloatOps;
 using sdk::kIntegerOps;
 using sdk::kStorageOps;
+using sdk::op_bit;
 
 // What a renderer needs to know about its device: the extensions that change types and caps.
 struct Features {
@@ -44,7 +44,8 @@ constexpr uint64_t kScratchBytes = uint64_t{kScratchFloats} * 4 * kScratchWarps;
 uint64_t ops_of(const Features& f, uint32_t dtype) {
   if (dtype == TG_DTYPE_BOOL) return kBoolOps;
   if (dtype == TG_DTYPE_BFLOAT16 || (dtype == TG_DTYPE_FLOAT16 && !f.fp16)) return kStorageOps;
-  if (dtype == TG_DTYPE_FLOAT16) return kFloatOps & ~op_bit(TG_KIR_SQRT) & ~op_bit(TG_KIR_FMA);  // the core uses float32
+  if (dtype == TG_DTYPE_FLOAT16)
+    return kFloatOps & ~op_bit(TG_KIR_SQRT) & ~op_bit(TG_KIR_FMA);  // the core uses float32
   return sdk::is_float(dtype) ? kFloatOps : kIntegerOps;
 }
 
@@ -67,7 +68,8 @@ tg_renderer_caps caps_of(const Features& f) {
   caps.max_local_threads = f.max_local_threads;
   caps.local_mem_bytes = f.local_mem_bytes;
   caps.max_params = f.max_params;
-  if (f.int64) caps.image_max_width = f.image_max_width, caps.image_max_height = f.image_max_height;  // helpers use long
+  if (f.int64)
+    caps.image_max_width = f.image_max_width, caps.image_max_height = f.image_max_height;  // helpers use long
   if (f.emulate_tensor_cores && caps.has_local && caps.local_mem_bytes > kScratchBytes) {
     caps.tensor_cores = &kEmulatedTensorCore, caps.ntensor_cores = 1;
     caps.local_mem_bytes -= kScratchBytes;  // the emulation's scratch is not the kernel's to plan with
@@ -90,8 +92,9 @@ uint16_t round_small_float(double d, int ebits, int mbits) {
   const uint64_t m = exp ? man | (1ULL << 52) : man;
   const int shift = 52 - mbits + (e <= 0 ? 1 - e : 0);
   if (shift > 54) return static_cast<uint16_t>(sign);
-  uint32_t q = e <= 0 ? static_cast<uint32_t>(m >> shift)
-                      : (static_cast<uint32_t>(e) << mbits) | static_cast<uint32_t>((m >> shift) & ((1u << mbits) - 1u));
+  uint32_t q = e <= 0
+                   ? static_cast<uint32_t>(m >> shift)
+                   : (static_cast<uint32_t>(e) << mbits) | static_cast<uint32_t>((m >> shift) & ((1u << mbits) - 1u));
   const uint64_t rem = m & ((1ULL << shift) - 1ULL), half_ulp = 1ULL << (shift - 1);
   if (rem > half_ulp || (rem == half_ulp && (q & 1u))) q += 1u;
   return static_cast<uint16_t>(sign | q);
@@ -136,7 +139,8 @@ const char* const kSmallFloatFromDouble = R"(static inline uint tg_round_from_do
 
 // Reading a float32 buffer through its image2d view (TG_PARAM_IMAGE): element e is lane e % 4 of texel e / 4, at
 // (texel % width, texel / width). Unnormalized coordinates, no filtering: the exact stored value.
-const char* const kImageHelpers = R"(__constant sampler_t tg_sampler = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_NONE | CLK_FILTER_NEAREST;
+const char* const kImageHelpers =
+    R"(__constant sampler_t tg_sampler = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_NONE | CLK_FILTER_NEAREST;
 static inline float4 tg_texel(read_only image2d_t img, long e, int width) {
   const long t = e >> 2;
   return read_imagef(img, tg_sampler, (int2)((int)(t % width), (int)(t / width)));
@@ -168,9 +172,8 @@ class OpenClRenderer final : public sdk::CRenderer {
   // float16 is `half` with cl_khr_fp16, else ushort bits like bfloat16. bool in memory is uchar (OpenCL allows no
   // bool pointers or arguments in a kernel's signature).
   std::string scalar_type(uint32_t dtype) override {
-    static const char* const names[TG_DTYPE_COUNT] = {"bool",   "char",  "short", "int",    "long",
-                                                      "uchar",  "ushort", "uint", "ulong",  "half",
-                                                      "ushort", "float", "double"};
+    static const char* const names[TG_DTYPE_COUNT] = {"bool", "char",  "short", "int",    "long",  "uchar", "ushort",
+                                                      "uint", "ulong", "half",  "ushort", "float", "double"};
     return dtype == TG_DTYPE_FLOAT16 && !f_.fp16 ? "ushort" : names[dtype];
   }
   std::string vector_type(uint32_t dtype, uint32_t vcount) override { return cat(scalar_type(dtype), vcount); }
@@ -225,18 +228,22 @@ class OpenClRenderer final : public sdk::CRenderer {
       const tg_kir_inst& in = k.insts[i];
       if (in.op != TG_KIR_SPECIAL || in.arg.i / 4 != TG_SPECIAL_LOCAL || in.arg.i % 4 > 2) continue;
       const tg_kir_inst& end = operand_inst(i, 0);
-      if (end.op != TG_KIR_CONST) throw Error(TG_ERR_UNSUPPORTED, "emulated tensor cores need constant work-group sizes");
+      if (end.op != TG_KIR_CONST)
+        throw Error(TG_ERR_UNSUPPORTED, "emulated tensor cores need constant work-group sizes");
       extent[in.arg.i % 4] = static_cast<uint64_t>(end.arg.i);
     }
     const uint64_t threads = extent[0] * extent[1] * extent[2], tc = kEmulatedTensorCore.threads;
-    if (extent[0] % tc) throw Error(TG_ERR_UNSUPPORTED, cat("emulated tensor cores need work-groups of whole warps along dim 0"));
+    if (extent[0] % tc)
+      throw Error(TG_ERR_UNSUPPORTED, cat("emulated tensor cores need work-groups of whole warps along dim 0"));
     if (threads / tc > kScratchWarps)
-      throw Error(TG_ERR_UNSUPPORTED, cat("emulated tensor cores serve at most ", kScratchWarps, " warps per work-group; this kernel has ",
-                                          threads / tc));
+      throw Error(TG_ERR_UNSUPPORTED, cat("emulated tensor cores serve at most ", kScratchWarps,
+                                          " warps per work-group; this kernel has ", threads / tc));
     line(cat("__local float tg_tc_scratch[", threads / tc * kScratchFloats, "];"));
     line(cat("const int tg_tc_lane = (int)(get_local_id(0) % ", tc, ");"));
-    line(cat("__local float* tg_tc_warp = tg_tc_scratch + (get_local_id(0) + get_local_size(0) * (get_local_id(1) + "
-             "get_local_size(1) * get_local_id(2))) / ", tc, " * ", kScratchFloats, ";"));
+    line(
+        cat("__local float* tg_tc_warp = tg_tc_scratch + (get_local_id(0) + get_local_size(0) * (get_local_id(1) + "
+            "get_local_size(1) * get_local_id(2))) / ",
+            tc, " * ", kScratchFloats, ";"));
   }
 
   // One coordinate (row, or col) of a fragment lane as an expression of tg_tc_lane.
@@ -245,8 +252,10 @@ class OpenClRenderer final : public sdk::CRenderer {
     std::string out;
     for (int i = 0; i < bits; ++i) {
       const uint8_t src = map[first + i];
-      if (src >= 32) fixed |= ((elem >> (src - 32)) & 1u) << i;
-      else out += cat("(((tg_tc_lane >> ", +src, ") & 1) << ", i, ") + ");
+      if (src >= 32)
+        fixed |= ((elem >> (src - 32)) & 1u) << i;
+      else
+        out += cat("(((tg_tc_lane >> ", +src, ") & 1) << ", i, ") + ");
     }
     return cat("(", out, fixed, ")");
   }
@@ -266,9 +275,11 @@ class OpenClRenderer final : public sdk::CRenderer {
                                                ": WMMA m16n8k16 takes float32 x 8, x 4 and x 4 fragments"));
     line("barrier(CLK_LOCAL_MEM_FENCE);");
     for (uint32_t e = 0; e < 8; ++e)
-      line(cat("tg_tc_warp[", tc_index(tc.a_map, 0, 4, e), " * 16 + ", tc_index(tc.a_map, 4, 4, e), "] = ", gep(abc[0], e), ";"));
+      line(cat("tg_tc_warp[", tc_index(tc.a_map, 0, 4, e), " * 16 + ", tc_index(tc.a_map, 4, 4, e),
+               "] = ", gep(abc[0], e), ";"));
     for (uint32_t e = 0; e < 4; ++e)
-      line(cat("tg_tc_warp[256 + ", tc_index(tc.b_map, 0, 4, e), " * 8 + ", tc_index(tc.b_map, 4, 3, e), "] = ", gep(abc[1], e), ";"));
+      line(cat("tg_tc_warp[256 + ", tc_index(tc.b_map, 0, 4, e), " * 8 + ", tc_index(tc.b_map, 4, 3, e),
+               "] = ", gep(abc[1], e), ";"));
     line("barrier(CLK_LOCAL_MEM_FENCE);");
     const std::string d = cat("tc", i);
     line(cat("float4 ", d, " = ", abc[2], ";"));
@@ -291,17 +302,16 @@ class OpenClRenderer final : public sdk::CRenderer {
   }
 
   bool is_reserved_name(const std::string& name) override {
-    static const char* const words[] = {"kernel", "global", "local", "constant", "private", "read_only",
-                                        "write_only", "read_write", "uniform", "pipe", "image2d_t", "sampler_t",
-                                        "event_t", "size_t", "ptrdiff_t", "intptr_t", "uintptr_t", "uchar",
-                                        "ushort", "uint", "ulong", "max", "min", "barrier", "exp2", "log2",
-                                        "sin", "sqrt", "trunc", "select", "isnan", "fmax", "fmin", "NAN",
-                                        "INFINITY"};
+    static const char* const words[] = {
+        "kernel", "global",    "local",     "constant", "private", "read_only", "write_only", "read_write", "uniform",
+        "pipe",   "image2d_t", "sampler_t", "event_t",  "size_t",  "ptrdiff_t", "intptr_t",   "uintptr_t",  "uchar",
+        "ushort", "uint",      "ulong",     "max",      "min",     "barrier",   "exp2",       "log2",       "sin",
+        "sqrt",   "trunc",     "select",    "isnan",    "fmax",    "fmin",      "NAN",        "INFINITY"};
     if (CRenderer::is_reserved_name(name)) return true;
     for (const char* word : words)
       if (name == word) return true;
-    static const char* const prefixes[] = {"get_", "vload", "vstore", "as_", "convert_", "char",  "short", "int",
-                                           "long", "uchar", "ushort", "uint", "ulong",   "float", "double", "half"};
+    static const char* const prefixes[] = {"get_", "vload", "vstore", "as_",  "convert_", "char",  "short",  "int",
+                                           "long", "uchar", "ushort", "uint", "ulong",    "float", "double", "half"};
     for (const char* prefix : prefixes)
       if (name.rfind(prefix, 0) == 0) return true;
     return false;
@@ -355,9 +365,9 @@ class OpenClRenderer final : public sdk::CRenderer {
       const char* sym = in.op == TG_KIR_ADD ? "+" : in.op == TG_KIR_SUB ? "-" : "*";
       return cat("as_", t, "(", as_u(srcs[0]), sym, as_u(srcs[1]), ")");
     }
-    const uint64_t whole = op_bit(TG_KIR_NEG) | op_bit(TG_KIR_ADD) | op_bit(TG_KIR_SUB) | op_bit(TG_KIR_MUL) | op_bit(TG_KIR_FDIV) |
-                           op_bit(TG_KIR_AND) | op_bit(TG_KIR_OR) | op_bit(TG_KIR_XOR) | op_bit(TG_KIR_MULACC) |
-                           op_bit(TG_KIR_FMA);
+    const uint64_t whole = op_bit(TG_KIR_NEG) | op_bit(TG_KIR_ADD) | op_bit(TG_KIR_SUB) | op_bit(TG_KIR_MUL) |
+                           op_bit(TG_KIR_FDIV) | op_bit(TG_KIR_AND) | op_bit(TG_KIR_OR) | op_bit(TG_KIR_XOR) |
+                           op_bit(TG_KIR_MULACC) | op_bit(TG_KIR_FMA);
     const bool vector_whole = (whole & op_bit(in.op)) && !sdk::is_signed_int(src_dtype) &&
                               !(in.op == TG_KIR_MULACC && sdk::is_int(src_dtype));
     const std::string tmpl = op_template(in.op, in.dtype, src_dtype);
@@ -419,7 +429,8 @@ class OpenClRenderer final : public sdk::CRenderer {
   // element's texel and picks its lane (still through the texture cache).
   std::string image_load(const Access& a) override {
     if (a.dtype != TG_DTYPE_FLOAT32) throw Error(TG_ERR_INVALID_ARGUMENT, cat(a.ptr, ": images hold float32"));
-    if (a.vcount == 4 && a.index_multiple != 0 && a.index_multiple % 4 == 0) return cat("tg_texel(", a.ptr, ", (long)(", a.index, "), ", a.image_width, ")");
+    if (a.vcount == 4 && a.index_multiple != 0 && a.index_multiple % 4 == 0)
+      return cat("tg_texel(", a.ptr, ", (long)(", a.index, "), ", a.image_width, ")");
     if (a.vcount == 1) return cat("tg_image_elem(", a.ptr, ", (long)(", a.index, "), ", a.image_width, ")");
     std::vector<std::string> lanes;
     for (uint32_t l = 0; l < a.vcount; ++l)

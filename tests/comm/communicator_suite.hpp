@@ -50,8 +50,10 @@ inline void AllgatherReduceScatterSendRecvBarrier(tg::Communicator& comm) {
   // a ring of messages
   const int next = (r + 1) % n, prev = (r + n - 1) % n;
   int64_t token = 100 + r, in = -1;
-  if (r % 2 == 0) comm.send(&token, sizeof token, next), comm.recv(&in, sizeof in, prev);
-  else comm.recv(&in, sizeof in, prev), comm.send(&token, sizeof token, next);
+  if (r % 2 == 0)
+    comm.send(&token, sizeof token, next), comm.recv(&in, sizeof in, prev);
+  else
+    comm.recv(&in, sizeof in, prev), comm.send(&token, sizeof token, next);
   EXPECT_EQ(in, 100 + prev);
   EXPECT_THROW(comm.send(&token, sizeof token, n), std::invalid_argument);
 }
@@ -78,7 +80,8 @@ inline void TensorCollectives(tg::Communicator& comm) {
   ASSERT_EQ(g.shape(), (tg::Shape{3, 4 * n}));
   std::vector<float> gv = g.to_vector<float>();
   for (int row = 0; row < 3; ++row)
-    for (int c = 0; c < 4 * n; ++c) EXPECT_EQ(gv[static_cast<size_t>(row * 4 * n + c)], static_cast<float>(c / 4 + row * 4 + c % 4));
+    for (int c = 0; c < 4 * n; ++c)
+      EXPECT_EQ(gv[static_cast<size_t>(row * 4 * n + c)], static_cast<float>(c / 4 + row * 4 + c % 4));
   // shapes that disagree fail on every rank with the same message
   if (n == 1) return;
   tg::Tensor odd = tg::Tensor::zeros({r == 0 ? 2 : 3}, tg::dtypes::float32, "CPU");
@@ -86,14 +89,15 @@ inline void TensorCollectives(tg::Communicator& comm) {
     tg::allreduce(odd, comm);
     FAIL() << "mismatched shapes were combined";
   } catch (const tg::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("rank 0 has (2,) float32, rank 1 has (3,) float32"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rank 0 has (2,) float32, rank 1 has (3,) float32"), std::string::npos)
+        << e.what();
   }
 }
 
 inline void TensorParallelMlpMatchesTheWholeProduct(tg::Communicator& comm) {
   const int n = comm.size(), r = comm.rank();
   const int64_t d = 8, f = 6 * n;  // hidden f split into n column blocks of W1 and row blocks of W2
-  std::mt19937 rng(36100);  // the same on every rank: each builds the whole weights and keeps its block
+  std::mt19937 rng(36100);         // the same on every rank: each builds the whole weights and keeps its block
   std::printf("seed 36100\n");
   std::uniform_real_distribution<float> u(-1, 1);
   std::vector<float> x(d), w1(static_cast<size_t>(d * f)), w2(static_cast<size_t>(f * d));
@@ -137,10 +141,10 @@ inline void JitReplaysTheAllreduce(tg::Communicator& comm) {
 }  // namespace comm_suite
 
 // TEST(<Backend>, <check>) for every check: `run(check)` runs it on every rank of the backend's group.
-#define COMM_SUITE_TESTS(Backend, run) \
-  TEST(Backend, AllreduceSumMaxMinIsExact) { run(comm_suite::AllreduceSumMaxMinIsExact); } \
-  TEST(Backend, AllgatherReduceScatterSendRecvBarrier) { run(comm_suite::AllgatherReduceScatterSendRecvBarrier); } \
-  TEST(Backend, SplitMakesSubGroups) { run(comm_suite::SplitMakesSubGroups); } \
-  TEST(Backend, TensorCollectives) { run(comm_suite::TensorCollectives); } \
+#define COMM_SUITE_TESTS(Backend, run)                                                                                 \
+  TEST(Backend, AllreduceSumMaxMinIsExact) { run(comm_suite::AllreduceSumMaxMinIsExact); }                             \
+  TEST(Backend, AllgatherReduceScatterSendRecvBarrier) { run(comm_suite::AllgatherReduceScatterSendRecvBarrier); }     \
+  TEST(Backend, SplitMakesSubGroups) { run(comm_suite::SplitMakesSubGroups); }                                         \
+  TEST(Backend, TensorCollectives) { run(comm_suite::TensorCollectives); }                                             \
   TEST(Backend, TensorParallelMlpMatchesTheWholeProduct) { run(comm_suite::TensorParallelMlpMatchesTheWholeProduct); } \
   TEST(Backend, JitReplaysTheAllreduce) { run(comm_suite::JitReplaysTheAllreduce); }

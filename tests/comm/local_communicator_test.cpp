@@ -48,7 +48,9 @@ TEST(LocalErrors, ARankThatNeverJoinsTimesOut) {  // TG_COMM_TIMEOUT_S=2 (tests/
     comms[0]->allreduce(&v, 1, tg::dtypes::float64, tg::CollectiveOp::Sum);
     FAIL() << "the allreduce returned without rank 1";
   } catch (const tg::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("in-process rank 0 of 2: allreduce got no answer from the other ranks in 2 s"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("in-process rank 0 of 2: allreduce got no answer from the other ranks in 2 s"),
+              std::string::npos)
+        << e.what();
   }
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30);
 }
@@ -73,7 +75,8 @@ TEST(LocalErrors, MismatchedCountsFailOnEveryRank) {
     try {
       c.allreduce(v.data(), v.size(), tg::dtypes::float32, tg::CollectiveOp::Sum);
     } catch (const tg::Error& e) {
-      EXPECT_NE(std::string(e.what()).find("rank 0 has 4 float32, rank 1 has 5 float32"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("rank 0 has 4 float32, rank 1 has 5 float32"), std::string::npos)
+          << e.what();
       ++failed;
     }
   });
@@ -107,7 +110,9 @@ TEST(DeviceCommunicator, RefusesDevicesWithoutDeviceCollectives) {
     tg::device_communicator(*comms[0], "CPU");
     FAIL() << "a device communicator on the CPU";
   } catch (const tg::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("CPU's plugin has no device collectives (tg.collectives.v1)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("CPU's plugin has no device collectives (tg.collectives.v1)"),
+              std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(tg::device_communicator(*comms[0], "NOSUCHDEV"), std::exception);
 }

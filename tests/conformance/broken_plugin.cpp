@@ -11,18 +11,18 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <chrono>
 #include <thread>
 #include <vector>
 
 namespace {
 
 tg_plugin_get_api_fn g_entry = nullptr;  // the real plugin's entry point
-const tg_plugin_api* g_cpu = nullptr;     // the real plugin's table
-tg_plugin_api g_table;                    // its copy with one slot broken
+const tg_plugin_api* g_cpu = nullptr;    // the real plugin's table
+tg_plugin_api g_table;                   // its copy with one slot broken
 
 std::string mode() {
   const char* env = std::getenv("TG_BROKEN_PLUGIN_MODE");
@@ -61,21 +61,25 @@ tg_status_t two_device_count(uint32_t* out_count) {
   return status;
 }
 
-tg_status_t copy_peer_one_element_late(tg_device dst_device, const tg_buffer_desc* dst, uint64_t dst_offset, tg_device src_device,
-                                       const tg_buffer_desc* src, uint64_t src_offset, uint64_t size) {
-  return g_cpu->allocator_copy_peer(dst_device, dst, dst_offset + 4, src_device, src, src_offset, size >= 4 ? size - 4 : size);
+tg_status_t copy_peer_one_element_late(tg_device dst_device, const tg_buffer_desc* dst, uint64_t dst_offset,
+                                       tg_device src_device, const tg_buffer_desc* src, uint64_t src_offset,
+                                       uint64_t size) {
+  return g_cpu->allocator_copy_peer(dst_device, dst, dst_offset + 4, src_device, src, src_offset,
+                                    size >= 4 ? size - 4 : size);
 }
 
 tg_status_t open_either_as_cpu0(uint32_t index, tg_device* out_device) {
-  if (index > 1) return tg::sdk::make_status(TG_ERR_INVALID_ARGUMENT, "no cpu-twice device " + std::to_string(index) + "; there are 2");
+  if (index > 1)
+    return tg::sdk::make_status(TG_ERR_INVALID_ARGUMENT,
+                                "no cpu-twice device " + std::to_string(index) + "; there are 2");
   return g_cpu->device_open(0, out_device);
 }
 
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) const tg_plugin_api* tg_plugin_get_api(uint32_t core_major,
-                                                                                          uint32_t core_minor,
-                                                                                          tg_status_t* out_status) {
+                                                                                         uint32_t core_minor,
+                                                                                         tg_status_t* out_status) {
   if (out_status != nullptr) *out_status = nullptr;
   if (g_entry == nullptr) {
     const char* path = std::getenv("TG_BROKEN_PLUGIN_TARGET");

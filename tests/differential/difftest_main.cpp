@@ -20,8 +20,8 @@
 #include <string>
 
 #include "program.hpp"
-#include "tg/jit.hpp"
 #include "reference.hpp"
+#include "tg/jit.hpp"
 
 namespace po = boost::program_options;
 using namespace tg::difftest;
@@ -73,8 +73,8 @@ std::optional<std::string> compare(const Program& p, std::vector<tg::Tensor>& go
       if (exact_inf ? g[i] != r : !(std::fabs(g[i] - r) <= 2 * e + 1e-30)) {
         std::ostringstream m;
         m.precision(9);
-        m << "node t" << o << " (" << n.op << ", shape " << tg::shape_str(n.shape) << ") element " << i << ": got " << g[i]
-          << ", expected " << r << " within " << 2 * e;
+        m << "node t" << o << " (" << n.op << ", shape " << tg::shape_str(n.shape) << ") element " << i << ": got "
+          << g[i] << ", expected " << r << " within " << 2 * e;
         return m.str();
       }
     }
@@ -90,7 +90,9 @@ std::optional<std::string> check(const Program& p, Stats& st) {
       return compare(p, got, st);
     }
     // through a tg::Jit: the calls that run, capture and replay each see fresh input data
-    tg::Jit jit([&](const std::vector<tg::Tensor>& leaves, const std::vector<tg::BoundVariable>&) { return run_outputs(p, leaves); });
+    tg::Jit jit([&](const std::vector<tg::Tensor>& leaves, const std::vector<tg::BoundVariable>&) {
+      return run_outputs(p, leaves);
+    });
     for (int round = 0; round < g_jit_rounds; ++round) {
       Program q = with_fresh_leaves(p, static_cast<uint64_t>(round));
       std::vector<tg::Tensor> got = jit(make_leaves(q));
@@ -105,7 +107,8 @@ std::optional<std::string> check(const Program& p, Stats& st) {
 // Runs body in a fresh process that reports through say(line); each line reaches on_line here. Returns "" when
 // the process exited, "crashed: <signal>", or "hung" when no line came for timeout_s.
 using Say = std::function<void(const std::string&)>;
-std::string in_child(const std::function<void(const Say&)>& body, int timeout_s, const std::function<void(const std::string&)>& on_line) {
+std::string in_child(const std::function<void(const Say&)>& body, int timeout_s,
+                     const std::function<void(const std::string&)>& on_line) {
   int fd[2];
   if (pipe(fd) != 0) return "pipe failed";
   std::fflush(stdout);
@@ -144,8 +147,12 @@ std::string in_child(const std::function<void(const Say&)>& body, int timeout_s,
 // "" when p passes in a fresh process, else why not
 std::string failure_of(const Program& p, int timeout_s) {
   std::string fail;
-  std::string ended = in_child([&](const Say& say) { Stats st; if (auto f = check(p, st)) say(*f); }, timeout_s,
-                               [&](const std::string& l) { fail = l; });
+  std::string ended = in_child(
+      [&](const Say& say) {
+        Stats st;
+        if (auto f = check(p, st)) say(*f);
+      },
+      timeout_s, [&](const std::string& l) { fail = l; });
   return ended.empty() ? fail : ended;
 }
 // The smallest program found that still fails: the earliest node that fails as the only output, or else the
@@ -162,16 +169,22 @@ Program shrink(Program p, int timeout_s) {
     std::vector<int> keep = p.outputs;
     keep.erase(keep.begin() + static_cast<std::ptrdiff_t>(o));
     Program cand = prune(p, keep);
-    if (!failure_of(cand, timeout_s).empty()) p = cand;
-    else ++o;
+    if (!failure_of(cand, timeout_s).empty())
+      p = cand;
+    else
+      ++o;
   }
   for (size_t k = p.nodes.size(); k-- > 0;) {
     for (size_t j = 0; j < p.nodes[k].in.size(); ++j) {
       const Node& src = p.nodes[static_cast<size_t>(p.nodes[k].in[j])];
       if (src.op == "leaf" || (src.dtype != tg::dtypes::float32 && src.dtype != tg::dtypes::int32)) continue;
       Program cand = p;
-      Node leaf{.op = "leaf", .lo = src.dtype == tg::dtypes::int32 ? -8.0 : -1.0, .hi = src.dtype == tg::dtypes::int32 ? 8.0 : 1.0,
-                .seed = p.seed * 1000 + cand.nodes.size() * 31 + k * 7 + j, .shape = src.shape, .dtype = src.dtype};
+      Node leaf{.op = "leaf",
+                .lo = src.dtype == tg::dtypes::int32 ? -8.0 : -1.0,
+                .hi = src.dtype == tg::dtypes::int32 ? 8.0 : 1.0,
+                .seed = p.seed * 1000 + cand.nodes.size() * 31 + k * 7 + j,
+                .shape = src.shape,
+                .dtype = src.dtype};
       cand.nodes.insert(cand.nodes.begin(), leaf);
       for (auto& n : cand.nodes)
         for (int& x : n.in) ++x;
@@ -191,6 +204,7 @@ int main(int argc, char** argv) {
   int timeout_s = 120, min_ops = 3, max_ops = 12;
   bool no_shrink = false, print = false;
   po::options_description desc("tg-difftest: random tensor programs against a float64 reference (device from DEV)");
+  // clang-format off: one option per line
   desc.add_options()("help,h", "this help")("seeds", po::value(&seeds), "seed range A:B (B excluded) or one seed")(
       "min-ops", po::value(&min_ops), "fewest ops per program")("max-ops", po::value(&max_ops), "most ops per program")(
       "timeout", po::value(&timeout_s), "seconds one program may take")("no-shrink", po::bool_switch(&no_shrink),
@@ -199,6 +213,7 @@ int main(int argc, char** argv) {
       "planted-bug", po::bool_switch(&g_planted_bug), "make the reference's add 1e-4 too large (tests the tester)")(
       "jit", po::value(&g_jit_rounds)->implicit_value(4),
       "run each program through a tg::Jit this many times (run, capture, replays), fresh inputs each call");
+  // clang-format on
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -212,11 +227,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   uint64_t first = 0, last = 0;
-  if (auto c = seeds.find(':'); c != std::string::npos) first = std::stoull(seeds.substr(0, c)), last = std::stoull(seeds.substr(c + 1));
-  else first = std::stoull(seeds), last = first + 1;
+  if (auto c = seeds.find(':'); c != std::string::npos)
+    first = std::stoull(seeds.substr(0, c)), last = std::stoull(seeds.substr(c + 1));
+  else
+    first = std::stoull(seeds), last = first + 1;
   GenOptions go{.min_ops = min_ops, .max_ops = max_ops};
   const char* dev = std::getenv("DEV");
-  std::string where = std::string(dev ? dev : "default device") + (std::getenv("NOOPT") ? ", NOOPT=" + std::string(std::getenv("NOOPT")) : "") +
+  std::string where = std::string(dev ? dev : "default device") +
+                      (std::getenv("NOOPT") ? ", NOOPT=" + std::string(std::getenv("NOOPT")) : "") +
                       (g_jit_rounds ? ", through a Jit" : "");
 
   int failed = 0;
@@ -240,7 +258,8 @@ int main(int argc, char** argv) {
             say("ok " + std::to_string(k) + " " + std::to_string(st.checked) + " " + std::to_string(st.unchecked));
           }
         },
-        timeout_s, [&](const std::string& l) {
+        timeout_s,
+        [&](const std::string& l) {
           std::istringstream in(l);
           std::string kind;
           uint64_t k;
@@ -264,13 +283,17 @@ int main(int argc, char** argv) {
     std::cout << "FAIL seed " << bad << " (" << where << "): " << msg << std::endl;
     if (!no_shrink) p = shrink(p, timeout_s);
     std::string now = failure_of(p, timeout_s);
-    std::cout << to_cpp(p, "// tg-difftest seed " + std::to_string(bad) + " on " + where + ": " + (now.empty() ? msg : now) + "\n", g_jit_rounds) << std::endl;
+    std::cout << to_cpp(p,
+                        "// tg-difftest seed " + std::to_string(bad) + " on " + where + ": " +
+                            (now.empty() ? msg : now) + "\n",
+                        g_jit_rounds)
+              << std::endl;
     s = next;
   }
   if (print) return 0;
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::cout << "{\"programs\": " << (last - first) << ", \"failed\": " << failed << ", \"elements_checked\": " << total.checked
-            << ", \"elements_unchecked\": " << total.unchecked << ", \"device\": \"" << where << "\", \"seconds\": " << secs << "}"
-            << std::endl;
+  std::cout << "{\"programs\": " << (last - first) << ", \"failed\": " << failed
+            << ", \"elements_checked\": " << total.checked << ", \"elements_unchecked\": " << total.unchecked
+            << ", \"device\": \"" << where << "\", \"seconds\": " << secs << "}" << std::endl;
   return failed ? 1 : 0;
 }

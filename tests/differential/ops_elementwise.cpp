@@ -28,12 +28,14 @@ struct Unary {
   Tensor (Tensor::*fn)() const;
   double (*f)(double);
   double (*own_err)(double x, double r);  // the op's own error at x (absolute)
-  bool positive_domain;                    // the generator feeds it |x| + 0.5
+  bool positive_domain;                   // the generator feeds it |x| + 0.5
   int weight = 2;
 };
 
 double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
-double gelu(double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (x + 0.044715 * x * x * x))); }
+double gelu(double x) {
+  return 0.5 * x * (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (x + 0.044715 * x * x * x)));
+}
 
 const std::vector<Unary>& unaries() {
   static const std::vector<Unary> t = {
@@ -41,19 +43,32 @@ const std::vector<Unary>& unaries() {
       {"abs", &Tensor::abs, [](double x) { return std::fabs(x); }, [](double, double) { return 0.0; }, false},
       {"relu", &Tensor::relu, [](double x) { return x > 0 ? x : 0.0; }, [](double, double) { return 0.0; }, false},
       // exp(x) = exp2(x * log2 e): the product's rounding moves the exponent by u|x|
-      {"exp", &Tensor::exp, [](double x) { return std::exp(x); }, [](double x, double r) { return 4 * kU * std::fabs(r) * (1 + std::fabs(x)) + kTiny; }, false},
-      {"exp2", &Tensor::exp2, [](double x) { return std::exp2(x); }, [](double, double r) { return 4 * kU * std::fabs(r) + kTiny; }, false},
-      {"log", &Tensor::log, [](double x) { return std::log(x); }, [](double, double r) { return 4 * kU * (std::fabs(r) + 1); }, true},
-      {"log2", &Tensor::log2, [](double x) { return std::log2(x); }, [](double, double r) { return 4 * kU * (std::fabs(r) + 1); }, true},
-      {"sin", &Tensor::sin, [](double x) { return std::sin(x); }, [](double, double r) { return 4 * kU * (std::fabs(r) + 1); }, false},
-      {"cos", &Tensor::cos, [](double x) { return std::cos(x); }, [](double, double r) { return 4 * kU * (std::fabs(r) + 1); }, false},
-      {"sqrt", &Tensor::sqrt, [](double x) { return std::sqrt(x); }, [](double, double r) { return 2 * kU * std::fabs(r); }, true},
-      {"rsqrt", &Tensor::rsqrt, [](double x) { return 1 / std::sqrt(x); }, [](double, double r) { return 4 * kU * std::fabs(r); }, true},
-      {"reciprocal", &Tensor::reciprocal, [](double x) { return 1 / x; }, [](double, double r) { return 2 * kU * std::fabs(r); }, true},
-      {"sigmoid", &Tensor::sigmoid, sigmoid, [](double x, double r) { return 4 * kU * std::fabs(r) * (1 + std::fabs(x)) + kTiny; }, false},
-      {"tanh", &Tensor::tanh, [](double x) { return std::tanh(x); }, [](double x, double r) { return 8 * kU * std::fabs(r) * (1 + std::fabs(x)) + kTiny; }, false},
-      {"gelu", &Tensor::gelu, gelu, [](double x, double r) { return 8 * kU * (std::fabs(r) + std::fabs(x)) * (1 + x * x) + kTiny; }, false},
-      {"silu", &Tensor::silu, [](double x) { return x * sigmoid(x); }, [](double x, double r) { return 6 * kU * (std::fabs(r) + std::fabs(x)) * (1 + std::fabs(x)) + kTiny; }, false},
+      {"exp", &Tensor::exp, [](double x) { return std::exp(x); },
+       [](double x, double r) { return 4 * kU * std::fabs(r) * (1 + std::fabs(x)) + kTiny; }, false},
+      {"exp2", &Tensor::exp2, [](double x) { return std::exp2(x); },
+       [](double, double r) { return 4 * kU * std::fabs(r) + kTiny; }, false},
+      {"log", &Tensor::log, [](double x) { return std::log(x); },
+       [](double, double r) { return 4 * kU * (std::fabs(r) + 1); }, true},
+      {"log2", &Tensor::log2, [](double x) { return std::log2(x); },
+       [](double, double r) { return 4 * kU * (std::fabs(r) + 1); }, true},
+      {"sin", &Tensor::sin, [](double x) { return std::sin(x); },
+       [](double, double r) { return 4 * kU * (std::fabs(r) + 1); }, false},
+      {"cos", &Tensor::cos, [](double x) { return std::cos(x); },
+       [](double, double r) { return 4 * kU * (std::fabs(r) + 1); }, false},
+      {"sqrt", &Tensor::sqrt, [](double x) { return std::sqrt(x); },
+       [](double, double r) { return 2 * kU * std::fabs(r); }, true},
+      {"rsqrt", &Tensor::rsqrt, [](double x) { return 1 / std::sqrt(x); },
+       [](double, double r) { return 4 * kU * std::fabs(r); }, true},
+      {"reciprocal", &Tensor::reciprocal, [](double x) { return 1 / x; },
+       [](double, double r) { return 2 * kU * std::fabs(r); }, true},
+      {"sigmoid", &Tensor::sigmoid, sigmoid,
+       [](double x, double r) { return 4 * kU * std::fabs(r) * (1 + std::fabs(x)) + kTiny; }, false},
+      {"tanh", &Tensor::tanh, [](double x) { return std::tanh(x); },
+       [](double x, double r) { return 8 * kU * std::fabs(r) * (1 + std::fabs(x)) + kTiny; }, false},
+      {"gelu", &Tensor::gelu, gelu,
+       [](double x, double r) { return 8 * kU * (std::fabs(r) + std::fabs(x)) * (1 + x * x) + kTiny; }, false},
+      {"silu", &Tensor::silu, [](double x) { return x * sigmoid(x); },
+       [](double x, double r) { return 6 * kU * (std::fabs(r) + std::fabs(x)) * (1 + std::fabs(x)) + kTiny; }, false},
   };
   return t;
 }
@@ -78,22 +93,21 @@ int positive_input(Gen& g) {
 std::vector<OpDef> unary_defs() {
   std::vector<OpDef> out;
   for (const Unary& u : unaries()) {
-    out.push_back(OpDef{
-        u.name, u.weight,
-        [u](Gen& g, Node& n) {
-          int x = u.positive_domain ? positive_input(g) : g.pick(dtypes::float32);
-          if (x < 0) return false;
-          n.in = {x}, n.shape = g.node(x).shape;
-          return true;
-        },
-        [u](const std::vector<Tensor>& in, const Node&) { return (in[0].*u.fn)(); },
-        [u](const std::vector<const Val*>& in, const Node& n) {
-          return ewise(in, n.shape, [u](const std::vector<double>& v, const std::vector<double>& e) {
-            double r = u.f(v[0]);
-            return std::pair{r, propagated(u.f, v[0], e[0], r) + u.own_err(v[0], r)};
-          });
-        },
-        [u](const std::vector<std::string>& in, const Node&) { return in[0] + "." + u.name + "()"; }});
+    out.push_back(OpDef{u.name, u.weight,
+                        [u](Gen& g, Node& n) {
+                          int x = u.positive_domain ? positive_input(g) : g.pick(dtypes::float32);
+                          if (x < 0) return false;
+                          n.in = {x}, n.shape = g.node(x).shape;
+                          return true;
+                        },
+                        [u](const std::vector<Tensor>& in, const Node&) { return (in[0].*u.fn)(); },
+                        [u](const std::vector<const Val*>& in, const Node& n) {
+                          return ewise(in, n.shape, [u](const std::vector<double>& v, const std::vector<double>& e) {
+                            double r = u.f(v[0]);
+                            return std::pair{r, propagated(u.f, v[0], e[0], r) + u.own_err(v[0], r)};
+                          });
+                        },
+                        [u](const std::vector<std::string>& in, const Node&) { return in[0] + "." + u.name + "()"; }});
   }
   return out;
 }
@@ -142,10 +156,14 @@ std::pair<double, double> div_ref(double a, double b, double ea, double eb) {
 
 const std::vector<Binary>& binaries() {
   static const std::vector<Binary> t = {
-      {"add", "+", [](const Tensor& a, const Tensor& b) { return a + b; }, [](double a, double b, double ea, double eb) { return std::pair{a + b, ea + eb}; }},
-      {"sub", "-", [](const Tensor& a, const Tensor& b) { return a - b; }, [](double a, double b, double ea, double eb) { return std::pair{a - b, ea + eb}; }},
+      {"add", "+", [](const Tensor& a, const Tensor& b) { return a + b; },
+       [](double a, double b, double ea, double eb) { return std::pair{a + b, ea + eb}; }},
+      {"sub", "-", [](const Tensor& a, const Tensor& b) { return a - b; },
+       [](double a, double b, double ea, double eb) { return std::pair{a - b, ea + eb}; }},
       {"mul", "*", [](const Tensor& a, const Tensor& b) { return a * b; },
-       [](double a, double b, double ea, double eb) { return std::pair{a * b, std::fabs(a) * eb + std::fabs(b) * ea + ea * eb}; }},
+       [](double a, double b, double ea, double eb) {
+         return std::pair{a * b, std::fabs(a) * eb + std::fabs(b) * ea + ea * eb};
+       }},
       {"div", "/", [](const Tensor& a, const Tensor& b) { return a / b; }, div_ref, true},
       {"maximum", "maximum", [](const Tensor& a, const Tensor& b) { return a.maximum(b); },
        [](double a, double b, double ea, double eb) { return std::pair{std::max(a, b), std::max(ea, eb)}; }},
@@ -153,9 +171,15 @@ const std::vector<Binary>& binaries() {
        [](double a, double b, double ea, double eb) { return std::pair{std::min(a, b), std::max(ea, eb)}; }},
       // ints: truncating division and C remainder, x/0 = x%0 = 0
       {"idiv", "idiv", [](const Tensor& a, const Tensor& b) { return a.idiv(b); },
-       [](double a, double b, double ea, double eb) { return std::pair{b == 0 ? 0.0 : std::trunc(a / b), ea + eb > 0 ? kInf : 0.0}; }, false, true},
+       [](double a, double b, double ea, double eb) {
+         return std::pair{b == 0 ? 0.0 : std::trunc(a / b), ea + eb > 0 ? kInf : 0.0};
+       },
+       false, true},
       {"mod", "mod", [](const Tensor& a, const Tensor& b) { return a.mod(b); },
-       [](double a, double b, double ea, double eb) { return std::pair{b == 0 ? 0.0 : std::fmod(a, b), ea + eb > 0 ? kInf : 0.0}; }, false, true},
+       [](double a, double b, double ea, double eb) {
+         return std::pair{b == 0 ? 0.0 : std::fmod(a, b), ea + eb > 0 ? kInf : 0.0};
+       },
+       false, true},
   };
   return t;
 }
@@ -175,19 +199,19 @@ Val binary_ref(const std::vector<const Val*>& in, const Node& n, BinFn f) {
 std::vector<OpDef> binary_defs() {
   std::vector<OpDef> out;
   for (const Binary& b : binaries()) {
-    out.push_back(OpDef{
-        b.name, b.int_only ? 1 : 3,
-        [b](Gen& g, Node& n) {
-          DType d = b.int_only ? dtypes::int32 : b.float_only || g.chance(0.8) ? dtypes::float32 : dtypes::int32;
-          int x = g.pick(d);
-          if (x < 0) return false;
-          int y = partner(g, x, d);
-          n.in = {x, y}, n.dtype = d, n.shape = *broadcast(g.node(x).shape, g.node(y).shape);
-          return true;
-        },
-        [b](const std::vector<Tensor>& in, const Node&) { return b.fn(in[0], in[1]); },
-        [b](const std::vector<const Val*>& in, const Node& n) { return binary_ref(in, n, b.f); },
-        [b](const std::vector<std::string>& in, const Node&) { return spell_binary(b.spelling, in[0], in[1]); }});
+    out.push_back(
+        OpDef{b.name, b.int_only ? 1 : 3,
+              [b](Gen& g, Node& n) {
+                DType d = b.int_only ? dtypes::int32 : b.float_only || g.chance(0.8) ? dtypes::float32 : dtypes::int32;
+                int x = g.pick(d);
+                if (x < 0) return false;
+                int y = partner(g, x, d);
+                n.in = {x, y}, n.dtype = d, n.shape = *broadcast(g.node(x).shape, g.node(y).shape);
+                return true;
+              },
+              [b](const std::vector<Tensor>& in, const Node&) { return b.fn(in[0], in[1]); },
+              [b](const std::vector<const Val*>& in, const Node& n) { return binary_ref(in, n, b.f); },
+              [b](const std::vector<std::string>& in, const Node&) { return spell_binary(b.spelling, in[0], in[1]); }});
   }
   // tensor op scalar: x + c, x * c, c - x, x / c
   struct Scalar {
@@ -197,31 +221,34 @@ std::vector<OpDef> binary_defs() {
     std::string (*cpp)(const std::string&, const std::string&);
   };
   static const std::vector<Scalar> scalars = {
-      {"add_s", [](const Tensor& x, double c) { return x + c; }, binaries()[0].f, [](const std::string& x, const std::string& c) { return x + " + " + c; }},
-      {"mul_s", [](const Tensor& x, double c) { return x * c; }, binaries()[2].f, [](const std::string& x, const std::string& c) { return x + " * " + c; }},
-      {"rsub_s", [](const Tensor& x, double c) { return c - x; }, [](double a, double b, double ea, double eb) { return std::pair{b - a, ea + eb}; },
+      {"add_s", [](const Tensor& x, double c) { return x + c; }, binaries()[0].f,
+       [](const std::string& x, const std::string& c) { return x + " + " + c; }},
+      {"mul_s", [](const Tensor& x, double c) { return x * c; }, binaries()[2].f,
+       [](const std::string& x, const std::string& c) { return x + " * " + c; }},
+      {"rsub_s", [](const Tensor& x, double c) { return c - x; },
+       [](double a, double b, double ea, double eb) { return std::pair{b - a, ea + eb}; },
        [](const std::string& x, const std::string& c) { return c + " - " + x; }},
-      {"div_s", [](const Tensor& x, double c) { return x / c; }, div_ref, [](const std::string& x, const std::string& c) { return x + " / " + c; }},
+      {"div_s", [](const Tensor& x, double c) { return x / c; }, div_ref,
+       [](const std::string& x, const std::string& c) { return x + " / " + c; }},
   };
   static const double consts[] = {0.5, 2, 3, -1.5, 1e-3, 100, 0.1};
   for (const Scalar& s : scalars) {
-    out.push_back(OpDef{
-        s.name, 2,
-        [](Gen& g, Node& n) {
-          int x = g.pick(dtypes::float32);
-          if (x < 0) return false;
-          n.in = {x}, n.shape = g.node(x).shape, n.f = consts[g.uniform(0, std::size(consts) - 1)];
-          return true;
-        },
-        [s](const std::vector<Tensor>& in, const Node& n) { return s.fn(in[0], n.f); },
-        [s](const std::vector<const Val*>& in, const Node& n) {
-          return ewise(in, n.shape, [&](const std::vector<double>& v, const std::vector<double>& e) {
-            // the constant itself is rounded to float32 first
-            auto [r, err] = s.f(v[0], static_cast<float>(n.f), e[0], 0);
-            return std::pair{r, err + own_rounding(n, r)};
-          });
-        },
-        [s](const std::vector<std::string>& in, const Node& n) { return s.cpp(in[0], repr(n.f)); }});
+    out.push_back(OpDef{s.name, 2,
+                        [](Gen& g, Node& n) {
+                          int x = g.pick(dtypes::float32);
+                          if (x < 0) return false;
+                          n.in = {x}, n.shape = g.node(x).shape, n.f = consts[g.uniform(0, std::size(consts) - 1)];
+                          return true;
+                        },
+                        [s](const std::vector<Tensor>& in, const Node& n) { return s.fn(in[0], n.f); },
+                        [s](const std::vector<const Val*>& in, const Node& n) {
+                          return ewise(in, n.shape, [&](const std::vector<double>& v, const std::vector<double>& e) {
+                            // the constant itself is rounded to float32 first
+                            auto [r, err] = s.f(v[0], static_cast<float>(n.f), e[0], 0);
+                            return std::pair{r, err + own_rounding(n, r)};
+                          });
+                        },
+                        [s](const std::vector<std::string>& in, const Node& n) { return s.cpp(in[0], repr(n.f)); }});
   }
   return out;
 }
@@ -235,9 +262,12 @@ struct Compare {
 
 std::vector<OpDef> compare_defs() {
   static const std::vector<Compare> cmps = {
-      {"lt", &Tensor::lt, [](double a, double b) { return a < b; }}, {"le", &Tensor::le, [](double a, double b) { return a <= b; }},
-      {"gt", &Tensor::gt, [](double a, double b) { return a > b; }}, {"ge", &Tensor::ge, [](double a, double b) { return a >= b; }},
-      {"eq", &Tensor::eq, [](double a, double b) { return a == b; }}, {"ne", &Tensor::ne, [](double a, double b) { return a != b; }},
+      {"lt", &Tensor::lt, [](double a, double b) { return a < b; }},
+      {"le", &Tensor::le, [](double a, double b) { return a <= b; }},
+      {"gt", &Tensor::gt, [](double a, double b) { return a > b; }},
+      {"ge", &Tensor::ge, [](double a, double b) { return a >= b; }},
+      {"eq", &Tensor::eq, [](double a, double b) { return a == b; }},
+      {"ne", &Tensor::ne, [](double a, double b) { return a != b; }},
   };
   std::vector<OpDef> out;
   for (const Compare& c : cmps) {
@@ -260,26 +290,28 @@ std::vector<OpDef> compare_defs() {
         },
         [c](const std::vector<std::string>& in, const Node&) { return in[0] + "." + c.name + "(" + in[1] + ")"; }});
   }
-  out.push_back(OpDef{
-      "where", 2,
-      [](Gen& g, Node& n) {
-        int c = g.pick(dtypes::bool_);
-        if (c < 0) return false;
-        int a = partner(g, c, dtypes::float32);
-        auto s = broadcast(g.node(c).shape, g.node(a).shape);
-        int b = g.pick(dtypes::float32, [&](const Node& m) { return broadcast(*s, m.shape) == *s; });
-        if (b < 0) b = g.leaf(*s, dtypes::float32);
-        n.in = {c, a, b}, n.shape = *s;
-        return true;
-      },
-      [](const std::vector<Tensor>& in, const Node&) { return Tensor::where(in[0], in[1], in[2]); },
-      [](const std::vector<const Val*>& in, const Node& n) {
-        return ewise(in, n.shape, [](const std::vector<double>& v, const std::vector<double>& e) {
-          if (e[0] > 0) return std::pair{v[0] != 0 ? v[1] : v[2], std::max(e[1], e[2]) + std::fabs(v[1] - v[2])};
-          return v[0] != 0 ? std::pair{v[1], e[1]} : std::pair{v[2], e[2]};
-        });
-      },
-      [](const std::vector<std::string>& in, const Node&) { return "Tensor::where(" + in[0] + ", " + in[1] + ", " + in[2] + ")"; }});
+  out.push_back(OpDef{"where", 2,
+                      [](Gen& g, Node& n) {
+                        int c = g.pick(dtypes::bool_);
+                        if (c < 0) return false;
+                        int a = partner(g, c, dtypes::float32);
+                        auto s = broadcast(g.node(c).shape, g.node(a).shape);
+                        int b = g.pick(dtypes::float32, [&](const Node& m) { return broadcast(*s, m.shape) == *s; });
+                        if (b < 0) b = g.leaf(*s, dtypes::float32);
+                        n.in = {c, a, b}, n.shape = *s;
+                        return true;
+                      },
+                      [](const std::vector<Tensor>& in, const Node&) { return Tensor::where(in[0], in[1], in[2]); },
+                      [](const std::vector<const Val*>& in, const Node& n) {
+                        return ewise(in, n.shape, [](const std::vector<double>& v, const std::vector<double>& e) {
+                          if (e[0] > 0)
+                            return std::pair{v[0] != 0 ? v[1] : v[2], std::max(e[1], e[2]) + std::fabs(v[1] - v[2])};
+                          return v[0] != 0 ? std::pair{v[1], e[1]} : std::pair{v[2], e[2]};
+                        });
+                      },
+                      [](const std::vector<std::string>& in, const Node&) {
+                        return "Tensor::where(" + in[0] + ", " + in[1] + ", " + in[2] + ")";
+                      }});
   return out;
 }
 
@@ -295,24 +327,25 @@ std::vector<OpDef> cast_defs() {
   };
   for (Narrow nw : {Narrow{"roundtrip_f16", dtypes::float16, "tg::dtypes::float16", 0x1p-11, 65504},
                     Narrow{"roundtrip_bf16", dtypes::bfloat16, "tg::dtypes::bfloat16", 0x1p-8, 3e38}}) {
-    out.push_back(OpDef{
-        nw.name, 1,
-        [](Gen& g, Node& n) {
-          int x = g.pick(dtypes::float32);
-          if (x < 0) return false;
-          n.in = {x}, n.shape = g.node(x).shape;
-          return true;
-        },
-        [nw](const std::vector<Tensor>& in, const Node&) { return in[0].cast(nw.d).cast(dtypes::float32); },
-        [nw](const std::vector<const Val*>& in, const Node& n) {
-          return ewise(in, n.shape, [nw](const std::vector<double>& v, const std::vector<double>& e) {
-            double err = std::fabs(v[0]) + e[0] > nw.max * 0.99 ? kInf : e[0] + nw.u * (std::fabs(v[0]) + e[0]) + 0x1p-24;
-            return std::pair{v[0], err};
-          });
-        },
-        [nw](const std::vector<std::string>& in, const Node&) {
-          return in[0] + ".cast(" + nw.spelling + ").cast(tg::dtypes::float32)";
-        }});
+    out.push_back(
+        OpDef{nw.name, 1,
+              [](Gen& g, Node& n) {
+                int x = g.pick(dtypes::float32);
+                if (x < 0) return false;
+                n.in = {x}, n.shape = g.node(x).shape;
+                return true;
+              },
+              [nw](const std::vector<Tensor>& in, const Node&) { return in[0].cast(nw.d).cast(dtypes::float32); },
+              [nw](const std::vector<const Val*>& in, const Node& n) {
+                return ewise(in, n.shape, [nw](const std::vector<double>& v, const std::vector<double>& e) {
+                  double err =
+                      std::fabs(v[0]) + e[0] > nw.max * 0.99 ? kInf : e[0] + nw.u * (std::fabs(v[0]) + e[0]) + 0x1p-24;
+                  return std::pair{v[0], err};
+                });
+              },
+              [nw](const std::vector<std::string>& in, const Node&) {
+                return in[0] + ".cast(" + nw.spelling + ").cast(tg::dtypes::float32)";
+              }});
   }
   out.push_back(OpDef{
       "to_int32", 1,
@@ -331,21 +364,21 @@ std::vector<OpDef> cast_defs() {
         });
       },
       [](const std::vector<std::string>& in, const Node&) { return in[0] + ".cast(tg::dtypes::int32)"; }});
-  out.push_back(OpDef{
-      "to_float32", 2,
-      [](Gen& g, Node& n) {
-        int x = g.pick(g.chance(0.5) ? dtypes::bool_ : dtypes::int32);
-        if (x < 0) return false;
-        n.in = {x}, n.shape = g.node(x).shape;
-        return true;
-      },
-      [](const std::vector<Tensor>& in, const Node&) { return in[0].cast(dtypes::float32); },
-      [](const std::vector<const Val*>& in, const Node& n) {
-        return ewise(in, n.shape, [](const std::vector<double>& v, const std::vector<double>& e) {
-          return std::pair{v[0], e[0] + (std::fabs(v[0]) >= 0x1p24 ? round_err(v[0]) : 0.0)};
-        });
-      },
-      [](const std::vector<std::string>& in, const Node&) { return in[0] + ".cast(tg::dtypes::float32)"; }});
+  out.push_back(
+      OpDef{"to_float32", 2,
+            [](Gen& g, Node& n) {
+              int x = g.pick(g.chance(0.5) ? dtypes::bool_ : dtypes::int32);
+              if (x < 0) return false;
+              n.in = {x}, n.shape = g.node(x).shape;
+              return true;
+            },
+            [](const std::vector<Tensor>& in, const Node&) { return in[0].cast(dtypes::float32); },
+            [](const std::vector<const Val*>& in, const Node& n) {
+              return ewise(in, n.shape, [](const std::vector<double>& v, const std::vector<double>& e) {
+                return std::pair{v[0], e[0] + (std::fabs(v[0]) >= 0x1p24 ? round_err(v[0]) : 0.0)};
+              });
+            },
+            [](const std::vector<std::string>& in, const Node&) { return in[0] + ".cast(tg::dtypes::float32)"; }});
   return out;
 }
 

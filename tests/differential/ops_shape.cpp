@@ -81,105 +81,120 @@ std::vector<OpDef> reduce_defs() {
                                         {"mean", &Tensor::mean, mean_fold, false}};
   std::vector<OpDef> out;
   for (const Reduce& r : t) {
-    out.push_back(OpDef{
-        r.name, 3,
-        [r](Gen& g, Node& n) {
-          int x = g.pick(r.ints && g.chance(0.2) ? dtypes::int32 : dtypes::float32, [](const Node& m) { return !m.shape.empty(); });
-          if (x < 0) return false;
-          const Shape s = g.node(x).shape;  // a copy: helpers may grow the node list
-          std::vector<int64_t> axes;
-          if (!g.chance(0.2))  // else: all axes
-            for (size_t d = 0; d < s.size(); ++d)
-              if (g.chance(0.4)) axes.push_back(g.chance(0.3) ? static_cast<int64_t>(d) - static_cast<int64_t>(s.size()) : static_cast<int64_t>(d));
-          n.in = {x}, n.ints = axes, n.flag = g.chance(0.5), n.dtype = g.node(x).dtype;
-          for (size_t d = 0; d < s.size(); ++d) {
-            bool red = axes.empty() || std::any_of(axes.begin(), axes.end(), [&](int64_t a) { return norm_axis(a, s.size()) == static_cast<int64_t>(d); });
-            if (!red) n.shape.push_back(s[d]);
-            else if (n.flag) n.shape.push_back(1);
-          }
-          return true;
-        },
-        [r](const std::vector<Tensor>& in, const Node& n) { return (in[0].*r.fn)(n.ints, n.flag); },
-        [r](const std::vector<const Val*>& in, const Node& n) {
-          std::vector<int64_t> axes;
-          for (size_t d = 0; d < in[0]->shape.size(); ++d)
-            if (n.ints.empty() || std::any_of(n.ints.begin(), n.ints.end(), [&](int64_t a) { return norm_axis(a, in[0]->shape.size()) == static_cast<int64_t>(d); }))
-              axes.push_back(static_cast<int64_t>(d));
-          Val v = fold_axes(*in[0], axes, r.fold);
-          if (n.dtype == dtypes::int32)  // int sums are exact: only the inputs' uncertainty stays
-            for (size_t i = 0; i < v.v.size(); ++i) {
-              v.e[i] = v.e[i] >= 1 ? kInf : 0;
-              if (std::isinf(v.v[i])) v.v[i] = v.v[i] < 0 ? -2147483648.0 : 2147483647.0;
-            }
-          v.shape = n.shape;
-          return v;
-        },
-        [r](const std::vector<std::string>& in, const Node& n) {
-          std::string axes = n.ints.size() == 1 ? std::to_string(n.ints[0]) : ints_cpp(n.ints);  // sum(1) or sum({0, 2})
-          return in[0] + "." + r.name + "(" + axes + (n.flag ? ", true)" : ")");
-        }});
+    out.push_back(OpDef{r.name, 3,
+                        [r](Gen& g, Node& n) {
+                          int x = g.pick(r.ints && g.chance(0.2) ? dtypes::int32 : dtypes::float32,
+                                         [](const Node& m) { return !m.shape.empty(); });
+                          if (x < 0) return false;
+                          const Shape s = g.node(x).shape;  // a copy: helpers may grow the node list
+                          std::vector<int64_t> axes;
+                          if (!g.chance(0.2))  // else: all axes
+                            for (size_t d = 0; d < s.size(); ++d)
+                              if (g.chance(0.4))
+                                axes.push_back(g.chance(0.3) ? static_cast<int64_t>(d) - static_cast<int64_t>(s.size())
+                                                             : static_cast<int64_t>(d));
+                          n.in = {x}, n.ints = axes, n.flag = g.chance(0.5), n.dtype = g.node(x).dtype;
+                          for (size_t d = 0; d < s.size(); ++d) {
+                            bool red = axes.empty() || std::any_of(axes.begin(), axes.end(), [&](int64_t a) {
+                                         return norm_axis(a, s.size()) == static_cast<int64_t>(d);
+                                       });
+                            if (!red)
+                              n.shape.push_back(s[d]);
+                            else if (n.flag)
+                              n.shape.push_back(1);
+                          }
+                          return true;
+                        },
+                        [r](const std::vector<Tensor>& in, const Node& n) { return (in[0].*r.fn)(n.ints, n.flag); },
+                        [r](const std::vector<const Val*>& in, const Node& n) {
+                          std::vector<int64_t> axes;
+                          for (size_t d = 0; d < in[0]->shape.size(); ++d)
+                            if (n.ints.empty() || std::any_of(n.ints.begin(), n.ints.end(), [&](int64_t a) {
+                                  return norm_axis(a, in[0]->shape.size()) == static_cast<int64_t>(d);
+                                }))
+                              axes.push_back(static_cast<int64_t>(d));
+                          Val v = fold_axes(*in[0], axes, r.fold);
+                          if (n.dtype == dtypes::int32)  // int sums are exact: only the inputs' uncertainty stays
+                            for (size_t i = 0; i < v.v.size(); ++i) {
+                              v.e[i] = v.e[i] >= 1 ? kInf : 0;
+                              if (std::isinf(v.v[i])) v.v[i] = v.v[i] < 0 ? -2147483648.0 : 2147483647.0;
+                            }
+                          v.shape = n.shape;
+                          return v;
+                        },
+                        [r](const std::vector<std::string>& in, const Node& n) {
+                          std::string axes = n.ints.size() == 1 ? std::to_string(n.ints[0])
+                                                                : ints_cpp(n.ints);  // sum(1) or sum({0, 2})
+                          return in[0] + "." + r.name + "(" + axes + (n.flag ? ", true)" : ")");
+                        }});
   }
-  out.push_back(OpDef{
-      "argmax", 1,
-      [](Gen& g, Node& n) {
-        int x = g.pick(g.chance(0.8) ? dtypes::float32 : dtypes::int32, has_elements);
-        if (x < 0) return false;
-        n.in = {x}, n.shape = g.node(x).shape, n.dtype = dtypes::int32, n.flag = g.chance(0.5);
-        n.ints = {random_axis(g, n.shape.size())};
-        int64_t a = norm_axis(n.ints[0], n.shape.size());
-        if (n.flag) n.shape[sz(a)] = 1;
-        else n.shape.erase(n.shape.begin() + a);
-        return true;
-      },
-      [](const std::vector<Tensor>& in, const Node& n) { return in[0].argmax(n.ints[0], n.flag); },
-      [](const std::vector<const Val*>& in, const Node& n) {
-        Val v = fold_axes(*in[0], {norm_axis(n.ints[0], in[0]->shape.size())}, [](const std::vector<double>& x, const std::vector<double>& e) {
-          size_t best = static_cast<size_t>(std::max_element(x.begin(), x.end()) - x.begin());  // the first maximal
-          bool unsure = false;
-          for (size_t j = 0; j < x.size(); ++j)
-            unsure |= j != best && e[j] + e[best] > 0 && !(x[j] < x[best] - (e[j] + e[best]));  // NaN: unsure
-          return std::pair{static_cast<double>(best), unsure ? kInf : 0.0};
-        });
-        v.shape = n.shape;
-        return v;
-      },
-      [](const std::vector<std::string>& in, const Node& n) {
-        return in[0] + ".argmax(" + std::to_string(n.ints[0]) + (n.flag ? ", true)" : ")");
-      }});
+  out.push_back(OpDef{"argmax", 1,
+                      [](Gen& g, Node& n) {
+                        int x = g.pick(g.chance(0.8) ? dtypes::float32 : dtypes::int32, has_elements);
+                        if (x < 0) return false;
+                        n.in = {x}, n.shape = g.node(x).shape, n.dtype = dtypes::int32, n.flag = g.chance(0.5);
+                        n.ints = {random_axis(g, n.shape.size())};
+                        int64_t a = norm_axis(n.ints[0], n.shape.size());
+                        if (n.flag)
+                          n.shape[sz(a)] = 1;
+                        else
+                          n.shape.erase(n.shape.begin() + a);
+                        return true;
+                      },
+                      [](const std::vector<Tensor>& in, const Node& n) { return in[0].argmax(n.ints[0], n.flag); },
+                      [](const std::vector<const Val*>& in, const Node& n) {
+                        Val v = fold_axes(*in[0], {norm_axis(n.ints[0], in[0]->shape.size())},
+                                          [](const std::vector<double>& x, const std::vector<double>& e) {
+                                            size_t best = static_cast<size_t>(std::max_element(x.begin(), x.end()) -
+                                                                              x.begin());  // the first maximal
+                                            bool unsure = false;
+                                            for (size_t j = 0; j < x.size(); ++j)
+                                              unsure |= j != best && e[j] + e[best] > 0 &&
+                                                        !(x[j] < x[best] - (e[j] + e[best]));  // NaN: unsure
+                                            return std::pair{static_cast<double>(best), unsure ? kInf : 0.0};
+                                          });
+                        v.shape = n.shape;
+                        return v;
+                      },
+                      [](const std::vector<std::string>& in, const Node& n) {
+                        return in[0] + ".argmax(" + std::to_string(n.ints[0]) + (n.flag ? ", true)" : ")");
+                      }});
   for (bool log : {false, true}) {
-    out.push_back(OpDef{
-        log ? "log_softmax" : "softmax", 1,
-        [](Gen& g, Node& n) {
-          int x = g.pick(dtypes::float32, [](const Node& m) { return !m.shape.empty(); });
-          if (x < 0) return false;
-          n.in = {x}, n.shape = g.node(x).shape, n.ints = {random_axis(g, n.shape.size())};
-          return true;
-        },
-        [log](const std::vector<Tensor>& in, const Node& n) { return log ? in[0].log_softmax(n.ints[0]) : in[0].softmax(n.ints[0]); },
-        [log](const std::vector<const Val*>& in, const Node& n) {
-          Val out = make_val(n.shape);
-          along_axis(n.shape, norm_axis(n.ints[0], n.shape.size()), [&](const std::vector<size_t>& line) {
-            double m = -kInf, me = 0, s = 0;
-            for (size_t i : line) m = std::max(m, in[0]->v[i]), me = std::max(me, in[0]->e[i]);
-            for (size_t i : line) s += std::exp(in[0]->v[i] - m);
-            double k = static_cast<double>(line.size()) + 8;
-            for (size_t i : line) {
-              double d = in[0]->v[i] - m;
-              if (log) {
-                out.v[i] = d - std::log(s);
-                out.e[i] = in[0]->e[i] + 2 * me + 4 * kU * (std::fabs(d) + std::fabs(std::log(s)) + k);
-              } else {
-                double p = std::exp(d) / s;
-                out.v[i] = p;
-                out.e[i] = p * (std::expm1(2 * (me + in[0]->e[i])) + k * kU + 2 * kU * std::fabs(d)) + kTiny;
-              }
-            }
-          });
-          return out;
-        },
-        [log](const std::vector<std::string>& in, const Node& n) {
-          return in[0] + (log ? ".log_softmax(" : ".softmax(") + std::to_string(n.ints[0]) + ")";
-        }});
+    out.push_back(
+        OpDef{log ? "log_softmax" : "softmax", 1,
+              [](Gen& g, Node& n) {
+                int x = g.pick(dtypes::float32, [](const Node& m) { return !m.shape.empty(); });
+                if (x < 0) return false;
+                n.in = {x}, n.shape = g.node(x).shape, n.ints = {random_axis(g, n.shape.size())};
+                return true;
+              },
+              [log](const std::vector<Tensor>& in, const Node& n) {
+                return log ? in[0].log_softmax(n.ints[0]) : in[0].softmax(n.ints[0]);
+              },
+              [log](const std::vector<const Val*>& in, const Node& n) {
+                Val out = make_val(n.shape);
+                along_axis(n.shape, norm_axis(n.ints[0], n.shape.size()), [&](const std::vector<size_t>& line) {
+                  double m = -kInf, me = 0, s = 0;
+                  for (size_t i : line) m = std::max(m, in[0]->v[i]), me = std::max(me, in[0]->e[i]);
+                  for (size_t i : line) s += std::exp(in[0]->v[i] - m);
+                  double k = static_cast<double>(line.size()) + 8;
+                  for (size_t i : line) {
+                    double d = in[0]->v[i] - m;
+                    if (log) {
+                      out.v[i] = d - std::log(s);
+                      out.e[i] = in[0]->e[i] + 2 * me + 4 * kU * (std::fabs(d) + std::fabs(std::log(s)) + k);
+                    } else {
+                      double p = std::exp(d) / s;
+                      out.v[i] = p;
+                      out.e[i] = p * (std::expm1(2 * (me + in[0]->e[i])) + k * kU + 2 * kU * std::fabs(d)) + kTiny;
+                    }
+                  }
+                });
+                return out;
+              },
+              [log](const std::vector<std::string>& in, const Node& n) {
+                return in[0] + (log ? ".log_softmax(" : ".softmax(") + std::to_string(n.ints[0]) + ")";
+              }});
   }
   return out;
 }
@@ -217,9 +232,14 @@ Val remap(const Val& in, const Shape& out, const std::function<int64_t(size_t d,
   });
 }
 
-OpDef movement(const char* name, std::function<bool(Gen&, Node&)> make, std::function<Tensor(const Tensor&, const Node&)> run,
-               std::function<Val(const Val&, const Node&)> ref_fn, std::function<std::string(const std::string&, const Node&)> cpp) {
-  return OpDef{name, 2, std::move(make), [run](const std::vector<Tensor>& in, const Node& n) { return run(in[0], n); },
+OpDef movement(const char* name, std::function<bool(Gen&, Node&)> make,
+               std::function<Tensor(const Tensor&, const Node&)> run,
+               std::function<Val(const Val&, const Node&)> ref_fn,
+               std::function<std::string(const std::string&, const Node&)> cpp) {
+  return OpDef{name,
+               2,
+               std::move(make),
+               [run](const std::vector<Tensor>& in, const Node& n) { return run(in[0], n); },
                [ref_fn](const std::vector<const Val*>& in, const Node& n) { return ref_fn(*in[0], n); },
                [cpp](const std::vector<std::string>& in, const Node& n) { return cpp(in[0], n); }};
 }
@@ -231,7 +251,8 @@ std::vector<std::pair<int64_t, int64_t>> pairs(const std::vector<int64_t>& v) {
 }
 std::string pairs_cpp(const std::vector<int64_t>& v) {
   std::string s = "{";
-  for (size_t i = 0; i + 1 < v.size(); i += 2) s += (i ? ", {" : "{") + std::to_string(v[i]) + ", " + std::to_string(v[i + 1]) + "}";
+  for (size_t i = 0; i + 1 < v.size(); i += 2)
+    s += (i ? ", {" : "{") + std::to_string(v[i]) + ", " + std::to_string(v[i + 1]) + "}";
   return s + "}";
 }
 
@@ -262,7 +283,9 @@ std::vector<OpDef> movement_defs() {
         return true;
       },
       [](const Tensor& x, const Node& n) { return x.permute(n.ints); },
-      [](const Val& x, const Node& n) { return remap(x, n.shape, [](size_t, int64_t i) { return i; }, [&](size_t d) { return sz(n.ints[d]); }); },
+      [](const Val& x, const Node& n) {
+        return remap(x, n.shape, [](size_t, int64_t i) { return i; }, [&](size_t d) { return sz(n.ints[d]); });
+      },
       [](const std::string& x, const Node& n) { return x + ".permute(" + ints_cpp(n.ints) + ")"; }));
   out.push_back(movement(
       "transpose",
@@ -276,9 +299,14 @@ std::vector<OpDef> movement_defs() {
       [](const Tensor& x, const Node& n) { return x.transpose(n.ints[0], n.ints[1]); },
       [](const Val& x, const Node& n) {
         size_t a = sz(norm_axis(n.ints[0], n.shape.size())), b = sz(norm_axis(n.ints[1], n.shape.size()));
-        return remap(x, n.shape, [](size_t, int64_t i) { return i; }, [=](size_t d) { return d == a ? b : d == b ? a : d; });
+        return remap(
+            x, n.shape, [](size_t, int64_t i) { return i; }, [=](size_t d) { return d == a   ? b
+                                                                                    : d == b ? a
+                                                                                             : d; });
       },
-      [](const std::string& x, const Node& n) { return x + ".transpose(" + std::to_string(n.ints[0]) + ", " + std::to_string(n.ints[1]) + ")"; }));
+      [](const std::string& x, const Node& n) {
+        return x + ".transpose(" + std::to_string(n.ints[0]) + ", " + std::to_string(n.ints[1]) + ")";
+      }));
   out.push_back(movement(
       "expand",
       [](Gen& g, Node& n) {
@@ -291,7 +319,9 @@ std::vector<OpDef> movement_defs() {
         return true;
       },
       [](const Tensor& x, const Node& n) { return x.expand(n.ints); },
-      [](const Val& x, const Node& n) { return remap(x, n.shape, [&](size_t d, int64_t i) { return x.shape[d] == 1 ? 0 : i; }); },
+      [](const Val& x, const Node& n) {
+        return remap(x, n.shape, [&](size_t d, int64_t i) { return x.shape[d] == 1 ? 0 : i; });
+      },
       [](const std::string& x, const Node& n) { return x + ".expand(" + ints_cpp(n.ints) + ")"; }));
   out.push_back(movement(
       "unsqueeze",
@@ -349,7 +379,9 @@ std::vector<OpDef> movement_defs() {
         return true;
       },
       [](const Tensor& x, const Node& n) { return x.shrink(pairs(n.ints)); },
-      [](const Val& x, const Node& n) { return remap(x, n.shape, [&](size_t d, int64_t i) { return i + n.ints[2 * d]; }); },
+      [](const Val& x, const Node& n) {
+        return remap(x, n.shape, [&](size_t d, int64_t i) { return i + n.ints[2 * d]; });
+      },
       [](const std::string& x, const Node& n) { return x + ".shrink(" + pairs_cpp(n.ints) + ")"; }));
   out.push_back(movement(
       "slice",  // python semantics: negative starts and ends count from the end, ends past the dim clamp
@@ -369,7 +401,8 @@ std::vector<OpDef> movement_defs() {
         return remap(x, n.shape, [&](size_t d, int64_t i) { return d == a ? i + s : i; });
       },
       [](const std::string& x, const Node& n) {
-        return x + ".slice(" + std::to_string(n.ints[0]) + ", " + std::to_string(n.ints[1]) + ", " + std::to_string(n.ints[2]) + ")";
+        return x + ".slice(" + std::to_string(n.ints[0]) + ", " + std::to_string(n.ints[1]) + ", " +
+               std::to_string(n.ints[2]) + ")";
       }));
   out.push_back(movement(
       "flip",
@@ -377,7 +410,9 @@ std::vector<OpDef> movement_defs() {
         int x = take_input(g, n, [](const Node& m) { return !m.shape.empty(); });
         if (x < 0) return false;
         for (size_t d = 0; d < n.shape.size(); ++d)
-          if (g.chance(0.5)) n.ints.push_back(g.chance(0.3) ? static_cast<int64_t>(d) - static_cast<int64_t>(n.shape.size()) : static_cast<int64_t>(d));
+          if (g.chance(0.5))
+            n.ints.push_back(g.chance(0.3) ? static_cast<int64_t>(d) - static_cast<int64_t>(n.shape.size())
+                                           : static_cast<int64_t>(d));
         if (n.ints.empty()) n.ints.push_back(0);
         return true;
       },
@@ -389,7 +424,8 @@ std::vector<OpDef> movement_defs() {
       },
       [](const std::string& x, const Node& n) { return x + ".flip(" + ints_cpp(n.ints) + ")"; }));
   out.push_back(movement(
-      "contiguous", [](Gen& g, Node& n) {
+      "contiguous",
+      [](Gen& g, Node& n) {
         int x = take_input(g, n);
         if (x < 0) return false;
         return true;
@@ -408,148 +444,164 @@ std::string list_cpp(const std::vector<std::string>& in) {
 
 std::vector<OpDef> multi_defs() {
   std::vector<OpDef> out;
-  out.push_back(OpDef{
-      "cat", 2,
-      [](Gen& g, Node& n) {
-        int x = pick_any(g, [](const Node& m) { return !m.shape.empty(); });
-        if (x < 0) return false;
-        const Node xn = g.node(x);  // a copy: g.leaf() may grow the node list
-        n.ints = {random_axis(g, xn.shape.size())};
-        size_t a = sz(norm_axis(n.ints[0], xn.shape.size()));
-        n.in = {x}, n.dtype = xn.dtype, n.shape = xn.shape;
-        for (int k = 0, parts = static_cast<int>(g.uniform(1, 2)); k < parts; ++k) {
-          Shape want = xn.shape;
-          auto same_but_axis = [&](const Node& m) {
-            if (m.shape.size() != want.size()) return false;
-            for (size_t d = 0; d < want.size(); ++d)
-              if (d != a && m.shape[d] != want[d]) return false;
-            return true;
-          };
-          int y = g.chance(0.5) ? g.pick(xn.dtype, same_but_axis) : -1;
-          if (y < 0) want[a] = g.uniform(1, 4), y = g.leaf(want, n.dtype);
-          n.in.push_back(y), n.shape[a] += g.node(y).shape[a];
-        }
-        return true;
-      },
-      [](const std::vector<Tensor>& in, const Node& n) { return Tensor::cat(in, n.ints[0]); },
-      [](const std::vector<const Val*>& in, const Node& n) {
-        size_t a = sz(norm_axis(n.ints[0], n.shape.size()));
-        Val out = make_val(n.shape);
-        for_each_index(n.shape, [&](const std::vector<int64_t>& idx, int64_t flat) {
-          std::vector<int64_t> j = idx;
-          for (const Val* v : in) {
-            if (j[a] < v->shape[a]) {
-              int64_t src = broadcast_index(v->shape, j);
-              out.v[sz(flat)] = v->v[sz(src)], out.e[sz(flat)] = v->e[sz(src)];
-              return;
-            }
-            j[a] -= v->shape[a];
-          }
-        });
-        return out;
-      },
-      [](const std::vector<std::string>& in, const Node& n) { return "Tensor::cat(" + list_cpp(in) + ", " + std::to_string(n.ints[0]) + ")"; }});
-  out.push_back(OpDef{
-      "stack", 1,
-      [](Gen& g, Node& n) {
-        int x = pick_any(g, [](const Node& m) { return m.shape.size() < 4; });
-        if (x < 0) return false;
-        const Node xn = g.node(x);  // a copy: g.leaf() may grow the node list
-        int y = g.pick(xn.dtype, [&](const Node& m) { return m.shape == xn.shape; });  // may be x itself
-        n.in = {x, y < 0 ? x : y}, n.dtype = xn.dtype, n.shape = xn.shape, n.ints = {random_axis(g, xn.shape.size(), true)};
-        n.shape.insert(n.shape.begin() + norm_axis(n.ints[0], xn.shape.size() + 1), 2);
-        return true;
-      },
-      [](const std::vector<Tensor>& in, const Node& n) { return Tensor::stack(in, n.ints[0]); },
-      [](const std::vector<const Val*>& in, const Node& n) {
-        size_t a = sz(norm_axis(n.ints[0], n.shape.size()));
-        Val out = make_val(n.shape);
-        for_each_index(n.shape, [&](const std::vector<int64_t>& idx, int64_t flat) {
-          std::vector<int64_t> j = idx;
-          j.erase(j.begin() + static_cast<int64_t>(a));
-          const Val* v = in[sz(idx[a])];
-          int64_t src = broadcast_index(v->shape, j);
-          out.v[sz(flat)] = v->v[sz(src)], out.e[sz(flat)] = v->e[sz(src)];
-        });
-        return out;
-      },
-      [](const std::vector<std::string>& in, const Node& n) { return "Tensor::stack(" + list_cpp(in) + ", " + std::to_string(n.ints[0]) + ")"; }});
-  out.push_back(OpDef{
-      "matmul", 3,
-      [](Gen& g, Node& n) {
-        int x = g.pick(dtypes::float32, [](const Node& m) { return !m.shape.empty() && m.shape.size() <= 3; });
-        if (x < 0) return false;
-        Shape xs = g.node(x).shape;
-        int64_t k = xs.back();
-        int y;
-        if (xs.size() >= 2 && g.chance(0.3)) {  // x @ x^T: one input read two ways
-          Node t{.op = "transpose", .in = {x}, .ints = {-2, -1}, .shape = xs};
-          std::swap(t.shape[xs.size() - 2], t.shape[xs.size() - 1]);
-          y = g.add(t);
-        } else {
-          Shape ys = {k, g.chance(0.2) ? g.uniform(16, 40) : g.uniform(1, 9)};
-          if (g.chance(0.15)) ys = {k};
-          else if (xs.size() == 3 && g.chance(0.5)) ys.insert(ys.begin(), xs[0]);
-          y = g.leaf(ys, dtypes::float32);
-        }
-        Shape ys = g.node(y).shape;
-        // numpy: a 1-D operand gains a dim that the result drops again; batch dims broadcast (here one side
-        // has them or both have the same)
-        Shape out = xs.size() >= 2 ? Shape(xs.begin(), xs.end() - 1) : Shape{};
-        if (ys.size() == 3 && xs.size() == 2) out.insert(out.begin(), ys[0]);
-        if (ys.size() >= 2) out.push_back(ys.back());
-        n.in = {x, y}, n.shape = out;
-        return true;
-      },
-      [](const std::vector<Tensor>& in, const Node&) { return in[0].matmul(in[1]); },
-      [](const std::vector<const Val*>& in, const Node& n) {
-        const Val &a = *in[0], &b = *in[1];
-        int64_t k = a.shape.back(), m = a.shape.size() >= 2 ? a.shape[a.shape.size() - 2] : 1;
-        int64_t nn = b.shape.size() >= 2 ? b.shape.back() : 1;
-        auto per = [](int64_t total, int64_t each) { return each == 0 ? int64_t{1} : std::max<int64_t>(1, total / each); };
-        int64_t a_batch = per(numel(a.shape), m * k), b_batch = per(numel(b.shape), k * nn);
-        Val out = make_val(n.shape);
-        int64_t batches = m * nn == 0 ? 0 : numel(n.shape) / (m * nn);
-        for (int64_t bt = 0; bt < batches; ++bt)
-          for (int64_t i = 0; i < m; ++i)
-            for (int64_t j = 0; j < nn; ++j) {
-              double s = 0, mag = 0, err = 0;
-              for (int64_t q = 0; q < k; ++q) {
-                size_t ia = sz((bt % a_batch) * m * k + i * k + q), ib = sz((bt % b_batch) * k * nn + q * nn + j);
-                double x = a.v[ia], y = b.v[ib], ex = a.e[ia], ey = b.e[ib];
-                s += x * y, mag += std::fabs(x * y), err += std::fabs(x) * ey + std::fabs(y) * ex + ex * ey;
+  out.push_back(OpDef{"cat", 2,
+                      [](Gen& g, Node& n) {
+                        int x = pick_any(g, [](const Node& m) { return !m.shape.empty(); });
+                        if (x < 0) return false;
+                        const Node xn = g.node(x);  // a copy: g.leaf() may grow the node list
+                        n.ints = {random_axis(g, xn.shape.size())};
+                        size_t a = sz(norm_axis(n.ints[0], xn.shape.size()));
+                        n.in = {x}, n.dtype = xn.dtype, n.shape = xn.shape;
+                        for (int k = 0, parts = static_cast<int>(g.uniform(1, 2)); k < parts; ++k) {
+                          Shape want = xn.shape;
+                          auto same_but_axis = [&](const Node& m) {
+                            if (m.shape.size() != want.size()) return false;
+                            for (size_t d = 0; d < want.size(); ++d)
+                              if (d != a && m.shape[d] != want[d]) return false;
+                            return true;
+                          };
+                          int y = g.chance(0.5) ? g.pick(xn.dtype, same_but_axis) : -1;
+                          if (y < 0) want[a] = g.uniform(1, 4), y = g.leaf(want, n.dtype);
+                          n.in.push_back(y), n.shape[a] += g.node(y).shape[a];
+                        }
+                        return true;
+                      },
+                      [](const std::vector<Tensor>& in, const Node& n) { return Tensor::cat(in, n.ints[0]); },
+                      [](const std::vector<const Val*>& in, const Node& n) {
+                        size_t a = sz(norm_axis(n.ints[0], n.shape.size()));
+                        Val out = make_val(n.shape);
+                        for_each_index(n.shape, [&](const std::vector<int64_t>& idx, int64_t flat) {
+                          std::vector<int64_t> j = idx;
+                          for (const Val* v : in) {
+                            if (j[a] < v->shape[a]) {
+                              int64_t src = broadcast_index(v->shape, j);
+                              out.v[sz(flat)] = v->v[sz(src)], out.e[sz(flat)] = v->e[sz(src)];
+                              return;
+                            }
+                            j[a] -= v->shape[a];
+                          }
+                        });
+                        return out;
+                      },
+                      [](const std::vector<std::string>& in, const Node& n) {
+                        return "Tensor::cat(" + list_cpp(in) + ", " + std::to_string(n.ints[0]) + ")";
+                      }});
+  out.push_back(OpDef{"stack", 1,
+                      [](Gen& g, Node& n) {
+                        int x = pick_any(g, [](const Node& m) { return m.shape.size() < 4; });
+                        if (x < 0) return false;
+                        const Node xn = g.node(x);  // a copy: g.leaf() may grow the node list
+                        int y =
+                            g.pick(xn.dtype, [&](const Node& m) { return m.shape == xn.shape; });  // may be x itself
+                        n.in = {x, y < 0 ? x : y}, n.dtype = xn.dtype, n.shape = xn.shape,
+                        n.ints = {random_axis(g, xn.shape.size(), true)};
+                        n.shape.insert(n.shape.begin() + norm_axis(n.ints[0], xn.shape.size() + 1), 2);
+                        return true;
+                      },
+                      [](const std::vector<Tensor>& in, const Node& n) { return Tensor::stack(in, n.ints[0]); },
+                      [](const std::vector<const Val*>& in, const Node& n) {
+                        size_t a = sz(norm_axis(n.ints[0], n.shape.size()));
+                        Val out = make_val(n.shape);
+                        for_each_index(n.shape, [&](const std::vector<int64_t>& idx, int64_t flat) {
+                          std::vector<int64_t> j = idx;
+                          j.erase(j.begin() + static_cast<int64_t>(a));
+                          const Val* v = in[sz(idx[a])];
+                          int64_t src = broadcast_index(v->shape, j);
+                          out.v[sz(flat)] = v->v[sz(src)], out.e[sz(flat)] = v->e[sz(src)];
+                        });
+                        return out;
+                      },
+                      [](const std::vector<std::string>& in, const Node& n) {
+                        return "Tensor::stack(" + list_cpp(in) + ", " + std::to_string(n.ints[0]) + ")";
+                      }});
+  out.push_back(
+      OpDef{"matmul", 3,
+            [](Gen& g, Node& n) {
+              int x = g.pick(dtypes::float32, [](const Node& m) { return !m.shape.empty() && m.shape.size() <= 3; });
+              if (x < 0) return false;
+              Shape xs = g.node(x).shape;
+              int64_t k = xs.back();
+              int y;
+              if (xs.size() >= 2 && g.chance(0.3)) {  // x @ x^T: one input read two ways
+                Node t{.op = "transpose", .in = {x}, .ints = {-2, -1}, .shape = xs};
+                std::swap(t.shape[xs.size() - 2], t.shape[xs.size() - 1]);
+                y = g.add(t);
+              } else {
+                Shape ys = {k, g.chance(0.2) ? g.uniform(16, 40) : g.uniform(1, 9)};
+                if (g.chance(0.15))
+                  ys = {k};
+                else if (xs.size() == 3 && g.chance(0.5))
+                  ys.insert(ys.begin(), xs[0]);
+                y = g.leaf(ys, dtypes::float32);
               }
-              size_t o = sz(bt * m * nn + i * nn + j);
-              out.v[o] = s, out.e[o] = err + static_cast<double>(k + 1) * kU * mag + kTiny;
-            }
-        return out;
-      },
-      [](const std::vector<std::string>& in, const Node&) { return in[0] + ".matmul(" + in[1] + ")"; }});
-  out.push_back(OpDef{
-      "gather", 1,
-      [](Gen& g, Node& n) {
-        int x = pick_any(g, has_elements);
-        if (x < 0) return false;
-        const Shape xs = g.node(x).shape;
-        n.ints = {random_axis(g, xs.size())};
-        size_t a = sz(norm_axis(n.ints[0], xs.size()));
-        Shape is = xs;
-        for (size_t d = 0; d < is.size(); ++d) is[d] = d == a ? g.uniform(1, 4) : g.uniform(1, xs[d]);
-        Node idx{.op = "leaf", .lo = 0, .hi = static_cast<double>(xs[a] - 1), .seed = g.rng(), .shape = is, .dtype = dtypes::int32};
-        n.in = {x, g.add(idx)}, n.dtype = g.node(x).dtype, n.shape = is;
-        return true;
-      },
-      [](const std::vector<Tensor>& in, const Node& n) { return in[0].gather(n.ints[0], in[1]); },
-      [](const std::vector<const Val*>& in, const Node& n) {
-        size_t a = sz(norm_axis(n.ints[0], n.shape.size()));
-        auto st = strides(in[0]->shape);
-        return view(*in[0], n.shape, [&](const std::vector<int64_t>& idx) {
-          int64_t flat = 0;
-          for (size_t d = 0; d < idx.size(); ++d) flat += (d == a ? static_cast<int64_t>(in[1]->v[sz(broadcast_index(n.shape, idx))]) : idx[d]) * st[d];
-          return flat;
-        });
-      },
-      [](const std::vector<std::string>& in, const Node& n) { return in[0] + ".gather(" + std::to_string(n.ints[0]) + ", " + in[1] + ")"; }});
+              Shape ys = g.node(y).shape;
+              // numpy: a 1-D operand gains a dim that the result drops again; batch dims broadcast (here one side
+              // has them or both have the same)
+              Shape out = xs.size() >= 2 ? Shape(xs.begin(), xs.end() - 1) : Shape{};
+              if (ys.size() == 3 && xs.size() == 2) out.insert(out.begin(), ys[0]);
+              if (ys.size() >= 2) out.push_back(ys.back());
+              n.in = {x, y}, n.shape = out;
+              return true;
+            },
+            [](const std::vector<Tensor>& in, const Node&) { return in[0].matmul(in[1]); },
+            [](const std::vector<const Val*>& in, const Node& n) {
+              const Val &a = *in[0], &b = *in[1];
+              int64_t k = a.shape.back(), m = a.shape.size() >= 2 ? a.shape[a.shape.size() - 2] : 1;
+              int64_t nn = b.shape.size() >= 2 ? b.shape.back() : 1;
+              auto per = [](int64_t total, int64_t each) {
+                return each == 0 ? int64_t{1} : std::max<int64_t>(1, total / each);
+              };
+              int64_t a_batch = per(numel(a.shape), m * k), b_batch = per(numel(b.shape), k * nn);
+              Val out = make_val(n.shape);
+              int64_t batches = m * nn == 0 ? 0 : numel(n.shape) / (m * nn);
+              for (int64_t bt = 0; bt < batches; ++bt)
+                for (int64_t i = 0; i < m; ++i)
+                  for (int64_t j = 0; j < nn; ++j) {
+                    double s = 0, mag = 0, err = 0;
+                    for (int64_t q = 0; q < k; ++q) {
+                      size_t ia = sz((bt % a_batch) * m * k + i * k + q), ib = sz((bt % b_batch) * k * nn + q * nn + j);
+                      double x = a.v[ia], y = b.v[ib], ex = a.e[ia], ey = b.e[ib];
+                      s += x * y, mag += std::fabs(x * y), err += std::fabs(x) * ey + std::fabs(y) * ex + ex * ey;
+                    }
+                    size_t o = sz(bt * m * nn + i * nn + j);
+                    out.v[o] = s, out.e[o] = err + static_cast<double>(k + 1) * kU * mag + kTiny;
+                  }
+              return out;
+            },
+            [](const std::vector<std::string>& in, const Node&) { return in[0] + ".matmul(" + in[1] + ")"; }});
+  out.push_back(
+      OpDef{"gather", 1,
+            [](Gen& g, Node& n) {
+              int x = pick_any(g, has_elements);
+              if (x < 0) return false;
+              const Shape xs = g.node(x).shape;
+              n.ints = {random_axis(g, xs.size())};
+              size_t a = sz(norm_axis(n.ints[0], xs.size()));
+              Shape is = xs;
+              for (size_t d = 0; d < is.size(); ++d) is[d] = d == a ? g.uniform(1, 4) : g.uniform(1, xs[d]);
+              Node idx{.op = "leaf",
+                       .lo = 0,
+                       .hi = static_cast<double>(xs[a] - 1),
+                       .seed = g.rng(),
+                       .shape = is,
+                       .dtype = dtypes::int32};
+              n.in = {x, g.add(idx)}, n.dtype = g.node(x).dtype, n.shape = is;
+              return true;
+            },
+            [](const std::vector<Tensor>& in, const Node& n) { return in[0].gather(n.ints[0], in[1]); },
+            [](const std::vector<const Val*>& in, const Node& n) {
+              size_t a = sz(norm_axis(n.ints[0], n.shape.size()));
+              auto st = strides(in[0]->shape);
+              return view(*in[0], n.shape, [&](const std::vector<int64_t>& idx) {
+                int64_t flat = 0;
+                for (size_t d = 0; d < idx.size(); ++d)
+                  flat += (d == a ? static_cast<int64_t>(in[1]->v[sz(broadcast_index(n.shape, idx))]) : idx[d]) * st[d];
+                return flat;
+              });
+            },
+            [](const std::vector<std::string>& in, const Node& n) {
+              return in[0] + ".gather(" + std::to_string(n.ints[0]) + ", " + in[1] + ")";
+            }});
   return out;
 }
 

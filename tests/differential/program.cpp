@@ -25,16 +25,20 @@ constexpr Range kFloatRanges[] = {{-1, 1, 5}, {-4, 4, 2}, {0, 3, 1}, {-1e4, 1e4,
 // a leaf as C++, its seed spelled as given (a number, or an expression of the Jit call's round)
 std::string leaf_cpp(const Node& n, const std::string& seed) {
   std::string args = std::to_string(ref::numel(n.shape)) + ", " + seed + ", " + repr(n.lo) + ", " + repr(n.hi);
-  if (n.dtype == dtypes::int32) return "Tensor::from_vector(leaf_ints(" + args + "), " + ints_cpp(n.shape) + ", tg::dtypes::int32)";
+  if (n.dtype == dtypes::int32)
+    return "Tensor::from_vector(leaf_ints(" + args + "), " + ints_cpp(n.shape) + ", tg::dtypes::int32)";
   return "Tensor::from_vector(leaf_data(" + args + "), " + ints_cpp(n.shape) + ")";
 }
 
 OpDef leaf_def() {
   return OpDef{
-      "leaf", 0, [](Gen&, Node&) { return false; },
+      "leaf",
+      0,
+      [](Gen&, Node&) { return false; },
       [](const std::vector<Tensor>&, const Node& n) {
         size_t count = static_cast<size_t>(ref::numel(n.shape));
-        if (n.dtype == dtypes::int32) return Tensor::from_vector(leaf_ints(count, n.seed, n.lo, n.hi), n.shape, n.dtype);
+        if (n.dtype == dtypes::int32)
+          return Tensor::from_vector(leaf_ints(count, n.seed, n.lo, n.hi), n.shape, n.dtype);
         return Tensor::from_vector(leaf_data(count, n.seed, n.lo, n.hi), n.shape);
       },
       [](const std::vector<const Val*>&, const Node& n) {
@@ -113,7 +117,8 @@ Program generate(uint64_t seed, const GenOptions& o) {
   auto random_shape = [&] {
     Shape s(static_cast<size_t>(g.chance(0.05) ? 0 : g.uniform(1, 4)));
     // mostly small dims; now and then one long enough for vector lanes, register tiles and their remainders
-    for (auto& d : s) d = g.chance(0.15) ? 1 : g.chance(0.12) ? g.uniform(15, 70) : g.chance(0.02) ? 0 : g.uniform(2, 9);
+    for (auto& d : s)
+      d = g.chance(0.15) ? 1 : g.chance(0.12) ? g.uniform(15, 70) : g.chance(0.02) ? 0 : g.uniform(2, 9);
     return s;
   };
   g.leaf(random_shape(), dtypes::float32);
@@ -229,18 +234,20 @@ std::string print_outputs(const Program& p, const std::vector<std::string>& name
     const Node& n = p.nodes[static_cast<size_t>(o)];
     const char* host = n.dtype == dtypes::float32 ? "float" : n.dtype == dtypes::int32 ? "int32_t" : "uint8_t";
     const char* fmt = n.dtype == dtypes::float32 ? "%.9g " : "%d ";
-    s += indent + "for (auto v : " + names[static_cast<size_t>(o)] + ".to_vector<" + host + ">()) std::printf(\"" + fmt + "\", " +
-         (n.dtype == dtypes::float32 ? "v" : "int(v)") + ");\n" + indent + "std::printf(\"\\n\");\n";
+    s += indent + "for (auto v : " + names[static_cast<size_t>(o)] + ".to_vector<" + host + ">()) std::printf(\"" +
+         fmt + "\", " + (n.dtype == dtypes::float32 ? "v" : "int(v)") + ");\n" + indent + "std::printf(\"\\n\");\n";
   }
   return s;
 }
 
 std::string to_cpp(const Program& p, const std::string& header_comment, int jit_rounds) {
   std::string s = header_comment;
-  s += "// build: c++ -std=c++20 repro.cpp -Icore/include -Itests/differential -Lbuild/lib -ltg_core -Wl,-rpath,build/lib\n";
+  s += "// build: c++ -std=c++20 repro.cpp -Icore/include -Itests/differential -Lbuild/lib -ltg_core "
+       "-Wl,-rpath,build/lib\n";
   s += "#include <cstdio>\n\n#include \"leaf_data.hpp\"\n";
   s += jit_rounds ? "#include \"tg/jit.hpp\"\n" : "";
-  s += "#include \"tg/tensor.hpp\"\n\nusing tg::Tensor;\nusing tg::difftest::leaf_data;\nusing tg::difftest::leaf_ints;\n\n";
+  s += "#include \"tg/tensor.hpp\"\n\nusing tg::Tensor;\nusing tg::difftest::leaf_data;\nusing "
+       "tg::difftest::leaf_ints;\n\n";
   std::vector<std::string> names;
   std::string body, indent = jit_rounds ? "    " : "  ", leaves;
   size_t next_leaf = 0;
@@ -254,7 +261,8 @@ std::string to_cpp(const Program& p, const std::string& header_comment, int jit_
       leaves += "      " + leaf_cpp(n, "with_fresh_seed(" + std::to_string(n.seed) + "u, round)") + ",\n";
       expr = "in[" + std::to_string(next_leaf++) + "]";
     }
-    body += indent + "Tensor " + names.back() + " = " + expr + ";  // " + shape_str(n.shape) + " " + n.dtype.name() + "\n";
+    body +=
+        indent + "Tensor " + names.back() + " = " + expr + ";  // " + shape_str(n.shape) + " " + n.dtype.name() + "\n";
   }
   if (!jit_rounds) {
     s += "int main() {\n" + body;
@@ -270,8 +278,10 @@ std::string to_cpp(const Program& p, const std::string& header_comment, int jit_
   for (size_t k = 0; k < p.outputs.size(); ++k) outs.push_back("out[" + std::to_string(k) + "]");
   std::vector<std::string> out_names(p.nodes.size());
   for (size_t k = 0; k < p.outputs.size(); ++k) out_names[static_cast<size_t>(p.outputs[k])] = outs[k];
-  s += "static uint64_t with_fresh_seed(uint64_t seed, uint64_t round) { return seed * 6364136223846793005ull + round; }\n\n";
-  s += "int main() {\n  tg::Jit jit([](const std::vector<Tensor>& in, const std::vector<tg::BoundVariable>&) {\n" + body;
+  s += "static uint64_t with_fresh_seed(uint64_t seed, uint64_t round) { return seed * 6364136223846793005ull + round; "
+       "}\n\n";
+  s +=
+      "int main() {\n  tg::Jit jit([](const std::vector<Tensor>& in, const std::vector<tg::BoundVariable>&) {\n" + body;
   s += "    return std::vector<Tensor>{";
   for (size_t k = 0; k < p.outputs.size(); ++k) s += (k ? ", " : "") + names[static_cast<size_t>(p.outputs[k])];
   s += "};\n  });\n  for (uint64_t round = 0; round < " + std::to_string(jit_rounds) + "; ++round) {\n";

@@ -14,12 +14,12 @@
 namespace tg::difftest {
 
 struct Node {
-  std::string op;            // a name in op_table()
-  std::vector<int> in;       // earlier nodes
-  std::vector<int64_t> ints;  // axes, shapes, paddings, ...
+  std::string op;                // a name in op_table()
+  std::vector<int> in;           // earlier nodes
+  std::vector<int64_t> ints;     // axes, shapes, paddings, ...
   double f = 0, lo = 0, hi = 0;  // a scalar operand; a leaf's value range
-  bool flag = false;         // keepdim
-  uint64_t seed = 0;         // a leaf's data
+  bool flag = false;             // keepdim
+  uint64_t seed = 0;             // a leaf's data
   Shape shape;
   DType dtype = dtypes::float32;
 };
@@ -62,8 +62,8 @@ class Gen {
   std::mt19937_64 rng;
   Program& prog;
 
-  int add(Node n);                        // appends a node, returns its index
-  int leaf(const Shape& s, DType d);      // a fresh input of this shape
+  int add(Node n);                          // appends a node, returns its index
+  int leaf(const Shape& s, DType d);        // a fresh input of this shape
   int64_t uniform(int64_t lo, int64_t hi);  // inclusive
   bool chance(double p);
   // a node of dtype d that passes ok, recent ones likelier; -1 if none

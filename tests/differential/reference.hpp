@@ -12,8 +12,8 @@
 
 namespace tg::difftest::ref {
 
-constexpr double kU = 0x1p-24;          // float32 unit roundoff
-constexpr double kTiny = 0x1p-126;      // float32 smallest normal: flush-to-zero is allowed
+constexpr double kU = 0x1p-24;      // float32 unit roundoff
+constexpr double kTiny = 0x1p-126;  // float32 smallest normal: flush-to-zero is allowed
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // one float32 rounding of r
@@ -44,7 +44,9 @@ inline void for_each_index(const Shape& s, const std::function<void(const std::v
   }
 }
 
-inline Val make_val(const Shape& s) { return Val{s, std::vector<double>(static_cast<size_t>(numel(s))), std::vector<double>(static_cast<size_t>(numel(s)))}; }
+inline Val make_val(const Shape& s) {
+  return Val{s, std::vector<double>(static_cast<size_t>(numel(s))), std::vector<double>(static_cast<size_t>(numel(s)))};
+}
 
 // the flat index into a (right-aligned, size-1 dims broadcast) input of shape in for output index idx
 inline int64_t broadcast_index(const Shape& in, const std::vector<int64_t>& idx) {
@@ -78,7 +80,9 @@ inline Val view(const Val& in, const Shape& out_shape, const std::function<int64
   Val out = make_val(out_shape);
   for_each_index(out_shape, [&](const std::vector<int64_t>& idx, int64_t flat) {
     int64_t j = src(idx);
-    if (j >= 0) out.v[static_cast<size_t>(flat)] = in.v[static_cast<size_t>(j)], out.e[static_cast<size_t>(flat)] = in.e[static_cast<size_t>(j)];
+    if (j >= 0)
+      out.v[static_cast<size_t>(flat)] = in.v[static_cast<size_t>(j)],
+      out.e[static_cast<size_t>(flat)] = in.e[static_cast<size_t>(j)];
   });
   return out;
 }

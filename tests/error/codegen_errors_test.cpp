@@ -4,9 +4,10 @@
 //
 // Messages (tg::Error), by the function that raises them:
 //   through the public API on the CPU (no work-groups, no local memory, C inline code)
-//     codegen/linearize.cpp linearize_work_groups  "tg: kernel K: LOCAL ranges need work-groups with local memory, which this renderer does not have"
-//     codegen/emit.cpp Emitter::require_local      "tg: a local array needs local memory, which this renderer does not have"  (or "a barrier")
-//     codegen/emit.cpp Emitter::custom_code_for    "tg: inline code is written for cuda, but this renderer speaks c"
+//     codegen/linearize.cpp linearize_work_groups  "tg: kernel K: LOCAL ranges need work-groups with local memory,
+//     which this renderer does not have" codegen/emit.cpp Emitter::require_local      "tg: a local array needs local
+//     memory, which this renderer does not have"  (or "a barrier") codegen/emit.cpp Emitter::custom_code_for    "tg:
+//     inline code is written for cuda, but this renderer speaks c"
 //                                                  ("... but this renderer takes no inline code" on INTERP)
 //   through codegen::lower_kernel with a GPU's caps (codegen/linearize.cpp linearize_work_groups, but the last)
 //     "tg: kernel K: 4 GLOBAL and 1 LOCAL ranges; the renderer launches at most 3 dims"
@@ -28,8 +29,8 @@
 #include <string>
 #include <vector>
 
-#include "codegen/lower.hpp"
 #include "../unit/codegen/gpu_caps.hpp"
+#include "codegen/lower.hpp"
 #include "error_test_util.hpp"
 #include "ir/uop.hpp"
 #include "runtime/buffer.hpp"
@@ -41,9 +42,9 @@
 namespace tg {
 namespace {
 
-using tgerr::error_of;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
+using tgerr::error_of;
 
 // ---- the public API on the CPU --------------------------------------------------------------------------------------
 
@@ -51,8 +52,9 @@ TEST(CodegenErrors, LocalRangesOnARendererWithoutWorkGroups) {
   CustomKernel k("wg");
   KExpr g = k.range(2, Axis::GLOBAL), l = k.range(4, Axis::LOCAL);
   k.run(k.store(k.buffer(0, dtypes::float32), g * 4 + l, k.constant(1, dtypes::float32)));
-  EXPECT_MSG(error_of<Error>([&] { (void)k({{{8}, dtypes::float32}}, {Tensor::zeros({1}, dtypes::float32, "CPU")}); }),
-             HasSubstr("tg: kernel wg: LOCAL ranges need work-groups with local memory, which this renderer does not have"));
+  EXPECT_MSG(
+      error_of<Error>([&] { (void)k({{{8}, dtypes::float32}}, {Tensor::zeros({1}, dtypes::float32, "CPU")}); }),
+      HasSubstr("tg: kernel wg: LOCAL ranges need work-groups with local memory, which this renderer does not have"));
 }
 
 TEST(CodegenErrors, LocalArrayOnARendererWithout) {
@@ -67,7 +69,8 @@ TEST(CodegenErrors, LocalArrayOnARendererWithout) {
 TEST(CodegenErrors, InlineCodeInAnotherLanguage) {
   CustomKernel k("inline_cuda");
   KExpr i = k.range(4, Axis::GLOBAL);
-  k.run(k.store(k.buffer(0, dtypes::int32), i, k.inline_expr(dtypes::int32, {{"cuda", "__popc({0})"}}, {i.cast(dtypes::int32)})));
+  k.run(k.store(k.buffer(0, dtypes::int32), i,
+                k.inline_expr(dtypes::int32, {{"cuda", "__popc({0})"}}, {i.cast(dtypes::int32)})));
   EXPECT_MSG(error_of<Error>([&] { (void)k({{{4}, dtypes::int32}}, {Tensor::zeros({1}, dtypes::float32, "CPU")}); }),
              HasSubstr("tg: inline code is written for cuda, but this renderer speaks c"));
 }
@@ -78,12 +81,15 @@ using codegen::test::gpu_caps;
 
 // The kernel a CustomKernel call would schedule: out[...] = 1 over the given GLOBAL and LOCAL ranges (plus a local
 // array of `local_floats` when > 0), one float32 output of 4 elements.
-std::string lower_error(const std::vector<int64_t>& global, const std::vector<int64_t>& local, int64_t local_floats = 0) {
+std::string lower_error(const std::vector<int64_t>& global, const std::vector<int64_t>& local,
+                        int64_t local_floats = 0) {
   CustomKernel k("wg");
   sched::Kernel kernel;
   KExpr idx = k.constant(0, dtypes::int64);
-  for (int64_t n : global) kernel.out_ranges.push_back(k.range(n, Axis::GLOBAL).node), idx = idx + KExpr(kernel.out_ranges.back());
-  for (int64_t n : local) kernel.local_ranges.push_back(k.range(n, Axis::LOCAL).node), idx = idx + KExpr(kernel.local_ranges.back());
+  for (int64_t n : global)
+    kernel.out_ranges.push_back(k.range(n, Axis::GLOBAL).node), idx = idx + KExpr(kernel.out_ranges.back());
+  for (int64_t n : local)
+    kernel.local_ranges.push_back(k.range(n, Axis::LOCAL).node), idx = idx + KExpr(kernel.local_ranges.back());
   KExpr value = k.constant(1, dtypes::float32);
   if (local_floats > 0) value = k.load(k.local(dtypes::float32, local_floats), idx);
   KExpr st = k.store(k.buffer(0, dtypes::float32), k.constant(0, dtypes::int64), value);
@@ -94,11 +100,13 @@ std::string lower_error(const std::vector<int64_t>& global, const std::vector<in
 }
 
 TEST(CodegenErrors, TooManyGridDims) {
-  EXPECT_MSG(lower_error({2, 2, 2, 2}, {4}), HasSubstr("tg: kernel wg: 4 GLOBAL and 1 LOCAL ranges; the renderer launches at most 3 dims"));
+  EXPECT_MSG(lower_error({2, 2, 2, 2}, {4}),
+             HasSubstr("tg: kernel wg: 4 GLOBAL and 1 LOCAL ranges; the renderer launches at most 3 dims"));
 }
 
 TEST(CodegenErrors, LocalRangePastTheDeviceLimit) {
-  EXPECT_MSG(lower_error({2}, {512}), HasSubstr("tg: kernel wg: LOCAL range 0 has 512 work-items; the device allows 256 (max_local[0])"));
+  EXPECT_MSG(lower_error({2}, {512}),
+             HasSubstr("tg: kernel wg: LOCAL range 0 has 512 work-items; the device allows 256 (max_local[0])"));
 }
 
 TEST(CodegenErrors, WorkGroupPastTheDeviceLimit) {
@@ -107,7 +115,8 @@ TEST(CodegenErrors, WorkGroupPastTheDeviceLimit) {
 }
 
 TEST(CodegenErrors, GlobalRangePastTheDeviceLimit) {
-  EXPECT_MSG(lower_error({70000}, {4}), HasSubstr("tg: kernel wg: GLOBAL range 0 has 70000 work-groups; the device allows 65535"));
+  EXPECT_MSG(lower_error({70000}, {4}),
+             HasSubstr("tg: kernel wg: GLOBAL range 0 has 70000 work-groups; the device allows 65535"));
 }
 
 TEST(CodegenErrors, LocalArraysPastTheDeviceMemory) {

@@ -52,9 +52,9 @@
 namespace tg {
 namespace {
 
-using tgerr::error_of;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
+using tgerr::error_of;
 using Invalid = std::invalid_argument;
 namespace dt = dtypes;
 
@@ -77,7 +77,8 @@ TEST(CustomKernelErrors, EmptyExpression) {
 
 TEST(CustomKernelErrors, BinaryDtypeMismatch) {
   Fixture x;
-  EXPECT_MSG(error_of<Invalid>([&] { (void)(x.f(1) + x.n(1)); }), HasSubstr("ADD of float32 and int32; cast() one side"));
+  EXPECT_MSG(error_of<Invalid>([&] { (void)(x.f(1) + x.n(1)); }),
+             HasSubstr("ADD of float32 and int32; cast() one side"));
 }
 
 TEST(CustomKernelErrors, BitwiseOfFloats) {
@@ -87,12 +88,14 @@ TEST(CustomKernelErrors, BitwiseOfFloats) {
 
 TEST(CustomKernelErrors, BitcastChangesSize) {
   Fixture x;
-  EXPECT_MSG(error_of<Invalid>([&] { (void)x.f(1).bitcast(dt::int16); }), HasSubstr("bitcast of float32 to int16 changes the size"));
+  EXPECT_MSG(error_of<Invalid>([&] { (void)x.f(1).bitcast(dt::int16); }),
+             HasSubstr("bitcast of float32 to int16 changes the size"));
 }
 
 TEST(CustomKernelErrors, WhereDtypes) {
   Fixture x;
-  EXPECT_MSG(error_of<Invalid>([&] { (void)KExpr::where(x.i < 2, x.f(1), x.n(1)); }), HasSubstr("where of float32 and int32"));
+  EXPECT_MSG(error_of<Invalid>([&] { (void)KExpr::where(x.i < 2, x.f(1), x.n(1)); }),
+             HasSubstr("where of float32 and int32"));
 }
 
 TEST(CustomKernelErrors, FmaDtypes) {
@@ -122,12 +125,14 @@ TEST(CustomKernelErrors, NameNotAnIdentifier) {
 
 TEST(CustomKernelErrors, NegativeBufferIndex) {
   CustomKernel k("k");
-  EXPECT_MSG(error_of<Invalid>([&] { (void)k.buffer(-1, dt::float32); }), HasSubstr("tg: custom kernel: buffer index -1"));
+  EXPECT_MSG(error_of<Invalid>([&] { (void)k.buffer(-1, dt::float32); }),
+             HasSubstr("tg: custom kernel: buffer index -1"));
 }
 
 TEST(CustomKernelErrors, BufferDeclaredTwice) {
   Fixture x;
-  EXPECT_MSG(error_of<Invalid>([&] { (void)x.k.buffer(0, dt::int32); }), HasSubstr("buffer 0 declared as float32 and int32"));
+  EXPECT_MSG(error_of<Invalid>([&] { (void)x.k.buffer(0, dt::int32); }),
+             HasSubstr("buffer 0 declared as float32 and int32"));
 }
 
 TEST(CustomKernelErrors, EmptyRange) {
@@ -172,23 +177,27 @@ TEST(CustomKernelErrors, EmptyLocalArray) {
 
 TEST(CustomKernelErrors, StoreDtypeMismatch) {
   Fixture x;
-  EXPECT_MSG(error_of<Invalid>([&] { (void)x.k.store(x.out, x.i, x.n(1)); }), HasSubstr("storing int32 into a float32 buffer"));
+  EXPECT_MSG(error_of<Invalid>([&] { (void)x.k.store(x.out, x.i, x.n(1)); }),
+             HasSubstr("storing int32 into a float32 buffer"));
 }
 
 TEST(CustomKernelErrors, StoreIntoNonBuffer) {
   Fixture x;
-  EXPECT_MSG(error_of<Invalid>([&] { (void)x.k.store(x.f(0), x.i, x.f(1)); }), HasSubstr("store into something that is not a buffer"));
+  EXPECT_MSG(error_of<Invalid>([&] { (void)x.k.store(x.f(0), x.i, x.f(1)); }),
+             HasSubstr("store into something that is not a buffer"));
 }
 
 TEST(CustomKernelErrors, LoopOverNonRange) {
   Fixture x;
   KExpr st = x.k.store(x.out, x.i, x.f(1));
-  EXPECT_MSG(error_of<Invalid>([&] { (void)x.k.loop({st}, {x.i * 2}); }), HasSubstr("loop over something that is not a range"));
+  EXPECT_MSG(error_of<Invalid>([&] { (void)x.k.loop({st}, {x.i * 2}); }),
+             HasSubstr("loop over something that is not a range"));
 }
 
 TEST(CustomKernelErrors, InlineCodeWithoutVariants) {
   Fixture x;
-  EXPECT_MSG(error_of<Invalid>([&] { (void)x.k.inline_expr(dt::int32, {}, {x.i}); }), HasSubstr("inline code without any language variant"));
+  EXPECT_MSG(error_of<Invalid>([&] { (void)x.k.inline_expr(dt::int32, {}, {x.i}); }),
+             HasSubstr("inline code without any language variant"));
 }
 
 TEST(CustomKernelErrors, InlineCodeTooManyOperands) {
@@ -207,14 +216,16 @@ TEST(CustomKernelErrors, InlineCodeEmptyLanguage) {
 
 TEST(CustomKernelErrors, NoStatements) {
   CustomKernel k("k");
-  EXPECT_MSG(error_of<Invalid>([&] { (void)k({{{4}, dt::float32}}, {}); }), HasSubstr("tg: custom kernel: k has no statements (add them with run())"));
+  EXPECT_MSG(error_of<Invalid>([&] { (void)k({{{4}, dt::float32}}, {}); }),
+             HasSubstr("tg: custom kernel: k has no statements (add them with run())"));
 }
 
 TEST(CustomKernelErrors, StoreIntoLazyInput) {
   Fixture x;
   x.k.run(x.k.store(x.in, x.i, x.f(1)));
-  EXPECT_MSG(error_of<Invalid>([&] { (void)x.k({{{4}, dt::float32}}, {Tensor::zeros({4}) + 1.0}); }),
-             HasSubstr("k stores into input 1, which is not a realized buffer (realize() it first: the store would be lost)"));
+  EXPECT_MSG(
+      error_of<Invalid>([&] { (void)x.k({{{4}, dt::float32}}, {Tensor::zeros({4}) + 1.0}); }),
+      HasSubstr("k stores into input 1, which is not a realized buffer (realize() it first: the store would be lost)"));
 }
 
 TEST(CustomKernelErrors, InputsOnTwoDevices) {
@@ -226,7 +237,8 @@ TEST(CustomKernelErrors, InputsOnTwoDevices) {
   Fixture x;
   x.k.run(x.k.store(x.out, x.i, x.k.load(x.in, x.i) + x.k.load(x.k.buffer(2, dt::float32), x.i)));
   EXPECT_MSG(error_of<Invalid>([&] {
-               (void)x.k({{{4}, dt::float32}}, {Tensor::zeros({4}, dt::float32, "CPU"), Tensor::zeros({4}, dt::float32, "INTERP")});
+               (void)x.k({{{4}, dt::float32}},
+                         {Tensor::zeros({4}, dt::float32, "CPU"), Tensor::zeros({4}, dt::float32, "INTERP")});
              }),
              HasSubstr("k inputs are on CPU and INTERP"));
 }
@@ -250,7 +262,8 @@ TEST(CustomKernelErrors, StoreIntoHostMemory) {
 TEST(CustomKernelErrors, BufferWithoutTensor) {
   Fixture x;
   x.k.run(x.k.store(x.out, x.i, x.k.load(x.in, x.i)));
-  EXPECT_MSG(error_of<Invalid>([&] { (void)x.k({{{4}, dt::float32}}, {}); }), HasSubstr("k uses buffer 1 but was called with 1 tensors"));
+  EXPECT_MSG(error_of<Invalid>([&] { (void)x.k({{{4}, dt::float32}}, {}); }),
+             HasSubstr("k uses buffer 1 but was called with 1 tensors"));
 }
 
 TEST(CustomKernelErrors, BufferDtypeMismatch) {

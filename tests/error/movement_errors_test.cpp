@@ -21,10 +21,9 @@
 //     :523  "tg: shrink [1, 4) is out of range for dim 1 of shape (2, 3)"
 //     :534  "tg: slice of the symbolic dim v (use shrink)"
 //     :545  "tg: flip repeats axis -1"
-//     :557  "tg: shrink of dim 0 of shape (8, 4) to [0, v+1) with start in [..] and length in [..] can leave the tensor"
-//     :579  "tg: pad of dim 0 of shape (v, 4) by 1 in [1, 1] does not fit in 8"
-//     :592  "tg: unsqueeze axis 4 is out of range for shape (2, 3)"
-//     :601  "tg: cannot squeeze dim 0 of shape (2, 3): size is not 1"
+//     :557  "tg: shrink of dim 0 of shape (8, 4) to [0, v+1) with start in [..] and length in [..] can leave the
+//     tensor" :579  "tg: pad of dim 0 of shape (v, 4) by 1 in [1, 1] does not fit in 8" :592  "tg: unsqueeze axis 4 is
+//     out of range for shape (2, 3)" :601  "tg: cannot squeeze dim 0 of shape (2, 3): size is not 1"
 //   cat / stack / gather
 //     :607  "tg: cat of no tensors"
 //     :614  "tg: cat: shapes (2, 3) and (3,) differ in rank"
@@ -53,15 +52,14 @@
 namespace {
 
 using namespace tgtest;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
 using tg::Dim;
 using tg::Variable;
 using tgerr::error_of;
 using tgerr::f32;
 using tgerr::i32;
-using ::testing::HasSubstr;
-using ::testing::StartsWith;
 using Invalid = std::invalid_argument;
-
 
 // ---- reshape ------------------------------------------------------------------------------------------------------
 
@@ -78,11 +76,13 @@ TEST(MovementErrors, ReshapeTwoInferredDims) {
 }
 
 TEST(MovementErrors, ReshapeNegativeDim) {
-  EXPECT_MSG(error_of<Invalid>([] { (void)f32({2, 3}).reshape({-2, -3}); }), HasSubstr("tg: reshape to (-2, -3): negative dimension"));
+  EXPECT_MSG(error_of<Invalid>([] { (void)f32({2, 3}).reshape({-2, -3}); }),
+             HasSubstr("tg: reshape to (-2, -3): negative dimension"));
 }
 
 TEST(MovementErrors, ReshapeInferredDimDoesNotDivide) {
-  EXPECT_MSG(error_of<Invalid>([] { (void)f32({2, 3}).reshape({4, -1}); }), HasSubstr("tg: cannot reshape (2, 3) to (4, -1)"));
+  EXPECT_MSG(error_of<Invalid>([] { (void)f32({2, 3}).reshape({4, -1}); }),
+             HasSubstr("tg: cannot reshape (2, 3) to (4, -1)"));
 }
 
 TEST(MovementErrors, ReshapeSymbolicNotAMultiple) {
@@ -93,16 +93,19 @@ TEST(MovementErrors, ReshapeSymbolicNotAMultiple) {
 }
 
 TEST(MovementErrors, ReshapeElementCount) {
-  EXPECT_MSG(error_of<Invalid>([] { (void)f32({2, 3}).reshape({4, 2}); }), HasSubstr("tg: cannot reshape (2, 3) to (4, 2)"));
+  EXPECT_MSG(error_of<Invalid>([] { (void)f32({2, 3}).reshape({4, 2}); }),
+             HasSubstr("tg: cannot reshape (2, 3) to (4, 2)"));
   Variable v("v", 0, 8);
   Tensor t = f32({16}).shrink(0, 0, v.bind(4));
-  EXPECT_MSG(error_of<Invalid>([&] { (void)t.reshape({4}); }), HasSubstr("cannot reshape (v,) to (4,): v and 4 elements are not provably equal"));
+  EXPECT_MSG(error_of<Invalid>([&] { (void)t.reshape({4}); }),
+             HasSubstr("cannot reshape (v,) to (4,): v and 4 elements are not provably equal"));
 }
 
 // ---- permute / expand / pad / shrink / slice / flip / unsqueeze / squeeze -------------------------------------------
 
 TEST(MovementErrors, PermuteWrongLength) {
-  EXPECT_MSG(error_of<Invalid>([] { (void)f32({2, 3}).permute({0}); }), HasSubstr("tg: permute order has 1 axes, shape (2, 3) has 2"));
+  EXPECT_MSG(error_of<Invalid>([] { (void)f32({2, 3}).permute({0}); }),
+             HasSubstr("tg: permute order has 1 axes, shape (2, 3) has 2"));
 }
 
 TEST(MovementErrors, PermuteRepeatedAxis) {
@@ -111,11 +114,13 @@ TEST(MovementErrors, PermuteRepeatedAxis) {
 }
 
 TEST(MovementErrors, ExpandToFewerDims) {
-  EXPECT_MSG(error_of<Invalid>([] { (void)f32({2, 3}).expand({3}); }), HasSubstr("tg: cannot expand (2, 3) to fewer dims (3,)"));
+  EXPECT_MSG(error_of<Invalid>([] { (void)f32({2, 3}).expand({3}); }),
+             HasSubstr("tg: cannot expand (2, 3) to fewer dims (3,)"));
 }
 
 TEST(MovementErrors, ExpandMismatch) {
-  EXPECT_MSG(error_of<Invalid>([] { (void)f32({2, 3}).expand({4, 3}); }), HasSubstr("tg: cannot expand (2, 3) to (4, 3)"));
+  EXPECT_MSG(error_of<Invalid>([] { (void)f32({2, 3}).expand({4, 3}); }),
+             HasSubstr("tg: cannot expand (2, 3) to (4, 3)"));
   Variable v("v", 0, 8), w("w", 0, 8);
   Tensor x = f32({8, 2}).shrink(0, 0, v.bind(3));
   EXPECT_MSG(error_of<Invalid>([&] { (void)x.expand({w.bind(3), 2}); }),
@@ -123,7 +128,8 @@ TEST(MovementErrors, ExpandMismatch) {
 }
 
 TEST(MovementErrors, ExpandNegativeSize) {
-  EXPECT_MSG(error_of<Invalid>([] { (void)f32({1}).expand({-2}); }), HasSubstr("tg: cannot expand to negative size (-2,)"));
+  EXPECT_MSG(error_of<Invalid>([] { (void)f32({1}).expand({-2}); }),
+             HasSubstr("tg: cannot expand to negative size (-2,)"));
 }
 
 TEST(MovementErrors, PadWrongLength) {
@@ -149,7 +155,8 @@ TEST(MovementErrors, ShrinkOutOfRange) {
 TEST(MovementErrors, SliceOfSymbolicDim) {
   Variable v("v", 0, 8);
   Tensor t = f32({8, 4}).shrink(0, 0, v.bind(6));
-  EXPECT_MSG(error_of<Invalid>([&] { (void)t.slice(0, 0, 2); }), HasSubstr("tg: slice of the symbolic dim v (use shrink)"));
+  EXPECT_MSG(error_of<Invalid>([&] { (void)t.slice(0, 0, 2); }),
+             HasSubstr("tg: slice of the symbolic dim v (use shrink)"));
 }
 
 TEST(MovementErrors, FlipRepeatedAxis) {
@@ -159,13 +166,15 @@ TEST(MovementErrors, FlipRepeatedAxis) {
 TEST(MovementErrors, SymbolicShrinkCanLeaveTheTensor) {
   Variable v("v", 0, 8);  // v+1 reaches 9 > 8, though v = 2 fits
   EXPECT_MSG(error_of<Invalid>([&] { (void)f32({8, 4}).shrink(0, 0, Dim(v.bind(2)) + Dim(1)); }),
-             HasSubstr("tg: shrink of dim 0 of shape (8, 4) to [0, v+1)"), HasSubstr("length in [1, 9] can leave the tensor"));
+             HasSubstr("tg: shrink of dim 0 of shape (8, 4) to [0, v+1)"),
+             HasSubstr("length in [1, 9] can leave the tensor"));
 }
 
 TEST(MovementErrors, SymbolicPadDoesNotFit) {
   Variable v("v", 0, 8);
   Tensor t = f32({8, 4}).shrink(0, 0, v.bind(6));
-  EXPECT_MSG(error_of<Invalid>([&] { (void)t.pad(0, 1, 8); }), HasSubstr("tg: pad of dim 0 of shape (v, 4) by 1 in [1, 1] does not fit in 8"));
+  EXPECT_MSG(error_of<Invalid>([&] { (void)t.pad(0, 1, 8); }),
+             HasSubstr("tg: pad of dim 0 of shape (v, 4) by 1 in [1, 1] does not fit in 8"));
 }
 
 TEST(MovementErrors, UnsqueezeAxisOutOfRange) {
@@ -238,11 +247,13 @@ TEST(MovementErrors, GatherIndexTooLarge) {
 // ---- matmul -------------------------------------------------------------------------------------------------------
 
 TEST(MovementErrors, MatmulOfScalar) {
-  EXPECT_MSG(error_of<Invalid>([] { (void)f32({}).matmul(f32({3})); }), HasSubstr("tg: matmul of a scalar: shapes () and (3,)"));
+  EXPECT_MSG(error_of<Invalid>([] { (void)f32({}).matmul(f32({3})); }),
+             HasSubstr("tg: matmul of a scalar: shapes () and (3,)"));
 }
 
 TEST(MovementErrors, MatmulVectorsDoNotAlign) {
-  EXPECT_MSG(error_of<Invalid>([] { (void)f32({3}).matmul(f32({4})); }), HasSubstr("tg: matmul: shapes (3,) and (4,) do not align"));
+  EXPECT_MSG(error_of<Invalid>([] { (void)f32({3}).matmul(f32({4})); }),
+             HasSubstr("tg: matmul: shapes (3,) and (4,) do not align"));
 }
 
 TEST(MovementErrors, MatmulDoNotAlign) {

@@ -4,9 +4,11 @@
 //
 // Messages (tg::Error):
 //   unloading
-//     core/src/runtime/plugin_registry.cpp PluginRegistry::unload "tg: cannot unload 'NOSUCH': no loaded plugin provides it"
-//     core/src/runtime/device.cpp unload_plugin                     "tg: cannot unload the INTERP plugin: INTERP still has 1 buffer(s) (tensors)
-//                                                                and 0 program(s) (Jit captures) alive; release them first"
+//     core/src/runtime/plugin_registry.cpp PluginRegistry::unload "tg: cannot unload 'NOSUCH': no loaded plugin
+//     provides it" core/src/runtime/device.cpp unload_plugin                     "tg: cannot unload the INTERP plugin:
+//     INTERP still has 1 buffer(s) (tensors)
+//                                                                and 0 program(s) (Jit captures) alive; release them
+//                                                                first"
 //   manifests: "tg: plugin manifest FILE:LINE: ..." (core/src/runtime/plugin_manifest.cpp read_manifest and the
 //   value parsers it calls; the numbers are that file's lines as of this writing)
 //     :33   "expected a \"quoted string\" in: TEXT"
@@ -41,14 +43,15 @@ namespace tg {
 namespace {
 
 namespace fs = std::filesystem;
-using tgerr::error_of;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
+using tgerr::error_of;
 
 // ---- unloading ----------------------------------------------------------------------------------------------------
 
 TEST(PluginErrors, UnloadUnknownDevice) {
-  EXPECT_MSG(error_of<Error>([] { unload_plugin("NOSUCH"); }), HasSubstr("tg: cannot unload 'NOSUCH': no loaded plugin provides it"));
+  EXPECT_MSG(error_of<Error>([] { unload_plugin("NOSUCH"); }),
+             HasSubstr("tg: cannot unload 'NOSUCH': no loaded plugin provides it"));
 }
 
 TEST(PluginErrors, UnloadWithLiveTensors) {
@@ -58,9 +61,10 @@ TEST(PluginErrors, UnloadWithLiveTensors) {
   } catch (const std::exception&) {
     GTEST_SKIP() << "the INTERP plugin was not built";
   }
-  EXPECT_MSG(error_of<Error>([] { unload_plugin("INTERP"); }),
-             HasSubstr("tg: cannot unload the INTERP plugin: INTERP still has 1 buffer(s) (tensors) and 0 program(s) (Jit "
-                       "captures) alive; release them first"));
+  EXPECT_MSG(
+      error_of<Error>([] { unload_plugin("INTERP"); }),
+      HasSubstr("tg: cannot unload the INTERP plugin: INTERP still has 1 buffer(s) (tensors) and 0 program(s) (Jit "
+                "captures) alive; release them first"));
 }
 
 // ---- manifests ----------------------------------------------------------------------------------------------------
@@ -88,7 +92,8 @@ class ManifestErrors : public testing::Test {
 };
 
 TEST_F(ManifestErrors, ExpectedQuotedString) {
-  EXPECT_MSG(error_for("abi = 1.0"), StartsWith("tg: plugin manifest "), HasSubstr("libtg_plugin_x.manifest:2: expected a \"quoted string\" in:  1.0"));
+  EXPECT_MSG(error_for("abi = 1.0"), StartsWith("tg: plugin manifest "),
+             HasSubstr("libtg_plugin_x.manifest:2: expected a \"quoted string\" in:  1.0"));
 }
 
 TEST_F(ManifestErrors, EscapesNotSupported) {
@@ -116,19 +121,21 @@ TEST_F(ManifestErrors, TextAfterTheValue) {
 }
 
 TEST_F(ManifestErrors, AbiNotAVersionRange) {
-  EXPECT_MSG(error_for("abi = \"1.x\""),
-             HasSubstr(":2: abi must read \"MAJOR.MINOR-MAJOR.MINOR\" (the oldest core served - the version implemented), not \"1.x\""));
+  EXPECT_MSG(error_for("abi = \"1.x\""), HasSubstr(":2: abi must read \"MAJOR.MINOR-MAJOR.MINOR\" (the oldest core "
+                                                   "served - the version implemented), not \"1.x\""));
 }
 
 TEST_F(ManifestErrors, AbiRangeBackwards) {
-  EXPECT_MSG(error_for("abi = \"1.2-1.1\""), HasSubstr(":2: abi \"1.2-1.1\" is not a range inside one nonzero major version"));
+  EXPECT_MSG(error_for("abi = \"1.2-1.1\""),
+             HasSubstr(":2: abi \"1.2-1.1\" is not a range inside one nonzero major version"));
 }
 
 TEST_F(ManifestErrors, CannotBeRead) {
   if (::geteuid() == 0) GTEST_SKIP() << "root reads a file whatever its permissions";
   const std::string path = write("plugin = \"x\"\n");
   ::chmod(path.c_str(), 0);
-  EXPECT_MSG(error_of<Error>([&] { (void)rt::read_manifest(path); }), HasSubstr("tg: plugin manifest " + path + ": cannot be read"));
+  EXPECT_MSG(error_of<Error>([&] { (void)rt::read_manifest(path); }),
+             HasSubstr("tg: plugin manifest " + path + ": cannot be read"));
 }
 
 TEST_F(ManifestErrors, ExpectedKeyValue) {
@@ -136,11 +143,13 @@ TEST_F(ManifestErrors, ExpectedKeyValue) {
 }
 
 TEST_F(ManifestErrors, RequiredKeyMissing) {
-  EXPECT_MSG(error_for("devices = [\"X\"]"), HasSubstr("tg: plugin manifest " + path_ + ": the required key 'abi' is missing"));
+  EXPECT_MSG(error_for("devices = [\"X\"]"),
+             HasSubstr("tg: plugin manifest " + path_ + ": the required key 'abi' is missing"));
 }
 
 TEST_F(ManifestErrors, NoDeviceNames) {
-  EXPECT_MSG(error_for("devices = []\nabi = \"1.0-1.1\""), HasSubstr("tg: plugin manifest " + path_ + ": devices lists no DEV name"));
+  EXPECT_MSG(error_for("devices = []\nabi = \"1.0-1.1\""),
+             HasSubstr("tg: plugin manifest " + path_ + ": devices lists no DEV name"));
 }
 
 }  // namespace

@@ -3,22 +3,30 @@
 //
 // Messages (tg::Error unless noted):
 //   devices
-//     core/src/runtime/device.cpp Device::get        "tg: unknown device 'NOSUCH' (available: CPU, ...); plugins:\n<a line per plugin file,
-//                                                    then the folders searched>" (several lines by design, the first one checked)
-//     core/src/runtime/device.cpp Device::get        "tg: device CPU:5 does not exist: plugin .../libtg_plugin_cpu.so has 1 device(s)"
-//     core/src/runtime/device.cpp default_device     "tg: DEV=? lists the candidates (set DEV to one of the loaded devices):\n<list>"
-//                                                    (several lines by design: the first says what it is, the rest the candidates)
+//     core/src/runtime/device.cpp Device::get        "tg: unknown device 'NOSUCH' (available: CPU, ...); plugins:\n<a
+//     line per plugin file,
+//                                                    then the folders searched>" (several lines by design, the first
+//                                                    one checked)
+//     core/src/runtime/device.cpp Device::get        "tg: device CPU:5 does not exist: plugin .../libtg_plugin_cpu.so
+//     has 1 device(s)" core/src/runtime/device.cpp default_device     "tg: DEV=? lists the candidates (set DEV to one
+//     of the loaded devices):\n<list>"
+//                                                    (several lines by design: the first says what it is, the rest the
+//                                                    candidates)
 //     core/src/runtime/plugin_registry.cpp check_status "tg: CPU: compile k: <the plugin's message>" (what the core
-//                                                    asked the device for, then the plugin's own message: compiler diagnostics)
+//                                                    asked the device for, then the plugin's own message: compiler
+//                                                    diagnostics)
 //   Jit
-//     core/src/tensor/jit.cpp Jit::Impl::capture          "tg: Jit: the function changed its graph between calls 1 and 2 (1 launches, then 1); ..."
-//     core/src/tensor/jit.cpp Jit::Impl::check_signature  "tg: Jit: captured with 1 inputs, called with 2"
-//                                                          "tg: Jit: input 0 is (5,) float32 on CPU, captured as (4,) float32 on CPU; call reset() ..."
-//                                                          "tg: Jit: captured with 1 variables, called with 0"
-//                                                          "tg: Jit: variable 0 is m, captured as n"
+//     core/src/tensor/jit.cpp Jit::Impl::capture          "tg: Jit: the function changed its graph between calls 1 and
+//     2 (1 launches, then 1); ..." core/src/tensor/jit.cpp Jit::Impl::check_signature  "tg: Jit: captured with 1
+//     inputs, called with 2"
+//                                                          "tg: Jit: input 0 is (5,) float32 on CPU, captured as (4,)
+//                                                          float32 on CPU; call reset() ..." "tg: Jit: captured with 1
+//                                                          variables, called with 0" "tg: Jit: variable 0 is m,
+//                                                          captured as n"
 //   warnings on stderr, one line each
 //     core/src/runtime/env.hpp getenv_int              "tg: NOOPT=abc is not an integer tg can use; NOOPT stays 0"
-//     core/src/runtime/disk_cache.cpp DiskCache::DiskCache "tg: warning: cache directory D is not writable (why); compiling without a disk cache"
+//     core/src/runtime/disk_cache.cpp DiskCache::DiskCache "tg: warning: cache directory D is not writable (why);
+//     compiling without a disk cache"
 // Unreachable from user input, or not from a test process:
 //   device.cpp default_device "tg: no device available; plugins: ..." - the build tree's plugin folder is always
 //     searched, so a process of this build always finds the CPU plugin (an install without any plugin shows it).
@@ -48,9 +56,9 @@
 namespace tg {
 namespace {
 
-using tgerr::error_of;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
+using tgerr::error_of;
 
 const std::string kCacheDir = test::fresh_cache_dir("errors");
 
@@ -62,8 +70,10 @@ class ScopedEnv {
     setenv(name, value, 1);
   }
   ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
   }
 
  private:
@@ -76,7 +86,8 @@ class ScopedEnv {
 TEST(RuntimeErrors, DeviceUnknown) {
   const std::string m = error_of<Error>([] { (void)Tensor::zeros({2}, dtypes::float32, "NOSUCH"); });
   // the first line says what is wrong and what there is; the plugin files and the folders searched follow, a line each
-  EXPECT_MSG(m.substr(0, m.find('\n')), StartsWith("tg: unknown device 'NOSUCH' (available: "), HasSubstr("CPU"), HasSubstr("); plugins:"));
+  EXPECT_MSG(m.substr(0, m.find('\n')), StartsWith("tg: unknown device 'NOSUCH' (available: "), HasSubstr("CPU"),
+             HasSubstr("); plugins:"));
   EXPECT_THAT(m, HasSubstr("libtg_plugin_cpu.so: provides CPU"));
   EXPECT_THAT(m, HasSubstr("searched (TG_PLUGIN_PATH, the install, the build tree): "));
 }
@@ -99,7 +110,8 @@ TEST(RuntimeErrors, PluginStatusIsPassedOn) {
   KExpr i = k.range(4, Axis::GLOBAL);
   k.run(k.inline_stmt({{"c", "this is not C;"}}, {i}));
   k.run(k.store(k.buffer(0, dtypes::float32), i, k.constant(1, dtypes::float32)));
-  const std::string m = error_of<Error>([&] { (void)k({{{4}, dtypes::float32}}, {Tensor::zeros({4}, dtypes::float32, "CPU")}); });
+  const std::string m =
+      error_of<Error>([&] { (void)k({{{4}, dtypes::float32}}, {Tensor::zeros({4}, dtypes::float32, "CPU")}); });
   // the core's part: the device and what it asked the plugin for; then the plugin's message, here the compiler's
   // diagnostics, several lines
   EXPECT_THAT(m, StartsWith("tg: CPU: compile broken_inline: "));
@@ -125,34 +137,41 @@ TEST(RuntimeErrors, JitGraphChangedBetweenCalls) {
 }
 
 Jit doubler() {
-  return Jit([](const std::vector<Tensor>& in, const std::vector<BoundVariable>&) { return std::vector<Tensor>{in[0] * 2.0}; });
+  return Jit([](const std::vector<Tensor>& in, const std::vector<BoundVariable>&) {
+    return std::vector<Tensor>{in[0] * 2.0};
+  });
 }
 
 TEST(RuntimeErrors, JitInputCount) {
   Jit f = doubler();
   (void)f({ones(4)}), (void)f({ones(4)});
-  EXPECT_MSG(error_of<Error>([&] { (void)f({ones(4), ones(4)}); }), HasSubstr("tg: Jit: captured with 1 inputs, called with 2"));
+  EXPECT_MSG(error_of<Error>([&] { (void)f({ones(4), ones(4)}); }),
+             HasSubstr("tg: Jit: captured with 1 inputs, called with 2"));
 }
 
 TEST(RuntimeErrors, JitInputShape) {
   Jit f = doubler();
   (void)f({ones(4)}), (void)f({ones(4)});
-  EXPECT_MSG(error_of<Error>([&] { (void)f({ones(5)}); }),
-             HasSubstr("tg: Jit: input 0 is (5,) float32 on CPU, captured as (4,) float32 on CPU; call reset() to capture again"));
+  EXPECT_MSG(
+      error_of<Error>([&] { (void)f({ones(5)}); }),
+      HasSubstr(
+          "tg: Jit: input 0 is (5,) float32 on CPU, captured as (4,) float32 on CPU; call reset() to capture again"));
 }
 
 TEST(RuntimeErrors, JitVariableCount) {
   Jit f = doubler();
   Variable n("n", 1, 8);
   (void)f({ones(4)}, {n.bind(2)}), (void)f({ones(4)}, {n.bind(2)});
-  EXPECT_MSG(error_of<Error>([&] { (void)f({ones(4)}); }), HasSubstr("tg: Jit: captured with 1 variables, called with 0"));
+  EXPECT_MSG(error_of<Error>([&] { (void)f({ones(4)}); }),
+             HasSubstr("tg: Jit: captured with 1 variables, called with 0"));
 }
 
 TEST(RuntimeErrors, JitVariableName) {
   Jit f = doubler();
   Variable n("n", 1, 8), m("m", 1, 8);
   (void)f({ones(4)}, {n.bind(2)}), (void)f({ones(4)}, {n.bind(2)});
-  EXPECT_MSG(error_of<Error>([&] { (void)f({ones(4)}, {m.bind(2)}); }), HasSubstr("tg: Jit: variable 0 is m, captured as n"));
+  EXPECT_MSG(error_of<Error>([&] { (void)f({ones(4)}, {m.bind(2)}); }),
+             HasSubstr("tg: Jit: variable 0 is m, captured as n"));
 }
 
 // ---- warnings -----------------------------------------------------------------------------------------------------

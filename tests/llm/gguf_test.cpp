@@ -200,7 +200,14 @@ TEST(Gguf, RandomCorruptionNeverCrashes) {
   std::cout << "corruption seed=" << seed << "\n";
   std::mt19937 rng(seed);
   Builder g;
-  g.header(3, 1, 2).kv_str("general.architecture", "llama").str("a").put<uint32_t>(9).put<uint32_t>(8).put<uint64_t>(2).str("x").str("yz");
+  g.header(3, 1, 2)
+      .kv_str("general.architecture", "llama")
+      .str("a")
+      .put<uint32_t>(9)
+      .put<uint32_t>(8)
+      .put<uint64_t>(2)
+      .str("x")
+      .str("yz");
   g.tensor("w", {32, 2}, 8, 0).pad(32);
   g.b.resize(g.b.size() + 68);
   for (int i = 0; i < 3000; ++i) {
@@ -209,13 +216,13 @@ TEST(Gguf, RandomCorruptionNeverCrashes) {
     try {
       GGUFFile f = GGUFFile::parse(m.data(), m.size());
       for (const auto& t : f.tensors()) ASSERT_LE(t.data + t.nbytes, m.data() + m.size());
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
   }
 }
 
 std::string write_file(const std::string& path, const std::vector<uint8_t>& b) {
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
   return path;
 }
 

@@ -35,12 +35,14 @@ struct Reference {
 };
 
 // numpy's routing of `logits` (T, E) as reference_routing.py computes it
-Reference numpy_routing(const std::vector<float>& logits, int64_t T, int64_t E, const RoutingSpec& spec, const std::vector<float>& bias = {}) {
+Reference numpy_routing(const std::vector<float>& logits, int64_t T, int64_t E, const RoutingSpec& spec,
+                        const std::vector<float>& bias = {}) {
   const std::string stem = ::testing::TempDir() + "tg_moe_" + std::to_string(::getpid());
   write_raw(stem + ".logits.f32", logits);
-  std::string cmd = std::string(TG_PYTHON) + " " + TG_LLM_TEST_DIR + "/reference_routing.py " + stem + ".logits.f32 " + std::to_string(T) + " " +
-                    std::to_string(E) + " " + std::to_string(spec.k) + " " + (spec.gate == RoutingSpec::Gate::softmax ? "softmax" : "sigmoid") +
-                    " " + (spec.normalize ? "1" : "0") + " " + std::to_string(spec.scale);
+  std::string cmd = std::string(TG_PYTHON) + " " + TG_LLM_TEST_DIR + "/reference_routing.py " + stem + ".logits.f32 " +
+                    std::to_string(T) + " " + std::to_string(E) + " " + std::to_string(spec.k) + " " +
+                    (spec.gate == RoutingSpec::Gate::softmax ? "softmax" : "sigmoid") + " " +
+                    (spec.normalize ? "1" : "0") + " " + std::to_string(spec.scale);
   if (!bias.empty()) {
     write_raw(stem + ".bias.f32", bias);
     cmd += " " + stem + ".bias.f32";
@@ -128,11 +130,14 @@ TEST(Routing, BadShapesAreOneClearError) {
     return std::string("no error");
   };
   EXPECT_EQ(message([&] { top_k_experts(s, s, {.k = 5}); }), "tg-llm: 5 experts per token out of 4");
-  EXPECT_NE(message([&] { top_k_experts(s, Tensor::zeros({2, 3}, dtypes::float32), {.k = 1}); }).find("(T, experts) float32"), std::string::npos);
+  EXPECT_NE(
+      message([&] { top_k_experts(s, Tensor::zeros({2, 3}, dtypes::float32), {.k = 1}); }).find("(T, experts) float32"),
+      std::string::npos);
 }
 
 // Q8_0 blocks built by hand: a float16 scale (a power of two: exact), then 32 signed bytes; value = d * q.
-std::vector<uint8_t> q8_0_rows(const std::vector<int8_t>& q, const std::vector<int>& exponents, int64_t rows, int64_t cols, std::vector<double>& values) {
+std::vector<uint8_t> q8_0_rows(const std::vector<int8_t>& q, const std::vector<int>& exponents, int64_t rows,
+                               int64_t cols, std::vector<double>& values) {
   std::vector<uint8_t> raw;
   values.assign(static_cast<size_t>(rows * cols), 0);
   for (int64_t b = 0; b < rows * cols / 32; ++b) {
@@ -181,7 +186,9 @@ TEST(ExpertProducts, MatchFloat64Loops) {
       const int64_t n = shared ? T : T * K;
       std::vector<float> x(static_cast<size_t>(n * cols));
       for (auto& v : x) v = nd(rng);
-      const auto y = qmatmul_experts(w, E, Tensor::from_vector(x, {n, cols}), Tensor::from_vector(ids, {T, K}, dtypes::int32)).to_vector<float>();
+      const auto y =
+          qmatmul_experts(w, E, Tensor::from_vector(x, {n, cols}), Tensor::from_vector(ids, {T, K}, dtypes::int32))
+              .to_vector<float>();
       // the integer formats multiply x rounded to int8 per 32 values (llama.cpp's Q8_0 activation)
       const std::vector<double> xv = type == GGMLType::F32 ? std::vector<double>(x.begin(), x.end()) : q8_rounded(x);
       ASSERT_EQ(y.size(), static_cast<size_t>(T * K * rows));
@@ -191,7 +198,8 @@ TEST(ExpertProducts, MatchFloat64Loops) {
           double ref = 0, mag = 0;
           if (e >= 0 && e < E)
             for (int64_t c = 0; c < cols; ++c) {
-              const double term = want_w[static_cast<size_t>((e * rows + r) * cols + c)] * xv[static_cast<size_t>((shared ? p / K : p) * cols + c)];
+              const double term = want_w[static_cast<size_t>((e * rows + r) * cols + c)] *
+                                  xv[static_cast<size_t>((shared ? p / K : p) * cols + c)];
               ref += term;
               mag += std::fabs(term);
             }
@@ -211,9 +219,12 @@ TEST(ExpertProducts, BadShapesAreOneClearError) {
   g.nbytes = raw.size();
   const QuantMatrix w = upload_matrix(g, nullptr);
   const Tensor ids = Tensor::zeros({2, 2}, dtypes::int32);
-  EXPECT_THROW(qmatmul_experts(w, 3, Tensor::zeros({2, 32}, dtypes::float32), ids), std::invalid_argument);  // 32 rows, 3 experts
-  EXPECT_THROW(qmatmul_experts(w, 4, Tensor::zeros({3, 32}, dtypes::float32), ids), std::invalid_argument);  // neither T nor T * k rows
-  EXPECT_THROW(qmatmul_experts(w, 4, Tensor::zeros({2, 32}, dtypes::float32), Tensor::zeros({2, 2}, dtypes::float32)), std::invalid_argument);
+  EXPECT_THROW(qmatmul_experts(w, 3, Tensor::zeros({2, 32}, dtypes::float32), ids),
+               std::invalid_argument);  // 32 rows, 3 experts
+  EXPECT_THROW(qmatmul_experts(w, 4, Tensor::zeros({3, 32}, dtypes::float32), ids),
+               std::invalid_argument);  // neither T nor T * k rows
+  EXPECT_THROW(qmatmul_experts(w, 4, Tensor::zeros({2, 32}, dtypes::float32), Tensor::zeros({2, 2}, dtypes::float32)),
+               std::invalid_argument);
 }
 
 }  // namespace

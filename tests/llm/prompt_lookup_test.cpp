@@ -34,10 +34,10 @@ TEST(PromptLookup, NothingWithoutAMatch) {
 
 // Expected values from the closed form by hand (k guesses yield sum_{i<=k} rate^i tokens for k*g + c plain steps).
 TEST(PromptLookup, BestDraftLength) {
-  EXPECT_EQ(best_draft(0.9, 15, 0, 4), 15);  // free guesses: longer only adds; 8.15 tokens for 4 steps
-  EXPECT_EQ(best_draft(0.5, 15, 0, 1.2), 15);  // ~2 tokens for 1.2 steps
-  EXPECT_EQ(best_draft(0.1, 15, 0, 4), 0);   // at most 1.11 tokens for 4 steps: plain steps win
-  EXPECT_EQ(best_draft(0.8, 15, 0.5, 2), 0);  // a draft at half the target's cost: 2.95 tokens for 3.5 steps at best
+  EXPECT_EQ(best_draft(0.9, 15, 0, 4), 15);     // free guesses: longer only adds; 8.15 tokens for 4 steps
+  EXPECT_EQ(best_draft(0.5, 15, 0, 1.2), 15);   // ~2 tokens for 1.2 steps
+  EXPECT_EQ(best_draft(0.1, 15, 0, 4), 0);      // at most 1.11 tokens for 4 steps: plain steps win
+  EXPECT_EQ(best_draft(0.8, 15, 0.5, 2), 0);    // a draft at half the target's cost: 2.95 tokens for 3.5 steps at best
   EXPECT_EQ(best_draft(0.9, 15, 0.3, 1.5), 7);  // 5.695 tokens for 3.6 steps (6: 5.217 / 3.3, 8: 6.126 / 3.9)
   EXPECT_EQ(best_draft(0.9, 0, 0, 1), 0);
 }

@@ -43,8 +43,10 @@ const std::string& fixture_dir() {
     std::string d = ::testing::TempDir() + "tg_quant_fixture_" + std::to_string(getpid());
     uint32_t seed = std::random_device{}();
     std::cout << "quant fixture seed=" << seed << "\n";
-    std::string cmd = std::string(TG_PYTHON) + " " + TG_LLM_TEST_DIR + "/gen_quant_fixture.py " + d + " " + std::to_string(seed);
-    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("the fixture script failed (needs python3 with the gguf package): " + cmd);
+    std::string cmd =
+        std::string(TG_PYTHON) + " " + TG_LLM_TEST_DIR + "/gen_quant_fixture.py " + d + " " + std::to_string(seed);
+    if (std::system(cmd.c_str()) != 0)
+      throw std::runtime_error("the fixture script failed (needs python3 with the gguf package): " + cmd);
     return d;
   }()};
   return dir.path;
@@ -81,8 +83,9 @@ TEST(Int8Activation, MatchesQuantizeRowQ8_0) {
   std::vector<float> x(T * cols);
   for (auto& v : x) v = nd(rng);
   for (int i = 0; i < 32; ++i) x[32 + i] = 0.0f;  // an all-zero block: d = 0, q = 0
-  x[70] = 127.5f * 0.25f, x[71] = -x[70];       // exact halves in a block whose d is 0.25
-  for (int i = 64; i < 96; ++i) if (i != 70 && i != 71) x[i] = 0.0f;
+  x[70] = 127.5f * 0.25f, x[71] = -x[70];         // exact halves in a block whose d is 0.25
+  for (int i = 64; i < 96; ++i)
+    if (i != 70 && i != 71) x[i] = 0.0f;
   x[64] = 31.75f;  // max: d = 0.25
   std::vector<float> d;
   auto q = q8_values(x, d);
@@ -93,7 +96,8 @@ TEST(Int8Activation, MatchesQuantizeRowQ8_0) {
   for (size_t b = 0; b < d.size(); ++b) ASSERT_EQ(scales[b], d[b]) << "block " << b << " seed " << seed;
   for (size_t w = 0; w < words.size(); ++w)
     for (int i = 0; i < 4; ++i)
-      ASSERT_EQ(static_cast<int8_t>(static_cast<uint32_t>(words[w]) >> (8 * i)), q[w * 4 + i]) << "value " << w * 4 + i << " seed " << seed;
+      ASSERT_EQ(static_cast<int8_t>(static_cast<uint32_t>(words[w]) >> (8 * i)), q[w * 4 + i])
+          << "value " << w * 4 + i << " seed " << seed;
   // the block sums a format's minimum multiplies: d x (the sum of q, exact in float32)
   ASSERT_TRUE(a.block_sums.has_value());
   auto sums = a.block_sums->to_vector<float>();
@@ -130,11 +134,13 @@ TEST(Int8Activation, GroupedLayoutHoldsTheSameValues) {
       for (int64_t h = 0; h < 2; ++h) {
         int32_t sum = 0;
         for (int64_t i = 0; i < 16; ++i) sum += q[(t * nb + b) * 32 + h * 16 + i];
-        ASSERT_EQ(sums[(at * 2 + h) * G + lane], sum) << "token " << t << " block " << b << " half " << h << " seed " << seed;
+        ASSERT_EQ(sums[(at * 2 + h) * G + lane], sum)
+            << "token " << t << " block " << b << " half " << h << " seed " << seed;
       }
       for (int64_t j = 0; j < 8; ++j)
         for (int i = 0; i < 4; ++i)
-          ASSERT_EQ(static_cast<int8_t>(static_cast<uint32_t>(words[(at * 8 + j) * G + lane]) >> (8 * i)), q[(t * nb + b) * 32 + j * 4 + i])
+          ASSERT_EQ(static_cast<int8_t>(static_cast<uint32_t>(words[(at * 8 + j) * G + lane]) >> (8 * i)),
+                    q[(t * nb + b) * 32 + j * 4 + i])
               << "token " << t << " block " << b << " word " << j << " seed " << seed;
     }
   // biased (for weights taken as the signed operand): the same layout with each byte q + 128, the same sums of q
@@ -148,7 +154,8 @@ TEST(Int8Activation, GroupedLayoutHoldsTheSameValues) {
   for (size_t w = 0; w < words.size(); ++w)
     for (int i = 0; i < 4; ++i) {
       const int8_t q8 = static_cast<int8_t>(static_cast<uint32_t>(words[w]) >> (8 * i));
-      ASSERT_EQ(static_cast<uint8_t>(static_cast<uint32_t>(biased[w]) >> (8 * i)), q8 + 128) << "word " << w << " seed " << seed;
+      ASSERT_EQ(static_cast<uint8_t>(static_cast<uint32_t>(biased[w]) >> (8 * i)), q8 + 128)
+          << "word " << w << " seed " << seed;
     }
   EXPECT_THROW(quantize_int8(Tensor::from_vector(x, {T, cols}), 1, true), std::invalid_argument);  // biased is grouped
 }
@@ -209,7 +216,8 @@ TEST_P(Formats, MatrixProductAndEmbeddingMatchFloat64Loops) {
           ref += static_cast<double>(f.want[r * kCols + c]) * xv[tt * kCols + c];
           mag += std::fabs(static_cast<double>(f.want[r * kCols + c]) * xv[tt * kCols + c]);
         }
-        EXPECT_NEAR(y[tt * kRows + r], ref, 1e-5 * mag + 1e-6) << type_name(t) << " T=" << T << " t=" << tt << " row " << r;
+        EXPECT_NEAR(y[tt * kRows + r], ref, 1e-5 * mag + 1e-6)
+            << type_name(t) << " T=" << T << " t=" << tt << " row " << r;
       }
   }
   // many rows (the fixture's, repeated): the products then work on row blocks, with several token groups
@@ -233,8 +241,8 @@ TEST_P(Formats, MatrixProductAndEmbeddingMatchFloat64Loops) {
           ref += wv * xv[tt * kCols + c];
           mag += std::fabs(wv * xv[tt * kCols + c]);
         }
-        ASSERT_NEAR(y[tt * rows + r], ref, 1e-5 * mag + 1e-6) << type_name(t) << " T=" << T << " t=" << tt << " row " << r
-                                                               << (unit ? " (matrix unit)" : "");
+        ASSERT_NEAR(y[tt * rows + r], ref, 1e-5 * mag + 1e-6)
+            << type_name(t) << " T=" << T << " t=" << tt << " row " << r << (unit ? " (matrix unit)" : "");
       }
   }
   std::vector<int32_t> ids = {2, 0, 2, -1, 7};
@@ -242,7 +250,8 @@ TEST_P(Formats, MatrixProductAndEmbeddingMatchFloat64Loops) {
   for (size_t i = 0; i < ids.size(); ++i)
     for (int64_t c = 0; c < kCols; ++c) {
       float want = ids[i] >= 0 && ids[i] < kRows ? f.want[ids[i] * kCols + c] : 0.0f;
-      ASSERT_NEAR(e[i * kCols + c], want, 1e-6 * std::fabs(want) + 1e-7) << type_name(t) << " id " << ids[i] << " col " << c;
+      ASSERT_NEAR(e[i * kCols + c], want, 1e-6 * std::fabs(want) + 1e-7)
+          << type_name(t) << " id " << ids[i] << " col " << c;
     }
 }
 
@@ -264,25 +273,31 @@ TEST_P(Formats, ExpertProductsMatchFloat64Loops) {
     const int64_t n = shared ? T : T * K;
     std::vector<float> x(static_cast<size_t>(n * kCols));
     for (auto& v : x) v = nd(rng);
-    auto y = qmatmul_experts(m, kRows, Tensor::from_vector(x, {n, kCols}), Tensor::from_vector(ids, {T, K}, dtypes::int32)).to_vector<float>();
+    auto y =
+        qmatmul_experts(m, kRows, Tensor::from_vector(x, {n, kCols}), Tensor::from_vector(ids, {T, K}, dtypes::int32))
+            .to_vector<float>();
     ASSERT_EQ(y.size(), static_cast<size_t>(T * K));
     const std::vector<double> xv = has_int8_product(m) ? q8_rounded(x) : std::vector<double>(x.begin(), x.end());
     for (int64_t p = 0; p < T * K; ++p) {
       const int32_t e = ids[static_cast<size_t>(p)];
       double ref = 0, mag = 0;
       for (int64_t c = 0; e >= 0 && e < kRows && c < kCols; ++c) {
-        const double term = static_cast<double>(f.want[e * kCols + c]) * xv[static_cast<size_t>((shared ? p / K : p) * kCols + c)];
+        const double term =
+            static_cast<double>(f.want[e * kCols + c]) * xv[static_cast<size_t>((shared ? p / K : p) * kCols + c)];
         ref += term;
         mag += std::fabs(term);
       }
-      EXPECT_NEAR(y[static_cast<size_t>(p)], ref, 1e-5 * mag + 1e-6) << type_name(t) << (shared ? " shared" : " per pair") << " pair " << p;
+      EXPECT_NEAR(y[static_cast<size_t>(p)], ref, 1e-5 * mag + 1e-6)
+          << type_name(t) << (shared ? " shared" : " per pair") << " pair " << p;
     }
     if (shared) continue;
     // summed by routing weights into one row per token (down's epilogue)
     std::vector<float> wts(static_cast<size_t>(T * K));
     for (auto& v : wts) v = nd(rng);
     ProductInput in{Tensor::from_vector(x, {T * K, kCols}), nullptr};
-    auto z = qmatmul_experts_summed(m, kRows, in, Tensor::from_vector(ids, {T, K}, dtypes::int32), Tensor::from_vector(wts, {T, K})).to_vector<float>();
+    auto z = qmatmul_experts_summed(m, kRows, in, Tensor::from_vector(ids, {T, K}, dtypes::int32),
+                                    Tensor::from_vector(wts, {T, K}))
+                 .to_vector<float>();
     ASSERT_EQ(z.size(), static_cast<size_t>(T));
     for (int64_t tt = 0; tt < T; ++tt) {
       double ref = 0, mag = 0;
@@ -290,7 +305,8 @@ TEST_P(Formats, ExpertProductsMatchFloat64Loops) {
         const int64_t p = tt * K + sl;
         const int32_t e = ids[static_cast<size_t>(p)];
         for (int64_t c = 0; e >= 0 && e < kRows && c < kCols; ++c) {
-          const double term = wts[static_cast<size_t>(p)] * static_cast<double>(f.want[e * kCols + c]) * xv[static_cast<size_t>(p * kCols + c)];
+          const double term = wts[static_cast<size_t>(p)] * static_cast<double>(f.want[e * kCols + c]) *
+                              xv[static_cast<size_t>(p * kCols + c)];
           ref += term;
           mag += std::fabs(term);
         }
@@ -324,9 +340,11 @@ TEST_P(Formats, ArgmaxPicksTheFirstLargestRow) {
           mag[r] += std::fabs(static_cast<double>(f.want[r * kCols + c]) * xv[tt * kCols + c]);
         }
       const int32_t p = pick[static_cast<size_t>(tt)];
-      ASSERT_TRUE(p >= 0 && p < kRows) << type_name(t) << " T=" << T << " t=" << tt << ": picked row " << p << ", not the first copy";
+      ASSERT_TRUE(p >= 0 && p < kRows) << type_name(t) << " T=" << T << " t=" << tt << ": picked row " << p
+                                       << ", not the first copy";
       const double best = *std::max_element(ref.begin(), ref.end());
-      EXPECT_GE(ref[p], best - 2e-5 * *std::max_element(mag.begin(), mag.end()) - 1e-6) << type_name(t) << " T=" << T << " t=" << tt << " row " << p;
+      EXPECT_GE(ref[p], best - 2e-5 * *std::max_element(mag.begin(), mag.end()) - 1e-6)
+          << type_name(t) << " T=" << T << " t=" << tt << " row " << p;
     }
   }
 }
@@ -343,7 +361,8 @@ TEST(QuantBlocks, KnownValues) {
   for (int i = 0; i < 32; ++i) q8[2 + i] = static_cast<uint8_t>(static_cast<int8_t>(i - 16));
   auto v = dequantize(upload_matrix(as_tensor(GGMLType::Q8_0, q8, 1, 32), nullptr)).to_vector<float>();
   for (int i = 0; i < 32; ++i) EXPECT_EQ(v[i], 0.5f * (i - 16)) << i;
-  // Q4_0: d = 2, byte j = (15-j%16) << 4 | j%16: element j < 16 is the low nibble j, element 16+j the high 15-j; minus 8
+  // Q4_0: d = 2, byte j = (15-j%16) << 4 | j%16: element j < 16 is the low nibble j, element 16+j the high 15-j; minus
+  // 8
   std::vector<uint8_t> q4(18);
   half = float_to_half(2.0f);
   std::memcpy(q4.data(), &half, 2);
@@ -379,8 +398,10 @@ TEST(QuantBlocks, KnownValues) {
 TEST(QuantNaN, ATokensNaNStaysInItsRow) {
   const int64_t rows = 64, cols = 64, T = 40;
   std::vector<uint8_t> bytes(static_cast<size_t>(rows * cols / 32 * 34));
-  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = i % 34 == 0 ? 0x00 : i % 34 == 1 ? 0x2c : static_cast<uint8_t>(i * 7 % 251);
-  QuantMatrix m{GGMLType::Q8_0, rows, cols, Tensor::from_vector(bytes, {static_cast<int64_t>(bytes.size())}, dtypes::uint8)};
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = i % 34 == 0 ? 0x00 : i % 34 == 1 ? 0x2c : static_cast<uint8_t>(i * 7 % 251);
+  QuantMatrix m{GGMLType::Q8_0, rows, cols,
+                Tensor::from_vector(bytes, {static_cast<int64_t>(bytes.size())}, dtypes::uint8)};
   std::vector<float> x(static_cast<size_t>(T * cols), 0.5f);
   const uint32_t all_ones_nan = 0x7FFFFFFFu;  // its rounding carry runs into the sign bit: -0 unless handled
   std::memcpy(&x[5 * cols + 7], &all_ones_nan, 4);
@@ -428,7 +449,8 @@ TEST(QuantBlocks, LowBitKnownValues) {
   std::fill(t1.begin() + 48, t1.begin() + 52, 0xFF);
   put_half(t1, 52, 1.0f);
   v = values(GGMLType::TQ1_0, t1);
-  for (int e = 0; e < 256; ++e) EXPECT_EQ(v[e], e < 32 || (e >= 160 && e < 176) ? 0.0f : e >= 240 ? 1.0f : -1.0f) << "TQ1_0 " << e;
+  for (int e = 0; e < 256; ++e)
+    EXPECT_EQ(v[e], e < 32 || (e >= 160 && e < 176) ? 0.0f : e >= 240 ? 1.0f : -1.0f) << "TQ1_0 " << e;
 }
 
 // IQ blocks built by hand from grid entries read off the gguf package's grids (IQ2_XXS entry 1 = 43 8 8 8 8 8 8 8;

@@ -37,14 +37,16 @@ Tensor seq_table(const std::vector<std::array<int, 3>>& seqs) {
 void expect_near(const std::vector<float>& got, const std::vector<double>& want, double tol, const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   double worst = 0;
-  for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(got[i] - want[i]) + (std::isnan(got[i]) ? 1e30 : 0));
+  for (size_t i = 0; i < got.size(); ++i)
+    worst = std::max(worst, std::fabs(got[i] - want[i]) + (std::isnan(got[i]) ? 1e30 : 0));
   EXPECT_LE(worst, tol) << what << ": max |error|";
 }
 
 TEST(RecurrentKernels, CausalConvCarriesItsStateAcrossChunksAndSlots) {
   std::mt19937 rng(test_seed());
   constexpr int64_t C = 6, K = 4, slots = 3, T = 9;
-  const std::vector<float> w = random_vector(rng, C * K), x = random_vector(rng, T * C), other = random_vector(rng, 2 * C);
+  const std::vector<float> w = random_vector(rng, C * K), x = random_vector(rng, T * C),
+                           other = random_vector(rng, 2 * C);
   // reference: the whole sequence at once, zero before position 0
   auto conv_ref = [&](const std::vector<float>& in, int64_t n) {
     std::vector<double> y(static_cast<size_t>(n * C), 0.0);
@@ -59,7 +61,8 @@ TEST(RecurrentKernels, CausalConvCarriesItsStateAcrossChunksAndSlots) {
   const std::vector<double> want = conv_ref(x, T);
   Tensor wt = Tensor::from_vector(w, {C, K});
   // garbage in every slot: position 0 must not read it
-  Tensor state = Tensor::from_vector(random_vector(rng, slots * (K - 1) * C), {slots * (K - 1), C}).contiguous().realize();
+  Tensor state =
+      Tensor::from_vector(random_vector(rng, slots * (K - 1) * C), {slots * (K - 1), C}).contiguous().realize();
   std::vector<float> got;
   // slot 2: the prompt in chunks of 4 (padded with 3 rows of garbage to 7, as prefill pads chunks), 1 and 2
   // tokens, then 2 decode steps batched with slot 0's own sequence
@@ -69,7 +72,9 @@ TEST(RecurrentKernels, CausalConvCarriesItsStateAcrossChunksAndSlots) {
     std::vector<float> rows(x.begin() + at * C, x.begin() + (at + n) * C), junk = random_vector(rng, pad * C, 100);
     rows.insert(rows.end(), junk.begin(), junk.end());
     Tensor xs = Tensor::from_vector(rows, {n + pad, C});
-    std::vector<float> y = causal_conv(xs, wt, state, seq_table({{2, static_cast<int>(at), static_cast<int>(n)}}), kRows).to_vector<float>();
+    std::vector<float> y =
+        causal_conv(xs, wt, state, seq_table({{2, static_cast<int>(at), static_cast<int>(n)}}), kRows)
+            .to_vector<float>();
     got.insert(got.end(), y.begin(), y.begin() + n * C);
     at += n;
   }
@@ -78,12 +83,14 @@ TEST(RecurrentKernels, CausalConvCarriesItsStateAcrossChunksAndSlots) {
   for (int s = 0; s < 2; ++s, ++at) {
     std::vector<float> rows(x.begin() + at * C, x.begin() + (at + 1) * C);
     rows.insert(rows.end(), other.begin() + C, other.end());  // batch row 1: slot 0 at position 1
-    std::vector<float> y = causal_conv(Tensor::from_vector(rows, {2, C}), wt, state, seq_table({{2, static_cast<int>(at), 1}, {0, 1 + s, 1}}), kRows)
+    std::vector<float> y = causal_conv(Tensor::from_vector(rows, {2, C}), wt, state,
+                                       seq_table({{2, static_cast<int>(at), 1}, {0, 1 + s, 1}}), kRows)
                                .to_vector<float>();
     got.insert(got.end(), y.begin(), y.begin() + C);
     if (s == 0) {  // slot 0's second token saw its first
       std::vector<double> o = conv_ref(other, 2);
-      expect_near(std::vector<float>(y.begin() + C, y.end()), std::vector<double>(o.begin() + C, o.end()), 1e-5, "slot 0 step 1");
+      expect_near(std::vector<float>(y.begin() + C, y.end()), std::vector<double>(o.begin() + C, o.end()), 1e-5,
+                  "slot 0 step 1");
     }
   }
   expect_near(got, want, 1e-5, "slot 2, chunks 4+1+2 then 2 batched steps");
@@ -125,26 +132,32 @@ TEST(RecurrentKernels, GatedDeltaRuleMatchesThePerTokenLoop) {
     }
   // the state in float32, then in float16 (--ssm-type f16: rounded to 11 bits after every token)
   for (DType sdt : {dtypes::float32, dtypes::float16}) {
-  Tensor state = Tensor::from_vector(random_vector(rng, slots * nv * dk * dk), {slots * nv * dk, dk}).cast(sdt).contiguous().realize();
-  std::vector<float> got;
-  int64_t at = 0;
-  // a prefill chunk of 5 padded to 8 with garbage (which must leave the state as it is), then two single steps
-  int64_t pad = 0;
-  auto part = [&](const std::vector<float>& src, int64_t width, int64_t n, Shape shape) {
-    std::vector<float> rows(src.begin() + at * width, src.begin() + (at + n) * width), junk = random_vector(rng, pad * width, 0.5f);
-    rows.insert(rows.end(), junk.begin(), junk.end());
-    shape[0] = n + pad;
-    return Tensor::from_vector(rows, shape);
-  };
-  for (int64_t n : {5, 1, 1}) {
-    pad = n == 5 ? 3 : 0;
-    Tensor o = gated_delta(part(q, nk * dk, n, {n, nk, dk}), part(k, nk * dk, n, {n, nk, dk}), part(v, nv * dk, n, {n, nv, dk}),
-                           part(alpha, nv, n, {n, nv}), part(beta, nv, n, {n, nv}), state, seq_table({{1, static_cast<int>(at), static_cast<int>(n)}}), kRows);
-    std::vector<float> y = o.to_vector<float>();
-    got.insert(got.end(), y.begin(), y.begin() + n * nv * dk);
-    at += n;
-  }
-  expect_near(got, want, sdt == dtypes::float32 ? 1e-4 : 1e-2, std::string("slot 1: 5 tokens, then 1, then 1, state ") + (sdt == dtypes::float32 ? "f32" : "f16"));
+    Tensor state = Tensor::from_vector(random_vector(rng, slots * nv * dk * dk), {slots * nv * dk, dk})
+                       .cast(sdt)
+                       .contiguous()
+                       .realize();
+    std::vector<float> got;
+    int64_t at = 0;
+    // a prefill chunk of 5 padded to 8 with garbage (which must leave the state as it is), then two single steps
+    int64_t pad = 0;
+    auto part = [&](const std::vector<float>& src, int64_t width, int64_t n, Shape shape) {
+      std::vector<float> rows(src.begin() + at * width, src.begin() + (at + n) * width),
+          junk = random_vector(rng, pad * width, 0.5f);
+      rows.insert(rows.end(), junk.begin(), junk.end());
+      shape[0] = n + pad;
+      return Tensor::from_vector(rows, shape);
+    };
+    for (int64_t n : {5, 1, 1}) {
+      pad = n == 5 ? 3 : 0;
+      Tensor o = gated_delta(part(q, nk * dk, n, {n, nk, dk}), part(k, nk * dk, n, {n, nk, dk}),
+                             part(v, nv * dk, n, {n, nv, dk}), part(alpha, nv, n, {n, nv}), part(beta, nv, n, {n, nv}),
+                             state, seq_table({{1, static_cast<int>(at), static_cast<int>(n)}}), kRows);
+      std::vector<float> y = o.to_vector<float>();
+      got.insert(got.end(), y.begin(), y.begin() + n * nv * dk);
+      at += n;
+    }
+    expect_near(got, want, sdt == dtypes::float32 ? 1e-4 : 1e-2,
+                std::string("slot 1: 5 tokens, then 1, then 1, state ") + (sdt == dtypes::float32 ? "f32" : "f16"));
   }
 }
 

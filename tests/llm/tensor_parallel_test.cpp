@@ -12,17 +12,17 @@
 #include <filesystem>
 #include <mutex>
 #include <random>
-#include <thread>
 #include <string_view>
+#include <thread>
 
 #include "generation/generator.hpp"
 #include "generation/lockstep.hpp"
+#include "generation/ranks.hpp"
 #include "model/model.hpp"
 #include "raw_files.hpp"
-#include "generation/ranks.hpp"
+#include "test_seed.hpp"
 #include "tg/error.hpp"
 #include "tg/jit.hpp"
-#include "test_seed.hpp"
 
 using namespace tg;
 using namespace tg::llm;
@@ -41,20 +41,24 @@ struct Split {
 };
 
 std::string make_model(const Split& c, uint32_t seed, const std::vector<int32_t>& prompt) {
-  const std::string path = ::testing::TempDir() + "tg_tp_" + c.arch + "_" + c.wtype + "_" + std::to_string(::getpid()) + ".gguf";
+  const std::string path =
+      ::testing::TempDir() + "tg_tp_" + c.arch + "_" + c.wtype + "_" + std::to_string(::getpid()) + ".gguf";
   std::string toks;
   for (int32_t t : prompt) toks += (toks.empty() ? "" : ",") + std::to_string(t);
   const std::string arch = c.arch;
   const std::string generator = arch == "qwen35"      ? "/gen_synthetic_hybrid.py " + path
                                 : arch == "qwen35moe" ? "/gen_synthetic_hybrid.py --moe " + path
                                                       : "/gen_synthetic_model.py " + path + " --arch " + arch;
-  const std::string cmd = std::string(TG_PYTHON) + " " + TG_LLM_TEST_DIR + generator + " --wtype " + c.wtype + " --seed " + std::to_string(seed) +
-                          " --vocab " + std::to_string(kVocab) + " --steps 1 --tokens " + toks + " " + c.extra + " > /dev/null";
+  const std::string cmd = std::string(TG_PYTHON) + " " + TG_LLM_TEST_DIR + generator + " --wtype " + c.wtype +
+                          " --seed " + std::to_string(seed) + " --vocab " + std::to_string(kVocab) +
+                          " --steps 1 --tokens " + toks + " " + c.extra + " > /dev/null";
   if (std::system(cmd.c_str()) != 0) throw std::runtime_error("the generator failed: " + cmd);
   return path;
 }
 
-int32_t argmax(const std::vector<float>& v) { return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin()); }
+int32_t argmax(const std::vector<float>& v) {
+  return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
 
 // One rank's run: the prompt's logits, then kSteps greedy steps decoded one at a time under a Jit: each step's
 // logits and argmax. `fed`: the tokens fed back (the single-device run's), else its own picks.
@@ -62,7 +66,8 @@ struct RankRun {
   std::vector<std::vector<float>> logits;  // after the prompt, then after each step
   std::vector<int32_t> tokens;
 };
-RankRun greedy(const std::string& path, const Rank& rank, const std::vector<int32_t>& prompt, const std::vector<int32_t>& fed = {}) {
+RankRun greedy(const std::string& path, const Rank& rank, const std::vector<int32_t>& prompt,
+               const std::vector<int32_t>& fed = {}) {
   auto model = Model::load(path, {.device = rank.device, .max_context = 64, .kv = KvType::f32, .tp = rank.tp});
   RankRun run;
   run.logits.push_back(model->forward(prompt, 0).to_vector<float>());
@@ -89,7 +94,8 @@ class TensorParallelModel : public ::testing::TestWithParam<Split> {};
 
 TEST_P(TensorParallelModel, MatchesTheReferenceAndTheSingleDeviceTokens) {
   const Split c = GetParam();
-  const uint32_t seed = tgtest::test_seed(std::string("tensor_parallel_test ") + c.arch + " " + c.wtype + " over " + std::to_string(c.ranks) + " ranks");
+  const uint32_t seed = tgtest::test_seed(std::string("tensor_parallel_test ") + c.arch + " " + c.wtype + " over " +
+                                          std::to_string(c.ranks) + " ranks");
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int32_t> id(3, kVocab - 1);
   std::vector<int32_t> prompt(static_cast<size_t>(c.prompt));
@@ -102,7 +108,8 @@ TEST_P(TensorParallelModel, MatchesTheReferenceAndTheSingleDeviceTokens) {
   // even where a near tie (random weights repeat themselves into those) makes the picks differ
   const RankRun whole = greedy(path, Rank{}, prompt);
   std::vector<RankRun> runs(static_cast<size_t>(c.ranks));
-  run_local_ranks(cpu_devices(c.ranks), [&](const Rank& r) { runs[static_cast<size_t>(r.tp.rank)] = greedy(path, r, prompt, whole.tokens); });
+  run_local_ranks(cpu_devices(c.ranks),
+                  [&](const Rank& r) { runs[static_cast<size_t>(r.tp.rank)] = greedy(path, r, prompt, whole.tokens); });
 
   auto max_abs = [](const auto* v) {
     double m = 0;
@@ -126,13 +133,16 @@ TEST_P(TensorParallelModel, MatchesTheReferenceAndTheSingleDeviceTokens) {
     double d = 0;
     for (size_t i = 0; i < lw.size(); ++i) d = std::max(d, static_cast<double>(std::fabs(mine[i] - lw[i])));
     worst = std::max(worst, d / max_abs(lw.data()));
-    EXPECT_LE(d / max_abs(lw.data()), step_tol) << "step " << s << ": the split model's logits against the single device's";
+    EXPECT_LE(d / max_abs(lw.data()), step_tol)
+        << "step " << s << ": the split model's logits against the single device's";
     same += runs[0].tokens[s] == whole.tokens[s];
   }
-  for (int r = 1; r < c.ranks; ++r) EXPECT_EQ(runs[static_cast<size_t>(r)].logits, runs[0].logits) << "rank " << r << " computed other logits than rank 0";
+  for (int r = 1; r < c.ranks; ++r)
+    EXPECT_EQ(runs[static_cast<size_t>(r)].logits, runs[0].logits)
+        << "rank " << r << " computed other logits than rank 0";
   std::cout << "tensor_parallel_test " << c.arch << " " << c.wtype << ": " << same << "/" << whole.tokens.size()
-            << " greedy tokens equal to the single device's, step logits within " << worst << " of its, prompt logits within "
-            << err / max_abs(w) << " of the reference\n";
+            << " greedy tokens equal to the single device's, step logits within " << worst
+            << " of its, prompt logits within " << err / max_abs(w) << " of the reference\n";
   if (!HasFailure())
     for (const char* suffix : {"", ".logits.f64", ".greedy.i32"}) std::filesystem::remove(path + suffix);
 }
@@ -141,24 +151,25 @@ TEST_P(TensorParallelModel, MatchesTheReferenceAndTheSingleDeviceTokens) {
 // each); qwen2: QKV biases split with their heads; qwen3: per-head QK-norm; gemma3: one KV head on every rank,
 // post-norms after the sums, sliding windows; qwen3moe: 4 of the 8 experts on each rank, routed (decode) and
 // grouped by expert (a 40-token prompt); olmoe: the QK-norm over all heads from summed squares; deepseek2: latent
-// attention's heads split, the latent cache whole (q straight from h, and through q_a / q_b); qwen35: the gated delta nets' 2 key heads one a rank, each with
-// the 2 value heads tiled over it (heads 0 and 2, 1 and 3), and the gated attention layers; qwen35moe: the same with
-// experts and a gated shared expert.
-INSTANTIATE_TEST_SUITE_P(Splits, TensorParallelModel,
-                         ::testing::Values(Split{"llama", "F32", 2, 1e-3}, Split{"llama", "Q8_0", 4, 5e-2}, Split{"qwen2", "Q8_0", 2, 5e-2},
-                                           Split{"qwen3", "Q8_0", 2, 5e-2}, Split{"gemma3", "Q8_0", 2, 5e-2},
-                                           Split{"qwen3moe", "F32", 2, 1e-3}, Split{"qwen3moe", "F32", 2, 1e-3, 40},
-                                           Split{"olmoe", "F32", 2, 1e-3}, Split{"deepseek2", "F32", 2, 1e-3},
-                                           Split{"deepseek2", "F32", 2, 1e-3, kPrompt, "--q-lora-rank 32"},
-                                           Split{"qwen35", "Q8_0", 2, 5e-2}, Split{"qwen35moe", "F32", 2, 1e-3}),
-                         [](const auto& info) {
-                           std::string extra = std::string(info.param.extra).substr(0, std::string(info.param.extra).find(' '));
-                           extra.erase(0, extra.find_first_not_of('-'));
-                           std::replace(extra.begin(), extra.end(), '-', '_');
-                           if (!extra.empty()) extra = "_" + extra;
-                           return std::string(info.param.arch) + "_" + info.param.wtype + "_" + std::to_string(info.param.ranks) + "_ranks" +
-                                  (info.param.prompt == kPrompt ? "" : "_prompt_" + std::to_string(info.param.prompt)) + extra;
-                         });
+// attention's heads split, the latent cache whole (q straight from h, and through q_a / q_b); qwen35: the gated delta
+// nets' 2 key heads one a rank, each with the 2 value heads tiled over it (heads 0 and 2, 1 and 3), and the gated
+// attention layers; qwen35moe: the same with experts and a gated shared expert.
+INSTANTIATE_TEST_SUITE_P(
+    Splits, TensorParallelModel,
+    ::testing::Values(Split{"llama", "F32", 2, 1e-3}, Split{"llama", "Q8_0", 4, 5e-2}, Split{"qwen2", "Q8_0", 2, 5e-2},
+                      Split{"qwen3", "Q8_0", 2, 5e-2}, Split{"gemma3", "Q8_0", 2, 5e-2},
+                      Split{"qwen3moe", "F32", 2, 1e-3}, Split{"qwen3moe", "F32", 2, 1e-3, 40},
+                      Split{"olmoe", "F32", 2, 1e-3}, Split{"deepseek2", "F32", 2, 1e-3},
+                      Split{"deepseek2", "F32", 2, 1e-3, kPrompt, "--q-lora-rank 32"}, Split{"qwen35", "Q8_0", 2, 5e-2},
+                      Split{"qwen35moe", "F32", 2, 1e-3}),
+    [](const auto& info) {
+      std::string extra = std::string(info.param.extra).substr(0, std::string(info.param.extra).find(' '));
+      extra.erase(0, extra.find_first_not_of('-'));
+      std::replace(extra.begin(), extra.end(), '-', '_');
+      if (!extra.empty()) extra = "_" + extra;
+      return std::string(info.param.arch) + "_" + info.param.wtype + "_" + std::to_string(info.param.ranks) + "_ranks" +
+             (info.param.prompt == kPrompt ? "" : "_prompt_" + std::to_string(info.param.prompt)) + extra;
+    });
 
 // Splits that cannot be made: one error naming what does not split, from the rank that found it.
 TEST(TensorParallelErrors, WhatDoesNotSplitIsNamed) {
@@ -231,7 +242,8 @@ struct Transcript {
 };
 Transcript script(Generator& g, const std::function<void()>& idle) {
   Transcript t;
-  Sampler greedy(SamplingParams{}), sampled(SamplingParams{.temperature = 0.8, .top_k = 0, .top_p = 1, .min_p = 0, .seed = 5, .logprobs = 2});
+  Sampler greedy(SamplingParams{}),
+      sampled(SamplingParams{.temperature = 0.8, .top_k = 0, .top_p = 1, .min_p = 0, .seed = 5, .logprobs = 2});
   auto take = [&](const std::vector<int32_t>& v) { t.tokens.insert(t.tokens.end(), v.begin(), v.end()); };
   g.prefill({5, 6, 7, 8}, 0);
   for (int i = 0; i < 3; ++i) t.tokens.push_back(g.next(greedy, 0));
@@ -264,7 +276,10 @@ Transcript script(Generator& g, const std::function<void()>& idle) {
 TEST(Lockstep, AFollowerReplaysTheLeadersCalls) {
   const uint32_t seed = tgtest::test_seed("lockstep_test");
   const std::string path = make_model({"llama", "F32", 2, 0}, seed, {5, 6, 7});
-  auto load = [&](const Rank& r) { return Model::load(path, {.device = r.device, .max_context = 64, .kv = KvType::f32, .slots = 2, .decode_rows = 4, .tp = r.tp}); };
+  auto load = [&](const Rank& r) {
+    return Model::load(
+        path, {.device = r.device, .max_context = 64, .kv = KvType::f32, .slots = 2, .decode_rows = 4, .tp = r.tp});
+  };
   Transcript want;
   {
     auto m = load(Rank{});
@@ -288,19 +303,23 @@ TEST(Lockstep, AFollowerReplaysTheLeadersCalls) {
       const std::string before = std::getenv("TG_COMM_TIMEOUT_S") ? std::getenv("TG_COMM_TIMEOUT_S") : "";
       ::setenv("TG_COMM_TIMEOUT_S", "2", 1);
       lockstep.keepalive(true);
-      for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5); std::chrono::steady_clock::now() < until;) {
+      for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+           std::chrono::steady_clock::now() < until;) {
         std::this_thread::sleep_for(g.keepalive_period());
         g.keepalive();
       }
-      if (before.empty()) ::unsetenv("TG_COMM_TIMEOUT_S");
-      else ::setenv("TG_COMM_TIMEOUT_S", before.c_str(), 1);
+      if (before.empty())
+        ::unsetenv("TG_COMM_TIMEOUT_S");
+      else
+        ::setenv("TG_COMM_TIMEOUT_S", before.c_str(), 1);
       lockstep.keepalive(true);  // the follower's next wait has the old bound again
     });
     lockstep.end();
   });
   EXPECT_EQ(got.tokens, want.tokens);
   ASSERT_EQ(got.logprobs.size(), want.logprobs.size());
-  for (size_t i = 0; i < want.logprobs.size(); ++i) EXPECT_NEAR(got.logprobs[i], want.logprobs[i], 1e-4) << "logprob " << i;
+  for (size_t i = 0; i < want.logprobs.size(); ++i)
+    EXPECT_NEAR(got.logprobs[i], want.logprobs[i], 1e-4) << "logprob " << i;
   EXPECT_EQ(got.failures, 1);
   EXPECT_EQ(want.failures, 1);
   EXPECT_EQ(got.contexts, want.contexts);
@@ -331,11 +350,14 @@ TEST(Lockstep, AFollowerThatNoLongerMatchesTheLeaderStops) {
       EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
     }
   };
-  expect_stop([](Lockstep& l) { l.send({static_cast<LockstepCall::Op>(99), {}}); }, "rank 0 sent lockstep call 99, which this rank does not know");
-  expect_stop([](Lockstep& l) {
-    l.failed(true);
-    l.keepalive(true);
-  }, "rank 1 no longer matches rank 0: rank 0's last call failed where its own did not");
+  expect_stop([](Lockstep& l) { l.send({static_cast<LockstepCall::Op>(99), {}}); },
+              "rank 0 sent lockstep call 99, which this rank does not know");
+  expect_stop(
+      [](Lockstep& l) {
+        l.failed(true);
+        l.keepalive(true);
+      },
+      "rank 1 no longer matches rank 0: rank 0's last call failed where its own did not");
   expect_stop([](Lockstep& l) { l.send({LockstepCall::Op::prefill, {0, -1, 100000}}); }, "no longer matches rank 0");
   for (const char* suffix : {"", ".logits.f64", ".greedy.i32"}) std::filesystem::remove(path + suffix);
 }

@@ -97,9 +97,12 @@ const Tokenizer* model_tokenizer(const std::string& name) {
 std::string show(std::string_view s) {
   std::string out = "\"";
   for (unsigned char c : s) {
-    if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (c == '\r') out += "\\r";
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c == '\r')
+      out += "\\r";
     else if (c < 0x20 || c == 0x7F) {
       char b[8];
       std::snprintf(b, sizeof b, "\\x%02X", c);
@@ -159,8 +162,9 @@ class ModelGolden : public ::testing::TestWithParam<std::string> {};
 TEST_P(ModelGolden, EncodeMatchesReference) {
   const std::string name = GetParam();
   const Tokenizer* tok = model_tokenizer(name);
-  if (!tok) GTEST_SKIP() << name << " GGUF not found: set TG_" << (name == "gemma3" ? "GEMMA" : "SMOLLM")
-                         << "_GGUF or run scripts/setup.sh";
+  if (!tok)
+    GTEST_SKIP() << name << " GGUF not found: set TG_" << (name == "gemma3" ? "GEMMA" : "SMOLLM")
+                 << "_GGUF or run scripts/setup.sh";
   const Json& model = golden()["models"][name];
   EXPECT_EQ(tok->n_tokens(), model["n_tokens"].get<size_t>());
   EXPECT_EQ(tok->bos(), model["bos"].get<TokenId>());
@@ -353,8 +357,16 @@ TokenId byte_id(int b) { return 3 + b; }
 
 TEST(SpmToy, MergesByScoreAndAddsSpacePrefix) {
   // ids: 259 ▁  260 h  261 e  262 l  263 o  264 he  265 ll  266 hell  267 ▁hell  268 ▁hello  269 lo
-  const Tokenizer tok(toy_spm({{"\xE2\x96\x81", -1}, {"h", -1}, {"e", -1}, {"l", -1}, {"o", -1}, {"he", -2},
-                               {"ll", -1.5f}, {"hell", -3}, {"\xE2\x96\x81hell", -4}, {"\xE2\x96\x81hello", -5},
+  const Tokenizer tok(toy_spm({{"\xE2\x96\x81", -1},
+                               {"h", -1},
+                               {"e", -1},
+                               {"l", -1},
+                               {"o", -1},
+                               {"he", -2},
+                               {"ll", -1.5f},
+                               {"hell", -3},
+                               {"\xE2\x96\x81hell", -4},
+                               {"\xE2\x96\x81hello", -5},
                                {"lo", -2.5f}},
                               /*add_space_prefix=*/true));
   // "▁hello": ll (-1.5), he (-2), then "lo" (-2.5) is stale (its l is gone), then hell, ▁hell, ▁hello.
@@ -405,7 +417,16 @@ Vocab toy_bpe(std::vector<std::string> merges, std::string pre = "gpt-2") {
   Vocab v;
   v.model = "gpt2";
   v.pre = std::move(pre);
-  v.tokens = {"a", "b", "c", "\xC4\xA0", "ab", "bc", "abc", "\xC4\xA0" "a", "<|end|>"};
+  v.tokens = {"a",
+              "b",
+              "c",
+              "\xC4\xA0",
+              "ab",
+              "bc",
+              "abc",
+              "\xC4\xA0"
+              "a",
+              "<|end|>"};
   v.types.assign(v.tokens.size(), TokenType::Normal);
   v.types.back() = TokenType::Control;
   v.merges = std::move(merges);
@@ -414,10 +435,10 @@ Vocab toy_bpe(std::vector<std::string> merges, std::string pre = "gpt-2") {
 }
 
 TEST(BpeToy, MergesByRank) {
-  check("abc", Tokenizer(toy_bpe({"b c", "a b", "a bc"})).encode("abc"), {6});       // bc, then a+bc
-  check("abc", Tokenizer(toy_bpe({"a b", "b c", "a bc"})).encode("abc"), {4, 2});    // ab first; "ab c" no merge
-  check("abc", Tokenizer(toy_bpe({"a b", "ab c"})).encode("abc"), {6});              // ab, then ab+c
-  check("ab a", Tokenizer(toy_bpe({"a b", "\xC4\xA0 a"})).encode("ab a"), {4, 7});   // " a" is one piece
+  check("abc", Tokenizer(toy_bpe({"b c", "a b", "a bc"})).encode("abc"), {6});      // bc, then a+bc
+  check("abc", Tokenizer(toy_bpe({"a b", "b c", "a bc"})).encode("abc"), {4, 2});   // ab first; "ab c" no merge
+  check("abc", Tokenizer(toy_bpe({"a b", "ab c"})).encode("abc"), {6});             // ab, then ab+c
+  check("ab a", Tokenizer(toy_bpe({"a b", "\xC4\xA0 a"})).encode("ab a"), {4, 7});  // " a" is one piece
   const Tokenizer tok(toy_bpe({"a b"}));
   check("<|end|>", tok.encode("<|end|>", false, true), {8});
   EXPECT_TRUE(tok.is_end_of_generation(8));
@@ -442,11 +463,11 @@ TEST(Decode, InvalidUtf8BecomesReplacementOnlyWhenItCannotComplete) {
   };
   EXPECT_EQ(tok.decode(bytes({0xFF})), fffd);
   EXPECT_EQ(tok.decode(bytes({0x80, 0x41})), fffd + "A");
-  EXPECT_EQ(tok.decode(bytes({0xE2, 0x82})), fffd);            // truncated at the end: one U+FFFD
+  EXPECT_EQ(tok.decode(bytes({0xE2, 0x82})), fffd);              // truncated at the end: one U+FFFD
   EXPECT_EQ(tok.decode(bytes({0xE2, 0x82, 0x41})), fffd + "A");  // broken by 'A': one U+FFFD, then 'A'
   EXPECT_EQ(tok.decode(bytes({0xE2, 0x82, 0xAC})), "\xE2\x82\xAC");
   EXPECT_EQ(tok.decode(bytes({0xED, 0xA0, 0x80})), fffd + fffd + fffd);  // a surrogate is not UTF-8
-  EXPECT_EQ(tok.decode(bytes({0xC0, 0xAF})), fffd + fffd);                // overlong
+  EXPECT_EQ(tok.decode(bytes({0xC0, 0xAF})), fffd + fffd);               // overlong
 
   StreamDecoder dec(tok);
   EXPECT_EQ(dec.push(byte_id(0xE2)), "");
@@ -523,8 +544,8 @@ class GGUFWriter {
   }
   std::vector<uint8_t> bytes() const {
     std::vector<uint8_t> out = {'G', 'G', 'U', 'F', 3, 0, 0, 0};
-    for (uint64_t v : {uint64_t{0}, count_}) out.insert(out.end(), reinterpret_cast<const uint8_t*>(&v),
-                                                        reinterpret_cast<const uint8_t*>(&v) + 8);
+    for (uint64_t v : {uint64_t{0}, count_})
+      out.insert(out.end(), reinterpret_cast<const uint8_t*>(&v), reinterpret_cast<const uint8_t*>(&v) + 8);
     out.insert(out.end(), body_.begin(), body_.end());
     return out;
   }

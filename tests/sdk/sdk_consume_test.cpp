@@ -31,7 +31,8 @@ TEST(SdkConsume, ComputesOnInterp) {
   constexpr int n = 100;
   std::vector<float> a(n), b(n), expected_sum(1, 0.0f);
   std::vector<int32_t> c(n);
-  for (int i = 0; i < n; ++i) a[i] = 0.25f * static_cast<float>(i), b[i] = 3.0f - 0.5f * static_cast<float>(i), c[i] = i - 50;
+  for (int i = 0; i < n; ++i)
+    a[i] = 0.25f * static_cast<float>(i), b[i] = 3.0f - 0.5f * static_cast<float>(i), c[i] = i - 50;
   tg::Tensor ta = tg::Tensor::from_vector(a, {10, 10}, "INTERP"), tb = tg::Tensor::from_vector(b, {10, 10}, "INTERP");
   tg::Tensor tc = tg::Tensor::from_vector(c, {10, 10}, tg::dtypes::int32, "INTERP");
   EXPECT_EQ(ta.device(), "INTERP");
@@ -41,7 +42,8 @@ TEST(SdkConsume, ComputesOnInterp) {
     const float product = a[i] * b[i], want = std::max(product + a[i], 0.0f);
     EXPECT_EQ(got[i], want) << "element " << i;
   }
-  std::vector<int32_t> rows = (tc * tc).idiv(tg::Tensor::full({10, 10}, 7, tg::dtypes::int32, "INTERP")).sum({1}).to_vector<int32_t>();
+  std::vector<int32_t> rows =
+      (tc * tc).idiv(tg::Tensor::full({10, 10}, 7, tg::dtypes::int32, "INTERP")).sum({1}).to_vector<int32_t>();
   for (int r = 0; r < 10; ++r) {
     int32_t want = 0;
     for (int k = 0; k < 10; ++k) want += c[r * 10 + k] * c[r * 10 + k] / 7;

@@ -26,7 +26,8 @@ struct PlannedSchedule {
   rt::Buffer& root(size_t i = 0) const { return *slots.at(static_cast<size_t>(s.roots.at(i))); }
 };
 
-inline void run_lowered(const KirProgram& k, const sched::ScheduleItem& it, const std::vector<std::shared_ptr<rt::Buffer>>& bufs) {
+inline void run_lowered(const KirProgram& k, const sched::ScheduleItem& it,
+                        const std::vector<std::shared_ptr<rt::Buffer>>& bufs) {
   rt::Device& dev = bufs.at(0)->device();
   auto program = dev.load(dev.compile(dev.render(k.view()), k.name), k.view());
   dev.launch(*program, rt::pack_args(*program, bufs, it.var_vals), k.dims, true);

@@ -36,7 +36,8 @@ const std::string& ChatTemplate::source() const { return program_->source; }
 nlohmann::ordered_json chat_context(const nlohmann::ordered_json& messages, bool add_generation_prompt,
                                     const nlohmann::ordered_json& tools, const nlohmann::ordered_json& kwargs,
                                     const std::string& bos_token, const std::string& eos_token) {
-  if (!messages.is_array()) throw tg::Error("chat template: messages must be a JSON array, not " + std::string(messages.type_name()));
+  if (!messages.is_array())
+    throw tg::Error("chat template: messages must be a JSON array, not " + std::string(messages.type_name()));
   if (!kwargs.is_null() && !kwargs.is_object())
     throw tg::Error("chat template: kwargs must be a JSON object, not " + std::string(kwargs.type_name()));
   nlohmann::ordered_json ctx = nlohmann::ordered_json::object();
@@ -60,7 +61,8 @@ nlohmann::ordered_json chat_context(const nlohmann::ordered_json& messages, bool
 std::string render_chat(const std::string& tmpl, const nlohmann::ordered_json& messages, bool add_generation_prompt,
                         const nlohmann::ordered_json& tools, const nlohmann::ordered_json& kwargs,
                         const std::string& bos_token, const std::string& eos_token) {
-  return ChatTemplate::parse(tmpl).render(chat_context(messages, add_generation_prompt, tools, kwargs, bos_token, eos_token));
+  return ChatTemplate::parse(tmpl).render(
+      chat_context(messages, add_generation_prompt, tools, kwargs, bos_token, eos_token));
 }
 
 namespace {
@@ -105,7 +107,8 @@ std::string gemma3_format(const nlohmann::ordered_json& messages, bool add_gener
 std::string llama3_format(const nlohmann::ordered_json& messages, bool add_generation_prompt) {
   std::string out;
   for (const auto& m : messages)
-    out += "<|start_header_id|>" + field(m, "role") + "<|end_header_id|>\n\n" + trim(field(m, "content")) + "<|eot_id|>";
+    out +=
+        "<|start_header_id|>" + field(m, "role") + "<|end_header_id|>\n\n" + trim(field(m, "content")) + "<|eot_id|>";
   if (add_generation_prompt) out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
   return out;
 }
@@ -121,8 +124,10 @@ std::string chatml_format(const nlohmann::ordered_json& messages, bool add_gener
 
 std::string fallback_chat_format(const std::string& architecture, const nlohmann::ordered_json& messages,
                                  bool add_generation_prompt) {
-  if (!messages.is_array()) throw tg::Error("chat format: messages must be a JSON array, not " + std::string(messages.type_name()));
-  if (architecture == "gemma3" || architecture == "gemma2" || architecture == "gemma") return gemma3_format(messages, add_generation_prompt);
+  if (!messages.is_array())
+    throw tg::Error("chat format: messages must be a JSON array, not " + std::string(messages.type_name()));
+  if (architecture == "gemma3" || architecture == "gemma2" || architecture == "gemma")
+    return gemma3_format(messages, add_generation_prompt);
   if (architecture == "llama") return llama3_format(messages, add_generation_prompt);
   return chatml_format(messages, add_generation_prompt);  // qwen2, qwen3 and the generic default
 }

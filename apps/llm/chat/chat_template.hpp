@@ -40,8 +40,9 @@ std::string render_chat(const std::string& tmpl, const nlohmann::ordered_json& m
                         const nlohmann::ordered_json& tools = nullptr, const nlohmann::ordered_json& kwargs = nullptr,
                         const std::string& bos_token = "", const std::string& eos_token = "");
 nlohmann::ordered_json chat_context(const nlohmann::ordered_json& messages, bool add_generation_prompt,
-                                    const nlohmann::ordered_json& tools = nullptr, const nlohmann::ordered_json& kwargs = nullptr,
-                                    const std::string& bos_token = "", const std::string& eos_token = "");
+                                    const nlohmann::ordered_json& tools = nullptr,
+                                    const nlohmann::ordered_json& kwargs = nullptr, const std::string& bos_token = "",
+                                    const std::string& eos_token = "");
 
 // The prompt format of `architecture` (GGUF general.architecture) for a model without a template:
 // gemma3 (<start_of_turn>, system folded into the first user turn, assistant as "model"), llama (Llama 3

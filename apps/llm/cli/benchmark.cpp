@@ -29,7 +29,8 @@ double percentile(std::vector<double> v, double q) {
 // Ids from the middle of the vocabulary: ordinary text pieces rather than control tokens.
 std::vector<int32_t> synthetic_tokens(int64_t n, int64_t vocab, int64_t offset) {
   std::vector<int32_t> t;
-  for (int64_t i = 0; i < n; ++i) t.push_back(static_cast<int32_t>((vocab / 4 + (i + offset) * 7919) % (vocab / 2) + vocab / 8));
+  for (int64_t i = 0; i < n; ++i)
+    t.push_back(static_cast<int32_t>((vocab / 4 + (i + offset) * 7919) % (vocab / 2) + vocab / 8));
   return t;
 }
 
@@ -87,11 +88,11 @@ void warm_up(Generator& gen, const std::vector<int64_t>& prefill_lengths, const 
 BenchmarkResult run_benchmark(Generator& gen, const BenchmarkOptions& o) {
   Model& m = gen.model();
   const int64_t vocab = m.config().vocab;
-  if (o.prompt_tokens < 1 || o.decode_tokens < 1 || o.decode_position < 0 ||
-      o.prompt_tokens > m.max_context() || o.decode_position + o.decode_tokens + 1 > m.max_context())
-    throw Error("tg-llm: benchmark of " + std::to_string(o.prompt_tokens) + " prompt tokens and " + std::to_string(o.decode_tokens) +
-                " decoded at depth " + std::to_string(o.decode_position) + " does not fit in the context of " + std::to_string(m.max_context()) +
-                " (--max-context)");
+  if (o.prompt_tokens < 1 || o.decode_tokens < 1 || o.decode_position < 0 || o.prompt_tokens > m.max_context() ||
+      o.decode_position + o.decode_tokens + 1 > m.max_context())
+    throw Error("tg-llm: benchmark of " + std::to_string(o.prompt_tokens) + " prompt tokens and " +
+                std::to_string(o.decode_tokens) + " decoded at depth " + std::to_string(o.decode_position) +
+                " does not fit in the context of " + std::to_string(m.max_context()) + " (--max-context)");
   Sampler greedy(SamplingParams{});
   std::vector<double> ttft, prefill, decode, steps;
   for (int run = 0; run < std::max(1, o.runs); ++run) {
@@ -132,14 +133,17 @@ BenchmarkResult run_benchmark(Generator& gen, const BenchmarkOptions& o) {
 
 std::string BenchmarkResult::json() const {
   char buf[1024];
-  std::snprintf(buf, sizeof buf,
-                "{\"model\": \"%s\", \"device\": \"%s\", \"load_s\": %.3f, \"warmup_s\": %.3f, \"prompt_tokens\": %lld, \"ttft_ms\": %.1f, "
-                "\"prefill_tok_s\": %.1f, \"decode_position\": %lld, \"decode_tokens\": %lld, \"decode_tok_s\": %.2f, \"decode_p50_ms\": %.2f, "
-                "\"decode_p95_ms\": %.2f, \"weight_bytes_per_token\": %llu, \"decode_weight_gbps\": %.2f, \"peak_rss_mb\": %.1f}",
-                model.c_str(), device.c_str(), load_s, warmup_s, static_cast<long long>(prompt_tokens), ttft_ms, prefill_tok_s,
-                static_cast<long long>(decode_position), static_cast<long long>(decode_tokens), decode_tok_s, decode_p50_ms, decode_p95_ms,
-                static_cast<unsigned long long>(weight_bytes_per_token), static_cast<double>(weight_bytes_per_token) * decode_tok_s / 1e9,
-                static_cast<double>(peak_rss_kb) / 1024.0);
+  std::snprintf(
+      buf, sizeof buf,
+      "{\"model\": \"%s\", \"device\": \"%s\", \"load_s\": %.3f, \"warmup_s\": %.3f, \"prompt_tokens\": %lld, "
+      "\"ttft_ms\": %.1f, "
+      "\"prefill_tok_s\": %.1f, \"decode_position\": %lld, \"decode_tokens\": %lld, \"decode_tok_s\": %.2f, "
+      "\"decode_p50_ms\": %.2f, "
+      "\"decode_p95_ms\": %.2f, \"weight_bytes_per_token\": %llu, \"decode_weight_gbps\": %.2f, \"peak_rss_mb\": %.1f}",
+      model.c_str(), device.c_str(), load_s, warmup_s, static_cast<long long>(prompt_tokens), ttft_ms, prefill_tok_s,
+      static_cast<long long>(decode_position), static_cast<long long>(decode_tokens), decode_tok_s, decode_p50_ms,
+      decode_p95_ms, static_cast<unsigned long long>(weight_bytes_per_token),
+      static_cast<double>(weight_bytes_per_token) * decode_tok_s / 1e9, static_cast<double>(peak_rss_kb) / 1024.0);
   return buf;
 }
 
@@ -148,13 +152,16 @@ std::string BenchmarkResult::table() const {
   char line[256];
   std::snprintf(line, sizeof line, "model      %s on %s\n", model.c_str(), device.c_str());
   o << line;
-  std::snprintf(line, sizeof line, "load       %.3f s, warm-up %.3f s, peak RSS %.1f MiB\n", load_s, warmup_s, static_cast<double>(peak_rss_kb) / 1024.0);
+  std::snprintf(line, sizeof line, "load       %.3f s, warm-up %.3f s, peak RSS %.1f MiB\n", load_s, warmup_s,
+                static_cast<double>(peak_rss_kb) / 1024.0);
   o << line;
-  std::snprintf(line, sizeof line, "prefill    %lld tokens: %.1f tok/s (time to first token %.1f ms)\n", static_cast<long long>(prompt_tokens), prefill_tok_s, ttft_ms);
+  std::snprintf(line, sizeof line, "prefill    %lld tokens: %.1f tok/s (time to first token %.1f ms)\n",
+                static_cast<long long>(prompt_tokens), prefill_tok_s, ttft_ms);
   o << line;
-  std::snprintf(line, sizeof line, "decode     %lld tokens at depth %lld: %.2f tok/s (p50 %.2f ms, p95 %.2f ms), weights read %.2f GB/s\n",
-                static_cast<long long>(decode_tokens), static_cast<long long>(decode_position), decode_tok_s, decode_p50_ms, decode_p95_ms,
-                static_cast<double>(weight_bytes_per_token) * decode_tok_s / 1e9);
+  std::snprintf(line, sizeof line,
+                "decode     %lld tokens at depth %lld: %.2f tok/s (p50 %.2f ms, p95 %.2f ms), weights read %.2f GB/s\n",
+                static_cast<long long>(decode_tokens), static_cast<long long>(decode_position), decode_tok_s,
+                decode_p50_ms, decode_p95_ms, static_cast<double>(weight_bytes_per_token) * decode_tok_s / 1e9);
   o << line;
   return o.str();
 }

@@ -33,7 +33,8 @@ BenchmarkResult run_benchmark(Generator& gen, const BenchmarkOptions& opts);
 
 // Warms a model up: compiles the prefill kernels of each prompt length and the decode kernels, captures the
 // decode Jit, then clears the context. `progress` is called with a fraction in [0, 1].
-void warm_up(Generator& gen, const std::vector<int64_t>& prefill_lengths, const std::function<void(double)>& progress = {});
+void warm_up(Generator& gen, const std::vector<int64_t>& prefill_lengths,
+             const std::function<void(double)>& progress = {});
 
 int64_t peak_rss_kb();  // VmHWM of this process
 

@@ -10,8 +10,8 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "cli/benchmark.hpp"
 #include "chat/chat_prompt.hpp"
+#include "cli/benchmark.hpp"
 #include "generation/generator.hpp"
 #include "generation/lockstep.hpp"
 #include "generation/ranks.hpp"
@@ -52,7 +52,13 @@ std::string unescape(const std::string& s) {
       continue;
     }
     char c = s[++i];
-    o += c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' : c == '\\' ? '\\' : c == '"' ? '"' : c == '\'' ? '\'' : (o += '\\', c);
+    o += c == 'n'    ? '\n'
+         : c == 't'  ? '\t'
+         : c == 'r'  ? '\r'
+         : c == '\\' ? '\\'
+         : c == '"'  ? '"'
+         : c == '\'' ? '\''
+                     : (o += '\\', c);
   }
   return o;
 }
@@ -60,14 +66,15 @@ std::string unescape(const std::string& s) {
 void progress_bar(const char* what, double f) {
   if (!isatty(STDERR_FILENO) && f < 1.0) return;
   int n = static_cast<int>(f * 30);
-  std::fprintf(stderr, "\r%-10s [%.*s%*s] %3d%%%s", what, n, "##############################", 30 - n, "", static_cast<int>(f * 100),
-               f >= 1.0 ? "\n" : "");
+  std::fprintf(stderr, "\r%-10s [%.*s%*s] %3d%%%s", what, n, "##############################", 30 - n, "",
+               static_cast<int>(f * 100), f >= 1.0 ? "\n" : "");
   std::fflush(stderr);
 }
 
 Options parse(int argc, char** argv) {
   Options o;
   po::options_description d("tg-llm: LLM inference on tg (GGUF models on any tg device; DEV=CPU|QCOM|NV|...)");
+  // clang-format off: one option per line
   d.add_options()("help,h", "this help")
       ("model,m", po::value(&o.model), "GGUF file (default: Gemma 3 270M Q4_K_M from scripts/setup.sh, or $TG_LLM_MODEL)")
       ("prompt,p", po::value(&o.prompt), "complete this raw text (no chat template); \\n and \\t are read as escapes")
@@ -101,6 +108,7 @@ Options parse(int argc, char** argv) {
       ("devices", po::value(&o.devices), "tensor-parallel over these devices of this process, e.g. CPU:0,CPU:1 (each holds its share of every layer's heads and FFN columns)")
       ("tensor-parallel", po::bool_switch(&o.tensor_parallel), "tensor-parallel over the ranks of mpirun, one per process, each on its default device (rank 0 reads the input, prints and serves)")
       ("verbose,v", po::bool_switch(&o.verbose), "per-token timings on stderr");
+  // clang-format on
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, d), vm);
   if (vm.count("help")) {
@@ -112,23 +120,32 @@ Options parse(int argc, char** argv) {
   parse_kv_type(o.kv_type);  // one clear error before anything loads
   parse_ssm_type(o.ssm_type);
   if (o.max_tokens < 0) throw tg::Error("tg-llm: --max-tokens must be >= 0");
-  if (vm.count("serve") && (o.serve_port < 0 || o.serve_port > 65535)) throw tg::Error("tg-llm: --serve needs a port in [0, 65535]");
+  if (vm.count("serve") && (o.serve_port < 0 || o.serve_port > 65535))
+    throw tg::Error("tg-llm: --serve needs a port in [0, 65535]");
   if (o.serve.max_queued < 1) throw tg::Error("tg-llm: --queue must be >= 1");
   if (o.parallel < 1 || o.parallel > 64) throw tg::Error("tg-llm: --parallel must be in [1, 64]");
   if (o.serve.timeout_s < 1) throw tg::Error("tg-llm: --timeout must be >= 1");
-  if (o.serve.lookup.ngram < 0 || o.serve.lookup.ngram > 16) throw tg::Error("tg-llm: --lookup-ngram must be in [0, 16]");
-  if (o.serve.lookup.max_draft < 1 || o.serve.lookup.max_draft > 31) throw tg::Error("tg-llm: --draft-max must be in [1, 31]");
-  if (!o.draft_model.empty() && o.serve.lookup.ngram > 0) throw tg::Error("tg-llm: --draft-model and --lookup-ngram are two sources of guesses: choose one");
-  if (o.serve.lookup.always_check && o.draft_model.empty() && o.serve.lookup.ngram == 0) throw tg::Error("tg-llm: --draft-always checks the guesses of --draft-model or --lookup-ngram; give one");
-  if (!o.draft_model.empty() && !vm.count("serve")) throw tg::Error("tg-llm: --draft-model speeds up --serve's greedy requests; use it with --serve");
-  if (!o.devices.empty() && o.tensor_parallel) throw tg::Error("tg-llm: --devices splits the model over devices of one process, --tensor-parallel over MPI ranks: choose one");
+  if (o.serve.lookup.ngram < 0 || o.serve.lookup.ngram > 16)
+    throw tg::Error("tg-llm: --lookup-ngram must be in [0, 16]");
+  if (o.serve.lookup.max_draft < 1 || o.serve.lookup.max_draft > 31)
+    throw tg::Error("tg-llm: --draft-max must be in [1, 31]");
+  if (!o.draft_model.empty() && o.serve.lookup.ngram > 0)
+    throw tg::Error("tg-llm: --draft-model and --lookup-ngram are two sources of guesses: choose one");
+  if (o.serve.lookup.always_check && o.draft_model.empty() && o.serve.lookup.ngram == 0)
+    throw tg::Error("tg-llm: --draft-always checks the guesses of --draft-model or --lookup-ngram; give one");
+  if (!o.draft_model.empty() && !vm.count("serve"))
+    throw tg::Error("tg-llm: --draft-model speeds up --serve's greedy requests; use it with --serve");
+  if (!o.devices.empty() && o.tensor_parallel)
+    throw tg::Error(
+        "tg-llm: --devices splits the model over devices of one process, --tensor-parallel over MPI ranks: choose one");
   o.prompt = unescape(o.prompt);
   o.system = unescape(o.system);
   return o;
 }
 
 // Generates until an end-of-generation token or the token budget, streaming text to stdout.
-void stream_reply(Generator& gen, const Tokenizer& tok, Sampler& s, int64_t max_tokens, bool verbose, std::ostream& out = std::cout) {
+void stream_reply(Generator& gen, const Tokenizer& tok, Sampler& s, int64_t max_tokens, bool verbose,
+                  std::ostream& out = std::cout) {
   StreamDecoder dec(tok);
   auto t0 = std::chrono::steady_clock::now();
   int64_t n = 0;
@@ -137,11 +154,15 @@ void stream_reply(Generator& gen, const Tokenizer& tok, Sampler& s, int64_t max_
     int32_t id = gen.next(s);
     if (tok.is_end_of_generation(id)) break;
     out << dec.push(id) << std::flush;
-    if (verbose) std::fprintf(stderr, "[token %d: %.2f ms]\n", id, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s0).count());
+    if (verbose)
+      std::fprintf(stderr, "[token %d: %.2f ms]\n", id,
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s0).count());
   }
   out << dec.finish() << std::flush;
   double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (verbose) std::fprintf(stderr, "\n[%lld tokens in %.2f s: %.2f tok/s]\n", static_cast<long long>(n), dt, n / std::max(dt, 1e-9));
+  if (verbose)
+    std::fprintf(stderr, "\n[%lld tokens in %.2f s: %.2f tok/s]\n", static_cast<long long>(n), dt,
+                 n / std::max(dt, 1e-9));
 }
 
 std::vector<int32_t> encode_chat(const Model& m, const Tokenizer& tok, const nlohmann::ordered_json& messages) {
@@ -153,14 +174,16 @@ std::vector<int32_t> encode_chat(const Model& m, const Tokenizer& tok, const nlo
 // A draft model's guesses are token ids: its vocabulary must be the model's, token for token.
 void check_same_vocabulary(const Tokenizer& model, const Tokenizer& draft, const std::string& draft_path) {
   auto differs = [&](const std::string& how) {
-    return tg::Error("tg-llm: the draft model " + draft_path + " has another vocabulary than the model (" + how + "): its guesses would name other tokens");
+    return tg::Error("tg-llm: the draft model " + draft_path + " has another vocabulary than the model (" + how +
+                     "): its guesses would name other tokens");
   };
   if (draft.n_tokens() != model.n_tokens())
     throw differs(std::to_string(draft.n_tokens()) + " tokens, not " + std::to_string(model.n_tokens()));
   for (size_t i = 0; i < model.n_tokens(); ++i) {
     const auto t = static_cast<TokenId>(i);
     if (draft.token_bytes(t, true) != model.token_bytes(t, true))
-      throw differs("token " + std::to_string(i) + " is '" + draft.token_utf8(t) + "' there, '" + model.token_utf8(t) + "' here");
+      throw differs("token " + std::to_string(i) + " is '" + draft.token_utf8(t) + "' there, '" + model.token_utf8(t) +
+                    "' here");
   }
 }
 
@@ -174,9 +197,11 @@ int serve(Generator& gen, const Tokenizer& tok, Options& o) {
     // every padded prefill length a chunk can have (Model::prefill_length), so no request waits for a compile
     std::vector<int64_t> lengths;
     for (int64_t n = 1; n <= std::min<int64_t>(256, gen.model().max_context() - 3); ++n)
-      if (lengths.empty() || gen.model().prefill_length(n, 0) != lengths.back()) lengths.push_back(gen.model().prefill_length(n, 0));
+      if (lengths.empty() || gen.model().prefill_length(n, 0) != lengths.back())
+        lengths.push_back(gen.model().prefill_length(n, 0));
     warm_up(gen, lengths, [](double f) { progress_bar("warm-up", f); });
-    if (Generator* d = o.serve.lookup.draft_model) warm_up(*d, {1, 16}, [](double f) { progress_bar("warm-up (draft model)", f); });
+    if (Generator* d = o.serve.lookup.draft_model)
+      warm_up(*d, {1, 16}, [](double f) { progress_bar("warm-up (draft model)", f); });
   });
 }
 
@@ -184,7 +209,8 @@ int serve(Generator& gen, const Tokenizer& tok, Options& o) {
 // (Generator::keepalive) however long the user takes.
 bool read_line(std::string& line, Generator& gen) {
   const int period = static_cast<int>(std::min<int64_t>(gen.keepalive_period().count(), 1000 * 3600));
-  for (pollfd p{STDIN_FILENO, POLLIN, 0}; std::cin.rdbuf()->in_avail() <= 0 && poll(&p, 1, period) == 0;) gen.keepalive();
+  for (pollfd p{STDIN_FILENO, POLLIN, 0}; std::cin.rdbuf()->in_avail() <= 0 && poll(&p, 1, period) == 0;)
+    gen.keepalive();
   return static_cast<bool>(std::getline(std::cin, line));
 }
 
@@ -192,17 +218,27 @@ bool read_line(std::string& line, Generator& gen) {
 int run_leader(Options& o, Model& model, Lockstep* lockstep, std::chrono::steady_clock::time_point t0) {
   const bool lookup = o.serve_port >= 0 && (o.serve.lookup.ngram > 0 || !o.draft_model.empty());
   if (lookup && !model.can_rewind())
-    std::fprintf(stderr, "tg-llm: warning: speculative decoding is off for %s: a recurrent state cannot take back rejected guesses\n", model.config().arch.c_str());
+    std::fprintf(
+        stderr,
+        "tg-llm: warning: speculative decoding is off for %s: a recurrent state cannot take back rejected guesses\n",
+        model.config().arch.c_str());
   Tokenizer tok = Tokenizer::from_gguf(model.gguf());
   std::unique_ptr<Model> draft;
   std::unique_ptr<Generator> draft_gen;
   if (!o.draft_model.empty()) {  // on the leader's device, whole
-    if (!std::filesystem::exists(o.draft_model)) throw tg::Error("tg-llm: draft model file " + o.draft_model + " does not exist");
+    if (!std::filesystem::exists(o.draft_model))
+      throw tg::Error("tg-llm: draft model file " + o.draft_model + " does not exist");
     // decode rows: the chunk it catches up with the context in (Generator::follow)
-    draft = Model::load(o.draft_model, {.device = model.device(), .max_context = o.max_context, .kv = parse_kv_type(o.kv_type), .slots = 1,
-                                        .decode_rows = kDraftFollowRows, .ssm = parse_ssm_type(o.ssm_type)});
+    draft = Model::load(o.draft_model, {.device = model.device(),
+                                        .max_context = o.max_context,
+                                        .kv = parse_kv_type(o.kv_type),
+                                        .slots = 1,
+                                        .decode_rows = kDraftFollowRows,
+                                        .ssm = parse_ssm_type(o.ssm_type)});
     check_same_vocabulary(tok, Tokenizer::from_gguf(draft->gguf()), o.draft_model);
-    if (!draft->can_rewind()) throw tg::Error("tg-llm: the draft model " + o.draft_model + " (" + draft->config().arch + ") keeps a recurrent state, which cannot take back rejected guesses");
+    if (!draft->can_rewind())
+      throw tg::Error("tg-llm: the draft model " + o.draft_model + " (" + draft->config().arch +
+                      ") keeps a recurrent state, which cannot take back rejected guesses");
     draft_gen = std::make_unique<Generator>(*draft);
     o.serve.lookup.draft_model = draft_gen.get();
   }
@@ -212,9 +248,12 @@ int run_leader(Options& o, Model& model, Lockstep* lockstep, std::chrono::steady
   if (lockstep) gen.lead(*lockstep);
   if (o.serve_port >= 0) return serve(gen, tok, o);
   auto w0 = std::chrono::steady_clock::now();
-  warm_up(gen, {o.benchmark ? std::min(o.bench.prompt_tokens, model.max_context() - 4) : 16}, [&](double f) { progress_bar("warm-up", f); });
+  warm_up(gen, {o.benchmark ? std::min(o.bench.prompt_tokens, model.max_context() - 4) : 16},
+          [&](double f) { progress_bar("warm-up", f); });
   double warm_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
-  if (o.verbose) std::fprintf(stderr, "[%s on %s: load %.3f s, warm-up %.3f s]\n", o.model.c_str(), model.device().c_str(), load_s, warm_s);
+  if (o.verbose)
+    std::fprintf(stderr, "[%s on %s: load %.3f s, warm-up %.3f s]\n", o.model.c_str(), model.device().c_str(), load_s,
+                 warm_s);
 
   if (o.benchmark) {
     BenchmarkResult r = run_benchmark(gen, o.bench);
@@ -246,8 +285,12 @@ int run_leader(Options& o, Model& model, Lockstep* lockstep, std::chrono::steady
     std::ostringstream reply;
     auto* old = std::cout.rdbuf();
     struct Tee : std::streambuf {
-      std::streambuf* a; std::ostringstream* b;
-      int overflow(int c) override { b->put(static_cast<char>(c)); return a->sputc(static_cast<char>(c)); }
+      std::streambuf* a;
+      std::ostringstream* b;
+      int overflow(int c) override {
+        b->put(static_cast<char>(c));
+        return a->sputc(static_cast<char>(c));
+      }
     } tee;
     tee.a = old;
     tee.b = &reply;
@@ -265,12 +308,18 @@ int run_leader(Options& o, Model& model, Lockstep* lockstep, std::chrono::steady
 // share one (else it is opened here).
 int run_model(Options& o, const Rank& rank, std::shared_ptr<GGUFFile> file = nullptr) {
   if (!std::filesystem::exists(o.model))
-    throw tg::Error("tg-llm: model file " + o.model + " does not exist" + (o.model == default_model() ? " (run scripts/setup.sh to install the default model)" : ""));
+    throw tg::Error("tg-llm: model file " + o.model + " does not exist" +
+                    (o.model == default_model() ? " (run scripts/setup.sh to install the default model)" : ""));
   auto t0 = std::chrono::steady_clock::now();
   if (rank.leader()) progress_bar("loading", 0);
   const bool lookup = o.serve_port >= 0 && (o.serve.lookup.ngram > 0 || !o.draft_model.empty());
-  const LoadOptions load{.device = rank.device, .max_context = o.max_context, .kv = parse_kv_type(o.kv_type), .slots = o.serve_port >= 0 ? o.parallel : 1,
-                            .decode_rows = lookup ? static_cast<int>(o.serve.lookup.max_draft) + 1 : 0, .ssm = parse_ssm_type(o.ssm_type), .tp = rank.tp};
+  const LoadOptions load{.device = rank.device,
+                         .max_context = o.max_context,
+                         .kv = parse_kv_type(o.kv_type),
+                         .slots = o.serve_port >= 0 ? o.parallel : 1,
+                         .decode_rows = lookup ? static_cast<int>(o.serve.lookup.max_draft) + 1 : 0,
+                         .ssm = parse_ssm_type(o.ssm_type),
+                         .tp = rank.tp};
   auto model = file ? std::make_unique<Model>(file, load) : Model::load(o.model, load);
   if (!rank.tp.split()) return run_leader(o, *model, nullptr, t0);
   Lockstep lockstep(*rank.tp.comm);
@@ -282,7 +331,8 @@ int run_model(Options& o, const Rank& rank, std::shared_ptr<GGUFFile> file = nul
   lockstep.end();
   if (rank.timing && (o.benchmark || o.verbose))
     std::fprintf(stderr, "tg-llm: rank 0 of %d: %lld collectives, %.3f s in them (%.1f us each)\n", rank.tp.world,
-                 static_cast<long long>(rank.timing->calls()), rank.timing->seconds(), 1e6 * rank.timing->seconds() / std::max<int64_t>(1, rank.timing->calls()));
+                 static_cast<long long>(rank.timing->calls()), rank.timing->seconds(),
+                 1e6 * rank.timing->seconds() / std::max<int64_t>(1, rank.timing->calls()));
   return rc;
 }
 

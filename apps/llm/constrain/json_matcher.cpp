@@ -36,8 +36,8 @@ uint64_t all_bits(size_t n) { return n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n)
 
 JsonMatcher::JsonMatcher(Node root, std::string before, std::string after)
     : root_(std::move(root)),
-      texts_(std::make_shared<const std::array<std::vector<std::string>, 2>>(
-          std::array<std::vector<std::string>, 2>{std::vector<std::string>{std::move(before)}, std::vector<std::string>{std::move(after)}})) {
+      texts_(std::make_shared<const std::array<std::vector<std::string>, 2>>(std::array<std::vector<std::string>, 2>{
+          std::vector<std::string>{std::move(before)}, std::vector<std::string>{std::move(after)}})) {
   Path p;
   auto text = [&](const std::vector<std::string>& t) {
     Frame f{Frame::Kind::text};
@@ -53,7 +53,8 @@ JsonMatcher::JsonMatcher(Node root, std::string before, std::string after)
 }
 
 bool JsonMatcher::can_end(const Frame& f) {
-  if (f.kind == Frame::Kind::number) return f.state == kZero || f.state == kInt || f.state == kFrac || f.state == kExpDigits;
+  if (f.kind == Frame::Kind::number)
+    return f.state == kZero || f.state == kInt || f.state == kFrac || f.state == kExpDigits;
   if (f.kind == Frame::Kind::literal)
     for (size_t i = 0; i < f.cands->size(); ++i)
       if ((f.bits >> i & 1) && static_cast<int32_t>((*f.cands)[i].size()) == f.pos) return true;
@@ -63,7 +64,8 @@ bool JsonMatcher::can_end(const Frame& f) {
 // A string's closing quote: its length and pattern are met, and an undeclared key is not a declared name.
 bool JsonMatcher::string_may_end(const Frame& f) {
   if (f.key) return !f.bits || !names_end(f);
-  return f.count >= f.node->min_length && (!f.node->pattern || f.node->pattern->accepting(static_cast<uint32_t>(f.bits)));
+  return f.count >= f.node->min_length &&
+         (!f.node->pattern || f.node->pattern->accepting(static_cast<uint32_t>(f.bits)));
 }
 
 // An undeclared key (object frame's "other key") still spelling a declared name: whether one ends here.
@@ -75,14 +77,18 @@ bool JsonMatcher::names_end(const Frame& f) {
 }
 
 // The code point a UTF-16 surrogate pair spells.
-char32_t JsonMatcher::pair_code(char32_t high, char32_t low) { return 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00); }
+char32_t JsonMatcher::pair_code(char32_t high, char32_t low) {
+  return 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+}
 
 // Whether a character of the string may be one of the code points [lo, hi] (none of them a surrogate): the
 // pattern, if any, takes one of them.
 bool JsonMatcher::string_char_fits(const Frame& f, char32_t lo, char32_t hi) {
   if (lo >= 0xD800 && hi <= 0xDFFF) return false;
   if (f.key || !f.node->pattern) return true;
-  const auto takes = [&](char32_t a, char32_t b) { return a <= b && f.node->pattern->any_in(static_cast<uint32_t>(f.bits), a, b); };
+  const auto takes = [&](char32_t a, char32_t b) {
+    return a <= b && f.node->pattern->any_in(static_cast<uint32_t>(f.bits), a, b);
+  };
   return takes(lo, std::min<char32_t>(hi, 0xD7FF)) || takes(std::max<char32_t>(lo, 0xE000), hi);
 }
 
@@ -97,7 +103,9 @@ bool JsonMatcher::string_byte(Frame& f, char c) {
     const auto& names = node->quoted_keys;
     uint64_t alive = 0;
     for (size_t i = 0; i < names.size(); ++i)
-      if ((f.bits >> i & 1) && names[i].size() > static_cast<size_t>(f.count) && names[i][static_cast<size_t>(f.count)] == c) alive |= uint64_t{1} << i;
+      if ((f.bits >> i & 1) && names[i].size() > static_cast<size_t>(f.count) &&
+          names[i][static_cast<size_t>(f.count)] == c)
+        alive |= uint64_t{1} << i;
     if (!alive && escape) return false;  // an escape that spells a name another way
     f.bits = alive;
     ++f.count;
@@ -143,9 +151,11 @@ bool JsonMatcher::string_byte(Frame& f, char c) {
     const int32_t high = f.prop >> 16, low = (f.prop & 0xFFFF) * 16 + x;
     const int left = 4 * (12 - f.state);
     const char32_t at_least = std::max<char32_t>(static_cast<char32_t>(low) << left, 0xDC00);
-    const char32_t at_most = std::min<char32_t>((static_cast<char32_t>(low) << left) | ((char32_t{1} << left) - 1), 0xDFFF);
+    const char32_t at_most =
+        std::min<char32_t>((static_cast<char32_t>(low) << left) | ((char32_t{1} << left) - 1), 0xDFFF);
     if (at_least > at_most) return false;
-    const char32_t first = pair_code(0xD800 + static_cast<char32_t>(high), at_least), last = pair_code(0xD800 + static_cast<char32_t>(high), at_most);
+    const char32_t first = pair_code(0xD800 + static_cast<char32_t>(high), at_least),
+                   last = pair_code(0xD800 + static_cast<char32_t>(high), at_most);
     f.prop = high << 16 | low;
     if (++f.state < 13) return string_char_fits(f, first, last);
     f.state = 0, lo = hi = first, whole = true;
@@ -170,7 +180,8 @@ bool JsonMatcher::string_byte(Frame& f, char c) {
       f.state = 6, f.prop = u, f.pos = more;
       static constexpr char32_t kLeast[] = {0, 0x80, 0x800, 0x10000};
       lo = std::max<char32_t>(kLeast[more], static_cast<char32_t>(u & (0x3F >> more)) << (6 * more));
-      hi = std::min<char32_t>(0x10FFFF, (static_cast<char32_t>(u & (0x3F >> more)) << (6 * more)) | ((char32_t{1} << (6 * more)) - 1));
+      hi = std::min<char32_t>(
+          0x10FFFF, (static_cast<char32_t>(u & (0x3F >> more)) << (6 * more)) | ((char32_t{1} << (6 * more)) - 1));
     }
   }
   if (whole) f.prop = 0;  // between characters the state holds no partial code point (mask caching)
@@ -194,7 +205,8 @@ void JsonMatcher::pop(Path& p) {
     parent.prop = -1;
     if (child.kind == Frame::Kind::literal)
       for (size_t i = 0; i < child.cands->size(); ++i)
-        if ((child.bits >> i & 1) && static_cast<int32_t>((*child.cands)[i].size()) == child.pos) parent.prop = static_cast<int32_t>(i);
+        if ((child.bits >> i & 1) && static_cast<int32_t>((*child.cands)[i].size()) == child.pos)
+          parent.prop = static_cast<int32_t>(i);
     parent.state = kColon;
   } else if (parent.kind == Frame::Kind::object && parent.state == kValue) {
     parent.state = kAfterValue;
@@ -215,12 +227,18 @@ void JsonMatcher::start_value(Path p, const SchemaNode* node, char c, std::vecto
   Frame f{Frame::Kind::value};
   f.node = node;
   if (k == Kind::any) {  // the first byte says which kind
-    if (c == '{') k = Kind::object, f.node = any_object().get();
-    else if (c == '[') k = Kind::array;
-    else if (c == '"') k = Kind::string;
-    else if (c == '-' || digit(c)) k = Kind::number;
-    else if (c == 't' || c == 'f' || c == 'n') k = Kind::literals;
-    else return;
+    if (c == '{')
+      k = Kind::object, f.node = any_object().get();
+    else if (c == '[')
+      k = Kind::array;
+    else if (c == '"')
+      k = Kind::string;
+    else if (c == '-' || digit(c))
+      k = Kind::number;
+    else if (c == 't' || c == 'f' || c == 'n')
+      k = Kind::literals;
+    else
+      return;
   }
   switch (k) {
     case Kind::object:
@@ -254,8 +272,7 @@ void JsonMatcher::start_value(Path p, const SchemaNode* node, char c, std::vecto
       step(std::move(p), c, out);
       return;
     }
-    default:
-      return;
+    default: return;
   }
   p.ws = 0;
   p.stack.push_back(f);
@@ -294,7 +311,8 @@ void JsonMatcher::step(Path p, char c, std::vector<Path>& out) const {
     case Frame::Kind::literal: {
       uint64_t alive = 0;
       for (size_t i = 0; i < f.cands->size(); ++i)
-        if ((f.bits >> i & 1) && static_cast<int32_t>((*f.cands)[i].size()) > f.pos && (*f.cands)[i][static_cast<size_t>(f.pos)] == c)
+        if ((f.bits >> i & 1) && static_cast<int32_t>((*f.cands)[i].size()) > f.pos &&
+            (*f.cands)[i][static_cast<size_t>(f.pos)] == c)
           alive |= uint64_t{1} << i;
       if (!alive) return;
       f.bits = alive;
@@ -302,7 +320,8 @@ void JsonMatcher::step(Path p, char c, std::vector<Path>& out) const {
       p.ws = 0;
       // done at once when no candidate goes on (keys: the closing quote), else lazily (enum [1, 12])
       bool longer = false;
-      for (size_t i = 0; i < f.cands->size(); ++i) longer |= (alive >> i & 1) && static_cast<int32_t>((*f.cands)[i].size()) > f.pos;
+      for (size_t i = 0; i < f.cands->size(); ++i)
+        longer |= (alive >> i & 1) && static_cast<int32_t>((*f.cands)[i].size()) > f.pos;
       if (!longer) pop(p);
       out.push_back(std::move(p));
       return;
@@ -326,11 +345,14 @@ void JsonMatcher::step(Path p, char c, std::vector<Path>& out) const {
         case kStart: next = c == '-' ? kMinus : c == '0' ? kZero : digit(c) ? kInt : 255; break;
         case kMinus: next = c == '0' ? kZero : digit(c) ? kInt : 255; break;
         case kZero: next = !integer && c == '.' ? kDot : !integer && (c == 'e' || c == 'E') ? kExp : 255; break;
-        case kInt: next = digit(c) ? kInt : !integer && c == '.' ? kDot : !integer && (c == 'e' || c == 'E') ? kExp : 255; break;
+        case kInt:
+          next = digit(c) ? kInt : !integer && c == '.' ? kDot : !integer && (c == 'e' || c == 'E') ? kExp : 255;
+          break;
         case kDot: next = digit(c) ? kFrac : 255; break;
         case kFrac: next = digit(c) ? kFrac : (c == 'e' || c == 'E') ? kExp : 255; break;
         case kExp: next = (c == '+' || c == '-') ? kExpSign : digit(c) ? kExpDigits : 255; break;
-        case kExpSign: case kExpDigits: next = digit(c) ? kExpDigits : 255; break;
+        case kExpSign:
+        case kExpDigits: next = digit(c) ? kExpDigits : 255; break;
       }
       if (next == 255) return;
       f.state = next;
@@ -485,7 +507,8 @@ std::string JsonMatcher::key() const {
       put(&f.cands, sizeof f.cands);
       // counts matter only where a bound reads them: strings and arrays with limits, numbers (their length cap)
       int64_t count = 0;
-      if (f.kind == Frame::Kind::string && !f.key && (f.node->min_length > 0 || f.node->max_length >= 0)) count = f.count;
+      if (f.kind == Frame::Kind::string && !f.key && (f.node->min_length > 0 || f.node->max_length >= 0))
+        count = f.count;
       if (f.kind == Frame::Kind::string && f.key && f.bits) count = f.count;
       if (f.kind == Frame::Kind::array && (f.node->min_items > 0 || f.node->max_items >= 0)) count = f.count;
       if (f.kind == Frame::Kind::number || f.kind == Frame::Kind::object) count = f.count;

@@ -43,10 +43,17 @@ class JsonMatcher {
   }
   // Whether c may follow the lead byte `lead` (no overlong forms, no surrogates, nothing past U+10FFFF).
   static bool utf8_follows(unsigned char lead, unsigned char c) {
-    const unsigned char lo = lead == 0xE0 ? 0xA0 : lead == 0xF0 ? 0x90 : 0x80, hi = lead == 0xED ? 0x9F : lead == 0xF4 ? 0x8F : 0xBF;
+    const unsigned char lo = lead == 0xE0   ? 0xA0
+                             : lead == 0xF0 ? 0x90
+                                            : 0x80,
+                        hi = lead == 0xED   ? 0x9F
+                             : lead == 0xF4 ? 0x8F
+                                            : 0xBF;
     return c >= lo && c <= hi;
   }
-  static bool plain_byte(char c) { return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x80 && c != '"' && c != '\\'; }
+  static bool plain_byte(char c) {
+    return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x80 && c != '"' && c != '\\';
+  }
 
   // Whitespace runs longer than this are refused (a model must not stall in them).
   static constexpr int kMaxWhitespace = 48;
@@ -58,17 +65,18 @@ class JsonMatcher {
   struct Frame {
     enum class Kind : uint8_t { value, object, array, string, number, literal, text } kind;
     const SchemaNode* node = nullptr;
-    uint8_t state = 0;  // string: 0 between characters, 1 after a backslash, 2-5 in \uXXXX, 6 before a UTF-8 lead's first
-                        // continuation byte, 7-8 the backslash and u after a high surrogate, 9-12 the low one's digits
-    bool key = false;         // a string or literal that is an object's key
-    int32_t prop = -1;        // object: the property whose value comes next (-1: another key); string: the
-                              // character's code point so far (state 6: its lead byte; 9-12: the high surrogate's
-                              // 10 bits over the low one's digits)
-    int64_t count = 0;        // string: characters (an undeclared key: bytes); array: items; number: characters;
-                              // object: the next property
-    uint64_t bits = 0;        // literal: candidates still matching; string: its pattern's state; an undeclared
-                              // key: the declared names it still spells
-    int32_t pos = 0;          // literal / text: bytes matched; string: UTF-8 continuation bytes owed
+    uint8_t state =
+        0;  // string: 0 between characters, 1 after a backslash, 2-5 in \uXXXX, 6 before a UTF-8 lead's first
+            // continuation byte, 7-8 the backslash and u after a high surrogate, 9-12 the low one's digits
+    bool key = false;   // a string or literal that is an object's key
+    int32_t prop = -1;  // object: the property whose value comes next (-1: another key); string: the
+                        // character's code point so far (state 6: its lead byte; 9-12: the high surrogate's
+                        // 10 bits over the low one's digits)
+    int64_t count = 0;  // string: characters (an undeclared key: bytes); array: items; number: characters;
+                        // object: the next property
+    uint64_t bits = 0;  // literal: candidates still matching; string: its pattern's state; an undeclared
+                        // key: the declared names it still spells
+    int32_t pos = 0;    // literal / text: bytes matched; string: UTF-8 continuation bytes owed
     const std::vector<std::string>* cands = nullptr;  // literal: the candidates; text: one
   };
   struct Path {

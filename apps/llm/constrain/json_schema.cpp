@@ -14,10 +14,12 @@ using json = nlohmann::ordered_json;
 namespace {
 
 // Keywords that only describe: accepted and not enforced.
-const std::set<std::string> kAnnotations = {"title", "description", "default", "examples", "$schema", "$id", "format", "$comment",
-                                            "$defs", "definitions", "strict"};
-const std::set<std::string> kKnown = {"type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems",
-                                      "minLength", "maxLength", "pattern", "enum", "const", "anyOf", "oneOf", "$ref"};
+const std::set<std::string> kAnnotations = {"title",  "description", "default", "examples",    "$schema", "$id",
+                                            "format", "$comment",    "$defs",   "definitions", "strict"};
+const std::set<std::string> kKnown = {"type",      "properties", "required", "additionalProperties",
+                                      "items",     "minItems",   "maxItems", "minLength",
+                                      "maxLength", "pattern",    "enum",     "const",
+                                      "anyOf",     "oneOf",      "$ref"};
 
 // Where a schema's nodes live (json_schema.hpp: Node)
 struct Arena {
@@ -49,7 +51,8 @@ class Compiler {
     }
     if (!s.is_object()) throw SchemaError("a schema must be an object or a boolean, not " + s.dump());
     for (const auto& [k, v] : s.items())
-      if (!kKnown.count(k) && !kAnnotations.count(k)) throw SchemaError("the schema keyword '" + k + "' is not supported");
+      if (!kKnown.count(k) && !kAnnotations.count(k))
+        throw SchemaError("the schema keyword '" + k + "' is not supported");
     if (s.contains("$ref")) {  // compiled once: a recursive schema (a tree) points back at its own node
       const std::string ref = s["$ref"].is_string() ? s["$ref"].get<std::string>() : s["$ref"].dump();
       if (auto it = refs_.find(ref); it != refs_.end()) return it->second;
@@ -65,14 +68,16 @@ class Compiler {
     }
     for (const char* key : {"anyOf", "oneOf"})
       if (s.contains(key)) {
-        if (!s[key].is_array() || s[key].empty()) throw SchemaError(std::string("'") + key + "' must be a non-empty list");
+        if (!s[key].is_array() || s[key].empty())
+          throw SchemaError(std::string("'") + key + "' must be a non-empty list");
         SchemaNode* n = arena_.make();
         n->kind = SchemaNode::Kind::any_of;
         for (const json& o : s[key]) n->options.push_back(compile(o, depth + 1));
         return n;
       }
     if (!s.contains("type")) {
-      if (s.contains("properties") || s.contains("required") || s.contains("additionalProperties")) return typed(s, "object", depth);
+      if (s.contains("properties") || s.contains("required") || s.contains("additionalProperties"))
+        return typed(s, "object", depth);
       if (s.contains("items")) return typed(s, "array", depth);
       if (s.contains("pattern") || s.contains("minLength") || s.contains("maxLength")) return typed(s, "string", depth);
       return any_value().get();
@@ -107,7 +112,8 @@ class Compiler {
 
   static int64_t count(const json& s, const char* key, int64_t def) {
     if (!s.contains(key)) return def;
-    if (!s[key].is_number_integer() || s[key].get<int64_t>() < 0) throw SchemaError(std::string("'") + key + "' must be a non-negative integer");
+    if (!s[key].is_number_integer() || s[key].get<int64_t>() < 0)
+      throw SchemaError(std::string("'") + key + "' must be a non-negative integer");
     return s[key].get<int64_t>();
   }
 
@@ -117,9 +123,11 @@ class Compiler {
       n->kind = SchemaNode::Kind::object;
       if (s.contains("properties")) {
         if (!s["properties"].is_object()) throw SchemaError("'properties' must be an object");
-        for (const auto& [name, sub] : s["properties"].items()) n->properties.push_back({name, compile(sub, depth + 1)});
+        for (const auto& [name, sub] : s["properties"].items())
+          n->properties.push_back({name, compile(sub, depth + 1)});
       }
-      if (n->properties.size() > 64) throw SchemaError("an object schema with more than 64 properties is not supported");
+      if (n->properties.size() > 64)
+        throw SchemaError("an object schema with more than 64 properties is not supported");
       for (const auto& [name, sub] : n->properties) n->quoted_keys.push_back(json(name).dump());
       n->required.assign(n->properties.size(), false);
       if (s.contains("required")) {
@@ -127,7 +135,8 @@ class Compiler {
         for (const json& r : s["required"]) {
           size_t i = 0;
           while (i < n->properties.size() && (!r.is_string() || n->properties[i].first != r.get<std::string>())) ++i;
-          if (i == n->properties.size()) throw SchemaError("'required' names " + r.dump() + ", which 'properties' does not define");
+          if (i == n->properties.size())
+            throw SchemaError("'required' names " + r.dump() + ", which 'properties' does not define");
           n->required[i] = true;
         }
       }

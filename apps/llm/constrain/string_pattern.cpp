@@ -21,8 +21,10 @@ Ranges normalized(Ranges r) {
   std::sort(r.begin(), r.end());
   Ranges out;
   for (const auto& [lo, hi] : r) {
-    if (!out.empty() && lo <= out.back().second + 1) out.back().second = std::max(out.back().second, hi);
-    else out.push_back({lo, hi});
+    if (!out.empty() && lo <= out.back().second + 1)
+      out.back().second = std::max(out.back().second, hi);
+    else
+      out.push_back({lo, hi});
   }
   return out;
 }
@@ -40,8 +42,8 @@ Ranges complement(const Ranges& r) {
 
 const Ranges kDigit = {{'0', '9'}};
 const Ranges kWord = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}};
-const Ranges kSpace = {{'\t', '\r'}, {' ', ' '}, {0xA0, 0xA0}, {0x1680, 0x1680}, {0x2000, 0x200A}, {0x2028, 0x2029},
-                       {0x202F, 0x202F}, {0x205F, 0x205F}, {0x3000, 0x3000}, {0xFEFF, 0xFEFF}};
+const Ranges kSpace = {{'\t', '\r'},     {' ', ' '},       {0xA0, 0xA0},     {0x1680, 0x1680}, {0x2000, 0x200A},
+                       {0x2028, 0x2029}, {0x202F, 0x202F}, {0x205F, 0x205F}, {0x3000, 0x3000}, {0xFEFF, 0xFEFF}};
 const Ranges kLineEnds = {{'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}};
 
 struct Ast {
@@ -55,7 +57,11 @@ std::vector<char32_t> decode(std::string_view s) {
   std::vector<char32_t> out;
   for (size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
-    const int more = c < 0x80 ? 0 : c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : -1;
+    const int more = c < 0x80                 ? 0
+                     : c >= 0xC2 && c <= 0xDF ? 1
+                     : c >= 0xE0 && c <= 0xEF ? 2
+                     : c >= 0xF0 && c <= 0xF4 ? 3
+                                              : -1;
     if (more < 0 || i + static_cast<size_t>(more) >= s.size()) fail("not UTF-8");
     char32_t cp = more == 0 ? c : c & (0x3F >> more);
     for (int k = 1; k <= more; ++k) {
@@ -112,9 +118,12 @@ class Parser {
   Ast repeat() {
     Ast a = atom();
     int lo = -1, hi = -1;
-    if (eat('*')) lo = 0;
-    else if (eat('+')) lo = 1;
-    else if (eat('?')) lo = 0, hi = 1;
+    if (eat('*'))
+      lo = 0;
+    else if (eat('+'))
+      lo = 1;
+    else if (eat('?'))
+      lo = 0, hi = 1;
     else if (more() && peek() == '{') {  // {n}, {n,}, {n,m}; a '{' that starts none of them is itself
       const size_t at = i_++;
       lo = number();
@@ -162,8 +171,11 @@ class Parser {
       case '[': return chars(set());
       case '.': return chars(complement(kLineEnds));
       case '\\': return chars(escape(false));
-      case '*': case '+': case '?': fail("nothing to repeat before a quantifier");
-      case '^': case '$': fail("'^' and '$' only at the pattern's ends");
+      case '*':
+      case '+':
+      case '?': fail("nothing to repeat before a quantifier");
+      case '^':
+      case '$': fail("'^' and '$' only at the pattern's ends");
       case ')': fail("an unmatched ')'");
       default: return chars({{c, c}});
     }
@@ -174,8 +186,10 @@ class Parser {
     for (int k = 0; k < digits; ++k) {
       if (!more()) fail("a short \\x or \\u escape");
       const char32_t d = peek();
-      const int x = d >= '0' && d <= '9' ? static_cast<int>(d - '0') : d >= 'a' && d <= 'f' ? static_cast<int>(d - 'a' + 10)
-                    : d >= 'A' && d <= 'F' ? static_cast<int>(d - 'A' + 10) : -1;
+      const int x = d >= '0' && d <= '9'   ? static_cast<int>(d - '0')
+                    : d >= 'a' && d <= 'f' ? static_cast<int>(d - 'a' + 10)
+                    : d >= 'A' && d <= 'F' ? static_cast<int>(d - 'A' + 10)
+                                           : -1;
       if (x < 0) fail("a bad \\x or \\u escape");
       v = v * 16 + static_cast<char32_t>(x);
       ++i_;
@@ -200,13 +214,20 @@ class Parser {
       case 'f': return {{'\f', '\f'}};
       case 'v': return {{'\v', '\v'}};
       case '0': return {{0, 0}};
-      case 'x': { const char32_t v = hex(2); return {{v, v}}; }
-      case 'u': { const char32_t v = hex(4); return {{v, v}}; }
+      case 'x': {
+        const char32_t v = hex(2);
+        return {{v, v}};
+      }
+      case 'u': {
+        const char32_t v = hex(4);
+        return {{v, v}};
+      }
       case 'b':
         if (in_class) return {{'\b', '\b'}};
         fail("word boundaries (\\b) are not supported");
       case 'B': fail("word boundaries (\\B) are not supported");
-      case 'p': case 'P': fail("Unicode property escapes (\\p, \\P) are not supported");
+      case 'p':
+      case 'P': fail("Unicode property escapes (\\p, \\P) are not supported");
       case 'k': fail("named backreferences (\\k) are not supported");
       case 'c': fail("control escapes (\\c) are not supported");
       default:
@@ -384,7 +405,8 @@ StringPattern::StringPattern(std::string_view regex) : source_(regex) {
       if (!next.empty()) {
         auto [it, fresh] = ids.emplace(next, static_cast<uint32_t>(states.size()));
         if (fresh) {
-          if (states.size() >= kMaxStates) fail("too complex (more than " + std::to_string(kMaxStates) + " automaton states)");
+          if (states.size() >= kMaxStates)
+            fail("too complex (more than " + std::to_string(kMaxStates) + " automaton states)");
           states.push_back(next);
         }
         id = it->second;

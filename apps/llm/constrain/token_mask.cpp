@@ -65,7 +65,8 @@ void TokenTrie::walk(int32_t node, const JsonMatcher& m, std::vector<uint8_t>& a
   }
 }
 
-void TokenTrie::walk_string(int32_t node, const JsonMatcher& m, int pending, unsigned char lead, std::vector<uint8_t>& allowed) const {
+void TokenTrie::walk_string(int32_t node, const JsonMatcher& m, int pending, unsigned char lead,
+                            std::vector<uint8_t>& allowed) const {
   for (const auto& [c, child] : nodes_[static_cast<size_t>(node)].children) {
     const auto u = static_cast<unsigned char>(c);
     int next = 0;
@@ -101,7 +102,8 @@ void TokenTrie::allowed(const JsonMatcher& m, std::vector<uint8_t>& allowed) con
     for (int32_t t : end_) allowed[static_cast<size_t>(t)] = 1;
 }
 
-Constraint::Constraint(std::shared_ptr<const TokenTrie> trie, JsonMatcher matcher) : trie_(std::move(trie)), matcher_(std::move(matcher)) {}
+Constraint::Constraint(std::shared_ptr<const TokenTrie> trie, JsonMatcher matcher)
+    : trie_(std::move(trie)), matcher_(std::move(matcher)) {}
 
 const std::vector<uint8_t>& Constraint::mask() {
   const std::string key = matcher_.key();
@@ -126,8 +128,10 @@ void Constraint::apply(std::span<float> logits) {
   const std::vector<uint8_t>& m = mask();
   bool any = false;
   for (size_t i = 0; i < logits.size(); ++i) {
-    if (i >= m.size() || !m[i]) logits[i] = -std::numeric_limits<float>::infinity();
-    else any = true;
+    if (i >= m.size() || !m[i])
+      logits[i] = -std::numeric_limits<float>::infinity();
+    else
+      any = true;
   }
   // no token spells what must come next: the text ends here, incomplete, rather than failing the decode step
   // that other requests share
@@ -135,8 +139,10 @@ void Constraint::apply(std::span<float> logits) {
 }
 
 bool Constraint::accept(int32_t token) {
-  if (std::find(trie_->end_tokens().begin(), trie_->end_tokens().end(), token) != trie_->end_tokens().end()) return true;
-  return token >= 0 && static_cast<size_t>(token) < trie_->vocab() && !trie_->bytes(token).empty() && matcher_.feed(trie_->bytes(token));
+  if (std::find(trie_->end_tokens().begin(), trie_->end_tokens().end(), token) != trie_->end_tokens().end())
+    return true;
+  return token >= 0 && static_cast<size_t>(token) < trie_->vocab() && !trie_->bytes(token).empty() &&
+         matcher_.feed(trie_->bytes(token));
 }
 
 void Constraint::refuse(int32_t token, std::span<float> logits) const {

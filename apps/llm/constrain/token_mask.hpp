@@ -34,17 +34,18 @@ class TokenTrie {
  private:
   struct Node {
     std::vector<std::pair<char, int32_t>> children;  // sorted by byte
-    std::vector<int32_t> tokens;                       // ending here
-    int32_t first = 0, last = 0;                       // the subtree's tokens: order_[first, last)
-    bool plain = true;                                 // every byte below is a plain string byte
+    std::vector<int32_t> tokens;                     // ending here
+    int32_t first = 0, last = 0;                     // the subtree's tokens: order_[first, last)
+    bool plain = true;                               // every byte below is a plain string byte
   };
   void walk(int32_t node, const JsonMatcher& m, std::vector<uint8_t>& allowed) const;
   // m in a string, between characters (in_plain_string), `pending` continuation bytes owed by the bytes since:
   // those bytes only check UTF-8, with no matcher copy
   // (`lead`: the UTF-8 lead byte when the next byte is its first continuation, which it narrows; else 0)
-  void walk_string(int32_t node, const JsonMatcher& m, int pending, unsigned char lead, std::vector<uint8_t>& allowed) const;
+  void walk_string(int32_t node, const JsonMatcher& m, int pending, unsigned char lead,
+                   std::vector<uint8_t>& allowed) const;
   void mark(int32_t node, std::vector<uint8_t>& allowed) const;  // the tokens ending at node
-  int32_t number(int32_t node);  // fills first / last / plain in depth-first order
+  int32_t number(int32_t node);                                  // fills first / last / plain in depth-first order
   std::vector<Node> nodes_;
   std::vector<int32_t> order_;  // token ids in depth-first order of the trie
   std::vector<std::string> bytes_;

@@ -11,7 +11,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& t : f.tensors())
       if (t.data < data || t.data + t.nbytes > data + size) std::abort();
     for (const auto& [k, v] : f.metadata()) (void)v.str();
-  } catch (const tg::Error&) {
-  }
+  } catch (const tg::Error&) {}
   return 0;
 }

@@ -32,11 +32,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string context = nul != nullptr ? std::string(nul + 1, bytes + size) : std::string();
   try {
     Json ctx = Json::parse(context, nullptr, false);
-    if (ctx.is_array()) ctx = tg::llm::chat_context(ctx, true, nullptr, nullptr, "<s>", "</s>");
-    else if (!ctx.is_object()) ctx = fixed_context();
+    if (ctx.is_array())
+      ctx = tg::llm::chat_context(ctx, true, nullptr, nullptr, "<s>", "</s>");
+    else if (!ctx.is_object())
+      ctx = fixed_context();
     tg::llm::ChatTemplate t = tg::llm::ChatTemplate::parse(source);
     (void)t.render(ctx);
-  } catch (const tg::Error&) {
-  }
+  } catch (const tg::Error&) {}
   return 0;
 }

@@ -10,8 +10,8 @@
 #include "constrain/string_pattern.hpp"
 #include "server/anthropic_api.hpp"
 #include "server/openai_api.hpp"
-#include "server/responses_api.hpp"
 #include "server/output_parser.hpp"
+#include "server/responses_api.hpp"
 
 using namespace tg::llm::server;
 
@@ -45,7 +45,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           (void)parse_completion_request(body, ordered, d);
           continue;
         }
-        ChatRequest r = api == 0 ? parse_chat_request(body, ordered, d) : api == 2 ? parse_messages_request(body, ordered, d) : parse_responses_request(body, ordered, d);
+        ChatRequest r = api == 0   ? parse_chat_request(body, ordered, d)
+                        : api == 2 ? parse_messages_request(body, ordered, d)
+                                   : parse_responses_request(body, ordered, d);
         (void)r.messages.dump();
         // a constraint that compiled takes the input's bytes without crashing (they rarely fit the schema)
         if (r.constraint) {
@@ -61,8 +63,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       tg::llm::constrain::JsonMatcher m(tg::llm::constrain::compile_schema(ordered));
       for (char c : text) (void)m.feed(c);
       (void)m.key();
-    } catch (const tg::llm::constrain::SchemaError&) {
-    }
+    } catch (const tg::llm::constrain::SchemaError&) {}
   }
   // the input as a string pattern, run over its own characters
   try {
@@ -73,8 +74,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (const uint32_t next = p.next(state, c); next != tg::llm::constrain::StringPattern::kDead) state = next;
     }
     (void)p.accepting(state);
-  } catch (const tg::llm::constrain::SchemaError&) {
-  }
+  } catch (const tg::llm::constrain::SchemaError&) {}
   // output parsing: stops drawn from the input's first bytes, pieces of 1..8 bytes
   OutputParser::Options o;
   o.in_reasoning = size > 0 && (data[0] & 1);

@@ -7,7 +7,9 @@
 namespace tg::llm {
 
 Generator::Generator(Model& model, int64_t prefill_chunk)
-    : model_(model), chunk_(std::max<int64_t>(1, prefill_chunk > 0 ? prefill_chunk : model.prefill_chunk())), seqs_(static_cast<size_t>(model.slots())) {}
+    : model_(model),
+      chunk_(std::max<int64_t>(1, prefill_chunk > 0 ? prefill_chunk : model.prefill_chunk())),
+      seqs_(static_cast<size_t>(model.slots())) {}
 
 Generator::Seq& Generator::seq(int slot) {
   if (slot < 0 || slot >= slots()) throw std::invalid_argument("tg-llm: no KV-cache slot " + std::to_string(slot));
@@ -72,14 +74,16 @@ Generator::Prefill Generator::prefill(const std::vector<int32_t>& prompt, int sl
       const size_t step = static_cast<size_t>(chunk_);
       size_t end = std::min(prompt.size(), recurrent ? (at / step + 1) * step : at + step);
       if (recurrent && end == prompt.size() && end - at > 1) --end;
-      std::vector<int32_t> part(prompt.begin() + static_cast<ptrdiff_t>(at), prompt.begin() + static_cast<ptrdiff_t>(end));
+      std::vector<int32_t> part(prompt.begin() + static_cast<ptrdiff_t>(at),
+                                prompt.begin() + static_cast<ptrdiff_t>(end));
       if (scores) {
         Tensor all = model_.forward(part, static_cast<int64_t>(at), slot, Model::Logits::every);
         const int64_t n = static_cast<int64_t>(part.size()), vocab = all.shape()[1];
         std::vector<float> host = all.to_vector<float>();
         for (int64_t i = 0; i < n && at + static_cast<size_t>(i) + 1 < prompt.size(); ++i)  // row i: token at + i + 1
-          scores->logprobs.push_back(logprobs_of(std::span<const float>(host.data() + i * vocab, static_cast<size_t>(vocab)),
-                                                 prompt[at + static_cast<size_t>(i) + 1], scores->top_n));
+          scores->logprobs.push_back(
+              logprobs_of(std::span<const float>(host.data() + i * vocab, static_cast<size_t>(vocab)),
+                          prompt[at + static_cast<size_t>(i) + 1], scores->top_n));
         s.out = std::make_shared<Outputs>(Outputs{all.shrink({{n - 1, n}, {0, vocab}}), {}, {}, {}});
       } else {
         s.out = std::make_shared<Outputs>(Outputs{model_.forward(part, static_cast<int64_t>(at), slot), {}, {}, {}});
@@ -123,7 +127,8 @@ void Generator::feed_pending(const std::vector<int>& slots, bool greedy) {
     at.push_back({sl, static_cast<int64_t>(seq(sl).cached.size())});
   }
   auto res = run_decode(toks, at, greedy);
-  auto out = std::make_shared<Outputs>(greedy ? Outputs{std::nullopt, res[0], {}, {}} : Outputs{res[0], std::nullopt, {}, {}});
+  auto out =
+      std::make_shared<Outputs>(greedy ? Outputs{std::nullopt, res[0], {}, {}} : Outputs{res[0], std::nullopt, {}, {}});
   for (size_t b = 0; b < feed.size(); ++b) {
     Seq& s = seq(feed[b]);
     s.out = out;
@@ -133,7 +138,8 @@ void Generator::feed_pending(const std::vector<int>& slots, bool greedy) {
   }
 }
 
-std::vector<Tensor> Generator::run_decode(const std::vector<int32_t>& toks, const std::vector<std::pair<int, int64_t>>& at, bool greedy) {
+std::vector<Tensor> Generator::run_decode(const std::vector<int32_t>& toks,
+                                          const std::vector<std::pair<int, int64_t>>& at, bool greedy) {
   std::vector<BoundVariable> vars;
   int64_t furthest = 0;
   for (size_t b = 0; b < at.size(); ++b) {
@@ -149,11 +155,15 @@ std::vector<Tensor> Generator::run_decode(const std::vector<int32_t>& toks, cons
   const auto key = std::make_tuple(toks.size(), model_.decode_key_length(furthest), greedy);
   auto it = decode_.find(key);
   if (it == decode_.end())
-    it = decode_.emplace(key, Jit([this, key_len = std::get<1>(key), greedy](const std::vector<Tensor>& in, const std::vector<BoundVariable>& v) {
-                            std::vector<SeqPos> seqs;
-                            for (size_t i = 0; i + 1 < v.size(); i += 2) seqs.push_back({v[i], v[i + 1]});
-                            return std::vector<Tensor>{model_.decode(in[0], seqs, key_len, greedy ? Model::Head::argmax : Model::Head::logits)};
-                          })).first;
+    it = decode_
+             .emplace(key, Jit([this, key_len = std::get<1>(key), greedy](const std::vector<Tensor>& in,
+                                                                          const std::vector<BoundVariable>& v) {
+                        std::vector<SeqPos> seqs;
+                        for (size_t i = 0; i + 1 < v.size(); i += 2) seqs.push_back({v[i], v[i + 1]});
+                        return std::vector<Tensor>{
+                            model_.decode(in[0], seqs, key_len, greedy ? Model::Head::argmax : Model::Head::logits)};
+                      }))
+             .first;
   Tensor tok = Tensor::from_vector(toks, {static_cast<int64_t>(toks.size())}, dtypes::int32, model_.device());
   return it->second({tok}, vars);
 }
@@ -164,12 +174,15 @@ std::vector<int32_t> Generator::next_drafted(const std::vector<int32_t>& draft, 
   if (!s.pending) throw std::logic_error("tg-llm: next_drafted() before next()");
   if (!model_.can_rewind()) throw std::logic_error("tg-llm: drafted tokens need a model whose context can be cut back");
   const int64_t pos = static_cast<int64_t>(s.cached.size());
-  if (draft.empty() || rows <= static_cast<int64_t>(draft.size()) || rows > model_.decode_rows() || pos + rows > model_.max_context())
-    throw std::invalid_argument("tg-llm: " + std::to_string(draft.size()) + " drafted tokens in " + std::to_string(rows) + " rows at position " + std::to_string(pos));
+  if (draft.empty() || rows <= static_cast<int64_t>(draft.size()) || rows > model_.decode_rows() ||
+      pos + rows > model_.max_context())
+    throw std::invalid_argument("tg-llm: " + std::to_string(draft.size()) + " drafted tokens in " +
+                                std::to_string(rows) + " rows at position " + std::to_string(pos));
   // row i: the token at pos + i (the pending one, then the guesses, then the last guess again as padding), all
   // in one chunk that attends as a prefill chunk does (one attention per layer, not one per row)
   std::vector<int32_t> toks{*s.pending};
-  for (int64_t i = 1; i < rows; ++i) toks.push_back(draft[static_cast<size_t>(std::min<int64_t>(i, static_cast<int64_t>(draft.size())) - 1)]);
+  for (int64_t i = 1; i < rows; ++i)
+    toks.push_back(draft[static_cast<size_t>(std::min<int64_t>(i, static_cast<int64_t>(draft.size())) - 1)]);
   const std::vector<int32_t> best = run_chunk(toks, pos, slot);
   // row i's argmax is the token after row i's: a guess is accepted while it is what the model chose
   std::vector<int32_t> out{best[0]};
@@ -186,9 +199,12 @@ std::vector<int32_t> Generator::run_chunk(const std::vector<int32_t>& toks, int6
   const auto key = std::make_pair(rows, model_.decode_key_length(pos + rows - 1));
   auto it = drafted_.find(key);
   if (it == drafted_.end())
-    it = drafted_.emplace(key, Jit([this, key_len = key.second](const std::vector<Tensor>& in, const std::vector<BoundVariable>& v) {
-                            return std::vector<Tensor>{model_.decode_chunk(in[0], {v[0], v[1]}, key_len)};
-                          })).first;
+    it = drafted_
+             .emplace(key, Jit([this, key_len = key.second](const std::vector<Tensor>& in,
+                                                            const std::vector<BoundVariable>& v) {
+                        return std::vector<Tensor>{model_.decode_chunk(in[0], {v[0], v[1]}, key_len)};
+                      }))
+             .first;
   const SeqPos at = model_.chunk_position(slot, pos);
   Tensor tok = Tensor::from_vector(toks, {rows}, dtypes::int32, model_.device());
   return it->second({tok}, {at.base, at.pos})[0].to_vector<int32_t>();
@@ -196,7 +212,8 @@ std::vector<int32_t> Generator::run_chunk(const std::vector<int32_t>& toks, int6
 
 void Generator::follow(const std::vector<int32_t>& context, int64_t rows, int slot) {
   Announce call(*this, Op::follow, [&] { return words({rows, slot}, context); });
-  if (!model_.can_rewind() || rows < 1 || rows > model_.decode_rows()) throw std::logic_error("tg-llm: follow() needs a model that rewinds, in chunks of its decode rows");
+  if (!model_.can_rewind() || rows < 1 || rows > model_.decode_rows())
+    throw std::logic_error("tg-llm: follow() needs a model that rewinds, in chunks of its decode rows");
   if (context.empty()) throw std::invalid_argument("tg-llm: empty context");
   Seq& s = seq(slot);
   size_t at = static_cast<size_t>(reusable(context, slot));
@@ -206,7 +223,8 @@ void Generator::follow(const std::vector<int32_t>& context, int64_t rows, int sl
   Sampler greedy(SamplingParams{});
   // whole chunks while they fit (a chunk costs several one-token steps: what is left runs one token a step)
   while (context.size() - at >= static_cast<size_t>(rows) && static_cast<int64_t>(at) + rows <= model_.max_context()) {
-    const std::vector<int32_t> toks(context.begin() + static_cast<ptrdiff_t>(at), context.begin() + static_cast<ptrdiff_t>(at) + rows);
+    const std::vector<int32_t> toks(context.begin() + static_cast<ptrdiff_t>(at),
+                                    context.begin() + static_cast<ptrdiff_t>(at) + rows);
     const std::vector<int32_t> best = run_chunk(toks, static_cast<int64_t>(at), slot);
     s.cached.insert(s.cached.end(), toks.begin(), toks.end());
     s.pending = best.back();
@@ -235,7 +253,8 @@ std::vector<int32_t> Generator::next_batch(const std::vector<int>& slots, const 
   return step(slots, logits, &samplers);
 }
 
-std::vector<int32_t> Generator::step(const std::vector<int>& slots, const std::vector<bool>& logits, const std::vector<Sampler*>* samplers) {
+std::vector<int32_t> Generator::step(const std::vector<int>& slots, const std::vector<bool>& logits,
+                                     const std::vector<Sampler*>* samplers) {
   feed_pending(slots, std::none_of(logits.begin(), logits.end(), [](bool l) { return l; }));
   std::vector<int32_t> out;
   for (size_t i = 0; i < slots.size(); ++i) {
@@ -248,13 +267,15 @@ std::vector<int32_t> Generator::step(const std::vector<int>& slots, const std::v
       if (o.host_argmax.empty()) o.host_argmax = o.argmax->to_vector<int32_t>();
       tok = o.host_argmax[static_cast<size_t>(s.row)];
     } else {
-      if (!o.logits) throw std::logic_error("tg-llm: a sampler that needs the logits on a greedy decode step's outputs");
+      if (!o.logits)
+        throw std::logic_error("tg-llm: a sampler that needs the logits on a greedy decode step's outputs");
       if (!samplers) {  // a follower: the logits computed (their collectives meet the leader's), never read back
         o.logits->realize();
       } else {
         const int64_t vocab = o.logits->shape()[1];
         if (o.host_logits.empty()) o.host_logits = o.logits->to_vector<float>();
-        tok = (*samplers)[i]->sample(std::span<const float>(o.host_logits.data() + s.row * vocab, static_cast<size_t>(vocab)));
+        tok = (*samplers)[i]->sample(
+            std::span<const float>(o.host_logits.data() + s.row * vocab, static_cast<size_t>(vocab)));
       }
     }
     s.pending = tok;

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "generation/lockstep.hpp"
-#include "model/model.hpp"
 #include "generation/sampler.hpp"
+#include "model/model.hpp"
 #include "tg/jit.hpp"
 
 namespace tg::llm {
@@ -81,7 +81,9 @@ class Generator {
   void keepalive() {
     if (lead_) lead_->keepalive();
   }
-  std::chrono::milliseconds keepalive_period() const { return lead_ ? lead_->keepalive_period() : std::chrono::hours(1); }
+  std::chrono::milliseconds keepalive_period() const {
+    return lead_ ? lead_->keepalive_period() : std::chrono::hours(1);
+  }
 
  private:
   // The leader's side of a call: sent before it runs (the outermost call only: follow() runs next()), the lockstep
@@ -105,16 +107,16 @@ class Generator {
   // The logits of one forward pass (a prefill chunk, or a decode batch shared by its slots), read back lazily. A
   // decode batch whose samplers are all greedy has only the argmax (the head never stores the logits).
   struct Outputs {
-    std::optional<Tensor> logits;   // (rows, vocab)
-    std::optional<Tensor> argmax;   // (rows,)
+    std::optional<Tensor> logits;  // (rows, vocab)
+    std::optional<Tensor> argmax;  // (rows,)
     std::vector<float> host_logits;
     std::vector<int32_t> host_argmax;
   };
   struct Seq {
-    std::vector<int32_t> cached;       // tokens whose keys and values are in the slot, in order
-    std::optional<int32_t> pending;    // sampled, not yet run
-    std::shared_ptr<Outputs> out;      // after the last token run
-    int64_t row = 0;                   // this slot's row in it
+    std::vector<int32_t> cached;     // tokens whose keys and values are in the slot, in order
+    std::optional<int32_t> pending;  // sampled, not yet run
+    std::shared_ptr<Outputs> out;    // after the last token run
+    int64_t row = 0;                 // this slot's row in it
     std::vector<std::pair<int64_t, SequenceState::Checkpoint>> checkpoints;  // (position, state), ascending
   };
   Seq& seq(int slot);
@@ -123,9 +125,11 @@ class Generator {
   // Feeds the slots' pending tokens and reads back each one's row of outputs: the logits where logits[i] (sampled
   // by samplers[i]), else the argmax, which becomes the slot's pending token. A follower has no samplers (null): its
   // pending tokens come with the leader's next call.
-  std::vector<int32_t> step(const std::vector<int>& slots, const std::vector<bool>& logits, const std::vector<Sampler*>* samplers);
+  std::vector<int32_t> step(const std::vector<int>& slots, const std::vector<bool>& logits,
+                            const std::vector<Sampler*>* samplers);
   // The decode step's outputs for `toks` at `at` (rows of one or several slots), through a Jit per shape.
-  std::vector<Tensor> run_decode(const std::vector<int32_t>& toks, const std::vector<std::pair<int, int64_t>>& at, bool greedy);
+  std::vector<Tensor> run_decode(const std::vector<int32_t>& toks, const std::vector<std::pair<int, int64_t>>& at,
+                                 bool greedy);
   // The argmax after each of `toks` run as one chunk of `slot` at position pos (Model::decode_chunk, one capture
   // per row count and key length).
   std::vector<int32_t> run_chunk(const std::vector<int32_t>& toks, int64_t pos, int slot);
@@ -133,7 +137,7 @@ class Generator {
   int64_t chunk_;
   std::vector<Seq> seqs_;
   std::map<std::tuple<size_t, int64_t, bool>, Jit> decode_;  // one capture per batch size, key length and head
-  std::map<std::pair<int64_t, int64_t>, Jit> drafted_;        // next_drafted's, per rows and key length
+  std::map<std::pair<int64_t, int64_t>, Jit> drafted_;       // next_drafted's, per rows and key length
   Lockstep* lead_ = nullptr;
   int depth_ = 0;  // calls in progress (the outermost one is announced)
 };

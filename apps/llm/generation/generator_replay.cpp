@@ -26,7 +26,9 @@ struct Args {
   }
 };
 
-std::optional<int32_t> token(int64_t t) { return t < 0 ? std::nullopt : std::optional<int32_t>(static_cast<int32_t>(t)); }
+std::optional<int32_t> token(int64_t t) {
+  return t < 0 ? std::nullopt : std::optional<int32_t>(static_cast<int32_t>(t));
+}
 
 }  // namespace
 
@@ -34,8 +36,8 @@ void Generator::replay(Lockstep& lockstep) {
   using Op = LockstepCall::Op;
   // each call as generator.cpp sends it (Announce): op -> how to run it here
   const std::array<std::function<void(Args&)>, 8> run{
-      [](Args&) {},  // keepalive
-      [](Args&) {},  // end
+      [](Args&) {},      // keepalive
+      [](Args&) {},      // end
       [this](Args& a) {  // prefill: slot, top_n (-1: not scored), prompt
         const int slot = a.slot();
         PromptScores scores{a.next(), {}};
@@ -73,10 +75,12 @@ void Generator::replay(Lockstep& lockstep) {
     const LockstepCall call = lockstep.receive();
     if (call.leader_failed != failed)
       throw Error("tg-llm: rank " + std::to_string(lockstep.rank()) + " no longer matches rank 0: " +
-                  (failed ? "its last call failed (" + why + ") where rank 0's did not" : "rank 0's last call failed where its own did not"));
+                  (failed ? "its last call failed (" + why + ") where rank 0's did not"
+                          : "rank 0's last call failed where its own did not"));
     if (call.op == Op::end) return;
     const auto op = static_cast<size_t>(call.op);
-    if (op >= run.size()) throw Error("tg-llm: rank 0 sent lockstep call " + std::to_string(op) + ", which this rank does not know");
+    if (op >= run.size())
+      throw Error("tg-llm: rank 0 sent lockstep call " + std::to_string(op) + ", which this rank does not know");
     try {
       Args args{call.args};
       run[op](args);

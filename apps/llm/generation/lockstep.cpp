@@ -21,7 +21,8 @@ void Lockstep::send(LockstepCall call) {
 LockstepCall Lockstep::receive() {
   int64_t n = 0;
   comm_.recv(&n, sizeof n, 0);
-  if (n < 2) throw Error("tg-llm: " + comm_.describe() + ": a lockstep call of " + std::to_string(n) + " words from rank 0");
+  if (n < 2)
+    throw Error("tg-llm: " + comm_.describe() + ": a lockstep call of " + std::to_string(n) + " words from rank 0");
   std::vector<int64_t> words(static_cast<size_t>(n));
   comm_.recv(words.data(), words.size() * sizeof(int64_t), 0);
   return {static_cast<LockstepCall::Op>(words[0]), std::vector<int64_t>(words.begin() + 2, words.end()), words[1] != 0};
@@ -34,7 +35,8 @@ std::chrono::milliseconds Lockstep::keepalive_period() const {
 void Lockstep::keepalive(bool now) {
   std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
   if (!lock.owns_lock()) return;
-  if (now || std::chrono::steady_clock::now() - last_sent_ >= 2 * keepalive_period()) send({LockstepCall::Op::keepalive, {}});
+  if (now || std::chrono::steady_clock::now() - last_sent_ >= 2 * keepalive_period())
+    send({LockstepCall::Op::keepalive, {}});
 }
 
 }  // namespace tg::llm

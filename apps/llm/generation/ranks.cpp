@@ -38,9 +38,11 @@ std::vector<std::string> parse_device_list(const std::string& list) {
   for (;;) {
     const size_t comma = list.find(',', start);
     std::string d = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (d.empty()) throw Error("tg-llm: --devices '" + list + "' has an empty device name (give a list such as CPU:0,CPU:1)");
+    if (d.empty())
+      throw Error("tg-llm: --devices '" + list + "' has an empty device name (give a list such as CPU:0,CPU:1)");
     d = canonical_device(d);  // an unknown device fails here, before any rank starts; "CPU" and "CPU:0" are one
-    if (!seen.insert(d).second) throw Error("tg-llm: --devices '" + list + "' names " + d + " twice (each rank needs a device of its own)");
+    if (!seen.insert(d).second)
+      throw Error("tg-llm: --devices '" + list + "' names " + d + " twice (each rank needs a device of its own)");
     devices.push_back(std::move(d));
     if (comma == std::string::npos) return devices;
     start = comma + 1;
@@ -85,7 +87,9 @@ void run_mpi_rank(const std::function<void(const Rank&)>& fn) {
   }
 #else
   (void)fn;
-  throw Error("tg-llm: --tensor-parallel needs MPI, and this tg-llm was built without it (scripts/setup.sh installs OpenMPI; rebuild)");
+  throw Error(
+      "tg-llm: --tensor-parallel needs MPI, and this tg-llm was built without it (scripts/setup.sh installs OpenMPI; "
+      "rebuild)");
 #endif
 }
 

@@ -41,13 +41,14 @@ class TimedCommunicator final : public Communicator {
 };
 
 struct Rank {
-  TensorParallel tp;   // world 1: the whole model
-  std::string device;  // "" = the default device
+  TensorParallel tp;                          // world 1: the whole model
+  std::string device;                         // "" = the default device
   const TimedCommunicator* timing = nullptr;  // tp.comm's times (world > 1)
   bool leader() const { return tp.rank == 0; }
 };
 
-// "CPU:0,CPU:1" -> its devices, canonical; an empty name, an unknown device or one named twice ("CPU,CPU:0") is an error.
+// "CPU:0,CPU:1" -> its devices, canonical; an empty name, an unknown device or one named twice ("CPU,CPU:0") is an
+// error.
 std::vector<std::string> parse_device_list(const std::string& list);
 // fn on one thread per device, rank i on devices[i]. A rank that throws ends the others' waits (abort), and the
 // first error is rethrown here once every thread has stopped.

@@ -21,7 +21,7 @@ struct SamplingParams {
   double top_p = 0.95;       // 1: off
   double min_p = 0.05;       // 0: off; keeps tokens with p >= min_p * p_max
   uint64_t seed = 0;
-  int64_t logprobs = -1;     // -1: none; n >= 0: each sample reports its token's log-probability and the n likeliest
+  int64_t logprobs = -1;  // -1: none; n >= 0: each sample reports its token's log-probability and the n likeliest
   bool greedy() const { return temperature <= 0.0; }
 };
 

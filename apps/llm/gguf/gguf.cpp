@@ -15,14 +15,14 @@ namespace tg::llm {
 namespace {
 
 constexpr TypeTraits kTraits[] = {
-    {"F32", 1, 4},      {"F16", 1, 2},       {"Q4_0", 32, 18},    {"Q4_1", 32, 20},   {nullptr, 0, 0},
-    {nullptr, 0, 0},    {"Q5_0", 32, 22},    {"Q5_1", 32, 24},    {"Q8_0", 32, 34},   {"Q8_1", 32, 36},
-    {"Q2_K", 256, 84},  {"Q3_K", 256, 110},  {"Q4_K", 256, 144},  {"Q5_K", 256, 176}, {"Q6_K", 256, 210},
+    {"F32", 1, 4},      {"F16", 1, 2},        {"Q4_0", 32, 18},    {"Q4_1", 32, 20},     {nullptr, 0, 0},
+    {nullptr, 0, 0},    {"Q5_0", 32, 22},     {"Q5_1", 32, 24},    {"Q8_0", 32, 34},     {"Q8_1", 32, 36},
+    {"Q2_K", 256, 84},  {"Q3_K", 256, 110},   {"Q4_K", 256, 144},  {"Q5_K", 256, 176},   {"Q6_K", 256, 210},
     {"Q8_K", 256, 292}, {"IQ2_XXS", 256, 66}, {"IQ2_XS", 256, 74}, {"IQ3_XXS", 256, 98}, {"IQ1_S", 256, 50},
-    {"IQ4_NL", 32, 18}, {"IQ3_S", 256, 110}, {"IQ2_S", 256, 82},  {"IQ4_XS", 256, 136}, {"I8", 1, 1},
-    {"I16", 1, 2},      {"I32", 1, 4},       {"I64", 1, 8},       {"F64", 1, 8},      {"IQ1_M", 256, 56},
-    {"BF16", 1, 2},     {nullptr, 0, 0},     {nullptr, 0, 0},     {nullptr, 0, 0},    {"TQ1_0", 256, 54},
-    {"TQ2_0", 256, 66}, {nullptr, 0, 0},     {nullptr, 0, 0},     {nullptr, 0, 0},    {"MXFP4", 32, 17},
+    {"IQ4_NL", 32, 18}, {"IQ3_S", 256, 110},  {"IQ2_S", 256, 82},  {"IQ4_XS", 256, 136}, {"I8", 1, 1},
+    {"I16", 1, 2},      {"I32", 1, 4},        {"I64", 1, 8},       {"F64", 1, 8},        {"IQ1_M", 256, 56},
+    {"BF16", 1, 2},     {nullptr, 0, 0},      {nullptr, 0, 0},     {nullptr, 0, 0},      {"TQ1_0", 256, 54},
+    {"TQ2_0", 256, 66}, {nullptr, 0, 0},      {nullptr, 0, 0},     {nullptr, 0, 0},      {"MXFP4", 32, 17},
 };
 
 // Limits that keep a hostile header from allocating without bound (real files are far below them).
@@ -37,7 +37,9 @@ class Cursor {
     throw Error("gguf: " + file_ + ": at byte " + std::to_string(pos_) + ": " + what);
   }
   const uint8_t* take(uint64_t k, const char* what) {
-    if (k > n_ - pos_) fail(std::string("truncated file: ") + what + " needs " + std::to_string(k) + " bytes, " + std::to_string(n_ - pos_) + " left");
+    if (k > n_ - pos_)
+      fail(std::string("truncated file: ") + what + " needs " + std::to_string(k) + " bytes, " +
+           std::to_string(n_ - pos_) + " left");
     const uint8_t* p = d_ + pos_;
     pos_ += k;
     return p;
@@ -133,7 +135,9 @@ std::string type_name(GGMLType t) {
   return tr.name ? tr.name : "type " + std::to_string(static_cast<uint32_t>(t));
 }
 
-bool GGUFValue::is_int() const { return std::holds_alternative<uint64_t>(value) || std::holds_alternative<int64_t>(value); }
+bool GGUFValue::is_int() const {
+  return std::holds_alternative<uint64_t>(value) || std::holds_alternative<int64_t>(value);
+}
 int64_t GGUFValue::as_int() const {
   if (auto* u = std::get_if<uint64_t>(&value)) return static_cast<int64_t>(*u);
   if (auto* s = std::get_if<int64_t>(&value)) return *s;
@@ -176,11 +180,16 @@ std::vector<GGUFValue> GGUFValue::as_array() const {
 }
 std::string GGUFValue::str() const {
   std::ostringstream o;
-  if (auto* u = std::get_if<uint64_t>(&value)) o << *u;
-  else if (auto* s = std::get_if<int64_t>(&value)) o << *s;
-  else if (auto* d = std::get_if<double>(&value)) o << *d;
-  else if (auto* b = std::get_if<bool>(&value)) o << (*b ? "true" : "false");
-  else if (auto* t = std::get_if<std::string>(&value)) o << '"' << (t->size() > 60 ? t->substr(0, 60) + "..." : *t) << '"';
+  if (auto* u = std::get_if<uint64_t>(&value))
+    o << *u;
+  else if (auto* s = std::get_if<int64_t>(&value))
+    o << *s;
+  else if (auto* d = std::get_if<double>(&value))
+    o << *d;
+  else if (auto* b = std::get_if<bool>(&value))
+    o << (*b ? "true" : "false");
+  else if (auto* t = std::get_if<std::string>(&value))
+    o << '"' << (t->size() > 60 ? t->substr(0, 60) + "..." : *t) << '"';
   else {
     o << '[';
     size_t i = 0;
@@ -228,7 +237,8 @@ void GGUFFile::parse_part(const uint8_t* data, size_t size, const std::string& n
   for (uint64_t i = 0; i < n_kv; ++i) {
     std::string key = c.str("metadata key");
     uint32_t t = c.get<uint32_t>("metadata type");
-    if (t > static_cast<uint32_t>(GGUFValue::Type::F64)) c.fail("key '" + key + "' has unknown value type " + std::to_string(t));
+    if (t > static_cast<uint32_t>(GGUFValue::Type::F64))
+      c.fail("key '" + key + "' has unknown value type " + std::to_string(t));
     GGUFValue v = read_value(c, static_cast<GGUFValue::Type>(t), 0);
     if (first || !kv_.count(key)) kv_[key] = std::move(v);
   }
@@ -236,10 +246,14 @@ void GGUFFile::parse_part(const uint8_t* data, size_t size, const std::string& n
   if (auto it = kv_.find("general.alignment"); it != kv_.end()) {
     int64_t a = it->second.is_int() ? it->second.as_int() : 0;
     // the spec asks for a multiple of 8: tensor data is read in place as floats and vectors
-    if (a < 8 || (a & (a - 1)) != 0 || a > (1 << 20)) c.fail("general.alignment " + it->second.str() + " is not a power of two of at least 8");
+    if (a < 8 || (a & (a - 1)) != 0 || a > (1 << 20))
+      c.fail("general.alignment " + it->second.str() + " is not a power of two of at least 8");
     alignment = static_cast<uint64_t>(a);
   }
-  struct Info { GGUFTensor t; uint64_t offset; };
+  struct Info {
+    GGUFTensor t;
+    uint64_t offset;
+  };
   std::vector<Info> infos;
   infos.reserve(n_tensors);
   for (uint64_t i = 0; i < n_tensors; ++i) {
@@ -250,24 +264,30 @@ void GGUFFile::parse_part(const uint8_t* data, size_t size, const std::string& n
     uint64_t numel = 1;
     for (uint32_t d = 0; d < nd; ++d) {
       uint64_t e = c.get<uint64_t>("tensor dim");
-      if (e == 0 || e > (1ull << 40) || numel > (1ull << 48) / e) c.fail("tensor '" + in.t.name + "' dim " + std::to_string(e) + " is absurd");
+      if (e == 0 || e > (1ull << 40) || numel > (1ull << 48) / e)
+        c.fail("tensor '" + in.t.name + "' dim " + std::to_string(e) + " is absurd");
       numel *= e;
       in.t.ne.push_back(static_cast<int64_t>(e));
     }
     in.t.type = static_cast<GGMLType>(c.get<uint32_t>("tensor type"));
     TypeTraits tr = type_traits(in.t.type);
-    if (!tr.name) c.fail("tensor '" + in.t.name + "' has unknown type " + std::to_string(static_cast<uint32_t>(in.t.type)));
+    if (!tr.name)
+      c.fail("tensor '" + in.t.name + "' has unknown type " + std::to_string(static_cast<uint32_t>(in.t.type)));
     if (in.t.ne[0] % tr.block_elems != 0)
-      c.fail("tensor '" + in.t.name + "' row of " + std::to_string(in.t.ne[0]) + " is not a multiple of " + tr.name + "'s block of " + std::to_string(tr.block_elems));
+      c.fail("tensor '" + in.t.name + "' row of " + std::to_string(in.t.ne[0]) + " is not a multiple of " + tr.name +
+             "'s block of " + std::to_string(tr.block_elems));
     in.t.nbytes = numel / tr.block_elems * tr.block_bytes;
     in.offset = c.get<uint64_t>("tensor offset");
-    if (in.offset % alignment != 0) c.fail("tensor '" + in.t.name + "' offset " + std::to_string(in.offset) + " is not aligned to " + std::to_string(alignment));
+    if (in.offset % alignment != 0)
+      c.fail("tensor '" + in.t.name + "' offset " + std::to_string(in.offset) + " is not aligned to " +
+             std::to_string(alignment));
     infos.push_back(std::move(in));
   }
   uint64_t base = (c.pos() + alignment - 1) / alignment * alignment;
   for (auto& in : infos) {
     if (base > size || in.offset > size - base || in.t.nbytes > size - base - in.offset)
-      c.fail("tensor '" + in.t.name + "' data [" + std::to_string(base + in.offset) + ", +" + std::to_string(in.t.nbytes) + ") lies past the end of the file (" + std::to_string(size) + " bytes)");
+      c.fail("tensor '" + in.t.name + "' data [" + std::to_string(base + in.offset) + ", +" +
+             std::to_string(in.t.nbytes) + ") lies past the end of the file (" + std::to_string(size) + " bytes)");
     in.t.data = data + base + in.offset;
     if (by_name_.count(in.t.name)) c.fail("tensor '" + in.t.name + "' appears twice");
     by_name_[in.t.name] = tensors_.size();
@@ -281,7 +301,7 @@ GGUFFile GGUFFile::open(const std::string& path) {
   auto map_one = [&f](const std::string& p) -> std::pair<const uint8_t*, size_t> {
     int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw Error("gguf: cannot open " + p + ": " + std::strerror(errno));
-    struct stat st {};
+    struct stat st{};
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       ::close(fd);
       throw Error("gguf: " + p + " is not a regular file");
@@ -307,7 +327,8 @@ GGUFFile GGUFFile::open(const std::string& path) {
     // name-00001-of-00003.gguf: the other parts sit beside it with the same prefix
     const std::string tail = "-00001-of-" + five_digits(parts) + ".gguf";
     if (parts > 99999 || path.size() < tail.size() || path.compare(path.size() - tail.size(), tail.size(), tail) != 0)
-      throw Error("gguf: " + path + " is the first of a " + std::to_string(parts) + "-part split only if it is named <prefix>" + tail);
+      throw Error("gguf: " + path + " is the first of a " + std::to_string(parts) +
+                  "-part split only if it is named <prefix>" + tail);
     const std::string prefix = path.substr(0, path.size() - tail.size());
     for (int64_t i = 2; i <= parts; ++i) {
       std::string p = prefix + "-" + five_digits(i) + "-of-" + five_digits(parts) + ".gguf";
@@ -316,7 +337,8 @@ GGUFFile GGUFFile::open(const std::string& path) {
     }
   }
   if (auto* want = f.find("split.tensors.count"); want && want->as_int() != static_cast<int64_t>(f.tensors_.size()))
-    throw Error("gguf: " + path + ": split.tensors.count says " + want->str() + " tensors, the parts hold " + std::to_string(f.tensors_.size()));
+    throw Error("gguf: " + path + ": split.tensors.count says " + want->str() + " tensors, the parts hold " +
+                std::to_string(f.tensors_.size()));
   return f;
 }
 

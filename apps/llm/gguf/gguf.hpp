@@ -2,10 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
-#include <functional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -15,12 +15,14 @@
 namespace tg::llm {
 
 // ggml's tensor type numbering, as GGUF stores it.
+// clang-format off: several values a line, as the list is read
 enum class GGMLType : uint32_t {
   F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8, Q8_1 = 9, Q2_K = 10, Q3_K = 11, Q4_K = 12,
   Q5_K = 13, Q6_K = 14, Q8_K = 15, IQ2_XXS = 16, IQ2_XS = 17, IQ3_XXS = 18, IQ1_S = 19, IQ4_NL = 20, IQ3_S = 21,
   IQ2_S = 22, IQ4_XS = 23, I8 = 24, I16 = 25, I32 = 26, I64 = 27, F64 = 28, IQ1_M = 29, BF16 = 30, TQ1_0 = 34,
   TQ2_0 = 35, MXFP4 = 39,
 };
+// clang-format on
 
 // Block geometry of a type: `block_elems` values take `block_bytes` bytes. Unknown types: block_elems == 0.
 struct TypeTraits {
@@ -46,15 +48,15 @@ struct GGUFValue {
   std::variant<uint64_t, int64_t, double, bool, std::string, std::vector<GGUFValue>, Packed> value;
 
   bool is_int() const;
-  int64_t as_int() const;          // any integer or bool; throws tg::Error otherwise
-  double as_float() const;         // any number
+  int64_t as_int() const;   // any integer or bool; throws tg::Error otherwise
+  double as_float() const;  // any number
   bool as_bool() const;
   const std::string& as_string() const;
   // An array's elements. A packed one is decoded into a copy on each call: prefer for_each_element.
   std::vector<GGUFValue> as_array() const;
   size_t array_size() const;
   void for_each_element(const std::function<void(const GGUFValue&)>& f) const;  // in order
-  std::string str() const;         // for display: numbers, strings quoted, arrays abbreviated
+  std::string str() const;  // for display: numbers, strings quoted, arrays abbreviated
 };
 
 struct GGUFTensor {

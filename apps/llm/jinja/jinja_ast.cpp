@@ -17,7 +17,8 @@ bool mentions_name_in(const Expr* e, const std::string& name) {
 
 bool mentions_name(const Body& body, const std::string& name) {
   for (const auto& n : body) {
-    if (mentions_name_in(n->expr.get(), name) || mentions_name_in(n->target.get(), name) || mentions_name_in(n->filter.get(), name))
+    if (mentions_name_in(n->expr.get(), name) || mentions_name_in(n->target.get(), name) ||
+        mentions_name_in(n->filter.get(), name))
       return true;
     for (const auto& c : n->conditions)
       if (mentions_name_in(c.get(), name)) return true;

@@ -41,26 +41,26 @@ struct Expr {
 
   Kind kind;
   int line = 0, column = 0;
-  Value value;                 // Literal
-  std::string name;            // Name, Attr, Filter, Test
-  bool negate = false;         // Test
-  Op op = Op::Add;             // Binary
-  std::vector<Op> ops;         // Compare
-  std::vector<ExprPtr> args;   // operands, in the order documented above (entries may be null for Slice)
+  Value value;                // Literal
+  std::string name;           // Name, Attr, Filter, Test
+  bool negate = false;        // Test
+  Op op = Op::Add;            // Binary
+  std::vector<Op> ops;        // Compare
+  std::vector<ExprPtr> args;  // operands, in the order documented above (entries may be null for Slice)
   std::vector<std::pair<std::string, ExprPtr>> kwargs;  // Call, Filter, Test
-  std::vector<ExprPtr> keys;   // Dict
+  std::vector<ExprPtr> keys;                            // Dict
 };
 
 struct Node {
   enum class Kind {
-    Text,      // text
-    Output,    // {{ expr }}
-    If,        // if exprs[i]: bodies[i] ... else: else_body
-    For,       // for targets in expr [if filter]: body else: else_body
-    Set,       // set targets = expr, or set expr(.attr) = value for namespaces
-    SetBlock,  // set targets[0] %}body{% endset
-    Macro,     // macro name(params=defaults): body
-    CallBlock, // call(params) expr: body (the body becomes `caller`)
+    Text,         // text
+    Output,       // {{ expr }}
+    If,           // if exprs[i]: bodies[i] ... else: else_body
+    For,          // for targets in expr [if filter]: body else: else_body
+    Set,          // set targets = expr, or set expr(.attr) = value for namespaces
+    SetBlock,     // set targets[0] %}body{% endset
+    Macro,        // macro name(params=defaults): body
+    CallBlock,    // call(params) expr: body (the body becomes `caller`)
     FilterBlock,  // filter name(args): body; expr holds the filter applied to a placeholder
     Break,
     Continue,
@@ -78,7 +78,7 @@ struct Node {
   Body body;                         // For, SetBlock, Macro, CallBlock, FilterBlock
   Body else_body;                    // If, For
   std::vector<std::pair<std::string, ExprPtr>> params;  // Macro, CallBlock: name and default (may be null)
-  bool uses_loop = true;             // For: whether the body names `loop` (if not, no loop object is built)
+  bool uses_loop = true;  // For: whether the body names `loop` (if not, no loop object is built)
 };
 
 // Whether `name` appears as a variable anywhere in `body` (conservatively, in nested blocks too).

@@ -14,8 +14,8 @@
 #include <map>
 #include <unordered_map>
 
-#include "jinja/jinja_python_format.hpp"
 #include "jinja/jinja_predicates.hpp"
+#include "jinja/jinja_python_format.hpp"
 #include "jinja/jinja_unicode.hpp"
 
 namespace tg::llm::jinja {
@@ -67,8 +67,8 @@ Value f_title(const Value& in, const CallArgs&) {
   std::string s = py_str(in), out;
   bool start = true;
   for (char c : s) {
-    bool sep = c == '-' || c == '(' || c == '{' || c == '[' || c == '<' || c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
-               c == '\f' || c == '\v';
+    bool sep = c == '-' || c == '(' || c == '{' || c == '[' || c == '<' || c == ' ' || c == '\t' || c == '\n' ||
+               c == '\r' || c == '\f' || c == '\v';
     out += start ? ascii_upper(c) : ascii_lower(c);
     // A UTF-8 continuation byte belongs to the character that just started, so it does not end the word start.
     if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) start = sep;
@@ -139,12 +139,16 @@ Value f_replace(const Value& in, const CallArgs& a) {
 Value f_tojson(const Value& in, const CallArgs& a) {
   JsonDumpOptions opt;
   if (const Value* indent = arg(a, 1, "indent"); indent != nullptr && !indent->is_none()) {
-    if (indent->is_string()) opt.indent = indent->as_string();
-    else if (indent->is_int()) opt.indent = std::string(static_cast<size_t>(std::clamp<int64_t>(indent->as_int(), 0, 64)), ' ');
-    else fail("tojson: indent must be an integer or a string");
+    if (indent->is_string())
+      opt.indent = indent->as_string();
+    else if (indent->is_int())
+      opt.indent = std::string(static_cast<size_t>(std::clamp<int64_t>(indent->as_int(), 0, 64)), ' ');
+    else
+      fail("tojson: indent must be an integer or a string");
   }
   if (const Value* sep = arg(a, 2, "separators"); sep != nullptr && !sep->is_none()) {
-    if (!sep->is_list() || sep->as_list().size() != 2 || !sep->as_list()[0].is_string() || !sep->as_list()[1].is_string())
+    if (!sep->is_list() || sep->as_list().size() != 2 || !sep->as_list()[0].is_string() ||
+        !sep->as_list()[1].is_string())
       fail("tojson: separators must be a pair of strings");
     opt.item_separator = sep->as_list()[0].as_string();
     opt.key_separator = sep->as_list()[1].as_string();
@@ -235,14 +239,17 @@ bool parse_python_int(const std::string& raw, int64_t base, int64_t& out) {
   errno = 0;
   char* end = nullptr;
   long long v = std::strtoll(digits.c_str(), &end, static_cast<int>(base));
-  if (errno != 0 || end != digits.c_str() + digits.size() || !(std::isalnum(static_cast<unsigned char>(digits.back())))) return false;
+  if (errno != 0 || end != digits.c_str() + digits.size() || !(std::isalnum(static_cast<unsigned char>(digits.back()))))
+    return false;
   out = v;
   return true;
 }
 
 bool parse_python_float(const std::string& raw, double& out) {
   std::string s = strip_string(raw, nullptr, true, true);
-  if (s.empty() || s.find('_') != std::string::npos || s.find("0x") != std::string::npos || s.find("0X") != std::string::npos) return false;
+  if (s.empty() || s.find('_') != std::string::npos || s.find("0x") != std::string::npos ||
+      s.find("0X") != std::string::npos)
+    return false;
   char* end = nullptr;
   out = std::strtod(s.c_str(), &end);
   return end == s.c_str() + s.size();
@@ -262,7 +269,8 @@ Value f_int(const Value& in, const CallArgs& a) {
   int64_t v = 0;
   if (parse_python_int(in.as_string(), base != nullptr && base->is_int() ? base->as_int() : 10, v)) return Value(v);
   double f = 0;
-  if (parse_python_float(in.as_string(), f) && std::isfinite(f) && std::fabs(f) < 9.2e18) return Value(static_cast<int64_t>(f));
+  if (parse_python_float(in.as_string(), f) && std::isfinite(f) && std::fabs(f) < 9.2e18)
+    return Value(static_cast<int64_t>(f));
   return fallback;
 }
 
@@ -370,7 +378,8 @@ Value f_map(const Value& in, const CallArgs& a) {
   int64_t size = 0;
   auto add = [&](Value v) {
     size += v.size();
-    if (size > Value::kMaxSize) fail("map(): the mapped list is larger than " + std::to_string(Value::kMaxSize >> 20) + " MiB");
+    if (size > Value::kMaxSize)
+      fail("map(): the mapped list is larger than " + std::to_string(Value::kMaxSize >> 20) + " MiB");
     out.push_back(std::move(v));
   };
   if (const Value* attribute = arg(a, 99, "attribute")) {
@@ -452,10 +461,12 @@ Value f_sum(const Value& in, const CallArgs& a) {
   Value total = start != nullptr ? *start : Value(int64_t{0});
   for (const Value& item : in.iterate()) {
     Value v = attribute != nullptr && !attribute->is_none() ? attribute_path(item, py_str(*attribute)) : item;
-    if (!total.is_number() || !v.is_number()) fail("sum(): unsupported operand types '" + total.type_name() + "' and '" + v.type_name() + "'");
+    if (!total.is_number() || !v.is_number())
+      fail("sum(): unsupported operand types '" + total.type_name() + "' and '" + v.type_name() + "'");
     if (total.is_int() && v.is_int()) {
       int64_t r = 0;
-      if (__builtin_add_overflow(total.as_int(), v.as_int(), &r)) fail("integer overflow (tg's templates compute with 64-bit integers)");
+      if (__builtin_add_overflow(total.as_int(), v.as_int(), &r))
+        fail("integer overflow (tg's templates compute with 64-bit integers)");
       total = Value(r);
     } else {
       total = Value(total.as_float() + v.as_float());
@@ -482,8 +493,10 @@ Value f_max(const Value& in, const CallArgs& a) { return min_max(in, a, true); }
 
 Value f_indent(const Value& in, const CallArgs& a) {
   const Value* width = arg(a, 0, "width");
-  std::string pad = width == nullptr ? "    " : width->is_string() ? width->as_string()
-                                                                 : std::string(static_cast<size_t>(std::clamp<int64_t>(width->as_int(), 0, 256)), ' ');
+  std::string pad = width == nullptr ? "    "
+                    : width->is_string()
+                        ? width->as_string()
+                        : std::string(static_cast<size_t>(std::clamp<int64_t>(width->as_int(), 0, 256)), ' ');
   bool first = bool_arg(a, 1, "first", false), blank = bool_arg(a, 2, "blank", false);
   std::vector<std::string> lines;
   std::string s = py_str(in), cur;
@@ -517,7 +530,8 @@ Value f_dictsort(const Value& in, const CallArgs& a) {
   List pairs = f_items(in, {}).as_list();
   size_t col = by == "value" ? 1 : 0;
   CallArgs sort_args;
-  sort_args.kw = {{"reverse", Value(reverse)}, {"case_sensitive", Value(case_sensitive)},
+  sort_args.kw = {{"reverse", Value(reverse)},
+                  {"case_sensitive", Value(case_sensitive)},
                   {"attribute", Value(std::to_string(col))}};
   return f_sort(Value(std::move(pairs)), sort_args);
 }
@@ -546,16 +560,46 @@ Value f_wordcount(const Value& in, const CallArgs&) {
 
 const std::map<std::string, FilterFn>& filters() {
   static const std::map<std::string, FilterFn> table = {
-      {"abs", f_abs},         {"attr", f_attr},           {"capitalize", f_capitalize}, {"count", f_length},
-      {"d", f_default},       {"default", f_default},     {"dictsort", f_dictsort},     {"e", f_escape},
-      {"escape", f_escape},   {"first", f_first},         {"float", f_float},           {"format", f_format},
-      {"indent", f_indent},   {"int", f_int},             {"items", f_items},           {"join", f_join},
-      {"last", f_last},       {"length", f_length},       {"list", f_list},             {"lower", f_lower},
-      {"map", f_map},         {"max", f_max},             {"min", f_min},               {"reject", f_reject},
-      {"rejectattr", f_rejectattr}, {"replace", f_replace}, {"reverse", f_reverse},     {"round", f_round},
-      {"safe", f_safe},       {"select", f_select},       {"selectattr", f_selectattr}, {"sort", f_sort},
-      {"string", f_string},   {"sum", f_sum},             {"title", f_title},           {"tojson", f_tojson},
-      {"trim", f_trim},       {"unique", f_unique},       {"upper", f_upper},           {"wordcount", f_wordcount},
+      {"abs", f_abs},
+      {"attr", f_attr},
+      {"capitalize", f_capitalize},
+      {"count", f_length},
+      {"d", f_default},
+      {"default", f_default},
+      {"dictsort", f_dictsort},
+      {"e", f_escape},
+      {"escape", f_escape},
+      {"first", f_first},
+      {"float", f_float},
+      {"format", f_format},
+      {"indent", f_indent},
+      {"int", f_int},
+      {"items", f_items},
+      {"join", f_join},
+      {"last", f_last},
+      {"length", f_length},
+      {"list", f_list},
+      {"lower", f_lower},
+      {"map", f_map},
+      {"max", f_max},
+      {"min", f_min},
+      {"reject", f_reject},
+      {"rejectattr", f_rejectattr},
+      {"replace", f_replace},
+      {"reverse", f_reverse},
+      {"round", f_round},
+      {"safe", f_safe},
+      {"select", f_select},
+      {"selectattr", f_selectattr},
+      {"sort", f_sort},
+      {"string", f_string},
+      {"sum", f_sum},
+      {"title", f_title},
+      {"tojson", f_tojson},
+      {"trim", f_trim},
+      {"unique", f_unique},
+      {"upper", f_upper},
+      {"wordcount", f_wordcount},
   };
   return table;
 }
@@ -656,13 +700,15 @@ std::string percent_format(const std::string& format, const Value& args) {
       case 'r': piece = pad_text(py_repr(v), spec); break;
       case 'd':
       case 'i':
-        if (!v.is_number()) fail("%" + std::string(1, conv) + " format: a real number is required, not " + v.type_name());
+        if (!v.is_number())
+          fail("%" + std::string(1, conv) + " format: a real number is required, not " + v.type_name());
         piece = c_format(spec + "lld", static_cast<long long>(format_int(v)));
         break;
       case 'f':
       case 'e':
       case 'g':
-        if (!v.is_number()) fail("%" + std::string(1, conv) + " format: a real number is required, not " + v.type_name());
+        if (!v.is_number())
+          fail("%" + std::string(1, conv) + " format: a real number is required, not " + v.type_name());
         piece = c_format(spec + conv, v.as_float());
         break;
       default: fail(std::string("unsupported format character '") + conv + "'");

@@ -12,13 +12,15 @@ namespace {
 constexpr int64_t kMaxRange = 100000;
 
 int64_t int_arg(const Value& v, const char* fn) {
-  if (!v.is_int()) fail(std::string("'") + v.type_name() + "' object cannot be interpreted as an integer in " + fn + "()");
+  if (!v.is_int())
+    fail(std::string("'") + v.type_name() + "' object cannot be interpreted as an integer in " + fn + "()");
   return v.as_int();
 }
 
 Value range(const CallArgs& args) {
   if (!args.kw.empty()) fail("range() takes no keyword arguments");
-  if (args.pos.empty() || args.pos.size() > 3) fail("range expected 1 to 3 arguments, got " + std::to_string(args.pos.size()));
+  if (args.pos.empty() || args.pos.size() > 3)
+    fail("range expected 1 to 3 arguments, got " + std::to_string(args.pos.size()));
   int64_t start = 0, stop = 0, step = 1;
   if (args.pos.size() == 1) {
     stop = int_arg(args.pos[0], "range");
@@ -33,12 +35,12 @@ Value range(const CallArgs& args) {
   __int128 span = step > 0 ? static_cast<__int128>(stop) - start : static_cast<__int128>(start) - stop;
   __int128 by = step > 0 ? static_cast<__int128>(step) : -static_cast<__int128>(step);
   __int128 count = span <= 0 ? 0 : (span + by - 1) / by;
-  if (count > kMaxRange)
-    fail("range too big: more than " + std::to_string(kMaxRange) + " items");
+  if (count > kMaxRange) fail("range too big: more than " + std::to_string(kMaxRange) + " items");
   count_work(static_cast<int64_t>(count));
   List out;
   out.reserve(static_cast<size_t>(count));
-  for (int64_t k = 0; k < static_cast<int64_t>(count); ++k) out.emplace_back(static_cast<int64_t>(start + static_cast<__int128>(step) * k));
+  for (int64_t k = 0; k < static_cast<int64_t>(count); ++k)
+    out.emplace_back(static_cast<int64_t>(start + static_cast<__int128>(step) * k));
   return Value(std::move(out));
 }
 
@@ -46,7 +48,8 @@ Dict keyword_dict(const CallArgs& args, const char* fn) {
   Dict d;
   if (args.pos.size() > 1) fail(std::string(fn) + "() takes at most one positional argument");
   if (!args.pos.empty()) {
-    if (!args.pos[0].is_dict()) fail(std::string(fn) + "() positional argument must be a dict, not " + args.pos[0].type_name());
+    if (!args.pos[0].is_dict())
+      fail(std::string(fn) + "() positional argument must be a dict, not " + args.pos[0].type_name());
     d = args.pos[0].as_dict();
   }
   for (const auto& [k, v] : args.kw) d.set(k, v);

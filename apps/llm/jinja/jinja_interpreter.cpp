@@ -10,8 +10,8 @@
 #include "jinja/jinja_globals.hpp"
 #include "jinja/jinja_lexer.hpp"
 #include "jinja/jinja_methods.hpp"
-#include "jinja/jinja_python_format.hpp"
 #include "jinja/jinja_predicates.hpp"
+#include "jinja/jinja_python_format.hpp"
 #include "jinja/jinja_unicode.hpp"
 
 namespace tg::llm::jinja {
@@ -77,8 +77,10 @@ SliceRange slice_range(int64_t n, const Value& start, const Value& stop, const V
   auto adjust = [&](const Value& v, int64_t dflt, const char* what) {
     if (v.is_none() || v.is_undefined()) return dflt;
     int64_t i = as_index(v, what);
-    if (i < 0) i = std::max<int64_t>(i + n, step < 0 ? -1 : 0);
-    else if (i > n) i = step < 0 ? n - 1 : n;
+    if (i < 0)
+      i = std::max<int64_t>(i + n, step < 0 ? -1 : 0);
+    else if (i > n)
+      i = step < 0 ? n - 1 : n;
     return i;
   };
   int64_t lo = adjust(start, step < 0 ? n - 1 : 0, "start");
@@ -119,7 +121,9 @@ class Interpreter {
     Nest(Interpreter& interp, int line, int column) : in(interp) {
       if (++in.nesting_ <= in.limits_.max_nesting) return;
       --in.nesting_;
-      fail_at(line, column, "template nests deeper than " + std::to_string(in.limits_.max_nesting) + " levels (counting macro calls)");
+      fail_at(
+          line, column,
+          "template nests deeper than " + std::to_string(in.limits_.max_nesting) + " levels (counting macro calls)");
     }
     ~Nest() { --in.nesting_; }
   };
@@ -191,8 +195,9 @@ class Interpreter {
       fail_at(n.line, n.column, std::string("cannot unpack: ") + e.what());
     }
     if (parts.size() != n.targets.size())
-      fail_at(n.line, n.column, "cannot unpack " + std::to_string(parts.size()) + " values into " +
-                                    std::to_string(n.targets.size()) + " names");
+      fail_at(n.line, n.column,
+              "cannot unpack " + std::to_string(parts.size()) + " values into " + std::to_string(n.targets.size()) +
+                  " names");
     for (size_t i = 0; i < parts.size(); ++i) scope.set(n.targets[i], parts[i]);
   }
 
@@ -244,12 +249,14 @@ class Interpreter {
     loop.items.emplace_back("length", Value(length));
     loop.items.emplace_back("depth", Value(1));
     loop.items.emplace_back("depth0", Value(0));
-    loop.items.emplace_back("previtem", i > 0 ? items[static_cast<size_t>(i - 1)] : Value::undefined("there is no previous item"));
-    loop.items.emplace_back("nextitem", i + 1 < length ? items[static_cast<size_t>(i + 1)] : Value::undefined("there is no next item"));
+    loop.items.emplace_back("previtem",
+                            i > 0 ? items[static_cast<size_t>(i - 1)] : Value::undefined("there is no previous item"));
+    loop.items.emplace_back(
+        "nextitem", i + 1 < length ? items[static_cast<size_t>(i + 1)] : Value::undefined("there is no next item"));
     auto cycle = std::make_shared<Function>(Function{"cycle", [i](const CallArgs& a) {
-      if (a.pos.empty()) fail("no items for cycling given");
-      return a.pos[static_cast<size_t>(i) % a.pos.size()];
-    }});
+                                                       if (a.pos.empty()) fail("no items for cycling given");
+                                                       return a.pos[static_cast<size_t>(i) % a.pos.size()];
+                                                     }});
     loop.items.emplace_back("cycle", Value(std::move(cycle)));
     return Value(std::move(loop));
   }
@@ -259,7 +266,8 @@ class Interpreter {
     if (n.target) {
       Value ns = eval(*n.target, scope);
       if (ns.kind() != Value::Kind::Namespace)
-        fail_at(n.line, n.column, "cannot assign attribute '" + n.text + "' on " + ns.type_name() + " (only on a namespace)");
+        fail_at(n.line, n.column,
+                "cannot assign attribute '" + n.text + "' on " + ns.type_name() + " (only on a namespace)");
       if (v.contains_namespace_or_function())
         fail_at(n.line, n.column, "a namespace cannot hold a namespace or a function");
       ns.mutable_namespace().set(n.text, std::move(v));
@@ -289,9 +297,12 @@ class Interpreter {
     scope->parent = parent;
     for (size_t i = 0; i < n.params.size(); ++i) {
       const auto& [pname, def] = n.params[i];
-      if (const Value* v = args.get(i, pname)) scope->set(pname, *v);
-      else if (def) scope->set(pname, eval(*def, scope));
-      else scope->set(pname, Value::undefined("parameter '" + pname + "' was not provided"));
+      if (const Value* v = args.get(i, pname))
+        scope->set(pname, *v);
+      else if (def)
+        scope->set(pname, eval(*def, scope));
+      else
+        scope->set(pname, Value::undefined("parameter '" + pname + "' was not provided"));
     }
     for (const auto& [k, v] : args.kw) {
       bool known = k == "caller";
@@ -390,7 +401,9 @@ class Interpreter {
       case Expr::Kind::Pos: {
         Value v = eval(*e.args[0], scope);
         if (v.is_undefined()) fail(v.undefined_message());
-        if (!v.is_number()) fail(std::string("bad operand type for unary ") + (e.kind == Expr::Kind::Neg ? "-" : "+") + ": '" + v.type_name() + "'");
+        if (!v.is_number())
+          fail(std::string("bad operand type for unary ") + (e.kind == Expr::Kind::Neg ? "-" : "+") + ": '" +
+               v.type_name() + "'");
         if (e.kind == Expr::Kind::Pos) return v.is_bool() ? Value(v.as_int()) : v;
         if (v.is_int()) return checked_int(-static_cast<__int128>(v.as_int()));
         return Value(-v.as_float());
@@ -479,8 +492,7 @@ class Interpreter {
       case Expr::Op::Lt:
       case Expr::Op::Le:
       case Expr::Op::Gt:
-      case Expr::Op::Ge:
-        break;
+      case Expr::Op::Ge: break;
       case Expr::Op::Add:
       case Expr::Op::Sub:
       case Expr::Op::Mul:
@@ -488,8 +500,7 @@ class Interpreter {
       case Expr::Op::FloorDiv:
       case Expr::Op::Mod:
       case Expr::Op::Pow:
-      case Expr::Op::Concat:
-        fail("not a comparison operator");
+      case Expr::Op::Concat: fail("not a comparison operator");
     }
     if (a.is_undefined()) fail(a.undefined_message());
     if (b.is_undefined()) fail(b.undefined_message());
@@ -501,7 +512,8 @@ class Interpreter {
 
   Value repeat(const Value& seq, int64_t n) {
     bool empty = seq.is_string() ? seq.as_string().empty() : seq.as_list().empty();
-    if (n <= 0 || empty) return seq.is_string() ? Value(std::string()) : Value(List{}, seq.is_tuple());  // '' * 10**18 used to loop
+    if (n <= 0 || empty)
+      return seq.is_string() ? Value(std::string()) : Value(List{}, seq.is_tuple());  // '' * 10**18 used to loop
     // A list is limited by the size of its items counted with repeats ([s] * n copies s n times), checked
     // before anything is built.
     size_t unit = seq.is_string() ? seq.as_string().size() : static_cast<size_t>(seq.size() - Value::kItemBytes);
@@ -521,7 +533,8 @@ class Interpreter {
   }
 
   void check_size(size_t bytes) const {
-    if (bytes > limits_.max_output_bytes) fail("string result exceeds " + std::to_string(limits_.max_output_bytes) + " bytes");
+    if (bytes > limits_.max_output_bytes)
+      fail("string result exceeds " + std::to_string(limits_.max_output_bytes) + " bytes");
   }
 
   Value checked_string(std::string s) {
@@ -531,7 +544,8 @@ class Interpreter {
   }
 
   [[noreturn]] static void unsupported(const char* op, const Value& a, const Value& b) {
-    fail(std::string("unsupported operand type(s) for ") + op + ": '" + a.type_name() + "' and '" + b.type_name() + "'");
+    fail(std::string("unsupported operand type(s) for ") + op + ": '" + a.type_name() + "' and '" + b.type_name() +
+         "'");
   }
 
   Value binary(Expr::Op op, const Value& a, const Value& b) {
@@ -615,8 +629,7 @@ class Interpreter {
       case Expr::Op::Gt:
       case Expr::Op::Ge:
       case Expr::Op::In:
-      case Expr::Op::NotIn:
-        break;
+      case Expr::Op::NotIn: break;
     }
     fail("not an arithmetic operator");
   }
@@ -629,7 +642,8 @@ class Interpreter {
 
 void check_expr_names(const Expr* e) {
   if (e == nullptr) return;
-  if (e->kind == Expr::Kind::Filter && !has_filter(e->name)) fail_at(e->line, e->column, "no filter named '" + e->name + "'");
+  if (e->kind == Expr::Kind::Filter && !has_filter(e->name))
+    fail_at(e->line, e->column, "no filter named '" + e->name + "'");
   if (e->kind == Expr::Kind::Test && !has_test(e->name)) fail_at(e->line, e->column, "no test named '" + e->name + "'");
   for (const auto& a : e->args) check_expr_names(a.get());
   for (const auto& k : e->keys) check_expr_names(k.get());
@@ -652,7 +666,8 @@ void check_names(const Body& program) {
 }
 
 std::string render_program(const Body& program, const Value& context, const RenderLimits& limits) {
-  if (!context.is_dict()) throw tg::Error("chat template: the render context must be a JSON object, not " + context.type_name());
+  if (!context.is_dict())
+    throw tg::Error("chat template: the render context must be a JSON object, not " + context.type_name());
   return Interpreter(limits).run(program, context);
 }
 

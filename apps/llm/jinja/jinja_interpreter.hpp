@@ -14,7 +14,7 @@ struct RenderLimits {
   // An expression evaluated or a statement run counts 1, a loop iteration 4; work inside a step counts too:
   // 1 per value copied, compared or printed, per 64 bytes of string read or built, per 8 names scanned.
   int64_t max_steps = 10'000'000;
-  int max_call_depth = 32;                     // nested macro calls
+  int max_call_depth = 32;  // nested macro calls
   // Expressions and blocks being evaluated at once, counted through macro calls: it bounds the interpreter's
   // stack (a few KiB a level under ASan), where the parser's limit bounds one template's tree only.
   int max_nesting = 500;

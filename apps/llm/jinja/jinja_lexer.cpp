@@ -146,8 +146,10 @@ class Lexer {
   // After a closing `%}`/`#}` (preceded by `sign`): how far the match extends, as jinja2 consumes it.
   size_t consume_after_end(size_t after, char sign, bool& line_starting) const {
     size_t end = after;
-    if (sign == '-') end = skip_spaces(after);
-    else if (sign != '+' && opt_.trim_blocks && end < src_.size() && src_[end] == '\n') ++end;
+    if (sign == '-')
+      end = skip_spaces(after);
+    else if (sign != '+' && opt_.trim_blocks && end < src_.size() && src_[end] == '\n')
+      ++end;
     line_starting = src_[end - 1] == '\n';
     return end;
   }
@@ -181,7 +183,8 @@ class Lexer {
     while (true) {
       p = skip_spaces(p);
       if (p >= src_.size())
-        error_at(start, std::string("unexpected end of template, expected '") + (block ? "%}" : "}}") + "' to close the tag opened here");
+        error_at(start, std::string("unexpected end of template, expected '") + (block ? "%}" : "}}") +
+                            "' to close the tag opened here");
       if (brackets.empty()) {
         if (block) {
           char sign = src_[p] == '-' || src_[p] == '+' ? src_[p] : 0;
@@ -215,15 +218,16 @@ class Lexer {
     }
     if (is_digit(c)) return lex_number(p);
     if (c == '\'' || c == '"') return lex_string(p);
-    static const char* const kOps[] = {"**", "//", "==", "!=", ">=", "<=", "+", "-", "*", "/", "%", "~", "<", ">",
-                                       "=",  ".",  ",",  ":",  "|",  "(",  ")", "[", "]", "{", "}", ";"};
+    static const char* const kOps[] = {"**", "//", "==", "!=", ">=", "<=", "+", "-", "*", "/", "%", "~", "<",
+                                       ">",  "=",  ".",  ",",  ":",  "|",  "(", ")", "[", "]", "{", "}", ";"};
     for (const char* op : kOps) {
       size_t n = std::char_traits<char>::length(op);
       if (src_.compare(p, n, op) != 0) continue;
       if (n == 1 && (c == '(' || c == '[' || c == '{')) brackets.push_back(c == '(' ? ')' : c == '[' ? ']' : '}');
       if (n == 1 && (c == ')' || c == ']' || c == '}')) {
         if (brackets.empty()) error_at(p, std::string("unexpected '") + c + "'");
-        if (brackets.back() != c) error_at(p, std::string("unexpected '") + c + "', expected '" + brackets.back() + "'");
+        if (brackets.back() != c)
+          error_at(p, std::string("unexpected '") + c + "', expected '" + brackets.back() + "'");
         brackets.pop_back();
       }
       push(TokenKind::Op, op, p);
@@ -263,8 +267,10 @@ class Lexer {
     }
     Token& t = push(is_float ? TokenKind::Float : TokenKind::Int, text, start);
     try {
-      if (is_float) t.float_value = std::stod(text);
-      else t.int_value = std::stoll(text);
+      if (is_float)
+        t.float_value = std::stod(text);
+      else
+        t.int_value = std::stoll(text);
     } catch (const std::exception&) {
       error_at(start, "number out of range: " + text);
     }
@@ -325,7 +331,8 @@ class Lexer {
         default:
           if (e >= '0' && e <= '7') {
             uint32_t cp = static_cast<uint32_t>(e - '0');
-            for (int i = 0; i < 2 && p < src_.size() && src_[p] >= '0' && src_[p] <= '7'; ++i) cp = cp * 8 + static_cast<uint32_t>(src_[p++] - '0');
+            for (int i = 0; i < 2 && p < src_.size() && src_[p] >= '0' && src_[p] <= '7'; ++i)
+              cp = cp * 8 + static_cast<uint32_t>(src_[p++] - '0');
             append_utf8(out, cp);
           } else {
             out += '\\';  // Python keeps unknown escapes as written

@@ -14,11 +14,11 @@ enum class TokenKind {
   BlockBegin,  // {%
   BlockEnd,    // %}
   Name,
-  String,      // escapes already decoded
+  String,  // escapes already decoded
   Int,
   Float,
-  Op,          // operators and punctuation: + - * / // % ** ~ == != < <= > >= = . , : | ( ) [ ] { }
-  End,         // end of the source
+  Op,   // operators and punctuation: + - * / // % ** ~ == != < <= > >= = . , : | ( ) [ ] { }
+  End,  // end of the source
 };
 
 struct Token {
@@ -31,8 +31,8 @@ struct Token {
 
 // Whitespace options of jinja2's Environment; transformers renders chat templates with both on.
 struct LexerOptions {
-  bool trim_blocks = true;     // drop the first newline after a block or comment tag
-  bool lstrip_blocks = true;   // drop spaces and tabs from line start up to a block or comment tag
+  bool trim_blocks = true;    // drop the first newline after a block or comment tag
+  bool lstrip_blocks = true;  // drop spaces and tabs from line start up to a block or comment tag
 };
 
 // Throws tg::Error "chat template:LINE:COL: <msg>"; the parser and interpreter report through it too.

@@ -29,7 +29,9 @@ int64_t int_arg(const CallArgs& a, size_t i, const char* name, int64_t dflt) {
 // startswith/endswith take a string or a tuple of strings.
 bool affix_matches(const std::string& s, const Value& affix, bool prefix) {
   auto one = [&](const Value& v) {
-    if (!v.is_string()) fail(std::string(prefix ? "startswith" : "endswith") + " first arg must be str or a tuple of str, not " + v.type_name());
+    if (!v.is_string())
+      fail(std::string(prefix ? "startswith" : "endswith") + " first arg must be str or a tuple of str, not " +
+           v.type_name());
     const std::string& a = v.as_string();
     if (a.size() > s.size()) return false;
     return prefix ? s.compare(0, a.size(), a) == 0 : s.compare(s.size() - a.size(), a.size(), a) == 0;
@@ -87,8 +89,10 @@ std::string python_title(const std::string& s) {
   bool prev_cased = false;
   for (char c : s) {
     bool upper = c >= 'A' && c <= 'Z', lower = c >= 'a' && c <= 'z', other = static_cast<unsigned char>(c) >= 0x80;
-    if (upper || lower) out += prev_cased ? (upper ? static_cast<char>(c + 32) : c) : (lower ? static_cast<char>(c - 32) : c);
-    else out += c;
+    if (upper || lower)
+      out += prev_cased ? (upper ? static_cast<char>(c + 32) : c) : (lower ? static_cast<char>(c - 32) : c);
+    else
+      out += c;
     prev_cased = upper || lower || other;
   }
   return out;
@@ -121,7 +125,8 @@ std::optional<Value> string_method(const std::string& s, const std::string& name
     return Value(std::move(lines));
   }
   if (name == "replace") {
-    return Value(replace_all(s, string_arg(a, 0, "old", "replace"), string_arg(a, 1, "new", "replace"), int_arg(a, 2, "count", -1)));
+    return Value(replace_all(s, string_arg(a, 0, "old", "replace"), string_arg(a, 1, "new", "replace"),
+                             int_arg(a, 2, "count", -1)));
   }
   if (name == "upper") return Value(to_upper(s));
   if (name == "lower") return Value(to_lower(s));
@@ -158,7 +163,8 @@ std::optional<Value> string_method(const std::string& s, const std::string& name
     std::string out;
     List parts = items->iterate();
     for (size_t i = 0; i < parts.size(); ++i) {
-      if (!parts[i].is_string()) fail("sequence item " + std::to_string(i) + ": expected str instance, " + parts[i].type_name() + " found");
+      if (!parts[i].is_string())
+        fail("sequence item " + std::to_string(i) + ": expected str instance, " + parts[i].type_name() + " found");
       check_text_size(out.size() + (i ? s.size() : 0) + parts[i].as_string().size());
       if (i) out += s;
       out += parts[i].as_string();

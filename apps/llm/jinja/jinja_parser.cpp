@@ -51,7 +51,8 @@ class Parser {
   struct DepthGuard {
     Parser& p;
     DepthGuard(Parser& parser, const Token& at) : p(parser) {
-      if (++p.depth_ > kMaxParseDepth) p.error(at, "template nests deeper than " + std::to_string(kMaxParseDepth) + " levels");
+      if (++p.depth_ > kMaxParseDepth)
+        p.error(at, "template nests deeper than " + std::to_string(kMaxParseDepth) + " levels");
     }
     ~DepthGuard() { --p.depth_; }
   };
@@ -65,7 +66,8 @@ class Parser {
     explicit ChainGuard(Parser& parser) : p(parser) {}
     void link(const Token& at) {
       ++links;
-      if (++p.depth_ > kMaxParseDepth) p.error(at, "template nests deeper than " + std::to_string(kMaxParseDepth) + " levels");
+      if (++p.depth_ > kMaxParseDepth)
+        p.error(at, "template nests deeper than " + std::to_string(kMaxParseDepth) + " levels");
     }
     ~ChainGuard() { p.depth_ -= links; }
   };
@@ -101,7 +103,8 @@ class Parser {
     if (!accept_op(op)) error(peek(), std::string("expected '") + op + "' " + context + ", got " + describe(peek()));
   }
   std::string expect_identifier(const char* context) {
-    if (peek().kind != TokenKind::Name) error(peek(), std::string("expected a name ") + context + ", got " + describe(peek()));
+    if (peek().kind != TokenKind::Name)
+      error(peek(), std::string("expected a name ") + context + ", got " + describe(peek()));
     return next().text;
   }
   void expect_block_end(const char* after) {
@@ -138,7 +141,8 @@ class Parser {
       const Token& t = peek();
       if (t.kind == TokenKind::End) {
         if (opener != nullptr)
-          error(*opener, "unexpected end of template: the '" + opener->text + "' block opened here expects " + join_names(ends));
+          error(*opener,
+                "unexpected end of template: the '" + opener->text + "' block opened here expects " + join_names(ends));
         return body;
       }
       if (t.kind == TokenKind::Text) {
@@ -191,7 +195,8 @@ class Parser {
       return;
     }
     if (n.rfind("end", 0) == 0 || n == "elif" || n == "else")
-      error(name, "unexpected '" + n + "'" + (open_blocks_.empty() ? std::string(", no block is open") : ", expected " + open_blocks_.back()));
+      error(name, "unexpected '" + n + "'" +
+                      (open_blocks_.empty() ? std::string(", no block is open") : ", expected " + open_blocks_.back()));
     if (n == "include" || n == "import" || n == "from" || n == "extends" || n == "block")
       error(name, "'" + n + "' is not supported in chat templates (there are no other templates to load)");
     error(name, "unknown statement '" + n + "'");
@@ -250,7 +255,8 @@ class Parser {
     ++loop_depth_;
     node->body = subparse({"else", "endfor"}, &opener);
     --loop_depth_;
-    node->uses_loop = mentions_name(node->body, "loop") || (node->filter && mentions_name_in(node->filter.get(), "loop"));
+    node->uses_loop =
+        mentions_name(node->body, "loop") || (node->filter && mentions_name_in(node->filter.get(), "loop"));
     if (is_name("else", 1)) {
       end_block("else");
       node->else_body = subparse({"endfor"}, &opener);
@@ -431,8 +437,9 @@ class Parser {
     ExprPtr first = parse_math1();
     auto cmp = make<Expr>(Expr::Kind::Compare, start);
     while (true) {
-      static const std::pair<const char*, Expr::Op> kOps[] = {{"==", Expr::Op::Eq}, {"!=", Expr::Op::Ne}, {"<", Expr::Op::Lt},
-                                                              {"<=", Expr::Op::Le}, {">", Expr::Op::Gt},  {">=", Expr::Op::Ge}};
+      static const std::pair<const char*, Expr::Op> kOps[] = {{"==", Expr::Op::Eq}, {"!=", Expr::Op::Ne},
+                                                              {"<", Expr::Op::Lt},  {"<=", Expr::Op::Le},
+                                                              {">", Expr::Op::Gt},  {">=", Expr::Op::Ge}};
       bool matched = false;
       for (const auto& [text, op] : kOps) {
         if (!is_op(text)) continue;
@@ -492,7 +499,10 @@ class Parser {
     while (is_op("*") || is_op("/") || is_op("//") || is_op("%")) {
       chain.link(peek());
       const Token& t = next();
-      Expr::Op op = t.text == "*" ? Expr::Op::Mul : t.text == "/" ? Expr::Op::Div : t.text == "//" ? Expr::Op::FloorDiv : Expr::Op::Mod;
+      Expr::Op op = t.text == "*"    ? Expr::Op::Mul
+                    : t.text == "/"  ? Expr::Op::Div
+                    : t.text == "//" ? Expr::Op::FloorDiv
+                                     : Expr::Op::Mod;
       e = arith(t, op, std::move(e), parse_pow());
     }
     return e;
@@ -565,8 +575,7 @@ class Parser {
       case TokenKind::VarEnd:
       case TokenKind::BlockBegin:
       case TokenKind::BlockEnd:
-      case TokenKind::End:
-        break;
+      case TokenKind::End: break;
     }
     error(t, "expected an expression, got " + describe(t));
   }

@@ -51,18 +51,25 @@ const std::map<std::string, TestFn>& tests() {
       {"number", [](const Value& v, const CallArgs&) { return v.is_number(); }},
       {"string", [](const Value& v, const CallArgs&) { return v.is_string(); }},
       {"mapping", [](const Value& v, const CallArgs&) { return v.kind() == Value::Kind::Dict; }},
-      {"iterable", [](const Value& v, const CallArgs&) { return v.is_string() || v.is_list() || v.is_dict() || v.is_undefined(); }},
-      {"sequence", [](const Value& v, const CallArgs&) { return v.is_string() || v.is_list() || v.kind() == Value::Kind::Dict || v.is_undefined(); }},
+      {"iterable",
+       [](const Value& v, const CallArgs&) { return v.is_string() || v.is_list() || v.is_dict() || v.is_undefined(); }},
+      {"sequence",
+       [](const Value& v, const CallArgs&) {
+         return v.is_string() || v.is_list() || v.kind() == Value::Kind::Dict || v.is_undefined();
+       }},
       {"callable", [](const Value& v, const CallArgs&) { return v.is_function(); }},
-      {"odd", [](const Value& v, const CallArgs&) {
+      {"odd",
+       [](const Value& v, const CallArgs&) {
          if (!v.is_int()) fail("test 'odd' expects an integer, not " + v.type_name());
          return v.as_int() % 2 != 0;
        }},
-      {"even", [](const Value& v, const CallArgs&) {
+      {"even",
+       [](const Value& v, const CallArgs&) {
          if (!v.is_int()) fail("test 'even' expects an integer, not " + v.type_name());
          return v.as_int() % 2 == 0;
        }},
-      {"divisibleby", [](const Value& v, const CallArgs& a) {
+      {"divisibleby",
+       [](const Value& v, const CallArgs& a) {
          const Value& n = operand(a, "divisibleby");
          if (!v.is_number() || !n.is_number()) fail("test 'divisibleby' expects numbers");
          if (n.as_float() == 0) fail("integer division or modulo by zero");
@@ -87,7 +94,8 @@ const std::map<std::string, TestFn>& tests() {
       {"<=", [](const Value& v, const CallArgs& a) { return !ordered(operand(a, "<="), v); }},
       {"ge", [](const Value& v, const CallArgs& a) { return !ordered(v, operand(a, "ge")); }},
       {">=", [](const Value& v, const CallArgs& a) { return !ordered(v, operand(a, ">=")); }},
-      {"sameas", [](const Value& v, const CallArgs& a) {
+      {"sameas",
+       [](const Value& v, const CallArgs& a) {
          // Python identity: only singletons (None, True, False) can be compared meaningfully here.
          const Value& o = operand(a, "sameas");
          if (v.is_none() || o.is_none()) return v.is_none() && o.is_none();

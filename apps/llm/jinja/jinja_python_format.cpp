@@ -189,7 +189,8 @@ struct JsonWriter {
         std::vector<const std::pair<std::string, Value>*> items;
         for (const auto& kv : v.as_dict().items) items.push_back(&kv);
         if (opt.sort_keys)
-          std::sort(items.begin(), items.end(), [](auto* a, auto* b) { return a->first < b->first; });  // keys are unique
+          std::sort(items.begin(), items.end(),
+                    [](auto* a, auto* b) { return a->first < b->first; });  // keys are unique
         if (items.empty()) {
           out += "{}";
           return;
@@ -208,8 +209,7 @@ struct JsonWriter {
       }
       case Value::Kind::Undefined:
       case Value::Kind::Namespace:
-      case Value::Kind::Function:
-        break;
+      case Value::Kind::Function: break;
     }
     fail("object of type " + v.type_name() + " is not JSON serializable");
   }
@@ -218,8 +218,8 @@ struct JsonWriter {
 
 std::string py_json_dumps(const Value& v, const JsonDumpOptions& options) {
   // json.dumps drops the space after ',' when indenting, so lines do not end in a blank.
-  JsonWriter w{options, options.item_separator.value_or(options.indent ? "," : ", "),
-               options.key_separator.value_or(": "), {}};
+  JsonWriter w{
+      options, options.item_separator.value_or(options.indent ? "," : ", "), options.key_separator.value_or(": "), {}};
   w.write(v, 0);
   return std::move(w.out);
 }

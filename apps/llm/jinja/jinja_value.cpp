@@ -54,7 +54,8 @@ static int64_t checked_size(int64_t size) {
 }
 
 void check_text_size(size_t bytes) {
-  if (bytes > static_cast<size_t>(Value::kMaxSize)) fail("string longer than " + std::to_string(Value::kMaxSize >> 20) + " MiB");
+  if (bytes > static_cast<size_t>(Value::kMaxSize))
+    fail("string longer than " + std::to_string(Value::kMaxSize >> 20) + " MiB");
 }
 
 void Value::check_string_size() const { check_text_size(s_.size()); }
@@ -102,23 +103,17 @@ Value Value::from_json_at(const nlohmann::ordered_json& j, int depth) {
     fail("containers nested deeper than " + std::to_string(kMaxDepth) + " levels");
   switch (j.type()) {
     case nlohmann::ordered_json::value_t::null:
-    case nlohmann::ordered_json::value_t::discarded:
-      return none();
-    case nlohmann::ordered_json::value_t::boolean:
-      return Value(j.get<bool>());
-    case nlohmann::ordered_json::value_t::number_integer:
-      return Value(j.get<int64_t>());
+    case nlohmann::ordered_json::value_t::discarded: return none();
+    case nlohmann::ordered_json::value_t::boolean: return Value(j.get<bool>());
+    case nlohmann::ordered_json::value_t::number_integer: return Value(j.get<int64_t>());
     case nlohmann::ordered_json::value_t::number_unsigned: {
       uint64_t u = j.get<uint64_t>();
       if (u > static_cast<uint64_t>(INT64_MAX)) return Value(static_cast<double>(u));
       return Value(static_cast<int64_t>(u));
     }
-    case nlohmann::ordered_json::value_t::number_float:
-      return Value(j.get<double>());
-    case nlohmann::ordered_json::value_t::string:
-      return Value(j.get<std::string>());
-    case nlohmann::ordered_json::value_t::binary:
-      fail("binary JSON values are not supported in chat templates");
+    case nlohmann::ordered_json::value_t::number_float: return Value(j.get<double>());
+    case nlohmann::ordered_json::value_t::string: return Value(j.get<std::string>());
+    case nlohmann::ordered_json::value_t::binary: fail("binary JSON values are not supported in chat templates");
     case nlohmann::ordered_json::value_t::array: {
       List l;
       l.reserve(j.size());
@@ -155,8 +150,7 @@ nlohmann::ordered_json Value::to_json() const {
     }
     case Kind::Undefined:
     case Kind::Namespace:
-    case Kind::Function:
-      break;
+    case Kind::Function: break;
   }
   fail("object of type " + type_name() + " is not JSON serializable");
 }
@@ -216,15 +210,15 @@ List Value::iterate() const {
       count_work(n);
       List chars;
       std::vector<size_t> offsets = code_point_offsets(s_);
-      for (size_t i = 0; i + 1 < offsets.size(); ++i) chars.emplace_back(s_.substr(offsets[i], offsets[i + 1] - offsets[i]));
+      for (size_t i = 0; i + 1 < offsets.size(); ++i)
+        chars.emplace_back(s_.substr(offsets[i], offsets[i + 1] - offsets[i]));
       return chars;
     }
     case Kind::None:
     case Kind::Bool:
     case Kind::Int:
     case Kind::Float:
-    case Kind::Function:
-      break;
+    case Kind::Function: break;
   }
   fail("'" + type_name() + "' object is not iterable");
 }
@@ -240,8 +234,7 @@ int64_t Value::length() const {
     case Kind::Bool:
     case Kind::Int:
     case Kind::Float:
-    case Kind::Function:
-      break;
+    case Kind::Function: break;
   }
   fail("object of type '" + type_name() + "' has no len()");
 }
@@ -278,8 +271,7 @@ bool values_equal(const Value& a, const Value& b) {
     case Value::Kind::Function: return &a.as_function() == &b.as_function();
     case Value::Kind::Bool:
     case Value::Kind::Int:
-    case Value::Kind::Float:
-      break;  // handled by the numeric case above
+    case Value::Kind::Float: break;  // handled by the numeric case above
   }
   return false;
 }
@@ -315,14 +307,12 @@ bool value_contains(const Value& container, const Value& item) {
       return std::any_of(l.begin(), l.end(), [&](const Value& v) { return values_equal(v, item); });
     }
     case Value::Kind::Dict:
-    case Value::Kind::Namespace:
-      return item.is_string() && container.as_dict().find(item.as_string()) != nullptr;
+    case Value::Kind::Namespace: return item.is_string() && container.as_dict().find(item.as_string()) != nullptr;
     case Value::Kind::None:
     case Value::Kind::Bool:
     case Value::Kind::Int:
     case Value::Kind::Float:
-    case Value::Kind::Function:
-      break;
+    case Value::Kind::Function: break;
   }
   fail("argument of type '" + container.type_name() + "' is not iterable");
 }

@@ -17,8 +17,8 @@ RopeScaling read_rope_scaling(const GGUFFile& f, const std::string& p) {
   s.attn_factor = f.get_float(p + "rope.scaling.attn_factor", 1.0);
   if (type == "none" || (type != "yarn" && s.factor == 1.0 && s.attn_factor == 1.0)) return {};
   if (!(s.factor > 0) || !std::isfinite(s.factor) || !(s.attn_factor > 0) || !std::isfinite(s.attn_factor))
-    throw Error("tg-llm: " + f.path() + ": " + p + "rope.scaling.factor " + std::to_string(s.factor) + " / attn_factor " +
-                std::to_string(s.attn_factor) + " must be positive numbers");
+    throw Error("tg-llm: " + f.path() + ": " + p + "rope.scaling.factor " + std::to_string(s.factor) +
+                " / attn_factor " + std::to_string(s.attn_factor) + " must be positive numbers");
   if (type == "linear") {
     s.type = RopeScaling::Type::linear;
   } else if (type == "yarn") {
@@ -52,9 +52,9 @@ ModelConfig read_common_config(const GGUFFile& f) {
   c.vocab = f.need_tensor("token_embd.weight").rows();
   if (c.n_layers <= 0 || c.d_model <= 0 || c.n_heads <= 0 || c.n_kv_heads <= 0 || c.head_dim <= 0 || c.d_ff <= 0 ||
       c.n_heads % c.n_kv_heads != 0 || c.head_dim % 2 != 0 || c.n_layers > 4096)
-    throw Error("tg-llm: " + f.path() + ": implausible hyper-parameters (layers " + std::to_string(c.n_layers) + ", width " +
-                std::to_string(c.d_model) + ", heads " + std::to_string(c.n_heads) + "/" + std::to_string(c.n_kv_heads) + ", head dim " +
-                std::to_string(c.head_dim) + ")");
+    throw Error("tg-llm: " + f.path() + ": implausible hyper-parameters (layers " + std::to_string(c.n_layers) +
+                ", width " + std::to_string(c.d_model) + ", heads " + std::to_string(c.n_heads) + "/" +
+                std::to_string(c.n_kv_heads) + ", head dim " + std::to_string(c.head_dim) + ")");
   if (c.rope_dims <= 0 || c.rope_dims > c.head_dim || c.rope_dims % 2 != 0)
     throw Error("tg-llm: " + f.path() + ": " + p + "rope.dimension_count " + std::to_string(c.rope_dims) +
                 " must be even and within the head dim " + std::to_string(c.head_dim));

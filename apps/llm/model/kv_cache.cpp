@@ -17,7 +17,8 @@ KvType parse_kv_type(const std::string& name) {
 namespace {
 DType element_type(KvType type, int64_t width) {
   if (type == KvType::q8_0 && width % 32 != 0)
-    throw Error("tg-llm: a q8_0 KV cache needs key and value widths that are multiples of 32, not " + std::to_string(width));
+    throw Error("tg-llm: a q8_0 KV cache needs key and value widths that are multiples of 32, not " +
+                std::to_string(width));
   return type == KvType::q8_0 ? dtypes::int8 : type == KvType::f16 ? dtypes::float16 : dtypes::float32;
 }
 }  // namespace
@@ -30,7 +31,8 @@ DType parse_ssm_type(const std::string& name) {
 
 KvCache::KvCache(int64_t width, int64_t positions, KvType type, const std::string& device)
     : data_(Tensor::zeros({width, positions}, element_type(type, width), device).contiguous().realize()) {
-  if (type == KvType::q8_0) scales_ = Tensor::zeros({width / 32, positions}, dtypes::float16, device).contiguous().realize();
+  if (type == KvType::q8_0)
+    scales_ = Tensor::zeros({width / 32, positions}, dtypes::float16, device).contiguous().realize();
 }
 
 // q8_0 rounds each 32 values of a row as ggml's quantize_row_q8_0: d = max|x| / 127 (stored as float16),
@@ -70,7 +72,8 @@ void KvCache::copy(const BoundVariable& from, const BoundVariable& to, int64_t l
     CustomKernel k("kv_copy");
     KExpr c = k.range(t.shape()[0], Axis::GLOBAL), j = k.range(len, Axis::GLOBAL);
     KExpr src = k.variable(from.var()).cast(dtypes::int64), dst = k.variable(to.var()).cast(dtypes::int64);
-    k.run(k.store(k.buffer(0, t.dtype()), c * positions + dst + j, k.load(k.buffer(0, t.dtype()), c * positions + src + j)));
+    k.run(k.store(k.buffer(0, t.dtype()), c * positions + dst + j,
+                  k.load(k.buffer(0, t.dtype()), c * positions + src + j)));
     k.parallel();
     k({}, {t}, {from, to});
   }
@@ -86,7 +89,8 @@ KExpr KvCache::element(CustomKernel& k, int first, const KExpr& row, const KExpr
   const KExpr p = k.constant(static_cast<double>(positions), row.dtype());
   KExpr v = k.load(k.buffer(first, data_.dtype()), row * p + col).cast(dtypes::float32);
   if (!scales_) return v;
-  return v * k.load(k.buffer(first + 1, dtypes::float16), (row / k.constant(32, row.dtype())) * p + col).cast(dtypes::float32);
+  return v * k.load(k.buffer(first + 1, dtypes::float16), (row / k.constant(32, row.dtype())) * p + col)
+                 .cast(dtypes::float32);
 }
 
 Tensor KvCache::read(const SeqPos& at, const Dim& len) const {

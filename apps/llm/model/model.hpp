@@ -25,8 +25,8 @@ namespace tg::llm {
 struct LoadOptions {
   std::string device;          // "" = the default device
   int64_t max_context = 4096;  // KV cache rows (clamped to the model's context length)
-  KvType kv = KvType::f16;  // as llama.cpp: half the memory and bandwidth of f32 (Qwen3-0.6B-shaped decode at
-                            // depth 512: 23.7 -> 28.1 tok/s, peak RSS 589 -> 519 MB)
+  KvType kv = KvType::f16;     // as llama.cpp: half the memory and bandwidth of f32 (Qwen3-0.6B-shaped decode at
+                               // depth 512: 23.7 -> 28.1 tok/s, peak RSS 589 -> 519 MB)
   int slots = 1;               // sequences the KV cache holds at once (each max_context rows)
   // the largest decode batch (0: slots): more rows than slots serve drafted tokens, several rows of one slot at
   // consecutive positions (Generator::next_drafted)
@@ -100,8 +100,8 @@ class Model {
   // `seqs`: one sequence of n_tokens, or n_tokens sequences of one token each. `last`: (1, n_tokens) one-hot
   // row picking the token whose logits are returned (null: every row's)
   // `valid`: a prefill chunk's real tokens (0: all)
-  Tensor run(const Tensor& ids, int64_t n_tokens, const std::vector<SeqPos>& seqs, const Tensor* last, int64_t key_len = 0,
-             Head head = Head::logits, int64_t valid = 0);
+  Tensor run(const Tensor& ids, int64_t n_tokens, const std::vector<SeqPos>& seqs, const Tensor* last,
+             int64_t key_len = 0, Head head = Head::logits, int64_t valid = 0);
 
   std::shared_ptr<GGUFFile> file_;
   ModelConfig cfg_;

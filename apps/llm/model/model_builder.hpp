@@ -20,8 +20,8 @@ namespace tg::llm {
 
 class ModelBuilder {
  public:
-  ModelBuilder(std::shared_ptr<GGUFFile> file, ModelConfig& config, SequenceState& state, std::string device, int64_t max_score_bytes,
-               TensorParallel tp = {});
+  ModelBuilder(std::shared_ptr<GGUFFile> file, ModelConfig& config, SequenceState& state, std::string device,
+               int64_t max_score_bytes, TensorParallel tp = {});
 
   const GGUFFile& file() const { return *file_; }
   ModelConfig& config() { return cfg_; }
@@ -41,8 +41,10 @@ class ModelBuilder {
   // Tensor parallelism: rows of a (rows, cols) matrix (a column-parallel product: this rank's heads or FFN
   // columns), read in place where they are one run; and columns of every row (a row-parallel product), a copy,
   // where each range starts and ends on the format's block boundaries (block_elems).
-  QuantMatrix matrix_rows(const std::string& name, int64_t rows, int64_t cols, const IndexRanges& ranges, double read = 1.0);
-  QuantMatrix matrix_rows(const std::string& name, int64_t rows, int64_t cols, int64_t begin, int64_t end, double read = 1.0) {
+  QuantMatrix matrix_rows(const std::string& name, int64_t rows, int64_t cols, const IndexRanges& ranges,
+                          double read = 1.0);
+  QuantMatrix matrix_rows(const std::string& name, int64_t rows, int64_t cols, int64_t begin, int64_t end,
+                          double read = 1.0) {
     return matrix_rows(name, rows, cols, IndexRanges{{begin, end}}, read);
   }
   QuantMatrix matrix_cols(const std::string& name, int64_t rows, int64_t cols, const IndexRanges& ranges);
@@ -56,8 +58,11 @@ class ModelBuilder {
   std::vector<QuantMatrix> expert_views(const std::string& name, int64_t experts, std::pair<int64_t, int64_t> range);
   // n float32 values (norm weights, biases) viewed in place.
   Tensor vector(const std::string& name, int64_t n);
-  Tensor vector(const std::string& name, int64_t n, const IndexRanges& ranges);  // those values of it (in place: one run)
-  Tensor vector(const std::string& name, int64_t n, int64_t begin, int64_t end) { return vector(name, n, IndexRanges{{begin, end}}); }
+  Tensor vector(const std::string& name, int64_t n,
+                const IndexRanges& ranges);  // those values of it (in place: one run)
+  Tensor vector(const std::string& name, int64_t n, int64_t begin, int64_t end) {
+    return vector(name, n, IndexRanges{{begin, end}});
+  }
   std::optional<Tensor> optional_vector(const std::string& name, int64_t n);  // nullopt where the file has none
   std::optional<Tensor> optional_vector(const std::string& name, int64_t n, const IndexRanges& ranges);
   std::optional<Tensor> optional_vector(const std::string& name, int64_t n, int64_t begin, int64_t end) {

@@ -23,13 +23,15 @@ void SequenceState::copy_slot(int from, int to) {
 }
 
 const Tensor& SequenceState::add_recurrent_state(int64_t rows, int64_t width) {
-  return recurrent_.emplace_back(Tensor::zeros({slots_ * rows, width}, recurrent_dtype_, device_).contiguous().realize());
+  return recurrent_.emplace_back(
+      Tensor::zeros({slots_ * rows, width}, recurrent_dtype_, device_).contiguous().realize());
 }
 
 Tensor SequenceState::sequence_table(const std::vector<SeqPos>& seqs, int64_t valid) const {
   std::vector<Tensor> values;
   for (const SeqPos& s : seqs) {
-    for (const BoundVariable* v : {&s.base, &s.pos}) values.push_back(Tensor::from_variable(*v, device_).cast(dtypes::int32).reshape({1}));
+    for (const BoundVariable* v : {&s.base, &s.pos})
+      values.push_back(Tensor::from_variable(*v, device_).cast(dtypes::int32).reshape({1}));
     values.push_back(Tensor::full({1}, static_cast<double>(seqs.size() == 1 ? valid : 1), dtypes::int32, device_));
   }
   return Tensor::cat(values, 0).reshape({static_cast<int64_t>(seqs.size()), 3}).contiguous();
@@ -43,7 +45,8 @@ SequenceState::Checkpoint SequenceState::checkpoint(int slot) const {
     const int64_t rows = s.shape()[0] / slots_, n = rows * s.shape()[1];
     CustomKernel k("state_checkpoint");
     KExpr e = k.range(n, Axis::GLOBAL);
-    k.run(k.store(k.buffer(0, s.dtype()), e, k.load(k.buffer(1, s.dtype()), k.constant(static_cast<double>(slot * n), e.dtype()) + e)));
+    k.run(k.store(k.buffer(0, s.dtype()), e,
+                  k.load(k.buffer(1, s.dtype()), k.constant(static_cast<double>(slot * n), e.dtype()) + e)));
     k.parallel();
     c.parts.push_back(k({{{rows, s.shape()[1]}, s.dtype()}}, {s})[0].realize());
   }
@@ -58,12 +61,15 @@ void SequenceState::restore(int slot, const Checkpoint& c) {
     // the slot's rows overwritten in place (the state tensor stays the one the layers' kernels hold)
     CustomKernel k("state_restore");
     KExpr e = k.range(n, Axis::GLOBAL);
-    k.run(k.store(k.buffer(1, s.dtype()), k.constant(static_cast<double>(slot * n), e.dtype()) + e, k.load(k.buffer(0, s.dtype()), e)));
+    k.run(k.store(k.buffer(1, s.dtype()), k.constant(static_cast<double>(slot * n), e.dtype()) + e,
+                  k.load(k.buffer(0, s.dtype()), e)));
     k.parallel();
     k({}, {c.parts[i], s});
   }
 }
 
-KvCache& SequenceState::add_kv_cache(int64_t width) { return kv_caches_.emplace_back(width, slots_ * rows_, kv_, device_); }
+KvCache& SequenceState::add_kv_cache(int64_t width) {
+  return kv_caches_.emplace_back(width, slots_ * rows_, kv_, device_);
+}
 
 }  // namespace tg::llm

@@ -14,8 +14,10 @@ IndexRanges merged(IndexRanges r) {
   IndexRanges out;
   for (auto [b, e] : r) {
     if (b == e) continue;
-    if (!out.empty() && out.back().second == b) out.back().second = e;
-    else out.emplace_back(b, e);
+    if (!out.empty() && out.back().second == b)
+      out.back().second = e;
+    else
+      out.emplace_back(b, e);
   }
   return out;
 }

@@ -19,7 +19,8 @@ namespace {
 [[noreturn]] void unsupported(const std::string& what, GGMLType t) {
   std::string list;
   for (GGMLType s : supported_types()) list += (list.empty() ? "" : ", ") + type_name(s);
-  throw Error("tg-llm: " + what + " has weight type " + type_name(t) + ", which tg cannot decode (supported: " + list + ")");
+  throw Error("tg-llm: " + what + " has weight type " + type_name(t) + ", which tg cannot decode (supported: " + list +
+              ")");
 }
 
 // Weights are streamed once per token, and on Intel the hardware prefetcher falls behind on them: on Gemma 3 270M's
@@ -63,7 +64,8 @@ KExpr prefetch_ahead(CustomKernel& k, const KExpr& bytes, const KExpr& start, in
   // never an address past the buffer: the last rows ask again for their own bytes (one select a row; a select a
   // line took ~80 instructions a row, 20% of a 2048-column Q4_K row's product)
   KExpr ahead = start + kPrefetchBytes, base = KExpr::where(ahead + (n + 63) / 64 * 64 < total + 1, ahead, start);
-  return k.loop({k.inline_stmt({{"c", "__builtin_prefetch(&{0}[{1}]);"}, {"*", ""}}, {bytes, base + line * 64})}, {line});
+  return k.loop({k.inline_stmt({{"c", "__builtin_prefetch(&{0}[{1}]);"}, {"*", ""}}, {bytes, base + line * 64})},
+                {line});
 }
 
 }  // namespace detail
@@ -87,17 +89,23 @@ QuantMatrix upload_matrix(const GGUFTensor& t, std::shared_ptr<const void> owner
   if (!f) unsupported("tensor '" + t.name + "'", t.type);
   const int64_t cols = t.ne.at(0), rows = t.rows();
   if (cols % f->group_elems != 0)
-    throw Error("tg-llm: tensor '" + t.name + "' rows of " + std::to_string(cols) + " " + type_name(t.type) + " values are not a multiple of " +
-                std::to_string(f->group_elems));
+    throw Error("tg-llm: tensor '" + t.name + "' rows of " + std::to_string(cols) + " " + type_name(t.type) +
+                " values are not a multiple of " + std::to_string(f->group_elems));
   const int64_t bytes = rows * (cols / f->group_elems * f->group_bytes);
   if (static_cast<uint64_t>(bytes) != t.nbytes)
-    throw Error("tg-llm: tensor '" + t.name + "' holds " + std::to_string(t.nbytes) + " bytes, its shape needs " + std::to_string(bytes));
-  if (f->grid.empty()) return QuantMatrix{t.type, rows, cols, Tensor::from_host_memory(t.data, t.nbytes, {bytes}, dtypes::uint8, std::move(owner), device)};
+    throw Error("tg-llm: tensor '" + t.name + "' holds " + std::to_string(t.nbytes) + " bytes, its shape needs " +
+                std::to_string(bytes));
+  if (f->grid.empty())
+    return QuantMatrix{t.type, rows, cols,
+                       Tensor::from_host_memory(t.data, t.nbytes, {bytes}, dtypes::uint8, std::move(owner), device)};
   // an IQ format: its grid after the weights, in one buffer the kernels read (a copy of the mapped bytes)
-  auto with_grid = std::make_shared<std::vector<uint8_t>>(static_cast<const uint8_t*>(t.data), static_cast<const uint8_t*>(t.data) + t.nbytes);
+  auto with_grid = std::make_shared<std::vector<uint8_t>>(static_cast<const uint8_t*>(t.data),
+                                                          static_cast<const uint8_t*>(t.data) + t.nbytes);
   with_grid->insert(with_grid->end(), f->grid.begin(), f->grid.end());
   const int64_t total = static_cast<int64_t>(with_grid->size());
-  return QuantMatrix{t.type, rows, cols, Tensor::from_host_memory(with_grid->data(), with_grid->size(), {total}, dtypes::uint8, with_grid, device)};
+  return QuantMatrix{
+      t.type, rows, cols,
+      Tensor::from_host_memory(with_grid->data(), with_grid->size(), {total}, dtypes::uint8, with_grid, device)};
 }
 
 Tensor panel_matmul(const QuantMatrix& w, const Tensor& x);
@@ -113,8 +121,9 @@ Tensor qmatmul(const QuantMatrix& w, ProductInput& in) {
   const Tensor& x = in.x;
   const Format& f = format_of(w);
   if (x.ndim() != 2 || x.shape()[1] != w.cols || x.dtype() != dtypes::float32)
-    throw std::invalid_argument("tg-llm: qmatmul of a " + std::to_string(w.rows) + "x" + std::to_string(w.cols) + " " + type_name(w.type) +
-                                " matrix needs float32 (T, " + std::to_string(w.cols) + ") activations, got " + x.dtype().name() + " " + shape_str(x.shape()));
+    throw std::invalid_argument("tg-llm: qmatmul of a " + std::to_string(w.rows) + "x" + std::to_string(w.cols) + " " +
+                                type_name(w.type) + " matrix needs float32 (T, " + std::to_string(w.cols) +
+                                ") activations, got " + x.dtype().name() + " " + shape_str(x.shape()));
   const int64_t T = x.shape()[0], rows = w.rows, cols = w.cols, rw = w.row_words();
   if (takes_matrix_unit(w, T)) return tile_matmul(w, in);
   if (has_int8_product(w)) return int8_matmul(w, in);
@@ -135,7 +144,8 @@ Tensor qmatmul(const QuantMatrix& w, ProductInput& in) {
     KExpr ro = k.range(rows / R, Axis::GLOBAL), tg = k.range(Tp / U, Axis::GLOBAL), ri = k.range(R, Axis::GLOBAL);
     KExpr r = ro * R + ri;
     KExpr words = k.buffer(1, dtypes::uint8);
-    if (Tp == U && prefetch_helps()) k.run(prefetch_ahead(k, words, r * rw, rw, rows * rw));  // rows are streamed once: see above
+    if (Tp == U && prefetch_helps())
+      k.run(prefetch_ahead(k, words, r * rw, rw, rows * rw));  // rows are streamed once: see above
     // the zeroing stays a loop: as UPCAST vector stores it measured slower (Qwen3-shaped prefill 73 -> 63 tok/s)
     KExpr acc = k.reg(dtypes::float32, 32 * U), zero = k.range(32 * U, Axis::LOOP);
     KExpr init = k.loop({k.store(acc, zero, k.constant(0, dtypes::float32))}, {zero});
@@ -160,7 +170,8 @@ Tensor qmatmul(const QuantMatrix& w, ProductInput& in) {
     KExpr cur = k.after(acc, {step});
     for (int64_t half = 16; half >= 1; half /= 2) {
       KExpr uh = k.range(U, Axis::UPCAST), lh = k.range(half, Axis::UPCAST);
-      KExpr fold = k.loop({k.store(acc, uh * 32 + lh, k.load(cur, uh * 32 + lh) + k.load(cur, uh * 32 + lh + half))}, {uh, lh});
+      KExpr fold =
+          k.loop({k.store(acc, uh * 32 + lh, k.load(cur, uh * 32 + lh) + k.load(cur, uh * 32 + lh + half))}, {uh, lh});
       k.run(fold);
       cur = k.after(acc, {fold});
     }
@@ -205,7 +216,8 @@ Tensor gather_rows(const QuantMatrix& w, const Tensor* ids, int64_t row0, int64_
       ok = (k.constant(-1, dtypes::int64) < id) && (id < w.rows);
       row = KExpr::where(ok, id, k.constant(0, dtypes::int64));
     }
-    GroupReader rd{k, k.buffer(1, dtypes::uint8), row * rw + blk * f.group_bytes, k.constant(static_cast<double>(w.rows * rw), dtypes::int64)};
+    GroupReader rd{k, k.buffer(1, dtypes::uint8), row * rw + blk * f.group_bytes,
+                   k.constant(static_cast<double>(w.rows * rw), dtypes::int64)};
     KExpr v = f.decode(rd, e);
     if (ids) v = KExpr::where(ok, v, k.constant(0, dtypes::float32));
     k.run(k.loop({k.store(k.buffer(0, dtypes::float32), t * cols + blk * f.group_elems + e, v)}, loops));
@@ -223,7 +235,8 @@ Tensor gather_rows(const QuantMatrix& w, const Tensor* ids, int64_t row0, int64_
 
 Tensor qembedding(const QuantMatrix& w, const Tensor& ids) {
   if (ids.ndim() != 1 || ids.dtype() != dtypes::int32)
-    throw std::invalid_argument("tg-llm: embedding ids must be (T,) int32, got " + ids.dtype().name() + " " + shape_str(ids.shape()));
+    throw std::invalid_argument("tg-llm: embedding ids must be (T,) int32, got " + ids.dtype().name() + " " +
+                                shape_str(ids.shape()));
   return gather_rows(w, &ids, 0, 0);
 }
 
@@ -231,7 +244,8 @@ Tensor dequantize(const QuantMatrix& w) { return gather_rows(w, nullptr, 0, w.ro
 
 Tensor dequantize_rows(const QuantMatrix& w, int64_t row0, int64_t n) {
   if (row0 < 0 || n < 1 || row0 + n > w.rows)
-    throw std::invalid_argument("tg-llm: rows [" + std::to_string(row0) + ", " + std::to_string(row0 + n) + ") of a matrix of " + std::to_string(w.rows));
+    throw std::invalid_argument("tg-llm: rows [" + std::to_string(row0) + ", " + std::to_string(row0 + n) +
+                                ") of a matrix of " + std::to_string(w.rows));
   return gather_rows(w, nullptr, row0, n);
 }
 

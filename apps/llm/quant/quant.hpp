@@ -20,7 +20,7 @@ bool is_supported(GGMLType t);
 struct QuantMatrix {
   GGMLType type = GGMLType::F32;
   int64_t rows = 0, cols = 0;
-  Tensor words;  // (rows * row_words,) uint8
+  Tensor words;               // (rows * row_words,) uint8
   int64_t row_words() const;  // bytes per row
 };
 
@@ -59,7 +59,8 @@ Tensor qmatmul_experts(const QuantMatrix& w, int64_t experts, const Tensor& x, c
 // The same with one input row per pair, x (T * k, cols), summed by the routing weights (T, k) float32 into one row
 // per token: (T, rows), the sum over s of weights[t, s] x (pair t * k + s's product). The integer formats fold the
 // sum into the product (each token's k rows read as one long row).
-Tensor qmatmul_experts_summed(const QuantMatrix& w, int64_t experts, ProductInput& in, const Tensor& ids, const Tensor& weights);
+Tensor qmatmul_experts_summed(const QuantMatrix& w, int64_t experts, ProductInput& in, const Tensor& ids,
+                              const Tensor& weights);
 // Rows of W for token ids (T,) int32 -> (T, cols) float32 (ids outside [0, rows) give zero rows).
 Tensor qembedding(const QuantMatrix& w, const Tensor& ids);
 // All of W as float32 (rows, cols): tests and small tensors only. dequantize_rows: rows [row0, row0 + n).

@@ -49,7 +49,8 @@ CustomKernel expert_kernel(const QuantMatrix& w, const Format& f, int64_t E, int
     k.run(fold);
     cur = k.after(acc, {fold});
   }
-  k.run(k.store(k.buffer(0, dtypes::float32), pair * c64(rows) + r, KExpr::where(ok, k.load(cur, c64(0)), k.constant(0, dtypes::float32))));
+  k.run(k.store(k.buffer(0, dtypes::float32), pair * c64(rows) + r,
+                KExpr::where(ok, k.load(cur, c64(0)), k.constant(0, dtypes::float32))));
   k.parallel();
   return k;
 }
@@ -61,14 +62,17 @@ Tensor qmatmul_experts(const QuantMatrix& w, int64_t experts, const Tensor& x, c
   return qmatmul_experts(w, experts, in, ids);
 }
 
-Tensor qmatmul_experts_summed(const QuantMatrix& w, int64_t experts, ProductInput& in, const Tensor& ids, const Tensor& weights) {
+Tensor qmatmul_experts_summed(const QuantMatrix& w, int64_t experts, ProductInput& in, const Tensor& ids,
+                              const Tensor& weights) {
   if (ids.ndim() != 2 || weights.shape() != ids.shape() || weights.dtype() != dtypes::float32)
-    throw std::invalid_argument("tg-llm: expert weights must be float32 of the ids' shape " + shape_str(ids.shape()) + ", got " + weights.dtype().name() + " " +
-                                shape_str(weights.shape()));
+    throw std::invalid_argument("tg-llm: expert weights must be float32 of the ids' shape " + shape_str(ids.shape()) +
+                                ", got " + weights.dtype().name() + " " + shape_str(weights.shape()));
   const int64_t T = ids.shape()[0], K = ids.shape()[1];
   if (in.x.ndim() != 2 || in.x.shape()[0] != T * K)
-    throw std::invalid_argument("tg-llm: a summed expert product needs one input row per pair (" + std::to_string(T * K) + "), got " + shape_str(in.x.shape()));
-  if (has_int8_product(w) && in.x.shape()[1] == w.cols && in.x.dtype() == dtypes::float32 && experts >= 1 && w.rows % experts == 0)
+    throw std::invalid_argument("tg-llm: a summed expert product needs one input row per pair (" +
+                                std::to_string(T * K) + "), got " + shape_str(in.x.shape()));
+  if (has_int8_product(w) && in.x.shape()[1] == w.cols && in.x.dtype() == dtypes::float32 && experts >= 1 &&
+      w.rows % experts == 0)
     return int8_matmul_experts_summed(w, experts, in, ids.contiguous(), weights.contiguous());
   Tensor y = qmatmul_experts(w, experts, in, ids);  // (T * K, rows), checked there
   return (y.reshape({T, K, y.shape()[1]}) * weights.reshape({T, K, 1})).sum({1});
@@ -78,17 +82,22 @@ Tensor qmatmul_experts(const QuantMatrix& w, int64_t experts, ProductInput& in, 
   const Tensor& x = in.x;
   const Format& f = format_of(w);
   if (experts < 1 || w.rows % experts != 0)
-    throw std::invalid_argument("tg-llm: " + std::to_string(w.rows) + " rows do not split into " + std::to_string(experts) + " experts");
+    throw std::invalid_argument("tg-llm: " + std::to_string(w.rows) + " rows do not split into " +
+                                std::to_string(experts) + " experts");
   if (ids.ndim() != 2 || ids.dtype() != dtypes::int32)
-    throw std::invalid_argument("tg-llm: expert ids must be (T, k) int32, got " + ids.dtype().name() + " " + shape_str(ids.shape()));
+    throw std::invalid_argument("tg-llm: expert ids must be (T, k) int32, got " + ids.dtype().name() + " " +
+                                shape_str(ids.shape()));
   const int64_t T = ids.shape()[0], K = ids.shape()[1], P = T * K;
-  if (x.ndim() != 2 || x.shape()[1] != w.cols || x.dtype() != dtypes::float32 || (x.shape()[0] != T && x.shape()[0] != P))
-    throw std::invalid_argument("tg-llm: an expert product of " + std::to_string(w.cols) + " columns needs float32 (" + std::to_string(T) + " or " +
-                                std::to_string(P) + ", " + std::to_string(w.cols) + ") activations, got " + x.dtype().name() + " " + shape_str(x.shape()));
+  if (x.ndim() != 2 || x.shape()[1] != w.cols || x.dtype() != dtypes::float32 ||
+      (x.shape()[0] != T && x.shape()[0] != P))
+    throw std::invalid_argument("tg-llm: an expert product of " + std::to_string(w.cols) + " columns needs float32 (" +
+                                std::to_string(T) + " or " + std::to_string(P) + ", " + std::to_string(w.cols) +
+                                ") activations, got " + x.dtype().name() + " " + shape_str(x.shape()));
   const bool shared = x.shape()[0] == T && K > 1;
   if (has_int8_product(w)) return int8_matmul_experts(w, {experts, K, shared}, in, ids.contiguous());
-  const CustomKernel& k = cached({KernelKind::expert_product, w.type, w.rows, w.cols, P, (experts * 1024 + K) * 2 + shared},
-                                 [&] { return expert_kernel(w, f, experts, P, K, shared); });
+  const CustomKernel& k =
+      cached({KernelKind::expert_product, w.type, w.rows, w.cols, P, (experts * 1024 + K) * 2 + shared},
+             [&] { return expert_kernel(w, f, experts, P, K, shared); });
   return k({{{P, w.rows / experts}, dtypes::float32}}, {w.words, x.contiguous(), ids.contiguous()})[0];
 }
 

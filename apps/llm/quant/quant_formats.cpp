@@ -18,7 +18,9 @@ KExpr GroupReader::u32(int64_t off) const {
   for (int64_t i = 1; i < 4; ++i) v = v | (byte(off + i).cast(dtypes::uint32) << static_cast<int64_t>(8 * i));
   return v;
 }
-KExpr GroupReader::sbyte(const KExpr& off) const { return k.load(words, base + off).bitcast(dtypes::int8).cast(dtypes::int32); }
+KExpr GroupReader::sbyte(const KExpr& off) const {
+  return k.load(words, base + off).bitcast(dtypes::int8).cast(dtypes::int32);
+}
 KExpr GroupReader::packed(const KExpr& off) const { return k.load_packed(words, base + off, dtypes::int32); }
 KExpr GroupReader::packed(int64_t off) const { return packed(c(off)); }
 KExpr GroupReader::grid(const KExpr& entry, const KExpr& j, int64_t width, bool is_signed) const {
@@ -48,7 +50,6 @@ KExpr k_scale(const GroupReader& r, const KExpr& is, bool min) {
   return KExpr::where(is < 4, lo, hi);
 }
 
-
 // ---- byte forms: 4 elements per int32 word, as unsigned bytes ----
 
 constexpr int32_t kLowNibbles = 0x0F0F0F0F;
@@ -73,26 +74,26 @@ std::pair<KExpr, KExpr> k_scales(const GroupReader& r, const KExpr& sub) {
 }
 
 KExpr q8_word(const GroupReader& r, const KExpr& j) { return r.packed(r.c(2) + j * r.c(4)); }
-const ByteForm kQ8_0Bytes{
-    [](const GroupReader& r, const KExpr&, const KExpr& j) { return q8_word(r, j) ^ r.i(static_cast<int32_t>(0x80808080u)); },  // q + 128
-    [](const GroupReader& r, const KExpr&, const KExpr&) { return d_scale(r); }, 128, false, false,
-    [](const GroupReader& r, const KExpr&, const KExpr& j) { return q8_word(r, j); }};
-const ByteForm kQ4_0Bytes{
-    [](const GroupReader& r, const KExpr&, const KExpr& j) { return nibble_word(r, r.c(2), j); },
-    [](const GroupReader& r, const KExpr&, const KExpr&) { return d_scale(r); }, 8};
-const ByteForm kQ4_1Bytes{
-    [](const GroupReader& r, const KExpr&, const KExpr& j) { return nibble_word(r, r.c(4), j); },
-    [](const GroupReader& r, const KExpr&, const KExpr&) { return min_scale(r); }, 0, true};
+const ByteForm kQ8_0Bytes{[](const GroupReader& r, const KExpr&, const KExpr& j) {
+                            return q8_word(r, j) ^ r.i(static_cast<int32_t>(0x80808080u));
+                          },  // q + 128
+                          [](const GroupReader& r, const KExpr&, const KExpr&) { return d_scale(r); },
+                          128,
+                          false,
+                          false,
+                          [](const GroupReader& r, const KExpr&, const KExpr& j) { return q8_word(r, j); }};
+const ByteForm kQ4_0Bytes{[](const GroupReader& r, const KExpr&, const KExpr& j) { return nibble_word(r, r.c(2), j); },
+                          [](const GroupReader& r, const KExpr&, const KExpr&) { return d_scale(r); }, 8};
+const ByteForm kQ4_1Bytes{[](const GroupReader& r, const KExpr&, const KExpr& j) { return nibble_word(r, r.c(4), j); },
+                          [](const GroupReader& r, const KExpr&, const KExpr&) { return min_scale(r); }, 0, true};
 // Q5_0 / Q5_1: the fifth bit of element e is bit e of the 32-bit qh
 KExpr q5_word(const GroupReader& r, int64_t qh, int64_t qs, const KExpr& j) {
   return nibble_word(r, r.c(qs), j) | spread_bits(r.packed(qh) >> (j * r.c(4)).cast(dtypes::int32));
 }
-const ByteForm kQ5_0Bytes{
-    [](const GroupReader& r, const KExpr&, const KExpr& j) { return q5_word(r, 2, 6, j); },
-    [](const GroupReader& r, const KExpr&, const KExpr&) { return d_scale(r); }, 16};
-const ByteForm kQ5_1Bytes{
-    [](const GroupReader& r, const KExpr&, const KExpr& j) { return q5_word(r, 4, 8, j); },
-    [](const GroupReader& r, const KExpr&, const KExpr&) { return min_scale(r); }, 0, true};
+const ByteForm kQ5_0Bytes{[](const GroupReader& r, const KExpr&, const KExpr& j) { return q5_word(r, 2, 6, j); },
+                          [](const GroupReader& r, const KExpr&, const KExpr&) { return d_scale(r); }, 16};
+const ByteForm kQ5_1Bytes{[](const GroupReader& r, const KExpr&, const KExpr& j) { return q5_word(r, 4, 8, j); },
+                          [](const GroupReader& r, const KExpr&, const KExpr&) { return min_scale(r); }, 0, true};
 // Q4_K / Q5_K: sub-blocks 2g and 2g + 1 are the low and high nibbles of the 32 bytes of group g
 KExpr k_nibbles(const GroupReader& r, int64_t qs, const KExpr& sub, const KExpr& j) {
   KExpr w = r.packed(r.c(qs) + (sub / r.c(2)) * r.c(32) + j * r.c(4));
@@ -116,7 +117,8 @@ const ByteForm kQ6_KBytes{
       return (ql & kLowNibbles) | ((qh & 0x03030303) << 4);
     },
     [](const GroupReader& r, const KExpr& sub, const KExpr& half) {
-      return std::pair{r.half(208) * f32(r.sbyte(r.c(192) + half + (sub / r.c(4)) * r.c(8) + (sub % r.c(4)) * r.c(2))), KExpr()};
+      return std::pair{r.half(208) * f32(r.sbyte(r.c(192) + half + (sub / r.c(4)) * r.c(8) + (sub % r.c(4)) * r.c(2))),
+                       KExpr()};
     },
     32, false, true};
 
@@ -138,7 +140,8 @@ std::pair<KExpr, KExpr> q2k_scales(const GroupReader& r, const KExpr& s16) {
 }
 const ByteForm kQ2_KBytes{
     [](const GroupReader& r, const KExpr& sub, const KExpr& j) { return crumb_word(r, 16, sub, j); },
-    [](const GroupReader& r, const KExpr& sub, const KExpr& half) { return q2k_scales(r, sub * r.c(2) + half); }, 0, true, true};
+    [](const GroupReader& r, const KExpr& sub, const KExpr& half) { return q2k_scales(r, sub * r.c(2) + half); }, 0,
+    true, true};
 // Q3_K: 16 6-bit scales (minus 32) in 12 bytes at 96: the low 4 bits in the nibbles of bytes 0-7 (scales 8-15 the
 // high nibbles), the high 2 bits of scale s in bits 2 (s / 4) of byte 8 + s % 4
 KExpr q3k_scale(const GroupReader& r, const KExpr& s16) {
@@ -148,15 +151,14 @@ KExpr q3k_scale(const GroupReader& r, const KExpr& s16) {
 }
 // Q3_K's third bit of sub-block s: bit s of the hmask byte of its element (32 bytes at 0, one per position l); a
 // clear bit subtracts 4
-const ByteForm kQ3_KBytes{
-    [](const GroupReader& r, const KExpr& sub, const KExpr& j) {
-      KExpr hb = (r.packed(j * r.c(4)) >> sub.cast(dtypes::int32)) & 0x01010101;
-      return crumb_word(r, 32, sub, j) | (hb << 2);
-    },
-    [](const GroupReader& r, const KExpr& sub, const KExpr& half) {
-      return std::pair{r.half(108) * f32(q3k_scale(r, sub * r.c(2) + half)), KExpr()};
-    },
-    4, false, true};
+const ByteForm kQ3_KBytes{[](const GroupReader& r, const KExpr& sub, const KExpr& j) {
+                            KExpr hb = (r.packed(j * r.c(4)) >> sub.cast(dtypes::int32)) & 0x01010101;
+                            return crumb_word(r, 32, sub, j) | (hb << 2);
+                          },
+                          [](const GroupReader& r, const KExpr& sub, const KExpr& half) {
+                            return std::pair{r.half(108) * f32(q3k_scale(r, sub * r.c(2) + half)), KExpr()};
+                          },
+                          4, false, true};
 // TQ2_0: ternary, a 2-bit field q per element (value q - 1), d at 64
 const ByteForm kTQ2_0Bytes{
     [](const GroupReader& r, const KExpr& sub, const KExpr& j) { return crumb_word(r, 0, sub, j); },
@@ -168,7 +170,8 @@ KExpr tq1_digit(const GroupReader& r, const KExpr& e) {
   KExpr e1 = e - r.c(160), e2 = e - r.c(240);
   KExpr at = KExpr::where(e < 160, e % r.c(32), KExpr::where(e < 240, r.c(32) + e1 % r.c(16), r.c(48) + e2 % r.c(4)));
   KExpr n = KExpr::where(e < 160, e / r.c(32), KExpr::where(e < 240, e1 / r.c(16), e2 / r.c(4))).cast(dtypes::int32);
-  KExpr pow3 = KExpr::where(n < 1, r.i(1), KExpr::where(n < 2, r.i(3), KExpr::where(n < 3, r.i(9), KExpr::where(n < 4, r.i(27), r.i(81)))));
+  KExpr pow3 = KExpr::where(
+      n < 1, r.i(1), KExpr::where(n < 2, r.i(3), KExpr::where(n < 3, r.i(9), KExpr::where(n < 4, r.i(27), r.i(81)))));
   return (((r.byte(at) * pow3) & 255) * r.i(3)) >> 8;
 }
 
@@ -197,27 +200,37 @@ std::array<uint8_t, 16> byte_table(const T (&values)[16], int bias) {
 }
 const std::array<uint8_t, 16> kMXFP4Signed = byte_table(kMXFP4, 0), kMXFP4Bytes = byte_table(kMXFP4, 128);
 // codebook entry n (int32 in [0, 16)) of an int8 codebook, as float32: its table byte, sign-extended
-KExpr codebook_value(const KExpr& n, const std::array<uint8_t, 16>& table) { return f32((KExpr::lut16(n, table) << 24) >> 24); }
+KExpr codebook_value(const KExpr& n, const std::array<uint8_t, 16>& table) {
+  return f32((KExpr::lut16(n, table) << 24) >> 24);
+}
 const ByteForm kMXFP4ByteForm{
-    [](const GroupReader& r, const KExpr&, const KExpr& j) { return KExpr::lut16(nibble_word(r, r.c(1), j), kMXFP4Bytes); },
+    [](const GroupReader& r, const KExpr&, const KExpr& j) {
+      return KExpr::lut16(nibble_word(r, r.c(1), j), kMXFP4Bytes);
+    },
     [](const GroupReader& r, const KExpr&, const KExpr&) { return std::pair{e8m0_half(r), KExpr()}; }, 128};
 
 // IQ4_NL / IQ4_XS as bytes: each nibble picks its codebook value + 128 (unsigned) in one byte table lookup of the
 // nibble word (KExpr::lut16: pshufb on x86), the zero point 128 subtracted as Q8_0's
 const std::array<uint8_t, 16> kIQ4Signed = byte_table(kIQ4, 0), kIQ4Bytes = byte_table(kIQ4, 128);
-KExpr iq4_word(const GroupReader& r, const KExpr& off, const KExpr& j) { return KExpr::lut16(nibble_word(r, off, j), kIQ4Bytes); }
-const ByteForm kIQ4_NLBytes{
-    [](const GroupReader& r, const KExpr&, const KExpr& j) { return iq4_word(r, r.c(2), j); },
-    [](const GroupReader& r, const KExpr&, const KExpr&) { return d_scale(r); }, 128};
+KExpr iq4_word(const GroupReader& r, const KExpr& off, const KExpr& j) {
+  return KExpr::lut16(nibble_word(r, off, j), kIQ4Bytes);
+}
+const ByteForm kIQ4_NLBytes{[](const GroupReader& r, const KExpr&, const KExpr& j) { return iq4_word(r, r.c(2), j); },
+                            [](const GroupReader& r, const KExpr&, const KExpr&) { return d_scale(r); }, 128};
 const ByteForm kIQ4_XSBytes{
     [](const GroupReader& r, const KExpr& sub, const KExpr& j) { return iq4_word(r, r.c(8) + sub * r.c(16), j); },
-    [](const GroupReader& r, const KExpr& sub, const KExpr&) { return std::pair{r.half(0) * f32(iq4xs_scale(r, sub)), KExpr()}; }, 128};
+    [](const GroupReader& r, const KExpr& sub, const KExpr&) {
+      return std::pair{r.half(0) * f32(iq4xs_scale(r, sub)), KExpr()};
+    },
+    128};
 
 // ---- the IQ formats: indices into a grid of lattice points (8 or 4 values an entry), with signs and scales ----
 
 // grid bytes as std::span, for Format::grid
 template <size_t N>
-std::span<const uint8_t> grid_of(const uint8_t (&g)[N]) { return {g, N}; }
+std::span<const uint8_t> grid_of(const uint8_t (&g)[N]) {
+  return {g, N};
+}
 
 // Bit j (int32 in [0, 8)) of IQ2_XXS's sign byte for the 7-bit index s: bit j of s, and bit 7 the parity of s (the
 // signs of a group of 8 are even in number).
@@ -241,7 +254,8 @@ KExpr nibble_scale(const GroupReader& r, int64_t at, const KExpr& s) {
 }
 // IQ1_S / IQ1_M: grid value (-1, 0 or 1) plus delta (+-1/8: minus where `neg` is set) times the scale dl
 KExpr iq1_value(const GroupReader& r, const KExpr& idx, const KExpr& e, const KExpr& neg, const KExpr& dl) {
-  KExpr delta = KExpr::where(neg == r.i(0), r.k.constant(0.125, dtypes::float32), r.k.constant(-0.125, dtypes::float32));
+  KExpr delta =
+      KExpr::where(neg == r.i(0), r.k.constant(0.125, dtypes::float32), r.k.constant(-0.125, dtypes::float32));
   return dl * (f32(r.grid(idx, e % r.c(8), 8, true)) + delta);
 }
 
@@ -257,9 +271,11 @@ const Format kFormats[] = {
        return r.word(e * r.c(2)).cast(dtypes::uint16).bitcast(dtypes::float16).cast(dtypes::float32);
      }},
     {GGMLType::BF16, 32, 64,
-     [](const GroupReader& r, const KExpr& e) { return (r.word(e * r.c(2)).cast(dtypes::uint32) << 16).bitcast(dtypes::float32); }},
-    {GGMLType::Q8_0, 32, 34,
-     [](const GroupReader& r, const KExpr& e) { return r.half(0) * f32(r.sbyte(r.c(2) + e)); }, &kQ8_0Bytes},
+     [](const GroupReader& r, const KExpr& e) {
+       return (r.word(e * r.c(2)).cast(dtypes::uint32) << 16).bitcast(dtypes::float32);
+     }},
+    {GGMLType::Q8_0, 32, 34, [](const GroupReader& r, const KExpr& e) { return r.half(0) * f32(r.sbyte(r.c(2) + e)); },
+     &kQ8_0Bytes},
     {GGMLType::Q4_0, 32, 18,
      [](const GroupReader& r, const KExpr& e) { return r.half(0) * f32(nibble32(r, 2, e) - r.i(8)); }, &kQ4_0Bytes},
     {GGMLType::Q4_1, 32, 20,
@@ -269,36 +285,42 @@ const Format kFormats[] = {
        // the fifth bit of element e is bit e of the 32-bit qh at offset 2 (one word per block, shared by the lanes)
        KExpr hb = ((r.u32(2) >> e.cast(dtypes::uint32)) & 1).cast(dtypes::int32);
        return r.half(0) * f32((nibble32(r, 6, e) | (hb << 4)) - r.i(16));
-     }, &kQ5_0Bytes},
+     },
+     &kQ5_0Bytes},
     {GGMLType::Q5_1, 32, 24,
      [](const GroupReader& r, const KExpr& e) {
        KExpr hb = ((r.u32(4) >> e.cast(dtypes::uint32)) & 1).cast(dtypes::int32);
        return r.half(0) * f32(nibble32(r, 8, e) | (hb << 4)) + r.half(2);
-     }, &kQ5_1Bytes},
+     },
+     &kQ5_1Bytes},
     {GGMLType::Q2_K, 256, 84,
      [](const GroupReader& r, const KExpr& e) {
        auto [a, m] = q2k_scales(r, e / r.c(16));
        return KExpr::fma(a, f32(crumb(r, 16, e)), m);
-     }, &kQ2_KBytes},
+     },
+     &kQ2_KBytes},
     {GGMLType::Q3_K, 256, 110,
      [](const GroupReader& r, const KExpr& e) {
        KExpr hb = (r.byte(e % r.c(32)) >> (e / r.c(32)).cast(dtypes::int32)) & 1;
        return r.half(108) * f32(q3k_scale(r, e / r.c(16)) * (crumb(r, 32, e) + (hb << 2) - r.i(4)));
-     }, &kQ3_KBytes},
+     },
+     &kQ3_KBytes},
     {GGMLType::Q4_K, 256, 144,
      [](const GroupReader& r, const KExpr& e) {
        // 4 groups of 64: 32 bytes of qs each, low nibbles (sub-block 2g) then high nibbles (2g+1)
        KExpr g = e / r.c(64), hi = (e / r.c(32)) % r.c(2), l = e % r.c(32), is = e / r.c(32);
        KExpr q = (r.byte(r.c(16) + g * r.c(32) + l) >> (hi.cast(dtypes::int32) << 2)) & 15;
        return r.half(0) * f32(k_scale(r, is, false) * q) - r.half(2) * f32(k_scale(r, is, true));
-     }, &kQ4_KBytes},
+     },
+     &kQ4_KBytes},
     {GGMLType::Q5_K, 256, 176,
      [](const GroupReader& r, const KExpr& e) {
        KExpr g = e / r.c(64), hi = (e / r.c(32)) % r.c(2), l = e % r.c(32), is = e / r.c(32);
        KExpr q = (r.byte(r.c(48) + g * r.c(32) + l) >> (hi.cast(dtypes::int32) << 2)) & 15;
        KExpr hb = (r.byte(r.c(16) + l) >> is.cast(dtypes::int32)) & 1;
        return r.half(0) * f32(k_scale(r, is, false) * (q | (hb << 4))) - r.half(2) * f32(k_scale(r, is, true));
-     }, &kQ5_KBytes},
+     },
+     &kQ5_KBytes},
     {GGMLType::Q6_K, 256, 210,
      [](const GroupReader& r, const KExpr& e) {
        // two halves of 128; per half, quarter qt takes ql[l + 32 (qt&1)] nibble (qt>>1) and qh[l] bits 2qt..2qt+1
@@ -308,43 +330,55 @@ const Format kFormats[] = {
        KExpr q = ((ql & 15) | ((qh & 3) << 4)) - r.i(32);
        KExpr sc = r.sbyte(r.c(192) + n * r.c(8) + l / r.c(16) + qt * r.c(2));
        return r.half(208) * f32(sc * q);
-     }, &kQ6_KBytes},
-    {GGMLType::TQ1_0, 256, 54, [](const GroupReader& r, const KExpr& e) { return r.half(52) * f32(tq1_digit(r, e) - r.i(1)); }},
-    {GGMLType::TQ2_0, 256, 66, [](const GroupReader& r, const KExpr& e) { return r.half(64) * f32(crumb(r, 0, e) - r.i(1)); }, &kTQ2_0Bytes},
+     },
+     &kQ6_KBytes},
+    {GGMLType::TQ1_0, 256, 54,
+     [](const GroupReader& r, const KExpr& e) { return r.half(52) * f32(tq1_digit(r, e) - r.i(1)); }},
+    {GGMLType::TQ2_0, 256, 66,
+     [](const GroupReader& r, const KExpr& e) { return r.half(64) * f32(crumb(r, 0, e) - r.i(1)); }, &kTQ2_0Bytes},
     {GGMLType::IQ2_XXS, 256, 66,
      [](const GroupReader& r, const KExpr& e) {
-       // per 32 elements 8 bytes at 2 + 8 ib: 4 grid indices, then a uint32 of four 7-bit sign indices and a 4-bit scale
+       // per 32 elements 8 bytes at 2 + 8 ib: 4 grid indices, then a uint32 of four 7-bit sign indices and a 4-bit
+       // scale
        KExpr ib = e / r.c(32), l = ((e % r.c(32)) / r.c(8)).cast(dtypes::int32), j = (e % r.c(8)).cast(dtypes::int32);
        KExpr aux = r.packed(r.c(6) + ib * r.c(8)).bitcast(dtypes::uint32);
        KExpr signs = ((aux >> (l * 7).cast(dtypes::uint32)) & 127).cast(dtypes::int32);
-       KExpr v = half_step_scale(r, (aux >> 28).cast(dtypes::int32), 0.25f) * f32(r.grid(r.byte(r.c(2) + ib * r.c(8) + l.cast(dtypes::int64)), j.cast(dtypes::int64), 8));
+       KExpr v = half_step_scale(r, (aux >> 28).cast(dtypes::int32), 0.25f) *
+                 f32(r.grid(r.byte(r.c(2) + ib * r.c(8) + l.cast(dtypes::int64)), j.cast(dtypes::int64), 8));
        return with_sign(r, v, ksign_bit(r, signs, j));
-     }, nullptr, grid_of(kIQ2XXSGrid)},
+     },
+     nullptr, grid_of(kIQ2XXSGrid)},
     {GGMLType::IQ2_XS, 256, 74,
      [](const GroupReader& r, const KExpr& e) {
        // per 8 elements a uint16 at 2: a 9-bit grid index and a 7-bit sign index; 4-bit scales per 16 at 66
        KExpr q = r.word(r.c(2) + (e / r.c(8)) * r.c(2)), j = (e % r.c(8)).cast(dtypes::int32);
        KExpr v = half_step_scale(r, nibble_scale(r, 66, e / r.c(16)), 0.25f) * f32(r.grid(q & 511, e % r.c(8), 8));
        return with_sign(r, v, ksign_bit(r, q >> 9, j));
-     }, nullptr, grid_of(kIQ2XSGrid)},
+     },
+     nullptr, grid_of(kIQ2XSGrid)},
     {GGMLType::IQ2_S, 256, 82,
      [](const GroupReader& r, const KExpr& e) {
        // per 8 elements: the index's low 8 bits at 2, 8 sign bits at 34; the index's high 2 bits in qh at 66 (4 a
        // byte); 4-bit scales per 16 at 74
        KExpr g = e / r.c(8);
-       KExpr idx = r.byte(r.c(2) + g) | (((r.byte(r.c(66) + g / r.c(4)) >> ((g % r.c(4)).cast(dtypes::int32) << 1)) & 3) << 8);
+       KExpr idx =
+           r.byte(r.c(2) + g) | (((r.byte(r.c(66) + g / r.c(4)) >> ((g % r.c(4)).cast(dtypes::int32) << 1)) & 3) << 8);
        KExpr sign = (r.byte(r.c(34) + g) >> (e % r.c(8)).cast(dtypes::int32)) & 1;
-       return with_sign(r, half_step_scale(r, nibble_scale(r, 74, e / r.c(16)), 0.25f) * f32(r.grid(idx, e % r.c(8), 8)), sign);
-     }, nullptr, grid_of(kIQ2SGrid)},
+       return with_sign(
+           r, half_step_scale(r, nibble_scale(r, 74, e / r.c(16)), 0.25f) * f32(r.grid(idx, e % r.c(8), 8)), sign);
+     },
+     nullptr, grid_of(kIQ2SGrid)},
     {GGMLType::IQ3_XXS, 256, 98,
      [](const GroupReader& r, const KExpr& e) {
        // per 4 elements a grid index at 2; per 32 a uint32 at 66 + 4 ib: four 7-bit sign indices and a 4-bit scale
        KExpr ib = e / r.c(32), l = ((e % r.c(32)) / r.c(8)).cast(dtypes::int32);
        KExpr aux = r.packed(r.c(66) + ib * r.c(4)).bitcast(dtypes::uint32);
        KExpr signs = ((aux >> (l * 7).cast(dtypes::uint32)) & 127).cast(dtypes::int32);
-       KExpr v = half_step_scale(r, (aux >> 28).cast(dtypes::int32), 0.5f) * f32(r.grid(r.byte(r.c(2) + e / r.c(4)), e % r.c(4), 4));
+       KExpr v = half_step_scale(r, (aux >> 28).cast(dtypes::int32), 0.5f) *
+                 f32(r.grid(r.byte(r.c(2) + e / r.c(4)), e % r.c(4), 4));
        return with_sign(r, v, ksign_bit(r, signs, (e % r.c(8)).cast(dtypes::int32)));
-     }, nullptr, grid_of(kIQ3XXSGrid)},
+     },
+     nullptr, grid_of(kIQ3XXSGrid)},
     {GGMLType::IQ3_S, 256, 110,
      [](const GroupReader& r, const KExpr& e) {
        // per 4 elements the index's low 8 bits at 2, its ninth bit in qh at 66 (8 a byte); sign bits at 74; 4-bit
@@ -354,7 +388,8 @@ const Format kFormats[] = {
        KExpr sign = (r.byte(r.c(74) + e / r.c(8)) >> (e % r.c(8)).cast(dtypes::int32)) & 1;
        KExpr d = r.half(0) * f32(nibble_scale(r, 106, e / r.c(32)) * 2 + 1);
        return with_sign(r, d * f32(r.grid(idx, e % r.c(4), 4)), sign);
-     }, nullptr, grid_of(kIQ3SGrid)},
+     },
+     nullptr, grid_of(kIQ3SGrid)},
     {GGMLType::IQ1_S, 256, 50,
      [](const GroupReader& r, const KExpr& e) {
        // per 8 elements the index's low 8 bits at 2; per 32 a uint16 at 34: the index's high 3 bits for each 8, a
@@ -363,29 +398,37 @@ const Format kFormats[] = {
        KExpr h = r.word(r.c(34) + ib * r.c(2));
        KExpr idx = r.byte(r.c(2) + e / r.c(8)) | (((h >> (l * 3)) & 7) << 8);
        return iq1_value(r, idx, e, h & 0x8000, r.half(0) * f32(((h >> 12) & 7) * 2 + 1));
-     }, nullptr, grid_of(kIQ1SGrid)},
+     },
+     nullptr, grid_of(kIQ1SGrid)},
     {GGMLType::IQ1_M, 256, 56,
      [](const GroupReader& r, const KExpr& e) {
        // per 8 elements the index's low 8 bits at 0 and a nibble of qh at 32 (the index's high 3 bits, the delta's
        // sign); 3-bit scales per 16 in the uint16s at 48, whose top nibbles spell the float16 d
-       KExpr d = (r.word(r.c(48)) >> 12) | ((r.word(r.c(50)) >> 12) << 4) | ((r.word(r.c(52)) >> 12) << 8) | ((r.word(r.c(54)) >> 12) << 12);
+       KExpr d = (r.word(r.c(48)) >> 12) | ((r.word(r.c(50)) >> 12) << 4) | ((r.word(r.c(52)) >> 12) << 8) |
+                 ((r.word(r.c(54)) >> 12) << 12);
        KExpr g = e / r.c(8), s = e / r.c(16);
        KExpr qh = r.byte(r.c(32) + g / r.c(2)) >> ((g % r.c(2)).cast(dtypes::int32) << 2);
        KExpr sc = (r.word(r.c(48) + (s / r.c(4)) * r.c(2)) >> ((s % r.c(4)).cast(dtypes::int32) * 3)) & 7;
        KExpr dl = d.cast(dtypes::uint16).bitcast(dtypes::float16).cast(dtypes::float32) * f32(sc * 2 + 1);
        return iq1_value(r, r.byte(g) | ((qh & 7) << 8), e, qh & 8, dl);
-     }, nullptr, grid_of(kIQ1SGrid)},
+     },
+     nullptr, grid_of(kIQ1SGrid)},
     {GGMLType::MXFP4, 32, 17,
-     [](const GroupReader& r, const KExpr& e) { return e8m0_half(r) * codebook_value(nibble32(r, 1, e), kMXFP4Signed); }, &kMXFP4ByteForm},
+     [](const GroupReader& r, const KExpr& e) {
+       return e8m0_half(r) * codebook_value(nibble32(r, 1, e), kMXFP4Signed);
+     },
+     &kMXFP4ByteForm},
     {GGMLType::IQ4_NL, 32, 18,
-     [](const GroupReader& r, const KExpr& e) { return r.half(0) * codebook_value(nibble32(r, 2, e), kIQ4Signed); }, &kIQ4_NLBytes},
+     [](const GroupReader& r, const KExpr& e) { return r.half(0) * codebook_value(nibble32(r, 2, e), kIQ4Signed); },
+     &kIQ4_NLBytes},
     {GGMLType::IQ4_XS, 256, 136,
      [](const GroupReader& r, const KExpr& e) {
        // 8 sub-blocks of 32, each with a 6-bit scale
        KExpr ib = e / r.c(32), j = e % r.c(32);
        KExpr q = (r.byte(r.c(8) + ib * r.c(16) + j % r.c(16)) >> ((j / r.c(16)).cast(dtypes::int32) << 2)) & 15;
        return r.half(0) * f32(iq4xs_scale(r, ib)) * codebook_value(q, kIQ4Signed);
-     }, &kIQ4_XSBytes},
+     },
+     &kIQ4_XSBytes},
 };
 
 }  // namespace
@@ -401,6 +444,5 @@ std::vector<GGMLType> format_types() {
   for (const auto& f : kFormats) out.push_back(f.type);
   return out;
 }
-
 
 }  // namespace tg::llm

@@ -19,16 +19,16 @@ struct GroupReader {
   KExpr base;   // int64 index of the group's first byte
   KExpr table;  // int64 index in `words` of the format's grid (Format::grid, stored after the weights), if it has one
 
-  KExpr word(const KExpr& off) const;         // little-endian uint16 at a byte offset, as int32
-  KExpr byte(const KExpr& off) const;         // unsigned byte at a byte offset, as int32 in [0, 255]
+  KExpr word(const KExpr& off) const;  // little-endian uint16 at a byte offset, as int32
+  KExpr byte(const KExpr& off) const;  // unsigned byte at a byte offset, as int32 in [0, 255]
   KExpr byte(int64_t off) const;
-  KExpr u32(int64_t off) const;               // little-endian uint32 at a byte offset
-  KExpr sbyte(const KExpr& off) const;        // signed byte, int32 in [-128, 127]
-  KExpr half(int64_t off) const;              // float16 at a byte offset, as float32
-  KExpr packed(const KExpr& off) const;       // little-endian int32 of 4 bytes at a byte offset, any alignment
+  KExpr u32(int64_t off) const;          // little-endian uint32 at a byte offset
+  KExpr sbyte(const KExpr& off) const;   // signed byte, int32 in [-128, 127]
+  KExpr half(int64_t off) const;         // float16 at a byte offset, as float32
+  KExpr packed(const KExpr& off) const;  // little-endian int32 of 4 bytes at a byte offset, any alignment
   KExpr packed(int64_t off) const;
-  KExpr c(int64_t v) const;                   // int64 constant (for offset arithmetic)
-  KExpr i(int64_t v) const;                   // int32 constant (for bit arithmetic)
+  KExpr c(int64_t v) const;  // int64 constant (for offset arithmetic)
+  KExpr i(int64_t v) const;  // int32 constant (for bit arithmetic)
   // byte j of grid entry `entry` (int32) of a grid with `width`-byte entries, as int32: unsigned, or signed bytes
   KExpr grid(const KExpr& entry, const KExpr& j, int64_t width, bool is_signed = false) const;
 };

@@ -39,47 +39,57 @@ KExpr quantized(const KExpr& x, const KExpr& inv) { return round_half_away(x * i
 
 Int8Activation quantize_int8(const Tensor& x, int64_t group, bool biased) {
   if (x.ndim() != 2 || x.shape()[1] % 32 != 0 || x.dtype() != dtypes::float32 || group < 1 || x.shape()[0] % group != 0)
-    throw std::invalid_argument("tg-llm: int8 activations are (T, a multiple of 32) float32 with T a multiple of " + std::to_string(group) +
-                                ", got " + x.dtype().name() + " " + shape_str(x.shape()));
-  if (biased && group == 1) throw std::invalid_argument("tg-llm: biased int8 activations are grouped (the tiled product's)");
+    throw std::invalid_argument("tg-llm: int8 activations are (T, a multiple of 32) float32 with T a multiple of " +
+                                std::to_string(group) + ", got " + x.dtype().name() + " " + shape_str(x.shape()));
+  if (biased && group == 1)
+    throw std::invalid_argument("tg-llm: biased int8 activations are grouped (the tiled product's)");
   const int64_t T = x.shape()[0], cols = x.shape()[1], nb32 = cols / 32, blocks = T * nb32, G = group;
-  const CustomKernel& k = cached({biased ? KernelKind::int8_quantize_biased : KernelKind::int8_quantize, GGMLType::F32, T, cols, G}, [&] {
-    CustomKernel k("quantize_int8");
-    auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
-    KExpr b = k.range(blocks, Axis::GLOBAL), xs = k.buffer(G == 1 ? 4 : 3, dtypes::float32);  // the outputs, then x
-    auto value = [&](const KExpr& e) { return k.load(xs, b * 32 + e); };
-    KExpr e = k.range(32, Axis::REDUCE);
-    KExpr amax = abs_max(k, value(e), e);
-    KExpr d = amax / f32c(k, 127);
-    KExpr inv = KExpr::where(d == f32c(k, 0), f32c(k, 0), f32c(k, 1) / d);
-    // where block b's scale, words and sums go: in token order, or as lane t % G of group t / G
-    KExpr t = b / c64(nb32), at = (t / c64(G)) * c64(nb32) + b % c64(nb32), lane = t % c64(G);
-    auto slot = [&](const KExpr& i, int64_t n) { return G == 1 ? b * n + i : (at * n + i) * c64(G) + lane; };
-    k.run(k.store(k.buffer(1, dtypes::float32), slot(c64(0), 1), d));
-    // word j: q[4j .. 4j + 3] as bytes
-    KExpr j = k.range(8, Axis::UPCAST), word;
-    for (int64_t i = 0; i < 4; ++i) {
-      KExpr byte = (quantized(value(j * 4 + i), inv) & 255) << (8 * i);
-      word = i == 0 ? byte : word | byte;
-    }
-    if (biased) word = word ^ i32(k, static_cast<int32_t>(0x80808080u));  // q + 128 in each byte
-    k.run(k.loop({k.store(k.buffer(0, dtypes::int32), slot(j, 8), word)}, {j}));
-    for (int64_t h = 0; h < 2; ++h) {
-      KExpr e16 = k.range(16, Axis::REDUCE);
-      k.run(k.store(k.buffer(2, dtypes::int32), slot(c64(h), 2), k.reduce(quantized(value(e16 + 16 * h), inv), Reduce::SUM, {e16})));
-    }
-    if (G == 1) {
-      KExpr e = k.range(32, Axis::REDUCE);
-      k.run(k.store(k.buffer(3, dtypes::float32), b, d * k.reduce(quantized(value(e), inv), Reduce::SUM, {e}).cast(dtypes::float32)));
-    }
-    k.parallel();
-    return k;
-  });
+  const CustomKernel& k =
+      cached({biased ? KernelKind::int8_quantize_biased : KernelKind::int8_quantize, GGMLType::F32, T, cols, G}, [&] {
+        CustomKernel k("quantize_int8");
+        auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
+        KExpr b = k.range(blocks, Axis::GLOBAL), xs = k.buffer(G == 1 ? 4 : 3, dtypes::float32);  // the outputs, then x
+        auto value = [&](const KExpr& e) { return k.load(xs, b * 32 + e); };
+        KExpr e = k.range(32, Axis::REDUCE);
+        KExpr amax = abs_max(k, value(e), e);
+        KExpr d = amax / f32c(k, 127);
+        KExpr inv = KExpr::where(d == f32c(k, 0), f32c(k, 0), f32c(k, 1) / d);
+        // where block b's scale, words and sums go: in token order, or as lane t % G of group t / G
+        KExpr t = b / c64(nb32), at = (t / c64(G)) * c64(nb32) + b % c64(nb32), lane = t % c64(G);
+        auto slot = [&](const KExpr& i, int64_t n) { return G == 1 ? b * n + i : (at * n + i) * c64(G) + lane; };
+        k.run(k.store(k.buffer(1, dtypes::float32), slot(c64(0), 1), d));
+        // word j: q[4j .. 4j + 3] as bytes
+        KExpr j = k.range(8, Axis::UPCAST), word;
+        for (int64_t i = 0; i < 4; ++i) {
+          KExpr byte = (quantized(value(j * 4 + i), inv) & 255) << (8 * i);
+          word = i == 0 ? byte : word | byte;
+        }
+        if (biased) word = word ^ i32(k, static_cast<int32_t>(0x80808080u));  // q + 128 in each byte
+        k.run(k.loop({k.store(k.buffer(0, dtypes::int32), slot(j, 8), word)}, {j}));
+        for (int64_t h = 0; h < 2; ++h) {
+          KExpr e16 = k.range(16, Axis::REDUCE);
+          k.run(k.store(k.buffer(2, dtypes::int32), slot(c64(h), 2),
+                        k.reduce(quantized(value(e16 + 16 * h), inv), Reduce::SUM, {e16})));
+        }
+        if (G == 1) {
+          KExpr e = k.range(32, Axis::REDUCE);
+          k.run(k.store(k.buffer(3, dtypes::float32), b,
+                        d * k.reduce(quantized(value(e), inv), Reduce::SUM, {e}).cast(dtypes::float32)));
+        }
+        k.parallel();
+        return k;
+      });
   if (G == 1) {
-    auto out = k({{{T, cols / 4}, dtypes::int32}, {{T, nb32}, dtypes::float32}, {{T, nb32, 2}, dtypes::int32}, {{T, nb32}, dtypes::float32}}, {x});
+    auto out = k({{{T, cols / 4}, dtypes::int32},
+                  {{T, nb32}, dtypes::float32},
+                  {{T, nb32, 2}, dtypes::int32},
+                  {{T, nb32}, dtypes::float32}},
+                 {x});
     return {out[0], out[1], out[2], 1, false, out[3]};
   }
-  auto out = k({{{T / G, nb32, 8, G}, dtypes::int32}, {{T / G, nb32, G}, dtypes::float32}, {{T / G, nb32, 2, G}, dtypes::int32}}, {x});
+  auto out = k(
+      {{{T / G, nb32, 8, G}, dtypes::int32}, {{T / G, nb32, G}, dtypes::float32}, {{T / G, nb32, 2, G}, dtypes::int32}},
+      {x});
   return {out[0], out[1], out[2], G, biased};
 }
 
@@ -91,8 +101,9 @@ bool has_int8_product(const QuantMatrix& w) {
 namespace {
 
 // Whether the tiled product decodes w's format once per product into signed bytes (one scale, and minimum, per 32
-// values: Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, IQ4_NL, IQ4_XS, MXFP4; not Q6_K's 16-value scales), and then runs as on bytes stored signed: it loops over the
-// token groups, so a word decoded in the loop was decoded once per group (16 times for 512 tokens).
+// values: Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, IQ4_NL, IQ4_XS, MXFP4; not Q6_K's 16-value scales), and then runs as on
+// bytes stored signed: it loops over the token groups, so a word decoded in the loop was decoded once per group (16
+// times for 512 tokens).
 bool decoded_once(const ByteForm& bf) { return !bf.signed_word && !bf.split_halves; }
 
 // What the signed product reads of w besides its packed bytes, made in one pass over them: -128 x the sum of each
@@ -136,7 +147,8 @@ SignedWeights signed_weights(const QuantMatrix& w, const Format& f) {
     return k;
   });
   if (!decode) return {k({{{rows, nb32}, dtypes::int32}}, {w.words})[0], std::nullopt, std::nullopt};
-  std::vector<std::pair<Shape, DType>> outs{{{rows, nb32}, dtypes::int32}, {{rows, nb32, 8}, dtypes::int32}, {{rows, nb32}, dtypes::float32}};
+  std::vector<std::pair<Shape, DType>> outs{
+      {{rows, nb32}, dtypes::int32}, {{rows, nb32, 8}, dtypes::int32}, {{rows, nb32}, dtypes::float32}};
   if (bf.has_min) outs.push_back({{rows, nb32}, dtypes::float32});
   auto out = k(outs, {w.words});
   return {out[0], out[1], out[2], bf.has_min ? std::optional(out[3]) : std::nullopt};
@@ -150,19 +162,21 @@ SignedWeights signed_weights(const QuantMatrix& w, const Format& f) {
 // as unsigned bytes (Q6_K, whose halves have scales of their own). Signed, the activation is biased to unsigned
 // and the chain starts at the row's -128 x its block sum of weights (each word goes from memory straight into
 // vpdpbusd's broadcast operand, where a word decoded in the loop takes a general-register to vector broadcast on
-// the port the dot products need); unsigned, at -offset x the activation's block sum of q, per lane. The chain is written word by word over the whole tile (a
-// register array of R x G int32), so each word's G activation lanes are loaded once and used by the R rows at once:
-// written row by row, the 8 words' vectors stay live for all rows, past the 32 vector registers. Measured on one
-// core (Qwen3-shaped 2048 x 1024 Q4_0, 512 tokens): 70 GMAC/s row by row, 91-108 word by word with R = 4 (LLVM
-// hoists the 32 broadcasts and spills), 128 with R = 2 and G = 32 (G = 64: 110-119, G = 16: 75-106). Signed words
-// take R = 4 (8 chains of 5-cycle vpdpbusd in flight; Q8_0 2048 x 2048, 512 tokens, AVX-512 Xeon: 0.33 of the VNNI
-// peak decoded with R = 2, 0.39 decoded with R = 4, 0.52 from memory with R = 4, in a C model of this kernel).
+// the port the dot products need); unsigned, at -offset x the activation's block sum of q, per lane. The chain is
+// written word by word over the whole tile (a register array of R x G int32), so each word's G activation lanes are
+// loaded once and used by the R rows at once: written row by row, the 8 words' vectors stay live for all rows, past the
+// 32 vector registers. Measured on one core (Qwen3-shaped 2048 x 1024 Q4_0, 512 tokens): 70 GMAC/s row by row, 91-108
+// word by word with R = 4 (LLVM hoists the 32 broadcasts and spills), 128 with R = 2 and G = 32 (G = 64: 110-119, G =
+// 16: 75-106). Signed words take R = 4 (8 chains of 5-cycle vpdpbusd in flight; Q8_0 2048 x 2048, 512 tokens, AVX-512
+// Xeon: 0.33 of the VNNI peak decoded with R = 2, 0.39 decoded with R = 4, 0.52 from memory with R = 4, in a C model of
+// this kernel).
 Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a) {
   const ByteForm& bf = *f.bytes;
   const bool dense = decoded_once(bf), signed_w = dense || static_cast<bool>(bf.signed_word);
   if (signed_w && ((bf.has_min && !dense) || bf.split_halves || !a.biased || !a.sums))
     throw std::logic_error("tg-llm: signed weight words take one scale per 32 values and a biased activation");
-  const int64_t G = a.group, T = a.scale.shape()[0] * G, rows = w.rows, rw = w.row_words(), nb32 = w.cols / 32, subs = f.group_elems / 32;
+  const int64_t G = a.group, T = a.scale.shape()[0] * G, rows = w.rows, rw = w.row_words(), nb32 = w.cols / 32,
+                subs = f.group_elems / 32;
   int64_t R = signed_w ? 4 : 2;
   while (rows % R) R /= 2;
   const CustomKernel& k = cached({KernelKind::int8_tiled, w.type, rows, w.cols, T}, [&] {
@@ -172,14 +186,19 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
     KExpr tg = k.range(T / G, Axis::GLOBAL), ro = k.range(rows / R, Axis::GLOBAL);
     // sums: the activation's half-block sums of q, or the weights' block sums (signed words)
     // words: the packed weights, or (dense) their signed words; dense also reads its scales (buffer 5)
-    KExpr words = k.buffer(1, dense ? dtypes::int32 : dtypes::uint8), xq = k.buffer(2, dtypes::int32), xd = k.buffer(3, dtypes::float32), sums = k.buffer(4, dtypes::int32);
+    KExpr words = k.buffer(1, dense ? dtypes::int32 : dtypes::uint8), xq = k.buffer(2, dtypes::int32),
+          xd = k.buffer(3, dtypes::float32), sums = k.buffer(4, dtypes::int32);
     KExpr acc = k.reg(dtypes::float32, R * G), dots = k.reg(dtypes::int32, R * G), z = k.range(R * G, Axis::LOOP);
     KExpr init = k.loop({k.store(acc, z, f32c(k, 0))}, {z});
     k.run(init);
     KExpr p = k.range(nb32, Axis::LOOP), blk = tg * nb32 + p, sub = p % c64(subs);
-    auto reader = [&](const KExpr& i) { return GroupReader{k, words, (ro * R + i) * rw + (p / c64(subs)) * f.group_bytes}; };
+    auto reader = [&](const KExpr& i) {
+      return GroupReader{k, words, (ro * R + i) * rw + (p / c64(subs)) * f.group_bytes};
+    };
     // the activation's half-block sums of q: buffer 4 where the weights are unsigned, 7 after a decoded format's mins
-    auto qsum = [&](int64_t h, const KExpr& l) { return k.load(dense ? k.buffer(7, dtypes::int32) : sums, (blk * 2 + h) * G + l); };
+    auto qsum = [&](int64_t h, const KExpr& l) {
+      return k.load(dense ? k.buffer(7, dtypes::int32) : sums, (blk * 2 + h) * G + l);
+    };
     // one statement over the tile: the value fn(i, l) stored into slot i * G + l of a register array
     auto over_tile = [&](const KExpr& reg, const std::function<KExpr(const KExpr& i, const KExpr& l)>& fn) {
       KExpr i = k.range(R, Axis::UPCAST), l = k.range(G, Axis::UPCAST);
@@ -203,7 +222,8 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
         chained = over_tile(dots, [&](const KExpr& i, const KExpr& l) {
           KExpr before = k.load(k.after(dots, {prev}), i * G + l), x = k.load(xq, (blk * 8 + j) * G + l);
           if (dense) return KExpr::dot4(before, x, k.load(words, ((ro * R + i) * nb32 + p) * 8 + j));
-          return signed_w ? KExpr::dot4(before, x, bf.signed_word(reader(i), sub, c64(j))) : KExpr::dot4(before, bf.word(reader(i), sub, c64(j)), x);
+          return signed_w ? KExpr::dot4(before, x, bf.signed_word(reader(i), sub, c64(j)))
+                          : KExpr::dot4(before, bf.word(reader(i), sub, c64(j)), x);
         });
         body.push_back(chained);
       }
@@ -212,8 +232,10 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
         KExpr dx = k.load(xd, blk * G + l);
         const KExpr at = (ro * R + i) * nb32 + p;
         auto [scale, min] = !dense ? bf.scale(reader(i), sub, c64(h))
-                                   : std::pair{k.load(k.buffer(5, dtypes::float32), at), bf.has_min ? k.load(k.buffer(6, dtypes::float32), at) : KExpr()};
-        KExpr cur = KExpr::fma(k.load(k.after(dots, {chained}), i * G + l).cast(dtypes::float32), scale * dx, k.load(k.after(acc, {before}), i * G + l));
+                                   : std::pair{k.load(k.buffer(5, dtypes::float32), at),
+                                               bf.has_min ? k.load(k.buffer(6, dtypes::float32), at) : KExpr()};
+        KExpr cur = KExpr::fma(k.load(k.after(dots, {chained}), i * G + l).cast(dtypes::float32), scale * dx,
+                               k.load(k.after(acc, {before}), i * G + l));
         if (!bf.has_min) return cur;
         KExpr q = halves == 2 ? qsum(h, l) : qsum(0, l) + qsum(1, l);  // the sum of q the minimum multiplies
         return KExpr::fma(min, dx * q.cast(dtypes::float32), cur);
@@ -223,13 +245,15 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
     KExpr step = k.loop(body, {p});
     k.run(step);
     KExpr done = k.after(acc, {step}), io = k.range(R, Axis::UPCAST), lo = k.range(G, Axis::UPCAST);
-    k.run(k.loop({k.store(k.buffer(0, dtypes::float32), (tg * G + lo) * rows + ro * R + io, k.load(done, io * G + lo))}, {io, lo}));
+    k.run(k.loop({k.store(k.buffer(0, dtypes::float32), (tg * G + lo) * rows + ro * R + io, k.load(done, io * G + lo))},
+                 {io, lo}));
     k.parallel();
     return k;
   });
   if (!signed_w) return k({{{T, rows}, dtypes::float32}}, {w.words, a.words, a.scale, *a.sums})[0];
   const SignedWeights sw = signed_weights(w, f);
-  if (dense && bf.has_min) return k({{{T, rows}, dtypes::float32}}, {*sw.words, a.words, a.scale, sw.sums, *sw.scales, *sw.mins, *a.sums})[0];
+  if (dense && bf.has_min)
+    return k({{{T, rows}, dtypes::float32}}, {*sw.words, a.words, a.scale, sw.sums, *sw.scales, *sw.mins, *a.sums})[0];
   if (dense) return k({{{T, rows}, dtypes::float32}}, {*sw.words, a.words, a.scale, sw.sums, *sw.scales})[0];
   return k({{{T, rows}, dtypes::float32}}, {w.words, a.words, a.scale, sw.sums})[0];
 }
@@ -252,11 +276,13 @@ Tensor padded(const Tensor& x, int64_t Tp) { return Tp == x.shape()[0] ? x : x.p
 // them times the weight scale x the activation scale; two sub-blocks go together where their count is even (16
 // lanes, one 512-bit vpdpbusd: on Gemma 3 270M the Q8_0 output head 12.0 -> 8.7 ms a token, the Q5_0 products
 // 5.4 -> 4.2 ms). A fixed zero point is subtracted in integers (offset x the activation's bytes: one more DOT4 by a
-// word of offset bytes); a minimum is added once per sub-block (below). The U tokens share each decoded word. With `argmax` (greedy decoding's output head) a work item runs a block of rows
-// one after another and keeps, per token, the best value and its row: outputs (Tp, blocks) float32 and int32.
-// `routed` (U = 1): the stacked experts' product of qmatmul_experts, one "token" per (token, slot) pair reading its
-// expert's rows (the ids an input after the activation's); an id out of range gives a zero row.
-CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int64_t U, bool argmax, const Routed* routed = nullptr) {
+// word of offset bytes); a minimum is added once per sub-block (below). The U tokens share each decoded word. With
+// `argmax` (greedy decoding's output head) a work item runs a block of rows one after another and keeps, per token, the
+// best value and its row: outputs (Tp, blocks) float32 and int32. `routed` (U = 1): the stacked experts' product of
+// qmatmul_experts, one "token" per (token, slot) pair reading its expert's rows (the ids an input after the
+// activation's); an id out of range gives a zero row.
+CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int64_t U, bool argmax,
+                          const Routed* routed = nullptr) {
   const ByteForm& bf = *f.bytes;
   const int64_t rows = routed ? w.rows / routed->experts : w.rows, cols = w.cols, rw = w.row_words();
   const int64_t subs = f.group_elems / 32, nb32 = cols / 32, P = nb32 % 2 == 0 ? 2 : 1, L = 8 * P;
@@ -274,11 +300,13 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
         ri = k.range(R, argmax ? Axis::LOOP : Axis::GLOBAL);
   KExpr r = ro * R + ri;
   const int in0 = argmax ? 2 : 1;  // the outputs, then the weights, the activation's words and scales
-  KExpr words = k.buffer(in0, dtypes::uint8), xq = k.buffer(in0 + 1, dtypes::int32), xd = k.buffer(in0 + 2, dtypes::float32);
+  KExpr words = k.buffer(in0, dtypes::uint8), xq = k.buffer(in0 + 1, dtypes::int32),
+        xd = k.buffer(in0 + 2, dtypes::float32);
   // what a minimum multiplies: the activation's block sums (d x the sum of q), or with a minimum per half-block
   // (Q2_K) its half-block sums of q
   const bool half_mins = bf.has_min && bf.split_halves;
-  const std::optional<KExpr> xs = bf.has_min ? std::optional(k.buffer(in0 + 3, half_mins ? dtypes::int32 : dtypes::float32)) : std::nullopt;
+  const std::optional<KExpr> xs =
+      bf.has_min ? std::optional(k.buffer(in0 + 3, half_mins ? dtypes::int32 : dtypes::float32)) : std::nullopt;
   auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
   // the weight row output row r reads, and the activation row of token u of group tg; summed, the slot sl's
   KExpr wr = r, routed_ok, sl, weight;
@@ -328,7 +356,8 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
   // the activation block it meets
   auto sub_block = [&](const KExpr& s, const KExpr& us) {
     KExpr at = pg * c64(S) + s;
-    return std::tuple{GroupReader{k, words, wr * rw + (at / c64(subs)) * f.group_bytes}, at % c64(subs), token(us) * nb32 + at};
+    return std::tuple{GroupReader{k, words, wr * rw + (at / c64(subs)) * f.group_bytes}, at % c64(subs),
+                      token(us) * nb32 + at};
   };
   std::vector<KExpr> per_step;
   {
@@ -336,7 +365,8 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
     KExpr us = k.range(U, Axis::UPCAST), sh = k.range(S * H, Axis::UPCAST);
     auto [rs, sub, xb] = sub_block(sh / c64(H), us);
     KExpr at = ((sh / c64(H)) * c64(U) + us) * c64(H) + sh % c64(H);
-    per_step.push_back(k.loop({k.store(scales, at, bf.scale(rs, sub, sh % c64(H)).first * weighted(k.load(xd, xb)))}, {us, sh}));
+    per_step.push_back(
+        k.loop({k.store(scales, at, bf.scale(rs, sub, sh % c64(H)).first * weighted(k.load(xd, xb)))}, {us, sh}));
   }
   if (bf.has_min) {
     KExpr us = k.range(U, Axis::UPCAST), s = k.range(S, Axis::UPCAST), slot = s * c64(U) + us;
@@ -354,16 +384,22 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
     per_step.push_back(k.loop({k.store(mins, slot, next)}, {us, s}));
   }
   auto sub_of = [&](const KExpr& q) { return (p * P + q) % c64(subs); };
-  auto reader = [&](const KExpr& q) { return GroupReader{k, words, wr * rw + ((p * P + q) / c64(subs)) * f.group_bytes}; };
+  auto reader = [&](const KExpr& q) {
+    return GroupReader{k, words, wr * rw + ((p * P + q) / c64(subs)) * f.group_bytes};
+  };
   KExpr blk = token(u) * nb32 + p * P;  // the activation's 32-block of the first sub-block
   KExpr x = k.load(xq, blk * 8 + jj);
   KExpr dot = KExpr::dot4(zero, bf.word(reader(jj / c64(8)), sub_of(jj / c64(8)), j), x);
   if (bf.offset) dot = dot - KExpr::dot4(zero, i32(k, bf.offset * 0x01010101), x);
-  auto scale = [&](int64_t q, int64_t h) { return k.load(k.after(scales, {per_step[0]}), ((pi * c64(P) + c64(q)) * c64(U) + u) * c64(H) + c64(h)); };
+  auto scale = [&](int64_t q, int64_t h) {
+    return k.load(k.after(scales, {per_step[0]}), ((pi * c64(P) + c64(q)) * c64(U) + u) * c64(H) + c64(h));
+  };
   auto of_sub_block = [&](int64_t q) { return H == 2 ? KExpr::where(j < 4, scale(q, 0), scale(q, 1)) : scale(q, 0); };
   KExpr a = P == 1 ? of_sub_block(0) : KExpr::where(jj < 8, of_sub_block(0), of_sub_block(1));
-  KExpr slot = (pi * c64(U) + u) * c64(L) + jj, next = KExpr::fma(dot.cast(dtypes::float32), a, k.load(k.after(acc, {init}), slot));
-  KExpr lanes = k.loop({k.store(acc, slot, next)}, pairs > 1 ? std::vector<KExpr>{pi, u, jj} : std::vector<KExpr>{u, jj});
+  KExpr slot = (pi * c64(U) + u) * c64(L) + jj,
+        next = KExpr::fma(dot.cast(dtypes::float32), a, k.load(k.after(acc, {init}), slot));
+  KExpr lanes =
+      k.loop({k.store(acc, slot, next)}, pairs > 1 ? std::vector<KExpr>{pi, u, jj} : std::vector<KExpr>{u, jj});
   per_step.push_back(lanes);
   KExpr step = k.loop(per_step, {pg});
   if (summed) {  // the token's slots one after another, each from its expert's row (prefetched ahead)
@@ -377,13 +413,16 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
   KExpr folded = k.after(acc, {step});
   for (int64_t q = 1; q < pairs; ++q) {
     KExpr uh = k.range(U, Axis::UPCAST), lh = k.range(L, Axis::UPCAST);
-    KExpr add = k.loop({k.store(acc, uh * L + lh, k.load(folded, uh * L + lh) + k.load(folded, (uh + c64(q * U)) * L + lh))}, {uh, lh});
+    KExpr add =
+        k.loop({k.store(acc, uh * L + lh, k.load(folded, uh * L + lh) + k.load(folded, (uh + c64(q * U)) * L + lh))},
+               {uh, lh});
     body.push_back(add);
     folded = k.after(acc, {add});
   }
   for (int64_t half = L / 2; half >= 1; half /= 2) {
     KExpr uh = k.range(U, Axis::UPCAST), lh = k.range(half, Axis::UPCAST);
-    KExpr fold = k.loop({k.store(acc, uh * L + lh, k.load(folded, uh * L + lh) + k.load(folded, uh * L + lh + half))}, {uh, lh});
+    KExpr fold =
+        k.loop({k.store(acc, uh * L + lh, k.load(folded, uh * L + lh) + k.load(folded, uh * L + lh + half))}, {uh, lh});
     body.push_back(fold);
     folded = k.after(acc, {fold});
   }
@@ -401,16 +440,20 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
   } else {
     // the first row of the block with the largest value wins (a NaN never does)
     KExpr best = k.reg(dtypes::float32, U), besti = k.reg(dtypes::int32, U), zu = k.range(U, Axis::LOOP);
-    KExpr none = k.loop({k.store(best, zu, f32c(k, -std::numeric_limits<double>::infinity())), k.store(besti, zu, i32(k, 0))}, {zu});
+    KExpr none = k.loop(
+        {k.store(best, zu, f32c(k, -std::numeric_limits<double>::infinity())), k.store(besti, zu, i32(k, 0))}, {zu});
     k.run(none);
     KExpr v = total(uo), b = k.load(k.after(best, {none}), uo), better = b < v;
-    body.push_back(k.loop({k.store(best, uo, KExpr::where(better, v, b)),
-                           k.store(besti, uo, KExpr::where(better, r.cast(dtypes::int32), k.load(k.after(besti, {none}), uo)))}, {uo}));
+    body.push_back(
+        k.loop({k.store(best, uo, KExpr::where(better, v, b)),
+                k.store(besti, uo, KExpr::where(better, r.cast(dtypes::int32), k.load(k.after(besti, {none}), uo)))},
+               {uo}));
     KExpr each_row = k.loop(body, {ri});
     k.run(each_row);
     KExpr ub = k.range(U, Axis::UPCAST), at = (tg * U + ub) * (rows / R) + ro;
     k.run(k.loop({k.store(k.buffer(0, dtypes::float32), at, k.load(k.after(best, {each_row}), ub)),
-                  k.store(k.buffer(1, dtypes::int32), at, k.load(k.after(besti, {each_row}), ub))}, {ub}));
+                  k.store(k.buffer(1, dtypes::int32), at, k.load(k.after(besti, {each_row}), ub))},
+                 {ub}));
   }
   k.parallel();
   return k;
@@ -444,7 +487,8 @@ Tensor int8_matmul(const QuantMatrix& w, ProductInput& in) {
     return Tp == T ? y : y.shrink({{0, T}, {0, rows}});
   }
   const int64_t U = token_group(T), Tp = (T + U - 1) / U * U;
-  const CustomKernel& k = cached({KernelKind::int8_product, w.type, rows, w.cols, Tp}, [&] { return row_products(w, f, Tp, U, false); });
+  const CustomKernel& k =
+      cached({KernelKind::int8_product, w.type, rows, w.cols, Tp}, [&] { return row_products(w, f, Tp, U, false); });
   const Int8Activation& a = ungrouped(in, Tp);
   Tensor y = k({{{Tp, rows}, dtypes::float32}}, row_inputs(w, f, a))[0];
   return Tp == T ? y : y.shrink({{0, T}, {0, rows}});
@@ -453,19 +497,22 @@ Tensor int8_matmul(const QuantMatrix& w, ProductInput& in) {
 Tensor int8_matmul_experts(const QuantMatrix& w, const Routed& routed, ProductInput& in, const Tensor& ids) {
   const Format& f = format_of(w);
   const int64_t P = ids.shape()[0] * ids.shape()[1];
-  const CustomKernel& k = cached({KernelKind::int8_expert_product, w.type, w.rows, w.cols, P, ((routed.experts * 1024 + routed.k) * 2 + routed.shared) * 2},
+  const CustomKernel& k = cached({KernelKind::int8_expert_product, w.type, w.rows, w.cols, P,
+                                  ((routed.experts * 1024 + routed.k) * 2 + routed.shared) * 2},
                                  [&] { return row_products(w, f, P, 1, false, &routed); });
   std::vector<Tensor> inputs = row_inputs(w, f, ungrouped(in, in.x.shape()[0]));
   inputs.push_back(ids);
   return k({{{P, w.rows / routed.experts}, dtypes::float32}}, inputs)[0];
 }
 
-Tensor int8_matmul_experts_summed(const QuantMatrix& w, int64_t experts, ProductInput& in, const Tensor& ids, const Tensor& weights) {
+Tensor int8_matmul_experts_summed(const QuantMatrix& w, int64_t experts, ProductInput& in, const Tensor& ids,
+                                  const Tensor& weights) {
   const Format& f = format_of(w);
   const int64_t T = ids.shape()[0], K = ids.shape()[1];
   const Routed routed{experts, K, false, true};
-  const CustomKernel& k = cached({KernelKind::int8_expert_product, w.type, w.rows, w.cols, T, ((experts * 1024 + K) * 2) * 2 + 1},
-                                 [&] { return row_products(w, f, T, 1, false, &routed); });
+  const CustomKernel& k =
+      cached({KernelKind::int8_expert_product, w.type, w.rows, w.cols, T, ((experts * 1024 + K) * 2) * 2 + 1},
+             [&] { return row_products(w, f, T, 1, false, &routed); });
   std::vector<Tensor> inputs = row_inputs(w, f, ungrouped(in, in.x.shape()[0]));
   inputs.push_back(ids);
   inputs.push_back(weights);
@@ -477,7 +524,8 @@ Tensor int8_argmax(const QuantMatrix& w, ProductInput& in) {
   const int64_t T = in.x.shape()[0];
   if (!f.bytes || T >= kTileTokens) return int8_matmul(w, in).argmax(-1);
   const int64_t U = token_group(T), Tp = (T + U - 1) / U * U;
-  const CustomKernel& k = cached({KernelKind::int8_argmax, w.type, w.rows, w.cols, Tp}, [&] { return row_products(w, f, Tp, U, true); });
+  const CustomKernel& k =
+      cached({KernelKind::int8_argmax, w.type, w.rows, w.cols, Tp}, [&] { return row_products(w, f, Tp, U, true); });
   const int64_t R = argmax_block(w.rows);
   const Int8Activation& a = ungrouped(in, Tp);
   auto best = k({{{Tp, w.rows / R}, dtypes::float32}, {{Tp, w.rows / R}, dtypes::int32}}, row_inputs(w, f, a));

@@ -60,7 +60,8 @@ struct Routed {
 Tensor int8_matmul_experts(const QuantMatrix& w, const Routed& routed, ProductInput& in, const Tensor& ids);
 // The summed form: x (T * k, cols) one row per pair, weights (T, k) -> (T, rows), sum over s of weights[t, s] x
 // (expert ids[t, s]'s rows . x[t * k + s]).
-Tensor int8_matmul_experts_summed(const QuantMatrix& w, int64_t experts, ProductInput& in, const Tensor& ids, const Tensor& weights);
+Tensor int8_matmul_experts_summed(const QuantMatrix& w, int64_t experts, ProductInput& in, const Tensor& ids,
+                                  const Tensor& weights);
 // argmax over the rows of x W^T, (T,) int32, the first row on ties; NaN is never chosen. Below kTileTokens tokens
 // of an integer format the logits are never stored: each block of rows keeps its best (the seed's q6_argmax);
 // otherwise the product's argmax.

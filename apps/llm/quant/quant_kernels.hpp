@@ -13,8 +13,22 @@ namespace tg::llm::detail {
 const Format& format_of(const QuantMatrix& w);  // tg::Error naming the supported types when there is none
 
 // Kernels are built once per (what, format, shape) and reused: building the expression graph is host work.
-enum class KernelKind { product, embedding, dequantize, int8_product, int8_argmax, int8_tiled, int8_quantize, int8_quantize_biased, int8_weight_sums,
-                        tile_weights, tile_activation, tile_product, expert_product, int8_expert_product };
+enum class KernelKind {
+  product,
+  embedding,
+  dequantize,
+  int8_product,
+  int8_argmax,
+  int8_tiled,
+  int8_quantize,
+  int8_quantize_biased,
+  int8_weight_sums,
+  tile_weights,
+  tile_activation,
+  tile_product,
+  expert_product,
+  int8_expert_product
+};
 struct KernelKey {
   KernelKind kind;
   GGMLType type;

@@ -39,7 +39,8 @@ Tensor weight_tiles(const QuantMatrix& w, const Format& f) {
   const int64_t rows = w.rows, cols = w.cols, steps = cols / kStep, runs = f.group_elems / kStep, rw = w.row_words();
   const CustomKernel& k = cached({KernelKind::tile_weights, w.type, rows, cols, 0}, [&] {
     CustomKernel k(std::string("tiles_") + type_traits(w.type).name);
-    KExpr r = k.range(rows, Axis::GLOBAL), blk = k.range(cols / f.group_elems, Axis::GLOBAL), lane = k.range(kStep, Axis::UPCAST);
+    KExpr r = k.range(rows, Axis::GLOBAL), blk = k.range(cols / f.group_elems, Axis::GLOBAL),
+          lane = k.range(kStep, Axis::UPCAST);
     KExpr run = runs > 1 ? k.range(runs, Axis::LOOP) : i64(k, 0);
     GroupReader rd{k, k.buffer(1, dtypes::uint8), r * rw + blk * f.group_bytes, i64(k, rows * rw)};
     KExpr at = ((r / i64(k, 16)) * steps + blk * runs + run) * kSlabStep + (r % i64(k, 16)) * kStep + lane;
@@ -66,7 +67,8 @@ Tensor activation_tiles(const Tensor& x, int64_t Tp) {
     KExpr j = k.range(16, Axis::LOOP), o = k.range(32, Axis::UPCAST);  // o = 2 * token + (k % 2)
     KExpr val = k.load(k.after(vals, {fill}), (o / i64(k, 2)) * kStep + j * 2 + o % i64(k, 2));
     k.run(fill);
-    k.run(k.loop({k.store(k.buffer(0, dtypes::bfloat16), (v * steps + s) * kSlabStep + j * 32 + o, to_bf16(k, val))}, {j, o}));
+    k.run(k.loop({k.store(k.buffer(0, dtypes::bfloat16), (v * steps + s) * kSlabStep + j * 32 + o, to_bf16(k, val))},
+                 {j, o}));
     k.parallel();
     return k;
   });
@@ -90,7 +92,8 @@ bool takes_matrix_unit(const QuantMatrix& w, int64_t T) {
 Tensor tile_matmul(const QuantMatrix& w, ProductInput& in) {
   const Format& f = format_of(w);
   const int64_t T = in.x.shape()[0], rows = w.rows, cols = w.cols, steps = cols / kStep, Tp = (T + 31) / 32 * 32;
-  if (!in.tiles || in.tiles->shape()[0] != Tp / 16 * steps * kSlabStep) in.tiles = std::make_shared<Tensor>(activation_tiles(in.x, Tp));
+  if (!in.tiles || in.tiles->shape()[0] != Tp / 16 * steps * kSlabStep)
+    in.tiles = std::make_shared<Tensor>(activation_tiles(in.x, Tp));
   const int64_t pairs = rows / 32;
   int64_t RB = 8;
   while (RB > 1 && (pairs % RB || pairs / RB < 4)) RB /= 2;
@@ -102,7 +105,8 @@ Tensor tile_matmul(const QuantMatrix& w, ProductInput& in) {
     KExpr mma = k.tile_mma({c, i64(k, 0), i64(k, 32)}, {k.buffer(2, dtypes::bfloat16), r * (2 * slab), i64(k, slab)},
                            {k.buffer(1, dtypes::bfloat16), tp * (2 * slab), i64(k, slab)}, i64(k, steps), 2, 2);
     KExpr n = k.range(32, Axis::LOOP), m = k.range(32, Axis::UPCAST);
-    KExpr store = k.store(k.buffer(0, dtypes::float32), (tp * 32 + n) * rows + r * 32 + m, k.load(k.after(c, {mma}), m * 32 + n));
+    KExpr store =
+        k.store(k.buffer(0, dtypes::float32), (tp * 32 + n) * rows + r * 32 + m, k.load(k.after(c, {mma}), m * 32 + n));
     k.run(k.loop({mma, k.loop({store}, {n, m})}, {tp, rp}));
     k.parallel();
     return k;

@@ -15,7 +15,8 @@ namespace tg::llm::server {
 // The request as the chat path runs it. Any model name is accepted (Anthropic clients name their own models);
 // max_tokens is required, as Anthropic's API requires it. Unsupported blocks (images, documents) are 400s naming
 // them; tool_choice "any" / "tool" constrain the reply to one call (tool_call_constraint).
-ChatRequest parse_messages_request(const nlohmann::json& body, const nlohmann::ordered_json& ordered, const RequestDefaults& d);
+ChatRequest parse_messages_request(const nlohmann::json& body, const nlohmann::ordered_json& ordered,
+                                   const RequestDefaults& d);
 
 // The reply: {"type": "message", "content": [blocks], "stop_reason", "usage"}, or the stream message_start,
 // content_block_start / _delta / _stop per block, message_delta, message_stop.

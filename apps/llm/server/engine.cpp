@@ -54,14 +54,20 @@ struct Engine::Running {
   int64_t budget = 0;
   int64_t drafted = 0, accepted = 0;  // guesses checked, and those the model confirmed
   GuessRate guesses;  // a draft model's starts at kDraftModelTrust (one of the family agrees most of the time)
-  int64_t since_guess = kReguess;  // plain steps since a draft model last guessed (its rate goes stale): it probes first
-  int64_t reguess = kReguess;      // plain steps between probes
+  int64_t since_guess =
+      kReguess;                // plain steps since a draft model last guessed (its rate goes stale): it probes first
+  int64_t reguess = kReguess;  // plain steps between probes
   std::string finish = "length";
   bool interrupted = false;
   int choice;
   clock::time_point t0, t_first;
   Running(std::shared_ptr<Job> j, const Tokenizer& tok, int choice_index)
-      : job(std::move(j)), sampler(seeded(job->spec().sampling, choice_index)), dec(tok), parser(job->spec().output), choice(choice_index), t0(clock::now()) {}
+      : job(std::move(j)),
+        sampler(seeded(job->spec().sampling, choice_index)),
+        dec(tok),
+        parser(job->spec().output),
+        choice(choice_index),
+        t0(clock::now()) {}
   static SamplingParams seeded(SamplingParams p, int choice) {
     p.seed += static_cast<uint64_t>(choice);
     return p;
@@ -105,10 +111,12 @@ std::shared_ptr<Job> Engine::submit(JobSpec spec) {
   std::lock_guard<std::mutex> l(mu_);
   if (stopping_) throw QueueFull("the server is shutting down");
   if (spec.n < 1 || spec.n > gen_.slots())
-    throw std::invalid_argument("'n' must be at most " + std::to_string(gen_.slots()) + " here (the server's --parallel slots)");
+    throw std::invalid_argument("'n' must be at most " + std::to_string(gen_.slots()) +
+                                " here (the server's --parallel slots)");
   if (queue_.size() >= max_queued_) {
     ++totals_.rejected;
-    throw QueueFull("the server is busy: " + std::to_string(queue_.size()) + " requests are already waiting (--queue); retry later");
+    throw QueueFull("the server is busy: " + std::to_string(queue_.size()) +
+                    " requests are already waiting (--queue); retry later");
   }
   auto job = std::make_shared<Job>(std::move(spec), next_id_++);
   queue_.push_back(job);
@@ -129,7 +137,8 @@ int Engine::pick_slot(const std::vector<int32_t>& prompt) const {
   int64_t best_len = 0;
   for (int s = 0; s < gen_.slots(); ++s) {
     if (running_[static_cast<size_t>(s)]) continue;
-    const int64_t n = prompt.empty() ? 0 : gen_.reusable(prompt, s);  // what the slot's cache (or checkpoints) would save
+    const int64_t n =
+        prompt.empty() ? 0 : gen_.reusable(prompt, s);  // what the slot's cache (or checkpoints) would save
     if (best < 0 || n > best_len) best = s, best_len = n;
   }
   return best;
@@ -140,7 +149,8 @@ void Engine::worker() {
     std::vector<std::pair<std::shared_ptr<Job>, std::vector<int>>> admitted;
     {
       std::unique_lock<std::mutex> l(mu_);
-      while (!cv_.wait_for(l, gen_.keepalive_period(), [&] { return stopping_ || n_running_ > 0 || !queue_.empty(); })) {
+      while (
+          !cv_.wait_for(l, gen_.keepalive_period(), [&] { return stopping_ || n_running_ > 0 || !queue_.empty(); })) {
         l.unlock();
         gen_.keepalive();  // a tensor-parallel leader waiting for requests (lockstep.hpp)
         l.lock();
@@ -149,7 +159,8 @@ void Engine::worker() {
       // jobs take the free slots, each the one whose cached tokens share the most of its prompt (a job of n
       // choices waits for n free slots; its other choices take any)
       size_t reserved = 0;
-      while (!queue_.empty() && n_running_ + reserved + static_cast<size_t>(queue_.front()->spec().n) <= running_.size()) {
+      while (!queue_.empty() &&
+             n_running_ + reserved + static_cast<size_t>(queue_.front()->spec().n) <= running_.size()) {
         std::shared_ptr<Job> job = queue_.front();
         queue_.pop_front();
         std::vector<int> slots;
@@ -227,7 +238,9 @@ bool Engine::admit(std::shared_ptr<Job> job, const std::vector<int>& slots) {
 }
 
 TokenLogprobs Engine::described(const Logprobs& lp, size_t text_bytes) const {
-  auto choice = [&](const TokenLogprob& t) { return TokenChoice{tok_.token_utf8(t.token), tok_.token_bytes(t.token, true), t.logprob}; };
+  auto choice = [&](const TokenLogprob& t) {
+    return TokenChoice{tok_.token_utf8(t.token), tok_.token_bytes(t.token, true), t.logprob};
+  };
   TokenLogprobs out{choice(lp.chosen), {}, false, static_cast<int64_t>(text_bytes)};
   for (const TokenLogprob& t : lp.top) out.top.push_back(choice(t));
   return out;
@@ -266,7 +279,8 @@ void Engine::step() {
       const bool priced = lookup_.always_check || plain_step_s_ > 0 || drafted_step_s_ == 0;
       // a draft model's round also runs a token or two to catch up: about one guess more, counted with the check
       const double g = model ? guess_cost() : 0;
-      int64_t len = lookup_.always_check ? lookup_.max_draft : best_draft(r.guesses.rate(), lookup_.max_draft, g, check_cost() + g);
+      int64_t len = lookup_.always_check ? lookup_.max_draft
+                                         : best_draft(r.guesses.rate(), lookup_.max_draft, g, check_cost() + g);
       const bool probe = model && priced && len == 0 && ++r.since_guess >= r.reguess;
       if (probe) len = std::min(kProbeGuesses, lookup_.max_draft);
       if (!model || (priced && len > 0)) {
@@ -278,7 +292,8 @@ void Engine::step() {
       }
       // guesses made are checked where that pays (their cost is spent)
       const int64_t n = static_cast<int64_t>(draft.size());
-      check = n > 0 && priced && (lookup_.always_check || probe || best_draft(r.guesses.rate(), n, 0, check_cost()) > 0);
+      check =
+          n > 0 && priced && (lookup_.always_check || probe || best_draft(r.guesses.rate(), n, 0, check_cost()) > 0);
     }
     ids = check ? gen_.next_drafted(draft, lookup_.max_draft + 1, slots[0]) : gen_.next_batch(slots, samplers);
   } catch (const std::exception& e) {
@@ -290,13 +305,16 @@ void Engine::step() {
   }
   const double seconds = std::chrono::duration<double>(Running::clock::now() - t0).count() - guess_s;
   if (runs) {
-    if (check) average(drafted_step_s_, seconds, plain_step_s_ > 0 ? plain_step_s_ * check_cost() : seconds);
-    else average(plain_step_s_, seconds, seconds);
+    if (check)
+      average(drafted_step_s_, seconds, plain_step_s_ > 0 ? plain_step_s_ * check_cost() : seconds);
+    else
+      average(plain_step_s_, seconds, seconds);
   }
   if (!draft.empty()) {
     Running& r = *running_[static_cast<size_t>(slots[0])];
     const int64_t accepted = static_cast<int64_t>(ids.size()) - 1;  // guesses right up to the first wrong one
-    for (int64_t i = 0; i < (check ? std::min<int64_t>(accepted + 1, static_cast<int64_t>(draft.size())) : 1); ++i) r.guesses.observe(draft[i] == ids[i]);
+    for (int64_t i = 0; i < (check ? std::min<int64_t>(accepted + 1, static_cast<int64_t>(draft.size())) : 1); ++i)
+      r.guesses.observe(draft[i] == ids[i]);
     if (check) {
       r.drafted += static_cast<int64_t>(draft.size());
       r.accepted += accepted;
@@ -320,9 +338,11 @@ std::vector<int32_t> Engine::guess(const std::vector<int32_t>& context, int64_t 
   const auto t0 = Running::clock::now();
   Sampler greedy(SamplingParams{});
   std::vector<int32_t> out{*d.pending()};
-  while (static_cast<int64_t>(out.size()) < len && d.position() < d.model().max_context()) out.push_back(d.next(greedy));
+  while (static_cast<int64_t>(out.size()) < len && d.position() < d.model().max_context())
+    out.push_back(d.next(greedy));
   if (out.size() > 1) {
-    const double per_guess = std::chrono::duration<double>(Running::clock::now() - t0).count() / static_cast<double>(out.size() - 1);
+    const double per_guess =
+        std::chrono::duration<double>(Running::clock::now() - t0).count() / static_cast<double>(out.size() - 1);
     average(guess_s_, per_guess, per_guess);
   }
   return out;
@@ -340,7 +360,9 @@ double Engine::guess_cost() const {
 }
 
 bool Engine::drafts(int slot, const Sampler& s) const {
-  if ((lookup_.ngram <= 0 && !lookup_.draft_model) || s.needs_logits() || !gen_.model().can_rewind() || !gen_.pending(slot)) return false;
+  if ((lookup_.ngram <= 0 && !lookup_.draft_model) || s.needs_logits() || !gen_.model().can_rewind() ||
+      !gen_.pending(slot))
+    return false;
   return gen_.position(slot) + lookup_.max_draft + 1 <= gen_.model().max_context();
 }
 
@@ -384,15 +406,21 @@ void Engine::finish(int slot, const std::string& error) {
   const double total = secs(now - r.t0).count(), prefill = started ? secs(r.t_first - r.t0).count() : total;
   const int64_t fresh = r.usage.prompt_tokens - r.usage.cached_tokens;
   std::string how = r.interrupted ? "interrupted" : !error.empty() ? "failed: " + error : "finish " + r.finish;
-  if (r.drafted > 0) how = "drafted " + std::to_string(r.drafted) + ", accepted " + std::to_string(r.accepted) + ", " + how;
+  if (r.drafted > 0)
+    how = "drafted " + std::to_string(r.drafted) + ", accepted " + std::to_string(r.accepted) + ", " + how;
   if (const constrain::Constraint* c = r.sampler.constraint())
-    how = "constrained (masks " + std::to_string(c->mask_seconds() * 1e3 / std::max<int64_t>(1, r.usage.completion_tokens)).substr(0, 5) + " ms/token), " + how;
-  std::fprintf(stderr,
-               "tg-llm: request %llu %s (slot %d): cached %lld, new %lld, prefill %.1f tok/s, decode %.1f tok/s, %lld tokens, %.2f s total, %s\n",
-               static_cast<unsigned long long>(r.job->id()), r.job->spec().kind.c_str(), slot, static_cast<long long>(r.usage.cached_tokens),
-               static_cast<long long>(fresh), fresh / std::max(prefill, 1e-9),
-               r.usage.completion_tokens > 1 ? (r.usage.completion_tokens - 1) / std::max(secs(now - r.t_first).count(), 1e-9) : 0.0,
-               static_cast<long long>(r.usage.completion_tokens), total, how.c_str());
+    how = "constrained (masks " +
+          std::to_string(c->mask_seconds() * 1e3 / std::max<int64_t>(1, r.usage.completion_tokens)).substr(0, 5) +
+          " ms/token), " + how;
+  std::fprintf(
+      stderr,
+      "tg-llm: request %llu %s (slot %d): cached %lld, new %lld, prefill %.1f tok/s, decode %.1f tok/s, %lld tokens, "
+      "%.2f s total, %s\n",
+      static_cast<unsigned long long>(r.job->id()), r.job->spec().kind.c_str(), slot,
+      static_cast<long long>(r.usage.cached_tokens), static_cast<long long>(fresh), fresh / std::max(prefill, 1e-9),
+      r.usage.completion_tokens > 1 ? (r.usage.completion_tokens - 1) / std::max(secs(now - r.t_first).count(), 1e-9)
+                                    : 0.0,
+      static_cast<long long>(r.usage.completion_tokens), total, how.c_str());
   {
     std::lock_guard<std::mutex> l(mu_);
     --n_running_;

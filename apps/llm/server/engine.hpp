@@ -32,7 +32,7 @@ struct JobSpec {
   std::string kind = "chat";  // for the log line
   std::vector<int32_t> prompt;
   SamplingParams sampling;
-  int64_t max_tokens = 0;  // 0: until the context is full
+  int64_t max_tokens = 0;     // 0: until the context is full
   bool score_prompt = false;  // with sampling.logprobs: the prompt's tokens' Logprobs events first (echo)
   bool prompt_only = false;   // stop after the prompt (scoring it: echo with max_tokens 0)
   std::optional<ConstraintSpec> constraint;
@@ -55,24 +55,32 @@ struct TokenChoice {
 struct TokenLogprobs {
   TokenChoice chosen;
   std::vector<TokenChoice> top;
-  bool unscored = false;  // a prompt's first token: nothing came before it (logprob and top are null)
+  bool unscored = false;   // a prompt's first token: nothing came before it (logprob and top are null)
   int64_t text_bytes = 0;  // the length the token adds to the text (0 for a control token such as BOS)
 };
 
 struct JobEvent {
   enum class Kind { Output, Logprobs, Done, Failed } kind;
-  OutputEvent output;             // Output
-  std::string finish_reason;      // Done: stop, length or tool_calls
-  Usage usage;                    // Done
-  std::string error;              // Failed
-  TokenLogprobs logprobs;         // Logprobs
-  std::string stop_sequence;      // Done: the stop string that ended the reply, if one did
-  int choice = 0;                 // which of the job's n choices
+  OutputEvent output;         // Output
+  std::string finish_reason;  // Done: stop, length or tool_calls
+  Usage usage;                // Done
+  std::string error;          // Failed
+  TokenLogprobs logprobs;     // Logprobs
+  std::string stop_sequence;  // Done: the stop string that ended the reply, if one did
+  int choice = 0;             // which of the job's n choices
 
   // Named constructors: each kind sets only its own fields (brace-initialising the aggregate with `{}` members
   // trips GCC 12's -Wmaybe-uninitialized at -O3).
-  static JobEvent of_output(OutputEvent o) { JobEvent e{Kind::Output}; e.output = std::move(o); return e; }
-  static JobEvent of_logprobs(TokenLogprobs t) { JobEvent e{Kind::Logprobs}; e.logprobs = std::move(t); return e; }
+  static JobEvent of_output(OutputEvent o) {
+    JobEvent e{Kind::Output};
+    e.output = std::move(o);
+    return e;
+  }
+  static JobEvent of_logprobs(TokenLogprobs t) {
+    JobEvent e{Kind::Logprobs};
+    e.logprobs = std::move(t);
+    return e;
+  }
   static JobEvent done(std::string finish, Usage u = {}, std::string stop = {}) {
     JobEvent e{Kind::Done};
     e.finish_reason = std::move(finish), e.usage = u, e.stop_sequence = std::move(stop);
@@ -144,7 +152,7 @@ class Engine {
   void worker();
   // prefill in the first slot, copied to the other choices' slots; false (job failed) on an error
   bool admit(std::shared_ptr<Job> job, const std::vector<int>& slots);
-  void step();                                     // one token for every running job (or several: drafted)
+  void step();  // one token for every running job (or several: drafted)
   // Whether `slot`'s job drafts this step: greedy, alone, on a model that rewinds, with room for the rows.
   bool drafts(int slot, const Sampler& s) const;
   double check_cost() const;  // a step of guesses in plain steps, as measured (best_draft)
@@ -173,7 +181,7 @@ class Engine {
   uint64_t next_id_ = 1;
   EngineMetrics totals_;
   std::shared_ptr<const constrain::TokenTrie> trie_;  // built at the first constrained job
-  std::thread thread_;  // last: starts once the members above exist
+  std::thread thread_;                                // last: starts once the members above exist
 };
 
 }  // namespace tg::llm::server

@@ -15,8 +15,8 @@
 
 #include "chat/chat_prompt.hpp"
 #include "server/anthropic_api.hpp"
-#include "server/responses_api.hpp"
 #include "server/reply_format.hpp"
+#include "server/responses_api.hpp"
 
 namespace tg::llm::server {
 
@@ -29,7 +29,8 @@ void send_json(httplib::Response& res, int status, const json& body) {
   res.set_content(body.dump(), "application/json");
 }
 
-// In the shape of the API the path belongs to: Anthropic's for /v1/messages (its clients read only that), else OpenAI's.
+// In the shape of the API the path belongs to: Anthropic's for /v1/messages (its clients read only that), else
+// OpenAI's.
 void send_error(httplib::Response& res, const ApiError& e, const std::string& path) {
   send_json(res, e.status, path.rfind("/v1/messages", 0) == 0 ? anthropic_error(e) : e.body());
 }
@@ -39,10 +40,18 @@ struct Route {
   const char* path;
   const char* method;
 };
-constexpr Route kRoutes[] = {{"/", "GET"},          {"/health", "GET"},          {"/metrics", "GET"},
-                             {"/v1/models", "GET"}, {"/v1/chat/completions", "POST"}, {"/v1/completions", "POST"},
-                             {"/chat/completions", "POST"}, {"/completions", "POST"}, {"/tokenize", "POST"}, {"/detokenize", "POST"},
-                             {"/v1/messages", "POST"}, {"/v1/responses", "POST"}};
+constexpr Route kRoutes[] = {{"/", "GET"},
+                             {"/health", "GET"},
+                             {"/metrics", "GET"},
+                             {"/v1/models", "GET"},
+                             {"/v1/chat/completions", "POST"},
+                             {"/v1/completions", "POST"},
+                             {"/chat/completions", "POST"},
+                             {"/completions", "POST"},
+                             {"/tokenize", "POST"},
+                             {"/detokenize", "POST"},
+                             {"/v1/messages", "POST"},
+                             {"/v1/responses", "POST"}};
 
 enum class Api { chat, completion, messages, responses };
 
@@ -81,32 +90,39 @@ class Service {
     svr.set_read_timeout(opts_.timeout_s, 0);
     svr.set_write_timeout(opts_.timeout_s, 0);
     svr.set_keep_alive_timeout(5);
-    const size_t threads = opts_.max_queued + 16;  // every queued request holds a thread; the rest serve /health, errors
+    const size_t threads =
+        opts_.max_queued + 16;  // every queued request holds a thread; the rest serve /health, errors
     svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     svr.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) { return gate(req, res); });
     // errors httplib itself answers (a body over the limit: 413, a malformed request line: 400) get an API body
-    svr.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
-      if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-      std::string what = res.status == 413 ? "the request body is larger than " + std::to_string(opts_.max_body_bytes) + " bytes"
-                                           : "HTTP error " + std::to_string(res.status);
-      send_error(res, ApiError(res.status, res.status >= 500 ? "server_error" : "invalid_request_error", what), req.path);
-      return httplib::Server::HandlerResponse::Handled;
-    }));
+    svr.set_error_handler(
+        httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
+          if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+          std::string what = res.status == 413
+                                 ? "the request body is larger than " + std::to_string(opts_.max_body_bytes) + " bytes"
+                                 : "HTTP error " + std::to_string(res.status);
+          send_error(res, ApiError(res.status, res.status >= 500 ? "server_error" : "invalid_request_error", what),
+                     req.path);
+          return httplib::Server::HandlerResponse::Handled;
+        }));
     svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
       std::string msg = "internal error";
       try {
         std::rethrow_exception(ep);
       } catch (const std::exception& e) {
         msg = e.what();
-      } catch (...) {
-      }
+      } catch (...) {}
       send_json(res, 500, ApiError(500, "server_error", msg).body());
     });
-    svr.Get("/", [](const httplib::Request&, httplib::Response& res) { res.set_content(chat_page_html(), "text/html; charset=utf-8"); });
+    svr.Get("/", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(chat_page_html(), "text/html; charset=utf-8");
+    });
     svr.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
       send_json(res, engine_ ? 200 : 503, {{"status", engine_ ? "ready" : "loading"}});
     });
-    svr.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) { res.set_content(metrics(), "text/plain; version=0.0.4"); });
+    svr.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(metrics(), "text/plain; version=0.0.4");
+    });
     svr.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
       send_json(res, 200, {{"object", "list"}, {"data", json::array({model_json()})}});
     });
@@ -114,23 +130,37 @@ class Service {
       if (req.matches[1] == opts_.defaults.model_id)
         send_json(res, 200, model_json());
       else
-        send_error(res, ApiError(404, "invalid_request_error", "The model '" + std::string(req.matches[1]) + "' does not exist", "model", "model_not_found"), req.path);
+        send_error(
+            res,
+            ApiError(404, "invalid_request_error", "The model '" + std::string(req.matches[1]) + "' does not exist",
+                     "model", "model_not_found"),
+            req.path);
     });
     for (const char* p : {"/v1/chat/completions", "/chat/completions"})
       svr.Post(p, [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, Api::chat); });
     for (const char* p : {"/v1/completions", "/completions"})
       svr.Post(p, [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, Api::completion); });
-    svr.Post("/v1/messages", [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, Api::messages); });
-    svr.Post("/v1/responses", [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, Api::responses); });
-    svr.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) { with_body(req, res, [this](const json& b) { return tokenize(b); }); });
-    svr.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) { with_body(req, res, [this](const json& b) { return detokenize(b); }); });
+    svr.Post("/v1/messages",
+             [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, Api::messages); });
+    svr.Post("/v1/responses",
+             [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, Api::responses); });
+    svr.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
+      with_body(req, res, [this](const json& b) { return tokenize(b); });
+    });
+    svr.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) {
+      with_body(req, res, [this](const json& b) { return detokenize(b); });
+    });
     auto fallback = [](const httplib::Request& req, httplib::Response& res) {
       std::string allow;
       for (const Route& r : kRoutes)
         if (req.path == r.path) allow += (allow.empty() ? "" : ", ") + std::string(r.method);
-      if (allow.empty()) return send_error(res, ApiError(404, "invalid_request_error", "no route " + req.path), req.path);
+      if (allow.empty())
+        return send_error(res, ApiError(404, "invalid_request_error", "no route " + req.path), req.path);
       res.set_header("Allow", allow);
-      send_error(res, ApiError(405, "invalid_request_error", req.method + " is not allowed on " + req.path + " (allowed: " + allow + ")"), req.path);
+      send_error(res,
+                 ApiError(405, "invalid_request_error",
+                          req.method + " is not allowed on " + req.path + " (allowed: " + allow + ")"),
+                 req.path);
     };
     svr.Get(".*", fallback);
     svr.Post(".*", fallback);
@@ -153,19 +183,27 @@ class Service {
   httplib::Server::HandlerResponse gate(const httplib::Request& req, httplib::Response& res) {
     if (req.path == "/" || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
     // OpenAI's clients send the key as a bearer token, Anthropic's as x-api-key
-    if (!opts_.api_key.empty() && req.get_header_value("Authorization") != "Bearer " + opts_.api_key && req.get_header_value("x-api-key") != opts_.api_key) {
-      send_error(res, ApiError(401, "invalid_request_error", "missing or wrong API key: send 'Authorization: Bearer <key>'", {}, "invalid_api_key"), req.path);
+    if (!opts_.api_key.empty() && req.get_header_value("Authorization") != "Bearer " + opts_.api_key &&
+        req.get_header_value("x-api-key") != opts_.api_key) {
+      send_error(res,
+                 ApiError(401, "invalid_request_error", "missing or wrong API key: send 'Authorization: Bearer <key>'",
+                          {}, "invalid_api_key"),
+                 req.path);
       return httplib::Server::HandlerResponse::Handled;
     }
     if (!engine_ && req.path != "/metrics") {
-      send_error(res, ApiError(503, "unavailable_error", "the model is still loading; retry when /health says ready"), req.path);
+      send_error(res, ApiError(503, "unavailable_error", "the model is still loading; retry when /health says ready"),
+                 req.path);
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
   }
 
   json model_json() const {
-    return {{"id", opts_.defaults.model_id}, {"object", "model"}, {"created", 0}, {"owned_by", "tg"},
+    return {{"id", opts_.defaults.model_id},
+            {"object", "model"},
+            {"created", 0},
+            {"owned_by", "tg"},
             {"meta", {{"n_ctx", gen_.model().max_context()}, {"architecture", gen_.model().config().arch}}}};
   }
 
@@ -174,16 +212,19 @@ class Service {
     EngineMetrics m = e ? e->metrics() : EngineMetrics{};
     std::string out;
     auto put = [&](const char* name, const char* type, const char* help, uint64_t v) {
-      out += std::string("# HELP tg_llm_") + name + " " + help + "\n# TYPE tg_llm_" + name + " " + type + "\ntg_llm_" + name + " " + std::to_string(v) + "\n";
+      out += std::string("# HELP tg_llm_") + name + " " + help + "\n# TYPE tg_llm_" + name + " " + type + "\ntg_llm_" +
+             name + " " + std::to_string(v) + "\n";
     };
     put("requests_total", "counter", "generation requests finished", m.requests);
     put("requests_interrupted_total", "counter", "requests whose client went away mid-generation", m.interrupted);
     put("requests_rejected_total", "counter", "requests refused because the queue was full", m.rejected);
     put("requests_failed_total", "counter", "requests that failed in the model", m.failed);
     put("prompt_tokens_total", "counter", "prompt tokens of finished requests", m.prompt_tokens);
-    put("prompt_tokens_cached_total", "counter", "prompt tokens reused from the KV cache instead of prefilled", m.cached_tokens);
+    put("prompt_tokens_cached_total", "counter", "prompt tokens reused from the KV cache instead of prefilled",
+        m.cached_tokens);
     put("tokens_generated_total", "counter", "tokens generated", m.generated_tokens);
-    put("draft_tokens_total", "counter", "tokens guessed by prompt lookup or the draft model (--lookup-ngram, --draft-model)", m.drafted_tokens);
+    put("draft_tokens_total", "counter",
+        "tokens guessed by prompt lookup or the draft model (--lookup-ngram, --draft-model)", m.drafted_tokens);
     put("draft_tokens_accepted_total", "counter", "guessed tokens the model confirmed", m.accepted_tokens);
     put("requests_queued", "gauge", "requests waiting", m.queued);
     put("requests_running", "gauge", "requests generating", m.running);
@@ -207,10 +248,12 @@ class Service {
     auto it = b.find("content");
     if (it == b.end() || !it->is_string()) throw invalid_request("'content' must be a string", "content");
     for (const char* flag : {"add_special", "with_pieces"})
-      if (b.contains(flag) && !b[flag].is_boolean()) throw invalid_request(std::string("'") + flag + "' must be a boolean", flag);
+      if (b.contains(flag) && !b[flag].is_boolean())
+        throw invalid_request(std::string("'") + flag + "' must be a boolean", flag);
     const bool special = b.value("add_special", false), pieces = b.value("with_pieces", false);
     json out = json::array();
-    for (int32_t id : tok_.encode(it->get<std::string>(), special, true)) out.push_back(pieces ? json{{"id", id}, {"piece", tok_.token_utf8(id)}} : json(id));
+    for (int32_t id : tok_.encode(it->get<std::string>(), special, true))
+      out.push_back(pieces ? json{{"id", id}, {"piece", tok_.token_utf8(id)}} : json(id));
     return {{"tokens", out}};
   }
 
@@ -221,7 +264,9 @@ class Service {
     std::vector<int32_t> ids;
     for (const json& t : *it) {
       if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= static_cast<int64_t>(tok_.n_tokens()))
-        throw invalid_request("'tokens' must be ids of this model's vocabulary (0 to " + std::to_string(tok_.n_tokens() - 1) + ")", "tokens");
+        throw invalid_request(
+            "'tokens' must be ids of this model's vocabulary (0 to " + std::to_string(tok_.n_tokens() - 1) + ")",
+            "tokens");
       ids.push_back(t.get<int32_t>());
     }
     return {{"content", tok_.decode(ids)}};
@@ -265,7 +310,8 @@ class Service {
         while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
         spec.output.in_reasoning = t.ends_with("<think>");
         // a constrained reply is the answer, not reasoning: the open block closes first, empty
-        if (spec.output.in_reasoning && spec.constraint) spec.constraint->before = "</think>\n\n" + spec.constraint->before;
+        if (spec.output.in_reasoning && spec.constraint)
+          spec.constraint->before = "</think>\n\n" + spec.constraint->before;
         spec.output.tools = !r.constraint || r.tool_call;  // a JSON reply is content, even where it looks like a call
         common = r;
       } else {
@@ -276,7 +322,9 @@ class Service {
         } else {
           for (int32_t id : r.prompt_ids)
             if (id >= static_cast<int32_t>(tok_.n_tokens()))
-              throw invalid_request("token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(tok_.n_tokens()), "prompt");
+              throw invalid_request(
+                  "token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(tok_.n_tokens()),
+                  "prompt");
           spec.prompt = r.prompt_ids;
         }
         spec.output.reasoning = spec.output.tools = false;  // raw text in, raw text out
@@ -289,8 +337,8 @@ class Service {
       if (spec.prompt.empty()) throw invalid_request("the prompt is empty", chat ? "messages" : "prompt");
       if (static_cast<int64_t>(spec.prompt.size()) >= ctx)
         throw ApiError(400, "invalid_request_error",
-                       "the prompt has " + std::to_string(spec.prompt.size()) + " tokens; this server's context is " + std::to_string(ctx) +
-                           " tokens (--max-context) and the reply needs at least one",
+                       "the prompt has " + std::to_string(spec.prompt.size()) + " tokens; this server's context is " +
+                           std::to_string(ctx) + " tokens (--max-context) and the reply needs at least one",
                        chat ? "messages" : "prompt", "context_length_exceeded");
       std::shared_ptr<Job> job;
       try {
@@ -308,7 +356,8 @@ class Service {
       else if (api == Api::responses)
         b = responses_reply(opts_.defaults.model_id);
       else
-        b = std::make_shared<OpenAIReply>(chat, opts_.defaults.model_id, common.sampling.logprobs >= 0, echo, common.include_usage, common.n);
+        b = std::make_shared<OpenAIReply>(chat, opts_.defaults.model_id, common.sampling.logprobs >= 0, echo,
+                                          common.include_usage, common.n);
       if (common.stream)
         stream(res, job, b);
       else
@@ -408,8 +457,11 @@ int serve(Generator& gen, const Tokenizer& tok, const ServeOptions& opts, const 
   httplib::Server svr;
   Service service(gen, tok, opts);
   service.install(svr);
-  int port = opts.port == 0 ? svr.bind_to_any_port(opts.host) : (svr.bind_to_port(opts.host, opts.port) ? opts.port : -1);
-  if (port < 0) throw Error("tg-llm: cannot listen on " + opts.host + ":" + std::to_string(opts.port) + " (in use, or not an address of this host)");
+  int port =
+      opts.port == 0 ? svr.bind_to_any_port(opts.host) : (svr.bind_to_port(opts.host, opts.port) ? opts.port : -1);
+  if (port < 0)
+    throw Error("tg-llm: cannot listen on " + opts.host + ":" + std::to_string(opts.port) +
+                " (in use, or not an address of this host)");
   std::fprintf(stderr, "tg-llm: listening on http://%s:%d (loading)\n", opts.host.c_str(), port);
   std::thread listener([&] { svr.listen_after_bind(); });
   std::atomic<bool> warmed{false};
@@ -424,7 +476,8 @@ int serve(Generator& gen, const Tokenizer& tok, const ServeOptions& opts, const 
   warm_up();
   service.ready();
   warmed = true;
-  std::fprintf(stderr, "tg-llm: ready: http://%s:%d/ (chat page), OpenAI API at http://%s:%d/v1\n", opts.host.c_str(), port, opts.host.c_str(), port);
+  std::fprintf(stderr, "tg-llm: ready: http://%s:%d/ (chat page), OpenAI API at http://%s:%d/v1\n", opts.host.c_str(),
+               port, opts.host.c_str(), port);
   listener.join();
   pthread_kill(stopper.native_handle(), SIGTERM);  // if the listener ended on its own, the stopper still waits
   stopper.join();

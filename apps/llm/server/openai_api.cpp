@@ -12,7 +12,9 @@ using nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
 json ApiError::body() const {
-  json e = {{"message", what()}, {"type", type}, {"param", param.empty() ? json(nullptr) : json(param)},
+  json e = {{"message", what()},
+            {"type", type},
+            {"param", param.empty() ? json(nullptr) : json(param)},
             {"code", code.empty() ? json(nullptr) : json(code)}};
   return {{"error", e}};
 }
@@ -32,7 +34,8 @@ double number(const json& b, const char* key, double lo, double hi, double def) 
   if (!v->is_number()) throw invalid_request(std::string("'") + key + "' must be a number", key);
   double x = v->get<double>();
   if (!(x >= lo && x <= hi))
-    throw invalid_request(std::string("'") + key + "' must be between " + json(lo).dump() + " and " + json(hi).dump(), key);
+    throw invalid_request(std::string("'") + key + "' must be between " + json(lo).dump() + " and " + json(hi).dump(),
+                          key);
   return x;
 }
 
@@ -64,10 +67,12 @@ constrain::Node compiled(const ojson& schema, const std::string& param) {
 
 // {"type": "text"}: none; "json_object": any object; "json_schema": {"json_schema": {"name", "schema", "strict"}}
 std::optional<ConstraintSpec> response_format(const ojson& rf) {
-  const std::string type = rf.is_object() && rf.contains("type") && rf["type"].is_string() ? rf["type"].get<std::string>() : "";
+  const std::string type =
+      rf.is_object() && rf.contains("type") && rf["type"].is_string() ? rf["type"].get<std::string>() : "";
   if (type == "text") return std::nullopt;
   if (type == "json_object") return ConstraintSpec{constrain::any_object(), {}, {}};
-  if (type != "json_schema") throw invalid_request("'response_format.type' must be text, json_object or json_schema", "response_format");
+  if (type != "json_schema")
+    throw invalid_request("'response_format.type' must be text, json_object or json_schema", "response_format");
   if (!rf.contains("json_schema") || !rf["json_schema"].is_object() || !rf["json_schema"].contains("schema"))
     throw invalid_request("'response_format.json_schema.schema' is required", "response_format");
   return ConstraintSpec{compiled(rf["json_schema"]["schema"], "response_format"), {}, {}};
@@ -82,13 +87,18 @@ ConstraintSpec tool_call_constraint(const ojson& tools, const std::string& only)
     const std::string name = t["function"]["name"].get<std::string>();
     if (!only.empty() && name != only) continue;
     // each tool's parameters compile as their own schema: their "#" and $defs are theirs, not the wrapper's
-    const constrain::Node params = compiled(t["function"].contains("parameters") ? t["function"]["parameters"] : ojson{{"type", "object"}}, "tools");
+    const constrain::Node params = compiled(
+        t["function"].contains("parameters") ? t["function"]["parameters"] : ojson{{"type", "object"}}, "tools");
     options.push_back(constrain::closed_object({{"name", constrain::constant(name)}, {"arguments", params}}));
   }
-  if (options.empty()) throw invalid_request("'tool_choice' names the function '" + only + "', which 'tools' does not define", "tool_choice");
+  if (options.empty())
+    throw invalid_request("'tool_choice' names the function '" + only + "', which 'tools' does not define",
+                          "tool_choice");
   // each tool is one path of the matcher until its name is written: OpenAI's own bound on tools keeps them all
   if (options.size() > constrain::JsonMatcher::kMaxPaths)
-    throw invalid_request("a required tool call chooses among at most " + std::to_string(constrain::JsonMatcher::kMaxPaths) + " tools", "tools");
+    throw invalid_request(
+        "a required tool call chooses among at most " + std::to_string(constrain::JsonMatcher::kMaxPaths) + " tools",
+        "tools");
   return ConstraintSpec{options.size() == 1 ? options[0] : constrain::one_of(options), "<tool_call>", "</tool_call>"};
 }
 
@@ -97,7 +107,8 @@ void check_model(const json& b, const RequestDefaults& d) {
   if (!m) return;
   if (!m->is_string()) throw invalid_request("'model' must be a string", "model");
   if (m->get<std::string>() != d.model_id)
-    throw ApiError(404, "invalid_request_error", "The model '" + m->get<std::string>() + "' does not exist; this server serves '" + d.model_id + "'",
+    throw ApiError(404, "invalid_request_error",
+                   "The model '" + m->get<std::string>() + "' does not exist; this server serves '" + d.model_id + "'",
                    "model", "model_not_found");
 }
 
@@ -105,18 +116,22 @@ ojson flat_tools(const ojson& tools, const char* schema_key, bool typed, const s
   if (!tools.is_array()) throw invalid_request("'tools' must be a list", "tools");
   ojson out = ojson::array();
   for (const ojson& tool : tools) {
-    if (!tool.is_object() || (typed && tool.value("type", "") != "function") || !tool.contains("name") || !tool["name"].is_string())
+    if (!tool.is_object() || (typed && tool.value("type", "") != "function") || !tool.contains("name") ||
+        !tool["name"].is_string())
       throw invalid_request("each tool must be " + shape, "tools");
     out.push_back({{"type", "function"},
-                   {"function", {{"name", tool["name"]}, {"description", tool.value("description", "")},
-                                 {"parameters", tool.contains(schema_key) ? tool[schema_key] : ojson::object()}}}});
+                   {"function",
+                    {{"name", tool["name"]},
+                     {"description", tool.value("description", "")},
+                     {"parameters", tool.contains(schema_key) ? tool[schema_key] : ojson::object()}}}});
   }
   return out.empty() ? ojson(nullptr) : out;
 }
 
 void require_tool_call(ChatRequest& r, const std::string& only, const std::string& choice) {
   if (r.tools.is_null()) throw invalid_request("'tool_choice' " + choice + " needs 'tools'", "tool_choice");
-  if (r.constraint) throw invalid_request("a response format and a required tool call cannot both constrain the reply", "tool_choice");
+  if (r.constraint)
+    throw invalid_request("a response format and a required tool call cannot both constrain the reply", "tool_choice");
   r.constraint = tool_call_constraint(r.tools, only);
   r.tool_call = true;
 }
@@ -176,8 +191,11 @@ ojson message_content(const json& m, size_t i) {
     if (!part.is_object() || !part.contains("type") || !part["type"].is_string())
       throw invalid_request("each part of '" + where + "' must be an object with a 'type'", where);
     if (part["type"] != "text")
-      throw invalid_request("content parts of type '" + part["type"].get<std::string>() + "' are not supported: this model reads text", where);
-    if (!part.contains("text") || !part["text"].is_string()) throw invalid_request("a text part of '" + where + "' needs a string 'text'", where);
+      throw invalid_request(
+          "content parts of type '" + part["type"].get<std::string>() + "' are not supported: this model reads text",
+          where);
+    if (!part.contains("text") || !part["text"].is_string())
+      throw invalid_request("a text part of '" + where + "' needs a string 'text'", where);
     text += part["text"].get<std::string>();
   }
   return text;
@@ -188,7 +206,8 @@ ojson message_content(const json& m, size_t i) {
 ChatRequest parse_chat_request(const json& b, const ojson& ob, const RequestDefaults& d) {
   ChatRequest r{parse_common(b, ob, d), {}, nullptr, nullptr};
   const int64_t top = integer(b, "top_logprobs", 0, 0);
-  if (top > kMaxTopLogprobs) throw invalid_request("'top_logprobs' must be at most " + std::to_string(kMaxTopLogprobs), "top_logprobs");
+  if (top > kMaxTopLogprobs)
+    throw invalid_request("'top_logprobs' must be at most " + std::to_string(kMaxTopLogprobs), "top_logprobs");
   if (field(b, "top_logprobs") && !boolean(b, "logprobs", false))
     throw invalid_request("'top_logprobs' needs 'logprobs' to be true", "top_logprobs");
   r.sampling.logprobs = boolean(b, "logprobs", false) ? top : -1;
@@ -205,7 +224,8 @@ ChatRequest parse_chat_request(const json& b, const ojson& ob, const RequestDefa
     std::string rs = role->get<std::string>();
     if (rs == "developer") rs = "system";  // OpenAI's newer name; chat templates know "system"
     if (rs != "system" && rs != "user" && rs != "assistant" && rs != "tool")
-      throw invalid_request("'" + where + ".role' must be one of system, developer, user, assistant, tool", where + ".role");
+      throw invalid_request("'" + where + ".role' must be one of system, developer, user, assistant, tool",
+                            where + ".role");
     ojson out = ojson::parse(m.dump());
     out["role"] = rs;
     out["content"] = message_content(m, i);
@@ -216,8 +236,8 @@ ChatRequest parse_chat_request(const json& b, const ojson& ob, const RequestDefa
   if (const json* t = field(b, "tools")) {
     if (!t->is_array()) throw invalid_request("'tools' must be a list", "tools");
     for (const auto& tool : *t)
-      if (!tool.is_object() || !tool.contains("function") || !tool["function"].is_object() || !tool["function"].contains("name") ||
-          !tool["function"]["name"].is_string())
+      if (!tool.is_object() || !tool.contains("function") || !tool["function"].is_object() ||
+          !tool["function"].contains("name") || !tool["function"]["name"].is_string())
         throw invalid_request("each tool must be {\"type\": \"function\", \"function\": {\"name\": ...}}", "tools");
     if (!t->empty()) r.tools = ob["tools"];
   }
@@ -226,11 +246,13 @@ ChatRequest parse_chat_request(const json& b, const ojson& ob, const RequestDefa
       if (*c == "none") r.tools = nullptr;
     } else {
       std::string only;
-      if (c->is_object() && c->value("type", "") == "function" && c->contains("function") && (*c)["function"].is_object() &&
-          (*c)["function"].contains("name") && (*c)["function"]["name"].is_string())
+      if (c->is_object() && c->value("type", "") == "function" && c->contains("function") &&
+          (*c)["function"].is_object() && (*c)["function"].contains("name") && (*c)["function"]["name"].is_string())
         only = (*c)["function"]["name"].get<std::string>();
       else if (!(c->is_string() && *c == "required"))
-        throw invalid_request("'tool_choice' must be auto, none, required or {\"type\": \"function\", \"function\": {\"name\": ...}}", "tool_choice");
+        throw invalid_request(
+            "'tool_choice' must be auto, none, required or {\"type\": \"function\", \"function\": {\"name\": ...}}",
+            "tool_choice");
       require_tool_call(r, only, c->dump());
     }
   }
@@ -251,7 +273,8 @@ CompletionRequest parse_completion_request(const json& b, const ojson& ob, const
   if (p && p->is_array() && p->size() == 1 && !(*p)[0].is_number()) p = &(*p)[0];
   if (p && p->is_array() && std::all_of(p->begin(), p->end(), [](const json& t) { return t.is_number_integer(); })) {
     for (const json& t : *p) {
-      if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() > INT32_MAX) throw invalid_request("'prompt' token ids must be non-negative integers", "prompt");
+      if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() > INT32_MAX)
+        throw invalid_request("'prompt' token ids must be non-negative integers", "prompt");
       r.prompt_ids.push_back(t.get<int32_t>());
     }
   } else if (!p || !p->is_string()) {
@@ -261,7 +284,8 @@ CompletionRequest parse_completion_request(const json& b, const ojson& ob, const
   }
   if (field(b, "logprobs")) {  // legacy: the number of alternatives, not a flag
     r.sampling.logprobs = integer(b, "logprobs", 0, 0);
-    if (r.sampling.logprobs > kMaxTopLogprobs) throw invalid_request("'logprobs' must be at most " + std::to_string(kMaxTopLogprobs), "logprobs");
+    if (r.sampling.logprobs > kMaxTopLogprobs)
+      throw invalid_request("'logprobs' must be at most " + std::to_string(kMaxTopLogprobs), "logprobs");
   }
   r.echo = boolean(b, "echo", false);
   return r;
@@ -284,14 +308,18 @@ ReplyBuilder::ReplyBuilder(bool chat, std::string model_id, bool logprobs, std::
       echo_(std::move(echo)),
       model_(std::move(model_id)),
       id_(random_id(chat ? "chatcmpl-" : "cmpl-")),
-      created_(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count()),
+      created_(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+                   .count()),
       choices_(static_cast<size_t>(std::max(n, 1))) {
   // with logprobs, the echo's tokens come first; without, the completion's offsets start past the echo
   for (Choice& c : choices_) c.text_offset = logprobs ? 0 : static_cast<int64_t>(echo_.size());
 }
 
 json ReplyBuilder::chunk(json choice) const {
-  return {{"id", id_}, {"object", chat_ ? "chat.completion.chunk" : "text_completion"}, {"created", created_}, {"model", model_},
+  return {{"id", id_},
+          {"object", chat_ ? "chat.completion.chunk" : "text_completion"},
+          {"created", created_},
+          {"model", model_},
           {"choices", json::array({std::move(choice)})}};
 }
 
@@ -303,7 +331,10 @@ json ReplyBuilder::usage_json() const {
 }
 
 json ReplyBuilder::tool_call_json(const ToolCall& c, Choice& to) {
-  return {{"index", to.n_calls++}, {"id", random_id("call_")}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}};
+  return {{"index", to.n_calls++},
+          {"id", random_id("call_")},
+          {"type", "function"},
+          {"function", {{"name", c.name}, {"arguments", c.arguments}}}};
 }
 
 ReplyBuilder::Choice& ReplyBuilder::choice(const JobEvent& e) {
@@ -324,15 +355,24 @@ json byte_list(const std::string& bytes) {
   for (unsigned char c : bytes) out.push_back(static_cast<int>(c));
   return out;
 }
-json completion_lists() { return {{"tokens", json::array()}, {"token_logprobs", json::array()}, {"top_logprobs", json::array()}, {"text_offset", json::array()}}; }
+json completion_lists() {
+  return {{"tokens", json::array()},
+          {"token_logprobs", json::array()},
+          {"top_logprobs", json::array()},
+          {"text_offset", json::array()}};
+}
 }  // namespace
 
 void ReplyBuilder::add_logprobs(Choice& c, const TokenLogprobs& t) {
   if (chat_) {
     if (c.pending.is_null()) c.pending = json::array();
     json top = json::array();
-    for (const TokenChoice& x : t.top) top.push_back({{"token", x.text}, {"logprob", x.logprob}, {"bytes", byte_list(x.bytes)}});
-    c.pending.push_back({{"token", t.chosen.text}, {"logprob", t.chosen.logprob}, {"bytes", byte_list(t.chosen.bytes)}, {"top_logprobs", top}});
+    for (const TokenChoice& x : t.top)
+      top.push_back({{"token", x.text}, {"logprob", x.logprob}, {"bytes", byte_list(x.bytes)}});
+    c.pending.push_back({{"token", t.chosen.text},
+                         {"logprob", t.chosen.logprob},
+                         {"bytes", byte_list(t.chosen.bytes)},
+                         {"top_logprobs", top}});
     return;
   }
   if (c.pending.is_null()) c.pending = completion_lists();
@@ -356,7 +396,10 @@ std::vector<json> ReplyBuilder::first_chunks() const {
   std::vector<json> out;
   for (size_t i = 0; i < choices_.size(); ++i) {
     if (!chat_ && echo_.empty()) continue;
-    out.push_back(chat_ ? chunk({{"index", i}, {"delta", {{"role", "assistant"}, {"content", ""}}}, {"logprobs", nullptr}, {"finish_reason", nullptr}})
+    out.push_back(chat_ ? chunk({{"index", i},
+                                 {"delta", {{"role", "assistant"}, {"content", ""}}},
+                                 {"logprobs", nullptr},
+                                 {"finish_reason", nullptr}})
                         : chunk({{"index", i}, {"text", echo_}, {"logprobs", nullptr}, {"finish_reason", nullptr}}));
   }
   return out;
@@ -371,7 +414,8 @@ std::vector<json> ReplyBuilder::chunks(const JobEvent& e) {
   if (e.kind == JobEvent::Kind::Logprobs) add_logprobs(c, e.logprobs);
   if (e.kind != JobEvent::Kind::Output) return {};
   const OutputEvent& o = e.output;
-  if (!chat_) return {chunk({{"index", e.choice}, {"text", o.text}, {"logprobs", take_logprobs(c)}, {"finish_reason", nullptr}})};
+  if (!chat_)
+    return {chunk({{"index", e.choice}, {"text", o.text}, {"logprobs", take_logprobs(c)}, {"finish_reason", nullptr}})};
   json delta;
   if (o.kind == OutputEvent::Kind::Content) delta = {{"content", o.text}};
   if (o.kind == OutputEvent::Kind::Reasoning) delta = {{"reasoning_content", o.text}};
@@ -413,7 +457,8 @@ json ReplyBuilder::reply() {
   for (size_t i = 0; i < choices_.size(); ++i) {
     Choice& c = choices_[i];
     if (chat_) {
-      json msg = {{"role", "assistant"}, {"content", c.content.empty() && !c.tool_calls.empty() ? json(nullptr) : json(c.content)}};
+      json msg = {{"role", "assistant"},
+                  {"content", c.content.empty() && !c.tool_calls.empty() ? json(nullptr) : json(c.content)}};
       if (!c.reasoning.empty()) msg["reasoning_content"] = c.reasoning;
       if (!c.tool_calls.empty()) {
         msg["tool_calls"] = c.tool_calls;
@@ -421,11 +466,16 @@ json ReplyBuilder::reply() {
       }
       list.push_back({{"index", i}, {"message", msg}, {"logprobs", take_logprobs(c)}, {"finish_reason", c.finish}});
     } else {
-      list.push_back({{"index", i}, {"text", echo_ + c.content}, {"logprobs", take_logprobs(c)}, {"finish_reason", c.finish}});
+      list.push_back(
+          {{"index", i}, {"text", echo_ + c.content}, {"logprobs", take_logprobs(c)}, {"finish_reason", c.finish}});
     }
   }
-  return {{"id", id_}, {"object", chat_ ? "chat.completion" : "text_completion"}, {"created", created_}, {"model", model_},
-          {"choices", std::move(list)}, {"usage", usage_json()}};
+  return {{"id", id_},
+          {"object", chat_ ? "chat.completion" : "text_completion"},
+          {"created", created_},
+          {"model", model_},
+          {"choices", std::move(list)},
+          {"usage", usage_json()}};
 }
 
 }  // namespace tg::llm::server

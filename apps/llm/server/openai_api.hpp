@@ -15,7 +15,11 @@ namespace tg::llm::server {
 
 struct ApiError : std::runtime_error {
   ApiError(int status, std::string type, const std::string& message, std::string param = {}, std::string code = {})
-      : std::runtime_error(message), status(status), type(std::move(type)), param(std::move(param)), code(std::move(code)) {}
+      : std::runtime_error(message),
+        status(status),
+        type(std::move(type)),
+        param(std::move(param)),
+        code(std::move(code)) {}
   int status;
   std::string type, param, code;
   nlohmann::json body() const;
@@ -52,15 +56,16 @@ struct ChatRequest : GenerationRequest {
 };
 
 struct CompletionRequest : GenerationRequest {
-  std::string prompt;                // or, given as token ids:
+  std::string prompt;  // or, given as token ids:
   std::vector<int32_t> prompt_ids;
-  bool echo = false;                 // the reply's text starts with the prompt (with logprobs: and its tokens' entries)
-  bool prompt_only = false;          // echo with max_tokens 0: nothing is generated
+  bool echo = false;         // the reply's text starts with the prompt (with logprobs: and its tokens' entries)
+  bool prompt_only = false;  // echo with max_tokens 0: nothing is generated
 };
 
 // `ordered`: the same body parsed keeping key order, where order means something (a schema's properties: the
 // constrained reply writes them in that order)
-ChatRequest parse_chat_request(const nlohmann::json& body, const nlohmann::ordered_json& ordered, const RequestDefaults& d);
+ChatRequest parse_chat_request(const nlohmann::json& body, const nlohmann::ordered_json& ordered,
+                               const RequestDefaults& d);
 
 // Constraints the other APIs share. A schema compiled or a 400 naming `param` and what it does not support.
 constrain::Node compiled(const nlohmann::ordered_json& schema, const std::string& param);
@@ -72,10 +77,12 @@ ConstraintSpec tool_call_constraint(const nlohmann::ordered_json& tools, const s
 // Flat tool definitions ({"name", "description", schema_key: {...}}: Anthropic's input_schema, the Responses API's
 // {"type": "function", ..., "parameters"} where `typed`) as the OpenAI function tools the templates know; null
 // for none. A malformed one is a 400 showing `shape`.
-nlohmann::ordered_json flat_tools(const nlohmann::ordered_json& tools, const char* schema_key, bool typed, const std::string& shape);
+nlohmann::ordered_json flat_tools(const nlohmann::ordered_json& tools, const char* schema_key, bool typed,
+                                  const std::string& shape);
 // A tool choice that requires a call (`only`: of that tool; "": of any) constrains r's reply to one call.
 void require_tool_call(ChatRequest& r, const std::string& only, const std::string& choice);
-CompletionRequest parse_completion_request(const nlohmann::json& body, const nlohmann::ordered_json& ordered, const RequestDefaults& d);
+CompletionRequest parse_completion_request(const nlohmann::json& body, const nlohmann::ordered_json& ordered,
+                                           const RequestDefaults& d);
 
 // Collects a job's events into a whole reply, or turns each into a stream chunk. With logprobs, each token's
 // (a Logprobs event) goes out with the next chunk of text (chat: choices[0].logprobs.content, OpenAI's entries;
@@ -93,8 +100,8 @@ class ReplyBuilder {
 
  private:
   struct Choice {
-    nlohmann::json pending;     // logprobs not sent yet: chat: entries; completions: the four lists
-    int64_t text_offset = 0;    // completions: where the next token's text starts
+    nlohmann::json pending;   // logprobs not sent yet: chat: entries; completions: the four lists
+    int64_t text_offset = 0;  // completions: where the next token's text starts
     std::string content, reasoning, finish;
     nlohmann::json tool_calls = nlohmann::json::array();
     int n_calls = 0;

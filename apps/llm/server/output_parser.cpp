@@ -27,7 +27,8 @@ std::string_view trim(std::string_view s) {
 
 }  // namespace
 
-OutputParser::OutputParser(Options opts) : opts_(std::move(opts)), mode_(opts_.in_reasoning ? Mode::Reasoning : Mode::Content) {
+OutputParser::OutputParser(Options opts)
+    : opts_(std::move(opts)), mode_(opts_.in_reasoning ? Mode::Reasoning : Mode::Content) {
   std::erase_if(opts_.stop, [](const std::string& s) { return s.empty(); });
 }
 

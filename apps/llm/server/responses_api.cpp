@@ -16,7 +16,8 @@ namespace {
 std::string random_id(const char* prefix) {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
   char buf[33];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(rng()), static_cast<unsigned long long>(rng()));
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(rng()),
+                static_cast<unsigned long long>(rng()));
   return std::string(prefix) + buf;
 }
 
@@ -26,8 +27,10 @@ std::string content_text(const json& c, const std::string& where) {
   if (!c.is_array()) throw invalid_request("'" + where + "' must be a string or a list of content parts", where);
   std::string text;
   for (const json& p : c) {
-    const std::string type = p.is_object() && p.contains("type") && p["type"].is_string() ? p["type"].get<std::string>() : "";
-    if ((type == "input_text" || type == "output_text" || type == "text") && p.contains("text") && p["text"].is_string())
+    const std::string type =
+        p.is_object() && p.contains("type") && p["type"].is_string() ? p["type"].get<std::string>() : "";
+    if ((type == "input_text" || type == "output_text" || type == "text") && p.contains("text") &&
+        p["text"].is_string())
       text += p["text"].get<std::string>();
     else if (type == "input_image" || type == "input_file" || type == "input_audio")
       throw invalid_request("content parts of type '" + type + "' are not supported: this model reads text", where);
@@ -47,14 +50,17 @@ void add_item(const json& it, size_t i, ojson& out) {
     if (!role || !role->is_string()) throw invalid_request("'" + where + ".role' must be a string", where + ".role");
     std::string r = role->get<std::string>();
     if (r == "developer") r = "system";
-    if (r != "system" && r != "user" && r != "assistant") throw invalid_request("'" + where + ".role' must be user, assistant, system or developer", where + ".role");
+    if (r != "system" && r != "user" && r != "assistant")
+      throw invalid_request("'" + where + ".role' must be user, assistant, system or developer", where + ".role");
     const json* c = field(it, "content");
     if (!c) throw invalid_request("'" + where + ".content' is required", where + ".content");
     out.push_back({{"role", r}, {"content", content_text(*c, where + ".content")}});
   } else if (type == "function_call") {
     if (!it.contains("name") || !it["name"].is_string() || !it.contains("arguments") || !it["arguments"].is_string())
       throw invalid_request("'" + where + "' (function_call) needs a string name and arguments", where);
-    ojson call = {{"id", it.value("call_id", "")}, {"type", "function"}, {"function", {{"name", it["name"]}, {"arguments", it["arguments"]}}}};
+    ojson call = {{"id", it.value("call_id", "")},
+                  {"type", "function"},
+                  {"function", {{"name", it["name"]}, {"arguments", it["arguments"]}}}};
     if (!out.empty() && out.back()["role"] == "assistant" && out.back().contains("tool_calls"))
       out.back()["tool_calls"].push_back(call);
     else
@@ -62,7 +68,9 @@ void add_item(const json& it, size_t i, ojson& out) {
   } else if (type == "function_call_output") {
     const json* o = field(it, "output");
     if (!o) throw invalid_request("'" + where + ".output' is required", where + ".output");
-    out.push_back({{"role", "tool"}, {"tool_call_id", it.value("call_id", "")}, {"content", o->is_string() ? o->get<std::string>() : content_text(*o, where + ".output")}});
+    out.push_back({{"role", "tool"},
+                   {"tool_call_id", it.value("call_id", "")},
+                   {"content", o->is_string() ? o->get<std::string>() : content_text(*o, where + ".output")}});
   } else if (type == "reasoning") {
     // an earlier turn's reasoning: templates drop it from the history
   } else {
@@ -75,10 +83,14 @@ void add_item(const json& it, size_t i, ojson& out) {
 ChatRequest parse_responses_request(const json& b, const ojson& ob, const RequestDefaults& d) {
   if (!b.is_object()) throw invalid_request("the request body must be a JSON object");
   if (const json* m = field(b, "model"); m && (!m->is_string() || m->get<std::string>() != d.model_id))
-    throw ApiError(404, "invalid_request_error", "The model '" + (m->is_string() ? m->get<std::string>() : m->dump()) + "' does not exist; this server serves '" + d.model_id + "'",
+    throw ApiError(404, "invalid_request_error",
+                   "The model '" + (m->is_string() ? m->get<std::string>() : m->dump()) +
+                       "' does not exist; this server serves '" + d.model_id + "'",
                    "model", "model_not_found");
   if (field(b, "previous_response_id"))
-    throw invalid_request("'previous_response_id' is not supported: this server keeps no responses; send the whole conversation as input", "previous_response_id");
+    throw invalid_request(
+        "'previous_response_id' is not supported: this server keeps no responses; send the whole conversation as input",
+        "previous_response_id");
   ChatRequest r{};
   r.stream = boolean(b, "stream", false);
   r.sampling = d.sampling;
@@ -88,7 +100,8 @@ ChatRequest parse_responses_request(const json& b, const ojson& ob, const Reques
   r.max_tokens = integer(b, "max_output_tokens", 1, d.max_tokens);
   if (const json* t = field(b, "text")) {  // text.format: the Responses API's response_format, flat
     const json* f = t->is_object() ? field(*t, "format") : nullptr;
-    if (!t->is_object() || (f && !f->is_object())) throw invalid_request("'text.format' must be an object", "text.format");
+    if (!t->is_object() || (f && !f->is_object()))
+      throw invalid_request("'text.format' must be an object", "text.format");
     if (f && f->value("type", "") == "json_schema") {
       if (!f->contains("schema")) throw invalid_request("'text.format.schema' is required", "text.format");
       r.constraint = ConstraintSpec{compiled(ob["text"]["format"]["schema"], "text.format"), {}, {}};
@@ -120,11 +133,13 @@ ChatRequest parse_responses_request(const json& b, const ojson& ob, const Reques
     else if (c->is_string() && *c == "required")
       forced = "*";
     else if (!c->is_string() || (*c != "auto" && *c != "none"))
-      throw invalid_request("'tool_choice' must be auto, none, required or {\"type\": \"function\", \"name\": ...}", "tool_choice");
+      throw invalid_request("'tool_choice' must be auto, none, required or {\"type\": \"function\", \"name\": ...}",
+                            "tool_choice");
     use_tools = !(c->is_string() && *c == "none");
   }
   if (field(b, "tools") && use_tools)
-    r.tools = flat_tools(ob["tools"], "parameters", true, "a function tool: {\"type\": \"function\", \"name\": ..., \"parameters\": {...}}");
+    r.tools = flat_tools(ob["tools"], "parameters", true,
+                         "a function tool: {\"type\": \"function\", \"name\": ..., \"parameters\": {...}}");
   if (!forced.empty()) require_tool_call(r, forced == "*" ? "" : forced, field(b, "tool_choice")->dump());
   return r;
 }
@@ -137,7 +152,8 @@ class ResponsesReply : public ReplyFormat {
   explicit ResponsesReply(std::string model)
       : model_(std::move(model)),
         id_(random_id("resp_")),
-        created_(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count()) {}
+        created_(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+                     .count()) {}
 
   std::vector<std::string> open() override {
     json r = response("in_progress");
@@ -151,12 +167,14 @@ class ResponsesReply : public ReplyFormat {
     const OutputEvent& o = e.output;
     if (o.kind == OutputEvent::Kind::ToolCall) {
       close_item(out);
-      json item = {{"type", "function_call"}, {"id", random_id("fc_")}, {"call_id", random_id("call_")}, {"name", o.call.name},
-                   {"arguments", ""}, {"status", "in_progress"}};
+      json item = {{"type", "function_call"}, {"id", random_id("fc_")}, {"call_id", random_id("call_")},
+                   {"name", o.call.name},     {"arguments", ""},        {"status", "in_progress"}};
       const int index = static_cast<int>(items_.size());
       out.push_back(event("response.output_item.added", {{"output_index", index}, {"item", item}}));
-      out.push_back(event("response.function_call_arguments.delta", {{"item_id", item["id"]}, {"output_index", index}, {"delta", o.call.arguments}}));
-      out.push_back(event("response.function_call_arguments.done", {{"item_id", item["id"]}, {"output_index", index}, {"arguments", o.call.arguments}}));
+      out.push_back(event("response.function_call_arguments.delta",
+                          {{"item_id", item["id"]}, {"output_index", index}, {"delta", o.call.arguments}}));
+      out.push_back(event("response.function_call_arguments.done",
+                          {{"item_id", item["id"]}, {"output_index", index}, {"arguments", o.call.arguments}}));
       item["arguments"] = o.call.arguments;
       item["status"] = "completed";
       items_.push_back(item);
@@ -168,24 +186,33 @@ class ResponsesReply : public ReplyFormat {
       close_item(out);
       open_ = reasoning ? "reasoning" : "message";
       items_.push_back(reasoning ? json{{"type", "reasoning"}, {"id", random_id("rs_")}, {"summary", json::array()}}
-                                 : json{{"type", "message"}, {"id", random_id("msg_")}, {"status", "in_progress"}, {"role", "assistant"}, {"content", json::array()}});
+                                 : json{{"type", "message"},
+                                        {"id", random_id("msg_")},
+                                        {"status", "in_progress"},
+                                        {"role", "assistant"},
+                                        {"content", json::array()}});
       const int index = static_cast<int>(items_.size()) - 1;
       out.push_back(event("response.output_item.added", {{"output_index", index}, {"item", items_.back()}}));
       if (!reasoning)
-        out.push_back(event("response.content_part.added", {{"item_id", items_.back()["id"]}, {"output_index", index}, {"content_index", 0}, {"part", text_part("")}}));
+        out.push_back(event("response.content_part.added", {{"item_id", items_.back()["id"]},
+                                                            {"output_index", index},
+                                                            {"content_index", 0},
+                                                            {"part", text_part("")}}));
       text_.clear();
     }
     text_ += o.text;
     const int index = static_cast<int>(items_.size()) - 1;
-    out.push_back(event(reasoning ? "response.reasoning_text.delta" : "response.output_text.delta",
-                        {{"item_id", items_.back()["id"]}, {"output_index", index}, {"content_index", 0}, {"delta", o.text}}));
+    out.push_back(
+        event(reasoning ? "response.reasoning_text.delta" : "response.output_text.delta",
+              {{"item_id", items_.back()["id"]}, {"output_index", index}, {"content_index", 0}, {"delta", o.text}}));
     return out;
   }
 
   std::vector<std::string> close() override {
     std::vector<std::string> out;
     close_item(out);
-    out.push_back(event(status() == "completed" ? "response.completed" : "response.incomplete", {{"response", response(status())}}));
+    out.push_back(event(status() == "completed" ? "response.completed" : "response.incomplete",
+                        {{"response", response(status())}}));
     return out;
   }
 
@@ -203,7 +230,9 @@ class ResponsesReply : public ReplyFormat {
   }
 
  private:
-  static json text_part(const std::string& text) { return {{"type", "output_text"}, {"text", text}, {"annotations", json::array()}}; }
+  static json text_part(const std::string& text) {
+    return {{"type", "output_text"}, {"text", text}, {"annotations", json::array()}};
+  }
 
   std::string event(const std::string& type, json data) {
     data["type"] = type;
@@ -217,12 +246,16 @@ class ResponsesReply : public ReplyFormat {
     json& item = items_.back();
     const int index = static_cast<int>(items_.size()) - 1;
     if (open_ == "message") {
-      out.push_back(event("response.output_text.done", {{"item_id", item["id"]}, {"output_index", index}, {"content_index", 0}, {"text", text_}}));
-      out.push_back(event("response.content_part.done", {{"item_id", item["id"]}, {"output_index", index}, {"content_index", 0}, {"part", text_part(text_)}}));
+      out.push_back(event("response.output_text.done",
+                          {{"item_id", item["id"]}, {"output_index", index}, {"content_index", 0}, {"text", text_}}));
+      out.push_back(
+          event("response.content_part.done",
+                {{"item_id", item["id"]}, {"output_index", index}, {"content_index", 0}, {"part", text_part(text_)}}));
       item["content"] = json::array({text_part(text_)});
       item["status"] = "completed";
     } else {
-      out.push_back(event("response.reasoning_text.done", {{"item_id", item["id"]}, {"output_index", index}, {"content_index", 0}, {"text", text_}}));
+      out.push_back(event("response.reasoning_text.done",
+                          {{"item_id", item["id"]}, {"output_index", index}, {"content_index", 0}, {"text", text_}}));
       item["content"] = json::array({{{"type", "reasoning_text"}, {"text", text_}}});
     }
     out.push_back(event("response.output_item.done", {{"output_index", index}, {"item", item}}));
@@ -232,10 +265,18 @@ class ResponsesReply : public ReplyFormat {
   std::string status() const { return done_.finish_reason == "length" ? "incomplete" : "completed"; }
 
   json response(const std::string& status) const {
-    json r = {{"id", id_}, {"object", "response"}, {"created_at", created_}, {"status", status}, {"model", model_},
-              {"output", status == "in_progress" ? json::array() : items_}, {"error", nullptr},
+    json r = {{"id", id_},
+              {"object", "response"},
+              {"created_at", created_},
+              {"status", status},
+              {"model", model_},
+              {"output", status == "in_progress" ? json::array() : items_},
+              {"error", nullptr},
               {"incomplete_details", status == "incomplete" ? json{{"reason", "max_output_tokens"}} : json(nullptr)},
-              {"parallel_tool_calls", true}, {"tool_choice", "auto"}, {"tools", json::array()}, {"text", {{"format", {{"type", "text"}}}}}};
+              {"parallel_tool_calls", true},
+              {"tool_choice", "auto"},
+              {"tools", json::array()},
+              {"text", {{"format", {{"type", "text"}}}}}};
     if (status != "in_progress")
       r["usage"] = {{"input_tokens", done_.usage.prompt_tokens},
                     {"input_tokens_details", {{"cached_tokens", done_.usage.cached_tokens}}},

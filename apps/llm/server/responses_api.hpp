@@ -15,7 +15,8 @@ namespace tg::llm::server {
 
 // The request as the chat path runs it; unsupported fields (previous_response_id, built-in tools, schema
 // keywords outside the constrained subset) are 400s naming them.
-ChatRequest parse_responses_request(const nlohmann::json& body, const nlohmann::ordered_json& ordered, const RequestDefaults& d);
+ChatRequest parse_responses_request(const nlohmann::json& body, const nlohmann::ordered_json& ordered,
+                                    const RequestDefaults& d);
 
 // The response object ({"object": "response", "output": [items], "usage"}), or the stream response.created …
 // response.output_text.delta … response.completed.

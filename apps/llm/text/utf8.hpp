@@ -27,8 +27,9 @@ inline void append_utf8(std::string& out, uint32_t cp) {
 
 enum class Utf8Scan { Complete, Invalid, Truncated };
 
-// Classifies the UTF-8 sequence at s[i] (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF) and sets `length` to its complete length, or to the length of the valid
-// prefix before the byte that breaks it (at least 1), or to the bytes present when the text ends first.
+// Classifies the UTF-8 sequence at s[i] (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF) and sets
+// `length` to its complete length, or to the length of the valid prefix before the byte that breaks it (at least 1), or
+// to the bytes present when the text ends first.
 inline Utf8Scan scan_utf8(std::string_view s, size_t i, size_t& length) {
   const auto lead = static_cast<unsigned char>(s[i]);
   length = 1;

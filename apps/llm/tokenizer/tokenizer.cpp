@@ -45,8 +45,10 @@ int parse_byte_token(std::string_view text) {
   if (text.size() != 6 || text.substr(0, 3) != "<0x" || text[5] != '>') return -1;
   int value = 0;
   for (char c : text.substr(3, 2)) {
-    const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                    : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    const int digit = c >= '0' && c <= '9'   ? c - '0'
+                      : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                      : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                             : -1;
     if (digit < 0) return -1;
     value = value * 16 + digit;
   }
@@ -90,8 +92,8 @@ std::string bpe_piece_bytes(std::string_view text) {
 
 // Tokens llama.cpp treats as the end of a turn by their spelling (and forces to control type).
 bool names_end_of_turn(std::string_view text) {
-  for (std::string_view name : {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
-                                "<|eom_id|>", "<EOT>"})
+  for (std::string_view name :
+       {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>"})
     if (text == name) return true;
   return false;
 }
@@ -125,7 +127,7 @@ TokenIndex::TokenIndex(const StringTable& texts) : texts_(&texts) {
 TokenId TokenIndex::find(std::string_view text) const {
   if (slots_.empty()) return -1;
   const size_t mask = slots_.size() - 1;
-  for (size_t at = std::hash<std::string_view>{}(text) & mask;; at = (at + 1) & mask) {
+  for (size_t at = std::hash<std::string_view>{}(text)&mask;; at = (at + 1) & mask) {
     if (slots_[at] < 0) return -1;
     if ((*texts_)[slots_[at]] == text) return slots_[at];
   }
@@ -185,16 +187,12 @@ Tokenizer::Impl::Impl(Vocab v) : vocab(std::move(v)) {
         break;
       }
       case TokenType::Undefined:
-      case TokenType::Normal:
-        bytes.push_back(is_spm ? spm_piece_bytes(text) : bpe_piece_bytes(text));
-        break;
+      case TokenType::Normal: bytes.push_back(is_spm ? spm_piece_bytes(text) : bpe_piece_bytes(text)); break;
       // Special tokens are spelled in the vocabulary as they are written in text.
       case TokenType::Unknown:
       case TokenType::Control:
       case TokenType::UserDefined:
-      case TokenType::Unused:
-        bytes.push_back(text);
-        break;
+      case TokenType::Unused: bytes.push_back(text); break;
     }
     const TokenType t = type(id);
     if (t == TokenType::Control || t == TokenType::UserDefined || t == TokenType::Unknown) specials.insert(text, id);

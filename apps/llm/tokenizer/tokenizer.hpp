@@ -38,13 +38,13 @@ enum class TokenType : int32_t {
 
 // Everything a tokenizer is built from, as GGUF stores it under tokenizer.ggml.*.
 struct Vocab {
-  std::string model = "llama";   // "llama": SentencePiece-style; "gpt2": byte-level BPE
-  std::string pre = "default";   // gpt2 only: pre-tokenizer (default, gpt-2, smollm, qwen2, llama-bpe)
+  std::string model = "llama";  // "llama": SentencePiece-style; "gpt2": byte-level BPE
+  std::string pre = "default";  // gpt2 only: pre-tokenizer (default, gpt-2, smollm, qwen2, llama-bpe)
   std::vector<std::string> tokens;
-  std::vector<float> scores;      // llama: merge priority, higher merges first (empty: all 0)
-  std::vector<TokenType> types;   // (optional) per token (empty: all Normal)
+  std::vector<float> scores;        // llama: merge priority, higher merges first (empty: all 0)
+  std::vector<TokenType> types;     // (optional) per token (empty: all Normal)
   std::vector<std::string> merges;  // gpt2: "left right", rank = index (first merges first)
-  TokenId bos_id = -1;  // -1: none
+  TokenId bos_id = -1;              // -1: none
   TokenId eos_id = -1;
   TokenId eot_id = -1;  // (optional) end of turn, when the vocabulary names one
   TokenId unk_id = -1;

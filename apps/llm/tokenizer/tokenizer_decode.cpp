@@ -22,12 +22,8 @@ size_t append_repaired_utf8(std::string_view bytes, bool final, std::string& out
   while (i < bytes.size()) {
     size_t length = 0;
     switch (scan_utf8(bytes, i, length)) {
-      case Utf8Scan::Complete:
-        out.append(bytes.substr(i, length));
-        break;
-      case Utf8Scan::Invalid:
-        out += kReplacement;
-        break;
+      case Utf8Scan::Complete: out.append(bytes.substr(i, length)); break;
+      case Utf8Scan::Invalid: out += kReplacement; break;
       case Utf8Scan::Truncated:
         if (!final) return i;  // may still complete with the next token's bytes
         out += kReplacement;

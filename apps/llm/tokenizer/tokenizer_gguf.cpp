@@ -34,7 +34,8 @@ Tokenizer Tokenizer::from_gguf(const GGUFFile& f) {
   const GGUFValue& tokens = f.at("tokenizer.ggml.tokens");
   v.tokens.reserve(tokens.array_size());
   tokens.for_each_element([&](const GGUFValue& t) { v.tokens.push_back(t.as_string()); });
-  each_of(f, "tokenizer.ggml.scores", [&](const GGUFValue& s) { v.scores.push_back(static_cast<float>(s.as_float())); });
+  each_of(f, "tokenizer.ggml.scores",
+          [&](const GGUFValue& s) { v.scores.push_back(static_cast<float>(s.as_float())); });
   each_of(f, "tokenizer.ggml.token_type", [&](const GGUFValue& t) {
     const int64_t type = t.as_int();
     // Out-of-range values are reported by the constructor with the token's index.

@@ -21,7 +21,9 @@ namespace tg::llm::detail {
 class StringTable {
  public:
   void push_back(std::string_view s);
-  std::string_view operator[](size_t i) const { return std::string_view(chars_).substr(ends_[i] - length(i), length(i)); }
+  std::string_view operator[](size_t i) const {
+    return std::string_view(chars_).substr(ends_[i] - length(i), length(i));
+  }
   size_t size() const { return ends_.size(); }
   void shrink_to_fit();
 
@@ -164,7 +166,7 @@ struct Tokenizer::Impl {
   // Appends the bytes of `id` to `out`; removes the space SentencePiece put before the first piece.
   void append_piece(TokenId id, bool render_special, bool& at_start, std::string& out) const;
 
-  Vocab vocab;  // its tokens (and merges) are moved into the tables below once built
+  Vocab vocab;                // its tokens (and merges) are moved into the tables below once built
   detail::StringTable texts;  // each token as the vocabulary spells it
   detail::TokenIndex index;
   detail::SpecialMatcher specials;

@@ -54,13 +54,11 @@ TokenId SpmEncoder::mergeable(std::string_view piece) const {
     case TokenType::Undefined:
     case TokenType::Normal:
     case TokenType::UserDefined:
-    case TokenType::Unused:
-      return id;
+    case TokenType::Unused: return id;
     // SentencePiece never merges into control, unknown or byte pieces: "<bos>" typed as text stays text.
     case TokenType::Unknown:
     case TokenType::Control:
-    case TokenType::Byte:
-      return -1;
+    case TokenType::Byte: return -1;
   }
   return -1;
 }

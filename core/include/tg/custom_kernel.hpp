@@ -90,8 +90,8 @@ class CustomKernel {
  public:
   explicit CustomKernel(std::string name);
 
-  KExpr buffer(int index, DType dtype);              // the index-th Tensor argument, as a pointer
-  KExpr range(int64_t n, Axis axis);                 // an index in [0, n)
+  KExpr buffer(int index, DType dtype);  // the index-th Tensor argument, as a pointer
+  KExpr range(int64_t n, Axis axis);     // an index in [0, n)
   KExpr constant(double v, DType dtype);
   // a variable's value at launch (bind it in operator()): one compiled kernel serves every value, and a Jit
   // replay patches it like any other kernel's variable
@@ -102,8 +102,8 @@ class CustomKernel {
   // one (vector) load where the renderer takes packed loads, else its bytes one by one
   KExpr load_packed(const KExpr& bytes, const KExpr& idx, DType dtype);
   KExpr reduce(const KExpr& value, Reduce op, const std::vector<KExpr>& ranges);
-  KExpr reg(DType dtype, int64_t size);              // a private array
-  KExpr local(DType dtype, int64_t size);            // a work-group array (renderers with local memory only)
+  KExpr reg(DType dtype, int64_t size);    // a private array
+  KExpr local(DType dtype, int64_t size);  // a work-group array (renderers with local memory only)
   KExpr store(const KExpr& buf, const KExpr& idx, const KExpr& value);
   KExpr store(const KExpr& buf, const KExpr& idx, const KExpr& value, const KExpr& gate);
   KExpr loop(const std::vector<KExpr>& statements, const std::vector<KExpr>& ranges);
@@ -119,7 +119,7 @@ class CustomKernel {
   using Code = std::vector<std::pair<std::string, std::string>>;  // {language, snippet}
   KExpr inline_expr(DType dtype, const Code& code, const std::vector<KExpr>& args);
   KExpr inline_stmt(const Code& code, const std::vector<KExpr>& args);
-  void run(const KExpr& statement);                  // appends a top-level statement
+  void run(const KExpr& statement);  // appends a top-level statement
 
   // C = A . B (or C += A . B where `accumulate`), a statement: on the device's matrix unit where it has one (x86
   // AMX: KIR's TILE_MMA; plugin_abi.h gives the layouts of A's and B's slabs), else as the loops it means. C is
@@ -130,7 +130,7 @@ class CustomKernel {
   // Whether tile_mma with a C of `dtype` runs on `device`'s matrix unit (otherwise it runs as loops: correct, slow).
   static bool has_matrix_unit(const std::string& device, DType dtype);
 
-  CustomKernel& parallel(bool on = true);            // spread the first GLOBAL range over cores / the grid
+  CustomKernel& parallel(bool on = true);  // spread the first GLOBAL range over cores / the grid
 
   // Runs the kernel: allocates the outputs, realizes the inputs, launches once.
   // `vars` binds every variable() the kernel reads. A kernel may also store into an input buffer (an in-place

@@ -26,7 +26,8 @@ std::vector<PluginInfo> plugin_reports();
 // (`tg devices --explain`, `DEV=?`).
 std::string explain_devices(bool search_order = true);
 // One row per plugin file and per standard device (NV, AMD, METAL, CPU, QCOM, DSP) no file provides: device,
-// plugin, ABI, state (ready, no device, shadowed, failed, not found), file, and the devices or the reason (`tg devices`).
+// plugin, ABI, state (ready, no device, shadowed, failed, not found), file, and the devices or the reason (`tg
+// devices`).
 std::string device_table();
 // Device names that can be opened, e.g. {"CPU"}.
 std::vector<std::string> available_devices();

@@ -7,7 +7,19 @@
 namespace tg {
 
 enum class ScalarType : uint8_t {
-  Bool = 0, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, Float16, BFloat16, Float32, Float64,
+  Bool = 0,
+  Int8,
+  Int16,
+  Int32,
+  Int64,
+  UInt8,
+  UInt16,
+  UInt32,
+  UInt64,
+  Float16,
+  BFloat16,
+  Float32,
+  Float64,
 };
 inline constexpr int kScalarTypeCount = 13;
 
@@ -47,7 +59,7 @@ inline constexpr DType float16{ScalarType::Float16};
 inline constexpr DType bfloat16{ScalarType::BFloat16};
 inline constexpr DType float32{ScalarType::Float32};
 inline constexpr DType float64{ScalarType::Float64};
-inline constexpr DType all[] = {bool_, int8,  int16,   int32,    int64,   uint8,  uint16,
+inline constexpr DType all[] = {bool_,  int8,   int16,   int32,    int64,   uint8,  uint16,
                                 uint32, uint64, float16, bfloat16, float32, float64};
 
 // The type both operands of a binary op are promoted to (numpy-like lattice, floats win).

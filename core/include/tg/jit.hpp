@@ -26,11 +26,12 @@ namespace tg {
 //   capturing off: every call then runs the function.
 class Jit {
  public:
-  using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs, const std::vector<BoundVariable>& vars)>;
+  using Fn =
+      std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs, const std::vector<BoundVariable>& vars)>;
   explicit Jit(Fn fn);
 
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs, const std::vector<BoundVariable>& vars = {});
-  void reset();                     // forget the capture: the next two calls run and capture again
+  void reset();                      // forget the capture: the next two calls run and capture again
   size_t captured_launches() const;  // 0 until captured
 
  private:

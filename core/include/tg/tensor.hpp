@@ -18,7 +18,7 @@ namespace ir {
 class UOp;
 enum class Op : uint8_t;
 enum class ReduceOp : int64_t;
-}
+}  // namespace ir
 
 using Shape = std::vector<int64_t>;
 class CustomKernel;
@@ -40,13 +40,15 @@ class Tensor {
   static Tensor full(const Shape& shape, double value, DType dtype = dtypes::float32, const std::string& device = "");
   static Tensor zeros(const Shape& shape, DType dtype = dtypes::float32, const std::string& device = "");
   static Tensor ones(const Shape& shape, DType dtype = dtypes::float32, const std::string& device = "");
-  static Tensor arange(double start, double stop, double step = 1, DType dtype = dtypes::int32, const std::string& device = "");
+  static Tensor arange(double start, double stop, double step = 1, DType dtype = dtypes::int32,
+                       const std::string& device = "");
   static Tensor eye(int64_t n, DType dtype = dtypes::float32, const std::string& device = "");
   // uniform in [0, 1) / standard normal, reproducible from the seed on every device
   static Tensor rand(const Shape& shape, uint64_t seed, DType dtype = dtypes::float32, const std::string& device = "");
   static Tensor randn(const Shape& shape, uint64_t seed, DType dtype = dtypes::float32, const std::string& device = "");
   // host data (T must match dtype's size: float, int32_t, uint16_t for float16/bfloat16 bits, ...)
-  static Tensor from_bytes(const void* data, size_t nbytes, const Shape& shape, DType dtype, const std::string& device = "");
+  static Tensor from_bytes(const void* data, size_t nbytes, const Shape& shape, DType dtype,
+                           const std::string& device = "");
   // Host memory the caller keeps alive through `owner` (a memory-mapped file, say): on devices whose buffers the
   // host addresses (the CPU) the tensor reads it in place, with no copy; elsewhere it is copied in. Kernels only
   // read such a tensor: it must be an input, never written.
@@ -63,7 +65,7 @@ class Tensor {
   static Tensor from_variable(const BoundVariable& v, const std::string& device = "");
 
   // ---- properties ----
-  const Shape& shape() const;  // symbolic dims at their bound values
+  const Shape& shape() const;     // symbolic dims at their bound values
   std::vector<Dim> dims() const;  // the dims as declared: static sizes or expressions of bound variables
   bool is_symbolic() const;       // some dim is an expression of variables
   DType dtype() const;
@@ -133,7 +135,7 @@ class Tensor {
   Tensor expand(Shape shape) const;  // -1 keeps a dim
   Tensor expand(const std::vector<Dim>& dims) const;
   Tensor expand(std::initializer_list<Dim> dims) const { return expand(std::vector<Dim>(dims)); }
-  Tensor pad(std::vector<std::pair<int64_t, int64_t>> padding) const;  // (before, after) per dim, >= 0
+  Tensor pad(std::vector<std::pair<int64_t, int64_t>> padding) const;    // (before, after) per dim, >= 0
   Tensor shrink(std::vector<std::pair<int64_t, int64_t>> bounds) const;  // [start, end) per dim
   Tensor slice(int64_t axis, int64_t start, int64_t end) const;          // python-like: negatives, clamping
   Tensor flip(std::vector<int64_t> axes) const;
@@ -169,10 +171,11 @@ class Tensor {
   Tensor shard(const std::vector<std::string>& devices, std::optional<int64_t> axis = std::nullopt) const;
   // Over a mesh of devices (row-major: on a 2x2 mesh devices[2*i + j] sits at (i, j)): axes[m] is the axis split
   // along mesh dim m, or nullopt where the tensor is whole along it (replicated).
-  Tensor shard(const std::vector<std::string>& devices, const Shape& mesh, const std::vector<std::optional<int64_t>>& axes) const;
+  Tensor shard(const std::vector<std::string>& devices, const Shape& mesh,
+               const std::vector<std::optional<int64_t>>& axes) const;
   Tensor shard_like(const Tensor& other) const;  // as `other` is sharded
   std::vector<std::string> devices() const;      // {device()} for a tensor on one
-  void copy_out(void* dst, size_t nbytes);  // realizes; nbytes must equal numel * itemsize
+  void copy_out(void* dst, size_t nbytes);       // realizes; nbytes must equal numel * itemsize
   template <typename T>
   std::vector<T> to_vector() {
     check_host_type(sizeof(T));
@@ -182,7 +185,8 @@ class Tensor {
   }
   template <typename T>
   T item() {
-    if (numel() != 1) throw std::invalid_argument("tg: item() needs a tensor with one element, got shape " + shape_str(shape()));
+    if (numel() != 1)
+      throw std::invalid_argument("tg: item() needs a tensor with one element, got shape " + shape_str(shape()));
     return to_vector<T>()[0];
   }
 

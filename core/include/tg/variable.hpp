@@ -51,15 +51,15 @@ class BoundVariable {
 // a symbolic dim loops to the variable's value at launch; buffers that hold one are sized for its max.
 class Dim {
  public:
-  Dim(int64_t size);             // NOLINT: a static size converts implicitly
-  Dim(const BoundVariable& v);   // NOLINT: so does a bound variable
+  Dim(int64_t size);                                  // NOLINT: a static size converts implicitly
+  Dim(const BoundVariable& v);                        // NOLINT: so does a bound variable
   explicit Dim(std::shared_ptr<const ir::UOp> node);  // an int64 dim expression (tg internals)
 
   bool is_static() const;
   int64_t value() const;  // under the current bindings
   int64_t min() const;    // over every value the variables may take
   int64_t max() const;
-  std::string str() const;  // "start_pos+1"
+  std::string str() const;           // "start_pos+1"
   bool same_as(const Dim& o) const;  // provably equal for every binding
   std::shared_ptr<const ir::UOp> node() const { return node_; }
 

@@ -34,17 +34,21 @@ std::string upcast_lanes(Plan& p, int w) {
   if (w * out.itemsize() > 64 || !e_vector_ok(p.caps, out, w))
     return "the renderer has no vector of " + std::to_string(w) + " " + out.name();
   UOpPtr outer = end == w ? const_int(r->dtype, 0)
-                          : UOp::make(Op::RANGE, r->dtype, {const_int(r->dtype, end / w)}, RangeInfo{r->range().id, AxisType::UPCAST});
+                          : UOp::make(Op::RANGE, r->dtype, {const_int(r->dtype, end / w)},
+                                      RangeInfo{r->range().id, AxisType::UPCAST});
   std::vector<UOpPtr> lanes;
   for (int l = 0; l < w; ++l)
-    lanes.push_back(simplify(substitute(p.sink, {{r.get(), alu(Op::ADD, alu(Op::MUL, outer, const_int(r->dtype, w)), const_int(r->dtype, l))}})));
+    lanes.push_back(simplify(substitute(
+        p.sink, {{r.get(), alu(Op::ADD, alu(Op::MUL, outer, const_int(r->dtype, w)), const_int(r->dtype, l))}})));
   std::vector<UOpPtr> idx, vals;
   for (const auto& ls : lanes) idx.push_back(ls->src[0]->src[1]), vals.push_back(ls->src[0]->src[2]);
   std::map<const UOp*, bool> memo;
   if (!consecutive_index(idx)) return "its lanes would be stored apart (the store is not contiguous along it)";
   if (!vectorizable(vals, memo)) return "its lanes would be gathered (a value does not vectorize along it)";
-  if (end == w) p.ranges.pop_back();  // the lanes cover the whole loop
-  else p.ranges.back() = outer, ++p.tile_axis;
+  if (end == w)
+    p.ranges.pop_back();  // the lanes cover the whole loop
+  else
+    p.ranges.back() = outer, ++p.tile_axis;
   p.lanes = std::move(lanes);
   p.rows = {p.lanes};
   return "";
@@ -89,7 +93,8 @@ std::string unroll(Plan& p, int axis, int w) {
       return "a reduction over it has no vector of " + std::to_string(w) + " " + n->dtype.name() +
              " accumulators (the loop's length, the renderer's widths or its combine)";
     std::map<const UOp*, bool> memo;
-    if (!vectorizable(unrolled_lanes(*n, w).lanes, memo)) return "its lanes would be gathered (a value does not vectorize along it)";
+    if (!vectorizable(unrolled_lanes(*n, w).lanes, memo))
+      return "its lanes would be gathered (a value does not vectorize along it)";
   }
   p.unrolls[r.get()] = w;
   return "";
@@ -106,13 +111,15 @@ std::string apply(Plan& p, const Opt& o) {
       if (p.gpu_plan) {  // 1 is a choice here: one output (tile) per work-item (warp) along the axis
         if (*p.gpu_plan == OptOp::GROUP) return "a group reduce takes no tile";
         if (o.amount < 1) return "an UPCAST takes 1 or more after a GPU plan";
-        if (o.axis + 2 < static_cast<int>(p.axes.size())) return "a matmul plan's tile is along m and n, the two innermost loops";
+        if (o.axis + 2 < static_cast<int>(p.axes.size()))
+          return "a matmul plan's tile is along m and n, the two innermost loops";
         p.gpu_upcasts.emplace_back(o.axis, o.amount);
         return "";
       }
       if (o.amount < 2) return "an UPCAST takes 2 or more";
-      if (p.lanes.size() <= 1) return o.axis == innermost(p) ? upcast_lanes(p, o.amount)
-                                                              : "the innermost loop is upcast first (the output vector)";
+      if (p.lanes.size() <= 1)
+        return o.axis == innermost(p) ? upcast_lanes(p, o.amount)
+                                      : "the innermost loop is upcast first (the output vector)";
       return upcast_tile(p, o.axis, o.amount);
     case OptOp::PADTO: {
       const bool rows = o.axis == row_axis(p) && o.axis != innermost(p);
@@ -123,7 +130,8 @@ std::string apply(Plan& p, const Opt& o) {
       return "";
     }
     case OptOp::STAGE:
-      if (o.axis != row_axis(p) || p.stage) return "a panel is staged once, where the row loop opens (axis " + std::to_string(row_axis(p)) + ")";
+      if (o.axis != row_axis(p) || p.stage)
+        return "a panel is staged once, where the row loop opens (axis " + std::to_string(row_axis(p)) + ")";
       p.stage = true;
       return "";
     case OptOp::UNROLL: break;  // above: its axis is a reduce loop
@@ -160,18 +168,24 @@ std::string build_tile(Plan& p) {
   const int64_t end = t.rows, vend = t.vecs;
   const bool has_vector_loop = v != nullptr;
   const int64_t rpad = p.pad_rows ? (end + p.pad_rows - 1) / p.pad_rows * p.pad_rows : end;
-  if (rpad % u) return std::to_string(u) + " rows do not divide the row loop's " + (is_const_end(r) ? std::to_string(rpad) + " iterations" : "symbolic length");
+  if (rpad % u)
+    return std::to_string(u) + " rows do not divide the row loop's " +
+           (is_const_end(r) ? std::to_string(rpad) + " iterations" : "symbolic length");
   if (c > 1 && !v) return "no vector loop to take " + std::to_string(c) + " vectors";
   const int64_t vpad = p.pad_to ? (vend + p.pad_to - 1) / p.pad_to * p.pad_to : vend;
-  if (vpad % c) return std::to_string(c) + " vectors do not divide the vector loop's " + std::to_string(vpad) + " iterations";
+  if (vpad % c)
+    return std::to_string(c) + " vectors do not divide the vector loop's " + std::to_string(vpad) + " iterations";
   // the loads every row tile shares (a matmul's B) are what STAGE copies; padded vectors' loads are gated there
   const UOpPtr shared_k = p.stage && v && c > 1 && vend > c ? shared_reduce_range(p.lanes, r, v) : nullptr;
   if (p.stage && !shared_k) return "no operand every row tile reads alike across several vector tiles";
-  if (vpad != vend && !p.stage) return "a padded vector loop needs STAGE (the padded vectors' loads are gated in the copy)";
-  if (rpad != end && (vpad != vend || !is_const_end(r) || rpad == u)) return "a tile pads its rows or its vectors, not both, and rows only across several tiles";
+  if (vpad != vend && !p.stage)
+    return "a padded vector loop needs STAGE (the padded vectors' loads are gated in the copy)";
+  if (rpad != end && (vpad != vend || !is_const_end(r) || rpad == u))
+    return "a tile pads its rows or its vectors, not both, and rows only across several tiles";
   auto split = [](const UOpPtr& range, int64_t n, int f) {
     return n == f ? const_int(range->dtype, 0)
-                  : UOp::make(Op::RANGE, range->dtype, {const_int(range->dtype, n / f)}, RangeInfo{range->range().id, AxisType::UPCAST});
+                  : UOp::make(Op::RANGE, range->dtype, {const_int(range->dtype, n / f)},
+                              RangeInfo{range->range().id, AxisType::UPCAST});
   };
   UOpPtr ro = u > 1 ? split(r, rpad, u) : r, vo = c > 1 ? split(v, vpad, c) : v;
   TileRows rows;
@@ -184,16 +198,21 @@ std::string build_tile(Plan& p) {
           row_q = alu(Op::WHERE, alu(Op::CMPLT, row_q, const_int(r->dtype, end)), row_q, const_int(r->dtype, end - 1));
         at.emplace_back(r.get(), row_q);
       }
-      if (c > 1) at.emplace_back(v.get(), alu(Op::ADD, alu(Op::MUL, vo, const_int(v->dtype, c)), const_int(v->dtype, c0)));
+      if (c > 1)
+        at.emplace_back(v.get(), alu(Op::ADD, alu(Op::MUL, vo, const_int(v->dtype, c)), const_int(v->dtype, c0)));
       std::vector<UOpPtr> row;
       for (const auto& ls : p.lanes) row.push_back(simplify(substitute(ls, at)));
       rows.push_back(std::move(row));
     }
   std::vector<UOpPtr> new_ranges = ranges;
-  if (c > 1 && vpad == c) new_ranges.pop_back();
-  else if (c > 1) new_ranges.back() = vo;
-  if (u > 1 && rpad == u) new_ranges.erase(new_ranges.begin() + static_cast<long>(ri));
-  else if (u > 1) new_ranges[ri] = ro;
+  if (c > 1 && vpad == c)
+    new_ranges.pop_back();
+  else if (c > 1)
+    new_ranges.back() = vo;
+  if (u > 1 && rpad == u)
+    new_ranges.erase(new_ranges.begin() + static_cast<long>(ri));
+  else if (u > 1)
+    new_ranges[ri] = ro;
   // the vector loop outermost: one column panel of B stays in cache while every row tile passes over it
   // (not on a GPU: its contiguous loop must stay innermost, on grid dim 0)
   if (u > 1 && has_vector_loop && vend > c && new_ranges.size() > 1 && !is_gpu(p.caps))
@@ -203,7 +222,8 @@ std::string build_tile(Plan& p) {
   const UOpPtr& row = u > 1 ? ro : r;
   if (p.stage) {
     int64_t next_id = next_range_id(sink);
-    if (row->op != Op::RANGE || new_ranges.back() != row) return "the row loop is not the innermost, where the panel would be copied";
+    if (row->op != Op::RANGE || new_ranges.back() != row)
+      return "the row loop is not the innermost, where the panel would be copied";
     p.staged = stage_panel(rows, c, row, vo, shared_k, gates, next_id);
     if (!p.staged) return "the shared loads do not form one panel";
     p.staged_row = row;
@@ -260,7 +280,8 @@ std::string build_planned(Plan& p) {
 std::string build_thread(Plan& p) {
   if (!p.thread || p.grid) return "";
   const int64_t id = p.axes[p.thread->axis]->range().id;
-  auto it = std::find_if(p.ranges.begin(), p.ranges.end(), [&](const UOpPtr& r) { return r->op == Op::RANGE && r->range().id == id; });
+  auto it = std::find_if(p.ranges.begin(), p.ranges.end(),
+                         [&](const UOpPtr& r) { return r->op == Op::RANGE && r->range().id == id; });
   if (it == p.ranges.end()) return "the axis' loop is covered by the tile (no loop is left to spread)";
   if (!is_const_end(*it)) return "the axis' loop has a symbolic length (launch dims are fixed)";
   const int64_t n = (*it)->src[0]->arg_int();

@@ -19,7 +19,9 @@ ir::PatternMatcher pm_decompositions_for(const tg_renderer_caps& caps);
 
 // A LOAD whose dtype is wider than its uint8 buffer's (CustomKernel::load_packed): that many bytes at the byte
 // index, little-endian, at any alignment. (A vector LOAD of a buffer's own dtype is not packed.)
-inline bool is_packed_load(const ir::UOp& u) { return u.op == ir::Op::LOAD && u.dtype.scalar != u.src[0]->dtype.scalar; }
+inline bool is_packed_load(const ir::UOp& u) {
+  return u.op == ir::Op::LOAD && u.dtype.scalar != u.src[0]->dtype.scalar;
+}
 // The same value from byte loads, shifts and ORs, for renderers without packed loads of its dtype.
 ir::UOpPtr packed_load_from_bytes(const ir::UOpPtr& load);
 

@@ -11,7 +11,8 @@ namespace tg::codegen {
 using namespace ir;
 
 void Emitter::require_local(const char* what) const {
-  if (!caps_.has_local) throw Error(std::string("tg: ") + what + " needs local memory, which this renderer does not have");
+  if (!caps_.has_local)
+    throw Error(std::string("tg: ") + what + " needs local memory, which this renderer does not have");
 }
 
 int32_t Emitter::emit(const UOpPtr& u) {
@@ -69,14 +70,17 @@ int32_t Emitter::emit_uncached(const UOpPtr& u) {
   switch (u->op) {
     case Op::CONST: {
       tg_kir_arg a{};
-      if (u->dtype.is_float()) a.f = u->const_value();
-      else a.i = std::holds_alternative<int64_t>(u->arg) ? u->arg_int() : static_cast<int64_t>(u->const_value());
+      if (u->dtype.is_float())
+        a.f = u->const_value();
+      else
+        a.i = std::holds_alternative<int64_t>(u->arg) ? u->arg_int() : static_cast<int64_t>(u->const_value());
       return k_.add(TG_KIR_CONST, dt(u->dtype), 1, {}, a);
     }
     case Op::PARAM: return k_.add(TG_KIR_PARAM, dt(u->dtype), 1, {}, {.i = u->arg_int()});
     case Op::DEFINE_VAR: {
       auto it = var_params_.find(u->var().name);
-      if (it == var_params_.end()) throw Error("tg: internal: variable " + u->var().name + " is not a kernel parameter");
+      if (it == var_params_.end())
+        throw Error("tg: internal: variable " + u->var().name + " is not a kernel parameter");
       return k_.add(TG_KIR_PARAM, dt(u->dtype), 1, {}, {.i = it->second});
     }
     case Op::RANGE: throw Error("tg: internal: range r" + std::to_string(u->range().id) + " used outside its loop");
@@ -86,7 +90,8 @@ int32_t Emitter::emit_uncached(const UOpPtr& u) {
       if (u->src.size() > 2) src.push_back(emit(u->src[2]));
       return k_.add(TG_KIR_LOAD, dt(u->dtype), u->dtype.count, std::move(src));  // (a vector from a vector array)
     }
-    case Op::REDUCE: throw Error("tg: internal: a REDUCE reached the linearizer (lower_reduces makes accumulators of them)");
+    case Op::REDUCE:
+      throw Error("tg: internal: a REDUCE reached the linearizer (lower_reduces makes accumulators of them)");
     case Op::STORE: {
       std::vector<int32_t> src{emit(u->src[0]), emit(u->src[1]), emit(u->src[2])};
       if (u->src.size() > 3) src.push_back(emit(u->src[3]));
@@ -95,7 +100,8 @@ int32_t Emitter::emit_uncached(const UOpPtr& u) {
     case Op::VECTORIZE:  // lanes into one vector, through the lane expansion (neighbouring loads as vector loads)
       return broadcast(emit_lanes(u->src), u->dtype, static_cast<int>(u->src.size()));
     case Op::GEP:  // lane i of lanes (a VECTORIZE): taken from whatever the lane expansion made of them
-      if (u->src[0]->op == Op::VECTORIZE) return lane(emit_lanes(u->src[0]->src), u->dtype, static_cast<int>(u->arg_int()));
+      if (u->src[0]->op == Op::VECTORIZE)
+        return lane(emit_lanes(u->src[0]->src), u->dtype, static_cast<int>(u->arg_int()));
       return k_.add(TG_KIR_GEP, dt(u->dtype), 1, {emit(u->src[0])}, {.i = u->arg_int()});
     case Op::WMMA: {
       std::vector<int32_t> src;
@@ -104,8 +110,10 @@ int32_t Emitter::emit_uncached(const UOpPtr& u) {
     }
     case Op::END: {
       int64_t n = u->arg_int();
-      emit_carried_inits(std::vector<UOpPtr>(u->src.begin(), u->src.begin() + n), std::vector<UOpPtr>(u->src.begin() + n, u->src.end()));
-      emit_end(std::vector<UOpPtr>(u->src.begin(), u->src.begin() + n), std::vector<UOpPtr>(u->src.begin() + n, u->src.end()), 0);
+      emit_carried_inits(std::vector<UOpPtr>(u->src.begin(), u->src.begin() + n),
+                         std::vector<UOpPtr>(u->src.begin() + n, u->src.end()));
+      emit_end(std::vector<UOpPtr>(u->src.begin(), u->src.begin() + n),
+               std::vector<UOpPtr>(u->src.begin() + n, u->src.end()), 0);
       return -1;
     }
     case Op::AFTER:  // the statements first, then the buffer itself
@@ -130,7 +138,8 @@ int32_t Emitter::emit_uncached(const UOpPtr& u) {
       for (const auto& s : u->src) src.push_back(emit(s));
       const UOpPtr& steps = u->src[9];
       if (steps->op == Op::CONST)
-        flops_ += mult_ * 2 * 256 * (u->arg_int() & 15) * ((u->arg_int() >> 4) & 15) * steps->arg_int() * 64 / u->src[3]->dtype.itemsize();
+        flops_ += mult_ * 2 * 256 * (u->arg_int() & 15) * ((u->arg_int() >> 4) & 15) * steps->arg_int() * 64 /
+                  u->src[3]->dtype.itemsize();
       return k_.add(TG_KIR_TILE_MMA, dt(u->dtype), 1, std::move(src), {.i = u->arg_int()});
     }
     case Op::DEFINE_REG:
@@ -189,7 +198,8 @@ void Emitter::emit_carried_inits(const std::vector<UOpPtr>& stmts, const std::ve
   for (const auto& st : stmts)
     if (st->op == Op::STORE && st->src[0]->op == Op::DEFINE_REG) carried.insert(st->src[0].get());
   if (carried.empty()) return;
-  for (const UOpPtr& init : independent_of(stmts, ranges, [&](const UOp& n) { return n.op == Op::AFTER && carried.count(n.src[0].get()); }))
+  for (const UOpPtr& init :
+       independent_of(stmts, ranges, [&](const UOp& n) { return n.op == Op::AFTER && carried.count(n.src[0].get()); }))
     emit(init);
 }
 

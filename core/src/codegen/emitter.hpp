@@ -40,7 +40,10 @@ class Emitter {
 
   // u's value: found in an enclosing scope, else emitted (its sources first) into the innermost one.
   int32_t emit(const UOpPtr& u);
-  void set(const UOpPtr& u, int32_t id) { scopes_.back()[u.get()] = id; keep_.push_back(u); }
+  void set(const UOpPtr& u, int32_t id) {
+    scopes_.back()[u.get()] = id;
+    keep_.push_back(u);
+  }
   // Whether u already has a value in scope (a range bound to a work-item id, for one).
   bool bound(const UOpPtr& u) const {
     for (const auto& scope : scopes_)
@@ -82,7 +85,7 @@ class Emitter {
   KirProgram& k_;
   const tg_renderer_caps& caps_;
   std::map<std::string, int64_t> var_params_;  // variable name -> KIR parameter index
-  Vectorizer vectorize_;                        // pm_vectorize_for(caps): lanes -> one vector op
+  Vectorizer vectorize_;                       // pm_vectorize_for(caps): lanes -> one vector op
   std::vector<std::unordered_map<const UOp*, int32_t>> scopes_;
   std::vector<std::map<std::vector<const UOp*>, Lanes>> vscopes_{1};
   std::vector<UOpPtr> keep_;

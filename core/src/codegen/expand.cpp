@@ -15,7 +15,8 @@ std::vector<UOpPtr> vector_store(const std::vector<UOpPtr>& stores, const tg_ren
   const int w = static_cast<int>(stores.size());
   const UOpPtr& s0 = stores[0];
   const DType d = s0->src[2]->dtype;
-  const bool same_buffer = std::all_of(stores.begin(), stores.end(), [&](const UOpPtr& st) { return st->src[0].get() == s0->src[0].get(); });
+  const bool same_buffer =
+      std::all_of(stores.begin(), stores.end(), [&](const UOpPtr& st) { return st->src[0].get() == s0->src[0].get(); });
   const std::vector<UOpPtr> idx = src_lanes(stores, 1), val = src_lanes(stores, 2);
   const UOpPtr values = UOp::make(Op::VECTORIZE, d.vec(w), val);
   if (same_buffer && same_gate(stores, 3) && consecutive_index(idx) && vector_ok(caps, d, w)) {
@@ -49,7 +50,8 @@ UOpPtr vector_load(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lane
   const int w = static_cast<int>(lanes.size());
   if (is_packed_load(*u0) && !takes_packed(caps, u0->dtype)) return nullptr;  // (read from bytes: packed_from_bytes)
   if (!vector_ok(caps, u0->dtype, w) || !consecutive_index(src_lanes(lanes, 1), lane_stride(*u0))) return nullptr;
-  if (!std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l->src[0].get() == u0->src[0].get(); })) return nullptr;
+  if (!std::all_of(lanes.begin(), lanes.end(), [&](const UOpPtr& l) { return l->src[0].get() == u0->src[0].get(); }))
+    return nullptr;
   if (!same_gate(lanes, 2)) return nullptr;
   return UOp::make(Op::LOAD, u0->dtype.vec(w), u0->src);  // the first lane's buffer, index and gate
 }
@@ -92,7 +94,8 @@ UOpPtr vector_alu(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lanes
   const UOpPtr& u0 = lanes[0];
   const int w = static_cast<int>(lanes.size());
   const DType d = u0->dtype, od = op_dtype(*u0);
-  if (u0->op == Op::WHERE || d.is_bool() || !e_supports(caps, u0->op, od) || !vector_ok(caps, d, w) || !vector_ok(caps, od, w))
+  if (u0->op == Op::WHERE || d.is_bool() || !e_supports(caps, u0->op, od) || !vector_ok(caps, d, w) ||
+      !vector_ok(caps, od, w))
     return nullptr;
   std::vector<UOpPtr> src;
   for (size_t i = 0; i < u0->src.size(); ++i) {
@@ -115,7 +118,8 @@ UOpPtr vector_per_lane(const tg_renderer_caps& caps, const std::vector<UOpPtr>& 
   for (size_t i = 0; done && i < u0->src.size(); ++i) done = is_whole_vector(src_lanes(lanes, i));
   if (done) return nullptr;
   std::vector<UOpPtr> vsrc;
-  for (size_t i = 0; i < u0->src.size(); ++i) vsrc.push_back(made_of(sources, UOp::make(Op::VECTORIZE, u0->src[i]->dtype.vec(w), src_lanes(lanes, i))));
+  for (size_t i = 0; i < u0->src.size(); ++i)
+    vsrc.push_back(made_of(sources, UOp::make(Op::VECTORIZE, u0->src[i]->dtype.vec(w), src_lanes(lanes, i))));
   std::vector<UOpPtr> out;
   for (int l = 0; l < w; ++l) {
     std::vector<UOpPtr> src;
@@ -148,14 +152,23 @@ ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps, std::function<
     const size_t n = distinct_values(u.src);
     return n * 4 > u.src.size() && (!isomorphic(u.src) || u.src[0]->op == Op::LOAD);
   };
-  return PatternMatcher("vectorize", {
-      {ops({Op::VECTORIZE}).where(lanes_of(Op::LOAD)), [caps](const Match&, const UOpPtr& u) { return vector_load(caps, u->src); }, "vector_load"},
-      {ops({Op::VECTORIZE}).where(lanes_of(Op::LOAD)), [caps](const Match&, const UOpPtr& u) { return packed_from_bytes(caps, u->src); }, "packed_from_bytes"},
-      {ops({Op::VECTORIZE}).where(halves), [caps, sources](const Match&, const UOpPtr& u) { return two_halves(caps, u->src, sources); }, "two_halves"},
-      {ops({Op::VECTORIZE}).where(alu_lanes), [caps](const Match&, const UOpPtr& u) { return vector_alu(caps, u->src); }, "vector_alu"},
-      {ops({Op::VECTORIZE}).where(alu_lanes), [caps, sources](const Match&, const UOpPtr& u) { return vector_per_lane(caps, u->src, sources); }, "per_lane"},
-      {ops({Op::VECTORIZE}).where(lanes_of(Op::REDUCE)), [caps](const Match&, const UOpPtr& u) { return vector_reduce(u->src, caps); }, "vector_reduce"},
-  });
+  return PatternMatcher(
+      "vectorize",
+      {
+          {ops({Op::VECTORIZE}).where(lanes_of(Op::LOAD)),
+           [caps](const Match&, const UOpPtr& u) { return vector_load(caps, u->src); }, "vector_load"},
+          {ops({Op::VECTORIZE}).where(lanes_of(Op::LOAD)),
+           [caps](const Match&, const UOpPtr& u) { return packed_from_bytes(caps, u->src); }, "packed_from_bytes"},
+          {ops({Op::VECTORIZE}).where(halves),
+           [caps, sources](const Match&, const UOpPtr& u) { return two_halves(caps, u->src, sources); }, "two_halves"},
+          {ops({Op::VECTORIZE}).where(alu_lanes),
+           [caps](const Match&, const UOpPtr& u) { return vector_alu(caps, u->src); }, "vector_alu"},
+          {ops({Op::VECTORIZE}).where(alu_lanes),
+           [caps, sources](const Match&, const UOpPtr& u) { return vector_per_lane(caps, u->src, sources); },
+           "per_lane"},
+          {ops({Op::VECTORIZE}).where(lanes_of(Op::REDUCE)),
+           [caps](const Match&, const UOpPtr& u) { return vector_reduce(u->src, caps); }, "vector_reduce"},
+      });
 }
 
 namespace {
@@ -207,14 +220,17 @@ ir::PatternMatcher pm_unroll_reduces(const tg_renderer_caps& caps, const std::ma
     std::replace(src.begin() + 1, src.end(), r, lanes.outer);
     const UOpPtr all = UOp::make(Op::REDUCE, u->dtype.vec(w), std::move(src), u->arg);
     UOpPtr out = UOp::make(Op::GEP, u->dtype, {all}, int64_t{0});
-    for (int l = 1; l < w; ++l) out = reduce_combine(static_cast<ReduceOp>(u->arg_int()), out, UOp::make(Op::GEP, u->dtype, {all}, int64_t{l}));
+    for (int l = 1; l < w; ++l)
+      out = reduce_combine(static_cast<ReduceOp>(u->arg_int()), out, UOp::make(Op::GEP, u->dtype, {all}, int64_t{l}));
     return out;
   };
   const UPat scalar_reduce = pat::ops({Op::REDUCE}).where([](const UOp& u) { return u.dtype.count == 1; });
-  return PatternMatcher("unroll_reduces", {
-      {scalar_reduce, written_out, "unrolled_ranges_written_out"},  // first: what remains may be unrolled by UNROLL
-      {scalar_reduce, unrolled, "unrolled_loop_in_a_vector"},
-  });
+  return PatternMatcher(
+      "unroll_reduces",
+      {
+          {scalar_reduce, written_out, "unrolled_ranges_written_out"},  // first: what remains may be unrolled by UNROLL
+          {scalar_reduce, unrolled, "unrolled_loop_in_a_vector"},
+      });
 }
 
 namespace {
@@ -227,7 +243,8 @@ int store_vector_width(const tg_renderer_caps& caps, const std::vector<UOpPtr>& 
   for (int w : {16, 8, 4, 2}) {
     bool ok = n % w == 0;
     for (const auto& st : stmts)
-      ok = ok && st->op == Op::STORE && st->src[2]->dtype.count == 1 && vector_ok(caps, st->src[2]->dtype, w) && !st->src[2]->dtype.is_bool();
+      ok = ok && st->op == Op::STORE && st->src[2]->dtype.count == 1 && vector_ok(caps, st->src[2]->dtype, w) &&
+           !st->src[2]->dtype.is_bool();
     if (ok) return w;
   }
   return 1;
@@ -251,7 +268,8 @@ UOpPtr expand_upcast_stores(const UOpPtr& sink, const tg_renderer_caps& caps) {
     for (int64_t k0 = 0; k0 < r->src[0]->arg_int(); k0 += w)
       for (const auto& st : stmts) {
         std::vector<UOpPtr> lanes;
-        for (int64_t k = k0; k < k0 + w; ++k) lanes.push_back(simplify_substituted(st, {{r.get(), const_int(r->dtype, k)}}));
+        for (int64_t k = k0; k < k0 + w; ++k)
+          lanes.push_back(simplify_substituted(st, {{r.get(), const_int(r->dtype, k)}}));
         if (lanes[0]->src.size() > 3) {  // a gated store: per lane
           out.insert(out.end(), lanes.begin(), lanes.end());
           continue;
@@ -262,7 +280,8 @@ UOpPtr expand_upcast_stores(const UOpPtr& sink, const tg_renderer_caps& caps) {
     out.insert(out.end(), ranges.begin(), ranges.end());
     return UOp::make(Op::END, u->dtype, std::move(out), count);
   };
-  return rewrite(sink, PatternMatcher("upcast_stores", {{pat::ops({Op::END}), expand_end, "upcast_stores_as_vectors"}}), {.name = "upcast_stores"});
+  return rewrite(sink, PatternMatcher("upcast_stores", {{pat::ops({Op::END}), expand_end, "upcast_stores_as_vectors"}}),
+                 {.name = "upcast_stores"});
 }
 
 UOpPtr Vectorizer::operator()(const UOpPtr& u) {
@@ -285,7 +304,8 @@ UOpPtr Vectorizer::operator()(const UOpPtr& u) {
 UOpPtr Vectorizer::statement(const UOpPtr& st) {
   std::vector<UOpPtr> src;
   for (const auto& s : st->src)
-    src.push_back(s->op == Op::GEP && s->src[0]->op == Op::VECTORIZE ? s->replace_src({(*this)(s->src[0])}) : (*this)(s));
+    src.push_back(s->op == Op::GEP && s->src[0]->op == Op::VECTORIZE ? s->replace_src({(*this)(s->src[0])})
+                                                                     : (*this)(s));
   return src == st->src ? st : st->replace_src(std::move(src));
 }
 

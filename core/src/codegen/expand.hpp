@@ -38,7 +38,8 @@ ir::UOpPtr expand_upcast_stores(const ir::UOpPtr& sink, const tg_renderer_caps& 
 // once.
 // `sources`: applied to the VECTORIZEs of an op's sources that per_lane and two_halves take apart (the Vectorizer
 // passes itself, so those are vectorized before their lanes are built, not rebuilt after); none: left as they are.
-ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps, std::function<ir::UOpPtr(const ir::UOpPtr&)> sources = {});
+ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps,
+                                    std::function<ir::UOpPtr(const ir::UOpPtr&)> sources = {});
 
 // Reductions unrolled, as rules: a REDUCE over UNROLL/UPCAST ranges (a hand-written kernel's) is written out in
 // straight-line code over them; then a REDUCE whose innermost loop is unrolled by w keeps w lanes of that loop per
@@ -50,11 +51,13 @@ ir::PatternMatcher pm_unroll_reduces(const tg_renderer_caps& caps, const std::ma
 
 // pm_vectorize_for's rules to their fixpoint on a VECTORIZE: a vector op with the VECTORIZEs it made of its sources
 // vectorized in turn; other lanes (per lane, two halves, bytes) through the rules again (per_lane and two_halves
-// vectorize the sources they take apart through this one). Only VECTORIZEs are visited (the lanes' own graphs hold none: a whole-graph rewrite
-// would walk every lane's graph for each VECTORIZE the linearizer makes). Each VECTORIZE is done once.
+// vectorize the sources they take apart through this one). Only VECTORIZEs are visited (the lanes' own graphs hold
+// none: a whole-graph rewrite would walk every lane's graph for each VECTORIZE the linearizer makes). Each VECTORIZE is
+// done once.
 class Vectorizer {
  public:
-  explicit Vectorizer(const tg_renderer_caps& caps) : pm_(pm_vectorize_for(caps, [this](const ir::UOpPtr& v) { return (*this)(v); })) {}
+  explicit Vectorizer(const tg_renderer_caps& caps)
+      : pm_(pm_vectorize_for(caps, [this](const ir::UOpPtr& v) { return (*this)(v); })) {}
   Vectorizer(const Vectorizer&) = delete;  // (its rules call back into this one)
   Vectorizer& operator=(const Vectorizer&) = delete;
   ir::UOpPtr operator()(const ir::UOpPtr& u);

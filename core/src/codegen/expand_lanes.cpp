@@ -49,9 +49,11 @@ Emitter::Lanes Emitter::emit_lanes_uncached(const std::vector<UOpPtr>& lanes) {
   }
   if (u0->op == Op::RANGE) return gather_lanes(lanes);
   // the vectorize rules (expand.hpp): one vector op, or other lanes (per lane, two halves, bytes) to emit instead.
-  // (Rewritten to their fixpoint, the nodes are the ones the expand step made of the same lanes: none is emitted twice.)
+  // (Rewritten to their fixpoint, the nodes are the ones the expand step made of the same lanes: none is emitted
+  // twice.)
   const UOpPtr all = UOp::make(Op::VECTORIZE, d.vec(w), lanes);
-  if (UOpPtr v = vectorized(all); v.get() != all.get()) return v->op == Op::VECTORIZE ? emit_lanes(v->src) : Lanes{emit(v), w};
+  if (UOpPtr v = vectorized(all); v.get() != all.get())
+    return v->op == Op::VECTORIZE ? emit_lanes(v->src) : Lanes{emit(v), w};
   if (distinct_values(lanes) * 4 <= lanes.size() || !isomorphic(lanes) || !is_alu(u0->op)) return gather_lanes(lanes);
   if (!supports(u0->op, op_dtype(*u0))) {  // an op the renderer lacks: its decomposition, lane by lane
     std::vector<UOpPtr> alt;

@@ -117,12 +117,15 @@ void hand_coded_opts(Plan& p) {
     const int64_t vpad = t.vecs % c == 0 ? t.vecs : stage ? padded_loop(t.vecs, c) : 0;
     const int64_t rpad = t.rows % u == 0 ? t.rows : stage && vpad == t.vecs && t.rows > u ? padded_loop(t.rows, u) : 0;
     if (!rpad || !vpad) continue;
-    if (try_tile(u, c, stage, vpad != t.vecs, rpad != t.rows) || (stage && vpad == t.vecs && rpad == t.rows && try_tile(u, c, false, false, false)))
+    if (try_tile(u, c, stage, vpad != t.vecs, rpad != t.rows) ||
+        (stage && vpad == t.vecs && rpad == t.rows && try_tile(u, c, false, false, false)))
       return;
   }
 }
 
-bool host_threads(const tg_renderer_caps& caps) { return caps.has_threads && caps.max_global_dims >= 1 && !is_gpu(caps); }
+bool host_threads(const tg_renderer_caps& caps) {
+  return caps.has_threads && caps.max_global_dims >= 1 && !is_gpu(caps);
+}
 
 // tinygrad threads a kernel from about 128K operations per thread; here the count is the iterations of every loop
 // (the thread count is the device's, not the renderer's), from where spreading them pays on our plugin: a Jit
@@ -133,12 +136,14 @@ std::optional<Opt> thread_opt(const Plan& p) {
   if (!host_threads(p.caps) || p.gpu_plan || p.done || !p.kernel.parallel) return std::nullopt;
   int64_t work = 1;
   for (const UOp* n : toposort(std::vector<UOpPtr>{p.kernel.sink}))
-    if (n->op == Op::RANGE) work = n->src[0]->op == Op::CONST ? work * std::max<int64_t>(n->src[0]->arg_int(), 1) : kThreadWork;
+    if (n->op == Op::RANGE)
+      work = n->src[0]->op == Op::CONST ? work * std::max<int64_t>(n->src[0]->arg_int(), 1) : kThreadWork;
   if (work < kThreadWork) return std::nullopt;
   for (const UOpPtr& r : p.ranges) {
     if (r->op != Op::RANGE || !is_const_end(r)) continue;
     for (size_t a = 0; a < p.axes.size(); ++a)
-      if (p.axes[a]->range().id == r->range().id) return Opt{OptOp::THREAD, static_cast<int>(a), static_cast<int>(r->src[0]->arg_int())};
+      if (p.axes[a]->range().id == r->range().id)
+        return Opt{OptOp::THREAD, static_cast<int>(a), static_cast<int>(r->src[0]->arg_int())};
     return std::nullopt;
   }
   return std::nullopt;

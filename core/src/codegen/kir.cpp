@@ -2,8 +2,8 @@
 #include "codegen/kir.hpp"
 
 #include <cstring>
-#include <tg/sdk/abi_names.hpp>
 #include <sstream>
+#include <tg/sdk/abi_names.hpp>
 
 namespace tg::codegen {
 
@@ -61,7 +61,8 @@ uint64_t KirProgram::hash() const {
   uint64_t h = 0xcbf29ce484222325ull;
   fnv(h, name.data(), name.size());
   for (const auto& in : insts) {
-    uint64_t fields[] = {in.op, in.dtype, in.vcount, in.addrspace, in.nsrc, in.src_start, static_cast<uint64_t>(in.arg.i)};
+    uint64_t fields[] = {
+        in.op, in.dtype, in.vcount, in.addrspace, in.nsrc, in.src_start, static_cast<uint64_t>(in.arg.i)};
     fnv(h, fields, sizeof(fields));
   }
   fnv(h, src_pool.data(), src_pool.size() * sizeof(int32_t));
@@ -83,8 +84,10 @@ std::string KirProgram::dump() const {
     os << " [";
     for (uint32_t s = 0; s < in.nsrc; ++s) os << (s ? " %" : "%") << src_pool[in.src_start + s];
     os << "] arg=";
-    if (in.op == TG_KIR_CONST && in.dtype >= TG_DTYPE_FLOAT16) os << in.arg.f;
-    else os << in.arg.i;
+    if (in.op == TG_KIR_CONST && in.dtype >= TG_DTYPE_FLOAT16)
+      os << in.arg.f;
+    else
+      os << in.arg.i;
     if ((in.op == TG_KIR_CUSTOM || in.op == TG_KIR_CUSTOMI) && in.arg.i >= 0 &&
         static_cast<size_t>(in.arg.i) < strings.size())
       os << " \"" << strings[in.arg.i] << "\"";

@@ -19,9 +19,9 @@
 namespace tg::codegen {
 
 using ir::Op;
+using ir::ReduceOp;
 using ir::UOp;
 using ir::UOpPtr;
-using ir::ReduceOp;
 
 inline tg_kir_op kir_op(Op op) {
   switch (op) {
@@ -111,7 +111,8 @@ inline bool unroll_fits(const tg_renderer_caps& caps, const UOp& u, int w) {
 // The widest vector of accumulators (16, 8 or 4 lanes) every one of these reductions over one loop fits; 0: none.
 inline int widest_unroll(const tg_renderer_caps& caps, const std::vector<const UOp*>& reductions) {
   for (int w : {16, 8, 4})
-    if (std::all_of(reductions.begin(), reductions.end(), [&](const UOp* u) { return unroll_fits(caps, *u, w); })) return w;
+    if (std::all_of(reductions.begin(), reductions.end(), [&](const UOp* u) { return unroll_fits(caps, *u, w); }))
+      return w;
   return 0;
 }
 
@@ -124,9 +125,12 @@ struct UnrolledReduce {
 inline UnrolledReduce unrolled_lanes(const UOp& u, int w) {
   const UOpPtr r = reduce_loop(u);
   UnrolledReduce out;
-  out.outer = UOp::make(Op::RANGE, r->dtype, {ir::const_int(r->dtype, r->src[0]->arg_int() / w)}, ir::RangeInfo{r->range().id, r->range().type});
+  out.outer = UOp::make(Op::RANGE, r->dtype, {ir::const_int(r->dtype, r->src[0]->arg_int() / w)},
+                        ir::RangeInfo{r->range().id, r->range().type});
   for (int l = 0; l < w; ++l)
-    out.lanes.push_back(ir::simplify(substitute(u.src[0], {{r.get(), alu(Op::ADD, alu(Op::MUL, out.outer, ir::const_int(r->dtype, w)), ir::const_int(r->dtype, l))}})));
+    out.lanes.push_back(ir::simplify(substitute(
+        u.src[0],
+        {{r.get(), alu(Op::ADD, alu(Op::MUL, out.outer, ir::const_int(r->dtype, w)), ir::const_int(r->dtype, l))}})));
   return out;
 }
 
@@ -160,7 +164,8 @@ inline bool is_whole_vector(const std::vector<UOpPtr>& lanes) {
   const UOpPtr& v = lanes[0]->op == Op::GEP ? lanes[0]->src[0] : nullptr;
   if (!v || v->dtype.count != static_cast<int>(lanes.size())) return false;
   for (size_t l = 0; l < lanes.size(); ++l)
-    if (lanes[l]->op != Op::GEP || lanes[l]->src[0].get() != v.get() || lanes[l]->arg_int() != static_cast<int64_t>(l)) return false;
+    if (lanes[l]->op != Op::GEP || lanes[l]->src[0].get() != v.get() || lanes[l]->arg_int() != static_cast<int64_t>(l))
+      return false;
   return true;
 }
 

@@ -25,7 +25,8 @@ void linearize(Plan& p) {
   std::vector<int32_t> loops;
   // a host CPU's grid is THREAD's loop (output loops are independent, so one before it can run inside it); a
   // GPU's is bound below
-  const size_t grid = p.grid ? static_cast<size_t>(std::find(ranges.begin(), ranges.end(), p.grid) - ranges.begin()) : ranges.size();
+  const size_t grid =
+      p.grid ? static_cast<size_t>(std::find(ranges.begin(), ranges.end(), p.grid) - ranges.begin()) : ranges.size();
   if (grid < ranges.size()) e.special(ranges[grid]);
   if (is_gpu(p.caps)) bind_gpu_grid(e, ranges, p.caps, next_range_id(sink));
   for (size_t i = 0; i < ranges.size(); ++i) {
@@ -54,7 +55,8 @@ KirProgram linearize_work_groups(KirProgram& k, const WorkGroupPlan& w, const tg
     fail(std::to_string(w.groups.size()) + " GLOBAL and " + std::to_string(w.items.size()) +
          " LOCAL ranges; the renderer launches at most " + std::to_string(caps.max_global_dims) + " dims");
   Emitter e(k, caps, std::move(var_params));
-  const UOpPtr unrolled = expand_upcast_stores(rewrite(w.sink, pm_unroll_reduces(caps, nullptr), {.name = "unroll_reduces"}), caps);
+  const UOpPtr unrolled =
+      expand_upcast_stores(rewrite(w.sink, pm_unroll_reduces(caps, nullptr), {.name = "unroll_reduces"}), caps);
   const UOpPtr sink = lower_reduces(unrolled, caps);
   uint64_t threads = 1;
   for (size_t d = 0; d < w.items.size(); ++d) {
@@ -87,21 +89,24 @@ KirProgram linearize_work_groups(KirProgram& k, const WorkGroupPlan& w, const tg
 
 // A hand-written kernel: its GLOBAL ranges around its statements, in order, exactly as written (with LOCAL ranges,
 // a kernel of work-groups: linearize_work_groups).
-KirProgram linearize_as_written(KirProgram& k, const sched::Kernel& kernel, const UOpPtr& sink, const tg_renderer_caps& caps,
-                                std::map<std::string, int64_t> var_params) {
+KirProgram linearize_as_written(KirProgram& k, const sched::Kernel& kernel, const UOpPtr& sink,
+                                const tg_renderer_caps& caps, std::map<std::string, int64_t> var_params) {
   if (!kernel.local_ranges.empty())
     return linearize_work_groups(k, {sink, kernel.out_ranges, kernel.local_ranges}, caps, std::move(var_params));
   Emitter e(k, caps, std::move(var_params));
   // the steps a planned kernel goes through, for the hand-written graph: UNROLL, lanes (its UPCAST stores), reductions
-  const UOpPtr unrolled = expand_upcast_stores(rewrite(sink, pm_unroll_reduces(caps, nullptr), {.name = "unroll_reduces"}), caps);
+  const UOpPtr unrolled =
+      expand_upcast_stores(rewrite(sink, pm_unroll_reduces(caps, nullptr), {.name = "unroll_reduces"}), caps);
   const UOpPtr s = lower_reduces(unrolled, caps);
   e.declare_locals(s);
   std::vector<int32_t> loops;
   bool first = true;
   for (const auto& r : kernel.out_ranges) {
     if (r->src[0]->arg_int() <= 1) continue;
-    if (first && kernel.parallel && caps.max_global_dims >= 1) e.special(r);
-    else loops.push_back(e.open_loop(r));
+    if (first && kernel.parallel && caps.max_global_dims >= 1)
+      e.special(r);
+    else
+      loops.push_back(e.open_loop(r));
     first = false;
   }
   e.declare_registers(unrolled);  // the kernel's own (lower_reduces' accumulators live where their reduction runs)

@@ -21,7 +21,8 @@ Plan start_plan(const sched::Kernel& kernel, const tg_renderer_caps& caps, const
   for (size_t i = 0; i < bufs.size(); ++i) {
     k.param_names.push_back("data" + std::to_string(i));
     bool written = i < static_cast<size_t>(kernel.n_outputs) ||
-                   std::find(kernel.written_inputs.begin(), kernel.written_inputs.end(), static_cast<int>(i)) != kernel.written_inputs.end();
+                   std::find(kernel.written_inputs.begin(), kernel.written_inputs.end(), static_cast<int>(i)) !=
+                       kernel.written_inputs.end();
     k.params.push_back({TG_PARAM_BUFFER, dt(bufs[i].dtype), written ? 1u : 0u, 0, nullptr});
     k.bytes += static_cast<double>(bufs[i].numel) * static_cast<double>(bufs[i].dtype.itemsize());
   }
@@ -49,15 +50,14 @@ void simplify_indices(Plan& p) {
   p.axes = p.ranges;
   for (const UOp* n : toposort(std::vector<UOpPtr>{p.sink}))  // each reduction's innermost loop, in reading order
     if (n->op == Op::REDUCE)
-      if (UOpPtr r = reduce_loop(*n); r && std::find(p.reduce_axes.begin(), p.reduce_axes.end(), r) == p.reduce_axes.end())
+      if (UOpPtr r = reduce_loop(*n);
+          r && std::find(p.reduce_axes.begin(), p.reduce_axes.end(), r) == p.reduce_axes.end())
         p.reduce_axes.push_back(r);
 }
 
 // Every kernel, hand-written ones included. The linearizer still decomposes, per node, what it builds itself (a
 // reduction's combine step, packed loads from bytes).
-void decompose(Plan& p) {
-  p.rewrite_sink(rewrite(p.sink, pm_decompositions_for(p.caps), {.name = "decompose"}));
-}
+void decompose(Plan& p) { p.rewrite_sink(rewrite(p.sink, pm_decompositions_for(p.caps), {.name = "decompose"})); }
 
 void lower_as_written(Plan& p) {
   if (!p.kernel.custom) return;

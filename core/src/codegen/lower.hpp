@@ -12,11 +12,11 @@ namespace tg::codegen {
 // What the user turns on or off (the runtime reads IMAGE, TC, TG_CHECK_IR, DEBUG and TG_TIME_PASSES:
 // runtime/options.hpp); codegen reads no environment.
 struct LowerSwitches {
-  bool images = false;        // read-only float32 buffers through image2d views, where the renderer has them
-  bool tensor_cores = true;   // matmuls on the renderer's tensor cores, where it has them
-  bool check_ir = false;      // the kernel graph checked against its spec before lowering
-  int debug = 0;              // DEBUG: 5 prints the plan after each lowering step (pipeline.cpp)
-  bool time_passes = false;   // TG_TIME_PASSES: each lowering step's time, per kernel and summed at exit
+  bool images = false;       // read-only float32 buffers through image2d views, where the renderer has them
+  bool tensor_cores = true;  // matmuls on the renderer's tensor cores, where it has them
+  bool check_ir = false;     // the kernel graph checked against its spec before lowering
+  int debug = 0;             // DEBUG: 5 prints the plan after each lowering step (pipeline.cpp)
+  bool time_passes = false;  // TG_TIME_PASSES: each lowering step's time, per kernel and summed at exit
   bool operator==(const LowerSwitches&) const = default;
 };
 

@@ -4,7 +4,6 @@
 #include <mutex>
 #include <unordered_map>
 
-
 namespace tg::codegen {
 
 namespace {
@@ -37,8 +36,7 @@ std::mutex g_mu;
 std::unordered_map<Key, Entry, KeyHash> g_cache;
 std::list<Key> g_ages;  // most recent first
 
-Key make_key(const sched::Kernel& k, const std::string& device,
-             const LowerOpts& o, std::vector<ir::UOpPtr>& keep) {
+Key make_key(const sched::Kernel& k, const std::string& device, const LowerOpts& o, std::vector<ir::UOpPtr>& keep) {
   Key key{device + "|" + k.name, {}, {}};
   auto node = [&](const ir::UOpPtr& u) {
     key.nodes.push_back(u.get());
@@ -57,7 +55,7 @@ Key make_key(const sched::Kernel& k, const std::string& device,
     key.ints.push_back(b.numel);
   }
   key.ints.insert(key.ints.end(), {o.switches.images, o.switches.tensor_cores, o.switches.check_ir, o.switches.debug,
-                                     o.switches.time_passes, o.actions.has_value()});
+                                   o.switches.time_passes, o.actions.has_value()});
   if (o.actions)
     for (int32_t v : encode(*o.actions)) key.ints.push_back(v);
   return key;
@@ -65,7 +63,8 @@ Key make_key(const sched::Kernel& k, const std::string& device,
 
 }  // namespace
 
-KirProgram lower_kernel_cached(const sched::Kernel& k, const tg_renderer_caps& caps, const std::string& device, const LowerOpts& opts) {
+KirProgram lower_kernel_cached(const sched::Kernel& k, const tg_renderer_caps& caps, const std::string& device,
+                               const LowerOpts& opts) {
   std::vector<ir::UOpPtr> keep;
   Key key = make_key(k, device, opts, keep);
   {

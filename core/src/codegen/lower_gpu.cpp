@@ -9,7 +9,6 @@
 #include <initializer_list>
 #include <set>
 
-
 namespace tg::codegen {
 
 using namespace ir;
@@ -59,21 +58,25 @@ UOpPtr group_reduces(const UOpPtr& sink, const UOpPtr& lid, int64_t L, int64_t& 
     if (r->op != Op::RANGE || !is_const_end(r)) continue;
     const int64_t R = r->src[0]->arg_int();
     auto rop = static_cast<ReduceOp>(u->arg_int());
-    UOpPtr outer = UOp::make(Op::RANGE, r->dtype, {const_int(r->dtype, (R + L - 1) / L)}, RangeInfo{next_id++, AxisType::REDUCE});
+    UOpPtr outer =
+        UOp::make(Op::RANGE, r->dtype, {const_int(r->dtype, (R + L - 1) / L)}, RangeInfo{next_id++, AxisType::REDUCE});
     UOpPtr idx = alu(Op::ADD, alu(Op::MUL, outer, const_int(r->dtype, L)), cast(lid, r->dtype));
     UOpPtr value = simplify(substitute(u->src[0], {{r.get(), idx}}));
     if (R % L) {  // the last pass is partial: past R the index is clamped (every load stays inside) and folds nothing
       UOpPtr inside = alu(Op::CMPLT, idx, const_int(r->dtype, R));
       UOpPtr clamped = alu(Op::WHERE, inside, idx, const_int(r->dtype, R - 1));
-      value = alu(Op::WHERE, inside, simplify(substitute(u->src[0], {{r.get(), clamped}})), reduce_identity(rop, u->dtype));
+      value =
+          alu(Op::WHERE, inside, simplify(substitute(u->src[0], {{r.get(), clamped}})), reduce_identity(rop, u->dtype));
     }
     std::vector<UOpPtr> psrc{value};
     psrc.insert(psrc.end(), u->src.begin() + 1, u->src.end() - 1);
     psrc.push_back(outer);
     UOpPtr partial = UOp::make(Op::REDUCE, u->dtype, std::move(psrc), u->arg);
     UOpPtr temp = UOp::make(Op::DEFINE_LOCAL, u->dtype, {}, std::vector<int64_t>{L, next_id++});
-    UOpPtr staged = UOp::make(Op::BARRIER, dtypes::bool_, {UOp::make(Op::STORE, u->dtype, {temp, cast(lid, dtypes::int64), partial})});
-    UOpPtr j = UOp::make(Op::RANGE, dtypes::int64, {const_int(dtypes::int64, L)}, RangeInfo{next_id++, AxisType::REDUCE});
+    UOpPtr staged = UOp::make(Op::BARRIER, dtypes::bool_,
+                              {UOp::make(Op::STORE, u->dtype, {temp, cast(lid, dtypes::int64), partial})});
+    UOpPtr j =
+        UOp::make(Op::RANGE, dtypes::int64, {const_int(dtypes::int64, L)}, RangeInfo{next_id++, AxisType::REDUCE});
     UOpPtr ready = UOp::make(Op::AFTER, u->dtype, {temp, staged}, temp->arg);
     map.emplace_back(u.get(), UOp::make(Op::REDUCE, u->dtype, {UOp::make(Op::LOAD, u->dtype, {ready, j}), j}, u->arg));
   }
@@ -101,7 +104,12 @@ std::optional<Matmul> match_matmul(const UOpPtr& sink, const std::vector<UOpPtr>
   if (static_cast<ReduceOp>(u->arg_int()) != ReduceOp::SUM || u->src.size() != 2 || u->src[1]->op != Op::RANGE ||
       !is_const_end(u->src[1]) || u->src[0]->op != Op::MUL || !u->dtype.is_float())
     return std::nullopt;
-  Matmul mm{u, ranges[ranges.size() - 2], ranges.back(), u->src[1], u->src[0]->src[0], u->src[0]->src[1],
+  Matmul mm{u,
+            ranges[ranges.size() - 2],
+            ranges.back(),
+            u->src[1],
+            u->src[0]->src[0],
+            u->src[0]->src[1],
             ranges.size() == 3 ? ranges[0] : nullptr};
   if (depends_on(mm.a, mm.n)) std::swap(mm.a, mm.b);
   if (depends_on(mm.a, mm.n) || depends_on(mm.b, mm.m) || !depends_on(mm.a, mm.m) || !depends_on(mm.b, mm.n))
@@ -112,7 +120,6 @@ std::optional<Matmul> match_matmul(const UOpPtr& sink, const std::vector<UOpPtr>
       if (n->op == Op::REDUCE) return std::nullopt;
   return mm;
 }
-
 
 // `value` with the ranges replaced by index expressions (int32 here; cast to each range's dtype).
 UOpPtr at(const UOpPtr& value, std::initializer_list<std::pair<const UOpPtr*, UOpPtr>> where) {
@@ -130,10 +137,12 @@ std::vector<UOpPtr> stage_tile(const tg_renderer_caps& caps, const UOpPtr& local
                                const UOpPtr& tid, int64_t threads, int64_t& id,
                                const std::function<UOpPtr(const UOpPtr&, const UOpPtr&)>& value,
                                const std::function<UOpPtr(const UOpPtr&, const UOpPtr&)>& slot) {
-  if ((rows * cols) % threads) throw Error("tg: internal: a " + std::to_string(rows) + " x " + std::to_string(cols) +
-                                          " tile does not split over " + std::to_string(threads) + " work-items");
+  if ((rows * cols) % threads)
+    throw Error("tg: internal: a " + std::to_string(rows) + " x " + std::to_string(cols) +
+                " tile does not split over " + std::to_string(threads) + " work-items");
   int64_t w = 4;
-  while (w > 1 && (cols % w || (rows * cols) % (threads * w) || !e_vector_ok(caps, local->dtype, static_cast<int>(w)))) w /= 2;
+  while (w > 1 && (cols % w || (rows * cols) % (threads * w) || !e_vector_ok(caps, local->dtype, static_cast<int>(w))))
+    w /= 2;
   std::vector<UOpPtr> stmts;
   for (int64_t first = 0; first < rows * cols; first += threads * w) {
     const UOpPtr lin = tid * w + first, r = simplify(lin / cols), c = simplify(lin % cols);
@@ -141,7 +150,8 @@ std::vector<UOpPtr> stage_tile(const tg_renderer_caps& caps, const UOpPtr& local
       stmts.push_back(UOp::make(Op::STORE, local->dtype, {local, simplify(slot(r, c)), value(r, c)}));
       continue;
     }
-    const UOpPtr l = UOp::make(Op::RANGE, dtypes::int32, {const_int(dtypes::int32, w)}, RangeInfo{id++, AxisType::UPCAST});
+    const UOpPtr l =
+        UOp::make(Op::RANGE, dtypes::int32, {const_int(dtypes::int32, w)}, RangeInfo{id++, AxisType::UPCAST});
     const UOpPtr st = UOp::make(Op::STORE, local->dtype, {local, simplify(slot(r, c + l)), value(r, simplify(c + l))});
     stmts.push_back(UOp::make(Op::END, dtypes::bool_, {st, l}, int64_t{1}));
   }
@@ -186,8 +196,10 @@ std::pair<UOpPtr, UOpPtr> tc_coord(const uint8_t* map, int row_bits, int col_bit
   for (int i = 0; i < row_bits + col_bits; ++i) {
     const int at = i < row_bits ? i : i - row_bits;
     UOpPtr& c = coord[i < row_bits ? 0 : 1];
-    if (map[i] >= 32) c = c + static_cast<int64_t>(((elem >> (map[i] - 32)) & 1u) << at);
-    else c = c + (lane / (int64_t{1} << map[i]) % 2) * (int64_t{1} << at);
+    if (map[i] >= 32)
+      c = c + static_cast<int64_t>(((elem >> (map[i] - 32)) & 1u) << at);
+    else
+      c = c + (lane / (int64_t{1} << map[i]) % 2) * (int64_t{1} << at);
   }
   return {simplify(coord[0]), simplify(coord[1])};
 }
@@ -200,8 +212,8 @@ std::pair<UOpPtr, UOpPtr> tc_coord(const uint8_t* map, int row_bits, int col_bit
 // (every element is then read BN/TN resp. BM/TM times from there instead of from global memory), waits,
 // multiplies, and waits again before the next copy. nullopt where the shape does not tile or the device lacks the
 // room.
-std::optional<WorkGroupPlan> plan_tiled_matmul(const UOpPtr& sink, const std::vector<UOpPtr>& ranges, const tg_renderer_caps& caps,
-                                               GpuTile tile) {
+std::optional<WorkGroupPlan> plan_tiled_matmul(const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
+                                               const tg_renderer_caps& caps, GpuTile tile) {
   const std::optional<Matmul> mm = match_matmul(sink, ranges);
   if (!mm) return std::nullopt;
   constexpr int64_t TK = 16;
@@ -231,14 +243,17 @@ std::optional<WorkGroupPlan> plan_tiled_matmul(const UOpPtr& sink, const std::ve
   const UOpPtr acc = UOp::make(Op::DEFINE_REG, d, {}, std::vector<int64_t>{TM * TN, id++});
   auto slot = [](int64_t q) { return const_int(dtypes::int32, q); };
   std::vector<UOpPtr> init;  // every accumulator starts at 0
-  for (int64_t q = 0; q < TM * TN; ++q) init.push_back(UOp::make(Op::STORE, d, {acc, slot(q), reduce_identity(ReduceOp::SUM, d)}));
+  for (int64_t q = 0; q < TM * TN; ++q)
+    init.push_back(UOp::make(Op::STORE, d, {acc, slot(q), reduce_identity(ReduceOp::SUM, d)}));
 
   // per K tile: the group copies A's and B's tiles into local memory, waits, multiplies from there, waits again
   const UOpPtr kt = new_range(K / TK, AxisType::LOOP, id), tid = ly * T + lx;
-  std::vector<UOpPtr> copy = stage_tile(caps, as, BM, TK, tid, kThreads, id,
+  std::vector<UOpPtr> copy = stage_tile(
+      caps, as, BM, TK, tid, kThreads, id,
       [&](const UOpPtr& r, const UOpPtr& c) { return at(mm->a, {{&mm->m, gy * BM + r}, {&mm->k, kt * TK + c}}); },
       [&](const UOpPtr& r, const UOpPtr& c) { return c * lda + r; });
-  for (const UOpPtr& st : stage_tile(caps, bs, TK, BN, tid, kThreads, id,
+  for (const UOpPtr& st : stage_tile(
+           caps, bs, TK, BN, tid, kThreads, id,
            [&](const UOpPtr& r, const UOpPtr& c) { return at(mm->b, {{&mm->k, kt * TK + r}, {&mm->n, gx * BN + c}}); },
            [&](const UOpPtr& r, const UOpPtr& c) { return r * BN + c; }))
     copy.push_back(st);
@@ -252,13 +267,15 @@ std::optional<WorkGroupPlan> plan_tiled_matmul(const UOpPtr& sink, const std::ve
   for (int64_t i = 0; i < TM; ++i)
     for (int64_t j = 0; j < TN; ++j) {
       const UOpPtr cur = UOp::make(Op::LOAD, d, {acc_ready, slot(i * TN + j)});
-      const UOpPtr next = fma ? UOp::make(Op::FMA, d, {av[i], bv[j], cur}) : alu(Op::ADD, cur, alu(Op::MUL, av[i], bv[j]));
+      const UOpPtr next =
+          fma ? UOp::make(Op::FMA, d, {av[i], bv[j], cur}) : alu(Op::ADD, cur, alu(Op::MUL, av[i], bv[j]));
       update.push_back(UOp::make(Op::STORE, d, {acc, slot(i * TN + j), next}));
     }
   update.push_back(kk);
   const UOpPtr multiply = UOp::make(Op::END, dtypes::bool_, update, static_cast<int64_t>(update.size() - 1));
   // the second barrier: the next tile's copy overwrites what slower work-items may still read
-  const UOpPtr tiles = UOp::make(Op::END, dtypes::bool_, {staged, UOp::make(Op::BARRIER, dtypes::bool_, {multiply}), kt}, int64_t{2});
+  const UOpPtr tiles =
+      UOp::make(Op::END, dtypes::bool_, {staged, UOp::make(Op::BARRIER, dtypes::bool_, {multiply}), kt}, int64_t{2});
 
   std::vector<UOpPtr> stmts = init;
   stmts.push_back(tiles);
@@ -277,10 +294,9 @@ std::optional<WorkGroupPlan> plan_tiled_matmul(const UOpPtr& sink, const std::ve
 // memory in the tensor core's input dtype (the factors without their widening casts), waits, and each warp
 // gathers its fragments from there lane by lane as the core's bit maps say and issues one WMMA per tile and
 // k-step. nullopt where no tensor core fits the product's dtypes or the shape does not tile.
-std::optional<WorkGroupPlan> plan_tc_matmul(const UOpPtr& sink, const std::vector<UOpPtr>& ranges, const tg_renderer_caps& caps,
-                                            GpuTile tile) {
-  if (!TG_ABI_HAS(&caps, tg_renderer_caps, ntensor_cores) || caps.ntensor_cores == 0)
-    return std::nullopt;
+std::optional<WorkGroupPlan> plan_tc_matmul(const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
+                                            const tg_renderer_caps& caps, GpuTile tile) {
+  if (!TG_ABI_HAS(&caps, tg_renderer_caps, ntensor_cores) || caps.ntensor_cores == 0) return std::nullopt;
   const std::optional<Matmul> mm = match_matmul(sink, ranges);
   if (!mm) return std::nullopt;
   const int64_t M = extent(mm->m), N = extent(mm->n), K = extent(mm->k), B = mm->batch ? extent(mm->batch) : 1;
@@ -317,21 +333,25 @@ std::optional<WorkGroupPlan> plan_tc_matmul(const UOpPtr& sink, const std::vecto
     w.groups = {gx, gy};
     if (mm->batch) w.groups.push_back(mm->batch);
     const int mb = sdk::tc_log2(tc.m), nb = sdk::tc_log2(tc.n), kb = sdk::tc_log2(tc.k);
-    const uint32_t na = sdk::tc_lanes(tc.a_map, mb + kb), nbl = sdk::tc_lanes(tc.b_map, kb + nb), nc = sdk::tc_lanes(tc.c_map, mb + nb);
+    const uint32_t na = sdk::tc_lanes(tc.a_map, mb + kb), nbl = sdk::tc_lanes(tc.b_map, kb + nb),
+                   nc = sdk::tc_lanes(tc.c_map, mb + nb);
     const DType acc_t = mm->reduce->dtype, frag_t = acc_t.vec(static_cast<int>(nc));
     // one register of nc lanes per tensor-core tile of the warp, from 0
     const UOpPtr acc = UOp::make(Op::DEFINE_REG, frag_t, {}, std::vector<int64_t>{FM * FN, id++});
     auto slot = [](int64_t q) { return const_int(dtypes::int32, q); };
-    const UOpPtr zero = UOp::make(Op::VECTORIZE, frag_t, std::vector<UOpPtr>(nc, reduce_identity(ReduceOp::SUM, acc_t)));
+    const UOpPtr zero =
+        UOp::make(Op::VECTORIZE, frag_t, std::vector<UOpPtr>(nc, reduce_identity(ReduceOp::SUM, acc_t)));
     std::vector<UOpPtr> init;
     for (int64_t q = 0; q < FM * FN; ++q) init.push_back(UOp::make(Op::STORE, frag_t, {acc, slot(q), zero}));
 
     // per K tile: the group copies A's and B's tiles into local memory, waits, and each warp issues its WMMAs
     const UOpPtr kt = new_range(K / BK, AxisType::LOOP, id);
-    std::vector<UOpPtr> copy = stage_tile(caps, as, BM, BK, lx, threads, id,
+    std::vector<UOpPtr> copy = stage_tile(
+        caps, as, BM, BK, lx, threads, id,
         [&](const UOpPtr& r, const UOpPtr& c) { return at(a, {{&mm->m, gy * BM + r}, {&mm->k, kt * BK + c}}); },
         [&](const UOpPtr& r, const UOpPtr& c) { return r * lda + c; });
-    for (const UOpPtr& st : stage_tile(caps, bs, BK, BN, lx, threads, id,
+    for (const UOpPtr& st : stage_tile(
+             caps, bs, BK, BN, lx, threads, id,
              [&](const UOpPtr& r, const UOpPtr& c) { return at(b, {{&mm->k, kt * BK + r}, {&mm->n, gx * BN + c}}); },
              [&](const UOpPtr& r, const UOpPtr& c) { return c * ldb + r; }))
       copy.push_back(st);
@@ -348,7 +368,8 @@ std::optional<WorkGroupPlan> plan_tc_matmul(const UOpPtr& sink, const std::vecto
         loads.push_back(UOp::make(Op::LOAD, in, {tile, simplify(at(r, c))}));
       }
       for (size_t el = 0; el < loads.size(); ++el) {
-        if (el + 1 < loads.size() && e_vector_ok(caps, in, 2) && consecutive_index({loads[el]->src[1], loads[el + 1]->src[1]})) {
+        if (el + 1 < loads.size() && e_vector_ok(caps, in, 2) &&
+            consecutive_index({loads[el]->src[1], loads[el + 1]->src[1]})) {
           const UOpPtr pair = UOp::make(Op::VECTORIZE, in.vec(2), {loads[el], loads[el + 1]});
           parts.push_back(UOp::make(Op::GEP, in, {pair}, int64_t{0}));
           parts.push_back(UOp::make(Op::GEP, in, {pair}, int64_t{1}));
@@ -393,7 +414,8 @@ std::optional<WorkGroupPlan> plan_tc_matmul(const UOpPtr& sink, const std::vecto
         const UOpPtr v = UOp::make(Op::LOAD, frag_t, {done, slot(i * FN + j)});
         for (uint32_t el = 0; el < nc; ++el) {
           auto [r, c] = tc_coord(tc.c_map, mb, nb, lane, el);
-          stmts.push_back(output_store(sink, *mm, gy * BM + (wm * WM + (r + i * tm)), gx * BN + (wn * WN + (c + j * tn)),
+          stmts.push_back(output_store(sink, *mm, gy * BM + (wm * WM + (r + i * tm)),
+                                       gx * BN + (wn * WN + (c + j * tn)),
                                        UOp::make(Op::GEP, acc_t, {v}, static_cast<int64_t>(el))));
         }
       }
@@ -417,7 +439,8 @@ void bind_gpu_grid(Emitter& e, const std::vector<UOpPtr>& ranges, const tg_rende
   uint64_t threads = 1;
   uint32_t dim = 0;
   auto local = [&](int64_t n) {
-    return local_size_for(n, std::min<uint64_t>({kGroupThreads / threads, caps.max_local[dim], caps.max_local_threads / threads}));
+    return local_size_for(
+        n, std::min<uint64_t>({kGroupThreads / threads, caps.max_local[dim], caps.max_local_threads / threads}));
   };
   for (size_t i = 0; i < loops.size() && dim < dims; ++i) {
     if (dim + 1 == dims && i + 1 < loops.size()) {  // the last dim and loops to spare: one id for all of them
@@ -448,8 +471,8 @@ void bind_gpu_grid(Emitter& e, const std::vector<UOpPtr>& ranges, const tg_rende
 // A reduction with few outputs and a long reduce axis on a GPU: one work-group per output (the output loops are
 // group ids, as many as the grid has dims; the rest stay loops), each reduce spread over the group
 // (group_reduces), the store made by work-item 0. nullopt when one output per work-item serves better.
-std::optional<WorkGroupPlan> plan_grouped(const UOpPtr& sink, const std::vector<UOpPtr>& ranges, const tg_renderer_caps& caps,
-                                          int64_t group) {
+std::optional<WorkGroupPlan> plan_grouped(const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
+                                          const tg_renderer_caps& caps, int64_t group) {
   const std::vector<UOpPtr> reduces = top_reduces(sink);
   if (reduces.empty()) return std::nullopt;
   int64_t outputs = 1, longest = 0, local_bytes = 0;
@@ -466,8 +489,9 @@ std::optional<WorkGroupPlan> plan_grouped(const UOpPtr& sink, const std::vector<
   // (a size asked for is taken wherever the device can run it)
   constexpr int64_t kMaxOutputs = 4096, kMinReduce = 256;
   if (group == 0 && (outputs > kMaxOutputs || longest < kMinReduce)) return std::nullopt;
-  const uint64_t limit = std::min<uint64_t>({caps.max_local_threads, caps.max_local[0],
-                                             caps.local_mem_bytes / static_cast<uint64_t>(std::max<int64_t>(local_bytes, 1))});
+  const uint64_t limit =
+      std::min<uint64_t>({caps.max_local_threads, caps.max_local[0],
+                          caps.local_mem_bytes / static_cast<uint64_t>(std::max<int64_t>(local_bytes, 1))});
   int64_t L = group;
   if (group == 0) {
     L = 1;
@@ -483,12 +507,15 @@ std::optional<WorkGroupPlan> plan_grouped(const UOpPtr& sink, const std::vector<
   w.items = {lid};
   std::vector<UOpPtr> loops;  // output loops beyond the grid's dims (or its limits), outermost first
   for (auto it = ranges.rbegin(); it != ranges.rend(); ++it)  // the innermost output loop on dim 0
-    if (w.groups.size() < caps.max_global_dims && (*it)->src[0]->arg_int() <= caps.max_global[w.groups.size()]) w.groups.push_back(*it);
-    else loops.insert(loops.begin(), *it);
+    if (w.groups.size() < caps.max_global_dims && (*it)->src[0]->arg_int() <= caps.max_global[w.groups.size()])
+      w.groups.push_back(*it);
+    else
+      loops.insert(loops.begin(), *it);
   // work-item 0 stores each output
   const UOpPtr first = alu(Op::CMPEQ, lid, const_int(dtypes::int32, 0));
   std::vector<UOpPtr> stores;
-  for (const auto& st : grouped->src) stores.push_back(UOp::make(Op::STORE, st->dtype, {st->src[0], st->src[1], st->src[2], first}));
+  for (const auto& st : grouped->src)
+    stores.push_back(UOp::make(Op::STORE, st->dtype, {st->src[0], st->src[1], st->src[2], first}));
   if (loops.empty()) {
     w.sink = UOp::make(Op::SINK, dtypes::bool_, std::move(stores));
     return w;

@@ -33,8 +33,8 @@ struct WorkGroupPlan {
 // Reductions shared by the `group` work-items of a work-group, one group per output (GROUP). Without a size (0)
 // only where it pays, a long reduce axis and few outputs, with the largest group the device takes up to 256.
 // nullopt when it does not apply.
-std::optional<WorkGroupPlan> plan_grouped(const UOpPtr& sink, const std::vector<UOpPtr>& ranges, const tg_renderer_caps& caps,
-                                          int64_t group = 0);
+std::optional<WorkGroupPlan> plan_grouped(const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
+                                          const tg_renderer_caps& caps, int64_t group = 0);
 
 // The outputs per work-item of a matmul plan (tensor-core tiles per warp for TC) along m and n, and the work-group
 // size (LOCAL: its edge); 0: the plan's own.
@@ -44,11 +44,11 @@ struct GpuTile {
 };
 
 // A matmul on the renderer's tensor cores (TC; lower_gpu.cpp has the plan). nullopt when it does not apply.
-std::optional<WorkGroupPlan> plan_tc_matmul(const UOpPtr& sink, const std::vector<UOpPtr>& ranges, const tg_renderer_caps& caps,
-                                            GpuTile tile);
+std::optional<WorkGroupPlan> plan_tc_matmul(const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
+                                            const tg_renderer_caps& caps, GpuTile tile);
 
 // A matmul tiled through local memory (LOCAL; lower_gpu.cpp has the plan). nullopt when it does not apply.
-std::optional<WorkGroupPlan> plan_tiled_matmul(const UOpPtr& sink, const std::vector<UOpPtr>& ranges, const tg_renderer_caps& caps,
-                                               GpuTile tile);
+std::optional<WorkGroupPlan> plan_tiled_matmul(const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
+                                               const tg_renderer_caps& caps, GpuTile tile);
 
 }  // namespace tg::codegen

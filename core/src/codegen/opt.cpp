@@ -5,7 +5,8 @@
 namespace tg::codegen {
 
 const char* opt_name(OptOp op) {
-  static constexpr const char* kNames[kOptOps] = {"UPCAST", "PADTO", "STAGE", "TC", "LOCAL", "GROUP", "UNROLL", "THREAD"};
+  static constexpr const char* kNames[kOptOps] = {"UPCAST", "PADTO", "STAGE",  "TC",
+                                                  "LOCAL",  "GROUP", "UNROLL", "THREAD"};
   return kNames[static_cast<int>(op)];
 }
 

@@ -1,7 +1,7 @@
 // lower_kernel: a kernel graph -> KIR for one renderer, as a list of named steps (plan.hpp says what each does;
-// lower.cpp, apply_opts.cpp, expand.cpp, reduce_lowering.cpp, linearize.cpp and read_through_images.cpp have them). DEBUG=5 prints the plan after
-// each step ("(unchanged)" where a step had nothing to do); TG_TIME_PASSES=1 prints each step's time per kernel,
-// and the sums when the process exits.
+// lower.cpp, apply_opts.cpp, expand.cpp, reduce_lowering.cpp, linearize.cpp and read_through_images.cpp have them).
+// DEBUG=5 prints the plan after each step ("(unchanged)" where a step had nothing to do); TG_TIME_PASSES=1 prints each
+// step's time per kernel, and the sums when the process exits.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -49,8 +49,10 @@ struct PassTotals {
     ++kernels;
     for (const auto& [name, t] : kernel) {
       auto it = std::find_if(ms.begin(), ms.end(), [&](const auto& e) { return e.first == name; });
-      if (it == ms.end()) ms.emplace_back(name, t);
-      else it->second += t;
+      if (it == ms.end())
+        ms.emplace_back(name, t);
+      else
+        it->second += t;
     }
   }
 };
@@ -66,13 +68,15 @@ std::string Plan::str() const {
   std::ostringstream os;
   os << "  loops:";
   auto loop = [](const ir::UOpPtr& r) {
-    return " " + r->str() + (r->src[0]->op == ir::Op::CONST ? "(" + std::to_string(r->src[0]->arg_int()) + ")" : "(var)");
+    return " " + r->str() +
+           (r->src[0]->op == ir::Op::CONST ? "(" + std::to_string(r->src[0]->arg_int()) + ")" : "(var)");
   };
   for (const auto& r : ranges) os << loop(r);
   if (!reduce_axes.empty()) os << " | reduce loops:";
   for (const auto& r : reduce_axes) os << loop(r);
   os << " | opts " << codegen::str(applied) << " | lanes " << lanes.size() << " | tile entries " << rows.size();
-  if (staged) os << " | panel " << staged->buffer->arg_ints()[0] << " elements, copied where " << staged_row->str() << " opens";
+  if (staged)
+    os << " | panel " << staged->buffer->arg_ints()[0] << " elements, copied where " << staged_row->str() << " opens";
   os << "\n  " << (rows.empty() || rows[0].empty() ? sink : rows[0][0])->str(12) << "\n";
   return os.str();
 }
@@ -85,7 +89,9 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const tg_renderer_caps& cap
   auto run = [&](const char* name, Step step) {
     const auto t0 = std::chrono::steady_clock::now();
     step(p);
-    if (time) times.emplace_back(name, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    if (time)
+      times.emplace_back(name,
+                         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     if (!show) return;
     std::string after = p.str();
     std::fprintf(stderr, "lower %s: after %s%s", kernel.name.c_str(), name, after == before ? " (unchanged)\n" : ":\n");

@@ -1,7 +1,7 @@
 // What the lowering steps hand each other (pipeline.cpp runs them in order; lower.cpp, apply_opts.cpp, expand.cpp,
-// reduce_lowering.cpp, linearize.cpp and read_through_images.cpp have them): a kernel's graph, the loops still to open, the lanes of its
-// output vector and the entries of its register tile (until expand makes them one graph), and the KIR the linearizer
-// writes. Each step reads and updates one Plan.
+// reduce_lowering.cpp, linearize.cpp and read_through_images.cpp have them): a kernel's graph, the loops still to open,
+// the lanes of its output vector and the entries of its register tile (until expand makes them one graph), and the KIR
+// the linearizer writes. Each step reads and updates one Plan.
 #pragma once
 
 #include <map>
@@ -21,30 +21,30 @@ struct Plan {
   const sched::Kernel& kernel;
   const tg_renderer_caps& caps;
   const LowerOpts& opts;
-  KirProgram kir;                              // parameters from the start; instructions from the linearizer
-  std::map<std::string, int64_t> var_params;   // variable name -> parameter index
-  ir::UOpPtr sink;                             // the kernel graph (SINK of STOREs)
-  std::vector<ir::UOpPtr> axes;                // the output loops actions number (opt.hpp), outermost first
-  std::vector<ir::UOpPtr> reduce_axes;         // then the reduce loops (UNROLL): each reduction's innermost
-  std::map<const ir::UOp*, int> unrolls;       // UNROLL: reduce loop -> lanes per iteration
-  std::vector<ir::UOpPtr> ranges;              // output loops still to open, outermost first
-  std::vector<ir::UOpPtr> lanes;               // the output vector's lanes, one sink each (one: no vector, or expanded)
-  size_t tile_axis = 0;                        // 1 when the vector's own loop is still in `ranges`
-  TileRows rows;                               // the register tile's entries (one: no tile, or expanded)
-  std::optional<PanelStage> staged;            // a panel copied where `staged_row` opens
+  KirProgram kir;                             // parameters from the start; instructions from the linearizer
+  std::map<std::string, int64_t> var_params;  // variable name -> parameter index
+  ir::UOpPtr sink;                            // the kernel graph (SINK of STOREs)
+  std::vector<ir::UOpPtr> axes;               // the output loops actions number (opt.hpp), outermost first
+  std::vector<ir::UOpPtr> reduce_axes;        // then the reduce loops (UNROLL): each reduction's innermost
+  std::map<const ir::UOp*, int> unrolls;      // UNROLL: reduce loop -> lanes per iteration
+  std::vector<ir::UOpPtr> ranges;             // output loops still to open, outermost first
+  std::vector<ir::UOpPtr> lanes;              // the output vector's lanes, one sink each (one: no vector, or expanded)
+  size_t tile_axis = 0;                       // 1 when the vector's own loop is still in `ranges`
+  TileRows rows;                              // the register tile's entries (one: no tile, or expanded)
+  std::optional<PanelStage> staged;           // a panel copied where `staged_row` opens
   ir::UOpPtr staged_row;
-  Opts applied;                                // the actions taken, in order
+  Opts applied;  // the actions taken, in order
   // what the actions ask for, built once the list is through (apply_opts.cpp build_planned)
-  int tile_u = 1, tile_c = 1;                  // register tile: rows of the row loop x vectors of the vector loop
-  int64_t pad_to = 0;                          // PADTO of the vector loop
-  int64_t pad_rows = 0;                        // PADTO of the row loop
-  bool stage = false;                          // STAGE of the shared panel
-  std::optional<OptOp> gpu_plan;               // TC, LOCAL or GROUP
-  int gpu_group = 0;                           // its work-group size (0: the plan's own)
+  int tile_u = 1, tile_c = 1;                    // register tile: rows of the row loop x vectors of the vector loop
+  int64_t pad_to = 0;                            // PADTO of the vector loop
+  int64_t pad_rows = 0;                          // PADTO of the row loop
+  bool stage = false;                            // STAGE of the shared panel
+  std::optional<OptOp> gpu_plan;                 // TC, LOCAL or GROUP
+  int gpu_group = 0;                             // its work-group size (0: the plan's own)
   std::vector<std::pair<int, int>> gpu_upcasts;  // (axis, amount) of its tile
-  std::optional<Opt> thread;                   // THREAD, resolved to `grid` once the tile is built
-  ir::UOpPtr grid;                             // host CPUs: the loop spread over the device's threads
-  bool done = false;                           // a step lowered the whole kernel (as written, or a GPU plan)
+  std::optional<Opt> thread;                     // THREAD, resolved to `grid` once the tile is built
+  ir::UOpPtr grid;                               // host CPUs: the loop spread over the device's threads
+  bool done = false;                             // a step lowered the whole kernel (as written, or a GPU plan)
 
   std::string str() const;  // for DEBUG=5: loops, lanes, tile, panel, and the first tile entry's graph
   // A step rewrote the whole graph (before the actions, or after expand made it one): the one lane and tile entry.
@@ -89,11 +89,11 @@ std::string run_gpu_plan(Plan& p, OptOp plan, GpuTile tile);
 // The loops a register tile takes, once the output vector is made: the row loop just outside the vector loop
 // (alone, the vector loop itself) and the vector loop, with their lengths and axes.
 struct TileLoops {
-  size_t ri = 0;                 // the row loop's place in Plan::ranges
-  ir::UOpPtr row, vec;           // null: no tile (no output vector); vec null: the vector covers the whole loop
-  int64_t rows = 1, vecs = 1;    // a symbolic row loop counts 1 (it is not tiled)
+  size_t ri = 0;               // the row loop's place in Plan::ranges
+  ir::UOpPtr row, vec;         // null: no tile (no output vector); vec null: the vector covers the whole loop
+  int64_t rows = 1, vecs = 1;  // a symbolic row loop counts 1 (it is not tiled)
   int row_axis = 0, vec_axis = 0;
-  bool reduces = false;          // the kernel reduces (a tile pays only there)
+  bool reduces = false;  // the kernel reduces (a tile pays only there)
 };
 TileLoops tile_loops(const Plan& p);
 // The reductions whose innermost loop (the one UNROLL takes) is `loop`.

@@ -24,7 +24,8 @@ void read_through_images(Plan& p) {
   KirProgram& k = p.kir;
   const auto& bufs = p.kernel.params;
   const tg_renderer_caps& caps = p.caps;
-  if (p.kernel.custom || !p.opts.switches.images || !TG_ABI_HAS(&caps, tg_renderer_caps, image_max_height) || caps.image_max_width == 0)
+  if (p.kernel.custom || !p.opts.switches.images || !TG_ABI_HAS(&caps, tg_renderer_caps, image_max_height) ||
+      caps.image_max_width == 0)
     return;
   std::vector<bool> image(k.params.size(), false);
   for (size_t i = 0; i < bufs.size() && i < k.params.size(); ++i) {
@@ -32,12 +33,12 @@ void read_through_images(Plan& p) {
     if (param.kind != TG_PARAM_BUFFER || param.writable || param.dtype != TG_DTYPE_FLOAT32 || bufs[i].numel % 4 ||
         bufs[i].numel == 0)
       continue;
-    if (const uint32_t w = image_width(bufs[i].numel / 4, caps)) param.kind = TG_PARAM_IMAGE, param.reserved = w, image[i] = true;
+    if (const uint32_t w = image_width(bufs[i].numel / 4, caps))
+      param.kind = TG_PARAM_IMAGE, param.reserved = w, image[i] = true;
   }
   for (tg_kir_inst& in : k.insts)
     if (in.op == TG_KIR_PARAM && in.arg.i >= 0 && static_cast<size_t>(in.arg.i) < image.size() && image[in.arg.i])
       in.addrspace = TG_ADDR_IMAGE;
 }
-
 
 }  // namespace tg::codegen

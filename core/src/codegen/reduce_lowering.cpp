@@ -21,7 +21,8 @@ int64_t next_register_id(const std::vector<const UOp*>& nodes) {
   int64_t id = 0;
   for (const UOp* n : nodes) {
     if (n->op == Op::RANGE) id = std::max(id, n->range().id + 1);
-    if ((n->op == Op::DEFINE_REG || n->op == Op::DEFINE_LOCAL) && n->arg_ints().size() > 1) id = std::max(id, n->arg_ints()[1] + 1);
+    if ((n->op == Op::DEFINE_REG || n->op == Op::DEFINE_LOCAL) && n->arg_ints().size() > 1)
+      id = std::max(id, n->arg_ints()[1] + 1);
   }
   return id;
 }
@@ -37,9 +38,12 @@ struct Reads {
 };
 Reads reads(const UOpPtr& value, const std::vector<UOpPtr>& loops) {
   Reads out;
-  for (UOpPtr& n : independent_of({value}, loops, [](const UOp& n) { return n.op == Op::AFTER || n.op == Op::RANGE; })) {
-    if (n->op == Op::AFTER && n->src[0]->op != Op::DEFINE_REG) out.statements.push_back(std::move(n));
-    else if (is_unrolled(n)) out.unrolled.push_back(std::move(n));
+  for (UOpPtr& n :
+       independent_of({value}, loops, [](const UOp& n) { return n.op == Op::AFTER || n.op == Op::RANGE; })) {
+    if (n->op == Op::AFTER && n->src[0]->op != Op::DEFINE_REG)
+      out.statements.push_back(std::move(n));
+    else if (is_unrolled(n))
+      out.unrolled.push_back(std::move(n));
   }
   return out;
 }
@@ -47,7 +51,8 @@ Reads reads(const UOpPtr& value, const std::vector<UOpPtr>& loops) {
 // The accumulators of REDUCEs over the same loops, in one END; their results in order.
 class Accumulators {
  public:
-  Accumulators(const tg_renderer_caps& caps, int64_t next_id) : fma_(pm_fma_for(caps)), vectorize_(caps), id_(next_id) {}
+  Accumulators(const tg_renderer_caps& caps, int64_t next_id)
+      : fma_(pm_fma_for(caps)), vectorize_(caps), id_(next_id) {}
 
   std::vector<UOpPtr> operator()(const std::vector<UOpPtr>& reduces) {
     const std::vector<UOpPtr> loops(reduces[0]->src.begin() + 1, reduces[0]->src.end());
@@ -72,7 +77,8 @@ class Accumulators {
     stmts.insert(stmts.end(), loops.begin(), loops.end());
     const UOpPtr end = UOp::make(Op::END, dtypes::bool_, std::move(stmts), n);
     std::vector<UOpPtr> results;
-    for (size_t i = 0; i < reduces.size(); ++i) results.push_back(UOp::make(Op::LOAD, reduces[i]->dtype, {after(regs[i], {end}), zero}));
+    for (size_t i = 0; i < reduces.size(); ++i)
+      results.push_back(UOp::make(Op::LOAD, reduces[i]->dtype, {after(regs[i], {end}), zero}));
     return results;
   }
 
@@ -111,7 +117,9 @@ UOpPtr lower_reduces(const UOpPtr& sink, const tg_renderer_caps& caps) {
     for (size_t i = 0; i < group.size(); ++i) map.emplace_back(group[i].get(), results[i]);
     s = substitute(s, map);
   }
-  const PatternMatcher one("lower_reduces", {{pat::ops({Op::REDUCE}), [&](const Match&, const UOpPtr& u) { return accumulate({u})[0]; }, "one_accumulator"}});
+  const PatternMatcher one(
+      "lower_reduces",
+      {{pat::ops({Op::REDUCE}), [&](const Match&, const UOpPtr& u) { return accumulate({u})[0]; }, "one_accumulator"}});
   // top-down: a reduction before the ones in its value, so UNROLL's lanes of an inner REDUCE vectorize (one vector
   // REDUCE, vectorize_) before each lane would become an accumulator of its own
   return rewrite(s, one, {.name = "lower_reduces", .top_down = true});

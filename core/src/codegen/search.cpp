@@ -9,7 +9,8 @@
 
 namespace tg::codegen {
 
-std::vector<KirProgram> search_space(const sched::Kernel& kernel, const tg_renderer_caps& caps, const LowerSwitches& switches) {
+std::vector<KirProgram> search_space(const sched::Kernel& kernel, const tg_renderer_caps& caps,
+                                     const LowerSwitches& switches) {
   std::vector<KirProgram> space;
   std::set<uint64_t> seen;
   auto add = [&](const std::optional<Opts>& actions) {
@@ -30,8 +31,7 @@ std::vector<KirProgram> search_space(const sched::Kernel& kernel, const tg_rende
       simplify_indices(q);
       apply_opts(q);
       if (const std::optional<Opt> t = thread_opt(q)) actions.push_back(*t);
-    } catch (const OptError&) {
-    }
+    } catch (const OptError&) {}
     return actions;
   };
   Opts unthreaded;  // the heuristic's list on the submitting thread: whether a kernel pays for threads is timed too
@@ -65,7 +65,8 @@ std::vector<KirProgram> search_space(const sched::Kernel& kernel, const tg_rende
   // the output vector of w lanes, a u x c register tile, its panel staged (and the vector loop padded)
   auto tile = [&](int w, int u, int c, bool stage, bool pad, bool pad_rows = false) {
     Opts t = unrolls;
-    t.reserve(unrolls.size() + 6);  // GCC 12 -O2 reports a false -Wstringop-overflow in the regrowth of a copied vector otherwise
+    t.reserve(unrolls.size() +
+              6);  // GCC 12 -O2 reports a false -Wstringop-overflow in the regrowth of a copied vector otherwise
     t.push_back({OptOp::UPCAST, last, w});
     if (pad_rows) t.push_back({OptOp::PADTO, row, u});
     if (u > 1) t.push_back({OptOp::UPCAST, row, u});

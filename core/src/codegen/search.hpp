@@ -13,6 +13,7 @@ namespace tg::codegen {
 // padded where the heuristic stages, each with the heuristic's THREAD for its loops; after a GPU matmul plan, its
 // tiles along m and n. Lists that do not apply are left out, and so are lists that lower to the KIR of an earlier
 // one; each program's `opts` is its list.
-std::vector<KirProgram> search_space(const sched::Kernel& k, const tg_renderer_caps& caps, const LowerSwitches& switches);
+std::vector<KirProgram> search_space(const sched::Kernel& k, const tg_renderer_caps& caps,
+                                     const LowerSwitches& switches);
 
 }  // namespace tg::codegen

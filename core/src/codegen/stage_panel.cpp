@@ -70,7 +70,8 @@ UOpPtr shared_reduce_range(const std::vector<UOpPtr>& lanes, const UOpPtr& row, 
 bool converted_broadcast(const std::vector<UOpPtr>& lanes, const UOpPtr& row, const UOpPtr& vec) {
   for (const auto& lane : lanes)
     for (const UOp* n : toposort(std::vector<UOpPtr>{lane}))
-      if (n->op == Op::CAST && n->src[0]->op == Op::LOAD && depends_on(n->src[0], row.get()) && !depends_on(n->src[0], vec.get()))
+      if (n->op == Op::CAST && n->src[0]->op == Op::LOAD && depends_on(n->src[0], row.get()) &&
+          !depends_on(n->src[0], vec.get()))
         return true;
   return false;
 }
@@ -94,7 +95,9 @@ void gate_entries(TileRows& rows, const UOpPtr& loop, GateOf gate_of) {
     if (!gate) continue;
     for (UOpPtr& lane : rows[e]) {
       if (loop)
-        lane = replace_each(lane, Op::LOAD, [&](const UOpPtr& ld) { return depends_on(ld, loop.get()) ? with_gate(ld, 2, gate) : nullptr; });
+        lane = replace_each(lane, Op::LOAD, [&](const UOpPtr& ld) {
+          return depends_on(ld, loop.get()) ? with_gate(ld, 2, gate) : nullptr;
+        });
       lane = replace_each(lane, Op::STORE, [&](const UOpPtr& st) { return with_gate(st, 3, gate); });
     }
   }
@@ -116,7 +119,8 @@ std::optional<PanelStage> stage_panel(TileRows& rows, int c, const UOpPtr& row, 
   const DType d = rows[0][0]->src[0]->src[2]->dtype;  // the product's dtype, which the panel must hold
   PanelStage st;
   st.buffer = UOp::make(Op::DEFINE_REG, d, {}, std::vector<int64_t>{K * c * w, next_id++});
-  st.loop = UOp::make(Op::RANGE, reduce_range->dtype, {const_int(reduce_range->dtype, K)}, RangeInfo{next_id++, AxisType::LOOP});
+  st.loop = UOp::make(Op::RANGE, reduce_range->dtype, {const_int(reduce_range->dtype, K)},
+                      RangeInfo{next_id++, AxisType::LOOP});
   // the shared loads of vector p, lane l: the same nodes in every row q of the tile (they do not read the row)
   std::vector<std::pair<const UOp*, UOpPtr>> to_copy;
   for (int p = 0; p < c; ++p) {
@@ -131,7 +135,8 @@ std::optional<PanelStage> stage_panel(TileRows& rows, int c, const UOpPtr& row, 
       to_copy.emplace_back(value_node.get(), UOp::make(Op::LOAD, d, {st.buffer, slot(reduce_range)}));
       UOpPtr load = loads[0];
       if (!gates.empty() && gates[p]) load = with_gate(load, 2, gates[p]);
-      UOpPtr value = simplify(substitute(substitute(value_node, {{loads[0].get(), load}}), {{reduce_range.get(), st.loop}}));
+      UOpPtr value =
+          simplify(substitute(substitute(value_node, {{loads[0].get(), load}}), {{reduce_range.get(), st.loop}}));
       lane_copies.push_back(UOp::make(Op::STORE, d, {st.buffer, slot(st.loop), value}));
     }
     st.copies.push_back(std::move(lane_copies));

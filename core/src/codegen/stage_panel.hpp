@@ -1,6 +1,6 @@
 // Two steps of the host-CPU register-tile plan (lower.cpp) that let a matmul run as one kernel on any shape:
-// PADTO of the tile's vector or row loop (whole tiles, the extra vectors or rows gated off) and the staging of the panel every
-// row tile shares in a private array: the host's analogue of a GPU tile in local memory (lower_gpu.cpp
+// PADTO of the tile's vector or row loop (whole tiles, the extra vectors or rows gated off) and the staging of the
+// panel every row tile shares in a private array: the host's analogue of a GPU tile in local memory (lower_gpu.cpp
 // stage_tile). Which kernels take them, heuristic.cpp decides (padded_loop, stages_pay).
 #pragma once
 
@@ -40,9 +40,10 @@ void gate_padded_rows(TileRows& rows, int c, const std::vector<UOpPtr>& gates);
 // private array in the order the tile reads it: [reduce index][vector p][lane]. The tile's loads are rewritten to
 // read the copy (call it before gate_padded_vectors); the copy's own loads take `gates` (empty when not padded).
 struct PanelStage {
-  UOpPtr buffer;                            // DEFINE_REG of reduce length x c x lanes elements
-  UOpPtr loop;                              // the copy's loop over the reduce range
-  std::vector<std::vector<UOpPtr>> copies;  // per vector p: its lanes' STOREs into `buffer` (after expand: its vector stores)
+  UOpPtr buffer;  // DEFINE_REG of reduce length x c x lanes elements
+  UOpPtr loop;    // the copy's loop over the reduce range
+  std::vector<std::vector<UOpPtr>>
+      copies;  // per vector p: its lanes' STOREs into `buffer` (after expand: its vector stores)
 };
 std::optional<PanelStage> stage_panel(TileRows& rows, int c, const UOpPtr& row, const UOpPtr& vo,
                                       const UOpPtr& reduce_range, const std::vector<UOpPtr>& gates, int64_t& next_id);

@@ -68,9 +68,7 @@ struct Ctx {
   UOpPtr to_int_bits(const UOpPtr& x) const { return UOp::make(Op::BITCAST, it, {x}); }
   UOpPtr to_float_bits(const UOpPtr& x) const { return UOp::make(Op::BITCAST, ft, {x}); }
   // 2^n for an integer node n whose value keeps the exponent normal
-  UOpPtr pow2(const UOpPtr& n) const {
-    return to_float_bits(alu(Op::SHL, alu(Op::ADD, n, i(bias)), i(mant)));
-  }
+  UOpPtr pow2(const UOpPtr& n) const { return to_float_bits(alu(Op::SHL, alu(Op::ADD, n, i(bias)), i(mant))); }
 };
 
 UOpPtr add(const UOpPtr& a, const UOpPtr& b) { return alu(Op::ADD, a, b); }
@@ -103,16 +101,17 @@ UOpPtr xexp2(const UOpPtr& x) {
   xc = where(lt(k.f(lim), xc), k.f(lim), xc);
   xc = where(nan, k.f(0.0), xc);  // in [-lim, lim], so the casts below stay in range
   UOpPtr q = alu(Op::TRUNC, add(xc, where(lt(xc, k.f(0.0)), k.f(-0.5), k.f(0.5))));  // round half away
-  UOpPtr s = sub(xc, q);                                                                // exact, |s| <= 1/2
+  UOpPtr s = sub(xc, q);                                                             // exact, |s| <= 1/2
   // 2^s = sum (s ln2)^n / n!; truncation error < 0.1 ulp on |s| <= 1/2
-  UOpPtr p = k.f64 ? horner(k, s, {1.0, 0x1.62e42fefa39efp-1, 0x1.ebfbdff82c58fp-3, 0x1.c6b08d704a0c0p-5,
-                                   0x1.3b2ab6fba4e77p-7, 0x1.5d87fe78a6731p-10, 0x1.430912f86c787p-13,
-                                   0x1.ffcbfc588b0c7p-17, 0x1.62c0223a5c824p-20, 0x1.b5253d395e7c4p-24,
-                                   0x1.e4cf5158b8ecap-28, 0x1.e8cac7351bb25p-32, 0x1.c3bd650fc2986p-36,
-                                   0x1.816193166d0f9p-40})
-                   : horner(k, s, {1.0, 0x1.62e42fefa39efp-1, 0x1.ebfbdff82c58fp-3, 0x1.c6b08d704a0c0p-5,
-                                   0x1.3b2ab6fba4e77p-7, 0x1.5d87fe78a6731p-10, 0x1.430912f86c787p-13,
-                                   0x1.ffcbfc588b0c7p-17});
+  UOpPtr p = k.f64
+                 ? horner(k, s,
+                          {1.0, 0x1.62e42fefa39efp-1, 0x1.ebfbdff82c58fp-3, 0x1.c6b08d704a0c0p-5, 0x1.3b2ab6fba4e77p-7,
+                           0x1.5d87fe78a6731p-10, 0x1.430912f86c787p-13, 0x1.ffcbfc588b0c7p-17, 0x1.62c0223a5c824p-20,
+                           0x1.b5253d395e7c4p-24, 0x1.e4cf5158b8ecap-28, 0x1.e8cac7351bb25p-32, 0x1.c3bd650fc2986p-36,
+                           0x1.816193166d0f9p-40})
+                 : horner(k, s,
+                          {1.0, 0x1.62e42fefa39efp-1, 0x1.ebfbdff82c58fp-3, 0x1.c6b08d704a0c0p-5, 0x1.3b2ab6fba4e77p-7,
+                           0x1.5d87fe78a6731p-10, 0x1.430912f86c787p-13, 0x1.ffcbfc588b0c7p-17});
   // 2^q in two halves: each factor is a normal power of two, the first product is exact, the second rounds once
   UOpPtr q1f = alu(Op::TRUNC, mul(q, k.f(0.5)));
   UOpPtr q1 = cast(q1f, k.it), q2 = cast(sub(q, q1f), k.it);
@@ -143,8 +142,9 @@ UOpPtr xlog2(const UOpPtr& x) {
   UOpPtr s = alu(Op::FDIV, f, add(k.f(2.0), f));  // |s| <= 0.1716
   UOpPtr z = mul(s, s);
   // R(z) = sum_{n>=1} 2 z^n / (2n+1)  (log(1+f) = 2 atanh(s) = 2s + s*R)
-  UOpPtr R = k.f64 ? mul(z, horner(k, z, {2.0 / 3, 2.0 / 5, 2.0 / 7, 2.0 / 9, 2.0 / 11, 2.0 / 13, 2.0 / 15, 2.0 / 17,
-                                         2.0 / 19, 2.0 / 21}))
+  UOpPtr R = k.f64 ? mul(z, horner(k, z,
+                                   {2.0 / 3, 2.0 / 5, 2.0 / 7, 2.0 / 9, 2.0 / 11, 2.0 / 13, 2.0 / 15, 2.0 / 17,
+                                    2.0 / 19, 2.0 / 21}))
                    : mul(z, horner(k, z, {2.0 / 3, 2.0 / 5, 2.0 / 7, 2.0 / 9}));
   UOpPtr r = mul(s, add(hfsq, R));
   // hi: f - hfsq with its low mantissa bits cleared so hi*ivln2hi is exact
@@ -181,11 +181,13 @@ UOpPtr xsin(const UOpPtr& x) {
   r = where(lt(k.f(0.8), r), k.f(0.8), r);
   UOpPtr z = mul(r, r);
   // Taylor: sin r = r + r*z*(-1/3! + z/5! - ...), cos r = 1 + z*(-1/2! + z/4! - ...)
-  UOpPtr sp = k.f64 ? horner(k, z, {-1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880, -1.0 / 39916800,
-                                    1.0 / 6227020800, -1.0 / 1307674368000, 1.0 / 355687428096000})
+  UOpPtr sp = k.f64 ? horner(k, z,
+                             {-1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880, -1.0 / 39916800, 1.0 / 6227020800,
+                              -1.0 / 1307674368000, 1.0 / 355687428096000})
                     : horner(k, z, {-1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880});
-  UOpPtr cp = k.f64 ? horner(k, z, {-0.5, 1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800, 1.0 / 479001600,
-                                    -1.0 / 87178291200, 1.0 / 20922789888000})
+  UOpPtr cp = k.f64 ? horner(k, z,
+                             {-0.5, 1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800, 1.0 / 479001600,
+                              -1.0 / 87178291200, 1.0 / 20922789888000})
                     : horner(k, z, {-0.5, 1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800});
   UOpPtr sinr = add(r, mul(r, mul(z, sp)));
   UOpPtr cosr = add(k.f(1.0), mul(z, cp));

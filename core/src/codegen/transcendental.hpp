@@ -14,8 +14,9 @@ ir::UOpPtr xsin(const ir::UOpPtr& x);
 
 // pi/2 as a sum of parts whose products with an integer q (|q| < 2^13 in float32) are exact: x - q*P1 - q*P2 - ...
 // is x's remainder modulo pi/2 to about the last part's precision (Cody-Waite). xsin and Tensor::cos share them.
-inline constexpr std::array<double, 5> kHalfPiParts32 = {0x1.92p+0, 0x1.fb4p-12, 0x1.444p-24, 0x1.68cp-39, 0x1.1a6264p-54};
+inline constexpr std::array<double, 5> kHalfPiParts32 = {0x1.92p+0, 0x1.fb4p-12, 0x1.444p-24, 0x1.68cp-39,
+                                                         0x1.1a6264p-54};
 inline constexpr std::array<double, 5> kHalfPiParts64 = {0x1.921fb4p+0, 0x1.4442dp-24, 0x1.846988p-48, 0x1.8cc518p-72,
-                                                    -0x1.fc8f8cbb5bf6cp-97};
+                                                         -0x1.fc8f8cbb5bf6cp-97};
 
 }  // namespace tg::codegen

@@ -8,7 +8,8 @@ namespace tg::codegen {
 
 void verify_lowered(const KirProgram& kir) {
   const tg_kir_kernel view = kir.view();
-  if (auto broken = sdk::verify_kir(&view)) throw Error("tg: lowering produced malformed KIR (a bug in tg): " + *broken);
+  if (auto broken = sdk::verify_kir(&view))
+    throw Error("tg: lowering produced malformed KIR (a bug in tg): " + *broken);
 }
 
 }  // namespace tg::codegen

@@ -23,7 +23,9 @@ class DeviceCommunicator final : public Communicator {
   int rank() const override { return bootstrap_.rank(); }
   int size() const override { return bootstrap_.size(); }
   std::string describe() const override;
-  void allreduce(void* data, size_t count, DType dtype, CollectiveOp op) override { bootstrap_.allreduce(data, count, dtype, op); }
+  void allreduce(void* data, size_t count, DType dtype, CollectiveOp op) override {
+    bootstrap_.allreduce(data, count, dtype, op);
+  }
   void allgather(const void* send, void* recv, size_t bytes) override { bootstrap_.allgather(send, recv, bytes); }
   void reduce_scatter(const void* send, void* recv, size_t count, DType dtype, CollectiveOp op) override {
     bootstrap_.reduce_scatter(send, recv, count, dtype, op);

@@ -21,7 +21,8 @@ namespace {
 
 // One group of n ranks: what each has published for the call in progress, and the messages in flight.
 struct Group {
-  explicit Group(int n) : n(n), data(static_cast<size_t>(n)), cdata(static_cast<size_t>(n)), count(static_cast<size_t>(n)) {}
+  explicit Group(int n)
+      : n(n), data(static_cast<size_t>(n)), cdata(static_cast<size_t>(n)), count(static_cast<size_t>(n)) {}
   const int n;
   std::mutex mu;
   std::condition_variable cv;
@@ -32,7 +33,7 @@ struct Group {
   std::vector<const void*> cdata;
   std::vector<std::pair<size_t, DType>> count;
   std::map<std::pair<int, int>, std::deque<std::vector<uint8_t>>> mail;  // (from, to) -> messages in order
-  std::map<std::pair<uint64_t, int>, std::shared_ptr<Group>> splits;    // (split number, color) -> sub-group
+  std::map<std::pair<uint64_t, int>, std::shared_ptr<Group>> splits;     // (split number, color) -> sub-group
 };
 
 // The op is a template parameter so that each loop is a plain vectorizable reduction.
@@ -41,7 +42,8 @@ void combine_with(void* const* bufs, int n, size_t begin, size_t end, Op op, voi
   for (size_t i = begin; i < end; ++i) {
     T acc = static_cast<const T*>(bufs[0])[i];
     for (int r = 1; r < n; ++r) acc = op(acc, static_cast<const T*>(bufs[r])[i]);
-    if (out0) static_cast<T*>(out0)[i - begin] = acc;
+    if (out0)
+      static_cast<T*>(out0)[i - begin] = acc;
     else
       for (int r = 0; r < n; ++r) static_cast<T*>(bufs[r])[i] = acc;
   }
@@ -50,7 +52,8 @@ void combine_with(void* const* bufs, int n, size_t begin, size_t end, Op op, voi
 template <typename T>
 void combine(void* const* bufs, int n, size_t begin, size_t end, CollectiveOp op, void* out0 = nullptr) {
   if (op == CollectiveOp::Sum) return combine_with<T>(bufs, n, begin, end, [](T a, T b) { return a + b; }, out0);
-  if (op == CollectiveOp::Max) return combine_with<T>(bufs, n, begin, end, [](T a, T b) { return std::max(a, b); }, out0);
+  if (op == CollectiveOp::Max)
+    return combine_with<T>(bufs, n, begin, end, [](T a, T b) { return std::max(a, b); }, out0);
   combine_with<T>(bufs, n, begin, end, [](T a, T b) { return std::min(a, b); }, out0);
 }
 
@@ -68,7 +71,9 @@ class LocalCommunicator final : public Communicator {
   LocalCommunicator(std::shared_ptr<Group> g, int rank) : g_(std::move(g)), rank_(rank) {}
   int rank() const override { return rank_; }
   int size() const override { return g_->n; }
-  std::string describe() const override { return "in-process rank " + std::to_string(rank_) + " of " + std::to_string(g_->n); }
+  std::string describe() const override {
+    return "in-process rank " + std::to_string(rank_) + " of " + std::to_string(g_->n);
+  }
 
   void allreduce(void* data, size_t count, DType dtype, CollectiveOp op) override {
     std::unique_lock lock = publish("allreduce", data, nullptr, {count, dtype});
@@ -83,7 +88,9 @@ class LocalCommunicator final : public Communicator {
     std::unique_lock lock = publish("allgather", nullptr, send, {bytes, dtypes::uint8});
     check_same_count("allgather");
     lock.unlock();
-    for (int r = 0; r < g_->n; ++r) std::memcpy(static_cast<uint8_t*>(recv) + bytes * static_cast<size_t>(r), g_->cdata[static_cast<size_t>(r)], bytes);
+    for (int r = 0; r < g_->n; ++r)
+      std::memcpy(static_cast<uint8_t*>(recv) + bytes * static_cast<size_t>(r), g_->cdata[static_cast<size_t>(r)],
+                  bytes);
     lock.lock();
     wait_all(lock, "allgather");
   }
@@ -109,7 +116,8 @@ class LocalCommunicator final : public Communicator {
     auto& box = g_->mail[{from, rank_}];
     wait(lock, "recv from rank " + std::to_string(from), [&] { return !box.empty(); });
     if (box.front().size() != bytes)
-      throw Error("tg: " + describe() + ": recv of " + std::to_string(bytes) + " bytes, rank " + std::to_string(from) + " sent " + std::to_string(box.front().size()));
+      throw Error("tg: " + describe() + ": recv of " + std::to_string(bytes) + " bytes, rank " + std::to_string(from) +
+                  " sent " + std::to_string(box.front().size()));
     std::memcpy(data, box.front().data(), bytes);
     box.pop_front();
   }
@@ -125,7 +133,8 @@ class LocalCommunicator final : public Communicator {
     for (int r = 0; r < g_->n; ++r)
       if (all[static_cast<size_t>(2 * r)] == color) members.emplace_back(all[static_cast<size_t>(2 * r + 1)], r);
     std::sort(members.begin(), members.end());
-    const int new_rank = static_cast<int>(std::find(members.begin(), members.end(), std::pair{key, rank_}) - members.begin());
+    const int new_rank =
+        static_cast<int>(std::find(members.begin(), members.end(), std::pair{key, rank_}) - members.begin());
     std::lock_guard lock(g_->mu);
     auto& sub = g_->splits[{splits_, color}];
     ++splits_;
@@ -152,10 +161,12 @@ class LocalCommunicator final : public Communicator {
   template <typename Pred>
   void wait(std::unique_lock<std::mutex>& lock, const std::string& what, Pred done) {
     const double limit = comm_timeout_seconds();
-    const bool ok = g_->cv.wait_for(lock, std::chrono::duration<double>(limit), [&] { return done() || !g_->failed.empty(); });
+    const bool ok =
+        g_->cv.wait_for(lock, std::chrono::duration<double>(limit), [&] { return done() || !g_->failed.empty(); });
     if (!g_->failed.empty()) throw Error(g_->failed);
     if (!ok)
-      throw Error("tg: " + describe() + ": " + what + " got no answer from the other ranks in " + std::to_string(static_cast<int>(limit)) +
+      throw Error("tg: " + describe() + ": " + what + " got no answer from the other ranks in " +
+                  std::to_string(static_cast<int>(limit)) +
                   " s (TG_COMM_TIMEOUT_S): a rank stopped, is stuck, or skipped this call");
   }
   // Every rank of the group has reached this point. A rank that waits spins briefly first (the others are
@@ -176,7 +187,8 @@ class LocalCommunicator final : public Communicator {
   }
   static constexpr int kSpins = 2000;  // yields: tens of microseconds, then sleep
   // Publishes this rank's arguments and waits until every rank has published its own.
-  std::unique_lock<std::mutex> publish(const char* what, void* data, const void* cdata, std::pair<size_t, DType> count) {
+  std::unique_lock<std::mutex> publish(const char* what, void* data, const void* cdata,
+                                       std::pair<size_t, DType> count) {
     std::unique_lock lock(g_->mu);
     g_->data[static_cast<size_t>(rank_)] = data;
     g_->cdata[static_cast<size_t>(rank_)] = cdata;
@@ -189,8 +201,9 @@ class LocalCommunicator final : public Communicator {
     const auto& c = g_->count;
     for (int r = 1; r < g_->n; ++r)
       if (c[static_cast<size_t>(r)] != c[0])
-        throw Error(std::string("tg: in-process ") + what + ": rank 0 has " + std::to_string(c[0].first) + " " + c[0].second.name() + ", rank " +
-                    std::to_string(r) + " has " + std::to_string(c[static_cast<size_t>(r)].first) + " " + c[static_cast<size_t>(r)].second.name());
+        throw Error(std::string("tg: in-process ") + what + ": rank 0 has " + std::to_string(c[0].first) + " " +
+                    c[0].second.name() + ", rank " + std::to_string(r) + " has " +
+                    std::to_string(c[static_cast<size_t>(r)].first) + " " + c[static_cast<size_t>(r)].second.name());
   }
   void check_peer(int peer, const char* what) const {
     if (peer < 0 || peer >= g_->n || peer == rank_)

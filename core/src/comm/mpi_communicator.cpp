@@ -67,11 +67,13 @@ class Watchdog {
     std::unique_lock lock(mu_);
     while (!stop_) {
       cv_.wait_for(lock, std::chrono::milliseconds(100));
-      if (!armed_ || std::chrono::duration<double>(std::chrono::steady_clock::now() - since_).count() <= limit_) continue;
-      std::fprintf(stderr,
-                   "tg: MPI rank %d of %d: %s got no answer from the other ranks in %g s (TG_COMM_TIMEOUT_S): a rank died, "
-                   "is stuck, or skipped this call; ending the job\n",
-                   rank_, size_, call_.str().c_str(), limit_);
+      if (!armed_ || std::chrono::duration<double>(std::chrono::steady_clock::now() - since_).count() <= limit_)
+        continue;
+      std::fprintf(
+          stderr,
+          "tg: MPI rank %d of %d: %s got no answer from the other ranks in %g s (TG_COMM_TIMEOUT_S): a rank died, "
+          "is stuck, or skipped this call; ending the job\n",
+          rank_, size_, call_.str().c_str(), limit_);
       std::fflush(stderr);
       MPI_Abort(comm_, 1);
     }
@@ -117,7 +119,9 @@ MPI_Datatype mpi_type(DType d, const char* what) {
     case ScalarType::UInt16: return MPI_UINT16_T;
     case ScalarType::UInt32: return MPI_UINT32_T;
     case ScalarType::UInt64: return MPI_UINT64_T;
-    default: throw Error(std::string("tg: MPI ") + what + " of " + d.name() + " is not supported (MPI has no such type); cast to float32");
+    default:
+      throw Error(std::string("tg: MPI ") + what + " of " + d.name() +
+                  " is not supported (MPI has no such type); cast to float32");
   }
 }
 
@@ -181,8 +185,8 @@ class MpiCommunicator final : public Communicator {
     int got = 0;
     MPI_Get_count(&status, MPI_BYTE, &got);
     if (static_cast<size_t>(got) != bytes)
-      throw Error("tg: " + describe() + ": recv expected " + std::to_string(bytes) + " bytes from rank " + std::to_string(from) +
-                  ", got " + std::to_string(got));
+      throw Error("tg: " + describe() + ": recv expected " + std::to_string(bytes) + " bytes from rank " +
+                  std::to_string(from) + ", got " + std::to_string(got));
   }
   void barrier() override {
     Watched w(*this, {"barrier"});
@@ -216,7 +220,8 @@ class MpiCommunicator final : public Communicator {
   };
 
   static int as_int(size_t n) {
-    if (n > static_cast<size_t>(INT32_MAX)) throw Error("tg: MPI message of " + std::to_string(n) + " elements exceeds MPI's int count");
+    if (n > static_cast<size_t>(INT32_MAX))
+      throw Error("tg: MPI message of " + std::to_string(n) + " elements exceeds MPI's int count");
     return static_cast<int>(n);
   }
   void check(int rc, const char* what) const {
@@ -228,8 +233,8 @@ class MpiCommunicator final : public Communicator {
   }
   void check_peer(int peer, const char* what) const {
     if (peer < 0 || peer >= size_ || peer == rank_)
-      throw std::invalid_argument("tg: " + describe() + ": " + what + " with rank " + std::to_string(peer) + " (ranks 0.." +
-                                  std::to_string(size_ - 1) + ", not this one)");
+      throw std::invalid_argument("tg: " + describe() + ": " + what + " with rank " + std::to_string(peer) +
+                                  " (ranks 0.." + std::to_string(size_ - 1) + ", not this one)");
   }
 };
 

@@ -36,8 +36,9 @@ void check_same_tensor(const Tensor& t, Communicator& comm, const char* what) {
   // every rank compares with rank 0, so every rank names the same two and fails alike
   for (int r = 1; r < comm.size(); ++r)
     if (!std::equal(header(0), header(0) + static_cast<long>(mine.size()), header(r)))
-      throw Error(std::string("tg: ") + what + " over " + std::to_string(comm.size()) + " ranks: rank 0 has " + describe(0) +
-                  ", rank " + std::to_string(r) + " has " + describe(r) + " (shapes and dtypes must agree on every rank)");
+      throw Error(std::string("tg: ") + what + " over " + std::to_string(comm.size()) + " ranks: rank 0 has " +
+                  describe(0) + ", rank " + std::to_string(r) + " has " + describe(r) +
+                  " (shapes and dtypes must agree on every rank)");
 }
 
 std::vector<uint8_t> host_bytes(Tensor t) {
@@ -54,21 +55,26 @@ Communicator::~Communicator() { rt::forget_collectives(this); }
 
 Tensor allreduce(const Tensor& t, Communicator& comm, CollectiveOp op) {
   if (t.device().find(',') != std::string::npos)
-    throw std::invalid_argument("tg: allreduce over a communicator of a tensor on several devices (" + t.device() + "); gather it first");
+    throw std::invalid_argument("tg: allreduce over a communicator of a tensor on several devices (" + t.device() +
+                                "); gather it first");
   check_same_tensor(t, comm, "allreduce");
   static const char* names[] = {"allreduce_sum", "allreduce_max", "allreduce_min"};
   // a device communicator combines its device's buffers where they are; the rest goes through host memory
   auto* on = dynamic_cast<DeviceCommunicator*>(&comm);
   rt::DeviceCollectiveFn on_device;
-  if (on && on->device() == t.device()) on_device = [on, op](rt::Buffer& dst, rt::Buffer& src) { on->allreduce_buffers(dst, src, op); };
-  const std::string name = rt::register_collective(&comm, names[static_cast<int>(op)] + std::string(on_device ? "_on_device" : ""),
-                                                   [&comm, op](void* data, size_t n, DType d) { comm.allreduce(data, n, d, op); }, on_device);
+  if (on && on->device() == t.device())
+    on_device = [on, op](rt::Buffer& dst, rt::Buffer& src) { on->allreduce_buffers(dst, src, op); };
+  const std::string name = rt::register_collective(
+      &comm, names[static_cast<int>(op)] + std::string(on_device ? "_on_device" : ""),
+      [&comm, op](void* data, size_t n, DType d) { comm.allreduce(data, n, d, op); }, on_device);
   return Tensor(mk(ir::Op::COLLECTIVE, t.dtype(), {t.node()}, name, ir::dims_of(*t.node())), t.device());
 }
 
 Tensor allgather(const Tensor& t, Communicator& comm, int64_t axis) {
   const int64_t a = axis < 0 ? axis + t.ndim() : axis;
-  if (a < 0 || a >= t.ndim()) throw std::invalid_argument("tg: allgather: axis " + std::to_string(axis) + " is out of range for shape " + shape_str(t.shape()));
+  if (a < 0 || a >= t.ndim())
+    throw std::invalid_argument("tg: allgather: axis " + std::to_string(axis) + " is out of range for shape " +
+                                shape_str(t.shape()));
   check_same_tensor(t, comm, "allgather");
   const std::vector<uint8_t> mine = host_bytes(t);
   std::vector<uint8_t> all(mine.size() * static_cast<size_t>(comm.size()));

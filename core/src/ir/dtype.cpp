@@ -47,7 +47,7 @@ uint16_t float_to_half(float f) {
   uint32_t absx = x & 0x7fffffffu;
   if (absx >= 0x7f800000u) return static_cast<uint16_t>(sign | (absx > 0x7f800000u ? 0x7e00u : 0x7c00u));
   if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to inf
-  if (absx < 0x38800000u) {                                                // subnormal half (or zero)
+  if (absx < 0x38800000u) {                                               // subnormal half (or zero)
     // Add 0.5 (as float) so the FPU's own round-to-nearest-even aligns the mantissa for us.
     float r = std::bit_cast<float>(absx) + 0.5f;
     return static_cast<uint16_t>(sign | (std::bit_cast<uint32_t>(r) - 0x3f000000u));

@@ -5,6 +5,7 @@
 
 namespace tg::ir {
 
+// clang-format off: several values a line, as the list is read
 enum class Op : uint8_t {
   // tensor graph: sources of data
   BUFFER,      // arg: Payload (rt::Buffer); a realized tensor
@@ -60,10 +61,13 @@ enum class Op : uint8_t {
   LUT16,               // int32: byte i = entry (byte i of src[0]) & 15 of the 16 bytes of src[1..4] (KIR's LUT16)
   COUNT_,
 };
+// clang-format on
 
 inline constexpr bool is_unary(Op op) { return op >= Op::NEG && op <= Op::BITCAST; }
 inline constexpr bool is_binary(Op op) { return op >= Op::ADD && op <= Op::SHR; }
-inline constexpr bool is_ternary(Op op) { return op == Op::WHERE || op == Op::MULACC || op == Op::FMA || op == Op::DOT4; }
+inline constexpr bool is_ternary(Op op) {
+  return op == Op::WHERE || op == Op::MULACC || op == Op::FMA || op == Op::DOT4;
+}
 inline constexpr bool is_alu(Op op) { return op >= Op::NEG && op <= Op::LUT16; }
 inline constexpr bool is_movement(Op op) { return op >= Op::RESHAPE && op <= Op::PAD_VAR; }
 inline constexpr bool is_comparison(Op op) { return op == Op::CMPLT || op == Op::CMPNE || op == Op::CMPEQ; }

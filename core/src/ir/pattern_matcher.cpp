@@ -16,10 +16,13 @@ UPat any(std::string name) { return UPat{.name = std::move(name)}; }
 UPat cvar(std::string name) { return UPat{.ops = {Op::CONST}, .name = std::move(name)}; }
 UPat cint(int64_t v) {
   return UPat{.ops = {Op::CONST}, .pred = [v](const UOp& u) {
-                return std::holds_alternative<int64_t>(u.arg) ? u.arg_int() == v : u.arg_float() == static_cast<double>(v);
+                return std::holds_alternative<int64_t>(u.arg) ? u.arg_int() == v
+                                                              : u.arg_float() == static_cast<double>(v);
               }};
 }
-UPat op(Op o, std::vector<UPat> src, std::string name) { return UPat{.ops = {o}, .src = std::move(src), .name = std::move(name)}; }
+UPat op(Op o, std::vector<UPat> src, std::string name) {
+  return UPat{.ops = {o}, .src = std::move(src), .name = std::move(name)};
+}
 UPat ops(std::vector<Op> o, std::string name) { return UPat{.ops = std::move(o), .name = std::move(name)}; }
 }  // namespace pat
 

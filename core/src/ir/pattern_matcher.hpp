@@ -14,21 +14,29 @@ namespace tg::ir {
 
 // A pattern over op / dtype / sources. Unset fields match anything; `name` binds the matched node.
 struct UPat {
-  std::vector<Op> ops;                       // empty: any op
-  std::function<bool(const UOp&)> pred;      // extra condition (dtype, arg, bounds...)
-  std::optional<std::vector<UPat>> src;      // nullopt: any sources
+  std::vector<Op> ops;                   // empty: any op
+  std::function<bool(const UOp&)> pred;  // extra condition (dtype, arg, bounds...)
+  std::optional<std::vector<UPat>> src;  // nullopt: any sources
   std::string name;
 
-  UPat named(std::string n) const { UPat p = *this; p.name = std::move(n); return p; }
-  UPat where(std::function<bool(const UOp&)> f) const { UPat p = *this; p.pred = std::move(f); return p; }
+  UPat named(std::string n) const {
+    UPat p = *this;
+    p.name = std::move(n);
+    return p;
+  }
+  UPat where(std::function<bool(const UOp&)> f) const {
+    UPat p = *this;
+    p.pred = std::move(f);
+    return p;
+  }
 };
 
 namespace pat {
-UPat any(std::string name);                                       // any node
-UPat cvar(std::string name);                                      // any CONST
-UPat cint(int64_t v);                                             // the integer CONST v
-UPat op(Op op, std::vector<UPat> src, std::string name = "");     // op with these sources (commutative: both orders)
-UPat ops(std::vector<Op> ops, std::string name = "");             // any of these ops, any sources
+UPat any(std::string name);                                    // any node
+UPat cvar(std::string name);                                   // any CONST
+UPat cint(int64_t v);                                          // the integer CONST v
+UPat op(Op op, std::vector<UPat> src, std::string name = "");  // op with these sources (commutative: both orders)
+UPat ops(std::vector<Op> ops, std::string name = "");          // any of these ops, any sources
 }  // namespace pat
 
 UPat operator+(const UPat& a, const UPat& b);

@@ -16,16 +16,20 @@ UOpPtr verdict(const std::string& why) { return UOp::make(Op::SINK, dtypes::bool
 
 bool is_int_scalar(const UOp& u) { return u.dtype.is_int() && u.dtype.count == 1; }
 bool is_bool(const UOp& u) { return u.dtype.is_bool(); }
-bool is_pointer_op(Op op) { return op == Op::PARAM || op == Op::DEFINE_REG || op == Op::DEFINE_LOCAL || op == Op::AFTER; }
+bool is_pointer_op(Op op) {
+  return op == Op::PARAM || op == Op::DEFINE_REG || op == Op::DEFINE_LOCAL || op == Op::AFTER;
+}
 bool is_statement(Op op) {
-  return op == Op::STORE || op == Op::END || op == Op::BARRIER || op == Op::CUSTOM || op == Op::AFTER || op == Op::TILE_MMA;
+  return op == Op::STORE || op == Op::END || op == Op::BARRIER || op == Op::CUSTOM || op == Op::AFTER ||
+         op == Op::TILE_MMA;
 }
 std::string nth(size_t i) { return "source " + std::to_string(i); }
 
 UOpPtr check_sink(const Match&, const UOpPtr& u) {
   if (u->src.empty()) return spec_refuse("a SINK with no statements");
   for (size_t i = 0; i < u->src.size(); ++i)
-    if (!is_statement(u->src[i]->op)) return spec_refuse("SINK " + nth(i) + " is a " + op_name(u->src[i]->op) + ", not a statement");
+    if (!is_statement(u->src[i]->op))
+      return spec_refuse("SINK " + nth(i) + " is a " + op_name(u->src[i]->op) + ", not a statement");
   return spec_ok();
 }
 
@@ -106,15 +110,17 @@ const PatternMatcher& pm_spec_kernel() {
   static const PatternMatcher pm(
       "spec_kernel",
       {
-          {ops({Op::SINK}), check_sink, "sink_of_statements"},                  // SINK(STORE...)
-          {ops({Op::LOAD, Op::STORE}), check_memory, "memory_access"},          // LOAD(ptr, i[, g]) STORE(ptr, i, v[, g])
-          {ops({Op::RANGE}), check_range, "range_int_end"},                     // RANGE(int end): int
-          {ops({Op::REDUCE}), check_reduce, "reduce_over_ranges"},              // REDUCE(v, RANGE...)
-          {ops({Op::PARAM, Op::CONST, Op::DEFINE_VAR}), check_leaf, "leaf"},    // leaves
-          {ops(alu_ops), check_alu, "alu_dtypes"},                              // a + b: same dtypes
-          {ops({Op::BUFFER, Op::COPY, Op::CONTIGUOUS, Op::MULTI, Op::COLLECTIVE, Op::RESHAPE, Op::PERMUTE, Op::EXPAND, Op::PAD, Op::SHRINK,
-                Op::FLIP, Op::SHRINK_VAR, Op::PAD_VAR, Op::REDUCE_AXIS}),
-           [](const Match&, const UOpPtr& u) { return spec_refuse(std::string("tensor-graph op ") + op_name(u->op) + " in a kernel"); },
+          {ops({Op::SINK}), check_sink, "sink_of_statements"},                // SINK(STORE...)
+          {ops({Op::LOAD, Op::STORE}), check_memory, "memory_access"},        // LOAD(ptr, i[, g]) STORE(ptr, i, v[, g])
+          {ops({Op::RANGE}), check_range, "range_int_end"},                   // RANGE(int end): int
+          {ops({Op::REDUCE}), check_reduce, "reduce_over_ranges"},            // REDUCE(v, RANGE...)
+          {ops({Op::PARAM, Op::CONST, Op::DEFINE_VAR}), check_leaf, "leaf"},  // leaves
+          {ops(alu_ops), check_alu, "alu_dtypes"},                            // a + b: same dtypes
+          {ops({Op::BUFFER, Op::COPY, Op::CONTIGUOUS, Op::MULTI, Op::COLLECTIVE, Op::RESHAPE, Op::PERMUTE, Op::EXPAND,
+                Op::PAD, Op::SHRINK, Op::FLIP, Op::SHRINK_VAR, Op::PAD_VAR, Op::REDUCE_AXIS}),
+           [](const Match&, const UOpPtr& u) {
+             return spec_refuse(std::string("tensor-graph op ") + op_name(u->op) + " in a kernel");
+           },
            "no_tensor_ops"},
           // statements and values of hand-written kernels, vectors, bound variables: allowed as they come
           {ops({Op::VECTORIZE, Op::GEP, Op::DEFINE_REG, Op::DEFINE_LOCAL, Op::END, Op::AFTER, Op::BARRIER, Op::CUSTOM,

@@ -36,7 +36,8 @@ std::string dim_str(const UOpPtr& d) {
     case Op::DEFINE_VAR: return d->var().name;
     case Op::CAST: return dim_str(d->src[0]);
     case Op::ADD:
-      if (is_static(d->src[1]) && d->src[1]->arg_int() < 0) return dim_str(d->src[0]) + "-" + std::to_string(-d->src[1]->arg_int());
+      if (is_static(d->src[1]) && d->src[1]->arg_int() < 0)
+        return dim_str(d->src[0]) + "-" + std::to_string(-d->src[1]->arg_int());
       return dim_str(d->src[0]) + "+" + dim_str(d->src[1]);
     case Op::SUB: return dim_str(d->src[0]) + "-" + paren(d->src[1]);
     case Op::MUL: return paren(d->src[0]) + "*" + paren(d->src[1]);
@@ -75,10 +76,13 @@ struct ProductForm {
 
 // x = constant + sum(k_i * t_i); false when x is not such a sum
 bool linear_terms(const UOpPtr& x, int64_t k, std::vector<std::pair<UOpPtr, int64_t>>& terms, int64_t& constant) {
-  if (x->op == Op::ADD) return linear_terms(x->src[0], k, terms, constant) && linear_terms(x->src[1], k, terms, constant);
-  if (x->op == Op::SUB) return linear_terms(x->src[0], k, terms, constant) && linear_terms(x->src[1], -k, terms, constant);
+  if (x->op == Op::ADD)
+    return linear_terms(x->src[0], k, terms, constant) && linear_terms(x->src[1], k, terms, constant);
+  if (x->op == Op::SUB)
+    return linear_terms(x->src[0], k, terms, constant) && linear_terms(x->src[1], -k, terms, constant);
   if (x->op == Op::CONST) return constant += k * x->arg_int(), true;
-  if (x->op == Op::MUL && is_static(x->src[1])) return linear_terms(x->src[0], k * x->src[1]->arg_int(), terms, constant);
+  if (x->op == Op::MUL && is_static(x->src[1]))
+    return linear_terms(x->src[0], k * x->src[1]->arg_int(), terms, constant);
   terms.emplace_back(x, k);
   return true;
 }

@@ -17,7 +17,7 @@ UOpPtr dim_const(int64_t v);
 UOpPtr dim_of(const UOpPtr& bind);  // a BIND as a dim (widened to int64)
 bool is_static(const UOpPtr& d);    // a CONST
 bool is_static(const Dims& ds);
-bool is_one(const UOpPtr& d);       // the static dim 1 (broadcasts)
+bool is_one(const UOpPtr& d);        // the static dim 1 (broadcasts)
 int64_t dim_value(const UOpPtr& d);  // under the bindings in d
 inline int64_t dim_min(const UOpPtr& d) { return d->vmin(); }
 inline int64_t dim_max(const UOpPtr& d) { return d->vmax(); }

@@ -84,16 +84,31 @@ struct Sum {
   int64_t constant = 0;
   void add(const UOpPtr& t, int64_t k) {
     for (auto& [n, c] : terms)
-      if (n.get() == t.get()) { c += k; return; }
+      if (n.get() == t.get()) {
+        c += k;
+        return;
+      }
     terms.emplace_back(t, k);
   }
 };
 
 void flatten(const UOpPtr& u, int64_t k, Sum& s) {
-  if (u->op == Op::ADD) { flatten(u->src[0], k, s), flatten(u->src[1], k, s); return; }
-  if (u->op == Op::SUB) { flatten(u->src[0], k, s), flatten(u->src[1], -k, s); return; }
-  if (u->op == Op::CONST) { s.constant += k * u->arg_int(); return; }
-  if (u->op == Op::MUL && u->src[1]->op == Op::CONST) { flatten(u->src[0], k * u->src[1]->arg_int(), s); return; }
+  if (u->op == Op::ADD) {
+    flatten(u->src[0], k, s), flatten(u->src[1], k, s);
+    return;
+  }
+  if (u->op == Op::SUB) {
+    flatten(u->src[0], k, s), flatten(u->src[1], -k, s);
+    return;
+  }
+  if (u->op == Op::CONST) {
+    s.constant += k * u->arg_int();
+    return;
+  }
+  if (u->op == Op::MUL && u->src[1]->op == Op::CONST) {
+    flatten(u->src[0], k * u->src[1]->arg_int(), s);
+    return;
+  }
   s.add(u, k);
 }
 
@@ -117,7 +132,10 @@ UOpPtr fold_sum(const Match&, const UOpPtr& u) {
   for (auto& [t, k] : s.terms) nonzero += k != 0;
   size_t before = 0;  // number of leaf terms before
   std::function<void(const UOpPtr&)> count = [&](const UOpPtr& x) {
-    if (x->op == Op::ADD || x->op == Op::SUB) { count(x->src[0]), count(x->src[1]); return; }
+    if (x->op == Op::ADD || x->op == Op::SUB) {
+      count(x->src[0]), count(x->src[1]);
+      return;
+    }
     ++before;
   };
   count(u);
@@ -158,7 +176,8 @@ UOpPtr fold_divmod(const Match& m, const UOpPtr& u) {
       Sum red;
       red.constant = rest.constant / g;
       for (auto& [t, k] : rest.terms) red.add(t, k / g);
-      UOpPtr scaled = alu(Op::MUL, alu(Op::MOD, build(x->dtype, red), const_int(x->dtype, c / g)), const_int(x->dtype, g));
+      UOpPtr scaled =
+          alu(Op::MUL, alu(Op::MOD, build(x->dtype, red), const_int(x->dtype, c / g)), const_int(x->dtype, g));
       return rest.constant % g ? alu(Op::ADD, scaled, const_int(x->dtype, rest.constant % g)) : scaled;
     }
     return alu(Op::MOD, r, const_int(x->dtype, c));
@@ -186,11 +205,16 @@ UOpPtr fold_divmod_var(const Match&, const UOpPtr& u) {
   UOpPtr r;
   for (auto& [t, k] : s.terms) {
     if (k == 0) continue;
-    if (t.get() == y.get()) quot.constant += k;
-    else if (t->op == Op::MUL && t->src[1].get() == y.get()) quot.add(t->src[0], k);
-    else if (t->op == Op::MUL && t->src[0].get() == y.get()) quot.add(t->src[1], k);
-    else if (!r && k == 1 && t->op == Op::RANGE && t->src[0].get() == y.get()) r = t;
-    else return nullptr;
+    if (t.get() == y.get())
+      quot.constant += k;
+    else if (t->op == Op::MUL && t->src[1].get() == y.get())
+      quot.add(t->src[0], k);
+    else if (t->op == Op::MUL && t->src[0].get() == y.get())
+      quot.add(t->src[1], k);
+    else if (!r && k == 1 && t->op == Op::RANGE && t->src[0].get() == y.get())
+      r = t;
+    else
+      return nullptr;
   }
   if (s.constant != 0) return nullptr;
   if (u->op == Op::MOD) return r ? r : const_int(u->dtype, 0);
@@ -246,8 +270,9 @@ UOpPtr fold_cmp_const(const Match& m, const UOpPtr& u) {
 // CAST(a) folds to 1: what telling consecutive indices apart in the wide dtype needs.
 UOpPtr push_widening_cast(const Match&, const UOpPtr& u) {
   const UOpPtr& x = u->src[0];
-  if (!is_int(*u) || !is_int(*x) || x->dtype.is_bool() || u->dtype.is_bool() || u->dtype.itemsize() <= x->dtype.itemsize() ||
-      (x->op != Op::ADD && x->op != Op::SUB && x->op != Op::MUL) || (!x->dtype.is_unsigned() && u->dtype.is_unsigned()))
+  if (!is_int(*u) || !is_int(*x) || x->dtype.is_bool() || u->dtype.is_bool() ||
+      u->dtype.itemsize() <= x->dtype.itemsize() || (x->op != Op::ADD && x->op != Op::SUB && x->op != Op::MUL) ||
+      (!x->dtype.is_unsigned() && u->dtype.is_unsigned()))
     return nullptr;
   const int bits = 8 * x->dtype.itemsize();
   const int64_t lo = x->dtype.is_unsigned() ? 0 : -(int64_t{1} << (bits - 1));
@@ -267,38 +292,49 @@ UOpPtr const_right(const Match&, const UOpPtr& u) {
 const PatternMatcher& pm_symbolic() {
   using namespace pat;
   auto intp = [](const UOp& u) { return is_int(u); };
-  static const PatternMatcher pm("symbolic", {
-      {ops({Op::NEG, Op::ADD, Op::SUB, Op::MUL, Op::IDIV, Op::MOD, Op::FDIV, Op::MAX, Op::CMPLT, Op::CMPNE, Op::CMPEQ,
-            Op::AND, Op::OR, Op::XOR, Op::SHL, Op::SHR, Op::CAST}),
-       fold_consts},                                                                    // c1 op c2 -> c3
-      {ops({Op::ADD, Op::SUB, Op::MUL, Op::IDIV, Op::MOD, Op::MAX, Op::CMPLT, Op::CMPNE, Op::CMPEQ, Op::AND, Op::OR,
-            Op::WHERE, Op::RANGE}),
-       fold_bounds},                                                                    // vmin == vmax -> const
-      {ops({Op::ADD, Op::MUL, Op::AND, Op::OR, Op::MAX, Op::CMPNE, Op::CMPEQ}), const_right},  // c + x -> x + c
-      {op(Op::CAST, {ops({Op::ADD, Op::SUB, Op::MUL})}), push_widening_cast},                   // (T)(a+b) -> (T)a+(T)b
-      {(any("x") + cint(0)).where(intp), [](const Match& m, const UOpPtr&) { return m["x"]; }},   // x + 0 -> x
-      {(any("x") * cint(1)).where(intp), [](const Match& m, const UOpPtr&) { return m["x"]; }},   // x * 1 -> x
-      {(any("x") * cint(0)).where(intp), [](const Match&, const UOpPtr& u) { return const_int(u->dtype, 0); }},  // x*0 -> 0
-      {op(Op::SUB, {any("x"), cint(0)}).where(intp), [](const Match& m, const UOpPtr&) { return m["x"]; }},     // x-0 -> x
-      {op(Op::MUL, {op(Op::MUL, {any("x"), cvar("a")}), cvar("b")}).where(intp),                               // (x*a)*b -> x*(a*b)
-       [](const Match& m, const UOpPtr& u) { return alu(Op::MUL, m["x"], const_int(u->dtype, m["a"]->arg_int() * m["b"]->arg_int())); }},
-      {ops({Op::ADD, Op::SUB}).where(intp), fold_sum},                                                          // merge terms
-      {op(Op::IDIV, {any("x"), cvar("c")}).where(intp), fold_divmod},                                           // (a*c+r)/c -> a
-      {op(Op::MOD, {any("x"), cvar("c")}).where(intp), fold_divmod},                                            // (a*c+r)%c -> r
-      {ops({Op::IDIV, Op::MOD}).where([](const UOp& u) { return is_int(u) && u.src[1]->op != Op::CONST; }),
-       fold_divmod_var},                                                                                        // (q*y+r)/y -> q
-      {op(Op::IDIV, {op(Op::IDIV, {any("x"), cvar("a")}), cvar("b")}).where(intp), fold_nested_div},             // x/a/b -> x/(ab)
-      {op(Op::MOD, {op(Op::MOD, {any("x"), cvar("a")}), cvar("b")}).where(intp), fold_nested_mod},               // x%(kb)%b -> x%b
-      {op(Op::CMPLT, {any("x"), cvar("d")}).where([](const UOp& u) { return is_int(*u.src[0]); }), fold_cmp_const},
-      {op(Op::AND, {any("x"), cint(1)}).where([](const UOp& u) { return u.dtype.is_bool(); }),                   // x & true -> x
-       [](const Match& m, const UOpPtr&) { return m["x"]; }},
-      {op(Op::AND, {any("x"), any("x")}), [](const Match& m, const UOpPtr&) { return m["x"]; }},                 // x & x -> x
-      {op(Op::WHERE, {cvar("c"), any("a"), any("b")}),                                                           // const cond
-       [](const Match& m, const UOpPtr&) { return m["c"]->const_value() != 0 ? m["a"] : m["b"]; }},
-      {op(Op::WHERE, {any("c"), any("a"), any("a")}), [](const Match& m, const UOpPtr&) { return m["a"]; }},     // c ? a : a -> a
-      {op(Op::WHERE, {any("c"), op(Op::LOAD, {any("b"), any("i"), any("c")}, "l"), cvar("z")}),                 // c ? load<c> : 0
-       [](const Match& m, const UOpPtr&) { return m["z"]->const_value() == 0 && !std::signbit(m["z"]->const_value()) ? m["l"] : nullptr; }},  // -> load<c>
-  });
+  static const PatternMatcher pm(
+      "symbolic",
+      {
+          {ops({Op::NEG, Op::ADD, Op::SUB, Op::MUL, Op::IDIV, Op::MOD, Op::FDIV, Op::MAX, Op::CMPLT, Op::CMPNE,
+                Op::CMPEQ, Op::AND, Op::OR, Op::XOR, Op::SHL, Op::SHR, Op::CAST}),
+           fold_consts},  // c1 op c2 -> c3
+          {ops({Op::ADD, Op::SUB, Op::MUL, Op::IDIV, Op::MOD, Op::MAX, Op::CMPLT, Op::CMPNE, Op::CMPEQ, Op::AND, Op::OR,
+                Op::WHERE, Op::RANGE}),
+           fold_bounds},  // vmin == vmax -> const
+          {ops({Op::ADD, Op::MUL, Op::AND, Op::OR, Op::MAX, Op::CMPNE, Op::CMPEQ}), const_right},  // c + x -> x + c
+          {op(Op::CAST, {ops({Op::ADD, Op::SUB, Op::MUL})}), push_widening_cast},  // (T)(a+b) -> (T)a+(T)b
+          {(any("x") + cint(0)).where(intp), [](const Match& m, const UOpPtr&) { return m["x"]; }},  // x + 0 -> x
+          {(any("x") * cint(1)).where(intp), [](const Match& m, const UOpPtr&) { return m["x"]; }},  // x * 1 -> x
+          {(any("x") * cint(0)).where(intp),
+           [](const Match&, const UOpPtr& u) { return const_int(u->dtype, 0); }},  // x*0 -> 0
+          {op(Op::SUB, {any("x"), cint(0)}).where(intp),
+           [](const Match& m, const UOpPtr&) { return m["x"]; }},                     // x-0 -> x
+          {op(Op::MUL, {op(Op::MUL, {any("x"), cvar("a")}), cvar("b")}).where(intp),  // (x*a)*b -> x*(a*b)
+           [](const Match& m, const UOpPtr& u) {
+             return alu(Op::MUL, m["x"], const_int(u->dtype, m["a"]->arg_int() * m["b"]->arg_int()));
+           }},
+          {ops({Op::ADD, Op::SUB}).where(intp), fold_sum},                 // merge terms
+          {op(Op::IDIV, {any("x"), cvar("c")}).where(intp), fold_divmod},  // (a*c+r)/c -> a
+          {op(Op::MOD, {any("x"), cvar("c")}).where(intp), fold_divmod},   // (a*c+r)%c -> r
+          {ops({Op::IDIV, Op::MOD}).where([](const UOp& u) { return is_int(u) && u.src[1]->op != Op::CONST; }),
+           fold_divmod_var},  // (q*y+r)/y -> q
+          {op(Op::IDIV, {op(Op::IDIV, {any("x"), cvar("a")}), cvar("b")}).where(intp),
+           fold_nested_div},  // x/a/b -> x/(ab)
+          {op(Op::MOD, {op(Op::MOD, {any("x"), cvar("a")}), cvar("b")}).where(intp),
+           fold_nested_mod},  // x%(kb)%b -> x%b
+          {op(Op::CMPLT, {any("x"), cvar("d")}).where([](const UOp& u) { return is_int(*u.src[0]); }), fold_cmp_const},
+          {op(Op::AND, {any("x"), cint(1)}).where([](const UOp& u) { return u.dtype.is_bool(); }),  // x & true -> x
+           [](const Match& m, const UOpPtr&) { return m["x"]; }},
+          {op(Op::AND, {any("x"), any("x")}), [](const Match& m, const UOpPtr&) { return m["x"]; }},  // x & x -> x
+          {op(Op::WHERE, {cvar("c"), any("a"), any("b")}),                                            // const cond
+           [](const Match& m, const UOpPtr&) { return m["c"]->const_value() != 0 ? m["a"] : m["b"]; }},
+          {op(Op::WHERE, {any("c"), any("a"), any("a")}),
+           [](const Match& m, const UOpPtr&) { return m["a"]; }},                                    // c ? a : a -> a
+          {op(Op::WHERE, {any("c"), op(Op::LOAD, {any("b"), any("i"), any("c")}, "l"), cvar("z")}),  // c ? load<c> : 0
+           [](const Match& m, const UOpPtr&) {
+             return m["z"]->const_value() == 0 && !std::signbit(m["z"]->const_value()) ? m["l"] : nullptr;
+           }},  // -> load<c>
+      });
   return pm;
 }
 
@@ -309,9 +345,10 @@ UOpPtr simplify_substituted(const UOpPtr& root, const std::vector<std::pair<cons
   if (out == root) return root;
   std::unordered_set<const UOp*> kept;
   for (const UOp* n : toposort(std::vector<UOpPtr>{root})) kept.insert(n);
-  const PatternMatcher made("symbolic_on_made", {{pat::any("x").where([&kept](const UOp& u) { return !kept.count(&u); }),
-                                                   [](const Match&, const UOpPtr& u) { return pm_symbolic().rewrite(u); },
-                                                   "symbolic_where_substituted"}});
+  const PatternMatcher made(
+      "symbolic_on_made",
+      {{pat::any("x").where([&kept](const UOp& u) { return !kept.count(&u); }),
+        [](const Match&, const UOpPtr& u) { return pm_symbolic().rewrite(u); }, "symbolic_where_substituted"}});
   return graph_rewrite(out, made, "symbolic");
 }
 

@@ -14,11 +14,14 @@ namespace tg::ir {
 
 const char* op_name(Op op) {
   static const char* names[] = {
-      "BUFFER", "CONST", "COPY", "CONTIGUOUS", "MULTI", "COLLECTIVE", "BIND", "RESHAPE", "PERMUTE", "EXPAND", "PAD", "SHRINK", "FLIP",
-      "SHRINK_VAR", "PAD_VAR",
-      "REDUCE_AXIS", "SINK", "PARAM", "DEFINE_VAR", "RANGE", "REDUCE", "LOAD", "STORE", "VECTORIZE", "GEP", "DEFINE_REG", "DEFINE_LOCAL", "END", "AFTER", "BARRIER", "CUSTOM", "CUSTOMI", "TILE_MMA", "WMMA",
-      "NEG", "EXP2", "LOG2", "SIN", "SQRT", "RECIP", "TRUNC", "CAST", "BITCAST", "ADD", "SUB", "MUL", "IDIV",
-      "MOD", "FDIV", "MAX", "CMPLT", "CMPNE", "CMPEQ", "AND", "OR", "XOR", "SHL", "SHR", "WHERE", "MULACC", "FMA", "DOT4", "LUT16"};
+      "BUFFER",   "CONST",      "COPY",         "CONTIGUOUS", "MULTI",  "COLLECTIVE", "BIND",    "RESHAPE",
+      "PERMUTE",  "EXPAND",     "PAD",          "SHRINK",     "FLIP",   "SHRINK_VAR", "PAD_VAR", "REDUCE_AXIS",
+      "SINK",     "PARAM",      "DEFINE_VAR",   "RANGE",      "REDUCE", "LOAD",       "STORE",   "VECTORIZE",
+      "GEP",      "DEFINE_REG", "DEFINE_LOCAL", "END",        "AFTER",  "BARRIER",    "CUSTOM",  "CUSTOMI",
+      "TILE_MMA", "WMMA",       "NEG",          "EXP2",       "LOG2",   "SIN",        "SQRT",    "RECIP",
+      "TRUNC",    "CAST",       "BITCAST",      "ADD",        "SUB",    "MUL",        "IDIV",    "MOD",
+      "FDIV",     "MAX",        "CMPLT",        "CMPNE",      "CMPEQ",  "AND",        "OR",      "XOR",
+      "SHL",      "SHR",        "WHERE",        "MULACC",     "FMA",    "DOT4",       "LUT16"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(Op::COUNT_));
   return names[static_cast<int>(op)];
 }
@@ -32,10 +35,14 @@ struct ArgHash {
     return std::visit(
         [](const auto& v) -> size_t {
           using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, std::monostate>) return 0;
-          else if constexpr (std::is_same_v<T, int64_t>) return std::hash<int64_t>()(v);
-          else if constexpr (std::is_same_v<T, double>) return std::hash<uint64_t>()(std::bit_cast<uint64_t>(v));
-          else if constexpr (std::is_same_v<T, std::string>) return std::hash<std::string>()(v);
+          if constexpr (std::is_same_v<T, std::monostate>)
+            return 0;
+          else if constexpr (std::is_same_v<T, int64_t>)
+            return std::hash<int64_t>()(v);
+          else if constexpr (std::is_same_v<T, double>)
+            return std::hash<uint64_t>()(std::bit_cast<uint64_t>(v));
+          else if constexpr (std::is_same_v<T, std::string>)
+            return std::hash<std::string>()(v);
           else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
             size_t h = v.size();
             for (int64_t x : v) h = hash_combine(h, std::hash<int64_t>()(x));
@@ -55,7 +62,8 @@ struct ArgHash {
 // Doubles are compared by bits so -0.0 and NaN consts stay distinct and interning stays exact.
 bool arg_equal(const Arg& a, const Arg& b) {
   if (a.index() != b.index()) return false;
-  if (auto* da = std::get_if<double>(&a)) return std::bit_cast<uint64_t>(*da) == std::bit_cast<uint64_t>(std::get<double>(b));
+  if (auto* da = std::get_if<double>(&a))
+    return std::bit_cast<uint64_t>(*da) == std::bit_cast<uint64_t>(std::get<double>(b));
   return a == b;
 }
 
@@ -71,9 +79,15 @@ InternTable& table() {
 
 }  // namespace
 
-UOp::UOp(Op op_, DType dtype_, std::vector<UOpPtr> src_, Arg arg_, Shape shape_, std::vector<UOpPtr> sym_shape_, size_t hash_)
-    : op(op_), dtype(dtype_), src(std::move(src_)), arg(std::move(arg_)), shape(std::move(shape_)),
-      sym_shape(std::move(sym_shape_)), hash(hash_) {
+UOp::UOp(Op op_, DType dtype_, std::vector<UOpPtr> src_, Arg arg_, Shape shape_, std::vector<UOpPtr> sym_shape_,
+         size_t hash_)
+    : op(op_),
+      dtype(dtype_),
+      src(std::move(src_)),
+      arg(std::move(arg_)),
+      shape(std::move(shape_)),
+      sym_shape(std::move(sym_shape_)),
+      hash(hash_) {
   compute_bounds();
 }
 
@@ -133,12 +147,15 @@ UOpPtr UOp::make(Op op, DType dtype, std::vector<UOpPtr> src, Arg arg, Shape sha
     for (size_t i = 0; i < sym_shape.size() && same; ++i) same = cand->sym_shape[i].get() == sym_shape[i].get();
     if (same && arg_equal(cand->arg, arg)) return cand;
   }
-  auto node = std::make_shared<UOp>(op, dtype, std::move(src), std::move(arg), std::move(shape), std::move(sym_shape), h);
+  auto node =
+      std::make_shared<UOp>(op, dtype, std::move(src), std::move(arg), std::move(shape), std::move(sym_shape), h);
   bucket.push_back(node);
   return node;
 }
 
-UOpPtr UOp::replace_src(std::vector<UOpPtr> new_src) const { return make(op, dtype, std::move(new_src), arg, shape, sym_shape); }
+UOpPtr UOp::replace_src(std::vector<UOpPtr> new_src) const {
+  return make(op, dtype, std::move(new_src), arg, shape, sym_shape);
+}
 
 int64_t UOp::arg_int() const { return std::get<int64_t>(arg); }
 double UOp::arg_float() const { return std::get<double>(arg); }
@@ -160,10 +177,18 @@ std::pair<int64_t, int64_t> dtype_range(DType d) {
   if (d.is_bool()) return {0, 1};
   if (d.is_float()) return {INT64_MIN, INT64_MAX};
   switch (d.itemsize()) {
-    case 1: return d.is_unsigned() ? std::pair<int64_t, int64_t>{0, UINT8_MAX} : std::pair<int64_t, int64_t>{INT8_MIN, INT8_MAX};
-    case 2: return d.is_unsigned() ? std::pair<int64_t, int64_t>{0, UINT16_MAX} : std::pair<int64_t, int64_t>{INT16_MIN, INT16_MAX};
-    case 4: return d.is_unsigned() ? std::pair<int64_t, int64_t>{0, UINT32_MAX} : std::pair<int64_t, int64_t>{INT32_MIN, INT32_MAX};
-    default: return d.is_unsigned() ? std::pair<int64_t, int64_t>{0, INT64_MAX} : std::pair<int64_t, int64_t>{INT64_MIN, INT64_MAX};
+    case 1:
+      return d.is_unsigned() ? std::pair<int64_t, int64_t>{0, UINT8_MAX}
+                             : std::pair<int64_t, int64_t>{INT8_MIN, INT8_MAX};
+    case 2:
+      return d.is_unsigned() ? std::pair<int64_t, int64_t>{0, UINT16_MAX}
+                             : std::pair<int64_t, int64_t>{INT16_MIN, INT16_MAX};
+    case 4:
+      return d.is_unsigned() ? std::pair<int64_t, int64_t>{0, UINT32_MAX}
+                             : std::pair<int64_t, int64_t>{INT32_MIN, INT32_MAX};
+    default:
+      return d.is_unsigned() ? std::pair<int64_t, int64_t>{0, INT64_MAX}
+                             : std::pair<int64_t, int64_t>{INT64_MIN, INT64_MAX};
   }
 }
 
@@ -183,7 +208,8 @@ void UOp::compute_bounds() {
   // a uint64 source at its whole range may hold values past INT64_MAX, which int64 bounds cannot express (a
   // constant past it is stored negative): nothing derived from it is known
   for (const auto& x : src)
-    if (x->dtype.scalar == ScalarType::UInt64 && x->dtype.count == 1 && (x->vmax() == INT64_MAX || x->vmin() < 0)) return;
+    if (x->dtype.scalar == ScalarType::UInt64 && x->dtype.count == 1 && (x->vmax() == INT64_MAX || x->vmin() < 0))
+      return;
   auto set = [&](__int128 lo, __int128 hi) { std::tie(vmin_, vmax_) = clamp_bounds(dtype, lo, hi); };
   auto s = [&](int i) -> const UOp& { return *src[i]; };
   switch (op) {
@@ -192,12 +218,19 @@ void UOp::compute_bounds() {
       return;
     case Op::DEFINE_VAR: vmin_ = var().min, vmax_ = var().max; return;
     case Op::BIND: vmin_ = s(0).vmin(), vmax_ = s(0).vmax(); return;  // every value it may be bound to
-    case Op::RANGE: set(0, static_cast<__int128>(s(0).vmax()) - 1 < 0 ? 0 : static_cast<__int128>(s(0).vmax()) - 1); return;
-    case Op::ADD: set(static_cast<__int128>(s(0).vmin()) + s(1).vmin(), static_cast<__int128>(s(0).vmax()) + s(1).vmax()); return;
-    case Op::SUB: set(static_cast<__int128>(s(0).vmin()) - s(1).vmax(), static_cast<__int128>(s(0).vmax()) - s(1).vmin()); return;
+    case Op::RANGE:
+      set(0, static_cast<__int128>(s(0).vmax()) - 1 < 0 ? 0 : static_cast<__int128>(s(0).vmax()) - 1);
+      return;
+    case Op::ADD:
+      set(static_cast<__int128>(s(0).vmin()) + s(1).vmin(), static_cast<__int128>(s(0).vmax()) + s(1).vmax());
+      return;
+    case Op::SUB:
+      set(static_cast<__int128>(s(0).vmin()) - s(1).vmax(), static_cast<__int128>(s(0).vmax()) - s(1).vmin());
+      return;
     case Op::MUL: {
-      __int128 c[4] = {static_cast<__int128>(s(0).vmin()) * s(1).vmin(), static_cast<__int128>(s(0).vmin()) * s(1).vmax(),
-                       static_cast<__int128>(s(0).vmax()) * s(1).vmin(), static_cast<__int128>(s(0).vmax()) * s(1).vmax()};
+      __int128 c[4] = {
+          static_cast<__int128>(s(0).vmin()) * s(1).vmin(), static_cast<__int128>(s(0).vmin()) * s(1).vmax(),
+          static_cast<__int128>(s(0).vmax()) * s(1).vmin(), static_cast<__int128>(s(0).vmax()) * s(1).vmax()};
       set(std::min({c[0], c[1], c[2], c[3]}), std::max({c[0], c[1], c[2], c[3]}));
       return;
     }
@@ -211,23 +244,30 @@ void UOp::compute_bounds() {
     case Op::MOD:
       if (s(1).vmin() > 0) {
         int64_t m = s(1).vmax() - 1;
-        if (s(0).vmin() >= 0) set(0, std::min<int64_t>(m, s(0).vmax()));
-        else if (s(0).vmax() <= 0) set(-std::min<int64_t>(m, -s(0).vmin()), 0);
-        else set(-m, m);
+        if (s(0).vmin() >= 0)
+          set(0, std::min<int64_t>(m, s(0).vmax()));
+        else if (s(0).vmax() <= 0)
+          set(-std::min<int64_t>(m, -s(0).vmin()), 0);
+        else
+          set(-m, m);
       }
       return;
     case Op::MAX: set(std::max(s(0).vmin(), s(1).vmin()), std::max(s(0).vmax(), s(1).vmax())); return;
     case Op::NEG: set(-static_cast<__int128>(s(0).vmax()), -static_cast<__int128>(s(0).vmin())); return;
     case Op::CMPLT:
-      if (s(0).vmax() < s(1).vmin()) vmin_ = vmax_ = 1;
-      else if (s(0).vmin() >= s(1).vmax()) vmin_ = vmax_ = 0;
+      if (s(0).vmax() < s(1).vmin())
+        vmin_ = vmax_ = 1;
+      else if (s(0).vmin() >= s(1).vmax())
+        vmin_ = vmax_ = 0;
       return;
     case Op::CMPNE:
     case Op::CMPEQ: {
       bool disjoint = s(0).vmax() < s(1).vmin() || s(0).vmin() > s(1).vmax();
       bool same_const = s(0).vmin() == s(0).vmax() && s(1).vmin() == s(1).vmax() && s(0).vmin() == s(1).vmin();
-      if (disjoint) vmin_ = vmax_ = (op == Op::CMPNE);
-      else if (same_const && !src[0]->dtype.is_float()) vmin_ = vmax_ = (op == Op::CMPEQ);
+      if (disjoint)
+        vmin_ = vmax_ = (op == Op::CMPNE);
+      else if (same_const && !src[0]->dtype.is_float())
+        vmin_ = vmax_ = (op == Op::CMPEQ);
       return;
     }
     case Op::AND:
@@ -310,13 +350,15 @@ UOpPtr operator+(const UOpPtr& a, const UOpPtr& b) {
   if (is_int_const(a, 0)) return b;
   if (is_int_const(b, 0)) return a;
   int64_t r;
-  if (is_int_const(a) && is_int_const(b) && !__builtin_add_overflow(a->arg_int(), b->arg_int(), &r)) return const_int(a->dtype, r);
+  if (is_int_const(a) && is_int_const(b) && !__builtin_add_overflow(a->arg_int(), b->arg_int(), &r))
+    return const_int(a->dtype, r);
   return alu(Op::ADD, a, b);
 }
 UOpPtr operator+(const UOpPtr& a, int64_t b) { return a + const_int(a->dtype, b); }
 UOpPtr operator*(const UOpPtr& a, const UOpPtr& b) {
   int64_t r;
-  if (is_int_const(a) && is_int_const(b) && !__builtin_mul_overflow(a->arg_int(), b->arg_int(), &r)) return const_int(a->dtype, r);
+  if (is_int_const(a) && is_int_const(b) && !__builtin_mul_overflow(a->arg_int(), b->arg_int(), &r))
+    return const_int(a->dtype, r);
   if (is_int_const(b, 1)) return a;
   if (is_int_const(a, 1)) return b;
   if (is_int_const(a, 0) || is_int_const(b, 0)) return const_int(a->dtype, 0);
@@ -411,7 +453,8 @@ bool depends_on(const UOpPtr& u, const UOp* node) {
 std::string UOp::str(int depth) const {
   std::ostringstream os;
   os << op_name(op);
-  if (op == Op::CONST) return os.str() + "(" + (dtype.is_float() ? std::to_string(const_value()) : std::to_string(arg_int())) + ")";
+  if (op == Op::CONST)
+    return os.str() + "(" + (dtype.is_float() ? std::to_string(const_value()) : std::to_string(arg_int())) + ")";
   if (op == Op::RANGE) return "r" + std::to_string(range().id);
   if (op == Op::DEFINE_VAR) return var().name;
   if (op == Op::PARAM) return "data" + std::to_string(arg_int());

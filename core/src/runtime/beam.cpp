@@ -31,7 +31,8 @@ uint64_t beam_key(const codegen::KirProgram& base, const Device& dev) {
 // candidate that fails to compile or launch is dropped, and one whose first launch takes over 3x the best median so
 // far is not timed further (it cannot win; the plain loops of a 2048^3 matmul take seconds a launch, and a search
 // over bench_cpu's GEMMs did not finish in 20 minutes timing every candidate 5 times).
-codegen::Opts beam_search(const sched::ScheduleItem& it, const std::vector<std::shared_ptr<Buffer>>& bufs, Device& dev, int runs, const codegen::LowerSwitches& switches) {
+codegen::Opts beam_search(const sched::ScheduleItem& it, const std::vector<std::shared_ptr<Buffer>>& bufs, Device& dev,
+                          int runs, const codegen::LowerSwitches& switches) {
   std::vector<codegen::KirProgram> cands = codegen::search_space(it.kernel, dev.caps(), switches);
   std::vector<std::string> sources;
   for (auto& c : cands) sources.push_back(dev.render(c.view()));
@@ -39,8 +40,7 @@ codegen::Opts beam_search(const sched::ScheduleItem& it, const std::vector<std::
   tbb::parallel_for(size_t{0}, cands.size(), [&](size_t i) {
     try {
       blobs[i] = dev.compile(sources[i], cands[i].name);
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
   });
   std::vector<double> median(cands.size(), 0);
   size_t best = 0, cut = 0;
@@ -69,7 +69,8 @@ codegen::Opts beam_search(const sched::ScheduleItem& it, const std::vector<std::
   for (size_t i = 0; i < cands.size(); ++i) time(i);
   if (median[0] > 0) time(0);
   if (debug_level() >= 1)
-    std::fprintf(stderr, "BEAM %s: %zu candidates (%zu cut after one launch), best %s: %.3f ms (heuristic %s: %.3f ms)\n",
+    std::fprintf(stderr,
+                 "BEAM %s: %zu candidates (%zu cut after one launch), best %s: %.3f ms (heuristic %s: %.3f ms)\n",
                  it.kernel.name.c_str(), cands.size(), cut, codegen::str(cands[best].opts).c_str(), median[best] / 1e6,
                  codegen::str(cands[0].opts).c_str(), median[0] / 1e6);
   return cands[best].opts;
@@ -77,8 +78,8 @@ codegen::Opts beam_search(const sched::ScheduleItem& it, const std::vector<std::
 
 }  // namespace
 
-codegen::Opts beam_choice(const sched::ScheduleItem& it, const std::vector<std::shared_ptr<Buffer>>& bufs, Device& dev, const codegen::KirProgram& base, int runs,
-                          const codegen::LowerSwitches& switches) {
+codegen::Opts beam_choice(const sched::ScheduleItem& it, const std::vector<std::shared_ptr<Buffer>>& bufs, Device& dev,
+                          const codegen::KirProgram& base, int runs, const codegen::LowerSwitches& switches) {
   const uint64_t key = beam_key(base, dev);
   {
     std::lock_guard lock(g_beam_mu);
@@ -94,7 +95,9 @@ codegen::Opts beam_choice(const sched::ScheduleItem& it, const std::vector<std::
     opts = beam_search(it, bufs, dev, runs, switches);
     ++mutable_schedule_stats().beam_searches;
     const std::vector<int32_t> v = codegen::encode(*opts);
-    disk.store(kTable, key, std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), reinterpret_cast<const uint8_t*>(v.data() + v.size())));
+    disk.store(kTable, key,
+               std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(v.data()),
+                                    reinterpret_cast<const uint8_t*>(v.data() + v.size())));
   }
   std::lock_guard lock(g_beam_mu);
   g_beam[key] = *opts;

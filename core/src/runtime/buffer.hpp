@@ -51,9 +51,12 @@ void copy_between(Buffer& dst, Buffer& src);
 
 // A BUFFER node for a realized tensor of this shape (the front end swaps a realized tensor's graph for it).
 // A symbolic shape (sym_shape) keeps its dims: the buffer holds the max, the data its bound extent.
-ir::UOpPtr buffer_node(const std::shared_ptr<Buffer>& buf, const ir::Shape& shape, const std::vector<ir::UOpPtr>& sym_shape = {});
+ir::UOpPtr buffer_node(const std::shared_ptr<Buffer>& buf, const ir::Shape& shape,
+                       const std::vector<ir::UOpPtr>& sym_shape = {});
 
 // The realized buffer a BUFFER node carries.
-inline std::shared_ptr<Buffer> buffer_of(const ir::UOp& node) { return std::static_pointer_cast<Buffer>(node.payload()); }
+inline std::shared_ptr<Buffer> buffer_of(const ir::UOp& node) {
+  return std::static_pointer_cast<Buffer>(node.payload());
+}
 
 }  // namespace tg::rt

@@ -25,7 +25,8 @@ uint64_t g_next = 0;  // names are never reused: a new communicator at a freed o
 
 }  // namespace
 
-std::string register_collective(const void* owner, const std::string& what, CollectiveFn fn, DeviceCollectiveFn on_device) {
+std::string register_collective(const void* owner, const std::string& what, CollectiveFn fn,
+                                DeviceCollectiveFn on_device) {
   std::lock_guard lock(g_mu);
   auto [it, added] = g_names.try_emplace({owner, what});
   if (added) {
@@ -58,7 +59,8 @@ void run_collective(const std::string& name, Buffer& dst, Buffer& src) {
   }
   const CollectiveFn& fn = r.fn;
   if (dst.nbytes() != src.nbytes())
-    throw Error("tg: collective " + name + " of " + std::to_string(src.nbytes()) + " bytes into a buffer of " + std::to_string(dst.nbytes()));
+    throw Error("tg: collective " + name + " of " + std::to_string(src.nbytes()) + " bytes into a buffer of " +
+                std::to_string(dst.nbytes()));
   if (r.on_device) {
     dst.device().synchronize();
     src.device().synchronize();

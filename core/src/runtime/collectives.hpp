@@ -20,7 +20,8 @@ using DeviceCollectiveFn = std::function<void(Buffer& dst, Buffer& src)>;
 
 // The name a graph's COLLECTIVE node carries for (owner, what): registered on first use, the same name after.
 // With `on_device`, the values never leave the device.
-std::string register_collective(const void* owner, const std::string& what, CollectiveFn fn, DeviceCollectiveFn on_device = {});
+std::string register_collective(const void* owner, const std::string& what, CollectiveFn fn,
+                                DeviceCollectiveFn on_device = {});
 // Drops `owner`'s collectives (its communicator is gone): a schedule or Jit that still names one fails clearly.
 void forget_collectives(const void* owner);
 

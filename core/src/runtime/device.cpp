@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <sstream>
 
@@ -24,7 +24,8 @@ std::pair<std::string, uint32_t> parse_instance(const std::string& name) {
   for (auto& c : dev) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (colon == std::string::npos) return {dev, 0};
   std::string rest = name.substr(colon + 1);
-  if (!rest.empty() && std::all_of(rest.begin(), rest.end(), ::isdigit)) return {dev, static_cast<uint32_t>(std::stoul(rest))};
+  if (!rest.empty() && std::all_of(rest.begin(), rest.end(), ::isdigit))
+    return {dev, static_cast<uint32_t>(std::stoul(rest))};
   return {dev, 0};  // "AMD:LLVM": a renderer choice, not an index
 }
 
@@ -57,8 +58,8 @@ Device& Device::get(const std::string& name) {
   if (!p) {
     std::string known;
     for (const auto& d : reg.device_names()) known += (known.empty() ? "" : ", ") + d;
-    throw Error("tg: unknown device '" + name + "' (available: " + (known.empty() ? "none" : known) + "); plugins:" +
-                reg.summary());
+    throw Error("tg: unknown device '" + name + "' (available: " + (known.empty() ? "none" : known) +
+                "); plugins:" + reg.summary());
   }
   uint32_t count = 0;
   check_status(p->api, p->api->device_count(&count), "device_count");
@@ -117,8 +118,8 @@ std::shared_ptr<Program> Device::load(const std::vector<uint8_t>& blob, const tg
   ++live_programs;
   p->name = k.name;
   p->signature = sdk::Signature(k.name, k.params, k.nparams);
-  check(api_->program_create(dev_, blob.data(), blob.size(), k.name, p->signature.params().data(),
-                             p->signature.size(), &p->handle),
+  check(api_->program_create(dev_, blob.data(), blob.size(), k.name, p->signature.params().data(), p->signature.size(),
+                             &p->handle),
         std::string("load program ") + k.name);
   return p;
 }
@@ -131,17 +132,20 @@ uint64_t Device::launch(const Program& p, const std::vector<uint8_t>& args, cons
   check(api_->hwqueue_submit(queue_), "submit");
   if (!sync) return 0;
   check(api_->hwqueue_wait(queue_, signal_, 0), "wait for " + p.name);
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
 }
 
 void Device::launch_batch(const std::vector<LaunchCmd>& cmds, bool sync) {
   if (cmds.empty()) return;
   std::lock_guard lock(queue_mu_);
   for (const auto& c : cmds)
-    check(api_->hwqueue_exec(queue_, c.program->handle, c.args->data(), c.args->size(), &c.dims), "exec " + c.program->name);
+    check(api_->hwqueue_exec(queue_, c.program->handle, c.args->data(), c.args->size(), &c.dims),
+          "exec " + c.program->name);
   check(api_->hwqueue_signal(queue_, ++signal_), "signal");
   check(api_->hwqueue_submit(queue_), "submit");
-  if (sync) check(api_->hwqueue_wait(queue_, signal_, 0), "wait for a batch of " + std::to_string(cmds.size()) + " launches");
+  if (sync)
+    check(api_->hwqueue_wait(queue_, signal_, 0), "wait for a batch of " + std::to_string(cmds.size()) + " launches");
 }
 
 void Device::synchronize() {
@@ -158,7 +162,8 @@ namespace tg {
 
 std::string default_device() {
   std::string dev = rt::getenv_str("DEV");
-  if (dev == "?") throw Error("tg: DEV=? lists the candidates (set DEV to one of the loaded devices):\n" + explain_devices());
+  if (dev == "?")
+    throw Error("tg: DEV=? lists the candidates (set DEV to one of the loaded devices):\n" + explain_devices());
   if (!dev.empty()) return canonical_device(dev);
   // Real accelerators first, then the CPU. QCOM and DSP come after the CPU: on our machines they are emulations
   // (PoCL, qemu-hexagon) that would be slower and less tested than the CPU plugin; on a phone DEV=QCOM picks them.

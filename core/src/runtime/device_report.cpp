@@ -2,10 +2,10 @@
 // a row for each of the six standard devices no file provides; the six first, in the default device's order) or
 // file by file with the search order (--explain).
 #include <algorithm>
-#include <iterator>
-#include <utility>
 #include <iomanip>
+#include <iterator>
 #include <sstream>
+#include <utility>
 
 #include "runtime/device.hpp"
 #include "runtime/plugin_registry.hpp"
@@ -78,7 +78,8 @@ std::string explain_devices(bool search_order) {
     }
     os << "\n";
   }
-  if (reports.empty()) os << "no plugin files found; set TG_PLUGIN_PATH to a directory holding libtg_plugin_<name>.so\n";
+  if (reports.empty())
+    os << "no plugin files found; set TG_PLUGIN_PATH to a directory holding libtg_plugin_<name>.so\n";
   return os.str();
 }
 

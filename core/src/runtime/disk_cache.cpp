@@ -54,8 +54,8 @@ DiskCache::DiskCache(std::string dir) : dir_(std::move(dir)) {
   std::string probe = dir_ + "/.probe." + std::to_string(getpid());
   std::FILE* f = std::fopen(probe.c_str(), "wb");
   if (!f) {
-    std::fprintf(stderr, "tg: warning: cache directory %s is not writable (%s); compiling without a disk cache\n", dir_.c_str(),
-                 std::strerror(errno));
+    std::fprintf(stderr, "tg: warning: cache directory %s is not writable (%s); compiling without a disk cache\n",
+                 dir_.c_str(), std::strerror(errno));
     dir_.clear();
     return;
   }
@@ -78,7 +78,8 @@ std::optional<std::vector<uint8_t>> DiskCache::load(const std::string& table, ui
   if (std::memcmp(h.magic, kMagic, 4) != 0 || h.version != kVersion || h.key != key || h.size > (uint64_t{1} << 32))
     return std::nullopt;
   std::vector<uint8_t> data(h.size);
-  if (!in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(h.size))) return std::nullopt;  // truncated
+  if (!in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(h.size)))
+    return std::nullopt;                                                    // truncated
   if (in.peek() != std::ifstream::traits_type::eof()) return std::nullopt;  // trailing garbage
   if (fnv1a(data.data(), data.size()) != h.checksum) return std::nullopt;
   return data;

@@ -32,7 +32,8 @@ bool runs(const sched::ScheduleItem& it, const Bufs& bufs) {
 // Each kernel lowered for its device: the heuristic's actions (the lower cache), BEAM's where BEAM is on, the
 // plain loop nest under NOOPT; a custom kernel as written.
 std::vector<ProgramRequest> lower_all(const sched::Schedule& s, const std::vector<Bufs>& bufs, const Options& options) {
-  const codegen::LowerSwitches switches{options.images, options.tensor_cores, options.check_ir, debug_level(), options.time_passes};
+  const codegen::LowerSwitches switches{options.images, options.tensor_cores, options.check_ir, debug_level(),
+                                        options.time_passes};
   std::vector<ProgramRequest> kernels;
   for (size_t i = 0; i < s.items.size(); ++i) {
     const sched::ScheduleItem& it = s.items[i];
@@ -44,8 +45,10 @@ std::vector<ProgramRequest> lower_all(const sched::Schedule& s, const std::vecto
     if (options.beam > 0 && !options.noopt && !it.kernel.custom) {
       const codegen::Opts best = beam_choice(it, bufs[i], dev, r.kir, options.beam, switches);
       try {
-        if (best != r.kir.opts) r.kir = codegen::lower_kernel_cached(it.kernel, dev.caps(), dev.name(), {best, switches});
-      } catch (const codegen::OptError&) {  // a remembered list this kernel does not take (a damaged cache): the heuristic's
+        if (best != r.kir.opts)
+          r.kir = codegen::lower_kernel_cached(it.kernel, dev.caps(), dev.name(), {best, switches});
+      } catch (
+          const codegen::OptError&) {  // a remembered list this kernel does not take (a damaged cache): the heuristic's
       }
     }
     if (options.check_ir) codegen::verify_lowered(r.kir);  // the ABI's KIR rules
@@ -73,15 +76,17 @@ void collective(const std::string& name, const Bufs& bufs, Recorder& recorder) {
 }
 
 // A kernel launched on its own and waited for: timed (profiling, DEBUG>=2) and/or checked against CHECK's device.
-void launch_alone(const ProgramRequest& k, const sched::ScheduleItem& it, const Bufs& bufs, const std::vector<uint8_t>& args,
-                  const std::string& check, bool timed) {
+void launch_alone(const ProgramRequest& k, const sched::ScheduleItem& it, const Bufs& bufs,
+                  const std::vector<uint8_t>& args, const std::string& check, bool timed) {
   const uint64_t ns = k.device->launch(*k.program, args, k.kir.dims, true);
-  if (!check.empty()) shadow_check(it, bufs, k.kir, k.source.empty() ? k.device->render(k.kir.view()) : k.source, check);
+  if (!check.empty())
+    shadow_check(it, bufs, k.kir, k.source.empty() ? k.device->render(k.kir.view()) : k.source, check);
   if (!timed) return;
-  KernelRun run{k.kir.name, k.device->name(), ns / 1e6, k.kir.flops / std::max<double>(ns, 1), k.kir.bytes / std::max<double>(ns, 1)};
+  KernelRun run{k.kir.name, k.device->name(), ns / 1e6, k.kir.flops / std::max<double>(ns, 1),
+                k.kir.bytes / std::max<double>(ns, 1)};
   if (debug_level() >= 2)
-    std::fprintf(stderr, "*** %-6s %-28s %9.3f ms %8.2f GFLOP/s %8.2f GB/s\n", run.device.c_str(), run.name.c_str(), run.ms,
-                 run.gflops, run.gbps);
+    std::fprintf(stderr, "*** %-6s %-28s %9.3f ms %8.2f GFLOP/s %8.2f GB/s\n", run.device.c_str(), run.name.c_str(),
+                 run.ms, run.gflops, run.gbps);
   if (profiling()) record(std::move(run));
 }
 

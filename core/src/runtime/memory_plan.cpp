@@ -11,7 +11,8 @@ namespace tg::rt {
 
 using sched::BufferSlot;
 
-std::vector<std::shared_ptr<Buffer>> plan_memory(const sched::Schedule& s, const std::vector<std::shared_ptr<ir::Payload>>& inputs) {
+std::vector<std::shared_ptr<Buffer>> plan_memory(const sched::Schedule& s,
+                                                 const std::vector<std::shared_ptr<ir::Payload>>& inputs) {
   if (inputs.size() != s.n_inputs())
     throw std::logic_error("tg: internal: a schedule of " + std::to_string(s.n_inputs()) + " inputs bound to " +
                            std::to_string(inputs.size()) + " buffers");
@@ -22,7 +23,9 @@ std::vector<std::shared_ptr<Buffer>> plan_memory(const sched::Schedule& s, const
     for (int slot : s.items[i].slots) last_use.at(static_cast<size_t>(slot)) = i;
   // free temporaries by what they can stand in for; a buffer is freed once the item of its last use is placed
   using Shape = std::tuple<std::string, uint8_t, uint8_t, int64_t>;
-  auto shape_of = [](const BufferSlot& b) { return Shape{b.device, static_cast<uint8_t>(b.dtype.scalar), b.dtype.count, b.numel}; };
+  auto shape_of = [](const BufferSlot& b) {
+    return Shape{b.device, static_cast<uint8_t>(b.dtype.scalar), b.dtype.count, b.numel};
+  };
   std::multimap<Shape, std::shared_ptr<Buffer>> free;
   for (size_t i = 0; i < s.items.size(); ++i) {
     for (int slot : s.items[i].slots) {
@@ -44,11 +47,13 @@ std::vector<std::shared_ptr<Buffer>> plan_memory(const sched::Schedule& s, const
     }
   }
   for (size_t k = 0; k < bufs.size(); ++k)  // slots no item names (none in a schedule the scheduler made): still bound
-    if (!bufs[k]) bufs[k] = std::make_shared<Buffer>(Device::get(s.slots[k].device), s.slots[k].dtype, s.slots[k].numel);
+    if (!bufs[k])
+      bufs[k] = std::make_shared<Buffer>(Device::get(s.slots[k].device), s.slots[k].dtype, s.slots[k].numel);
   return bufs;
 }
 
-std::vector<std::shared_ptr<Buffer>> item_buffers(const sched::ScheduleItem& item, const std::vector<std::shared_ptr<Buffer>>& slots) {
+std::vector<std::shared_ptr<Buffer>> item_buffers(const sched::ScheduleItem& item,
+                                                  const std::vector<std::shared_ptr<Buffer>>& slots) {
   std::vector<std::shared_ptr<Buffer>> bufs;
   bufs.reserve(item.slots.size());
   for (int s : item.slots) bufs.push_back(slots.at(static_cast<size_t>(s)));

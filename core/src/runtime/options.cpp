@@ -33,7 +33,8 @@ Options read_options() {
   if (const std::string t = getenv_str("TG_COMM_TIMEOUT_S"); !t.empty()) {
     char* end = nullptr;
     o.comm_timeout_s = std::strtod(t.c_str(), &end);
-    if (*end != '\0' || !(o.comm_timeout_s > 0)) throw Error("tg: TG_COMM_TIMEOUT_S=" + t + " is not a positive number of seconds");
+    if (*end != '\0' || !(o.comm_timeout_s > 0))
+      throw Error("tg: TG_COMM_TIMEOUT_S=" + t + " is not a positive number of seconds");
   }
   return o;
 }

@@ -79,9 +79,13 @@ void parse_abi(const ValueParser& p, const std::string& s, PluginManifest& m) {
   const bool single = std::sscanf(s.c_str(), "%u.%u%n", &maj1, &min1, &used) == 2 && used == static_cast<int>(s.size());
   const bool range = std::sscanf(s.c_str(), "%u.%u-%u.%u%n", &maj1, &min1, &maj2, &min2, &used_range) == 4 &&
                      used_range == static_cast<int>(s.size());
-  if (single) maj2 = maj1, min2 = min1;
-  else if (!range) p.fail("abi must read \"MAJOR.MINOR-MAJOR.MINOR\" (the oldest core served - the version "
-                          "implemented), not \"" + s + "\"");
+  if (single)
+    maj2 = maj1, min2 = min1;
+  else if (!range)
+    p.fail(
+        "abi must read \"MAJOR.MINOR-MAJOR.MINOR\" (the oldest core served - the version "
+        "implemented), not \"" +
+        s + "\"");
   if (maj1 != maj2 || min1 > min2 || maj1 == 0)
     p.fail("abi \"" + s + "\" is not a range inside one nonzero major version");
   m.abi_major = maj1, m.abi_min_minor = min1, m.abi_max_minor = min2;
@@ -118,12 +122,18 @@ std::optional<PluginManifest> read_manifest(const std::string& path) {
     if (eq == std::string::npos || key.empty()) throw Error("tg: plugin manifest " + where + ": expected key = value");
     const std::string value = line.substr(eq + 1);
     ValueParser p{where, value};
-    if (key == "plugin") m.plugin = p.string(), has_plugin = true;
-    else if (key == "devices") m.devices = p.list(), has_devices = true;
-    else if (key == "abi") parse_abi(p, p.string(), m), has_abi = true;
-    else if (key == "requires") m.requires_libs = p.list();
-    else if (key == "priority") m.priority = p.integer();
-    else continue;  // a key from a newer SDK
+    if (key == "plugin")
+      m.plugin = p.string(), has_plugin = true;
+    else if (key == "devices")
+      m.devices = p.list(), has_devices = true;
+    else if (key == "abi")
+      parse_abi(p, p.string(), m), has_abi = true;
+    else if (key == "requires")
+      m.requires_libs = p.list();
+    else if (key == "priority")
+      m.priority = p.integer();
+    else
+      continue;  // a key from a newer SDK
     p.end();
   }
   const char* missing = !has_plugin ? "plugin" : !has_devices ? "devices" : !has_abi ? "abi" : nullptr;

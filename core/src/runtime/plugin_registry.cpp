@@ -3,12 +3,12 @@
 // than another file for the same DEV name) are reported without being loaded.
 #include "runtime/plugin_registry.hpp"
 
+#include <dlfcn.h>
 #include <algorithm>
 #include <boost/dll/shared_library.hpp>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 #include <filesystem>
 #include <optional>
 #include <sstream>
@@ -39,11 +39,9 @@ std::string core_window() {
   return version(TG_ABI_VERSION_MAJOR, TG_ABI_OLDEST_MINOR) + "-" + std::to_string(TG_ABI_VERSION_MAJOR) + ".x";
 }
 
-
 // Why a manifest rules its plugin out for this core before loading it, or "" when it does not.
 std::string manifest_verdict(const PluginManifest& m) {
-  if (m.abi_major != TG_ABI_VERSION_MAJOR || before_window(m.abi_max_minor) ||
-      m.abi_min_minor > TG_ABI_VERSION_MINOR)
+  if (m.abi_major != TG_ABI_VERSION_MAJOR || before_window(m.abi_max_minor) || m.abi_min_minor > TG_ABI_VERSION_MINOR)
     return "ABI out of range: the plugin serves cores " + m.abi_range() + ", this core speaks " +
            version(TG_ABI_VERSION_MAJOR, TG_ABI_VERSION_MINOR) + " and loads plugins " + core_window();
   for (const auto& lib : m.requires_libs) {
@@ -228,9 +226,9 @@ void PluginRegistry::settle(const std::string* device) const {
   };
   auto lose_to = [](PluginInfo& info, const PluginInfo& w) {
     info.shadowed = true;
-    info.shadowed_by = w.path + (w.priority > info.priority
-                                     ? " (priority " + std::to_string(w.priority) + " > " + std::to_string(info.priority) + ")"
-                                     : " (same priority, earlier in the search order)");
+    info.shadowed_by = w.path + (w.priority > info.priority ? " (priority " + std::to_string(w.priority) + " > " +
+                                                                  std::to_string(info.priority) + ")"
+                                                            : " (same priority, earlier in the search order)");
   };
   std::vector<Candidate> later;
   for (auto& c : pending_) {
@@ -242,7 +240,7 @@ void PluginRegistry::settle(const std::string* device) const {
     probe(c, winner_of, lose_to);
   }
   pending_ = std::move(later);
-  if (pending_.empty()) {  // a plugin from an earlier discovery that no longer wins stays mapped: devices opened
+  if (pending_.empty()) {        // a plugin from an earlier discovery that no longer wins stays mapped: devices opened
     for (auto& old : previous_)  // from it may be in use
       if (old) plugins_retired().push_back(std::move(old));
     previous_.clear();
@@ -270,8 +268,8 @@ void PluginRegistry::probe(Candidate& c, const WinnerOf& winner_of, const LoseTo
   const std::string table_device = api->device_name;
   if (c.manifest &&
       std::find(c.manifest->devices.begin(), c.manifest->devices.end(), table_device) == c.manifest->devices.end()) {
-    info.error = "the table provides device '" + table_device + "', which its manifest " + c.manifest->path +
-                 " does not list";
+    info.error =
+        "the table provides device '" + table_device + "', which its manifest " + c.manifest->path + " does not list";
     retire();
     return;
   }
@@ -347,9 +345,12 @@ std::string PluginRegistry::summary() const {
   if (reports_.empty()) os << " no plugin files found";
   for (const auto& r : reports_) {
     os << "\n  " << r.path << ": ";
-    if (r.loaded) os << "provides " << r.device_name;
-    else if (r.shadowed) os << r.device_name << " lost to " << r.shadowed_by;
-    else os << r.error;
+    if (r.loaded)
+      os << "provides " << r.device_name;
+    else if (r.shadowed)
+      os << r.device_name << " lost to " << r.shadowed_by;
+    else
+      os << r.error;
   }
   os << "\n  searched (TG_PLUGIN_PATH, the install, the build tree):";
   for (const auto& d : dirs_) os << " " << d;

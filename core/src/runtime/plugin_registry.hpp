@@ -64,7 +64,7 @@ class PluginRegistry {
   // Filled lazily by settle(), which const lookups call: hence mutable, under settle_mu_.
   mutable std::vector<PluginInfo> reports_;
   mutable std::vector<std::unique_ptr<LoadedPlugin>> plugins_;
-  mutable std::vector<Candidate> pending_;                      // not yet loaded, in discovery order
+  mutable std::vector<Candidate> pending_;                       // not yet loaded, in discovery order
   mutable std::vector<std::unique_ptr<LoadedPlugin>> previous_;  // loaded by an earlier discovery
   mutable std::recursive_mutex settle_mu_;
   bool stale_ = false;

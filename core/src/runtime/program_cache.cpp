@@ -43,7 +43,8 @@ void fill_blobs(const std::vector<ProgramRequest*>& misses, std::vector<std::vec
       blobs[i] = std::move(*blob);
       ++stats.disk_hits;
     } else {
-      if (debug_level() >= 3) std::fprintf(stderr, "compiling %s: not in the disk cache\n", misses[i]->kir.name.c_str());
+      if (debug_level() >= 3)
+        std::fprintf(stderr, "compiling %s: not in the disk cache\n", misses[i]->kir.name.c_str());
       to_compile.push_back(i);
     }
   }

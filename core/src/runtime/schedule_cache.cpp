@@ -30,7 +30,9 @@ constexpr uint32_t kFormat = 6;  // bump when the key or entry layout changes (o
 
 struct Writer {
   std::vector<uint8_t> bytes;
-  void raw(const void* p, size_t n) { bytes.insert(bytes.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n); }
+  void raw(const void* p, size_t n) {
+    bytes.insert(bytes.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
+  }
   void u8(uint8_t v) { bytes.push_back(v); }
   void i64(int64_t v) { raw(&v, sizeof v); }
   void f64(double v) { raw(&v, sizeof v); }
@@ -50,9 +52,21 @@ struct Reader {
     if (static_cast<size_t>(end - p) < n) throw Corrupt();
     std::memcpy(out, p, n), p += n;
   }
-  uint8_t u8() { uint8_t v; raw(&v, 1); return v; }
-  int64_t i64() { int64_t v; raw(&v, sizeof v); return v; }
-  double f64() { double v; raw(&v, sizeof v); return v; }
+  uint8_t u8() {
+    uint8_t v;
+    raw(&v, 1);
+    return v;
+  }
+  int64_t i64() {
+    int64_t v;
+    raw(&v, sizeof v);
+    return v;
+  }
+  double f64() {
+    double v;
+    raw(&v, sizeof v);
+    return v;
+  }
   // an element count: each element takes at least a byte, so more than the bytes left is a corrupt entry
   int64_t count(int64_t limit) {
     int64_t n = i64();
@@ -303,7 +317,8 @@ Schedule deserialize(const std::vector<uint8_t>& bytes, const std::string& key_t
     if (roots.size() != 1 + nout + nlocal + nvars) throw Corrupt();
     k.sink = roots[0];
     k.out_ranges.assign(roots.begin() + 1, roots.begin() + 1 + static_cast<ptrdiff_t>(nout));
-    k.local_ranges.assign(roots.begin() + 1 + static_cast<ptrdiff_t>(nout), roots.begin() + 1 + static_cast<ptrdiff_t>(nout + nlocal));
+    k.local_ranges.assign(roots.begin() + 1 + static_cast<ptrdiff_t>(nout),
+                          roots.begin() + 1 + static_cast<ptrdiff_t>(nout + nlocal));
     k.vars.assign(roots.end() - static_cast<ptrdiff_t>(nvars), roots.end());
     for (const auto& v : k.vars)
       if (v->op != Op::DEFINE_VAR) throw Corrupt();
@@ -357,8 +372,7 @@ Schedule cached_schedule(const std::vector<UOpPtr>& roots, const std::string& de
       cached = std::make_shared<const Schedule>(deserialize(*bytes, key.text));
       s = for_graph(*cached, key);
       if (s) ++stats.schedule_disk_hits;
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
   }
   if (!s) {
     ++stats.schedules_computed;

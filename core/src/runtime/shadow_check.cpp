@@ -113,8 +113,8 @@ bool check_copy_round_trip(Device& device, const std::string& reference) {
 
 }  // namespace
 
-void shadow_check(const sched::ScheduleItem& item, const std::vector<std::shared_ptr<Buffer>>& own, const codegen::KirProgram& kir, const std::string& source,
-                  const std::string& reference) {
+void shadow_check(const sched::ScheduleItem& item, const std::vector<std::shared_ptr<Buffer>>& own,
+                  const codegen::KirProgram& kir, const std::string& source, const std::string& reference) {
   Device& ref = Device::get(reference);
   if (check_copy_round_trip(own[0]->device(), reference))  // once per device: say the check is on
     std::fprintf(stderr, "CHECK=%s: every kernel on %s runs again on %s and is compared (copies verified)\n",
@@ -137,9 +137,9 @@ void shadow_check(const sched::ScheduleItem& item, const std::vector<std::shared
     for (size_t i = 0; i < static_cast<size_t>(own[o]->numel()); ++i) {
       if (same(got, want, d, i)) continue;
       std::ostringstream os;
-      os << "tg: CHECK=" << reference << ": kernel " << kir.name << " on " << own[o]->device().name() << " differs from "
-         << reference << " at output " << o << " element " << i << ": " << value_str(got, d, i) << " vs " << value_str(want, d, i)
-         << " (" << d.name() << ")\n--- KIR ---\n"
+      os << "tg: CHECK=" << reference << ": kernel " << kir.name << " on " << own[o]->device().name()
+         << " differs from " << reference << " at output " << o << " element " << i << ": " << value_str(got, d, i)
+         << " vs " << value_str(want, d, i) << " (" << d.name() << ")\n--- KIR ---\n"
          << kir.dump() << "--- source ---\n"
          << source;
       throw Error(os.str());

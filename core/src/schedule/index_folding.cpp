@@ -18,8 +18,10 @@ UOpPtr linear_index(const std::vector<UOpPtr>& idx, const Dims& dims) {
   int64_t stride = 1;
   for (size_t i = dims.size(); i-- > 0;) {
     if (!is_one(dims[i])) out = out + (sym ? idx[i] * sym : idx[i]) * stride;
-    if (is_static(dims[i])) stride *= dims[i]->arg_int();
-    else sym = sym ? sym * dims[i] : dims[i];
+    if (is_static(dims[i]))
+      stride *= dims[i]->arg_int();
+    else
+      sym = sym ? sym * dims[i] : dims[i];
   }
   return out;
 }
@@ -52,11 +54,16 @@ Folded fold_reshape(const FoldArgs& a) {
   int64_t stride = 1;
   for (size_t i = in.size(); i-- > 0;) {
     UOpPtr q = sym ? alu(Op::IDIV, flat / stride, sym) : flat / stride;
-    if (is_one(in[i])) nidx[i] = const_int(dtypes::int64, 0);
-    else if (is_static(in[i])) nidx[i] = simplify(q % in[i]->arg_int());
-    else nidx[i] = simplify(i == 0 ? q : alu(Op::MOD, q, in[i]));
-    if (is_static(in[i])) stride *= in[i]->arg_int();
-    else sym = sym ? sym * in[i] : in[i];
+    if (is_one(in[i]))
+      nidx[i] = const_int(dtypes::int64, 0);
+    else if (is_static(in[i]))
+      nidx[i] = simplify(q % in[i]->arg_int());
+    else
+      nidx[i] = simplify(i == 0 ? q : alu(Op::MOD, q, in[i]));
+    if (is_static(in[i]))
+      stride *= in[i]->arg_int();
+    else
+      sym = sym ? sym * in[i] : in[i];
   }
   return {std::move(nidx)};
 }
@@ -141,8 +148,9 @@ struct Rule {
 
 // One rule per movement op, in the order of ir/ops.hpp, so an op finds its rule by position.
 constexpr std::array kRules{
-    Rule{Op::RESHAPE, fold_reshape},       Rule{Op::PERMUTE, fold_permute}, Rule{Op::EXPAND, fold_expand},
-    Rule{Op::PAD, fold_pad},               Rule{Op::SHRINK, fold_shrink},   Rule{Op::FLIP, fold_flip},
+    Rule{Op::RESHAPE, fold_reshape},       Rule{Op::PERMUTE, fold_permute},
+    Rule{Op::EXPAND, fold_expand},         Rule{Op::PAD, fold_pad},
+    Rule{Op::SHRINK, fold_shrink},         Rule{Op::FLIP, fold_flip},
     Rule{Op::SHRINK_VAR, fold_shrink_var}, Rule{Op::PAD_VAR, fold_pad_var},
 };
 

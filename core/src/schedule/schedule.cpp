@@ -85,7 +85,8 @@ class Scheduler {
     for (const UOp* u : order) {
       int d = 0;
       for (const auto& x : u->src) d = std::max(d, depth[x.get()]);
-      const bool own_kernel = u->op == Op::BUFFER || u->op == Op::COPY || u->op == Op::COLLECTIVE || u->op == Op::CONTIGUOUS || shared_realize(u);
+      const bool own_kernel = u->op == Op::BUFFER || u->op == Op::COPY || u->op == Op::COLLECTIVE ||
+                              u->op == Op::CONTIGUOUS || shared_realize(u);
       depth[u] = own_kernel ? 0 : d + 1;
       if (depth[u] >= kMaxFusedDepth && !is_movement(u->op)) cuts_.push_back(u->ptr()), cut_.insert(u), depth[u] = 0;
     }
@@ -119,7 +120,8 @@ class Scheduler {
     item.kernel.sink = UOp::make(Op::SINK, dtypes::bool_, {store});
     item.kernel.out_ranges = kb.out_ranges;
     item.kernel.name = kernel_name(dims, kb.has_reduce);
-    std::sort(kb.vars.begin(), kb.vars.end(), [](const auto& a, const auto& b) { return a.first->var().name < b.first->var().name; });
+    std::sort(kb.vars.begin(), kb.vars.end(),
+              [](const auto& a, const auto& b) { return a.first->var().name < b.first->var().name; });
     for (auto& [v, val] : kb.vars) item.kernel.vars.push_back(v), item.var_vals.push_back(val);
     item.slots = std::move(kb.bufs);
     describe_params(item, b_.out.slots);
@@ -166,7 +168,6 @@ class Scheduler {
     keep_.push_back(node);
     return out;
   }
-
 
   // symbolic dims by their expression, spelled as an identifier: start_pos+1 -> start_pos_1
   static std::string kernel_name(const Dims& dims, bool reduce) {
@@ -261,7 +262,8 @@ class Scheduler {
         return load(s.realize(node), idx, shape, valid);
       if (node->op == Op::BUFFER) return load(s.b_.input(*node), idx, shape, valid);
       if (node->op == Op::CONST) return node->shape.empty() ? node : UOp::make(Op::CONST, node->dtype, {}, node->arg);
-      if (node->op == Op::COPY || node->op == Op::COLLECTIVE || node->op == Op::CONTIGUOUS) return load(s.realize(node), idx, shape, valid);
+      if (node->op == Op::COPY || node->op == Op::COLLECTIVE || node->op == Op::CONTIGUOUS)
+        return load(s.realize(node), idx, shape, valid);
       if (auto f = fold_index(*node, idx, shape, [this](const UOpPtr& d) { return kdim(d); })) {
         // a padded source is read only inside the padding's bounds (the gate), and the output is 0 outside them
         if (!f->cond) return build(node->src[0], f->idx, valid, expanded || f->expanded);
@@ -280,12 +282,14 @@ class Scheduler {
     // from its own kernel. The kernel's own root is built here, not loaded (it is what s.realize is building).
     UOpPtr build_reduce(const UOpPtr& node, const std::vector<UOpPtr>& idx, const Dims& shape, const UOpPtr& valid,
                         bool expanded) {
-      if (node.get() != root && (expanded || s.consumers_[node.get()] > 1)) return load(s.realize(node), idx, shape, valid);
+      if (node.get() != root && (expanded || s.consumers_[node.get()] > 1))
+        return load(s.realize(node), idx, shape, valid);
       has_reduce = true;
       const auto& a = node->arg_ints();
       Dims in = kdims(*node->src[0]);
       for (size_t k = 1; k < a.size(); ++k)  // empty reduction (a symbolic one is an empty loop)
-        if (is_static(in[a[k]]) && in[a[k]]->arg_int() == 0) return reduce_identity(static_cast<ReduceOp>(a[0]), node->dtype);
+        if (is_static(in[a[k]]) && in[a[k]]->arg_int() == 0)
+          return reduce_identity(static_cast<ReduceOp>(a[0]), node->dtype);
       std::vector<UOpPtr> nidx = idx, ranges;
       for (size_t k = 1; k < a.size(); ++k) {
         UOpPtr r = new_range(in[a[k]], AxisType::REDUCE, false);
@@ -312,7 +316,8 @@ size_t Schedule::n_inputs() const {
 void describe_params(ScheduleItem& item, const std::vector<BufferSlot>& slots) {
   item.kernel.params.clear();
   if (item.kind != ScheduleItem::Kind::KERNEL) return;
-  for (int s : item.slots) item.kernel.params.push_back({slots.at(static_cast<size_t>(s)).dtype, slots.at(static_cast<size_t>(s)).numel});
+  for (int s : item.slots)
+    item.kernel.params.push_back({slots.at(static_cast<size_t>(s)).dtype, slots.at(static_cast<size_t>(s)).numel});
 }
 
 std::vector<std::shared_ptr<Payload>> input_buffers(const std::vector<const UOp*>& order) {
@@ -323,7 +328,9 @@ std::vector<std::shared_ptr<Payload>> input_buffers(const std::vector<const UOp*
   return inputs;
 }
 
-std::vector<std::shared_ptr<Payload>> input_buffers(const std::vector<UOpPtr>& roots) { return input_buffers(toposort(roots)); }
+std::vector<std::shared_ptr<Payload>> input_buffers(const std::vector<UOpPtr>& roots) {
+  return input_buffers(toposort(roots));
+}
 
 Scheduler& Building::on(const std::string& device) {
   auto& s = by_device[device];

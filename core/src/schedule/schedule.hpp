@@ -19,15 +19,15 @@ struct BufferParam {
 // One kernel's graph: SINK(STORE(PARAM 0, index, value)) over RANGE nodes for the output dims.
 struct Kernel {
   ir::UOpPtr sink;
-  std::vector<ir::UOpPtr> out_ranges;  // outermost first
+  std::vector<ir::UOpPtr> out_ranges;    // outermost first
   std::vector<ir::UOpPtr> local_ranges;  // custom kernels: work-item ids inside a work-group, dim 0 first
-  std::string name;                    // "E_4_16", "r_64_32" (E: elementwise, r: has a reduction)
-  std::vector<ir::UOpPtr> vars;        // DEFINE_VARs it reads, sorted by name: kernel params after the buffers
-  int n_outputs = 1;                   // the first n buffers are written
-  std::vector<int> written_inputs;     // custom kernels: input buffers it also stores into (in-place updates)
-  bool custom = false;                 // hand-written (SINK of statements): lowered as written, no upcast
-  bool parallel = true;                // the first output range may be spread over cores / the grid
-  std::vector<BufferParam> params;     // one per buffer in call order (describe_params): all codegen reads of them
+  std::string name;                      // "E_4_16", "r_64_32" (E: elementwise, r: has a reduction)
+  std::vector<ir::UOpPtr> vars;          // DEFINE_VARs it reads, sorted by name: kernel params after the buffers
+  int n_outputs = 1;                     // the first n buffers are written
+  std::vector<int> written_inputs;       // custom kernels: input buffers it also stores into (in-place updates)
+  bool custom = false;                   // hand-written (SINK of statements): lowered as written, no upcast
+  bool parallel = true;                  // the first output range may be spread over cores / the grid
+  std::vector<BufferParam> params;       // one per buffer in call order (describe_params): all codegen reads of them
 };
 
 // A buffer of a schedule, by number. The INPUT slots come first: the graph's realized buffers in the order

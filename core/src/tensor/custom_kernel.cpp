@@ -28,12 +28,14 @@ const UOpPtr& need(const KExpr& e, const char* what) {
 
 KExpr binary(Op op, const KExpr& a, const KExpr& b) {
   const UOpPtr &x = need(a, "operand"), &y = need(b, "operand");
-  if (x->dtype != y->dtype) bad(std::string(op_name(op)) + " of " + x->dtype.name() + " and " + y->dtype.name() + "; cast() one side");
+  if (x->dtype != y->dtype)
+    bad(std::string(op_name(op)) + " of " + x->dtype.name() + " and " + y->dtype.name() + "; cast() one side");
   return KExpr(alu(op, x, y));
 }
 
 KExpr int_binary(Op op, const KExpr& a, const KExpr& b) {
-  if (!need(a, "operand")->dtype.is_int()) bad(std::string(op_name(op)) + " of " + a.node->dtype.name() + ": integers only");
+  if (!need(a, "operand")->dtype.is_int())
+    bad(std::string(op_name(op)) + " of " + a.node->dtype.name() + ": integers only");
   return binary(op, a, b);
 }
 
@@ -62,7 +64,8 @@ KExpr KExpr::operator>>(int64_t o) const { return *this >> KExpr(const_int(dtype
 KExpr KExpr::operator-(int64_t o) const { return *this - KExpr(const_int(dtype(), o)); }
 KExpr KExpr::bitcast(DType d) const {
   DType from = need(*this, "value")->dtype;
-  if (from.itemsize() != d.itemsize() || from.count != d.count) bad("bitcast of " + from.name() + " to " + d.name() + " changes the size");
+  if (from.itemsize() != d.itemsize() || from.count != d.count)
+    bad("bitcast of " + from.name() + " to " + d.name() + " changes the size");
   return KExpr(UOp::make(Op::BITCAST, d, {node}));
 }
 KExpr KExpr::operator+(int64_t o) const { return *this + KExpr(const_int(dtype(), o)); }
@@ -75,18 +78,21 @@ KExpr KExpr::exp2() const {
 }
 KExpr KExpr::where(const KExpr& c, const KExpr& a, const KExpr& b) {
   if (a.dtype() != b.dtype()) bad("where of " + a.dtype().name() + " and " + b.dtype().name());
-  return KExpr(alu(Op::WHERE, need(c, "condition")->dtype.is_bool() ? c.node : c.cast(dtypes::bool_).node, a.node, b.node));
+  return KExpr(
+      alu(Op::WHERE, need(c, "condition")->dtype.is_bool() ? c.node : c.cast(dtypes::bool_).node, a.node, b.node));
 }
 
 KExpr KExpr::fma(const KExpr& a, const KExpr& b, const KExpr& c) {
   if (a.dtype() != b.dtype() || a.dtype() != c.dtype() || !a.dtype().is_float())
-    bad("fma needs three operands of one float dtype, got " + a.dtype().name() + ", " + b.dtype().name() + " and " + c.dtype().name());
+    bad("fma needs three operands of one float dtype, got " + a.dtype().name() + ", " + b.dtype().name() + " and " +
+        c.dtype().name());
   return KExpr(alu(Op::FMA, need(a, "fma operand"), need(b, "fma operand"), need(c, "fma operand")));
 }
 
 KExpr KExpr::dot4(const KExpr& acc, const KExpr& u, const KExpr& s) {
   if (acc.dtype() != dtypes::int32 || u.dtype() != dtypes::int32 || s.dtype() != dtypes::int32)
-    bad("dot4 needs three int32 operands, got " + acc.dtype().name() + ", " + u.dtype().name() + " and " + s.dtype().name());
+    bad("dot4 needs three int32 operands, got " + acc.dtype().name() + ", " + u.dtype().name() + " and " +
+        s.dtype().name());
   return KExpr(alu(Op::DOT4, acc.node, u.node, s.node));
 }
 
@@ -126,7 +132,8 @@ std::vector<int> written_inputs(const std::vector<UOpPtr>& statements, size_t n_
     while (target && target->op == Op::AFTER) target = target->src[0].get();  // a store through after(buffer)
     if (target && target->op == Op::PARAM) {
       int idx = static_cast<int>(std::get<int64_t>(target->arg));
-      if (idx >= static_cast<int>(n_outputs) && std::find(written.begin(), written.end(), idx) == written.end()) written.push_back(idx);
+      if (idx >= static_cast<int>(n_outputs) && std::find(written.begin(), written.end(), idx) == written.end())
+        written.push_back(idx);
     }
     for (const auto& s : u->src) scan(s);
   };
@@ -137,7 +144,8 @@ std::vector<int> written_inputs(const std::vector<UOpPtr>& statements, size_t n_
 }  // namespace
 
 CustomKernel::CustomKernel(std::string name) : impl_(std::make_shared<Impl>()) {
-  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) bad("name '" + name + "' is not an identifier");
+  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_'))
+    bad("name '" + name + "' is not an identifier");
   for (char c : name)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') bad("name '" + name + "' is not an identifier");
   impl_->name = std::move(name);
@@ -146,15 +154,18 @@ CustomKernel::CustomKernel(std::string name) : impl_(std::make_shared<Impl>()) {
 KExpr CustomKernel::buffer(int index, DType dtype) {
   if (index < 0) bad("buffer index " + std::to_string(index));
   for (auto& [i, d] : impl_->buffers)
-    if (i == index && d != dtype) bad("buffer " + std::to_string(index) + " declared as " + d.name() + " and " + dtype.name());
+    if (i == index && d != dtype)
+      bad("buffer " + std::to_string(index) + " declared as " + d.name() + " and " + dtype.name());
   impl_->buffers.emplace_back(index, dtype);
   return KExpr(UOp::make(Op::PARAM, dtype, {}, static_cast<int64_t>(index)));
 }
 
 KExpr CustomKernel::range(int64_t n, Axis axis) {
   if (n < 1) bad("range of size " + std::to_string(n));
-  static constexpr AxisType map[] = {AxisType::GLOBAL, AxisType::LOOP, AxisType::REDUCE, AxisType::UPCAST, AxisType::UNROLL, AxisType::LOCAL};
-  UOpPtr r = UOp::make(Op::RANGE, dtypes::int64, {const_int(dtypes::int64, n)}, RangeInfo{impl_->next_id++, map[static_cast<int>(axis)]});
+  static constexpr AxisType map[] = {AxisType::GLOBAL, AxisType::LOOP,   AxisType::REDUCE,
+                                     AxisType::UPCAST, AxisType::UNROLL, AxisType::LOCAL};
+  UOpPtr r = UOp::make(Op::RANGE, dtypes::int64, {const_int(dtypes::int64, n)},
+                       RangeInfo{impl_->next_id++, map[static_cast<int>(axis)]});
   if (axis == Axis::GLOBAL) impl_->global_ranges.push_back(r);
   if (axis == Axis::LOCAL) impl_->local_ranges.push_back(r);
   return KExpr(r);
@@ -171,7 +182,8 @@ KExpr CustomKernel::variable(const Variable& v) {
 
 KExpr CustomKernel::load(const KExpr& buf, const KExpr& idx) {
   const UOpPtr& b = need(buf, "buffer");
-  return KExpr(UOp::make(Op::LOAD, b->dtype, {b, need(idx, "index")->dtype == dtypes::int64 ? idx.node : idx.cast(dtypes::int64).node}));
+  return KExpr(UOp::make(Op::LOAD, b->dtype,
+                         {b, need(idx, "index")->dtype == dtypes::int64 ? idx.node : idx.cast(dtypes::int64).node}));
 }
 
 KExpr CustomKernel::load(const KExpr& buf, const KExpr& idx, const KExpr& gate) {
@@ -273,24 +285,27 @@ KExpr CustomKernel::inline_stmt(const Code& code, const std::vector<KExpr>& args
   return KExpr(inline_code(Op::CUSTOM, dtypes::bool_, code, args));
 }
 
-KExpr CustomKernel::tile_mma(const TileOperand& c, const TileOperand& a, const TileOperand& b, const KExpr& steps, int m_tiles,
-                             int n_tiles, bool accumulate) {
+KExpr CustomKernel::tile_mma(const TileOperand& c, const TileOperand& a, const TileOperand& b, const KExpr& steps,
+                             int m_tiles, int n_tiles, bool accumulate) {
   const DType cd = need(c.buffer, "tile_mma's C")->dtype, ad = need(a.buffer, "tile_mma's A")->dtype;
   const DType want = cd == dtypes::float32 ? dtypes::bfloat16 : dtypes::int8;
   if ((cd != dtypes::float32 && cd != dtypes::int32) || ad != want || need(b.buffer, "tile_mma's B")->dtype != want)
-    bad("tile_mma takes float32 C from bfloat16 A and B, or int32 C from int8 A and B; got " + cd.name() + " from " + ad.name() +
-        " and " + b.buffer.node->dtype.name());
+    bad("tile_mma takes float32 C from bfloat16 A and B, or int32 C from int8 A and B; got " + cd.name() + " from " +
+        ad.name() + " and " + b.buffer.node->dtype.name());
   if (m_tiles < 1 || m_tiles > 2 || n_tiles < 1 || n_tiles > 2)
-    bad("tile_mma's C is 16 or 32 rows by 16 or 32 columns; got " + std::to_string(16 * m_tiles) + " by " + std::to_string(16 * n_tiles));
+    bad("tile_mma's C is 16 or 32 rows by 16 or 32 columns; got " + std::to_string(16 * m_tiles) + " by " +
+        std::to_string(16 * n_tiles));
   std::vector<UOpPtr> src;
   for (const TileOperand* o : {&c, &a, &b}) {
     src.push_back(o->buffer.node);
     for (const KExpr* e : {&o->index, &o->stride}) {
-      if (!need(*e, "tile_mma index or stride")->dtype.is_int()) bad("tile_mma's indices and strides are integers, got " + e->dtype().name());
+      if (!need(*e, "tile_mma index or stride")->dtype.is_int())
+        bad("tile_mma's indices and strides are integers, got " + e->dtype().name());
       src.push_back(e->node);
     }
   }
-  if (!need(steps, "tile_mma steps")->dtype.is_int()) bad("tile_mma's steps are an integer, got " + steps.dtype().name());
+  if (!need(steps, "tile_mma steps")->dtype.is_int())
+    bad("tile_mma's steps are an integer, got " + steps.dtype().name());
   src.push_back(steps.node);
   return KExpr(UOp::make(Op::TILE_MMA, cd, std::move(src), int64_t{m_tiles | n_tiles << 4 | (accumulate ? 256 : 0)}));
 }
@@ -312,7 +327,8 @@ CustomKernel& CustomKernel::parallel(bool on) {
   return *this;
 }
 
-std::vector<Tensor> CustomKernel::operator()(const std::vector<std::pair<Shape, DType>>& outputs, const std::vector<Tensor>& inputs,
+std::vector<Tensor> CustomKernel::operator()(const std::vector<std::pair<Shape, DType>>& outputs,
+                                             const std::vector<Tensor>& inputs,
                                              const std::vector<BoundVariable>& vars) const {
   if (impl_->statements.empty()) bad(impl_->name + " has no statements (add them with run())");
   // inputs the kernel stores into are writable parameters (everything else stays read-only)
@@ -320,14 +336,16 @@ std::vector<Tensor> CustomKernel::operator()(const std::vector<std::pair<Shape, 
   {
     std::lock_guard lock(impl_->written_mu);
     auto it = impl_->written.find(outputs.size());
-    if (it == impl_->written.end()) it = impl_->written.emplace(outputs.size(), written_inputs(impl_->statements, outputs.size())).first;
+    if (it == impl_->written.end())
+      it = impl_->written.emplace(outputs.size(), written_inputs(impl_->statements, outputs.size())).first;
     written = it->second;
   }
   for (int idx : written) {
     const size_t in = static_cast<size_t>(idx) - outputs.size();
     // an in-place store must land in the caller's buffer: a lazy input would be realized into a temporary
     if (in < inputs.size() && inputs[in].node()->op != Op::BUFFER)
-      bad(impl_->name + " stores into input " + std::to_string(idx) + ", which is not a realized buffer (realize() it first: the store would be lost)");
+      bad(impl_->name + " stores into input " + std::to_string(idx) +
+          ", which is not a realized buffer (realize() it first: the store would be lost)");
   }
   std::string device = inputs.empty() ? default_device() : inputs[0].device();
   std::vector<Tensor> outs;
@@ -344,21 +362,27 @@ std::vector<Tensor> CustomKernel::operator()(const std::vector<std::pair<Shape, 
   if (bufs.empty()) bad(impl_->name + " has neither outputs nor inputs");
   for (int idx : written)
     if (idx < static_cast<int>(bufs.size()) && bufs[static_cast<size_t>(idx)]->is_adopted_host_memory())
-      bad(impl_->name + " stores into input " + std::to_string(idx) + ", which is read-only host memory (Tensor::from_host_memory)");
+      bad(impl_->name + " stores into input " + std::to_string(idx) +
+          ", which is read-only host memory (Tensor::from_host_memory)");
   for (const auto& [i, d] : impl_->buffers) {
     if (i >= static_cast<int>(bufs.size()))
-      bad(impl_->name + " uses buffer " + std::to_string(i) + " but was called with " + std::to_string(bufs.size()) + " tensors");
-    if (bufs[i]->dtype() != d) bad(impl_->name + " declares buffer " + std::to_string(i) + " as " + d.name() + ", got " + bufs[i]->dtype().name());
+      bad(impl_->name + " uses buffer " + std::to_string(i) + " but was called with " + std::to_string(bufs.size()) +
+          " tensors");
+    if (bufs[i]->dtype() != d)
+      bad(impl_->name + " declares buffer " + std::to_string(i) + " as " + d.name() + ", got " +
+          bufs[i]->dtype().name());
   }
   // a schedule of one item whose every buffer is the caller's (an input slot)
   sched::Schedule s;
-  for (const auto& b : bufs) s.slots.push_back({sched::BufferSlot::Kind::INPUT, b->dtype(), b->numel(), b->device_name()});
+  for (const auto& b : bufs)
+    s.slots.push_back({sched::BufferSlot::Kind::INPUT, b->dtype(), b->numel(), b->device_name()});
   sched::ScheduleItem item;
   for (size_t i = 0; i < bufs.size(); ++i) item.slots.push_back(static_cast<int>(i));
   item.kernel.written_inputs = written;
   // kernel params after the buffers: the variables sorted by name, as the scheduler orders them
   std::vector<UOpPtr> declared = impl_->vars;
-  std::sort(declared.begin(), declared.end(), [](const UOpPtr& a, const UOpPtr& b) { return a->var().name < b->var().name; });
+  std::sort(declared.begin(), declared.end(),
+            [](const UOpPtr& a, const UOpPtr& b) { return a->var().name < b->var().name; });
   for (const auto& d : declared) {
     auto it = std::find_if(vars.begin(), vars.end(), [&](const BoundVariable& b) { return b.var().node() == d; });
     if (it == vars.end()) bad(impl_->name + " reads variable '" + d->var().name + "' but no value was bound for it");

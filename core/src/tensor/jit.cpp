@@ -14,8 +14,8 @@
 #include "ir/uop.hpp"
 #include "runtime/collectives.hpp"
 #include "runtime/env.hpp"
-#include "runtime/options.hpp"
 #include "runtime/launch.hpp"
+#include "runtime/options.hpp"
 #include "schedule/schedule.hpp"
 #include "tensor/multi.hpp"
 
@@ -103,14 +103,15 @@ struct Jit::Impl {
     return outs;
   }
 
-  void capture(const std::vector<Tensor>& inputs, const std::vector<BoundVariable>& vars, const std::vector<Tensor>& outs,
-               std::vector<rt::CapturedLaunch>& launches) {
+  void capture(const std::vector<Tensor>& inputs, const std::vector<BoundVariable>& vars,
+               const std::vector<Tensor>& outs, std::vector<rt::CapturedLaunch>& launches) {
     // call 2 must launch what call 1 launched after its one-time work: the tail of call 1's trace
     if (launches.size() > first_trace.size() ||
         !std::equal(launches.begin(), launches.end(), first_trace.end() - static_cast<long>(launches.size()),
                     [](const rt::CapturedLaunch& l, uint64_t h) { return l.kir_hash == h; }))
-      throw Error("tg: Jit: the function changed its graph between calls 1 and 2 (" + std::to_string(first_trace.size()) +
-                  " launches, then " + std::to_string(launches.size()) + "); make it depend only on its inputs and variables");
+      throw Error("tg: Jit: the function changed its graph between calls 1 and 2 (" +
+                  std::to_string(first_trace.size()) + " launches, then " + std::to_string(launches.size()) +
+                  "); make it depend only on its inputs and variables");
     std::map<const rt::Buffer*, size_t> input_index;  // input buffer -> its slot (inputs' buffers in order)
     for (const auto& b : buffers_of(inputs)) input_index.emplace(b.get(), input_index.size());
     auto slot_of = [&](const std::shared_ptr<rt::Buffer>& b) -> std::optional<size_t> {
@@ -128,7 +129,8 @@ struct Jit::Impl {
         for (size_t k = 0; k < l.var_names.size(); ++k) {
           size_t param = l.bufs.size() + k;
           for (size_t j = 0; j < var_names.size(); ++j)
-            if (var_names[j] == l.var_names[k]) r.vars.push_back({p.signature.offsets()[param], tg_param_size(&p.signature.params()[param]), j});
+            if (var_names[j] == l.var_names[k])
+              r.vars.push_back({p.signature.offsets()[param], tg_param_size(&p.signature.params()[param]), j});
         }
       } else {  // a copy or collective that reads or writes an input must use this call's buffer
         for (const auto& b : l.bufs) r.slots.push_back(slot_of(b));
@@ -159,17 +161,20 @@ struct Jit::Impl {
 
   void check_signature(const std::vector<Tensor>& inputs, const std::vector<BoundVariable>& vars) const {
     if (inputs.size() != input_sig.size())
-      throw Error("tg: Jit: captured with " + std::to_string(input_sig.size()) + " inputs, called with " + std::to_string(inputs.size()));
+      throw Error("tg: Jit: captured with " + std::to_string(input_sig.size()) + " inputs, called with " +
+                  std::to_string(inputs.size()));
     for (size_t i = 0; i < inputs.size(); ++i)
       if (!same_input_dims(inputs[i], input_sig[i], vars) || inputs[i].dtype() != input_sig[i].dtype() ||
           inputs[i].device() != input_sig[i].device() || sharding_of(inputs[i]) != sharding_of(input_sig[i]))
-        throw Error("tg: Jit: input " + std::to_string(i) + " is " + describe(inputs[i]) + ", captured as " + describe(input_sig[i]) +
-                    "; call reset() to capture again");
+        throw Error("tg: Jit: input " + std::to_string(i) + " is " + describe(inputs[i]) + ", captured as " +
+                    describe(input_sig[i]) + "; call reset() to capture again");
     if (vars.size() != var_names.size())
-      throw Error("tg: Jit: captured with " + std::to_string(var_names.size()) + " variables, called with " + std::to_string(vars.size()));
+      throw Error("tg: Jit: captured with " + std::to_string(var_names.size()) + " variables, called with " +
+                  std::to_string(vars.size()));
     for (size_t j = 0; j < vars.size(); ++j)
       if (vars[j].var().name() != var_names[j])
-        throw Error("tg: Jit: variable " + std::to_string(j) + " is " + vars[j].var().name() + ", captured as " + var_names[j]);
+        throw Error("tg: Jit: variable " + std::to_string(j) + " is " + vars[j].var().name() + ", captured as " +
+                    var_names[j]);
   }
 
   std::vector<Tensor> replay(const std::vector<Tensor>& inputs, const std::vector<BoundVariable>& vars) {
@@ -187,8 +192,10 @@ struct Jit::Impl {
       if (!r.launch.program) {  // a copy between devices or a collective: drain, then run it through the host
         flush();
         auto buf = [&](size_t k) -> rt::Buffer& { return r.slots[k] ? *in_bufs[*r.slots[k]] : *r.launch.bufs[k]; };
-        if (r.launch.collective.empty()) rt::copy_between(buf(0), buf(1));
-        else rt::run_collective(r.launch.collective, buf(0), buf(1));
+        if (r.launch.collective.empty())
+          rt::copy_between(buf(0), buf(1));
+        else
+          rt::run_collective(r.launch.collective, buf(0), buf(1));
         continue;
       }
       for (const auto& p : r.inputs) std::memcpy(r.args.data() + p.offset, &addrs[p.index], 8);

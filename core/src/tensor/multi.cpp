@@ -41,11 +41,13 @@ Dims shard_dims(const Dims& full, const Sharding& s) {
     const int64_t p = s.parts(static_cast<int64_t>(a));
     if (p == 1) continue;
     if (!is_static(full[a]))
-      refuse("axis " + std::to_string(a) + " of " + dims_str(full) + " is symbolic and cannot be split over " + s.describe());
+      refuse("axis " + std::to_string(a) + " of " + dims_str(full) + " is symbolic and cannot be split over " +
+             s.describe());
     const int64_t n = dim_value(full[a]);
     if (n % p != 0)
-      refuse("axis " + std::to_string(a) + " of " + dims_str(full) + " (size " + std::to_string(n) + ") does not split into " +
-             std::to_string(p) + " equal parts over " + s.describe() + "; pad it to a multiple of " + std::to_string(p));
+      refuse("axis " + std::to_string(a) + " of " + dims_str(full) + " (size " + std::to_string(n) +
+             ") does not split into " + std::to_string(p) + " equal parts over " + s.describe() +
+             "; pad it to a multiple of " + std::to_string(p));
     out[a] = dim_const(n / p);
   }
   return out;
@@ -82,8 +84,8 @@ UOpPtr cut(const UOpPtr& shard, const Sharding& from, const Sharding& to, size_t
   return t.node();
 }
 
-// The whole tensor on `device`: each distinct shard copied there (none where it or a replica already is) and put in place by
-// adding bit patterns padded with zeros (exact for every dtype: -0.0 and NaN payloads survive).
+// The whole tensor on `device`: each distinct shard copied there (none where it or a replica already is) and put in
+// place by adding bit patterns padded with zeros (exact for every dtype: -0.0 and NaN payloads survive).
 UOpPtr gather(const DeviceGraphs& v, const std::string& device, const Dims& full) {
   const Sharding& s = v.sharding;
   std::optional<Tensor> whole;
@@ -203,10 +205,10 @@ class Lowering {
 
   DeviceGraphs apply(const UOpPtr& u, std::vector<DeviceGraphs>& src) {
     static const std::map<Op, Rule> rules = {
-        {Op::RESHAPE, &Lowering::reshape},     {Op::PERMUTE, &Lowering::permute},   {Op::EXPAND, &Lowering::expand},
-        {Op::PAD, &Lowering::per_axis},        {Op::SHRINK, &Lowering::per_axis},   {Op::FLIP, &Lowering::per_axis},
-        {Op::SHRINK_VAR, &Lowering::at_axis},  {Op::PAD_VAR, &Lowering::at_axis},   {Op::REDUCE_AXIS, &Lowering::reduce},
-        {Op::COPY, &Lowering::copy},           {Op::CONTIGUOUS, &Lowering::each},
+        {Op::RESHAPE, &Lowering::reshape},    {Op::PERMUTE, &Lowering::permute}, {Op::EXPAND, &Lowering::expand},
+        {Op::PAD, &Lowering::per_axis},       {Op::SHRINK, &Lowering::per_axis}, {Op::FLIP, &Lowering::per_axis},
+        {Op::SHRINK_VAR, &Lowering::at_axis}, {Op::PAD_VAR, &Lowering::at_axis}, {Op::REDUCE_AXIS, &Lowering::reduce},
+        {Op::COPY, &Lowering::copy},          {Op::CONTIGUOUS, &Lowering::each},
     };
     if (is_alu(u->op)) return elementwise(u, src);
     auto it = rules.find(u->op);
@@ -226,7 +228,9 @@ class Lowering {
     return out;
   }
 
-  DeviceGraphs each(const UOpPtr& u, std::vector<DeviceGraphs>& src) { return each_shard(u, src[0], src[0].sharding, u->arg); }
+  DeviceGraphs each(const UOpPtr& u, std::vector<DeviceGraphs>& src) {
+    return each_shard(u, src[0], src[0].sharding, u->arg);
+  }
 
   // The value as `to` shards it on device d: as it is, cut locally, or gathered there and cut.
   UOpPtr as(const DeviceGraphs& v, const Sharding& to, size_t d, const Dims& full) {
@@ -271,7 +275,8 @@ class Lowering {
       if (s.axes[m] < 0) continue;
       const int64_t a = s.axes[m], p = s.parts(a);
       if (!is_static(Dims(old.begin(), old.begin() + a + 1)) || !is_static(now))
-        refuse("reshape " + dims_str(old) + " -> " + dims_str(now) + " of a tensor split over " + s.describe() + " needs static dims");
+        refuse("reshape " + dims_str(old) + " -> " + dims_str(now) + " of a tensor split over " + s.describe() +
+               " needs static dims");
       int64_t outer = 1, seen = 1;
       for (int64_t i = 0; i < a; ++i) outer *= dim_value(old[static_cast<size_t>(i)]);
       int64_t b = -1;
@@ -312,11 +317,12 @@ class Lowering {
     const Dims in = dims_of(*u->src[0]), shard_in = shard_dims(in, s);
     for (size_t a = 0; a < in.size(); ++a) {
       if (s.parts(static_cast<int64_t>(a)) == 1) continue;
-      const bool whole = u->op == Op::FLIP   ? arg[a] == 0
-                         : u->op == Op::PAD  ? arg[2 * a] == 0 && arg[2 * a + 1] == 0
-                                             : arg[2 * a] == 0 && arg[2 * a + 1] == dim_value(in[a]);
+      const bool whole = u->op == Op::FLIP  ? arg[a] == 0
+                         : u->op == Op::PAD ? arg[2 * a] == 0 && arg[2 * a + 1] == 0
+                                            : arg[2 * a] == 0 && arg[2 * a + 1] == dim_value(in[a]);
       if (!whole)
-        refuse(std::string(op_name(u->op)) + " along axis " + std::to_string(a) + ", which is split over " + s.describe() +
+        refuse(std::string(op_name(u->op)) + " along axis " + std::to_string(a) + ", which is split over " +
+               s.describe() +
                ", is not supported: gather the tensor with .to(device) first, or split it along another axis");
       if (u->op == Op::SHRINK) arg[per * a + 1] = dim_value(shard_in[a]);
     }
@@ -328,8 +334,8 @@ class Lowering {
     const Sharding& s = src[0].sharding;
     const int64_t a = u->arg_ints()[0];
     if (s.parts(a) != 1)
-      refuse(std::string(op_name(u->op)) + " along axis " + std::to_string(a) + ", which is split over " + s.describe() +
-             ", is not supported");
+      refuse(std::string(op_name(u->op)) + " along axis " + std::to_string(a) + ", which is split over " +
+             s.describe() + ", is not supported");
     if (src.size() > 1 && src[1].multi()) refuse("a symbolic window's start cannot live on several devices");
     return each_shard(u, src[0], s, u->arg);
   }
@@ -343,7 +349,8 @@ class Lowering {
     Sharding out = s;
     std::vector<size_t> reduced;
     for (size_t m = 0; m < s.mesh.size(); ++m)
-      if (s.axes[m] >= 0 && std::find(arg.begin() + 1, arg.end(), s.axes[m]) != arg.end()) reduced.push_back(m), out.axes[m] = -1;
+      if (s.axes[m] >= 0 && std::find(arg.begin() + 1, arg.end(), s.axes[m]) != arg.end())
+        reduced.push_back(m), out.axes[m] = -1;
     DeviceGraphs partial = each_shard(u, src[0], out, u->arg);
     if (reduced.empty()) return partial;
     DeviceGraphs result{out, std::vector<UOpPtr>(s.size())};

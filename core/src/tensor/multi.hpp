@@ -24,6 +24,7 @@ bool has_multi(const ir::UOpPtr& root);
 std::vector<DeviceGraphs> lower_multi(const std::vector<ir::UOpPtr>& roots, int ring);
 
 // The MULTI node of these shards (each on its device of `s`) for a tensor of `full` dims.
-ir::UOpPtr multi_node(const Sharding& s, std::vector<ir::UOpPtr> shards, DType dtype, const std::vector<ir::UOpPtr>& full);
+ir::UOpPtr multi_node(const Sharding& s, std::vector<ir::UOpPtr> shards, DType dtype,
+                      const std::vector<ir::UOpPtr>& full);
 
 }  // namespace tg

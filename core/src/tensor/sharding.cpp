@@ -18,7 +18,8 @@ Sharding Sharding::replicated(std::vector<std::string> devices) {
 
 std::string Sharding::str() const {
   std::string out = join_devices(devices) + "|";
-  for (size_t m = 0; m < mesh.size(); ++m) out += (m ? "," : "") + std::to_string(mesh[m]) + ":" + std::to_string(axes[m]);
+  for (size_t m = 0; m < mesh.size(); ++m)
+    out += (m ? "," : "") + std::to_string(mesh[m]) + ":" + std::to_string(axes[m]);
   return out;
 }
 

@@ -9,9 +9,10 @@
 namespace tg {
 
 struct Sharding {
-  std::vector<std::string> devices;  // canonical names in mesh order: device i sits at coordinate (i / stride_m) % mesh[m]
-  std::vector<int64_t> mesh;         // the mesh's sizes; their product is the device count
-  std::vector<int64_t> axes;         // per mesh dim: the tensor axis split into mesh[m] parts along it, -1: replicated
+  std::vector<std::string>
+      devices;                // canonical names in mesh order: device i sits at coordinate (i / stride_m) % mesh[m]
+  std::vector<int64_t> mesh;  // the mesh's sizes; their product is the device count
+  std::vector<int64_t> axes;  // per mesh dim: the tensor axis split into mesh[m] parts along it, -1: replicated
 
   static Sharding replicated(std::vector<std::string> devices);
   std::string str() const;  // "CPU,CPU:1,CPU:2,CPU:3|2:0,2:1" (the MULTI arg)
@@ -35,7 +36,7 @@ struct Sharding {
 };
 
 std::string join_devices(const std::vector<std::string>& devices);  // "CPU,CPU:1"
-std::vector<std::string> split_devices(const std::string& list);     // and back
+std::vector<std::string> split_devices(const std::string& list);    // and back
 inline bool is_device_list(const std::string& device) { return device.find(',') != std::string::npos; }
 
 }  // namespace tg

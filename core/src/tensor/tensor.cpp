@@ -111,8 +111,12 @@ Tensor Tensor::full(const Shape& shape, double value, DType dtype, const std::st
   Tensor t(c, resolve_device(device));
   return t.reshape(Shape(shape.size(), 1)).expand(shape);
 }
-Tensor Tensor::zeros(const Shape& shape, DType dtype, const std::string& device) { return full(shape, 0, dtype, device); }
-Tensor Tensor::ones(const Shape& shape, DType dtype, const std::string& device) { return full(shape, 1, dtype, device); }
+Tensor Tensor::zeros(const Shape& shape, DType dtype, const std::string& device) {
+  return full(shape, 0, dtype, device);
+}
+Tensor Tensor::ones(const Shape& shape, DType dtype, const std::string& device) {
+  return full(shape, 1, dtype, device);
+}
 
 Tensor Tensor::arange(double start, double stop, double step, DType dtype, const std::string& device) {
   if (step == 0) bad("arange step must not be 0");
@@ -147,7 +151,10 @@ uint64_t splitmix(uint64_t& s) {
 
 Tensor Tensor::rand(const Shape& shape, uint64_t seed, DType dtype, const std::string& device) {
   // as many random bits as the target's mantissa holds, so every value is exact and below 1 after the cast
-  int bits = dtype.scalar == ScalarType::Float16 ? 11 : dtype.scalar == ScalarType::BFloat16 ? 8 : dtype.scalar == ScalarType::Float32 ? 24 : 53;
+  int bits = dtype.scalar == ScalarType::Float16    ? 11
+             : dtype.scalar == ScalarType::BFloat16 ? 8
+             : dtype.scalar == ScalarType::Float32  ? 24
+                                                    : 53;
   std::vector<double> v(static_cast<size_t>(prod(shape)));
   uint64_t s = seed;
   for (auto& x : v) x = std::ldexp(static_cast<double>(splitmix(s) >> (64 - bits)), -bits);
@@ -158,7 +165,8 @@ Tensor Tensor::randn(const Shape& shape, uint64_t seed, DType dtype, const std::
   std::vector<double> v(static_cast<size_t>(prod(shape)));
   uint64_t s = seed;
   for (auto& x : v) {  // Box-Muller
-    double u1 = (static_cast<double>(splitmix(s) >> 11) + 1) * 0x1.0p-53, u2 = static_cast<double>(splitmix(s) >> 11) * 0x1.0p-53;
+    double u1 = (static_cast<double>(splitmix(s) >> 11) + 1) * 0x1.0p-53,
+           u2 = static_cast<double>(splitmix(s) >> 11) * 0x1.0p-53;
     x = std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
   }
   return from_bytes(v.data(), v.size() * sizeof(double), shape, dtypes::float64, device).cast(dtype);
@@ -168,8 +176,8 @@ Tensor Tensor::from_bytes(const void* data, size_t nbytes, const Shape& shape, D
   Tensor t = empty(shape, dtype, device);
   size_t need = static_cast<size_t>(t.numel()) * dtype.itemsize();
   if (nbytes != need)
-    bad("host data has " + std::to_string(nbytes) + " bytes, shape " + shape_str(shape) + " of " + dtype.name() + " needs " +
-        std::to_string(need));
+    bad("host data has " + std::to_string(nbytes) + " bytes, shape " + shape_str(shape) + " of " + dtype.name() +
+        " needs " + std::to_string(need));
   rt::buffer_of(*t.node())->copy_in(data, nbytes);
   return t;
 }
@@ -181,7 +189,8 @@ Tensor Tensor::from_host_memory(const void* data, size_t nbytes, const Shape& sh
   if (!d.is_host()) return from_bytes(data, nbytes, shape, dtype, dev);
   size_t need = static_cast<size_t>(prod(shape)) * dtype.itemsize();
   if (nbytes != need)
-    bad("host memory has " + std::to_string(nbytes) + " bytes, shape " + shape_str(shape) + " of " + dtype.name() + " needs " + std::to_string(need));
+    bad("host memory has " + std::to_string(nbytes) + " bytes, shape " + shape_str(shape) + " of " + dtype.name() +
+        " needs " + std::to_string(need));
   auto buf = std::make_shared<rt::Buffer>(d, dtype, prod(shape));
   buf->adopt_host_memory(data, std::move(owner));
   return Tensor(rt::buffer_node(buf, shape), dev);
@@ -200,9 +209,12 @@ Dims broadcast_shape(const Dims& a, const Dims& b) {
   size_t n = std::max(a.size(), b.size());
   Dims out(n);
   for (size_t i = 0; i < n; ++i) {
-    UOpPtr da = i < n - a.size() ? dim_const(1) : a[i - (n - a.size())], db = i < n - b.size() ? dim_const(1) : b[i - (n - b.size())];
+    UOpPtr da = i < n - a.size() ? dim_const(1) : a[i - (n - a.size())],
+           db = i < n - b.size() ? dim_const(1) : b[i - (n - b.size())];
     if (!same_dim(da, db) && !is_one(da) && !is_one(db)) {
-      std::string why = is_static(da) && is_static(db) ? "" : ": dims " + dim_str(da) + " and " + dim_str(db) + " are not provably equal";
+      std::string why = is_static(da) && is_static(db)
+                            ? ""
+                            : ": dims " + dim_str(da) + " and " + dim_str(db) + " are not provably equal";
       bad("shapes " + dims_str(a) + " and " + dims_str(b) + " cannot be broadcast" + why);
     }
     out[i] = is_one(da) ? db : da;
@@ -218,8 +230,6 @@ Tensor broadcast_to(const Tensor& t, const Dims& s) {
   return t.reshape(to_api(r)).expand(to_api(s));
 }
 
-
-
 }  // namespace
 
 // The unsigned integer type of the same size: selecting by summing bit patterns (one non-zero term) copies
@@ -232,7 +242,9 @@ static DType bits_type(DType d) {
     default: return dtypes::uint64;
   }
 }
-Tensor to_bits(const Tensor& t) { return t.dtype().is_bool() ? t.cast(dtypes::uint8) : t.bitcast(bits_type(t.dtype())); }
+Tensor to_bits(const Tensor& t) {
+  return t.dtype().is_bool() ? t.cast(dtypes::uint8) : t.bitcast(bits_type(t.dtype()));
+}
 Tensor from_bits(const Tensor& t, DType d) { return d.is_bool() ? t.cast(d) : t.bitcast(d); }
 
 Tensor unary(const Tensor& t, Op op) { return Tensor(mk(op, t.dtype(), {t.node()}, {}, dims_of(t)), t.device()); }
@@ -317,7 +329,6 @@ Tensor Tensor::where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   return Tensor(mk(Op::WHERE, d, {c.node(), x.node(), y.node()}, {}, s), a.device());
 }
 
-
 Tensor Tensor::cast(DType d) const {
   if (d == dtype()) return *this;
   return Tensor(mk(Op::CAST, d, {node()}, {}, dims_of(*this)), device());
@@ -325,8 +336,8 @@ Tensor Tensor::cast(DType d) const {
 
 Tensor Tensor::bitcast(DType d) const {
   if (d.itemsize() != dtype().itemsize())
-    bad("bitcast needs equal item sizes: " + dtype().name() + " is " + std::to_string(dtype().itemsize()) + " bytes, " + d.name() +
-        " is " + std::to_string(d.itemsize()));
+    bad("bitcast needs equal item sizes: " + dtype().name() + " is " + std::to_string(dtype().itemsize()) + " bytes, " +
+        d.name() + " is " + std::to_string(d.itemsize()));
   if (d == dtype()) return *this;
   return Tensor(mk(Op::BITCAST, d, {node()}, {}, dims_of(*this)), device());
 }
@@ -339,14 +350,18 @@ Tensor Tensor::reduce(ReduceOp rop, std::vector<int64_t> axes, bool keepdim) con
     for (int64_t i = 0; i < n; ++i) axes.push_back(i);
   for (auto& a : axes) a = norm_axis(a, n, shape());
   std::sort(axes.begin(), axes.end());
-  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) bad("repeated axis in reduction over shape " + shape_str(shape()));
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+    bad("repeated axis in reduction over shape " + shape_str(shape()));
   Tensor x = *this;
   DType d = dtype();
   // accumulate sums of small types in a wider one (bool counts as int32), 16-bit floats in float32
   if (rop == ReduceOp::SUM) {
-    if (d.is_bool() || (d.is_signed_int() && d.itemsize() < 4)) x = x.cast(dtypes::int32);
-    else if (d.is_unsigned() && d.itemsize() < 4) x = x.cast(dtypes::uint32);
-    else if (d.is_float() && d.itemsize() == 2) x = x.cast(dtypes::float32);
+    if (d.is_bool() || (d.is_signed_int() && d.itemsize() < 4))
+      x = x.cast(dtypes::int32);
+    else if (d.is_unsigned() && d.itemsize() < 4)
+      x = x.cast(dtypes::uint32);
+    else if (d.is_float() && d.itemsize() == 2)
+      x = x.cast(dtypes::float32);
   }
   // A large reduction to one value is split in two kernels: partial results over `parts` slices (spread over
   // cores), then a small reduction of those. Same result up to the order of a float sum.
@@ -387,7 +402,8 @@ Tensor Tensor::mean(Axes ax, bool keepdim) const {
   // the count of a symbolic reduction is a dim expression: a scalar the kernel computes from the variables
   Dims in = dims_of(*this), reduced;
   for (int64_t i = 0; i < ndim(); ++i)
-    if (axes.empty() || std::any_of(axes.begin(), axes.end(), [&](int64_t a) { return norm_axis(a, ndim(), shape()) == i; }))
+    if (axes.empty() ||
+        std::any_of(axes.begin(), axes.end(), [&](int64_t a) { return norm_axis(a, ndim(), shape()) == i; }))
       reduced.push_back(in[i]);
   UOpPtr count = dims_prod(reduced);
   if (is_static(count)) return s / static_cast<double>(count->arg_int());
@@ -396,7 +412,8 @@ Tensor Tensor::mean(Axes ax, bool keepdim) const {
 
 Tensor Tensor::argmax(int64_t axis, bool keepdim) const {
   int64_t a = norm_axis(axis, ndim(), shape());
-  if (!is_static(dims_of(*this)[a])) bad("argmax over the symbolic dim " + dim_str(dims_of(*this)[a]) + " is not supported");
+  if (!is_static(dims_of(*this)[a]))
+    bad("argmax over the symbolic dim " + dim_str(dims_of(*this)[a]) + " is not supported");
   int64_t n = shape()[a];
   Tensor m = max({a}, true);
   Shape s(ndim(), 1);
@@ -447,19 +464,22 @@ Tensor Tensor::reshape(const std::vector<Dim>& dims) const {
     rest.erase(rest.begin() + infer);
     UOpPtr known = dims_prod(rest);
     if (is_static(total) && is_static(known)) {
-      if (known->arg_int() == 0 || total->arg_int() % known->arg_int()) bad("cannot reshape " + dims_str(in) + " to " + dims_str(s));
+      if (known->arg_int() == 0 || total->arg_int() % known->arg_int())
+        bad("cannot reshape " + dims_str(in) + " to " + dims_str(s));
       s[infer] = dim_const(total->arg_int() / known->arg_int());
     } else {
       UOpPtr q = dim_div(total, known);
       if (!q)
-        bad("cannot reshape " + dims_str(in) + " to " + dims_str(s) + ": " + dim_str(total) + " elements are not provably a multiple of " +
-            dim_str(known));
+        bad("cannot reshape " + dims_str(in) + " to " + dims_str(s) + ": " + dim_str(total) +
+            " elements are not provably a multiple of " + dim_str(known));
       s[infer] = q;
     }
   }
   UOpPtr count = dims_prod(s);
   if (!same_dim(count, total)) {
-    std::string why = is_static(count) && is_static(total) ? "" : ": " + dim_str(total) + " and " + dim_str(count) + " elements are not provably equal";
+    std::string why = is_static(count) && is_static(total)
+                          ? ""
+                          : ": " + dim_str(total) + " and " + dim_str(count) + " elements are not provably equal";
     bad("cannot reshape " + dims_str(in) + " to " + dims_str(s) + why);
   }
   if (same_dims(s, in)) return *this;
@@ -468,7 +488,9 @@ Tensor Tensor::reshape(const std::vector<Dim>& dims) const {
 
 Tensor Tensor::permute(std::vector<int64_t> order) const {
   int64_t n = ndim();
-  if (static_cast<int64_t>(order.size()) != n) bad("permute order has " + std::to_string(order.size()) + " axes, shape " + shape_str(shape()) + " has " + std::to_string(n));
+  if (static_cast<int64_t>(order.size()) != n)
+    bad("permute order has " + std::to_string(order.size()) + " axes, shape " + shape_str(shape()) + " has " +
+        std::to_string(n));
   std::vector<bool> seen(n, false);
   Dims in = dims_of(*this), out(n);
   for (int64_t i = 0; i < n; ++i) {
@@ -504,7 +526,9 @@ Tensor Tensor::expand(const std::vector<Dim>& dims) const {
   for (size_t i = 0; i < s.size(); ++i) {
     if (is_static(s[i]) && s[i]->arg_int() == -1) s[i] = in[i];
     if (!same_dim(s[i], in[i]) && !is_one(in[i])) {
-      std::string why = is_static(s[i]) && is_static(in[i]) ? "" : ": dims " + dim_str(in[i]) + " and " + dim_str(s[i]) + " are not provably equal";
+      std::string why = is_static(s[i]) && is_static(in[i])
+                            ? ""
+                            : ": dims " + dim_str(in[i]) + " and " + dim_str(s[i]) + " are not provably equal";
       bad("cannot expand " + dims_str(in) + " to " + dims_str(s) + why);
     }
     if (dim_min(s[i]) < 0) bad("cannot expand to negative size " + dims_str(s));
@@ -514,7 +538,8 @@ Tensor Tensor::expand(const std::vector<Dim>& dims) const {
 }
 
 Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> p) const {
-  if (static_cast<int64_t>(p.size()) != ndim()) bad("pad needs one (before, after) pair per dim of " + shape_str(shape()));
+  if (static_cast<int64_t>(p.size()) != ndim())
+    bad("pad needs one (before, after) pair per dim of " + shape_str(shape()));
   std::vector<int64_t> arg;
   Dims out = dims_of(*this);
   bool any = false;
@@ -529,7 +554,8 @@ Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> p) const {
 }
 
 Tensor Tensor::shrink(std::vector<std::pair<int64_t, int64_t>> b) const {
-  if (static_cast<int64_t>(b.size()) != ndim()) bad("shrink needs one [start, end) pair per dim of " + shape_str(shape()));
+  if (static_cast<int64_t>(b.size()) != ndim())
+    bad("shrink needs one [start, end) pair per dim of " + shape_str(shape()));
   Dims in = dims_of(*this), out;
   std::vector<int64_t> arg;
   for (size_t i = 0; i < b.size(); ++i) {
@@ -569,9 +595,10 @@ Tensor Tensor::shrink(int64_t axis, const Dim& start, const Dim& length) const {
   Dims in = dims_of(*this), out = in;
   UOpPtr st = start.node(), len = length.node(), room = dim_sub(in[a], dim_add(st, len));
   if (dim_min(st) < 0 || dim_min(len) < 0 || dim_min(room) < 0)
-    bad("shrink of dim " + std::to_string(a) + " of shape " + dims_str(in) + " to [" + dim_str(st) + ", " + dim_str(dim_add(st, len)) +
-        ") with start in [" + std::to_string(dim_min(st)) + ", " + std::to_string(dim_max(st)) + "] and length in [" +
-        std::to_string(dim_min(len)) + ", " + std::to_string(dim_max(len)) + "] can leave the tensor");
+    bad("shrink of dim " + std::to_string(a) + " of shape " + dims_str(in) + " to [" + dim_str(st) + ", " +
+        dim_str(dim_add(st, len)) + ") with start in [" + std::to_string(dim_min(st)) + ", " +
+        std::to_string(dim_max(st)) + "] and length in [" + std::to_string(dim_min(len)) + ", " +
+        std::to_string(dim_max(len)) + "] can leave the tensor");
   out[a] = len;
   if (is_static(st)) {
     // the scheduler reads only the starts of a SHRINK; its dims carry the (maybe symbolic) lengths
@@ -591,8 +618,8 @@ Tensor Tensor::pad(int64_t axis, const Dim& before, const Dim& total) const {
   Dims in = dims_of(*this), out = in;
   UOpPtr bf = before.node(), tot = total.node(), after = dim_sub(tot, dim_add(bf, in[a]));
   if (dim_min(bf) < 0 || dim_min(after) < 0)
-    bad("pad of dim " + std::to_string(a) + " of shape " + dims_str(in) + " by " + dim_str(bf) + " in [" + std::to_string(dim_min(bf)) +
-        ", " + std::to_string(dim_max(bf)) + "] does not fit in " + dim_str(tot));
+    bad("pad of dim " + std::to_string(a) + " of shape " + dims_str(in) + " by " + dim_str(bf) + " in [" +
+        std::to_string(dim_min(bf)) + ", " + std::to_string(dim_max(bf)) + "] does not fit in " + dim_str(tot));
   if (is_static(bf) && is_static(after)) {
     std::vector<std::pair<int64_t, int64_t>> p(ndim(), {0, 0});
     p[a] = {bf->arg_int(), after->arg_int()};
@@ -604,7 +631,8 @@ Tensor Tensor::pad(int64_t axis, const Dim& before, const Dim& total) const {
 
 Tensor Tensor::unsqueeze(int64_t axis) const {
   int64_t a = axis < 0 ? axis + ndim() + 1 : axis;
-  if (a < 0 || a > ndim()) bad("unsqueeze axis " + std::to_string(axis) + " is out of range for shape " + shape_str(shape()));
+  if (a < 0 || a > ndim())
+    bad("unsqueeze axis " + std::to_string(axis) + " is out of range for shape " + shape_str(shape()));
   Dims s = dims_of(*this);
   s.insert(s.begin() + a, dim_const(1));
   return reshape(to_api(s));
@@ -626,7 +654,8 @@ Tensor Tensor::cat(const std::vector<Tensor>& ts, int64_t axis) {
   Dims d0 = dims_of(t0);
   UOpPtr total = dim_const(0);
   for (const auto& t : ts) {
-    if (t.ndim() != t0.ndim()) bad("cat: shapes " + shape_str(t0.shape()) + " and " + shape_str(t.shape()) + " differ in rank");
+    if (t.ndim() != t0.ndim())
+      bad("cat: shapes " + shape_str(t0.shape()) + " and " + shape_str(t.shape()) + " differ in rank");
     Dims dt = dims_of(t);
     for (int64_t i = 0; i < t0.ndim(); ++i)
       if (i != a && !same_dim(dt[i], d0[i]))
@@ -650,7 +679,8 @@ Tensor Tensor::stack(const std::vector<Tensor>& ts, int64_t axis) {
   if (ts.empty()) bad("stack of no tensors");
   std::vector<Tensor> u;
   for (const auto& t : ts) {
-    if (!same_dims(dims_of(t), dims_of(ts[0]))) bad("stack: shapes " + dims_str(dims_of(ts[0])) + " and " + dims_str(dims_of(t)) + " differ");
+    if (!same_dims(dims_of(t), dims_of(ts[0])))
+      bad("stack: shapes " + dims_str(dims_of(ts[0])) + " and " + dims_str(dims_of(t)) + " differ");
     u.push_back(t.unsqueeze(axis));
   }
   return cat(u, axis);
@@ -658,13 +688,19 @@ Tensor Tensor::stack(const std::vector<Tensor>& ts, int64_t axis) {
 
 Tensor Tensor::gather(int64_t axis, const Tensor& index) const {
   int64_t a = norm_axis(axis, ndim(), shape());
-  if (is_symbolic() || index.is_symbolic()) bad("gather of symbolic shapes " + dims_str(dims_of(*this)) + " and " + dims_str(dims_of(index)) + " is not supported");
-  if (index.ndim() != ndim()) bad("gather: index shape " + shape_str(index.shape()) + " and source shape " + shape_str(shape()) + " differ in rank");
-  if (index.dtype().is_float() || index.dtype().is_bool()) bad("gather: index must be an integer tensor, got " + index.dtype().name());
+  if (is_symbolic() || index.is_symbolic())
+    bad("gather of symbolic shapes " + dims_str(dims_of(*this)) + " and " + dims_str(dims_of(index)) +
+        " is not supported");
+  if (index.ndim() != ndim())
+    bad("gather: index shape " + shape_str(index.shape()) + " and source shape " + shape_str(shape()) +
+        " differ in rank");
+  if (index.dtype().is_float() || index.dtype().is_bool())
+    bad("gather: index must be an integer tensor, got " + index.dtype().name());
   std::vector<std::pair<int64_t, int64_t>> b;
   for (int64_t i = 0; i < ndim(); ++i) {
     if (i != a && index.shape()[i] > shape()[i])
-      bad("gather: index shape " + shape_str(index.shape()) + " exceeds source shape " + shape_str(shape()) + " in dim " + std::to_string(i));
+      bad("gather: index shape " + shape_str(index.shape()) + " exceeds source shape " + shape_str(shape()) +
+          " in dim " + std::to_string(i));
     b.emplace_back(0, i == a ? shape()[i] : index.shape()[i]);
   }
   int64_t n = shape()[a];
@@ -676,18 +712,21 @@ Tensor Tensor::gather(int64_t axis, const Tensor& index) const {
   Shape full_shape = index.shape();
   full_shape.push_back(n);
   Tensor xs = shrink(b).permute(order).unsqueeze(a).expand(full_shape);
-  Tensor onehot = index.cast(dtypes::int64).unsqueeze(-1).eq(arange(0, static_cast<double>(n), 1, dtypes::int64, device()));
+  Tensor onehot =
+      index.cast(dtypes::int64).unsqueeze(-1).eq(arange(0, static_cast<double>(n), 1, dtypes::int64, device()));
   Tensor bits = to_bits(xs);
   Tensor picked = where(onehot, bits, full({}, 0, bits.dtype(), device())).sum({-1}).cast(bits.dtype());
   return from_bits(picked, dtype());
 }
 
 Tensor Tensor::matmul(const Tensor& o) const {
-  if (ndim() == 0 || o.ndim() == 0) bad("matmul of a scalar: shapes " + shape_str(shape()) + " and " + shape_str(o.shape()));
+  if (ndim() == 0 || o.ndim() == 0)
+    bad("matmul of a scalar: shapes " + shape_str(shape()) + " and " + shape_str(o.shape()));
   // 16-bit floats are multiplied exactly (a product of two fits float32's mantissa) and summed in float32, as
   // tensor cores and BLAS do, then rounded once
   const DType d = dtype();
-  if (d.is_float() && d.itemsize() == 2 && o.dtype() == d) return cast(dtypes::float32).matmul(o.cast(dtypes::float32)).cast(d);
+  if (d.is_float() && d.itemsize() == 2 && o.dtype() == d)
+    return cast(dtypes::float32).matmul(o.cast(dtypes::float32)).cast(d);
   Dims da = dims_of(*this), db = dims_of(o);
   if (ndim() == 1 && o.ndim() == 1) {
     if (!same_dim(da[0], db[0])) bad("matmul: shapes " + dims_str(da) + " and " + dims_str(db) + " do not align");
@@ -697,7 +736,8 @@ Tensor Tensor::matmul(const Tensor& o) const {
   if (o.ndim() == 1) return matmul(o.unsqueeze(-1)).squeeze(-1);
   const UOpPtr& k = da.back();
   if (!same_dim(db[db.size() - 2], k))
-    bad("matmul: shapes " + dims_str(da) + " and " + dims_str(db) + " do not align (" + dim_str(k) + " != " + dim_str(db[db.size() - 2]) + ")");
+    bad("matmul: shapes " + dims_str(da) + " and " + dims_str(db) + " do not align (" + dim_str(k) +
+        " != " + dim_str(db[db.size() - 2]) + ")");
   Dims ba(da.begin(), da.end() - 2), bb(db.begin(), db.end() - 2);
   try {
     broadcast_shape(ba, bb);
@@ -729,7 +769,8 @@ void Tensor::realize_all(std::vector<Tensor*> ts) {
     if (!is_realized(*t->node())) todo.push_back(t);
   if (todo.empty()) return;
   // some tensor lives on several devices, or is gathered from them: every device's graph in one schedule
-  if (std::any_of(todo.begin(), todo.end(), [](Tensor* t) { return is_device_list(t->device()) || has_multi(t->node()); })) {
+  if (std::any_of(todo.begin(), todo.end(),
+                  [](Tensor* t) { return is_device_list(t->device()) || has_multi(t->node()); })) {
     std::vector<Tensor> several;
     for (Tensor* t : todo) several.push_back(*t);
     const std::vector<UOpPtr> nodes = realize_on_devices(several);
@@ -774,7 +815,8 @@ void Tensor::copy_out(void* dst, size_t nbytes) {
   auto buf = rt::buffer_of(*node());
   // a symbolic tensor's buffer is sized for the max; its elements under the bindings come first
   uint64_t have = static_cast<uint64_t>(numel()) * dtype().itemsize();
-  if (nbytes != have) bad("copy_out of " + std::to_string(nbytes) + " bytes from a tensor of " + std::to_string(have) + " bytes");
+  if (nbytes != have)
+    bad("copy_out of " + std::to_string(nbytes) + " bytes from a tensor of " + std::to_string(have) + " bytes");
   buf->copy_out(dst, nbytes);
 }
 

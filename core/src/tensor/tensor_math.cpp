@@ -31,7 +31,7 @@ Tensor Tensor::cos() const {
     Tensor qm = q - unary(q * 0.25, Op::TRUNC) * 4.0;
     qm = where(qm.lt(x.scalar_like(0)), qm + 4.0, qm);
     Tensor s = where((qm - 2.0).abs().eq(x.scalar_like(1)), r, r.neg() + std::numbers::pi / 2).sin();  // q odd: sin r
-    return where((qm - 1.5).abs().lt(x.scalar_like(1)), s.neg(), s);                                  // q = 1, 2: negated
+    return where((qm - 1.5).abs().lt(x.scalar_like(1)), s.neg(), s);  // q = 1, 2: negated
   });
 }
 Tensor Tensor::sqrt() const { return unary(float_of(*this), Op::SQRT); }
@@ -54,7 +54,8 @@ Tensor Tensor::tanh() const {
     for (double c : {6404582.0 / 10854718875, -929569.0 / 638512875, 21844.0 / 6081075, -1382.0 / 155925, 62.0 / 2835,
                      -17.0 / 315, 2.0 / 15, -1.0 / 3, 1.0})
       p = p * z + c;
-    return where(x.abs().lt(x.scalar_like(x.dtype() == dtypes::float64 ? 0.15 : 0.55)), x * p, (x * 2.0).sigmoid() * 2.0 - 1.0);
+    return where(x.abs().lt(x.scalar_like(x.dtype() == dtypes::float64 ? 0.15 : 0.55)), x * p,
+                 (x * 2.0).sigmoid() * 2.0 - 1.0);
   });
 }
 Tensor Tensor::gelu() const {
@@ -81,6 +82,8 @@ Tensor Tensor::pow(const Tensor& e) const {
   Tensor rounded = unary(r + where(r.lt(zero), r.scalar_like(-0.5), r.scalar_like(0.5)), Op::TRUNC);
   return rounded.cast(out);
 }
-Tensor Tensor::pow(double e) const { return pow(full({}, e, dtype().is_float() ? dtype() : dtypes::float32, device())); }
+Tensor Tensor::pow(double e) const {
+  return pow(full({}, e, dtype().is_float() ? dtype() : dtypes::float32, device()));
+}
 
 }  // namespace tg

@@ -35,12 +35,15 @@ Tensor Tensor::shard(const std::vector<std::string>& devices, std::optional<int6
   return shard(devices, Shape{static_cast<int64_t>(devices.size())}, {axis});
 }
 
-Tensor Tensor::shard(const std::vector<std::string>& devices, const Shape& mesh, const std::vector<std::optional<int64_t>>& axes) const {
+Tensor Tensor::shard(const std::vector<std::string>& devices, const Shape& mesh,
+                     const std::vector<std::optional<int64_t>>& axes) const {
   if (devices.empty()) bad("shard() over no devices");
   if (mesh.size() != axes.size())
-    bad("shard(): a mesh of " + std::to_string(mesh.size()) + " dims needs as many axes, got " + std::to_string(axes.size()));
+    bad("shard(): a mesh of " + std::to_string(mesh.size()) + " dims needs as many axes, got " +
+        std::to_string(axes.size()));
   const int64_t count = std::accumulate(mesh.begin(), mesh.end(), int64_t{1}, std::multiplies<>());
-  if (std::any_of(mesh.begin(), mesh.end(), [](int64_t m) { return m < 1; }) || count != static_cast<int64_t>(devices.size()))
+  if (std::any_of(mesh.begin(), mesh.end(), [](int64_t m) { return m < 1; }) ||
+      count != static_cast<int64_t>(devices.size()))
     bad("shard(): mesh " + shape_str(mesh) + " does not hold " + std::to_string(devices.size()) + " devices");
   Sharding s;
   std::set<std::string> seen;
@@ -56,7 +59,8 @@ Tensor Tensor::shard(const std::vector<std::string>& devices, const Shape& mesh,
       continue;
     }
     const int64_t axis = *a < 0 ? *a + ndim() : *a;
-    if (axis < 0 || axis >= ndim()) bad("shard(): axis " + std::to_string(*a) + " is out of range for shape " + shape_str(shape()));
+    if (axis < 0 || axis >= ndim())
+      bad("shard(): axis " + std::to_string(*a) + " is out of range for shape " + shape_str(shape()));
     s.axes.push_back(axis);
   }
   if (is_device_list(device())) {  // already on several: gathered on the first, then cut anew
@@ -70,7 +74,8 @@ Tensor Tensor::shard(const std::vector<std::string>& devices, const Shape& mesh,
     for (int64_t a = 0; a < ndim(); ++a) {
       const int64_t p = s.parts(a);
       if (p == 1) continue;
-      if (!is_static(full[static_cast<size_t>(a)])) bad("shard(): axis " + std::to_string(a) + " of " + dims_str(full) + " is symbolic");
+      if (!is_static(full[static_cast<size_t>(a)]))
+        bad("shard(): axis " + std::to_string(a) + " of " + dims_str(full) + " is symbolic");
       const int64_t n = shape()[static_cast<size_t>(a)];
       if (n % p != 0)
         bad("shard(): axis " + std::to_string(a) + " of shape " + shape_str(shape()) + " (size " + std::to_string(n) +

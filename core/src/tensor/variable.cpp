@@ -13,7 +13,9 @@ using namespace ir;
 Variable::Variable(std::string name, int64_t min, int64_t max, DType dtype) {
   if (dtype != dtypes::int32 && dtype != dtypes::int64)
     throw std::invalid_argument("tg: variable " + name + " must be int32 or int64, got " + dtype.name());
-  if (min > max) throw std::invalid_argument("tg: variable " + name + " has min " + std::to_string(min) + " > max " + std::to_string(max));
+  if (min > max)
+    throw std::invalid_argument("tg: variable " + name + " has min " + std::to_string(min) + " > max " +
+                                std::to_string(max));
   if (dtype == dtypes::int32 && (min < INT32_MIN || max > INT32_MAX))
     throw std::invalid_argument("tg: variable " + name + " range [" + std::to_string(min) + ", " + std::to_string(max) +
                                 "] does not fit int32; declare it int64");
@@ -27,8 +29,8 @@ DType Variable::dtype() const { return node_->dtype; }
 
 BoundVariable Variable::bind(int64_t value) const {
   if (value < min() || value > max())
-    throw std::invalid_argument("tg: cannot bind " + name() + " = " + std::to_string(value) + " outside [" + std::to_string(min()) +
-                                ", " + std::to_string(max()) + "]");
+    throw std::invalid_argument("tg: cannot bind " + name() + " = " + std::to_string(value) + " outside [" +
+                                std::to_string(min()) + ", " + std::to_string(max()) + "]");
   return BoundVariable(*this, value);
 }
 

@@ -57,11 +57,11 @@ lc_u32 __hexagon_umodsi3(lc_u32 a, lc_u32 b) {
   udivmod32(a, b, &r);
   return r;
 }
-lc_i32 __hexagon_divsi3(lc_i32 a, lc_i32 b) {  /* truncates toward zero; the sign is the operands' xor */
+lc_i32 __hexagon_divsi3(lc_i32 a, lc_i32 b) { /* truncates toward zero; the sign is the operands' xor */
   lc_u32 r, q = udivmod32(abs32(a), abs32(b), &r);
   return (lc_i32)((a < 0) != (b < 0) ? 0u - q : q);
 }
-lc_i32 __hexagon_modsi3(lc_i32 a, lc_i32 b) {  /* the sign of the dividend */
+lc_i32 __hexagon_modsi3(lc_i32 a, lc_i32 b) { /* the sign of the dividend */
   lc_u32 r;
   udivmod32(abs32(a), abs32(b), &r);
   return (lc_i32)(a < 0 ? 0u - r : r);
@@ -165,7 +165,7 @@ double __hexagon_divdf3(double a, double b) {
 /* Correctly rounded: an exact integer square root, two radicand bits per step. */
 double sqrt(double x) {
   const lc_u64 bits = to_bits(x), mag = bits & ~(1ull << 63);
-  if (mag == 0) return x; /* +-0 */
+  if (mag == 0) return x;                                    /* +-0 */
   if (mag > kInf || bits >> 63) return from_bits(kQuietNan); /* NaN, and every negative number */
   if (mag == kInf) return x;
   lc_u64 m;
@@ -232,11 +232,11 @@ static lc_u16 round_small(double d, int ebits, int mbits) {
   const int field = (int)((b >> 52) & 0x7ffu);
   if (field == 0x7ff) /* inf, or a quiet NaN keeping the top of the payload */
     return (lc_u16)(sign | (emax << mbits) | (man ? (1u << (mbits - 1)) | (lc_u32)(man >> (52 - mbits)) : 0u));
-  const int e = field - 1023 + (1 << (ebits - 1)) - 1; /* the small exponent field, before subnormals */
+  const int e = field - 1023 + (1 << (ebits - 1)) - 1;         /* the small exponent field, before subnormals */
   if (e >= (int)emax) return (lc_u16)(sign | (emax << mbits)); /* overflow: inf */
   const lc_u64 m = field ? man | (1ull << 52) : man;
   const int shift = 52 - mbits + (e <= 0 ? 1 - e : 0); /* bits dropped; more for subnormal results */
-  if (shift > 54) return (lc_u16)sign;                   /* below half the smallest subnormal */
+  if (shift > 54) return (lc_u16)sign;                 /* below half the smallest subnormal */
   lc_u32 q = e <= 0 ? (lc_u32)(m >> shift) : ((lc_u32)e << mbits) | (lc_u32)((m >> shift) & ((1u << mbits) - 1u));
   const lc_u64 rem = m & ((1ull << shift) - 1u), half_ulp = 1ull << (shift - 1);
   if (rem > half_ulp || (rem == half_ulp && (q & 1u))) ++q; /* a carry into the exponent is right */

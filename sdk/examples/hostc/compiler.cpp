@@ -1,6 +1,6 @@
 // The HOSTC plugin's Compiler: C11 source -> a shared object, by the system's C compiler in a subprocess
-// (`cc -std=c11 -O2 -ffp-contract=off -fPIC -shared -lm`; $HOSTC_CC names another compiler, $HOSTC_CFLAGS adds flags, e.g.
-// -fsanitize=undefined to prove the C preset's output free of undefined behaviour). Every call keeps its state on
+// (`cc -std=c11 -O2 -ffp-contract=off -fPIC -shared -lm`; $HOSTC_CC names another compiler, $HOSTC_CFLAGS adds flags,
+// e.g. -fsanitize=undefined to prove the C preset's output free of undefined behaviour). Every call keeps its state on
 // the stack and in its own files, so the core may compile on several threads at once.
 #include "hostc_plugin.hpp"
 
@@ -20,7 +20,7 @@
 extern char** environ;
 
 struct tg_compiler_s {
-  std::string cc;                   // the compiler's command name or path
+  std::string cc;                  // the compiler's command name or path
   std::vector<std::string> flags;  // $HOSTC_CFLAGS, split at spaces
 };
 

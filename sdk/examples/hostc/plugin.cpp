@@ -23,18 +23,20 @@ struct DeviceHooks {
     // the description is part of the compile cache's key: everything that changes the machine code goes in it
     const char* cc = std::getenv("HOSTC_CC");
     const char* flags = std::getenv("HOSTC_CFLAGS");
-    device->description = sdk::cat("host C11 through ", cc && *cc ? cc : "cc", flags && *flags ? sdk::cat(" ", flags) : "",
-                                   " (one thread)");
+    device->description = sdk::cat("host C11 through ", cc && *cc ? cc : "cc",
+                                   flags && *flags ? sdk::cat(" ", flags) : "", " (one thread)");
     const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
-    device->memory_bytes = pages > 0 && page_size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size) : 0;
+    device->memory_bytes =
+        pages > 0 && page_size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size) : 0;
     return device;
   }
 };
 using DeviceSlots = sdk::DeviceSlots<DeviceHooks>;
 
 const tg_plugin_api& plugin_api() {
-  static const tg_plugin_api api = sdk::plugin_table<DeviceSlots, RendererSlots, CompilerSlots, AllocatorSlots,
-                                                     ProgramSlots, QueueSlots>("hostc", "HOSTC");
+  static const tg_plugin_api api =
+      sdk::plugin_table<DeviceSlots, RendererSlots, CompilerSlots, AllocatorSlots, ProgramSlots, QueueSlots>("hostc",
+                                                                                                             "HOSTC");
   return api;
 }
 

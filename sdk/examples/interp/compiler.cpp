@@ -66,8 +66,8 @@ KirCopy kir_from_blob(const void* blob, size_t size) {
   KirCopy k;
   take(&version, 4);
   if (version != kBlobVersion)
-    throw Error(TG_ERR_INVALID_ARGUMENT, cat("the blob is INTERP KIR blob version ", version, "; this plugin reads ",
-                                             kBlobVersion));
+    throw Error(TG_ERR_INVALID_ARGUMENT,
+                cat("the blob is INTERP KIR blob version ", version, "; this plugin reads ", kBlobVersion));
   take(&name_size, 4);
   take(&nparams, 4);
   take(&ninsts, 4);

@@ -37,11 +37,11 @@ using LoadFn = void (*)(const unsigned char* memory, uint64_t* slots, uint32_t l
 using StoreFn = void (*)(unsigned char* memory, const uint64_t* slots, uint32_t lanes);
 
 struct Step {
-  uint16_t op;         // tg_kir_op
-  uint8_t dtype;       // the result's dtype (LOAD/STORE: the memory's)
-  uint8_t vcount;      // lanes of the result (STORE: of the value stored)
-  uint32_t inst;       // the KIR instruction, for error messages
-  uint32_t dst;        // first slot of the result
+  uint16_t op;     // tg_kir_op
+  uint8_t dtype;   // the result's dtype (LOAD/STORE: the memory's)
+  uint8_t vcount;  // lanes of the result (STORE: of the value stored)
+  uint32_t inst;   // the KIR instruction, for error messages
+  uint32_t dst;    // first slot of the result
   uint32_t nsrc;
   const uint32_t* src;      // first slot of each operand (points into Code::operands)
   const uint8_t* src_step;  // per operand: 1 if it has a slot per lane, 0 if a scalar is shared by every lane
@@ -132,8 +132,7 @@ void cast_step(const Step& s, uint64_t* slots) {
     for (uint32_t l = 0; l < s.vcount; ++l) slots[s.dst + l] = slots[s.src[0] + l];
     return;
   }
-  for (uint32_t l = 0; l < s.vcount; ++l)
-    slots[s.dst + l] = to_raw(convert<To>(from_raw<From>(slots[s.src[0] + l])));
+  for (uint32_t l = 0; l < s.vcount; ++l) slots[s.dst + l] = to_raw(convert<To>(from_raw<From>(slots[s.src[0] + l])));
 }
 
 template <class T>
@@ -195,8 +194,10 @@ StepFn alu_fn_for(uint32_t op) {
 StepFn alu_fn(uint32_t op, uint32_t dtype) {
   return with_type(dtype, [&](auto t) -> StepFn {
     using T = decltype(t);
-    if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return nullptr;
-    else return alu_fn_for<T>(op);
+    if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+      return nullptr;
+    else
+      return alu_fn_for<T>(op);
   });
 }
 
@@ -206,7 +207,8 @@ StepFn cast_fn(uint32_t to, uint32_t from) {
   });
 }
 
-// ---- decode: check a kernel (sdk::check_kir's rules, then what INTERP supports), lay out its slots and jumps ---------
+// ---- decode: check a kernel (sdk::check_kir's rules, then what INTERP supports), lay out its slots and jumps
+// ---------
 
 class Decoder {
  public:
@@ -263,8 +265,8 @@ class Decoder {
   // What INTERP takes beyond the ABI's rules: its parameter count, and no image parameters.
   void check_header() {
     if (k_.nparams > caps_.max_params)
-      throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", k_.name, " has ", k_.nparams, " parameters; INTERP takes ",
-                                          caps_.max_params));
+      throw Error(TG_ERR_UNSUPPORTED,
+                  cat("kernel ", k_.name, " has ", k_.nparams, " parameters; INTERP takes ", caps_.max_params));
     for (uint32_t p = 0; p < k_.nparams; ++p) {
       const tg_kir_param& param = k_.params[p];
       if (param.kind > TG_PARAM_VAR)
@@ -398,8 +400,7 @@ class Decoder {
       case TG_KIR_BITCAST: {
         const uint32_t from = operand(i, 0);
         const tg_kir_inst& f = inst(from);
-        if (!(caps_.ops[f.dtype] >> in.op & 1u))
-          throw unsupported(i, cat(op(i), " from ", sdk::dtype_name(f.dtype)));
+        if (!(caps_.ops[f.dtype] >> in.op & 1u)) throw unsupported(i, cat(op(i), " from ", sdk::dtype_name(f.dtype)));
         slot_of_[i] = alloc_slots(in.vcount);
         Step& s = add_step(i, {from});
         s.dst = slot_of_[i];
@@ -412,7 +413,8 @@ class Decoder {
         }
         return;
       }
-      TG_SDK_KIR_ALU_CASES: return decode_alu(i);
+      TG_SDK_KIR_ALU_CASES:
+        return decode_alu(i);
       case TG_KIR_OP_COUNT: break;
     }
     throw invalid(i, "unknown op");
@@ -443,7 +445,8 @@ class Decoder {
     const uint32_t gate_at = is_store ? 3 : 2;
     const tg_kir_inst &p = inst(ptr), &v = inst(value);
     // a packed load (ABI 1.3): a wider value read from a uint8 buffer at a byte index
-    const bool packed = !is_store && p.dtype == TG_DTYPE_UINT8 && p.vcount == 1 && v.dtype != p.dtype && (caps_.packed_loads >> v.dtype & 1u);
+    const bool packed = !is_store && p.dtype == TG_DTYPE_UINT8 && p.vcount == 1 && v.dtype != p.dtype &&
+                        (caps_.packed_loads >> v.dtype & 1u);
     if (v.dtype != p.dtype && !packed)
       throw invalid(i, cat("accesses ", sdk::dtype_name(p.dtype), " memory as ", sdk::dtype_name(v.dtype)));
     std::vector<uint32_t> operands{ptr, index};
@@ -458,33 +461,38 @@ class Decoder {
     s.dtype = v.dtype;
     s.vcount = v.vcount;
     s.dst = is_store ? 0 : slot_of_[i];
-    s.stride = tg_dtype_size(p.dtype) * p.vcount;  // bytes per index step (1 for a packed load)
+    s.stride = tg_dtype_size(p.dtype) * p.vcount;      // bytes per index step (1 for a packed load)
     s.size = sdk::is_unsigned_int(inst(index).dtype);  // how to read the index slot
-    if (is_store) s.store = store_fn(p.dtype);
-    else s.load = load_fn(v.dtype);
+    if (is_store)
+      s.store = store_fn(p.dtype);
+    else
+      s.load = load_fn(v.dtype);
   }
 
   // A CONST's slot value. Floats are rounded to their dtype once here, as the C literal the CPU renders would be;
   // NaN constants become the positive quiet NaN its __builtin_nan("") literals are.
   static uint64_t constant_raw(uint32_t dtype, tg_kir_arg arg) {
-    if (!sdk::is_float(dtype)) return with_type(dtype, [&](auto t) -> uint64_t {
+    if (!sdk::is_float(dtype))
+      return with_type(dtype, [&](auto t) -> uint64_t {
         using T = decltype(t);
-        if constexpr (std::is_same_v<T, bool>) return arg.i != 0;
-        else if constexpr (std::is_integral_v<T>) return to_raw(static_cast<T>(arg.i));
-        else return 0;
+        if constexpr (std::is_same_v<T, bool>)
+          return arg.i != 0;
+        else if constexpr (std::is_integral_v<T>)
+          return to_raw(static_cast<T>(arg.i));
+        else
+          return 0;
       });
     const double f = std::isnan(arg.f) ? std::numeric_limits<double>::quiet_NaN() : arg.f;
     switch (dtype) {
       case TG_DTYPE_FLOAT16: return round_small_float(f, 5, 10);
       case TG_DTYPE_BFLOAT16: return round_small_float(f, 8, 7);
-      case TG_DTYPE_FLOAT32: return to_raw(std::isnan(f) ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(f));
+      case TG_DTYPE_FLOAT32:
+        return to_raw(std::isnan(f) ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(f));
       default: return to_raw(f);
     }
   }
 
-  void open_block(uint32_t i) {
-    blocks_.push_back({i, step_of_[i]});
-  }
+  void open_block(uint32_t i) { blocks_.push_back({i, step_of_[i]}); }
 
   const tg_kir_kernel& k_;
   const tg_renderer_caps caps_;
@@ -592,7 +600,9 @@ void run_body(const Code& code, uint64_t* slots, const uint64_t* params, unsigne
       case TG_KIR_TILE_MMA:
       case TG_KIR_OP_COUNT: throw Error(TG_ERR_INTERNAL, "undecodable step");  // decode() refuses these
       case TG_KIR_CAST:
-      TG_SDK_KIR_ALU_CASES: s.fn(s, slots); break;
+      TG_SDK_KIR_ALU_CASES:
+        s.fn(s, slots);
+        break;
     }
     ++pc;
   }

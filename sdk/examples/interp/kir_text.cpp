@@ -104,8 +104,8 @@ int64_t parse_int(const std::string& word, size_t line, const std::string& text)
   if (word.empty()) bad_line(line, text, "missing number");
   char* end = nullptr;
   errno = 0;
-  const int64_t value = word[0] == '-' ? std::strtoll(word.c_str(), &end, 0)
-                                       : static_cast<int64_t>(std::strtoull(word.c_str(), &end, 0));
+  const int64_t value =
+      word[0] == '-' ? std::strtoll(word.c_str(), &end, 0) : static_cast<int64_t>(std::strtoull(word.c_str(), &end, 0));
   if (*end != '\0' || errno != 0) bad_line(line, text, cat("'", word, "' is not a number"));
   return value;
 }
@@ -162,7 +162,8 @@ KirCopy kir_from_text(const std::string& source) {
     if (!(words >> first)) continue;  // blank or comment
     if (first == "kernel") {
       std::string dims_word, dims;
-      if (!(words >> k.name >> dims_word >> dims) || dims_word != "global_dims") bad_line(line, text, "bad kernel line");
+      if (!(words >> k.name >> dims_word >> dims) || dims_word != "global_dims")
+        bad_line(line, text, "bad kernel line");
       k.global_dims = static_cast<uint32_t>(parse_int(dims, line, text));
       have_kernel = true;
       continue;
@@ -183,8 +184,8 @@ KirCopy kir_from_text(const std::string& source) {
       continue;
     }
     // "<i>: OP dtype[xN] [addrspace] [arg=V] [%src...]"
-    if (first.back() != ':' || parse_int(first.substr(0, first.size() - 1), line, text) !=
-                                   static_cast<int64_t>(k.insts.size()))
+    if (first.back() != ':' ||
+        parse_int(first.substr(0, first.size() - 1), line, text) != static_cast<int64_t>(k.insts.size()))
       bad_line(line, text, cat("expected instruction ", k.insts.size()));
     std::string op, type;
     if (!(words >> op >> type)) bad_line(line, text, "an instruction needs an op and a dtype");

@@ -41,8 +41,9 @@ using DeviceSlots = sdk::DeviceSlots<DeviceHooks>;  // the table's device_* slot
 // NULL (get_extension: no extensions; plugin_shutdown: nothing to release before unloading); device_synchronize
 // comes with the host queue.
 const tg_plugin_api& plugin_api() {
-  static const tg_plugin_api api = sdk::plugin_table<DeviceSlots, RendererSlots, CompilerSlots, AllocatorSlots,
-                                                     ProgramSlots, QueueSlots>("interp", "INTERP");
+  static const tg_plugin_api api =
+      sdk::plugin_table<DeviceSlots, RendererSlots, CompilerSlots, AllocatorSlots, ProgramSlots, QueueSlots>("interp",
+                                                                                                             "INTERP");
   return api;
 }
 

@@ -21,9 +21,9 @@ std::shared_ptr<Program> ProgramHooks::load(tg_device device, const void* blob, 
     const tg_kir_param& given = signature.params()[p];
     const tg_kir_param& mine = kernel.params[p];
     if (given.kind != mine.kind || given.dtype != mine.dtype)
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel_name, ": parameter ", p, " is kind ", given.kind,
-                                               " dtype ", given.dtype, " in the signature, kind ", mine.kind,
-                                               " dtype ", mine.dtype, " in the blob"));
+      throw Error(TG_ERR_INVALID_ARGUMENT,
+                  cat("kernel ", kernel_name, ": parameter ", p, " is kind ", given.kind, " dtype ", given.dtype,
+                      " in the signature, kind ", mine.kind, " dtype ", mine.dtype, " in the blob"));
     kernel.param_names[p] = given.name;
   }
   kernel.fix_names();

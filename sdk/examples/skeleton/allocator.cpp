@@ -5,7 +5,8 @@
 namespace tg::skeleton {
 
 tg_status_t AllocatorSlots::alloc(tg_device, uint64_t, tg_buffer_desc*) noexcept {
-  return sdk::guard("skeleton allocator_alloc", [] { not_implemented("allocator_alloc (<size> bytes of device memory)"); });
+  return sdk::guard("skeleton allocator_alloc",
+                    [] { not_implemented("allocator_alloc (<size> bytes of device memory)"); });
 }
 void AllocatorSlots::free(tg_device, const tg_buffer_desc*) noexcept {}  // nothing was allocated
 tg_status_t AllocatorSlots::copy_in(tg_device, const tg_buffer_desc*, uint64_t, const void*, uint64_t) noexcept {

@@ -12,7 +12,8 @@ void QueueSlots::destroy(tg_hwqueue) noexcept {}  // nothing was created
 tg_status_t QueueSlots::exec(tg_hwqueue, tg_program, const void*, size_t, const tg_launch_dims*) noexcept {
   return sdk::guard("skeleton hwqueue_exec", [] { not_implemented("hwqueue_exec (record a launch)"); });
 }
-tg_status_t QueueSlots::copy(tg_hwqueue, const tg_buffer_desc*, uint64_t, const tg_buffer_desc*, uint64_t, uint64_t) noexcept {
+tg_status_t QueueSlots::copy(tg_hwqueue, const tg_buffer_desc*, uint64_t, const tg_buffer_desc*, uint64_t,
+                             uint64_t) noexcept {
   return sdk::guard("skeleton hwqueue_copy", [] { not_implemented("hwqueue_copy (record a device copy)"); });
 }
 tg_status_t QueueSlots::signal(tg_hwqueue, uint64_t) noexcept {
@@ -28,7 +29,8 @@ tg_status_t QueueSlots::wait(tg_hwqueue, uint64_t, uint64_t) noexcept {
   return sdk::guard("skeleton hwqueue_wait", [] { not_implemented("hwqueue_wait (block until the signal)"); });
 }
 tg_status_t QueueSlots::read_timestamp(tg_hwqueue, uint64_t, uint64_t*) noexcept {
-  return sdk::guard("skeleton hwqueue_read_timestamp", [] { not_implemented("hwqueue_read_timestamp (ns of a stamp)"); });
+  return sdk::guard("skeleton hwqueue_read_timestamp",
+                    [] { not_implemented("hwqueue_read_timestamp (ns of a stamp)"); });
 }
 
 }  // namespace tg::skeleton

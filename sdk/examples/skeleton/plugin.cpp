@@ -9,21 +9,24 @@
 namespace tg::skeleton {
 
 tg_status_t DeviceSlots::count(uint32_t*) noexcept {
-  return sdk::guard("skeleton device_count", [] { not_implemented("device_count (how many devices this machine has)"); });
+  return sdk::guard("skeleton device_count",
+                    [] { not_implemented("device_count (how many devices this machine has)"); });
 }
 tg_status_t DeviceSlots::open(uint32_t, tg_device*) noexcept {
   return sdk::guard("skeleton device_open", [] { not_implemented("device_open (a handle for device <index>)"); });
 }
 void DeviceSlots::close(tg_device) noexcept {}  // nothing was opened
 tg_status_t DeviceSlots::get_info(tg_device, tg_device_info*) noexcept {
-  return sdk::guard("skeleton device_get_info", [] { not_implemented("device_get_info (name, description, arch, memory)"); });
+  return sdk::guard("skeleton device_get_info",
+                    [] { not_implemented("device_get_info (name, description, arch, memory)"); });
 }
 
 // The table, from the six slot classes. ABI 1.1's optional slots (device_synchronize, get_extension,
 // plugin_shutdown) stay NULL: the core falls back.
 const tg_plugin_api& plugin_api() {
-  static const tg_plugin_api api = sdk::plugin_table<DeviceSlots, RendererSlots, CompilerSlots, AllocatorSlots,
-                                                     ProgramSlots, QueueSlots>("skeleton", "SKELETON");
+  static const tg_plugin_api api =
+      sdk::plugin_table<DeviceSlots, RendererSlots, CompilerSlots, AllocatorSlots, ProgramSlots, QueueSlots>(
+          "skeleton", "SKELETON");
   return api;
 }
 

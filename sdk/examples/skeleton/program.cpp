@@ -4,7 +4,8 @@
 
 namespace tg::skeleton {
 
-tg_status_t ProgramSlots::create(tg_device, const void*, size_t, const char*, const tg_kir_param*, uint32_t, tg_program*) noexcept {
+tg_status_t ProgramSlots::create(tg_device, const void*, size_t, const char*, const tg_kir_param*, uint32_t,
+                                 tg_program*) noexcept {
   return sdk::guard("skeleton program_create", [] { not_implemented("program_create (blob -> launchable kernel)"); });
 }
 void ProgramSlots::destroy(tg_program) noexcept {}  // nothing was created

@@ -11,7 +11,8 @@ tg_status_t RendererSlots::create(tg_device, const char*, tg_renderer*) noexcept
 }
 void RendererSlots::destroy(tg_renderer) noexcept {}  // nothing was created
 tg_status_t RendererSlots::get_caps(tg_renderer, tg_renderer_caps*) noexcept {
-  return sdk::guard("skeleton renderer_get_caps", [] { not_implemented("renderer_get_caps (what the renderer takes)"); });
+  return sdk::guard("skeleton renderer_get_caps",
+                    [] { not_implemented("renderer_get_caps (what the renderer takes)"); });
 }
 tg_status_t RendererSlots::render(tg_renderer, const tg_kir_kernel*, const char**) noexcept {
   return sdk::guard("skeleton renderer_render", [] { not_implemented("renderer_render (KIR -> source text)"); });

@@ -34,8 +34,7 @@ extern "C" {
 #define TG_ABI_ENTRY_POINT "tg_plugin_get_api"
 
 /* Whether a struct that starts with struct_size, filled by the other side, reaches `member`. */
-#define TG_ABI_HAS(ptr, type, member) \
-  ((ptr)->struct_size >= offsetof(type, member) + sizeof(((const type*)0)->member))
+#define TG_ABI_HAS(ptr, type, member) ((ptr)->struct_size >= offsetof(type, member) + sizeof(((const type*)0)->member))
 
 /* ---- status ------------------------------------------------------------------------------------------------ */
 
@@ -43,16 +42,16 @@ typedef enum tg_status_code {
   TG_OK = 0,
   TG_ERR_INVALID_ARGUMENT = 1,
   TG_ERR_OUT_OF_MEMORY = 2,
-  TG_ERR_COMPILE = 3,      /* message carries the compiler's diagnostics */
-  TG_ERR_UNSUPPORTED = 4,  /* the plugin does not implement what was asked */
-  TG_ERR_UNAVAILABLE = 5,  /* hardware or a vendor library is missing */
-  TG_ERR_ABI = 6,          /* version negotiation failed */
+  TG_ERR_COMPILE = 3,     /* message carries the compiler's diagnostics */
+  TG_ERR_UNSUPPORTED = 4, /* the plugin does not implement what was asked */
+  TG_ERR_UNAVAILABLE = 5, /* hardware or a vendor library is missing */
+  TG_ERR_ABI = 6,         /* version negotiation failed */
   TG_ERR_INTERNAL = 7,
 } tg_status_code;
 
 typedef struct tg_status {
-  int32_t code;    /* a tg_status_code */
-  char* message;   /* NUL-terminated, owned by the status */
+  int32_t code;  /* a tg_status_code */
+  char* message; /* NUL-terminated, owned by the status */
 } tg_status;
 
 typedef tg_status* tg_status_t; /* NULL = success */
@@ -94,17 +93,17 @@ typedef enum tg_kir_op {
   TG_KIR_DEFINE_REG = 3,   /* private array: arg.i elements of dtype x vcount */
   TG_KIR_DEFINE_LOCAL = 4, /* work-group shared array: arg.i elements */
   /* control flow */
-  TG_KIR_RANGE = 5,        /* loop var from 0 to src[0] (exclusive); int dtype; arg.i = loop id */
-  TG_KIR_ENDRANGE = 6,     /* closes src[0] (a RANGE) */
-  TG_KIR_IF = 7,           /* src[0] = bool condition */
-  TG_KIR_ENDIF = 8,        /* closes src[0] (an IF) */
-  TG_KIR_BARRIER = 9,      /* work-group barrier on local memory */
+  TG_KIR_RANGE = 5,    /* loop var from 0 to src[0] (exclusive); int dtype; arg.i = loop id */
+  TG_KIR_ENDRANGE = 6, /* closes src[0] (a RANGE) */
+  TG_KIR_IF = 7,       /* src[0] = bool condition */
+  TG_KIR_ENDIF = 8,    /* closes src[0] (an IF) */
+  TG_KIR_BARRIER = 9,  /* work-group barrier on local memory */
   /* memory */
-  TG_KIR_LOAD = 10,        /* src[0] = pointer, src[1] = element index, src[2] (optional) = bool gate: 0 if false */
-  TG_KIR_STORE = 11,       /* src[0] = pointer, src[1] = element index, src[2] = value, src[3] (optional) gate */
+  TG_KIR_LOAD = 10,  /* src[0] = pointer, src[1] = element index, src[2] (optional) = bool gate: 0 if false */
+  TG_KIR_STORE = 11, /* src[0] = pointer, src[1] = element index, src[2] = value, src[3] (optional) gate */
   /* vectors */
-  TG_KIR_VECTORIZE = 12,   /* vcount scalar sources -> one vector */
-  TG_KIR_GEP = 13,         /* lane arg.i of vector src[0] */
+  TG_KIR_VECTORIZE = 12, /* vcount scalar sources -> one vector */
+  TG_KIR_GEP = 13,       /* lane arg.i of vector src[0] */
   /* unary */
   TG_KIR_NEG = 14,
   TG_KIR_EXP2 = 15,
@@ -113,32 +112,32 @@ typedef enum tg_kir_op {
   TG_KIR_SQRT = 18,
   TG_KIR_RECIP = 19,
   TG_KIR_TRUNC = 20,
-  TG_KIR_CAST = 21,        /* value conversion to dtype (float->int truncates toward zero) */
-  TG_KIR_BITCAST = 22,     /* same-size reinterpretation */
+  TG_KIR_CAST = 21,    /* value conversion to dtype (float->int truncates toward zero) */
+  TG_KIR_BITCAST = 22, /* same-size reinterpretation */
   /* binary */
   TG_KIR_ADD = 23,
   TG_KIR_SUB = 24,
   TG_KIR_MUL = 25,
-  TG_KIR_IDIV = 26,        /* integer division truncating toward zero; callers guard division by zero */
-  TG_KIR_MOD = 27,         /* C remainder (sign of the dividend) */
-  TG_KIR_FDIV = 28,        /* IEEE float division */
-  TG_KIR_MAX = 29,         /* for floats: NaN if either operand is NaN */
-  TG_KIR_CMPLT = 30,       /* result dtype bool */
+  TG_KIR_IDIV = 26,  /* integer division truncating toward zero; callers guard division by zero */
+  TG_KIR_MOD = 27,   /* C remainder (sign of the dividend) */
+  TG_KIR_FDIV = 28,  /* IEEE float division */
+  TG_KIR_MAX = 29,   /* for floats: NaN if either operand is NaN */
+  TG_KIR_CMPLT = 30, /* result dtype bool */
   TG_KIR_CMPNE = 31,
   TG_KIR_CMPEQ = 32,
   TG_KIR_AND = 33,
   TG_KIR_OR = 34,
   TG_KIR_XOR = 35,
   TG_KIR_SHL = 36,
-  TG_KIR_SHR = 37,         /* arithmetic for signed, logical for unsigned */
+  TG_KIR_SHR = 37, /* arithmetic for signed, logical for unsigned */
   /* ternary */
-  TG_KIR_WHERE = 38,       /* src[0] bool ? src[1] : src[2] */
-  TG_KIR_MULACC = 39,      /* src[0]*src[1]+src[2] */
+  TG_KIR_WHERE = 38,  /* src[0] bool ? src[1] : src[2] */
+  TG_KIR_MULACC = 39, /* src[0]*src[1]+src[2] */
   /* inline code (ABI 1.1), for renderers whose caps name a language: arg.i indexes kernel->strings, a snippet
    * in that language where {0}..{9} stand for the operands (src) */
-  TG_KIR_CUSTOM = 40,      /* a statement; produces no value */
-  TG_KIR_CUSTOMI = 41,     /* an expression of dtype x vcount */
-  TG_KIR_FMA = 42,         /* src[0]*src[1]+src[2] rounded once (IEEE fusedMultiplyAdd), floats (ABI 1.1) */
+  TG_KIR_CUSTOM = 40,  /* a statement; produces no value */
+  TG_KIR_CUSTOMI = 41, /* an expression of dtype x vcount */
+  TG_KIR_FMA = 42,     /* src[0]*src[1]+src[2] rounded once (IEEE fusedMultiplyAdd), floats (ABI 1.1) */
   /* ABI 1.2: D = A * B + C on the tensor core caps.tensor_cores[arg.i], computed together by the work-items that
    * share it (tg_tensor_core.threads); src[0..2] are this work-item's A, B and C fragments, the result its D
    * fragment (dtype_acc x the C fragment's lanes). Every work-item of the group must reach it (no divergence). */
@@ -182,10 +181,10 @@ typedef union tg_kir_arg {
 } tg_kir_arg;
 
 typedef struct tg_kir_inst {
-  uint16_t op;        /* tg_kir_op */
-  uint8_t dtype;      /* tg_dtype of the result (for pointers: of the element) */
-  uint8_t vcount;     /* lanes: 1 = scalar */
-  uint8_t addrspace;  /* tg_addrspace, for pointer-producing instructions */
+  uint16_t op;       /* tg_kir_op */
+  uint8_t dtype;     /* tg_dtype of the result (for pointers: of the element) */
+  uint8_t vcount;    /* lanes: 1 = scalar */
+  uint8_t addrspace; /* tg_addrspace, for pointer-producing instructions */
   uint8_t nsrc;
   uint16_t reserved;
   uint32_t src_start; /* operands are src_pool[src_start .. src_start+nsrc) */
@@ -278,25 +277,24 @@ typedef struct tg_tensor_core {
   uint32_t dtype_in;  /* A and B */
   uint32_t dtype_acc; /* C and D */
   uint32_t threads;
-  uint8_t a_map[16];  /* log2(m) + log2(k) entries used */
-  uint8_t b_map[16];  /* log2(k) + log2(n) */
-  uint8_t c_map[16];  /* log2(m) + log2(n) */
+  uint8_t a_map[16]; /* log2(m) + log2(k) entries used */
+  uint8_t b_map[16]; /* log2(k) + log2(n) */
+  uint8_t c_map[16]; /* log2(m) + log2(n) */
 } tg_tensor_core;
-
 
 typedef struct tg_renderer_caps {
   size_t struct_size;
-  uint32_t dtypes;                           /* bit mask of tg_dtype the renderer can load, store and compute */
-  uint64_t ops[TG_DTYPE_COUNT];              /* per dtype: bit mask of tg_kir_op ALU ops taken whole */
-  uint32_t vector_widths[TG_DTYPE_COUNT];    /* per dtype: bit mask of supported lane counts (bit n = n lanes) */
-  uint32_t has_local;                        /* DEFINE_LOCAL + BARRIER */
-  uint32_t has_threads;                      /* runs global dim 0 across CPU threads */
-  uint32_t max_global_dims;                  /* SPECIAL global dims the launch understands */
+  uint32_t dtypes;                        /* bit mask of tg_dtype the renderer can load, store and compute */
+  uint64_t ops[TG_DTYPE_COUNT];           /* per dtype: bit mask of tg_kir_op ALU ops taken whole */
+  uint32_t vector_widths[TG_DTYPE_COUNT]; /* per dtype: bit mask of supported lane counts (bit n = n lanes) */
+  uint32_t has_local;                     /* DEFINE_LOCAL + BARRIER */
+  uint32_t has_threads;                   /* runs global dim 0 across CPU threads */
+  uint32_t max_global_dims;               /* SPECIAL global dims the launch understands */
   uint32_t max_global[3];
   uint32_t max_local[3];
   uint32_t max_local_threads;
   uint64_t local_mem_bytes;
-  uint32_t max_params;                       /* most parameters a kernel may have */
+  uint32_t max_params; /* most parameters a kernel may have */
   /* ABI 1.1 */
   const char* language; /* the source language ("c", "opencl-c", "cuda") CUSTOM snippets must be written in;
                            NULL: the renderer takes no inline code */
@@ -332,9 +330,9 @@ typedef struct tg_program_s* tg_program;
 typedef struct tg_hwqueue_s* tg_hwqueue;
 
 typedef struct tg_buffer_desc {
-  uint64_t addr;  /* device address; on host devices a host pointer */
-  uint64_t size;  /* bytes */
-  void* handle;   /* plugin-private */
+  uint64_t addr; /* device address; on host devices a host pointer */
+  uint64_t size; /* bytes */
+  void* handle;  /* plugin-private */
 } tg_buffer_desc;
 
 typedef struct tg_device_info {
@@ -343,7 +341,7 @@ typedef struct tg_device_info {
   const char* description; /* human readable: "x86_64 16 cores (avx512f)" */
   const char* arch;        /* target the compiler emits for: "x86-64-v4", "sm_90" */
   uint64_t memory_bytes;
-  uint32_t is_host;        /* buffers are directly addressable by the host */
+  uint32_t is_host; /* buffers are directly addressable by the host */
 } tg_device_info;
 
 /* ---- the plugin table ---------------------------------------------------------------------------------------- */
@@ -374,8 +372,8 @@ typedef struct tg_plugin_api {
   tg_status_t (*compiler_create)(tg_device device, tg_compiler* out_compiler);
   void (*compiler_destroy)(tg_compiler compiler);
   /* the blob is the caller's; free it with blob_free */
-  tg_status_t (*compiler_compile)(tg_compiler compiler, const char* source, const char* kernel_name,
-                                  void** out_blob, size_t* out_size);
+  tg_status_t (*compiler_compile)(tg_compiler compiler, const char* source, const char* kernel_name, void** out_blob,
+                                  size_t* out_size);
   void (*blob_free)(void* blob);
 
   /* Allocator */
@@ -433,8 +431,7 @@ typedef struct tg_plugin_api {
 /* The single exported entry point. The core passes the newest ABI version it speaks; the plugin returns its
  * table, or NULL with *out_status set when it cannot serve that major. Having no table, the core cannot call
  * status_free on such a refusal: the status and its message must come from malloc, and the core free()s both. */
-typedef const tg_plugin_api* (*tg_plugin_get_api_fn)(uint32_t core_major, uint32_t core_minor,
-                                                     tg_status_t* out_status);
+typedef const tg_plugin_api* (*tg_plugin_get_api_fn)(uint32_t core_major, uint32_t core_minor, tg_status_t* out_status);
 
 #ifdef __cplusplus
 } /* extern "C" */

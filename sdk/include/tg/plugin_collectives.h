@@ -31,7 +31,8 @@ typedef struct tg_collectives_v1 {
   void (*comm_destroy)(void* comm);
   /* dst = src combined over the group (both buffers of the comm's device; dst == src is in place): `count`
    * elements of `dtype` (a tg_dtype), `op` a tg_reduce_op. */
-  tg_status_t (*allreduce)(void* comm, const tg_buffer_desc* dst, const tg_buffer_desc* src, uint64_t count, uint32_t dtype, uint32_t op);
+  tg_status_t (*allreduce)(void* comm, const tg_buffer_desc* dst, const tg_buffer_desc* src, uint64_t count,
+                           uint32_t dtype, uint32_t op);
 } tg_collectives_v1;
 
 #ifdef __cplusplus

@@ -97,7 +97,8 @@ TEST(OutputParser, ToolCalls) {
 }
 
 TEST(OutputParser, UnparsableToolCallIsContent) {
-  for (std::string body : {"{\"name\": oops", "[1, 2]", "{\"arguments\": {}}", "{\"name\": \"f\", \"arguments\": 3}", "{\"name\": \"\"}"}) {
+  for (std::string body : {"{\"name\": oops", "[1, 2]", "{\"arguments\": {}}", "{\"name\": \"f\", \"arguments\": 3}",
+                           "{\"name\": \"\"}"}) {
     Result r = parse_all_ways("<tool_call>" + body + "</tool_call>");
     EXPECT_TRUE(r.calls.empty()) << body;
     EXPECT_EQ(r.content, "<tool_call>" + body + "</tool_call>");

@@ -16,8 +16,8 @@
 #include <functional>
 #include <random>
 
-#include "codegen/lower.hpp"
 #include "../planned_schedule.hpp"
+#include "codegen/lower.hpp"
 #include "ir/uop.hpp"
 #include "runtime/device.hpp"
 #include "tg/custom_kernel.hpp"
@@ -50,7 +50,8 @@ int count_op(const KirProgram& k, tg_kir_op op, int dtype = -1) {
 
 // Lowers one scheduled kernel with edited caps, renders, compiles and runs it on its buffers' device (as lower_test
 // does).
-KirProgram run_item(const sched::ScheduleItem& it, const std::vector<std::shared_ptr<rt::Buffer>>& bufs, const CapsEdit& edit) {
+KirProgram run_item(const sched::ScheduleItem& it, const std::vector<std::shared_ptr<rt::Buffer>>& bufs,
+                    const CapsEdit& edit) {
   tg_renderer_caps caps = bufs.at(0)->device().caps();
   edit(caps);
   KirProgram k = lower_kernel(it.kernel, caps);
@@ -76,8 +77,8 @@ bool same_float(double got, double want) {
 }
 
 std::vector<float> float_inputs(size_t n, std::mt19937& rng) {
-  std::vector<float> v = {0.0f, -0.0f, 1.0f, -1.0f, FLT_MAX, -FLT_MAX, FLT_MIN, FLT_TRUE_MIN, -FLT_TRUE_MIN,
-                          INFINITY, -INFINITY, NAN, 3.0f, 1e-30f, -7.5f, 1e30f};
+  std::vector<float> v = {0.0f,          -0.0f,    1.0f,      -1.0f, FLT_MAX, -FLT_MAX, FLT_MIN, FLT_TRUE_MIN,
+                          -FLT_TRUE_MIN, INFINITY, -INFINITY, NAN,   3.0f,    1e-30f,   -7.5f,   1e30f};
   std::uniform_real_distribution<double> mant(-1, 1);
   std::uniform_int_distribution<int> ex(-40, 40);
   while (v.size() < n) v.push_back(static_cast<float>(std::ldexp(mant(rng), ex(rng))));
@@ -96,11 +97,13 @@ struct FloatCase {
 // The pipeline's decompose step: the rules rewrite exactly the nodes whose op the caps leave out (here RECIP of a
 // float32 load, then nothing else: a DIV the renderer has stays), and leave a graph the renderer takes alone.
 TEST(Decompositions, TheStepRewritesOnlyWhatTheCapsLeaveOut) {
-  const ir::UOpPtr x = ir::UOp::make(ir::Op::LOAD, dtypes::float32,
-                                 {ir::UOp::make(ir::Op::PARAM, dtypes::float32, {}, int64_t{1}), ir::const_int(dtypes::int64, 0)});
-  const ir::UOpPtr store = ir::UOp::make(ir::Op::STORE, dtypes::float32,
-                                     {ir::UOp::make(ir::Op::PARAM, dtypes::float32, {}, int64_t{0}), ir::const_int(dtypes::int64, 0),
-                                      ir::alu(ir::Op::ADD, ir::alu(ir::Op::RECIP, x), x)});
+  const ir::UOpPtr x =
+      ir::UOp::make(ir::Op::LOAD, dtypes::float32,
+                    {ir::UOp::make(ir::Op::PARAM, dtypes::float32, {}, int64_t{1}), ir::const_int(dtypes::int64, 0)});
+  const ir::UOpPtr store =
+      ir::UOp::make(ir::Op::STORE, dtypes::float32,
+                    {ir::UOp::make(ir::Op::PARAM, dtypes::float32, {}, int64_t{0}), ir::const_int(dtypes::int64, 0),
+                     ir::alu(ir::Op::ADD, ir::alu(ir::Op::RECIP, x), x)});
   const ir::UOpPtr sink = ir::UOp::make(ir::Op::SINK, dtypes::bool_, {store});
   tg_renderer_caps caps = rt::Device::get("CPU").caps();
   caps.ops[TG_DTYPE_FLOAT32] |= 1ull << TG_KIR_RECIP;
@@ -121,7 +124,8 @@ TEST(Decompositions, Float32SubNegRecip) {
   std::shuffle(b.begin(), b.end(), rng);
   const int64_t n = static_cast<int64_t>(a.size());
   const FloatCase cases[] = {
-      {"sub", TG_KIR_SUB, [](const Tensor& x, const Tensor& y) { return x - y; }, [](double x, double y) { return x - y; }},
+      {"sub", TG_KIR_SUB, [](const Tensor& x, const Tensor& y) { return x - y; },
+       [](double x, double y) { return x - y; }},
       {"neg", TG_KIR_NEG, [](const Tensor& x, const Tensor&) { return -x; }, [](double x, double) { return -x; }},
       {"recip", TG_KIR_RECIP, [](const Tensor& x, const Tensor&) { return x.reciprocal(); },
        [](double x, double) { return 1.0 / x; }},
@@ -135,7 +139,8 @@ TEST(Decompositions, Float32SubNegRecip) {
     ASSERT_EQ(count_op(k, c.op), 0) << "the renderer lacks the op, yet the KIR uses it";
     for (size_t i = 0; i < a.size(); ++i) {
       double want = static_cast<float>(c.ref(a[i], b[i]));
-      ASSERT_TRUE(same_float(out[i], want)) << c.name << "(" << a[i] << ", " << b[i] << ") = " << out[i] << ", want " << want;
+      ASSERT_TRUE(same_float(out[i], want))
+          << c.name << "(" << a[i] << ", " << b[i] << ") = " << out[i] << ", want " << want;
     }
   }
 }
@@ -144,7 +149,8 @@ TEST(Decompositions, Float32SubNegRecip) {
 
 TEST(Decompositions, Int32NegAndMax) {
   std::mt19937 rng(seed());
-  std::vector<int32_t> a = {0, 1, -1, INT32_MAX, INT32_MIN, INT32_MIN + 1, 7, -7}, b = {0, -1, 1, INT32_MIN, INT32_MAX, 5, 7, -8};
+  std::vector<int32_t> a = {0, 1, -1, INT32_MAX, INT32_MIN, INT32_MIN + 1, 7, -7},
+                       b = {0, -1, 1, INT32_MIN, INT32_MAX, 5, 7, -8};
   while (a.size() < 1024) a.push_back(static_cast<int32_t>(rng())), b.push_back(static_cast<int32_t>(rng()));
   const int64_t n = static_cast<int64_t>(a.size());
   Tensor ta = Tensor::from_vector(a, {n}, dtypes::int32), tb = Tensor::from_vector(b, {n}, dtypes::int32);
@@ -158,10 +164,12 @@ TEST(Decompositions, Int32NegAndMax) {
 
   auto [max_full, unused2] = run_with_caps<int32_t>(ta.maximum(tb), [](tg_renderer_caps&) {});
   ASSERT_GT(count_op(max_full, TG_KIR_MAX, TG_DTYPE_INT32), 0);
-  auto [max_k, mx] = run_with_caps<int32_t>(ta.maximum(tb), [](tg_renderer_caps& c) { drop_op(c, TG_KIR_MAX, TG_DTYPE_INT32); });
+  auto [max_k, mx] =
+      run_with_caps<int32_t>(ta.maximum(tb), [](tg_renderer_caps& c) { drop_op(c, TG_KIR_MAX, TG_DTYPE_INT32); });
   ASSERT_EQ(count_op(max_k, TG_KIR_MAX, TG_DTYPE_INT32), 0);
   EXPECT_GT(count_op(max_k, TG_KIR_WHERE), 0) << "int MAX becomes a select";
-  for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(mx[i], a[i] > b[i] ? a[i] : b[i]) << "max(" << a[i] << ", " << b[i] << ")";
+  for (size_t i = 0; i < a.size(); ++i)
+    ASSERT_EQ(mx[i], a[i] > b[i] ? a[i] : b[i]) << "max(" << a[i] << ", " << b[i] << ")";
 }
 
 // --- 16-bit floats computed in float32 ---------------------------------------------------------------------------
@@ -190,7 +198,7 @@ uint16_t round_to_16(double x, int mant, int emin, int emax, int ebits) {
 double decode_16(uint16_t h, int mant, int ebits) {
   int bias = (1 << (ebits - 1)) - 1, e = (h >> mant) & ((1 << ebits) - 1);
   int64_t f = h & ((1 << mant) - 1);
-  double v = e == 0 ? std::ldexp(static_cast<double>(f), 1 - bias - mant)
+  double v = e == 0                  ? std::ldexp(static_cast<double>(f), 1 - bias - mant)
              : e == (1 << ebits) - 1 ? (f ? NAN : INFINITY)
                                      : std::ldexp(static_cast<double>(f + (int64_t{1} << mant)), e - bias - mant);
   return (h & 0x8000) ? -v : v;
@@ -206,12 +214,14 @@ const Half kFloat16{dtypes::float16, TG_DTYPE_FLOAT16, 10, -14, 15, 5};
 const Half kBfloat16{dtypes::bfloat16, TG_DTYPE_BFLOAT16, 7, -126, 127, 8};
 
 // The renderer keeps loads, stores and conversions of the 16-bit type but computes nothing in it.
-void no_half_math(tg_renderer_caps& c, int tg_dtype) { c.ops[tg_dtype] &= (1ull << TG_KIR_CAST) | (1ull << TG_KIR_BITCAST); }
+void no_half_math(tg_renderer_caps& c, int tg_dtype) {
+  c.ops[tg_dtype] &= (1ull << TG_KIR_CAST) | (1ull << TG_KIR_BITCAST);
+}
 
 std::vector<uint16_t> half_inputs(const Half& h, size_t n, std::mt19937& rng) {
   std::vector<uint16_t> v;
   for (double x : {0.0, -0.0, 1.0, -1.0, 0.5, 3.0, -2.5, HUGE_VAL, -HUGE_VAL}) v.push_back(h.round(x));
-  v.push_back(h.round(std::ldexp(1.0, h.emin - h.mant)));  // the smallest subnormal
+  v.push_back(h.round(std::ldexp(1.0, h.emin - h.mant)));                    // the smallest subnormal
   v.push_back(h.round(std::ldexp(2.0 - std::ldexp(1.0, -h.mant), h.emax)));  // the largest finite value
   std::uniform_int_distribution<uint32_t> bits(0, 0xffff);
   while (v.size() < n) {
@@ -233,9 +243,12 @@ struct HalfCase {
 TEST(Decompositions, SixteenBitFloatsComputeInFloat32) {
   std::mt19937 rng(seed());
   const HalfCase cases[] = {
-      {"add", TG_KIR_ADD, [](const Tensor& x, const Tensor& y) { return x + y; }, [](double x, double y) { return x + y; }},
-      {"mul", TG_KIR_MUL, [](const Tensor& x, const Tensor& y) { return x * y; }, [](double x, double y) { return x * y; }},
-      {"div", TG_KIR_FDIV, [](const Tensor& x, const Tensor& y) { return x / y; }, [](double x, double y) { return x / y; }},
+      {"add", TG_KIR_ADD, [](const Tensor& x, const Tensor& y) { return x + y; },
+       [](double x, double y) { return x + y; }},
+      {"mul", TG_KIR_MUL, [](const Tensor& x, const Tensor& y) { return x * y; },
+       [](double x, double y) { return x * y; }},
+      {"div", TG_KIR_FDIV, [](const Tensor& x, const Tensor& y) { return x / y; },
+       [](double x, double y) { return x / y; }},
       {"max", TG_KIR_MAX, [](const Tensor& x, const Tensor& y) { return x.maximum(y); },
        [](double x, double y) { return std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y); }, false},
   };
@@ -244,7 +257,8 @@ TEST(Decompositions, SixteenBitFloatsComputeInFloat32) {
     std::vector<uint16_t> a = half_inputs(h, 2048, rng), b = half_inputs(h, 2048, rng);
     std::shuffle(b.begin(), b.end(), rng);
     const int64_t n = static_cast<int64_t>(a.size());
-    Tensor ta = Tensor::from_bytes(a.data(), a.size() * 2, {n}, h.dtype), tb = Tensor::from_bytes(b.data(), b.size() * 2, {n}, h.dtype);
+    Tensor ta = Tensor::from_bytes(a.data(), a.size() * 2, {n}, h.dtype),
+           tb = Tensor::from_bytes(b.data(), b.size() * 2, {n}, h.dtype);
     for (const HalfCase& c : cases) {
       SCOPED_TRACE(c.name);
       // a renderer claiming the op for the 16-bit type gets it as is (lowered only: the CPU renders no such math)
@@ -254,7 +268,8 @@ TEST(Decompositions, SixteenBitFloatsComputeInFloat32) {
       claims.ops[h.tg_dtype] |= 1ull << c.op;
       ASSERT_GT(count_op(lower_kernel(items[0].kernel, claims), c.op, h.tg_dtype), 0)
           << "with caps for it the op runs in " << h.dtype.name();
-      auto [k, out] = run_with_caps<uint16_t>(c.fn(ta, tb), [&](tg_renderer_caps& caps) { no_half_math(caps, h.tg_dtype); });
+      auto [k, out] =
+          run_with_caps<uint16_t>(c.fn(ta, tb), [&](tg_renderer_caps& caps) { no_half_math(caps, h.tg_dtype); });
       ASSERT_EQ(count_op(k, c.op, h.tg_dtype), 0) << "an op computed in " << h.dtype.name() << " without caps for it";
       ASSERT_GT(count_op(k, c.op, TG_DTYPE_FLOAT32), 0) << "the op should run in float32";
       for (size_t i = 0; i < a.size(); ++i) {
@@ -313,8 +328,9 @@ TEST(Decompositions, FmaWithoutTheRendererRoundsTwice) {
   for (bool has_fma : {true, false}) {
     SCOPED_TRACE(has_fma ? "renderer with FMA" : "renderer without FMA");
     auto out = buffer_of(nullptr, dtypes::float32, n);
-    auto item = custom_item("fma3", st, g, {out, buffer_of(a.data(), dtypes::float32, n), buffer_of(b.data(), dtypes::float32, n),
-                                            buffer_of(c.data(), dtypes::float32, n)});
+    auto item = custom_item("fma3", st, g,
+                            {out, buffer_of(a.data(), dtypes::float32, n), buffer_of(b.data(), dtypes::float32, n),
+                             buffer_of(c.data(), dtypes::float32, n)});
     KirProgram k = run_item(item.item, item.bufs, [&](tg_renderer_caps& caps) {
       if (!has_fma) drop_op(caps, TG_KIR_FMA);
     });
@@ -324,7 +340,7 @@ TEST(Decompositions, FmaWithoutTheRendererRoundsTwice) {
     out->copy_out(got.data(), got.size() * sizeof(float));
     for (size_t i = 0; i < got.size(); ++i) {
       double exact = static_cast<double>(a[i]) * b[i] + c[i];  // exact in double for these inputs
-      volatile float product = a[i] * b[i];  // rounded on its own: no contraction into an fma here
+      volatile float product = a[i] * b[i];                    // rounded on its own: no contraction into an fma here
       float want = has_fma ? static_cast<float>(exact) : product + c[i];
       EXPECT_EQ(got[i], want) << a[i] << " * " << b[i] << " + " << c[i];
     }
@@ -336,7 +352,9 @@ TEST(Decompositions, Dot4AndLut16FromShiftsAndSelects) {
   std::mt19937 rng(seed());
   const int64_t n = 515;
   std::vector<int32_t> acc(n), u(n), s(n), idx(n);
-  for (int64_t i = 0; i < n; ++i) acc[i] = static_cast<int32_t>(rng()), u[i] = static_cast<int32_t>(rng()), s[i] = static_cast<int32_t>(rng()), idx[i] = static_cast<int32_t>(rng());
+  for (int64_t i = 0; i < n; ++i)
+    acc[i] = static_cast<int32_t>(rng()), u[i] = static_cast<int32_t>(rng()), s[i] = static_cast<int32_t>(rng()),
+    idx[i] = static_cast<int32_t>(rng());
   u[0] = -1, s[0] = static_cast<int32_t>(0x80808080u), acc[0] = INT32_MAX;  // 255 x -128 four times, wrapping
   std::array<uint8_t, 16> table;
   for (auto& t : table) t = static_cast<uint8_t>(rng());
@@ -348,10 +366,12 @@ TEST(Decompositions, Dot4AndLut16FromShiftsAndSelects) {
   auto in = [&](int i) { return ck.load(ck.buffer(i, dtypes::int32), g); };
   KExpr dot = KExpr::dot4(in(1), in(2), in(3));
   KExpr lut = KExpr::lut16(in(4), table);
-  KExpr st = ck.loop({ck.store(ck.buffer(0, dtypes::int32), g * 2, dot), ck.store(ck.buffer(0, dtypes::int32), g * 2 + 1, lut)}, {g});
+  KExpr st = ck.loop(
+      {ck.store(ck.buffer(0, dtypes::int32), g * 2, dot), ck.store(ck.buffer(0, dtypes::int32), g * 2 + 1, lut)}, {g});
   auto out = buffer_of(nullptr, dtypes::int32, 2 * n);
-  auto item = custom_item("dot4_lut16", st, g, {out, buffer_of(acc.data(), dtypes::int32, n), buffer_of(u.data(), dtypes::int32, n),
-                                                buffer_of(s.data(), dtypes::int32, n), buffer_of(idx.data(), dtypes::int32, n)});
+  auto item = custom_item("dot4_lut16", st, g,
+                          {out, buffer_of(acc.data(), dtypes::int32, n), buffer_of(u.data(), dtypes::int32, n),
+                           buffer_of(s.data(), dtypes::int32, n), buffer_of(idx.data(), dtypes::int32, n)});
   KirProgram k = run_item(item.item, item.bufs, [](tg_renderer_caps& caps) {
     drop_op(caps, TG_KIR_DOT4);
     drop_op(caps, TG_KIR_LUT16);
@@ -363,7 +383,8 @@ TEST(Decompositions, Dot4AndLut16FromShiftsAndSelects) {
   for (int64_t i = 0; i < n; ++i) {
     int64_t want = acc[i];
     for (int q = 0; q < 4; ++q)
-      want += int64_t{static_cast<uint8_t>(static_cast<uint32_t>(u[i]) >> (8 * q))} * static_cast<int8_t>(static_cast<uint32_t>(s[i]) >> (8 * q));
+      want += int64_t{static_cast<uint8_t>(static_cast<uint32_t>(u[i]) >> (8 * q))} *
+              static_cast<int8_t>(static_cast<uint32_t>(s[i]) >> (8 * q));
     ASSERT_EQ(got[2 * i], static_cast<int32_t>(static_cast<uint32_t>(want))) << "dot4 element " << i;
     uint32_t lw = 0;
     for (int q = 0; q < 4; ++q) lw |= uint32_t{table[(static_cast<uint32_t>(idx[i]) >> (8 * q)) & 15]} << (8 * q);
@@ -384,8 +405,8 @@ TEST(Decompositions, PackedLoadsFromBytes) {
   KExpr w16 = ck.load_packed(src, g * 2 + 3, dtypes::uint16).cast(dtypes::int32);
   KExpr w64 = ck.load_packed(src, g * 8 + 5, dtypes::int64);
   KExpr out0 = ck.buffer(0, dtypes::int64);
-  KExpr st = ck.loop({ck.store(out0, g * 3, w32.cast(dtypes::int64)), ck.store(out0, g * 3 + 1, w16.cast(dtypes::int64)),
-                      ck.store(out0, g * 3 + 2, w64)},
+  KExpr st = ck.loop({ck.store(out0, g * 3, w32.cast(dtypes::int64)),
+                      ck.store(out0, g * 3 + 1, w16.cast(dtypes::int64)), ck.store(out0, g * 3 + 2, w64)},
                      {g});
   auto le = [&](int64_t at, int nbytes) {
     uint64_t v = 0;
@@ -395,20 +416,24 @@ TEST(Decompositions, PackedLoadsFromBytes) {
   for (bool packed : {true, false}) {
     SCOPED_TRACE(packed ? "renderer with packed loads" : "renderer without packed loads");
     auto out = buffer_of(nullptr, dtypes::int64, 3 * n);
-    auto item = custom_item("packed", st, g, {out, buffer_of(bytes.data(), dtypes::uint8, static_cast<int64_t>(bytes.size()))});
+    auto item =
+        custom_item("packed", st, g, {out, buffer_of(bytes.data(), dtypes::uint8, static_cast<int64_t>(bytes.size()))});
     KirProgram k = run_item(item.item, item.bufs, [&](tg_renderer_caps& caps) {
       if (!packed) caps.packed_loads = 0;
     });
     int wide_loads = 0;
     for (const auto& in : k.insts) wide_loads += in.op == TG_KIR_LOAD && in.dtype != TG_DTYPE_UINT8;
-    if (packed) EXPECT_GT(wide_loads, 0) << "the CPU takes packed loads whole";
-    else EXPECT_EQ(wide_loads, 0) << "without packed loads every load should read one byte";
+    if (packed)
+      EXPECT_GT(wide_loads, 0) << "the CPU takes packed loads whole";
+    else
+      EXPECT_EQ(wide_loads, 0) << "without packed loads every load should read one byte";
     std::vector<int64_t> got(static_cast<size_t>(3 * n));
     out->copy_out(got.data(), got.size() * sizeof(int64_t));
     for (int64_t i = 0; i < n; ++i) {
-    ASSERT_EQ(got[3 * i], static_cast<int32_t>(static_cast<uint32_t>(le(4 * i + 1, 4)))) << "int32 at byte " << 4 * i + 1;
-    ASSERT_EQ(got[3 * i + 1], static_cast<int64_t>(le(2 * i + 3, 2))) << "uint16 at byte " << 2 * i + 3;
-    ASSERT_EQ(got[3 * i + 2], static_cast<int64_t>(le(8 * i + 5, 8))) << "int64 at byte " << 8 * i + 5;
+      ASSERT_EQ(got[3 * i], static_cast<int32_t>(static_cast<uint32_t>(le(4 * i + 1, 4))))
+          << "int32 at byte " << 4 * i + 1;
+      ASSERT_EQ(got[3 * i + 1], static_cast<int64_t>(le(2 * i + 3, 2))) << "uint16 at byte " << 2 * i + 3;
+      ASSERT_EQ(got[3 * i + 2], static_cast<int64_t>(le(8 * i + 5, 8))) << "int64 at byte " << 8 * i + 5;
     }
   }
 }
@@ -432,7 +457,8 @@ TEST(Decompositions, NothingForWhatHasNoDecomposition) {
   EXPECT_EQ(pm.rule_name(pm.rewrite_with_rule(alu(Op::SUB, i, i)).second), "sub_as_add_neg");
   EXPECT_EQ(pm.rule_name(pm.rewrite_with_rule(alu(Op::NEG, f)).second), "neg_float");
   UOpPtr h = UOp::make(Op::DEFINE_VAR, dtypes::float16, {}, VarInfo{"h", 0, 1});
-  EXPECT_EQ(pm.rule_name(pm.rewrite_with_rule(alu(Op::SUB, h, h)).second), "half_in_float32") << "16-bit math goes first";
+  EXPECT_EQ(pm.rule_name(pm.rewrite_with_rule(alu(Op::SUB, h, h)).second), "half_in_float32")
+      << "16-bit math goes first";
 }
 
 }  // namespace

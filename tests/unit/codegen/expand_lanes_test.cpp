@@ -89,7 +89,8 @@ TEST(ExpandLanes, IsomorphicAluLanesAreOneVectorOp) {
 TEST(ExpandLanes, ConsecutiveStoresAreOneVectorStore) {
   Lowered l;
   std::vector<UOpPtr> stores;
-  for (int64_t i = 0; i < 4; ++i) stores.push_back(UOp::make(Op::STORE, f32, {param(0), const_int(i64, 12 + i), load(1, i)}));
+  for (int64_t i = 0; i < 4; ++i)
+    stores.push_back(UOp::make(Op::STORE, f32, {param(0), const_int(i64, 12 + i), load(1, i)}));
   const std::vector<UOpPtr> stmts = vector_store(stores, l.caps);
   ASSERT_EQ(stmts.size(), 1u);
   EXPECT_EQ(stmts[0]->src[2]->op, Op::VECTORIZE);
@@ -101,7 +102,8 @@ TEST(ExpandLanes, ConsecutiveStoresAreOneVectorStore) {
 TEST(ExpandLanes, StridedStoresAreOneStorePerLaneOfVectorValues) {
   Lowered l;
   std::vector<UOpPtr> stores;
-  for (int64_t i = 0; i < 4; ++i) stores.push_back(UOp::make(Op::STORE, f32, {param(0), const_int(i64, 3 * i), load(1, i)}));
+  for (int64_t i = 0; i < 4; ++i)
+    stores.push_back(UOp::make(Op::STORE, f32, {param(0), const_int(i64, 3 * i), load(1, i)}));
   const std::vector<UOpPtr> stmts = vector_store(stores, l.caps);
   ASSERT_EQ(stmts.size(), 4u);
   for (const auto& st : stmts) l.e.emit(st);
@@ -144,7 +146,8 @@ TEST(VectorizeRules, ReducesOverTheSameLoopBecomeOneVectorReduce) {
   const UOpPtr r = UOp::make(Op::RANGE, i64, {const_int(i64, 16)}, RangeInfo{0, AxisType::REDUCE});
   std::vector<UOpPtr> lanes;
   for (int64_t i = 0; i < 4; ++i) {
-    const UOpPtr x = UOp::make(Op::LOAD, f32, {param(1), alu(Op::ADD, alu(Op::MUL, r, const_int(i64, 4)), const_int(i64, i))});
+    const UOpPtr x =
+        UOp::make(Op::LOAD, f32, {param(1), alu(Op::ADD, alu(Op::MUL, r, const_int(i64, 4)), const_int(i64, i))});
     lanes.push_back(UOp::make(Op::REDUCE, f32, {x, r}, static_cast<int64_t>(ReduceOp::SUM)));
   }
   const UOpPtr v = Vectorizer(caps_with_widths(1u << 4))(vectorize_of(lanes));
@@ -170,7 +173,8 @@ TEST(VectorizeRules, WhatNoRuleTakesStaysAVectorize) {
 TEST(VectorizeRules, OpsTakenOnlyPerLaneReadLanesOfVectorizedSources) {
   Vectorizer quads(caps_with_widths(1u << 4));
   std::vector<UOpPtr> lanes;
-  for (int64_t i = 0; i < 4; ++i) lanes.push_back(alu(Op::WHERE, alu(Op::CMPLT, load(1, i), load(2, i)), load(3, i), load(4, 9)));
+  for (int64_t i = 0; i < 4; ++i)
+    lanes.push_back(alu(Op::WHERE, alu(Op::CMPLT, load(1, i), load(2, i)), load(3, i), load(4, 9)));
   const UOpPtr v = quads(vectorize_of(lanes));
   ASSERT_EQ(v->op, Op::VECTORIZE);
   ASSERT_EQ(v->src.size(), 4u);
@@ -215,7 +219,8 @@ TEST(VectorizeRules, PackedLoadsAreOneLoadOrReadFromBytes) {
   const DType i32 = dtypes::int32;
   std::vector<UOpPtr> lanes;
   for (int64_t l = 0; l < 4; ++l)
-    lanes.push_back(UOp::make(Op::LOAD, i32, {UOp::make(Op::PARAM, dtypes::uint8, {}, int64_t{1}), const_int(i64, 8 + 4 * l)}));
+    lanes.push_back(
+        UOp::make(Op::LOAD, i32, {UOp::make(Op::PARAM, dtypes::uint8, {}, int64_t{1}), const_int(i64, 8 + 4 * l)}));
   tg_renderer_caps caps = rt::Device::get("CPU").caps();
   caps.vector_widths[dt(i32)] |= 1u << 4;
   caps.packed_loads |= 1u << dt(i32);
@@ -229,7 +234,8 @@ TEST(VectorizeRules, PackedLoadsAreOneLoadOrReadFromBytes) {
   EXPECT_NE(bytes->op, Op::VECTORIZE) << "the bytes' lanes through the rules in turn: one vector op of them";
   EXPECT_EQ(bytes->dtype, i32.vec(4));
   size_t byte_loads = 0;
-  for (const UOp* n : toposort(std::vector<UOpPtr>{bytes})) byte_loads += n->op == Op::LOAD && n->dtype.scalar == dtypes::uint8.scalar;
+  for (const UOp* n : toposort(std::vector<UOpPtr>{bytes}))
+    byte_loads += n->op == Op::LOAD && n->dtype.scalar == dtypes::uint8.scalar;
   EXPECT_GE(byte_loads, 4u) << "read as bytes";
 }
 

@@ -36,7 +36,8 @@ std::vector<KirProgram> lower_all(const Tensor& t, const tg_renderer_caps& caps,
 bool is_gpu(const tg_renderer_caps& c) { return c.has_local && !c.has_threads && c.max_local_threads > 1; }
 
 int count(const KirProgram& k, tg_kir_op op) {
-  return static_cast<int>(std::count_if(k.insts.begin(), k.insts.end(), [&](const tg_kir_inst& in) { return in.op == op; }));
+  return static_cast<int>(
+      std::count_if(k.insts.begin(), k.insts.end(), [&](const tg_kir_inst& in) { return in.op == op; }));
 }
 
 int specials(const KirProgram& k, uint32_t kind) {
@@ -57,7 +58,8 @@ TEST(GpuLowering, LongReductionIsSharedByAWorkGroup) {
   EXPECT_EQ(k.dims.global[0], 2u) << "one work-group per output";
   EXPECT_EQ(k.dims.local[0], 256u);
   // the output store is made by one work-item: it carries a gate
-  const tg_kir_inst& last_store = *std::find_if(k.insts.rbegin(), k.insts.rend(), [](const tg_kir_inst& in) { return in.op == TG_KIR_STORE; });
+  const tg_kir_inst& last_store =
+      *std::find_if(k.insts.rbegin(), k.insts.rend(), [](const tg_kir_inst& in) { return in.op == TG_KIR_STORE; });
   EXPECT_EQ(last_store.nsrc, 4u);
 }
 
@@ -160,7 +162,8 @@ TEST(GpuLowering, GroupAndLocalTakeTheirWorkGroupSize) {
   const KirProgram own = lower_all(x.sum({1}), gpu_caps(), LowerOpts{Opts{{OptOp::GROUP}}})[0];
   EXPECT_EQ(own.dims.local[0], 256u) << "0: the plan's own size";
   EXPECT_EQ(local_elements(lower_all(buffer({2, 100}).sum({1}), gpu_caps())[0]), 0) << "too short for the heuristic";
-  EXPECT_EQ(local_elements(lower_all(buffer({2, 100}).sum({1}), gpu_caps(), LowerOpts{Opts{{OptOp::GROUP, 0, 32}}})[0]), 32);
+  EXPECT_EQ(local_elements(lower_all(buffer({2, 100}).sum({1}), gpu_caps(), LowerOpts{Opts{{OptOp::GROUP, 0, 32}}})[0]),
+            32);
   auto refused = [&](const Tensor& t, const Opts& o, const std::string& why) {
     try {
       lower_all(t, gpu_caps(), LowerOpts{o});
@@ -175,7 +178,8 @@ TEST(GpuLowering, GroupAndLocalTakeTheirWorkGroupSize) {
   const KirProgram l8 = lower_all(a.matmul(b), gpu_caps(), LowerOpts{Opts{{OptOp::LOCAL, 0, 8}}})[0];
   EXPECT_EQ(l8.dims.local[0], 8u);
   EXPECT_EQ(l8.dims.local[1], 8u);
-  EXPECT_EQ(uint64_t{l8.dims.global[0]} * l8.dims.global[1] * 64u * 16u, 128u * 64u) << "every output once (4 x 4 each)";
+  EXPECT_EQ(uint64_t{l8.dims.global[0]} * l8.dims.global[1] * 64u * 16u, 128u * 64u)
+      << "every output once (4 x 4 each)";
   refused(a.matmul(b), {{OptOp::LOCAL, 0, 32}}, "LOCAL does not fit");  // 1024 work-items
   refused(a.matmul(b), {{OptOp::LOCAL, 0, 12}}, "LOCAL does not fit");
   refused(a.matmul(b), {{OptOp::TC, 0, 64}}, "its amount is 0");
@@ -194,7 +198,8 @@ TEST(GpuLowering, MatmulIsTiledThroughLocalMemory) {
   EXPECT_EQ(k.dims.local[0] * k.dims.local[1], 256u);
   EXPECT_EQ(uint64_t{k.dims.global[0]} * k.dims.global[1] * 256u * 16u, 128u * 64u) << "every output once";
   // UPCASTs after the plan set the outputs per work-item: 2 x 1 here, so 4x as many work-groups
-  const KirProgram small = lower_all(a.matmul(b), gpu_caps(), LowerOpts{Opts{{OptOp::LOCAL}, {OptOp::UPCAST, 0, 2}, {OptOp::UPCAST, 1, 1}}})[0];
+  const KirProgram small = lower_all(a.matmul(b), gpu_caps(),
+                                     LowerOpts{Opts{{OptOp::LOCAL}, {OptOp::UPCAST, 0, 2}, {OptOp::UPCAST, 1, 1}}})[0];
   EXPECT_EQ(count(small, TG_KIR_FMA), 2);
   EXPECT_EQ(uint64_t{small.dims.global[0]} * small.dims.global[1] * 256u * 2u, 128u * 64u);
   // a batch of products puts the batch on the grid's third dim
@@ -255,8 +260,10 @@ TEST(GpuLowering, HalfMatmulRunsOnTensorCores) {
   // 2 x 2 warps of 32, each 2 x 4 tiles of m16n8 per k-step of 16, two k-steps per 32-wide K tile
   EXPECT_EQ(count(k, TG_KIR_WMMA), 2 * 4 * 2);
   // UPCASTs after the plan set the m16n8 tiles per warp: 1 x 2 gives 4 WMMAs per K tile of 32
-  EXPECT_EQ(count(lower_all(half_buffer({128, 64}).matmul(half_buffer({64, 128})), tensor_core_caps(), LowerOpts{Opts{{OptOp::TC}, {OptOp::UPCAST, 0, 1}, {OptOp::UPCAST, 1, 2}}})[0],
-                  TG_KIR_WMMA), 1 * 2 * 2);
+  EXPECT_EQ(count(lower_all(half_buffer({128, 64}).matmul(half_buffer({64, 128})), tensor_core_caps(),
+                            LowerOpts{Opts{{OptOp::TC}, {OptOp::UPCAST, 0, 1}, {OptOp::UPCAST, 1, 2}}})[0],
+                  TG_KIR_WMMA),
+            1 * 2 * 2);
   EXPECT_EQ(k.dims.local[0], 128u);
   EXPECT_EQ(k.dims.global[0] * k.dims.global[1], 2u * 2u) << "64 x 64 blocks";
   EXPECT_EQ(count(k, TG_KIR_DEFINE_LOCAL), 2);
@@ -271,9 +278,12 @@ TEST(GpuLowering, HalfMatmulRunsOnTensorCores) {
   // float32 has no tensor core here: the tiled path; and TC=0 turns tensor cores off
   EXPECT_EQ(count(lower_all(buffer({128, 64}).matmul(buffer({64, 128})), tensor_core_caps())[0], TG_KIR_WMMA), 0);
   const LowerOpts no_tc{.switches = {.tensor_cores = false}};
-  EXPECT_EQ(count(lower_all(half_buffer({128, 64}).matmul(half_buffer({64, 128})), tensor_core_caps(), no_tc)[0], TG_KIR_WMMA), 0);
+  EXPECT_EQ(count(lower_all(half_buffer({128, 64}).matmul(half_buffer({64, 128})), tensor_core_caps(), no_tc)[0],
+                  TG_KIR_WMMA),
+            0);
   // a K that is no multiple of the tensor core's 16 stays off them
-  EXPECT_EQ(count(lower_all(half_buffer({128, 72}).matmul(half_buffer({72, 128})), tensor_core_caps())[0], TG_KIR_WMMA), 0);
+  EXPECT_EQ(count(lower_all(half_buffer({128, 72}).matmul(half_buffer({72, 128})), tensor_core_caps())[0], TG_KIR_WMMA),
+            0);
 }
 
 // One K tile (K = 32 = BK, so the plan's tile loop runs once): every statement once - 2 x 4 tiles x 2 k-steps of
@@ -346,13 +356,15 @@ void check_matmul_results(const std::string& device, uint32_t seed) {
   const Tensor flat_b = Tensor::from_vector(std::vector<float>(b.begin(), b.begin() + K * N), {K, N}, device);
   const auto local8 = run_listed(flat_a.matmul(flat_b), device, {{OptOp::LOCAL, 0, 8}});
   for (int64_t i = 0; i < M; ++i)
-    for (int64_t j = 0; j < N; ++j) ASSERT_NEAR(local8[i * N + j], ref(0, i, j), 1e-4) << "LOCAL(0,8) " << i << "," << j;
+    for (int64_t j = 0; j < N; ++j)
+      ASSERT_NEAR(local8[i * N + j], ref(0, i, j), 1e-4) << "LOCAL(0,8) " << i << "," << j;
   // A given as its transpose (k-major): the same products
   Tensor at = Tensor::from_vector(a, {B, M, K}, device).transpose(1, 2).contiguous().transpose(1, 2);
   auto got_t = at.matmul(tb).to_vector<float>();
   for (int64_t z = 0; z < B; ++z)
     for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) ASSERT_NEAR(got_t[(z * M + i) * N + j], ref(z, i, j), 1e-4) << z << "," << i << "," << j;
+      for (int64_t j = 0; j < N; ++j)
+        ASSERT_NEAR(got_t[(z * M + i) * N + j], ref(z, i, j), 1e-4) << z << "," << i << "," << j;
   // float16 inputs: products of halves are exact in float32, so the reference rounds the inputs only
   Tensor ha = ta.cast(dtypes::float16), hb = tb.cast(dtypes::float16);
   std::vector<float> ah = ha.cast(dtypes::float32).to_vector<float>(), bh = hb.cast(dtypes::float32).to_vector<float>();
@@ -394,14 +406,17 @@ void check_gpu_results(const std::string& device, uint32_t seed) {
   const tg_renderer_caps& caps = rt::Device::get(device).caps();
   if (std::getenv("IMAGE") && std::string(std::getenv("IMAGE")) == "1" && caps.image_max_width > 0) {
     // the switch as the runtime reads it from the environment
-    const KirProgram k = lower_all(ta * 2.0f + 1.0f, caps, LowerOpts{.switches = {.images = rt::read_options().images}}).back();
-    EXPECT_TRUE(std::any_of(k.params.begin(), k.params.end(), [](const tg_kir_param& p) { return p.kind == TG_PARAM_IMAGE; }))
-        << "IMAGE=1 on a device that reads images, yet the input is a plain buffer";
+    const KirProgram k =
+        lower_all(ta * 2.0f + 1.0f, caps, LowerOpts{.switches = {.images = rt::read_options().images}}).back();
+    EXPECT_TRUE(std::any_of(k.params.begin(), k.params.end(), [](const tg_kir_param& p) {
+      return p.kind == TG_PARAM_IMAGE;
+    })) << "IMAGE=1 on a device that reads images, yet the input is a plain buffer";
   }
   auto e = (ta * 2.0f + 1.0f).to_vector<float>();
   for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(e[i], a[i] * 2.0f + 1.0f) << "element " << i;
   // five loops on three dims (the outer ones collapsed into one): a permutation, element by element
-  Tensor t5 = Tensor::from_vector(std::vector<float>(a.begin(), a.begin() + 2 * 3 * 4 * 5 * 32), {2, 3, 4, 5, 32}, device);
+  Tensor t5 =
+      Tensor::from_vector(std::vector<float>(a.begin(), a.begin() + 2 * 3 * 4 * 5 * 32), {2, 3, 4, 5, 32}, device);
   auto p = t5.permute({4, 2, 0, 3, 1}).contiguous().to_vector<float>();
   size_t at = 0;
   for (int64_t i4 = 0; i4 < 32; ++i4)

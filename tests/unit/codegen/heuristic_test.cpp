@@ -74,10 +74,10 @@ TEST(Heuristic, PanelsStagedOnlyWhereTheCopyPays) {
   const tg_renderer_caps avx2 = host_caps(32, 16, 512 << 10);
   // 1024 x 1024 float32 B (4 MiB), 256 row tiles, a 1024 x 24 panel (96 KiB)
   EXPECT_TRUE(stages_pay(avx2, 256, 4 << 20, 96 << 10));
-  EXPECT_TRUE(stages_pay(avx2, 256, 256 << 10, 96 << 10));    // B takes half of L2: its strided rows come from L2
-  EXPECT_FALSE(stages_pay(avx2, 256, 255 << 10, 96 << 10));   // under half: it stays there as it is
-  EXPECT_FALSE(stages_pay(avx2, 8, 4 << 20, 96 << 10));       // 8 row tiles do not repay the copy
-  EXPECT_FALSE(stages_pay(avx2, 256, 64 << 20, 384 << 10));   // a panel over half of L2 would not stay there
+  EXPECT_TRUE(stages_pay(avx2, 256, 256 << 10, 96 << 10));   // B takes half of L2: its strided rows come from L2
+  EXPECT_FALSE(stages_pay(avx2, 256, 255 << 10, 96 << 10));  // under half: it stays there as it is
+  EXPECT_FALSE(stages_pay(avx2, 8, 4 << 20, 96 << 10));      // 8 row tiles do not repay the copy
+  EXPECT_FALSE(stages_pay(avx2, 256, 64 << 20, 384 << 10));  // a panel over half of L2 would not stay there
   tg_renderer_caps gpu = avx2;
   gpu.has_threads = 0, gpu.has_local = 1, gpu.max_local_threads = 1024;
   EXPECT_FALSE(stages_pay(gpu, 256, 4 << 20, 96 << 10));
@@ -122,7 +122,8 @@ TEST(Heuristic, PaddedStagedMatmulMatchesFloat64) {
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double ref = 0, mag = 0;
-      for (int64_t p = 0; p < k; ++p) ref += double{a[i * k + p]} * b[p * n + j], mag += std::abs(double{a[i * k + p]} * b[p * n + j]);
+      for (int64_t p = 0; p < k; ++p)
+        ref += double{a[i * k + p]} * b[p * n + j], mag += std::abs(double{a[i * k + p]} * b[p * n + j]);
       // float32 accumulation over k terms: within k ulps of the sum of magnitudes
       const double err = std::abs(got[i * n + j] - ref) / (mag * k * 0x1p-24);
       worst = std::max(worst, err);

@@ -73,15 +73,19 @@ TEST(Decompositions, TranscendentalsWithoutRendererSupport) {
   SCOPED_TRACE("seed=" + std::to_string(seed));
   std::mt19937 rng(seed);
   const Case cases[] = {
-      {"exp2", TG_KIR_EXP2, [](const Tensor& x) { return x.exp2(); }, [](double x) { return std::exp2(x); }, -140, 120, 2},
-      {"log2", TG_KIR_LOG2, [](const Tensor& x) { return x.log2(); }, [](double x) { return std::log2(x); }, 1e-30, 1e30, 2},
-      {"sin", TG_KIR_SIN, [](const Tensor& x) { return x.sin(); }, [](double x) { return std::sin(x); }, -1000, 1000, 3},
+      {"exp2", TG_KIR_EXP2, [](const Tensor& x) { return x.exp2(); }, [](double x) { return std::exp2(x); }, -140, 120,
+       2},
+      {"log2", TG_KIR_LOG2, [](const Tensor& x) { return x.log2(); }, [](double x) { return std::log2(x); }, 1e-30,
+       1e30, 2},
+      {"sin", TG_KIR_SIN, [](const Tensor& x) { return x.sin(); }, [](double x) { return std::sin(x); }, -1000, 1000,
+       3},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     std::vector<float> xs;
     std::uniform_real_distribution<double> u(c.lo, c.hi);
-    for (int i = 0; i < 4096; ++i) xs.push_back(static_cast<float>(c.op == TG_KIR_LOG2 ? std::exp(u(rng) / c.hi * 69) : u(rng)));
+    for (int i = 0; i < 4096; ++i)
+      xs.push_back(static_cast<float>(c.op == TG_KIR_LOG2 ? std::exp(u(rng) / c.hi * 69) : u(rng)));
     for (float s : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1.0f, 0.5f, 1e-40f}) xs.push_back(s);
     Tensor x = Tensor::from_vector(xs, {static_cast<int64_t>(xs.size())});
     Lowered r = run_with_caps(c.fn(x), [&](tg_renderer_caps& caps) { drop_op(caps, c.op); });
@@ -136,7 +140,8 @@ TEST(Pipeline, DebugShowsEveryStepAndTimePassesTimesThem) {
   const tg_renderer_caps caps = rt::Device::get(a.device()).caps();
   const KirProgram quiet = lower_kernel(items[0].kernel, caps);
   testing::internal::CaptureStderr();
-  const KirProgram shown = lower_kernel(items[0].kernel, caps, LowerOpts{.switches = {.debug = 5, .time_passes = true}});
+  const KirProgram shown =
+      lower_kernel(items[0].kernel, caps, LowerOpts{.switches = {.debug = 5, .time_passes = true}});
   const std::string log = testing::internal::GetCapturedStderr();
   EXPECT_EQ(shown.hash(), quiet.hash()) << "the switches changed the kernel";
   const std::string name = items[0].kernel.name;
@@ -157,8 +162,8 @@ TEST(Upcast, StridedLoadsAreGatheredAndCorrect) {
 }
 
 // A matmul tile under a per-lane epilogue (a select: renderers share no bool vectors): the expand step leaves the
-// select per lane, yet the tile's reductions under it still share one reduce loop (lower_reduces: one END for them), and the
-// result matches a float64 loop.
+// select per lane, yet the tile's reductions under it still share one reduce loop (lower_reduces: one END for them),
+// and the result matches a float64 loop.
 TEST(Expand, ReductionsUnderAPerLaneEpilogueShareOneLoop) {
   const int64_t M = 24, K = 64, N = 48;
   Tensor a = Tensor::rand({M, K}, 11) - 0.5, b = Tensor::rand({K, N}, 12) - 0.5;

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "../planned_schedule.hpp"
 #include "codegen/lower.hpp"
 #include "codegen/search.hpp"
-#include "../planned_schedule.hpp"
 #include "runtime/buffer.hpp"
 #include "runtime/device.hpp"
 #include "runtime/executor.hpp"
@@ -69,7 +69,8 @@ struct Matmul {
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         double ref = 0, mag = 0;
-        for (int64_t p = 0; p < k; ++p) ref += double{a[i * k + p]} * b[p * n + j], mag += std::abs(double{a[i * k + p]} * b[p * n + j]);
+        for (int64_t p = 0; p < k; ++p)
+          ref += double{a[i * k + p]} * b[p * n + j], mag += std::abs(double{a[i * k + p]} * b[p * n + j]);
         worst = std::max(worst, std::abs(got[i * n + j] - ref) / (mag * k * 0x1p-24));
       }
     return worst;
@@ -108,11 +109,13 @@ TEST(Opt, EachListLowersWhatItSaysAndComputesTheProduct) {
   } cases[] = {
       {{}, 0, false},
       {{{UPCAST, 1, 8}}, 1, false},
-      {{{UPCAST, 1, 4}}, 0, false},                                      // 4 lanes: stores of 4, none of 8
-      {{{UPCAST, 1, 8}, {UPCAST, 0, 4}}, 4, false},                      // 4 rows x 1 vector
-      {{{UPCAST, 1, 8}, {UPCAST, 0, 2}, {UPCAST, 1, 5}}, 10, false},     // 2 x 5: 25 vectors are 5 tiles
+      {{{UPCAST, 1, 4}}, 0, false},                                   // 4 lanes: stores of 4, none of 8
+      {{{UPCAST, 1, 8}, {UPCAST, 0, 4}}, 4, false},                   // 4 rows x 1 vector
+      {{{UPCAST, 1, 8}, {UPCAST, 0, 2}, {UPCAST, 1, 5}}, 10, false},  // 2 x 5: 25 vectors are 5 tiles
       {{{UPCAST, 1, 8}, {UPCAST, 0, 4}, {UPCAST, 1, 5}, {STAGE, 0, 0}}, 20, true},
-      {{{UPCAST, 1, 8}, {UPCAST, 0, 4}, {PADTO, 1, 3}, {UPCAST, 1, 3}, {STAGE, 0, 0}}, 12, true},  // 27 vectors, 2 gated
+      {{{UPCAST, 1, 8}, {UPCAST, 0, 4}, {PADTO, 1, 3}, {UPCAST, 1, 3}, {STAGE, 0, 0}},
+       12,
+       true},  // 27 vectors, 2 gated
       {{{UPCAST, 1, 8}, {PADTO, 0, 6}, {UPCAST, 0, 6}, {UPCAST, 1, 5}, {STAGE, 0, 0}}, 30, true},  // 66 rows, 2 gated
   };
   for (const Case& c : cases) {
@@ -221,7 +224,9 @@ TEST(Opt, UnrollsThatDoNotApplySayWhy) {
       {rows, {{OptOp::UNROLL, 0, 8}}, "UNROLL(0,8) after [] does not apply: the kernel's reduce loops are axes 1 to 2"},
       {rows, {{OptOp::UNROLL, 1, 1}}, "an UNROLL takes 2 or more"},
       {rows, {{OptOp::UNROLL, 1, 3}}, "a reduction over it has no vector of 3 float32 accumulators"},
-      {rows, {{OptOp::UNROLL, 1, 8}, {OptOp::UNROLL, 1, 4}}, "UNROLL(1,4) after [UNROLL(1,8)] does not apply: the reduce loop is unrolled already"},
+      {rows,
+       {{OptOp::UNROLL, 1, 8}, {OptOp::UNROLL, 1, 4}},
+       "UNROLL(1,4) after [UNROLL(1,8)] does not apply: the reduce loop is unrolled already"},
       {columns, {{OptOp::UNROLL, 1, 8}}, "its lanes would be gathered"},  // a column's values are 64 floats apart
   };
   for (const auto& c : cases) {
@@ -243,11 +248,13 @@ TEST(Opt, ListsThatDoNotApplyNameTheActionAndWhy) {
     std::string message;
   } cases[] = {
       {{{UPCAST, 0, 4}}, "UPCAST(0,4) after [] does not apply: the innermost loop is upcast first"},
-      {{{UPCAST, 1, 8}, {UPCAST, 2, 2}}, "UPCAST(2,2) after [UPCAST(1,8)] does not apply: the kernel has 2 output loops"},
+      {{{UPCAST, 1, 8}, {UPCAST, 2, 2}},
+       "UPCAST(2,2) after [UPCAST(1,8)] does not apply: the kernel has 2 output loops"},
       {{{UPCAST, 1, 3}}, "3 does not divide its 200 iterations"},
       {{{UPCAST, 1, 8}, {UPCAST, 0, 5}}, "5 rows do not divide the row loop's 64 iterations"},
       {{{UPCAST, 1, 8}, {UPCAST, 0, 4}, {PADTO, 1, 3}, {UPCAST, 1, 3}}, "a padded vector loop needs STAGE"},
-      {{{UPCAST, 1, 8}, {PADTO, 0, 6}, {UPCAST, 0, 6}, {PADTO, 1, 3}, {UPCAST, 1, 3}, {STAGE, 0, 0}}, "pads its rows or its vectors, not both"},
+      {{{UPCAST, 1, 8}, {PADTO, 0, 6}, {UPCAST, 0, 6}, {PADTO, 1, 3}, {UPCAST, 1, 3}, {STAGE, 0, 0}},
+       "pads its rows or its vectors, not both"},
       {{{UPCAST, 1, 8}, {PADTO, 0, 64}, {PADTO, 0, 2}}, "a PADTO takes 2 or more, once per loop"},
       {{{UPCAST, 1, 8}, {UPCAST, 0, 4}, {UPCAST, 0, 2}}, "the axis is upcast already"},
       {{{OptOp::TC}}, "TC(0,0) after [] does not apply: the renderer has no work-groups"},
@@ -264,7 +271,8 @@ TEST(Opt, ListsThatDoNotApplyNameTheActionAndWhy) {
       ADD_FAILURE() << "lowered";
     } catch (const OptError& e) {
       EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("tg: kernel " + mm.item().kernel.name + ": "), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("tg: kernel " + mm.item().kernel.name + ": "), std::string::npos)
+          << e.what();
     }
   }
 }
@@ -285,9 +293,9 @@ TEST(Opt, ThreadMakesTheAxisLoopTheGrid) {
     int64_t grid;
   } cases[] = {
       {{{UPCAST, 1, 8}}, 1},
-      {{{UPCAST, 1, 8}, {THREAD, 0, 64}}, 64},                                          // the rows
-      {{{UPCAST, 1, 8}, {THREAD, 1, 25}}, 25},                                          // the 25 vectors of 8
-      {{{THREAD, 0, 16}, {UPCAST, 1, 8}, {UPCAST, 0, 4}}, 16},                          // the rows in tiles of 4
+      {{{UPCAST, 1, 8}, {THREAD, 0, 64}}, 64},                                               // the rows
+      {{{UPCAST, 1, 8}, {THREAD, 1, 25}}, 25},                                               // the 25 vectors of 8
+      {{{THREAD, 0, 16}, {UPCAST, 1, 8}, {UPCAST, 0, 4}}, 16},                               // the rows in tiles of 4
       {{{UPCAST, 1, 8}, {UPCAST, 0, 4}, {UPCAST, 1, 5}, {STAGE, 0, 0}, {THREAD, 1, 5}}, 5},  // the column panels
       {{{THREAD, 1, 200}}, 200},
   };
@@ -371,20 +379,26 @@ TEST(Opt, TheSearchSpaceIsDistinctListsHeuristicFirst) {
 }
 
 TEST(Opt, ListsSurviveTheBeamCacheEncoding) {
-  const Opts lists[] = {{}, {{UPCAST, 1, 8}, {UPCAST, 0, 4}, {PADTO, 1, 3}, {UPCAST, 1, 3}, {STAGE, 0, 0}},
-                        {{OptOp::TC}, {UPCAST, 0, 1}, {UPCAST, 1, 2}}, {{OptOp::GROUP}}, {{OptOp::LOCAL, 0, 0}},
+  const Opts lists[] = {{},
+                        {{UPCAST, 1, 8}, {UPCAST, 0, 4}, {PADTO, 1, 3}, {UPCAST, 1, 3}, {STAGE, 0, 0}},
+                        {{OptOp::TC}, {UPCAST, 0, 1}, {UPCAST, 1, 2}},
+                        {{OptOp::GROUP}},
+                        {{OptOp::LOCAL, 0, 0}},
                         {{OptOp::UNROLL, 1, 16}}};
   for (const Opts& os : lists) {
     const std::vector<int32_t> v = encode(os);
-    const std::vector<uint8_t> bytes(reinterpret_cast<const uint8_t*>(v.data()), reinterpret_cast<const uint8_t*>(v.data() + v.size()));
+    const std::vector<uint8_t> bytes(reinterpret_cast<const uint8_t*>(v.data()),
+                                     reinterpret_cast<const uint8_t*>(v.data() + v.size()));
     ASSERT_EQ(decode(bytes), std::optional<Opts>(os)) << str(os);
   }
   EXPECT_EQ(str(lists[1]), "[UPCAST(1,8) UPCAST(0,4) PADTO(1,3) UPCAST(1,3) STAGE(0,0)]");
   // what is not a list: a torn triple, an op past the last, a negative axis
   EXPECT_FALSE(decode(std::vector<uint8_t>(11, 0)));
   const int32_t bad_op[] = {kOptOps, 0, 0}, bad_axis[] = {0, -1, 4};
-  EXPECT_FALSE(decode(std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(bad_op), reinterpret_cast<const uint8_t*>(bad_op + 3))));
-  EXPECT_FALSE(decode(std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(bad_axis), reinterpret_cast<const uint8_t*>(bad_axis + 3))));
+  EXPECT_FALSE(decode(
+      std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(bad_op), reinterpret_cast<const uint8_t*>(bad_op + 3))));
+  EXPECT_FALSE(decode(std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(bad_axis),
+                                           reinterpret_cast<const uint8_t*>(bad_axis + 3))));
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
 // Reduce lowering (codegen/reduce_lowering.cpp), the step then the Emitter: every REDUCE becomes one accumulator
 // (a register array read and written once per iteration of its loop); UNROLL's lanes (pm_unroll_reduces) make it a
-// vector folded after the loop; MIN is -max(-acc, -v) (no MIN instruction); a SUM of products is one FMA per step where the renderer
-// takes FMA, a multiply and an add where it does not; unrolled ranges are combined in straight-line code; a vector
-// REDUCE (the vectorize rules' of output lanes) is one accumulator of its lanes, and several over one loop share it.
-// The expected instruction counts are derived by hand from each graph.
+// vector folded after the loop; MIN is -max(-acc, -v) (no MIN instruction); a SUM of products is one FMA per step where
+// the renderer takes FMA, a multiply and an add where it does not; unrolled ranges are combined in straight-line code;
+// a vector REDUCE (the vectorize rules' of output lanes) is one accumulator of its lanes, and several over one loop
+// share it. The expected instruction counts are derived by hand from each graph.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -36,8 +36,11 @@ struct Lowered {
   void emit(const std::vector<UOpPtr>& values) {
     std::vector<UOpPtr> stores;
     for (size_t i = 0; i < values.size(); ++i)
-      stores.push_back(UOp::make(Op::STORE, values[i]->dtype, {UOp::make(Op::PARAM, values[i]->dtype, {}, int64_t{100 + static_cast<int64_t>(i)}), const_int(i64, 0), values[i]}));
-    const UOpPtr sink = rewrite(UOp::make(Op::SINK, dtypes::bool_, stores), pm_unroll_reduces(caps, &unrolls), {.converge_check = true});
+      stores.push_back(UOp::make(Op::STORE, values[i]->dtype,
+                                 {UOp::make(Op::PARAM, values[i]->dtype, {}, int64_t{100 + static_cast<int64_t>(i)}),
+                                  const_int(i64, 0), values[i]}));
+    const UOpPtr sink = rewrite(UOp::make(Op::SINK, dtypes::bool_, stores), pm_unroll_reduces(caps, &unrolls),
+                                {.converge_check = true});
     Emitter e(k, caps, {});
     const UOpPtr lowered = lower_reduces(sink, caps);
     for (const auto& st : lowered->src) e.emit(st);
@@ -48,7 +51,9 @@ struct Lowered {
 UOpPtr range(int64_t n, int64_t id, AxisType t = AxisType::REDUCE) {
   return UOp::make(Op::RANGE, i64, {const_int(i64, n)}, RangeInfo{id, t});
 }
-UOpPtr load(int64_t buffer, const UOpPtr& index) { return UOp::make(Op::LOAD, f32, {UOp::make(Op::PARAM, f32, {}, buffer), index}); }
+UOpPtr load(int64_t buffer, const UOpPtr& index) {
+  return UOp::make(Op::LOAD, f32, {UOp::make(Op::PARAM, f32, {}, buffer), index});
+}
 UOpPtr reduce(ReduceOp op, const UOpPtr& value, const UOpPtr& r) {
   return UOp::make(Op::REDUCE, f32, {value, r}, static_cast<int64_t>(op));
 }
@@ -158,7 +163,10 @@ TEST(ReduceLowering, VectorReducesOverOneLoopShareIt) {
 TEST(ReduceLowering, TheStepLeavesRegistersStoresAndEndsOnly) {
   const tg_renderer_caps caps = rt::Device::get("CPU").caps();
   const UOpPtr r = range(64, 0);
-  const UOpPtr sink = UOp::make(Op::SINK, dtypes::bool_, {UOp::make(Op::STORE, f32, {UOp::make(Op::PARAM, f32, {}, int64_t{0}), const_int(i64, 0), reduce(ReduceOp::MAX, load(1, r), r)})});
+  const UOpPtr sink = UOp::make(Op::SINK, dtypes::bool_,
+                                {UOp::make(Op::STORE, f32,
+                                           {UOp::make(Op::PARAM, f32, {}, int64_t{0}), const_int(i64, 0),
+                                            reduce(ReduceOp::MAX, load(1, r), r)})});
   std::map<Op, int> ops;
   const UOpPtr lowered = lower_reduces(sink, caps);  // (toposort's pointers live as long as it does)
   for (const UOp* n : toposort(std::vector<UOpPtr>{lowered})) ++ops[n->op];
@@ -175,7 +183,8 @@ TEST(ReduceLowering, TheStepLeavesRegistersStoresAndEndsOnly) {
 TEST(ReduceLowering, AnInnerReductionStartsInsideTheOuterLoop) {
   Lowered l;
   const UOpPtr j = range(8, 0), k = range(16, 1);
-  l.emit(reduce(ReduceOp::SUM, reduce(ReduceOp::MIN, load(1, alu(Op::ADD, alu(Op::MUL, j, const_int(i64, 16)), k)), k), j));
+  l.emit(reduce(ReduceOp::SUM, reduce(ReduceOp::MIN, load(1, alu(Op::ADD, alu(Op::MUL, j, const_int(i64, 16)), k)), k),
+                j));
   std::vector<size_t> ranges, inits;
   for (size_t i = 0; i < l.k.insts.size(); ++i) {
     const tg_kir_inst& in = l.k.insts[i];

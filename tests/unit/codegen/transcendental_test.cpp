@@ -26,7 +26,6 @@ using namespace tg::ir;
 
 // --- reference interpreter ---------------------------------------------------------------------------------------
 
-
 // One value: the bits of a float32/float64/int32/int64/bool held in 64 bits.
 using V = uint64_t;
 enum class K : uint8_t { F32, F64, I32, I64, B };
@@ -74,24 +73,41 @@ class Program {
       if (u->src.size() > 2) in.c = idx.at(u->src[2].get());
       switch (u->op) {
         case Op::CONST: {
-          if (in.k == K::F32) in.cval = of(static_cast<float>(u->const_value()));
-          else if (in.k == K::F64) in.cval = of(u->const_value());
-          else if (in.k == K::I32) in.cval = of32(static_cast<int32_t>(u->arg_int()));
-          else in.cval = of64(u->arg_int());
+          if (in.k == K::F32)
+            in.cval = of(static_cast<float>(u->const_value()));
+          else if (in.k == K::F64)
+            in.cval = of(u->const_value());
+          else if (in.k == K::I32)
+            in.cval = of32(static_cast<int32_t>(u->arg_int()));
+          else
+            in.cval = of64(u->arg_int());
           break;
         }
         case Op::DEFINE_VAR: break;
-        case Op::CAST: case Op::BITCAST: {
+        case Op::CAST:
+        case Op::BITCAST: {
           DType s = u->src[0]->dtype, d = u->dtype;
           bool ok = u->op == Op::BITCAST ? s.itemsize() == d.itemsize() && s.is_float() != d.is_float()
-                    : s.is_float() ? d.is_signed_int() && d.itemsize() == s.itemsize()
-                    : d.is_float() ? s.is_signed_int() && d.itemsize() == s.itemsize()
-                                   : s.is_int() && d.is_int();
+                    : s.is_float()       ? d.is_signed_int() && d.itemsize() == s.itemsize()
+                    : d.is_float()       ? s.is_signed_int() && d.itemsize() == s.itemsize()
+                                         : s.is_int() && d.is_int();
           if (!ok) throw std::runtime_error("cast not allowed: " + s.name() + " -> " + d.name());
           break;
         }
-        case Op::ADD: case Op::SUB: case Op::MUL: case Op::FDIV: case Op::NEG: case Op::CMPLT: case Op::CMPNE:
-        case Op::CMPEQ: case Op::WHERE: case Op::TRUNC: case Op::SHL: case Op::SHR: case Op::AND: case Op::OR: break;
+        case Op::ADD:
+        case Op::SUB:
+        case Op::MUL:
+        case Op::FDIV:
+        case Op::NEG:
+        case Op::CMPLT:
+        case Op::CMPNE:
+        case Op::CMPEQ:
+        case Op::WHERE:
+        case Op::TRUNC:
+        case Op::SHL:
+        case Op::SHR:
+        case Op::AND:
+        case Op::OR: break;
         default: throw std::runtime_error(std::string("op not allowed: ") + op_name(u->op));
       }
       idx[u] = static_cast<int>(prog_.size());
@@ -222,13 +238,11 @@ class Program {
         if (to == K::F64) return of(static_cast<double>(i64(a)));
         if (to == K::I32) return of32(static_cast<int32_t>(i64(a)));
         break;
-      case K::B:
-        break;
+      case K::B: break;
     }
     throw std::runtime_error("unsupported cast");
   }
 };
-
 
 // --- error measurement -------------------------------------------------------------------------------------------
 

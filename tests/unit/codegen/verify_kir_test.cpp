@@ -71,25 +71,32 @@ TEST(VerifyKir, WellFormedKernelsPass) {
 TEST(VerifyKir, NullKernel) { EXPECT_VERDICT(sdk::verify_kir(nullptr).value_or(""), "no kernel (null pointer)"); }
 
 TEST(VerifyKir, HeaderRules) {
-  EXPECT_VERDICT(verdict_of({}, [](tg_kir_kernel& k) { k.struct_size = 8; }), "kernel struct_size 8 is smaller than ABI 1.0's");
+  EXPECT_VERDICT(verdict_of({}, [](tg_kir_kernel& k) { k.struct_size = 8; }),
+                 "kernel struct_size 8 is smaller than ABI 1.0's");
   EXPECT_VERDICT(verdict_of({}, [](tg_kir_kernel& k) { k.name = ""; }), "kernel has no name");
-  EXPECT_VERDICT(verdict_of({}, [](tg_kir_kernel& k) { k.src_pool = nullptr; }), "kernel kern: null insts, src_pool or params array");
-  EXPECT_VERDICT(verdict_of({}, [](tg_kir_kernel& k) { k.global_dims = 4; }), "kernel kern: global_dims is 4, at most 3");
+  EXPECT_VERDICT(verdict_of({}, [](tg_kir_kernel& k) { k.src_pool = nullptr; }),
+                 "kernel kern: null insts, src_pool or params array");
+  EXPECT_VERDICT(verdict_of({}, [](tg_kir_kernel& k) { k.global_dims = 4; }),
+                 "kernel kern: global_dims is 4, at most 3");
   EXPECT_VERDICT(verdict_of({}, [](tg_kir_kernel& k) { const_cast<tg_kir_param*>(k.params)[1].kind = 7; }),
                  "kernel kern: parameter 1 has kind 7 and dtype 11");
-  EXPECT_VERDICT(verdict_of({}, [](tg_kir_kernel& k) {
-                   auto* p = const_cast<tg_kir_param*>(k.params);
-                   p[1].kind = TG_PARAM_IMAGE;  // width (reserved) 0
-                 }),
+  EXPECT_VERDICT(verdict_of({},
+                            [](tg_kir_kernel& k) {
+                              auto* p = const_cast<tg_kir_param*>(k.params);
+                              p[1].kind = TG_PARAM_IMAGE;  // width (reserved) 0
+                            }),
                  "kernel kern: image parameter 1 must be read-only float32 with a width (reserved) above 0");
 }
 
 TEST(VerifyKir, InstructionFields) {
   EXPECT_VERDICT(verdict_of([](Base& b) { at(b, 6).op = 99; }), "kernel kern: inst 6 has op 99");
-  EXPECT_VERDICT(verdict_of([](Base& b) { at(b, 3).dtype = TG_DTYPE_COUNT; }), "kernel kern: inst 3 (CONST): dtype 13 x 1");
+  EXPECT_VERDICT(verdict_of([](Base& b) { at(b, 3).dtype = TG_DTYPE_COUNT; }),
+                 "kernel kern: inst 3 (CONST): dtype 13 x 1");
   EXPECT_VERDICT(verdict_of([](Base& b) { at(b, 3).vcount = 0; }), "kernel kern: inst 3 (CONST): dtype 11 x 0");
-  EXPECT_VERDICT(verdict_of([](Base& b) { at(b, 6).src_start = 1000; }), "kernel kern: inst 6 (ADD): operands past the end of src_pool");
-  EXPECT_VERDICT(verdict_of([](Base& b) { at(b, 6).nsrc = 1; }), "kernel kern: inst 6 (ADD): 1 operands, expected 2..2");
+  EXPECT_VERDICT(verdict_of([](Base& b) { at(b, 6).src_start = 1000; }),
+                 "kernel kern: inst 6 (ADD): operands past the end of src_pool");
+  EXPECT_VERDICT(verdict_of([](Base& b) { at(b, 6).nsrc = 1; }),
+                 "kernel kern: inst 6 (ADD): 1 operands, expected 2..2");
   EXPECT_VERDICT(verdict_of([](Base& b) { pool_at(b, at(b, 6).src_start + 1) = 7; }),
                  "kernel kern: inst 6 (ADD): operand 1 is inst 7, not an earlier one");
   EXPECT_VERDICT(verdict_of([](Base& b) { pool_at(b, at(b, 6).src_start + 1) = -1; }),
@@ -241,9 +248,10 @@ TEST(VerifyKir, CoreHookAfterLowering) {
     codegen::verify_lowered(p);
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(),
-                 "tg: lowering produced malformed KIR (a bug in tg): kernel lowered: inst 1 (ADD): operand 1 is inst 1, "
-                 "not an earlier one");
+    EXPECT_STREQ(
+        e.what(),
+        "tg: lowering produced malformed KIR (a bug in tg): kernel lowered: inst 1 (ADD): operand 1 is inst 1, "
+        "not an earlier one");
   }
 }
 

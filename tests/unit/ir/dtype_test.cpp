@@ -50,16 +50,19 @@ TEST(DType, PromotionLattice) {
     DType a, b, want;
   };
   const Row rows[] = {
-      {bool_, bool_, bool_},     {bool_, int8, int8},        {uint16, bool_, uint16},   {bool_, float16, float16},
-      {int8, int32, int32},      {int64, int16, int64},      {uint8, uint32, uint32},   {uint64, uint8, uint64},
-      {int8, uint8, int16},      {int16, uint16, int32},     {int32, uint32, int64},    {int64, uint64, int64},
-      {int16, uint8, int16},     {int64, uint32, int64},     {int8, uint32, int64},     {int32, float16, float16},
-      {uint64, bfloat16, bfloat16}, {float16, float32, float32}, {bfloat16, float64, float64}, {float16, bfloat16, float32},
-      {float32, float64, float64},
+      {bool_, bool_, bool_},        {bool_, int8, int8},          {uint16, bool_, uint16},
+      {bool_, float16, float16},    {int8, int32, int32},         {int64, int16, int64},
+      {uint8, uint32, uint32},      {uint64, uint8, uint64},      {int8, uint8, int16},
+      {int16, uint16, int32},       {int32, uint32, int64},       {int64, uint64, int64},
+      {int16, uint8, int16},        {int64, uint32, int64},       {int8, uint32, int64},
+      {int32, float16, float16},    {uint64, bfloat16, bfloat16}, {float16, float32, float32},
+      {bfloat16, float64, float64}, {float16, bfloat16, float32}, {float32, float64, float64},
   };
   for (const Row& r : rows) {
-    EXPECT_EQ(promote(r.a, r.b), r.want) << r.a.name() << " with " << r.b.name() << " gave " << promote(r.a, r.b).name();
-    EXPECT_EQ(promote(r.b, r.a), r.want) << r.b.name() << " with " << r.a.name() << " gave " << promote(r.b, r.a).name();
+    EXPECT_EQ(promote(r.a, r.b), r.want) << r.a.name() << " with " << r.b.name() << " gave "
+                                         << promote(r.a, r.b).name();
+    EXPECT_EQ(promote(r.b, r.a), r.want) << r.b.name() << " with " << r.a.name() << " gave "
+                                         << promote(r.b, r.a).name();
   }
   EXPECT_EQ(promote(int8.vec(4), int8.vec(4)), int8) << "promotion works on the scalar types";
 }
@@ -123,13 +126,13 @@ TEST(DType, FloatToHalfRoundsToNearestEven) {
   };
   const Case cases[] = {
       {1.0f, 1.0},
-      {1.0f + 1.0f / 2048, 1.0},                  // a tie: to the even mantissa (1.0)
-      {1.0f + 3.0f / 2048, 1.0 + 2.0 / 1024},     // a tie: to the even mantissa (up)
-      {65504.0f, 65504.0},                        // the largest half
-      {65519.0f, 65504.0},                        // just below the halfway point to 65536
-      {65520.0f, INFINITY},                       // halfway rounds to even: infinity
+      {1.0f + 1.0f / 2048, 1.0},                      // a tie: to the even mantissa (1.0)
+      {1.0f + 3.0f / 2048, 1.0 + 2.0 / 1024},         // a tie: to the even mantissa (up)
+      {65504.0f, 65504.0},                            // the largest half
+      {65519.0f, 65504.0},                            // just below the halfway point to 65536
+      {65520.0f, INFINITY},                           // halfway rounds to even: infinity
       {std::ldexp(1.0f, -24), std::ldexp(1.0, -24)},  // the smallest subnormal
-      {std::ldexp(1.0f, -25), 0.0},               // half of it: a tie to even (zero)
+      {std::ldexp(1.0f, -25), 0.0},                   // half of it: a tie to even (zero)
       {std::ldexp(1.5f, -25), std::ldexp(1.0, -24)},
       {-0.0f, -0.0},
       {INFINITY, INFINITY},
@@ -163,7 +166,8 @@ TEST(DType, Bfloat16) {
   for (int i = 0; i < 200000; ++i) {
     float f = std::bit_cast<float>(bits(rng));
     if (std::isnan(f)) {
-      ASSERT_TRUE(std::isnan(bfloat16_to_float(float_to_bfloat16(f)))) << "NaN stays NaN (quiet), bits " << std::hex << std::bit_cast<uint32_t>(f);
+      ASSERT_TRUE(std::isnan(bfloat16_to_float(float_to_bfloat16(f))))
+          << "NaN stays NaN (quiet), bits " << std::hex << std::bit_cast<uint32_t>(f);
       continue;
     }
     double want = round_bfloat16(f);

@@ -129,16 +129,15 @@ TEST(PatternMatcher, FirstMatchingRuleWins) {
 
 // x + 0 -> x, x * 1 -> x, c1 + c2 -> c3 (ints)
 PatternMatcher algebra() {
-  return PatternMatcher(
-      "algebra",
-      {
-          {pat::op(Op::ADD, {pat::any("x"), pat::cint(0)}), [](const Match& m, const UOpPtr&) { return m["x"]; },
-           "add_zero"},
-          {pat::op(Op::MUL, {pat::any("x"), pat::cint(1)}), [](const Match& m, const UOpPtr&) { return m["x"]; },
-           "mul_one"},
-          {pat::op(Op::ADD, {pat::cvar("a"), pat::cvar("b")}),
-           [](const Match& m, const UOpPtr&) { return c32(m["a"]->arg_int() + m["b"]->arg_int()); }},
-      });
+  return PatternMatcher("algebra",
+                        {
+                            {pat::op(Op::ADD, {pat::any("x"), pat::cint(0)}),
+                             [](const Match& m, const UOpPtr&) { return m["x"]; }, "add_zero"},
+                            {pat::op(Op::MUL, {pat::any("x"), pat::cint(1)}),
+                             [](const Match& m, const UOpPtr&) { return m["x"]; }, "mul_one"},
+                            {pat::op(Op::ADD, {pat::cvar("a"), pat::cvar("b")}),
+                             [](const Match& m, const UOpPtr&) { return c32(m["a"]->arg_int() + m["b"]->arg_int()); }},
+                        });
 }
 
 TEST(GraphRewrite, ReachesFixpointThroughNewlyEnabledRules) {
@@ -185,15 +184,15 @@ TEST(GraphRewrite, TopDownRevisitsANodeWhoseSourcesChanged) {
                           {pat::op(Op::NEG, {pat::op(Op::LOG2, {pat::any("y")})}),
                            [](const Match& m, const UOpPtr&) { return m["y"]; }, "neg_log"}});
   UOpPtr in = bin(Op::MUL, un(Op::NEG, un(Op::SQRT, x)), x);
-  for (bool top_down : {false, true}) check(in, rewrite(in, pm, {.top_down = top_down, .converge_check = true}), bin(Op::MUL, x, x));
+  for (bool top_down : {false, true})
+    check(in, rewrite(in, pm, {.top_down = top_down, .converge_check = true}), bin(Op::MUL, x, x));
 }
 
 TEST(GraphRewrite, RuleSeesEveryCommutativeMatch) {
   // the callback declines the first way the pattern matches; the swapped order must still be offered
   UOpPtr x = var("x"), y = var("y");
-  PatternMatcher pm({{pat::op(Op::ADD, {pat::any("a"), pat::any("b")}), [&](const Match& m, const UOpPtr&) {
-                        return m["a"].get() == y.get() ? m["b"] : UOpPtr{};
-                      }}});
+  PatternMatcher pm({{pat::op(Op::ADD, {pat::any("a"), pat::any("b")}),
+                      [&](const Match& m, const UOpPtr&) { return m["a"].get() == y.get() ? m["b"] : UOpPtr{}; }}});
   check(bin(Op::ADD, x, y), pm.rewrite(bin(Op::ADD, x, y)), x);
 }
 
@@ -226,8 +225,10 @@ PatternMatcher ping_pong() {
 TEST(GraphRewrite, TwoRuleCycleNamesBothRules) {
   UOpPtr in = bin(Op::ADD, var("y"), bin(Op::SUB, c32(1), var("x")));
   for (bool top_down : {false, true}) {
-    std::string e = error_of([&] { rewrite(in, ping_pong(), {.name = "cyc", .top_down = top_down, .converge_check = true}); });
-    EXPECT_NE(e.find("graph_rewrite 'cyc': rules 'const_right' and 'const_left' undo each other on SUB"), std::string::npos)
+    std::string e =
+        error_of([&] { rewrite(in, ping_pong(), {.name = "cyc", .top_down = top_down, .converge_check = true}); });
+    EXPECT_NE(e.find("graph_rewrite 'cyc': rules 'const_right' and 'const_left' undo each other on SUB"),
+              std::string::npos)
         << e;
   }
 }
@@ -237,10 +238,12 @@ TEST(GraphRewrite, UnnamedRulesGetSetAndIndex) {
   PatternMatcher pm({{pat::cvar("c"), [](const Match&, const UOpPtr&) { return UOpPtr{}; }},
                      {pat::op(Op::SUB, {pat::cvar("c"), pat::any("x")}), swap},
                      {pat::op(Op::SUB, {pat::any("x"), pat::cvar("c")}), swap}});
-  std::string e = error_of([&] { rewrite(bin(Op::SUB, c32(1), var("x")), pm, {.name = "sym", .converge_check = true}); });
+  std::string e =
+      error_of([&] { rewrite(bin(Op::SUB, c32(1), var("x")), pm, {.name = "sym", .converge_check = true}); });
   EXPECT_NE(e.find("rules 'sym#1' and 'sym#2' undo each other"), std::string::npos) << e;
   // a named set composed with another keeps its names
-  PatternMatcher both = PatternMatcher("first", {{pat::cvar("c"), [](const Match&, const UOpPtr&) { return UOpPtr{}; }}}) + pm;
+  PatternMatcher both =
+      PatternMatcher("first", {{pat::cvar("c"), [](const Match&, const UOpPtr&) { return UOpPtr{}; }}}) + pm;
   EXPECT_EQ(both.rule_name(0), "first#0");
   EXPECT_EQ(both.rule_name(2, "sym"), "sym#2");
 }
@@ -248,7 +251,8 @@ TEST(GraphRewrite, UnnamedRulesGetSetAndIndex) {
 TEST(GraphRewrite, CycleInNormalModeHitsTheBudgetNamingTheLastRule) {
   UOpPtr in = bin(Op::SUB, c32(1), var("x"));
   std::string e = error_of([&] { rewrite(in, ping_pong(), {.name = "cyc", .budget = 1000}); });
-  EXPECT_NE(e.find("graph_rewrite 'cyc': no fixpoint after 1000 rewrites; the last, rule 'const_"), std::string::npos) << e;
+  EXPECT_NE(e.find("graph_rewrite 'cyc': no fixpoint after 1000 rewrites; the last, rule 'const_"), std::string::npos)
+      << e;
   // graph_rewrite() runs with the default options, which have a budget (running it out takes seconds under ASan)
   EXPECT_GT(RewriteOptions{}.budget, 0u);
 }
@@ -259,7 +263,8 @@ TEST(GraphRewrite, BudgetCountsRewrites) {
                                   [](const Match& m, const UOpPtr&) { return c32(m["c"]->arg_int() + 1); }, "inc"}});
   check(c32(0), rewrite(c32(0), count_up, {.budget = 50, .converge_check = true}), c32(50));
   std::string e = error_of([&] { rewrite(c32(0), count_up, {.name = "b", .budget = 49}); });
-  EXPECT_NE(e.find("graph_rewrite 'b': no fixpoint after 49 rewrites; the last, rule 'inc', turned CONST"), std::string::npos)
+  EXPECT_NE(e.find("graph_rewrite 'b': no fixpoint after 49 rewrites; the last, rule 'inc', turned CONST"),
+            std::string::npos)
       << e;
 }
 
@@ -268,7 +273,8 @@ TEST(GraphRewrite, ResultContainingItsInputIsAnError) {
   PatternMatcher grow("g", {{pat::ops({Op::DEFINE_VAR}, "v"),
                              [](const Match& m, const UOpPtr&) { return un(Op::NEG, m["v"]); }, "wrap"}});
   for (bool top_down : {false, true}) {
-    std::string e = error_of([&] { rewrite(bin(Op::ADD, var("x"), c32(1)), grow, {.name = "g", .top_down = top_down}); });
+    std::string e =
+        error_of([&] { rewrite(bin(Op::ADD, var("x"), c32(1)), grow, {.name = "g", .top_down = top_down}); });
     EXPECT_NE(e.find("graph_rewrite 'g': rule 'wrap' rewrote x into"), std::string::npos) << e;
     EXPECT_NE(e.find("into a graph that contains it"), std::string::npos) << e;
   }
@@ -278,7 +284,8 @@ TEST(GraphRewrite, ConvergeCheckPassesOnARealFixpoint) {
   // a deep chain: ((((x+0)+0)+0)...) -> x, 500 levels
   UOpPtr x = var("x"), in = x;
   for (int i = 0; i < 500; ++i) in = UOp::make(Op::ADD, dtypes::int32, {in, c32(0)});
-  for (bool top_down : {false, true}) check(in, rewrite(in, algebra(), {.top_down = top_down, .converge_check = true}), x);
+  for (bool top_down : {false, true})
+    check(in, rewrite(in, algebra(), {.top_down = top_down, .converge_check = true}), x);
 }
 
 // The convergence mode on the real symbolic rules: random index expressions (the shapes the scheduler makes:

@@ -13,7 +13,9 @@ namespace {
 
 UOpPtr param(DType d, int64_t i) { return UOp::make(Op::PARAM, d, {}, i); }
 UOpPtr c64(int64_t v) { return const_int(dtypes::int64, v); }
-UOpPtr range(const UOpPtr& end, int64_t id = 0) { return UOp::make(Op::RANGE, dtypes::int64, {end}, RangeInfo{id, AxisType::LOOP}); }
+UOpPtr range(const UOpPtr& end, int64_t id = 0) {
+  return UOp::make(Op::RANGE, dtypes::int64, {end}, RangeInfo{id, AxisType::LOOP});
+}
 UOpPtr load(const UOpPtr& p, const UOpPtr& i) { return UOp::make(Op::LOAD, p->dtype, {p, i}); }
 UOpPtr store(const UOpPtr& p, const UOpPtr& i, const UOpPtr& v) { return UOp::make(Op::STORE, v->dtype, {p, i, v}); }
 UOpPtr sink(std::vector<UOpPtr> s) { return UOp::make(Op::SINK, dtypes::bool_, std::move(s)); }
@@ -32,8 +34,12 @@ TEST(Spec, HandBuiltKernelPasses) { EXPECT_EQ(verdict(good_kernel()), "(valid)")
 TEST(Spec, ScheduledKernelsPass) {
   // what the scheduler makes for elementwise, movement, reduction, matmul and softmax graphs
   Tensor a = Tensor::rand({16, 12}, 1).realize(), b = Tensor::rand({12, 5}, 2).realize();
-  std::vector<Tensor> graphs = {((a + 1.0) * a).relu(), a.transpose().flip({0}).pad({{1, 1}, {0, 2}}) * 2.0,
-                                a.sum({1}), a.matmul(b), a.softmax(-1), a.cast(DType(ScalarType::Int32)) + 3};
+  std::vector<Tensor> graphs = {((a + 1.0) * a).relu(),
+                                a.transpose().flip({0}).pad({{1, 1}, {0, 2}}) * 2.0,
+                                a.sum({1}),
+                                a.matmul(b),
+                                a.softmax(-1),
+                                a.cast(DType(ScalarType::Int32)) + 3};
   size_t kernels = 0;
   for (const Tensor& t : graphs) {
     const auto schedule = sched::create_schedule({t.node()}, t.device());
@@ -48,9 +54,8 @@ TEST(Spec, ScheduledKernelsPass) {
 
 TEST(Spec, SinkHoldsStatements) {
   UOpPtr x = load(param(dtypes::float32, 1), c64(0));
-  EXPECT_EQ(verdict(sink({x})),
-            "spec 'spec_kernel': rule 'sink_of_statements' refuses " + sink({x})->str(2) +
-                ": SINK source 0 is a LOAD, not a statement");
+  EXPECT_EQ(verdict(sink({x})), "spec 'spec_kernel': rule 'sink_of_statements' refuses " + sink({x})->str(2) +
+                                    ": SINK source 0 is a LOAD, not a statement");
   EXPECT_EQ(verdict(sink({})), "spec 'spec_kernel': rule 'sink_of_statements' refuses " + sink({})->str(2) +
                                    ": a SINK with no statements");
 }
@@ -58,8 +63,8 @@ TEST(Spec, SinkHoldsStatements) {
 TEST(Spec, MemoryAccesses) {
   UOpPtr p = param(dtypes::float32, 0), f = const_float(dtypes::float32, 1.0);
   UOpPtr bad_index = store(p, f, f);
-  EXPECT_EQ(verdict(sink({bad_index})),
-            "spec 'spec_kernel': rule 'memory_access' refuses " + bad_index->str(2) + ": the index is not an int scalar");
+  EXPECT_EQ(verdict(sink({bad_index})), "spec 'spec_kernel': rule 'memory_access' refuses " + bad_index->str(2) +
+                                            ": the index is not an int scalar");
   UOpPtr through_const = store(f, c64(0), f);
   EXPECT_EQ(verdict(sink({through_const})),
             "spec 'spec_kernel': rule 'memory_access' refuses " + through_const->str(2) + ": the buffer is a CONST");
@@ -70,13 +75,15 @@ TEST(Spec, MemoryAccesses) {
 
 TEST(Spec, RangesAndReduces) {
   UOpPtr p = param(dtypes::float32, 0);
-  UOpPtr float_end = UOp::make(Op::RANGE, dtypes::int64, {const_float(dtypes::float32, 4.0)}, RangeInfo{0, AxisType::LOOP});
+  UOpPtr float_end =
+      UOp::make(Op::RANGE, dtypes::int64, {const_float(dtypes::float32, 4.0)}, RangeInfo{0, AxisType::LOOP});
   EXPECT_EQ(verdict(sink({store(p, float_end, const_float(dtypes::float32, 0))})),
-            "spec 'spec_kernel': rule 'range_int_end' refuses " + float_end->str(2) + ": a RANGE runs over an int scalar to one int end");
+            "spec 'spec_kernel': rule 'range_int_end' refuses " + float_end->str(2) +
+                ": a RANGE runs over an int scalar to one int end");
   UOpPtr x = load(p, c64(0));
   UOpPtr red = UOp::make(Op::REDUCE, dtypes::float32, {x, c64(3)}, int64_t{0});
-  EXPECT_EQ(verdict(sink({store(p, c64(0), red)})),
-            "spec 'spec_kernel': rule 'reduce_over_ranges' refuses " + red->str(2) + ": REDUCE source 1 is not a RANGE");
+  EXPECT_EQ(verdict(sink({store(p, c64(0), red)})), "spec 'spec_kernel': rule 'reduce_over_ranges' refuses " +
+                                                        red->str(2) + ": REDUCE source 1 is not a RANGE");
 }
 
 TEST(Spec, AluDtypesAgree) {
@@ -91,9 +98,10 @@ TEST(Spec, AluDtypesAgree) {
 
 TEST(Spec, TensorOpsAreNotKernelOps) {
   UOpPtr p = param(dtypes::float32, 0);
-  UOpPtr reshape = UOp::make(Op::RESHAPE, dtypes::float32, {const_float(dtypes::float32, 1.0)}, std::vector<int64_t>{1});
-  EXPECT_EQ(verdict(sink({store(p, c64(0), reshape)})),
-            "spec 'spec_kernel': rule 'no_tensor_ops' refuses " + reshape->str(2) + ": tensor-graph op RESHAPE in a kernel");
+  UOpPtr reshape =
+      UOp::make(Op::RESHAPE, dtypes::float32, {const_float(dtypes::float32, 1.0)}, std::vector<int64_t>{1});
+  EXPECT_EQ(verdict(sink({store(p, c64(0), reshape)})), "spec 'spec_kernel': rule 'no_tensor_ops' refuses " +
+                                                            reshape->str(2) + ": tensor-graph op RESHAPE in a kernel");
 }
 
 TEST(Spec, NodeNoRuleCoversIsRefused) {
@@ -110,7 +118,9 @@ TEST(Spec, VerifyThrowsNamingTheKernel) {
     verify(bad, pm_spec_kernel(), "E_4");
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("tg: kernel E_4 breaks the IR spec 'spec_kernel': rule 'sink_of_statements'", 0), 0u)
+    EXPECT_EQ(
+        std::string(e.what()).rfind("tg: kernel E_4 breaks the IR spec 'spec_kernel': rule 'sink_of_statements'", 0),
+        0u)
         << e.what();
   }
   EXPECT_NO_THROW(verify(good_kernel(), pm_spec_kernel(), "E_8"));

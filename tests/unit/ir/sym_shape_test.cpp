@@ -32,7 +32,8 @@ TEST(SymShape, ValueBoundsAndSpelling) {
 TEST(SymShape, SameDimProvesEqualityForEveryBinding) {
   UOpPtr v = bound("v", 0, 10, 3), w = bound("w", 0, 10, 3);
   EXPECT_TRUE(same_dim(dim_mul(v, dim_const(4)), dim_mul(dim_const(4), v)));
-  EXPECT_TRUE(same_dim(dim_add(dim_mul(v, dim_const(2)), dim_const(2)), dim_mul(dim_add(v, dim_const(1)), dim_const(2))));
+  EXPECT_TRUE(
+      same_dim(dim_add(dim_mul(v, dim_const(2)), dim_const(2)), dim_mul(dim_add(v, dim_const(1)), dim_const(2))));
   EXPECT_TRUE(same_dim(dim_mul(v, w), dim_mul(w, v)));
   EXPECT_FALSE(same_dim(v, w)) << "equal values today, but not for every binding";
   EXPECT_FALSE(same_dim(v, dim_const(3)));
@@ -75,7 +76,8 @@ void check_same(const UOpPtr& a, const UOpPtr& b, const UOpPtr& n, const UOpPtr&
   for (int64_t nv = 1; nv <= n->vmax(); ++nv)
     for (int64_t iv = 0; iv < i->src[0]->arg_int(); ++iv)
       for (int64_t rv = 0; rv < nv; ++rv) {
-        std::vector<std::pair<const UOp*, UOpPtr>> at{{i.get(), const_int(dtypes::int64, iv)}, {r.get(), const_int(dtypes::int64, rv)}};
+        std::vector<std::pair<const UOp*, UOpPtr>> at{{i.get(), const_int(dtypes::int64, iv)},
+                                                      {r.get(), const_int(dtypes::int64, rv)}};
         EXPECT_EQ(eval_int(substitute(a, at), {{"n", nv}}), eval_int(substitute(b, at), {{"n", nv}}))
             << a->str() << " vs " << b->str() << " at n=" << nv << " i=" << iv << " r=" << rv;
       }

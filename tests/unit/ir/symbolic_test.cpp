@@ -55,14 +55,18 @@ struct Gen {
       case 4: return alu(Op::SUB, int_expr(depth - 1), int_expr(depth - 1));
       case 5: return alu(Op::MAX, int_expr(depth - 1), int_expr(depth - 1));
       case 6: return alu(Op::WHERE, bool_expr(depth - 1), int_expr(depth - 1), int_expr(depth - 1));
-      default: return alu(Op::ADD, alu(Op::MUL, int_expr(depth - 1), const_int(dtypes::int64, pick(1, 8))), int_expr(depth - 1));
+      default:
+        return alu(Op::ADD, alu(Op::MUL, int_expr(depth - 1), const_int(dtypes::int64, pick(1, 8))),
+                   int_expr(depth - 1));
     }
   }
   UOpPtr bool_expr(int depth) {
     switch (pick(0, 2)) {
       case 0: return alu(Op::CMPLT, int_expr(depth), const_int(dtypes::int64, pick(-10, 30)));
       case 1: return alu(Op::CMPNE, int_expr(depth), int_expr(depth));
-      default: return alu(Op::AND, alu(Op::CMPLT, int_expr(depth), int_expr(depth)), alu(Op::CMPLT, const_int(dtypes::int64, pick(-5, 5)), int_expr(depth)));
+      default:
+        return alu(Op::AND, alu(Op::CMPLT, int_expr(depth), int_expr(depth)),
+                   alu(Op::CMPLT, const_int(dtypes::int64, pick(-5, 5)), int_expr(depth)));
     }
   }
 };
@@ -86,8 +90,8 @@ TEST(Symbolic, RandomExpressionsAgreeAfterSimplify) {
       if (!before) continue;
       auto after = ref_eval(s, env);
       ASSERT_TRUE(after.has_value()) << "simplified form divides by zero: " << e->str(20) << " -> " << s->str(20);
-      ASSERT_EQ(*before, *after) << "i=" << env["i"] << " j=" << env["j"] << " k=" << env["k"] << "\n  before: " << e->str(20)
-                                 << "\n  after:  " << s->str(20);
+      ASSERT_EQ(*before, *after) << "i=" << env["i"] << " j=" << env["j"] << " k=" << env["k"]
+                                 << "\n  before: " << e->str(20) << "\n  after:  " << s->str(20);
       ++checked;
     }
   }
@@ -100,7 +104,7 @@ TEST(Symbolic, ReshapeIndexFoldsAway) {
   UOpPtr flat = alu(Op::ADD, alu(Op::MUL, i, const_int(dtypes::int64, 6)), j);
   EXPECT_EQ(simplify(alu(Op::IDIV, flat, const_int(dtypes::int64, 6))).get(), i.get());  // (6i+j)/6 -> i
   EXPECT_EQ(simplify(alu(Op::MOD, flat, const_int(dtypes::int64, 6))).get(), j.get());   // (6i+j)%6 -> j
-  UOpPtr lt = simplify(alu(Op::CMPLT, j, const_int(dtypes::int64, 6)));                   // j < 6 -> true
+  UOpPtr lt = simplify(alu(Op::CMPLT, j, const_int(dtypes::int64, 6)));                  // j < 6 -> true
   ASSERT_EQ(lt->op, Op::CONST);
   EXPECT_EQ(lt->arg_int(), 1);
 }
@@ -151,7 +155,8 @@ TEST(Symbolic, WideningCastMovesIntoSumsThatCannotWrap) {
   UOpPtr big = UOp::make(Op::DEFINE_VAR, dtypes::int32, {}, VarInfo{"big", 0, int64_t{1} << 30});
   UOpPtr may_wrap = simplify(cast(big * 4 + 3, dtypes::int64));
   EXPECT_EQ(may_wrap->op, Op::CAST) << "big * 4 may wrap in int32: " << may_wrap->str(8);
-  EXPECT_EQ(eval_int(may_wrap, {{"big", int64_t{1} << 30}}), eval_int(cast(big * 4 + 3, dtypes::int64), {{"big", int64_t{1} << 30}}));
+  EXPECT_EQ(eval_int(may_wrap, {{"big", int64_t{1} << 30}}),
+            eval_int(cast(big * 4 + 3, dtypes::int64), {{"big", int64_t{1} << 30}}));
 }
 
 // uint64 values past INT64_MAX live in negative int64 bits: bounds must not order them below small values.

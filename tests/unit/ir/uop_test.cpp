@@ -49,7 +49,8 @@ TEST(UOpIntern, AnyDifferenceIsADifferentNode) {
   EXPECT_NE(var("x", 0, 10).get(), var("x", 0, 11).get()) << "a variable's bounds are part of its arg";
   EXPECT_NE(const_int(dtypes::int32, 7).get(), const_int(dtypes::int32, 8).get());
   // an int arg and a double arg of the same value are different alternatives
-  EXPECT_NE(UOp::make(Op::CONST, dtypes::int32, {}, int64_t{1}).get(), UOp::make(Op::CONST, dtypes::int32, {}, 1.0).get());
+  EXPECT_NE(UOp::make(Op::CONST, dtypes::int32, {}, int64_t{1}).get(),
+            UOp::make(Op::CONST, dtypes::int32, {}, 1.0).get());
   EXPECT_NE(UOp::make(Op::RESHAPE, dtypes::float32, {x}, std::vector<int64_t>{6}, {6}).get(),
             UOp::make(Op::RESHAPE, dtypes::float32, {x}, std::vector<int64_t>{6}, {3, 2}).get())
       << "shape matters";
@@ -69,7 +70,8 @@ TEST(UOpIntern, ConcurrentMakersGetOneNode) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&, t] {
-      for (int i = 0; i < kNodes; ++i) got[t].push_back(UOp::make(Op::ADD, dtypes::int32, {x, const_int(dtypes::int32, i)}));
+      for (int i = 0; i < kNodes; ++i)
+        got[t].push_back(UOp::make(Op::ADD, dtypes::int32, {x, const_int(dtypes::int32, i)}));
     });
   for (auto& th : threads) th.join();
   for (int t = 1; t < kThreads; ++t)
@@ -135,7 +137,8 @@ TEST(UOpWalk, SubstituteReplacesByIdentityAndRebuildsUsers) {
   UOpPtr y = var("y", 0, 10);
   UOpPtr out = substitute(d.top, {{d.x.get(), y}});
   // MUL(ADD(y, 1), NEG(y)), built by hand
-  UOpPtr want = UOp::make(Op::MUL, dtypes::int32, {UOp::make(Op::ADD, dtypes::int32, {y, d.one}), UOp::make(Op::NEG, dtypes::int32, {y})});
+  UOpPtr want = UOp::make(Op::MUL, dtypes::int32,
+                          {UOp::make(Op::ADD, dtypes::int32, {y, d.one}), UOp::make(Op::NEG, dtypes::int32, {y})});
   EXPECT_EQ(out.get(), want.get()) << out->str() << " vs " << want->str();
   EXPECT_EQ(substitute(d.top, {}).get(), d.top.get()) << "nothing to replace: the same node";
   EXPECT_EQ(substitute(d.top, {{d.l.get(), d.one}}).get(), UOp::make(Op::MUL, dtypes::int32, {d.one, d.r}).get());

@@ -125,7 +125,8 @@ TEST_F(InterpPlugin, OutOfBoundsAccessIsAnErrorNamingTheInstruction) {
 TEST_F(InterpPlugin, BadSourceAndBadBlobsAreErrorsNotCrashes) {
   void* blob = nullptr;
   size_t size = 0;
-  Status s = take(api()->compiler_compile(compiler_, "kernel k global_dims 1\n    0: FROB float32\n", "k", &blob, &size));
+  Status s =
+      take(api()->compiler_compile(compiler_, "kernel k global_dims 1\n    0: FROB float32\n", "k", &blob, &size));
   EXPECT_EQ(s.code, TG_ERR_COMPILE);
   EXPECT_NE(s.message.find("unknown op 'FROB'"), std::string::npos) << s.message;
   // A store to a parameter the signature marks read-only is refused at compile time with the instruction named.

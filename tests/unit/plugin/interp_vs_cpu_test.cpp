@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
+#include "test_seed.hpp"
 #include "tg/device.hpp"
 #include "tg/dtype.hpp"
 #include "tg/tensor.hpp"
-#include "test_seed.hpp"
 
 namespace {
 
@@ -69,16 +69,16 @@ std::vector<uint8_t> random_bytes(DType d, const Shape& shape, uint32_t stream) 
       case tg::ScalarType::UInt32: put(static_cast<uint32_t>((k < 0 ? -k : k) * 40000000)); break;
       case tg::ScalarType::UInt64: put(static_cast<uint64_t>(k < 0 ? -k : k) * 180000000000000000ULL); break;
       case tg::ScalarType::Float16:  // a few exact float16 values: 1/8 steps below 100
-        {  // float16 bits by hand, exact for multiples of 1/8 below 128: sign, exponent, 10-bit mantissa
-          const double a = std::fabs(std::round(f * 8) / 8);
-          uint16_t bits = 0;
-          if (a != 0) {
-            const int e = static_cast<int>(std::floor(std::log2(a)));
-            bits = static_cast<uint16_t>(((e + 15) << 10) | static_cast<int>(std::lround((a / std::ldexp(1.0, e) - 1) * 1024)));
-          }
-          put(static_cast<uint16_t>(bits | (f < 0 ? 0x8000 : 0)));
+      {  // float16 bits by hand, exact for multiples of 1/8 below 128: sign, exponent, 10-bit mantissa
+        const double a = std::fabs(std::round(f * 8) / 8);
+        uint16_t bits = 0;
+        if (a != 0) {
+          const int e = static_cast<int>(std::floor(std::log2(a)));
+          bits = static_cast<uint16_t>(((e + 15) << 10) |
+                                       static_cast<int>(std::lround((a / std::ldexp(1.0, e) - 1) * 1024)));
         }
-        break;
+        put(static_cast<uint16_t>(bits | (f < 0 ? 0x8000 : 0)));
+      } break;
       case tg::ScalarType::BFloat16:
         put(static_cast<uint16_t>(std::bit_cast<uint32_t>(static_cast<float>(f)) >> 16));  // truncated: exact
         break;
@@ -135,10 +135,12 @@ class InterpVsCpu : public ::testing::Test {
   }
 };
 
-const std::vector<DType> kInts = {dt::int8, dt::int16, dt::int32, dt::int64, dt::uint8, dt::uint16, dt::uint32, dt::uint64};
+const std::vector<DType> kInts = {dt::int8,  dt::int16,  dt::int32,  dt::int64,
+                                  dt::uint8, dt::uint16, dt::uint32, dt::uint64};
 const std::vector<DType> kFloats = {dt::float16, dt::bfloat16, dt::float32, dt::float64};
 
-// ---- elementwise, every dtype ----------------------------------------------------------------------------------------
+// ---- elementwise, every dtype
+// ----------------------------------------------------------------------------------------
 
 TEST_F(InterpVsCpu, IntegerArithmeticWrapsAndDividesAlike) {
   const Shape shape{7, 37};  // odd sizes: vector lanes and a scalar tail
@@ -170,10 +172,10 @@ TEST_F(InterpVsCpu, FloatArithmeticAndTranscendentalsAgreeBitForBit) {
     check_same(n + " sqrt|a| exp(a/50) log|a|",
                [&](const std::string& dev) { return a(dev).abs().sqrt() + (a(dev) / 50).exp() + a(dev).abs().log(); });
     check_same(n + " sin cos", [&](const std::string& dev) { return a(dev).sin() * a(dev).cos(); });
-    check_same(n + " sigmoid tanh gelu", [&](const std::string& dev) {
-      return a(dev).sigmoid() + (a(dev) / 10).tanh() + (a(dev) / 10).gelu();
-    });
-    check_same(n + " where(a<b)", [&](const std::string& dev) { return Tensor::where(a(dev).lt(b(dev)), a(dev), -b(dev)); });
+    check_same(n + " sigmoid tanh gelu",
+               [&](const std::string& dev) { return a(dev).sigmoid() + (a(dev) / 10).tanh() + (a(dev) / 10).gelu(); });
+    check_same(n + " where(a<b)",
+               [&](const std::string& dev) { return Tensor::where(a(dev).lt(b(dev)), a(dev), -b(dev)); });
   }
 }
 
@@ -194,11 +196,14 @@ TEST_F(InterpVsCpu, CastsBetweenEveryPairOfDtypes) {
 }
 
 TEST_F(InterpVsCpu, BitcastsKeepBits) {
-  check_same("float32 -> int32 bitcast", [](const std::string& dev) { return input(dt::float32, {64}, 6, dev).bitcast(dt::int32); });
-  check_same("uint16 -> float16 bitcast", [](const std::string& dev) { return input(dt::uint16, {64}, 7, dev).bitcast(dt::float16); });
+  check_same("float32 -> int32 bitcast",
+             [](const std::string& dev) { return input(dt::float32, {64}, 6, dev).bitcast(dt::int32); });
+  check_same("uint16 -> float16 bitcast",
+             [](const std::string& dev) { return input(dt::uint16, {64}, 7, dev).bitcast(dt::float16); });
 }
 
-// ---- reductions, matmul, movement, softmax -----------------------------------------------------------------------------
+// ---- reductions, matmul, movement, softmax
+// -----------------------------------------------------------------------------
 
 TEST_F(InterpVsCpu, Reductions) {
   for (DType d : {dt::int32, dt::int64, dt::uint8, dt::float32, dt::float64, dt::float16}) {
@@ -215,9 +220,8 @@ TEST_F(InterpVsCpu, Reductions) {
 
 TEST_F(InterpVsCpu, Matmul) {
   for (DType d : {dt::float32, dt::int32, dt::float64}) {
-    check_same(std::string(d.name()) + " 17x33 @ 33x9", [&](const std::string& dev) {
-      return input(d, {17, 33}, 10, dev).matmul(input(d, {33, 9}, 11, dev));
-    });
+    check_same(std::string(d.name()) + " 17x33 @ 33x9",
+               [&](const std::string& dev) { return input(d, {17, 33}, 10, dev).matmul(input(d, {33, 9}, 11, dev)); });
   }
   check_same("batched float32 3x4x16 @ 16x32", [](const std::string& dev) {
     return input(dt::float32, {3, 4, 16}, 12, dev).matmul(input(dt::float32, {16, 32}, 13, dev));
@@ -229,7 +233,8 @@ TEST_F(InterpVsCpu, MovementViews) {
   check_same("permute", [&](const std::string& dev) { return x(dev).permute({2, 0, 1}).contiguous(); });
   check_same("pad (gated loads)", [&](const std::string& dev) { return x(dev).pad({{1, 2}, {0, 3}, {2, 0}}); });
   check_same("shrink flip", [&](const std::string& dev) { return x(dev).shrink({{1, 3}, {0, 6}, {1, 4}}).flip({1}); });
-  check_same("expand", [&](const std::string& dev) { return x(dev).reshape({4, 1, 30}).expand({4, 3, 30}).contiguous(); });
+  check_same("expand",
+             [&](const std::string& dev) { return x(dev).reshape({4, 1, 30}).expand({4, 3, 30}).contiguous(); });
   check_same("cat", [&](const std::string& dev) { return Tensor::cat({x(dev), x(dev) * 2}, 1); });
   check_same("gather", [&](const std::string& dev) {
     const std::vector<int32_t> idx = {0, 3, 3, 1, 0, 2};
@@ -239,11 +244,13 @@ TEST_F(InterpVsCpu, MovementViews) {
 
 TEST_F(InterpVsCpu, Softmax) {
   check_same("softmax float32", [](const std::string& dev) { return input(dt::float32, {8, 37}, 15, dev).softmax(); });
-  check_same("log_softmax float32", [](const std::string& dev) { return input(dt::float32, {8, 37}, 16, dev).log_softmax(0); });
+  check_same("log_softmax float32",
+             [](const std::string& dev) { return input(dt::float32, {8, 37}, 16, dev).log_softmax(0); });
   check_same("softmax float16", [](const std::string& dev) { return input(dt::float16, {4, 20}, 17, dev).softmax(); });
 }
 
-// ---- copies between devices ------------------------------------------------------------------------------------------
+// ---- copies between devices
+// ------------------------------------------------------------------------------------------
 
 TEST_F(InterpVsCpu, CopiesBetweenCpuAndInterpRoundTrip) {
   for (DType d : {dt::float32, dt::int64, dt::uint8, dt::bfloat16, dt::bool_}) {

@@ -55,7 +55,7 @@ using Program = tg::test::Program;
 
 // One render + one NVRTC compile per kernel and arch; every failure is reported with its source.
 TEST(NvCompile, EveryKernelCompilesForSm80AndSm90) {
-  setenv("DEV", "CPU", 1);  // tensors only need a device for their buffers
+  setenv("DEV", "CPU", 1);        // tensors only need a device for their buffers
   setenv("NV_ARCH", "sm_90", 1);  // the device-less renderer's arch: tensor cores are claimed from sm_80 on
   const tg_plugin_api* api = nv_api();
   ASSERT_NE(api, nullptr) << "cannot load the NV plugin: " << dlerror();
@@ -88,12 +88,15 @@ TEST(NvCompile, EveryKernelCompilesForSm80AndSm90) {
       const std::string rendered = take(api->renderer_render(renderer, &kernel, &source));
       ASSERT_EQ(rendered, "") << kir.dump();
       const std::string text = source;
-      shared_memory |= text.find("__shared__") != std::string::npos && text.find("__syncthreads();") != std::string::npos;
+      shared_memory |=
+          text.find("__shared__") != std::string::npos && text.find("__syncthreads();") != std::string::npos;
       grid_3d |= text.find("blockIdx.z") != std::string::npos;
       tensor_cores |= text.find("mma.sync.aligned.m16n8k16") != std::string::npos;
       wide_access |= text.find("(*((tg_vec<float,4>*)(data1+") != std::string::npos;
       if (std::string(program.name) == "shifted vectors") {
-        EXPECT_EQ(text.find("(*((tg_vec<float,4>*)(data1+"), std::string::npos) << "a load at 4i+1 must not be one 16-byte access\n" << text;
+        EXPECT_EQ(text.find("(*((tg_vec<float,4>*)(data1+"), std::string::npos)
+            << "a load at 4i+1 must not be one 16-byte access\n"
+            << text;
         lane_access |= text.find("{{data1[(") != std::string::npos;
       }
       for (size_t c = 0; c < compilers.size(); ++c) {

@@ -87,7 +87,8 @@ TEST_F(QcomPlugin, TypedScalarArgumentsInt8Int64Int32) {
   // a + c computed in int32, b * 3 in int64: the values must arrive whole, sign included
   const int sum = k.op(TG_KIR_ADD, TG_DTYPE_INT32, {k.op(TG_KIR_CAST, TG_DTYPE_INT32, {a}), c});
   k.op(TG_KIR_STORE, TG_DTYPE_INT64, {out, k.i32(3), k.op(TG_KIR_CAST, TG_DTYPE_INT64, {sum})});
-  k.op(TG_KIR_STORE, TG_DTYPE_INT64, {out, k.i32(4), k.op(TG_KIR_MUL, TG_DTYPE_INT64, {b, k.constant(TG_DTYPE_INT64, 3)})});
+  k.op(TG_KIR_STORE, TG_DTYPE_INT64,
+       {out, k.i32(4), k.op(TG_KIR_MUL, TG_DTYPE_INT64, {b, k.constant(TG_DTYPE_INT64, 3)})});
   const int64_t big = -((int64_t{1} << 40) + 11);
   tg_program program = build(k, "typed_args");
   const tg_buffer_desc bo = buffer(std::vector<int64_t>(5, 0));
@@ -125,13 +126,15 @@ TEST_F(QcomPlugin, SignedArithmeticWrapsScalarAndVector) {
   const int big = k.op(TG_KIR_VECTORIZE, TG_DTYPE_INT32, std::vector<int>(4, k.constant(TG_DTYPE_INT32, INT32_MAX)), 4);
   k.op(TG_KIR_STORE, TG_DTYPE_INT32, {out, k.i32(0), k.op(TG_KIR_ADD, TG_DTYPE_INT32, {v, big}, 4)});
   const int s = k.load(TG_DTYPE_INT32, src, k.i32(0));
-  k.op(TG_KIR_STORE, TG_DTYPE_INT32, {out, k.i32(4), k.op(TG_KIR_MUL, TG_DTYPE_INT32, {s, k.constant(TG_DTYPE_INT32, INT32_MIN)})});
-  k.op(TG_KIR_STORE, TG_DTYPE_INT32, {out, k.i32(5), k.op(TG_KIR_NEG, TG_DTYPE_INT32, {k.constant(TG_DTYPE_INT32, INT32_MIN)})});
+  k.op(TG_KIR_STORE, TG_DTYPE_INT32,
+       {out, k.i32(4), k.op(TG_KIR_MUL, TG_DTYPE_INT32, {s, k.constant(TG_DTYPE_INT32, INT32_MIN)})});
+  k.op(TG_KIR_STORE, TG_DTYPE_INT32,
+       {out, k.i32(5), k.op(TG_KIR_NEG, TG_DTYPE_INT32, {k.constant(TG_DTYPE_INT32, INT32_MIN)})});
   tg_program program = build(k, "wrap");
   const tg_buffer_desc bo = buffer(std::vector<int32_t>(6, 0)), bi = buffer(std::vector<int32_t>{1, 2, -1, 0});
   launch(program, pack(k, {bo.addr, bi.addr}), 1);
-  EXPECT_EQ(read<int32_t>(bo), (std::vector<int32_t>{INT32_MIN, INT32_MIN + 1, INT32_MAX - 1, INT32_MAX, INT32_MIN,
-                                                     INT32_MIN}));
+  EXPECT_EQ(read<int32_t>(bo),
+            (std::vector<int32_t>{INT32_MIN, INT32_MIN + 1, INT32_MAX - 1, INT32_MAX, INT32_MIN, INT32_MIN}));
 }
 
 TEST_F(QcomPlugin, CompileErrorCarriesTheBuildLog) {

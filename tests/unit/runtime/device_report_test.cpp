@@ -40,7 +40,8 @@ std::vector<Row> parse_table(const std::string& table, std::string& problem) {
   size_t col[6];
   for (int c = 0; c < 6; ++c) {
     col[c] = head.find(names[c]);
-    if (col[c] == std::string::npos || (c && col[c] <= col[c - 1])) return problem = "bad header: " + head, std::vector<Row>{};
+    if (col[c] == std::string::npos || (c && col[c] <= col[c - 1]))
+      return problem = "bad header: " + head, std::vector<Row>{};
   }
   if (col[0] != 0 || trim(head.substr(col[5])) != "DETAIL") return problem = "bad header: " + head, std::vector<Row>{};
   std::vector<Row> rows;
@@ -107,7 +108,8 @@ TEST(DeviceReport, ExplainListsTheSearchOrderAndEachFile) {
   const std::vector<std::string> lines = lines_of(with);
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines[0].rfind("search order: ", 0), 0u) << lines[0];
-  EXPECT_EQ(without.rfind("search order:", 0), std::string::npos) << "explain_devices(false) leaves the search order out";
+  EXPECT_EQ(without.rfind("search order:", 0), std::string::npos)
+      << "explain_devices(false) leaves the search order out";
   EXPECT_EQ(with.substr(with.find('\n') + 1), without) << "the rest is the same";
   const std::string abi = std::to_string(TG_ABI_VERSION_MAJOR) + "." + std::to_string(TG_ABI_VERSION_MINOR);
   bool cpu = false;

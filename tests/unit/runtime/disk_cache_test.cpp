@@ -46,10 +46,10 @@ TEST(DiskCache, DamagedEntriesAreIgnoredAndRebuilt) {
     std::ofstream(c.path("t", key), std::ios::binary | std::ios::trunc) << s;
   };
   write_raw(1, [](std::string& s) { s[s.size() - 5] ^= 0x40; });  // flipped payload bit: checksum
-  write_raw(2, [](std::string& s) { s.resize(s.size() - 10); });   // truncated
-  write_raw(3, [](std::string& s) { s += "junk"; });                // trailing garbage
-  write_raw(4, [](std::string& s) { s[0] = 'X'; });                 // bad magic
-  write_raw(5, [](std::string& s) { s.clear(); });                  // empty file
+  write_raw(2, [](std::string& s) { s.resize(s.size() - 10); });  // truncated
+  write_raw(3, [](std::string& s) { s += "junk"; });              // trailing garbage
+  write_raw(4, [](std::string& s) { s[0] = 'X'; });               // bad magic
+  write_raw(5, [](std::string& s) { s.clear(); });                // empty file
   for (uint64_t k = 1; k <= 5; ++k) {
     EXPECT_FALSE(c.load("t", k).has_value()) << "key " << k;
     c.store("t", k, bytes(64, 9));

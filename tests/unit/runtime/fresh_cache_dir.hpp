@@ -2,17 +2,18 @@
 // namespace-scope initializer, before anything runs: `const std::string kDir = fresh_cache_dir("beam");`.
 #pragma once
 
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <system_error>
 #include <vector>
-#include <unistd.h>
 
 namespace tg::test {
 
 inline std::string fresh_cache_dir(const std::string& name) {
-  std::string d = (std::filesystem::temp_directory_path() / ("tg-" + name + "-test-" + std::to_string(getpid()))).string();
+  std::string d =
+      (std::filesystem::temp_directory_path() / ("tg-" + name + "-test-" + std::to_string(getpid()))).string();
   std::filesystem::remove_all(d);
   setenv("TG_CACHE_DIR", d.c_str(), 1);
   // removed when the process exits (this static is built before the cache, so it is destroyed after it)

@@ -7,8 +7,8 @@
 
 #include <random>
 
-#include "tg/profile.hpp"
 #include "../random_floats.hpp"
+#include "tg/profile.hpp"
 
 namespace tg {
 namespace {
@@ -74,7 +74,9 @@ TEST(Jit, Int64VariableBeyond32BitsThroughReplay) {
 }
 
 TEST(JitErrors, DifferentInputShapeNamesBoth) {
-  Jit f([](const std::vector<Tensor>& in, const std::vector<BoundVariable>&) { return std::vector<Tensor>{in[0] * 2.0}; });
+  Jit f([](const std::vector<Tensor>& in, const std::vector<BoundVariable>&) {
+    return std::vector<Tensor>{in[0] * 2.0};
+  });
   for (int i = 0; i < 3; ++i) f({Tensor::ones({2, 3})});
   try {
     f({Tensor::ones({3, 2})});

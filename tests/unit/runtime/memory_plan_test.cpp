@@ -24,18 +24,21 @@ sched::ScheduleItem kernel_item(std::vector<int> slots) {
   return it;
 }
 
-std::shared_ptr<ir::Payload> cpu_buffer(DType d, int64_t n) { return std::make_shared<Buffer>(Device::get("CPU"), d, n); }
+std::shared_ptr<ir::Payload> cpu_buffer(DType d, int64_t n) {
+  return std::make_shared<Buffer>(Device::get("CPU"), d, n);
+}
 
 TEST(MemoryPlan, TemporariesShareOnlyWhenTheirLifetimesDoNotOverlap) {
   const DType f32 = dtypes::float32;
   sched::Schedule s;
-  s.slots = {{Kind::INPUT, f32, 16, "CPU"},  {Kind::TEMP, f32, 16, "CPU"},   {Kind::TEMP, f32, 16, "CPU"},
-             {Kind::TEMP, f32, 16, "CPU"},   {Kind::TEMP, dtypes::int32, 16, "CPU"}, {Kind::OUTPUT, f32, 16, "CPU"},
-             {Kind::TEMP, f32, 32, "CPU"},   {Kind::TEMP, f32, 16, "CPU"}};
+  s.slots = {{Kind::INPUT, f32, 16, "CPU"},          {Kind::TEMP, f32, 16, "CPU"},
+             {Kind::TEMP, f32, 16, "CPU"},           {Kind::TEMP, f32, 16, "CPU"},
+             {Kind::TEMP, dtypes::int32, 16, "CPU"}, {Kind::OUTPUT, f32, 16, "CPU"},
+             {Kind::TEMP, f32, 32, "CPU"},           {Kind::TEMP, f32, 16, "CPU"}};
   // k0 writes 1 from the input; k1 writes 2 from 1 (1's last use); k2 writes 3 from 2: 3 may take 1's buffer;
   // k3 writes 4 (another dtype) from 3; k4 writes 6 (another length) from 4; k5 writes 7 from 6 and 2 is dead since
   // k2, so 7 takes 2's; k6 writes the output from 7 and 3.
-  s.items = {kernel_item({1, 0}), kernel_item({2, 1}), kernel_item({3, 2}), kernel_item({4, 3}),
+  s.items = {kernel_item({1, 0}), kernel_item({2, 1}), kernel_item({3, 2}),   kernel_item({4, 3}),
              kernel_item({6, 4}), kernel_item({7, 6}), kernel_item({5, 7, 3})};
   s.roots = {5};
   const auto input = cpu_buffer(f32, 16);
@@ -45,7 +48,8 @@ TEST(MemoryPlan, TemporariesShareOnlyWhenTheirLifetimesDoNotOverlap) {
   EXPECT_EQ(b[3], b[1]) << "3 is first written after 1's last read";
   EXPECT_EQ(b[7], b[2]) << "7 is first written after 2's last read";
   EXPECT_NE(b[2], b[1]) << "k1 reads 1 while it writes 2";
-  for (int k : {4, 6}) EXPECT_EQ(b[static_cast<size_t>(k)].use_count(), 1) << "slot " << k << " has a shape no other has";
+  for (int k : {4, 6})
+    EXPECT_EQ(b[static_cast<size_t>(k)].use_count(), 1) << "slot " << k << " has a shape no other has";
   std::set<Buffer*> temps;
   for (int k : {1, 2, 4, 6}) temps.insert(b[static_cast<size_t>(k)].get());
   EXPECT_EQ(temps.size(), 4u);

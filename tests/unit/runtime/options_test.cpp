@@ -16,8 +16,8 @@ namespace {
 
 constexpr bool kDebugBuild = kChecksIrAlways;  // debug and sanitizer builds always check the IR (options.hpp)
 
-const char* const kSwitches[] = {"BEAM", "NOOPT", "IMAGE", "TC", "SCACHE", "TG_CHECK_IR", "PARALLEL_COMPILE", "JIT",
-                                 "TG_TIME_PASSES"};
+const char* const kSwitches[] = {"BEAM", "NOOPT",         "IMAGE", "TC", "SCACHE", "TG_CHECK_IR", "PARALLEL_COMPILE",
+                                 "JIT",  "TG_TIME_PASSES"};
 
 // Clears every switch for one test and puts the caller's environment back afterwards.
 class OptionsEnv : public testing::Test {
@@ -31,8 +31,10 @@ class OptionsEnv : public testing::Test {
   }
   void TearDown() override {
     for (size_t i = 0; i < std::size(kSwitches); ++i) {
-      if (saved_[i]) setenv(kSwitches[i], saved_[i]->c_str(), 1);
-      else unsetenv(kSwitches[i]);
+      if (saved_[i])
+        setenv(kSwitches[i], saved_[i]->c_str(), 1);
+      else
+        unsetenv(kSwitches[i]);
     }
   }
   static Options with(const char* name, const char* value) {

@@ -6,9 +6,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "tg/error.hpp"
 
@@ -64,8 +64,9 @@ TEST_F(Manifest, EveryKeyOfTheFormat) {
 }
 
 TEST_F(Manifest, DefaultsAndSpacing) {
-  auto m = read_manifest(write("  plugin=\"a\"\t\r\ndevices=[ ]\n"
-                               "devices =[\"A\" ,\"B\"]\nabi = \"2.4\"\nrequires = []\n"));
+  auto m =
+      read_manifest(write("  plugin=\"a\"\t\r\ndevices=[ ]\n"
+                          "devices =[\"A\" ,\"B\"]\nabi = \"2.4\"\nrequires = []\n"));
   ASSERT_TRUE(m.has_value());
   EXPECT_EQ(m->devices, (std::vector<std::string>{"A", "B"})) << "a repeated key: the last one counts";
   EXPECT_EQ(m->abi_range(), "2.4-2.4") << "a single version is a range of one";
@@ -79,9 +80,7 @@ TEST_F(Manifest, UnknownKeysAreIgnored) {
   EXPECT_EQ(m->plugin, "a");
 }
 
-TEST_F(Manifest, MissingFileIsNoManifest) {
-  EXPECT_EQ(read_manifest((dir_ / "nope.manifest").string()), std::nullopt);
-}
+TEST_F(Manifest, MissingFileIsNoManifest) { EXPECT_EQ(read_manifest((dir_ / "nope.manifest").string()), std::nullopt); }
 
 TEST_F(Manifest, ManifestPathSitsBesideThePlugin) {
   EXPECT_EQ(manifest_path_for("/a/b/libtg_plugin_cpu.so"), "/a/b/libtg_plugin_cpu.manifest");
@@ -106,7 +105,8 @@ TEST_F(Manifest, ErrorsNameTheFileLineAndProblem) {
       {"just words\n", file + ":1: expected key = value"},
       {"= \"a\"\n", file + ":1: expected key = value"},
       {"plugin = \"a\"\nabi = \"one\"\n", file + ":2: abi must read \"MAJOR.MINOR-MAJOR.MINOR\""},
-      {"plugin = \"a\"\nabi = \"1.3-1.1\"\n", file + ":2: abi \"1.3-1.1\" is not a range inside one nonzero major version"},
+      {"plugin = \"a\"\nabi = \"1.3-1.1\"\n",
+       file + ":2: abi \"1.3-1.1\" is not a range inside one nonzero major version"},
       {"plugin = \"a\"\nabi = \"1.0-2.0\"\n", file + ":2: abi \"1.0-2.0\" is not a range"},
       {"plugin = \"a\"\nabi = \"0.1\"\n", file + ":2: abi \"0.1\" is not a range"},
       {"devices = [\"A\"]\nabi = \"1.0\"\n", file + ": the required key 'plugin' is missing"},

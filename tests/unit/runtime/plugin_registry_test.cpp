@@ -4,9 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "tg/device.hpp"
 #include "tg/tensor.hpp"
@@ -82,7 +82,8 @@ TEST(PluginLoader, BrokenPluginsDoNotStopTheOthers) {
 // A scratch directory of plugin files and manifests for one discovery test.
 class PluginDir {
  public:
-  explicit PluginDir(const std::string& name) : dir_(fs::temp_directory_path() / ("tg_manifest_" + name + "_" + std::to_string(::getpid()))) {
+  explicit PluginDir(const std::string& name)
+      : dir_(fs::temp_directory_path() / ("tg_manifest_" + name + "_" + std::to_string(::getpid()))) {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -123,7 +124,9 @@ TEST(PluginManifest, MissingLibraryCarriesTheLoadersMessage) {
   PluginRegistry reg({d.path()});
   const PluginInfo* r = find_report(reg, "libtg_plugin_needy.so");
   ASSERT_NE(r, nullptr);
-  EXPECT_THAT(r->error, HasSubstr("missing library libtg_no_such_lib.so.7: libtg_no_such_lib.so.7: cannot open shared object file"));
+  EXPECT_THAT(
+      r->error,
+      HasSubstr("missing library libtg_no_such_lib.so.7: libtg_no_such_lib.so.7: cannot open shared object file"));
 }
 
 TEST(PluginManifest, HigherPriorityWinsAndTheLoserIsNeverLoaded) {

@@ -3,11 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 #include "tg/device.hpp"
 #include "tg/error.hpp"
@@ -78,7 +78,9 @@ TEST_F(PluginReload, RefusedWhileTensorsLive) {
 }
 
 TEST_F(PluginReload, RefusedWhileAJitHoldsPrograms) {
-  Jit jit([](const std::vector<Tensor>& in, const std::vector<BoundVariable>&) { return std::vector<Tensor>{(in[0] + 1.0f).realize()}; });
+  Jit jit([](const std::vector<Tensor>& in, const std::vector<BoundVariable>&) {
+    return std::vector<Tensor>{(in[0] + 1.0f).realize()};
+  });
   for (int i = 0; i < 3; ++i) jit(std::vector<Tensor>{Tensor::arange(0, 4, 1, dtypes::float32, "INTERP").realize()});
   EXPECT_THROW(unload_plugin("INTERP"), Error);
 }

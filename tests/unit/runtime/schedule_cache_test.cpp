@@ -10,11 +10,11 @@
 #include <fstream>
 #include <random>
 
+#include "../random_floats.hpp"
 #include "../runtime/fresh_cache_dir.hpp"
 #include "tg/profile.hpp"
 #include "tg/tensor.hpp"
 #include "tg/variable.hpp"
-#include "../random_floats.hpp"
 
 namespace tg::rt {
 namespace {
@@ -27,7 +27,8 @@ std::vector<float> random_floats(size_t n, uint32_t seed) { return test::random_
 
 // (a*b + c).sum(1) over fresh tensors: the same graph every call, different buffers and data.
 std::vector<float> fused(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& c) {
-  Tensor ta = Tensor::from_vector(a, {8, 16}), tb = Tensor::from_vector(b, {8, 16}), tc = Tensor::from_vector(c, {8, 16});
+  Tensor ta = Tensor::from_vector(a, {8, 16}), tb = Tensor::from_vector(b, {8, 16}),
+         tc = Tensor::from_vector(c, {8, 16});
   return ((ta * tb + tc).sum({1}) * 0.5f).to_vector<float>();
 }
 
@@ -54,12 +55,14 @@ TEST(ScheduleCache, SameGraphNewBuffersHitsMemory) {
 }
 
 TEST(ScheduleCache, DifferentGraphsDoNotShareASchedule) {
-  Tensor a = Tensor::from_vector(std::vector<float>{1, 2, 3}, {3}), b = Tensor::from_vector(std::vector<float>{4, 5, 6}, {3});
+  Tensor a = Tensor::from_vector(std::vector<float>{1, 2, 3}, {3}),
+         b = Tensor::from_vector(std::vector<float>{4, 5, 6}, {3});
   EXPECT_EQ((a + b).to_vector<float>(), std::vector<float>({5, 7, 9}));
   EXPECT_EQ((a * b).to_vector<float>(), std::vector<float>({4, 10, 18}));
   EXPECT_EQ((a - b).to_vector<float>(), std::vector<float>({-3, -3, -3}));
   // same ops, other shape or dtype: other schedules too
-  Tensor c = Tensor::from_vector(std::vector<float>{1, 2, 3, 4}, {4}), d = Tensor::from_vector(std::vector<float>{1, 1, 1, 1}, {4});
+  Tensor c = Tensor::from_vector(std::vector<float>{1, 2, 3, 4}, {4}),
+         d = Tensor::from_vector(std::vector<float>{1, 1, 1, 1}, {4});
   EXPECT_EQ((c + d).to_vector<float>(), std::vector<float>({2, 3, 4, 5}));
   Tensor e = Tensor::from_vector(std::vector<int32_t>{1, 2, 3}, {3}, dtypes::int32);
   EXPECT_EQ((e + e).to_vector<int32_t>(), std::vector<int32_t>({2, 4, 6}));

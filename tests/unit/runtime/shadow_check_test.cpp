@@ -82,7 +82,8 @@ TEST_F(ShadowCheck, FloatKernelWithinToleranceAndNaNs) {
   testing::internal::CaptureStderr();
   EXPECT_EQ(error_of(r), "") << "a correct kernel differs";
   const std::string log = testing::internal::GetCapturedStderr();
-  EXPECT_THAT(log, HasSubstr("CHECK=INTERP: every kernel on CPU runs again on INTERP and is compared (copies verified)"));
+  EXPECT_THAT(log,
+              HasSubstr("CHECK=INTERP: every kernel on CPU runs again on INTERP and is compared (copies verified)"));
 
   // within 1e-4 relative: still the same
   const float want5 = a[5] * b[5] + 1;  // -1.75 * 1.5 + 1 = -1.625
@@ -91,7 +92,8 @@ TEST_F(ShadowCheck, FloatKernelWithinToleranceAndNaNs) {
   // past it: named
   poke<float>(*r.bufs[0], 5, want5 * 1.01f);
   const std::string err = error_of(r);
-  EXPECT_THAT(err, HasSubstr("tg: CHECK=INTERP: kernel " + r.kir.name + " on CPU differs from INTERP at output 0 element 5: "));
+  EXPECT_THAT(
+      err, HasSubstr("tg: CHECK=INTERP: kernel " + r.kir.name + " on CPU differs from INTERP at output 0 element 5: "));
   EXPECT_THAT(err, HasSubstr(" vs -1.625 (float32)\n--- KIR ---\n" + r.kir.dump() + "--- source ---\n" + r.source));
   // a NaN where a number belongs
   poke<float>(*r.bufs[0], 5, want5);

@@ -35,9 +35,7 @@ int64_t ravel(const Pos& p, const Shape& s) {
 int64_t numel(const Shape& s) { return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>()); }
 
 // A realized source tensor (a BUFFER node), so the op under test is applied to it directly.
-Tensor source(const Shape& s) {
-  return Tensor::from_vector(std::vector<float>(static_cast<size_t>(numel(s))), s);
-}
+Tensor source(const Shape& s) { return Tensor::from_vector(std::vector<float>(static_cast<size_t>(numel(s))), s); }
 
 std::string pos_str(const Pos& p) {
   std::string s = "(";
@@ -201,10 +199,13 @@ TEST(IndexFolding, PadAtAVariableOffsetIsValidOnlyOnTheSourceRows) {
   ASSERT_EQ(f.node->op, Op::PAD_VAR);
   ASSERT_TRUE(f.folded && f.folded->cond);
   for (int64_t p : {4, 0, 8})
-    EXPECT_TRUE(folds_to(f, [p](const Pos& o) -> std::optional<Pos> {
-      if (o[0] < p || o[0] >= p + 2) return std::nullopt;
-      return Pos{o[0] - p, o[1]};
-    }, {{"start_pos", p}})) << "start_pos=" << p;
+    EXPECT_TRUE(folds_to(f,
+                         [p](const Pos& o) -> std::optional<Pos> {
+                           if (o[0] < p || o[0] >= p + 2) return std::nullopt;
+                           return Pos{o[0] - p, o[1]};
+                         },
+                         {{"start_pos", p}}))
+        << "start_pos=" << p;
 }
 
 TEST(IndexFolding, OtherOpsAreNotFolded) {
@@ -221,7 +222,6 @@ struct Host {
   std::vector<double> v;
   Shape s;
 };
-
 
 // out[p] = in[src(p)], 0 where src gives nullopt
 Host remap(const Host& in, const Shape& out, const std::function<std::optional<Pos>(Pos)>& src) {
@@ -251,14 +251,14 @@ Tensor to_tensor(const Host& h) { return Tensor::from_vector(std::vector<float>(
 
 TEST(IndexFoldingEndToEnd, PermutePadFlipShrinkReshapeChain) {
   Host x = iota_host({2, 3, 4});
-  Tensor y = to_tensor(x).permute({2, 0, 1}).pad({{1, 1}, {0, 1}, {2, 0}}).flip({1}).shrink({{1, 5}, {0, 3}, {1, 5}}) *
-             2.0;
+  Tensor y =
+      to_tensor(x).permute({2, 0, 1}).pad({{1, 1}, {0, 1}, {2, 0}}).flip({1}).shrink({{1, 5}, {0, 3}, {1, 5}}) * 2.0;
   // permute: (4, 2, 3) reads (j, k, i); pad: (6, 3, 5); flip axis 1; shrink to (4, 3, 4) from (1, 0, 1)
   Host want = remap(x, {4, 3, 4}, [](Pos p) -> std::optional<Pos> {
-    Pos q{p[0] + 1, 2 - p[1], p[2] + 1};                      // undo shrink, then flip (padded dim 1 has size 3)
-    Pos u{q[0] - 1, q[1], q[2] - 2};                          // undo pad
+    Pos q{p[0] + 1, 2 - p[1], p[2] + 1};  // undo shrink, then flip (padded dim 1 has size 3)
+    Pos u{q[0] - 1, q[1], q[2] - 2};      // undo pad
     if (u[0] < 0 || u[0] >= 4 || u[1] >= 2 || u[2] < 0 || u[2] >= 3) return std::nullopt;
-    return Pos{u[1], u[2], u[0]};                             // undo permute
+    return Pos{u[1], u[2], u[0]};  // undo permute
   });
   for (auto& v : want.v) v *= 2.0;
   EXPECT_TRUE(same(y, want));

@@ -90,7 +90,8 @@ namespace {
 // then what its kernels write; a root already realized is its input slot. A copy of a graph that reads no buffer is
 // computed where it is copied to (no copy item).
 TEST(Slots, InputsFirstThenOutputsAndTemporaries) {
-  const Tensor a = Tensor::arange(0, 8, 1, dtypes::float32).realize(), b = Tensor::arange(8, 16, 1, dtypes::float32).realize();
+  const Tensor a = Tensor::arange(0, 8, 1, dtypes::float32).realize(),
+               b = Tensor::arange(8, 16, 1, dtypes::float32).realize();
   const Tensor m = (a * b).max({0}, true);
   const std::vector<ir::UOpPtr> roots{(a + m).node(), (b - m).node(), a.node()};
   const sched::Schedule s = sched::create_schedule(roots, a.device());
@@ -100,7 +101,8 @@ TEST(Slots, InputsFirstThenOutputsAndTemporaries) {
   EXPECT_EQ(inputs[0].get(), a.node()->payload().get()) << "first use in toposort order";
   ASSERT_EQ(s.roots.size(), 3u);
   EXPECT_EQ(s.roots[2], 0) << "a realized root is its own input slot";
-  for (int r : {s.roots[0], s.roots[1]}) EXPECT_EQ(s.slots.at(static_cast<size_t>(r)).kind, sched::BufferSlot::Kind::OUTPUT);
+  for (int r : {s.roots[0], s.roots[1]})
+    EXPECT_EQ(s.slots.at(static_cast<size_t>(r)).kind, sched::BufferSlot::Kind::OUTPUT);
   int temps = 0;
   for (const auto& slot : s.slots) temps += slot.kind == sched::BufferSlot::Kind::TEMP;
   EXPECT_EQ(temps, 1) << "the max, read by both outputs through a broadcast";

@@ -3,9 +3,9 @@
 #include "tg/custom_kernel.hpp"
 #include "tg/device.hpp"
 
-#include <array>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <array>
 
 #include <cmath>
 
@@ -52,19 +52,22 @@ TEST(CustomKernel, TopKOver256Lanes) {
   KExpr xi = k.load(x, r * n + i), xj = k.load(x, r * n + j);
   // the rank of lane i: how many lanes beat it (larger, or equal with a lower index)
   KExpr beats = (xi < xj) || ((xj == xi) && (j < i));
-  KExpr rank = k.reduce(KExpr::where(beats, k.constant(1, dtypes::int64), k.constant(0, dtypes::int64)), Reduce::SUM, {j});
+  KExpr rank =
+      k.reduce(KExpr::where(beats, k.constant(1, dtypes::int64), k.constant(0, dtypes::int64)), Reduce::SUM, {j});
   KExpr slot = r * topk + rank, keep = rank < topk;
   KExpr sv = k.store(k.buffer(0, dtypes::float32), slot, xi, keep);
   KExpr si = k.store(k.buffer(1, dtypes::int32), slot, i.cast(dtypes::int32), keep);
   k.run(k.loop({sv, si}, {i}));
   k.parallel();
-  auto outs = k({{{rows, topk}, dtypes::float32}, {{rows, topk}, dtypes::int32}}, {Tensor::from_vector(host, {rows, n})});
+  auto outs =
+      k({{{rows, topk}, dtypes::float32}, {{rows, topk}, dtypes::int32}}, {Tensor::from_vector(host, {rows, n})});
   auto vals = outs[0].to_vector<float>();
   auto idx = outs[1].to_vector<int32_t>();
   for (int64_t row = 0; row < rows; ++row) {
     std::vector<int32_t> order(n);
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int32_t p, int32_t q) { return host[row * n + p] > host[row * n + q]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int32_t p, int32_t q) { return host[row * n + p] > host[row * n + q]; });
     for (int64_t t = 0; t < topk; ++t) {
       EXPECT_EQ(idx[row * topk + t], order[t]) << "row " << row << " rank " << t;
       EXPECT_EQ(vals[row * topk + t], host[row * n + order[t]]) << "row " << row << " rank " << t;
@@ -103,15 +106,17 @@ TEST(CustomKernel, RegisterArrayInitializedInALoopLivesAcrossLoops) {
   KExpr init = k.loop({k.store(acc, z, k.constant(0, dtypes::float32))}, {z});
   KExpr blk = k.range(n / lanes, Axis::LOOP), lane = k.range(lanes, Axis::UPCAST);
   KExpr col = blk * lanes + lane;
-  KExpr step = k.loop({k.store(acc, lane, k.load(k.after(acc, {init}), lane) +
-                                              k.load(k.buffer(1, dtypes::float32), r * n + col) * k.load(k.buffer(2, dtypes::float32), col))},
+  KExpr step = k.loop({k.store(acc, lane,
+                               k.load(k.after(acc, {init}), lane) + k.load(k.buffer(1, dtypes::float32), r * n + col) *
+                                                                        k.load(k.buffer(2, dtypes::float32), col))},
                       {blk, lane});
   KExpr fin = k.range(lanes, Axis::LOOP);
   k.run(init);
   k.run(step);
   k.run(k.store(k.buffer(0, dtypes::float32), r, k.reduce(k.load(k.after(acc, {step}), fin), Reduce::SUM, {fin})));
   k.parallel();
-  auto out = k({{{rows}, dtypes::float32}}, {Tensor::from_vector(a, {rows, n}), Tensor::from_vector(b, {n})})[0].to_vector<float>();
+  auto out = k({{{rows}, dtypes::float32}}, {Tensor::from_vector(a, {rows, n}), Tensor::from_vector(b, {n})})[0]
+                 .to_vector<float>();
   for (int64_t row = 0; row < rows; ++row) {
     std::vector<float> part(lanes, 0.0f);  // the kernel's association: lane partial sums, then lanes in order
     for (int64_t c = 0; c < n; ++c) part[c % lanes] = part[c % lanes] + a[row * n + c] * b[c];
@@ -156,9 +161,13 @@ TEST(CustomKernel, UpcastLanesThroughARegisterArray) {
   KExpr out = k.buffer(0, dtypes::float32);
   KExpr put = k.loop({k.store(out, i * lanes + l2, k.load(k.after(acc, {fill}), l2) + l2.cast(dtypes::float32))}, {l2});
   k.run(put);
-  k.run(k.loop({k.store(k.after(out, {put}), i * lanes + l3, k.constant(-1, dtypes::float32), l3 % k.constant(2, dtypes::int64) == k.constant(1, dtypes::int64))}, {l3}));
+  k.run(k.loop({k.store(k.after(out, {put}), i * lanes + l3, k.constant(-1, dtypes::float32),
+                        l3 % k.constant(2, dtypes::int64) == k.constant(1, dtypes::int64))},
+               {l3}));
   for (const char* dev : {"CPU", "INTERP"}) {
-    auto got = Tensor::custom_kernel(k, {{{rows * lanes}, dtypes::float32}}, {Tensor::from_vector(x, {rows * lanes}, dev)})[0].to_vector<float>();
+    auto got =
+        Tensor::custom_kernel(k, {{{rows * lanes}, dtypes::float32}}, {Tensor::from_vector(x, {rows * lanes}, dev)})[0]
+            .to_vector<float>();
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < lanes; ++j) {
         const float want = j % 2 ? -1.0f : x[r * lanes + j] * 3.0f + static_cast<float>(j);
@@ -173,7 +182,8 @@ TEST(CustomKernel, FmaRoundsOnceOrTwice) {
   const int64_t n = 257;
   std::vector<float> a(n), b(n), c(n);
   for (int64_t j = 0; j < n; ++j)
-    a[j] = 1.0f + static_cast<float>(j) / 3.0f, b[j] = 0.5f - static_cast<float>(j) / 7.0f, c[j] = static_cast<float>(j % 5) - 2.0f;
+    a[j] = 1.0f + static_cast<float>(j) / 3.0f, b[j] = 0.5f - static_cast<float>(j) / 7.0f,
+    c[j] = static_cast<float>(j % 5) - 2.0f;
   a[0] = 3.0f, b[0] = 4.0f, c[0] = 5.0f;  // exact: 17
   CustomKernel k("fma_kernel");
   KExpr i = k.range(n, Axis::GLOBAL);
@@ -182,7 +192,8 @@ TEST(CustomKernel, FmaRoundsOnceOrTwice) {
   EXPECT_THROW(KExpr::fma(in(1), in(2), i), std::invalid_argument);  // an int64 operand
   for (const char* dev : {"CPU", "INTERP"}) {
     auto out = Tensor::custom_kernel(k, {{{n}, dtypes::float32}},
-                                     {Tensor::from_vector(a, {n}, dev), Tensor::from_vector(b, {n}, dev), Tensor::from_vector(c, {n}, dev)})[0]
+                                     {Tensor::from_vector(a, {n}, dev), Tensor::from_vector(b, {n}, dev),
+                                      Tensor::from_vector(c, {n}, dev)})[0]
                    .to_vector<float>();
     EXPECT_EQ(out[0], 17.0f) << dev;
     for (int64_t j = 0; j < n; ++j) {
@@ -232,7 +243,8 @@ TEST(CustomKernel, Dot4AndPackedLoadsMatchTheirDefinition) {
     for (int64_t i = 0; i < n; ++i) {
       const uint32_t a = word(1 + 4 * i), b = word(n * 4 + 3 + 4 * i);
       int64_t want = acc[i];
-      for (int q = 0; q < 4; ++q) want += int64_t{static_cast<uint8_t>(a >> (8 * q))} * static_cast<int8_t>(b >> (8 * q));
+      for (int q = 0; q < 4; ++q)
+        want += int64_t{static_cast<uint8_t>(a >> (8 * q))} * static_cast<int8_t>(b >> (8 * q));
       ASSERT_EQ(got[i], want) << dev << " element " << i << " seed " << seed;
       ASSERT_EQ(half[i], bytes[i * 2 + 5] | bytes[i * 2 + 6] << 8) << dev << " element " << i << " seed " << seed;
     }
@@ -256,9 +268,13 @@ TEST(CustomKernel, Lut16MatchesItsDefinition) {
   for (int64_t wi = 0; wi < 4; ++wi) {  // output wi holds the table looked up in vectors of widths[wi] lanes
     const int64_t w = widths[wi];
     KExpr g = k.range(n / w, Axis::LOOP), l = k.range(w, Axis::UPCAST), e = g * w + l;
-    k.run(k.loop({k.store(k.buffer(static_cast<int>(wi), dtypes::int32), e, KExpr::lut16(k.load(k.buffer(4, dtypes::int32), e), table))}, {g, l}));
+    k.run(k.loop({k.store(k.buffer(static_cast<int>(wi), dtypes::int32), e,
+                          KExpr::lut16(k.load(k.buffer(4, dtypes::int32), e), table))},
+                 {g, l}));
   }
-  EXPECT_THROW(KExpr::lut16(k.load(k.buffer(4, dtypes::int32), k.constant(0, dtypes::int64)).cast(dtypes::int64), table), std::invalid_argument);
+  EXPECT_THROW(
+      KExpr::lut16(k.load(k.buffer(4, dtypes::int32), k.constant(0, dtypes::int64)).cast(dtypes::int64), table),
+      std::invalid_argument);
   std::vector<std::string> devs{"CPU", "INTERP"};
   for (const std::string& dev : available_devices())
     if (dev.rfind("QCOM", 0) == 0) devs.push_back(dev);
@@ -270,7 +286,8 @@ TEST(CustomKernel, Lut16MatchesItsDefinition) {
       for (int64_t i = 0; i < n / widths[wi] * widths[wi]; ++i) {
         uint32_t want = 0;
         for (int b = 0; b < 4; ++b) want |= uint32_t{table[(static_cast<uint32_t>(idx[i]) >> (8 * b)) & 15]} << (8 * b);
-        ASSERT_EQ(static_cast<uint32_t>(got[i]), want) << dev << " " << widths[wi] << " lanes, element " << i << " seed " << seed;
+        ASSERT_EQ(static_cast<uint32_t>(got[i]), want)
+            << dev << " " << widths[wi] << " lanes, element " << i << " seed " << seed;
       }
     }
   }
@@ -285,7 +302,8 @@ TEST(CustomKernel, UnrolledAndLoopedReduction) {
   KExpr prod = k.load(k.buffer(1, dtypes::float32), r * n + col) * k.load(k.buffer(2, dtypes::float32), col);
   k.run(k.store(k.buffer(0, dtypes::float32), r, k.reduce(prod, Reduce::SUM, {outer, u})));
   k.parallel();
-  auto out = k({{{rows}, dtypes::float32}}, {Tensor::from_vector(a, {rows, n}), Tensor::from_vector(b, {n})})[0].to_vector<float>();
+  auto out = k({{{rows}, dtypes::float32}}, {Tensor::from_vector(a, {rows, n}), Tensor::from_vector(b, {n})})[0]
+                 .to_vector<float>();
   for (int64_t row = 0; row < rows; ++row) {
     // same association as the kernel: per outer step, the 4 unrolled terms left to right, then accumulate
     float acc = 0;
@@ -384,7 +402,8 @@ TEST(CustomKernelInlineCode, RendererWithoutInlineCodeIsAnError) {
         .realize();
     FAIL() << "expected an error";
   } catch (const std::exception& e) {
-    EXPECT_THAT(e.what(), HasSubstr("inline code is written for c, opencl-c, cuda, but this renderer takes no inline code"));
+    EXPECT_THAT(e.what(),
+                HasSubstr("inline code is written for c, opencl-c, cuda, but this renderer takes no inline code"));
   }
 }
 
@@ -401,7 +420,8 @@ TEST(CustomKernelInlineCode, EmptyFallbackStatementIsAHintOthersSkip) {
   k.run(k.inline_stmt({{"c", "__builtin_prefetch(&{0}[{1}]);"}, {"*", ""}}, {in, ahead}));
   k.run(k.store(k.buffer(0, dtypes::float32), i, k.load(in, i) * 2.0f));
   for (const char* dev : {"CPU", "INTERP"}) {
-    auto out = Tensor::custom_kernel(k, {{{n}, dtypes::float32}}, {Tensor::from_vector(x, {n}, dev)})[0].to_vector<float>();
+    auto out =
+        Tensor::custom_kernel(k, {{{n}, dtypes::float32}}, {Tensor::from_vector(x, {n}, dev)})[0].to_vector<float>();
     for (int64_t j = 0; j < n; ++j) ASSERT_EQ(out[j], x[j] * 2.0f) << dev << " element " << j;
   }
 }

@@ -107,7 +107,8 @@ TEST(Shard, ReduceOverTheSplitAxisIsAnAllreduce) {
         std::vector<double> col_sum(4, 0.0), col_max(4, -1e30);
         double total = 0;
         for (int64_t r = 0; r < 6; ++r)
-          for (int64_t c = 0; c < 4; ++c) col_sum[c] += m.at(r, c), col_max[c] = std::max(col_max[c], m.at(r, c)), total += m.at(r, c);
+          for (int64_t c = 0; c < 4; ++c)
+            col_sum[c] += m.at(r, c), col_max[c] = std::max(col_max[c], m.at(r, c)), total += m.at(r, c);
         Tensor s = t.sum(0);
         s.realize();
         EXPECT_EQ(s.devices().size(), static_cast<size_t>(n));  // whole on every device
@@ -165,7 +166,8 @@ TEST(Shard, MatmulColumnAndRowParallel) {
   const auto two = devs("CPU", 2);
   // column-parallel then row-parallel (a tensor-parallel FFN): x whole, w1 split by columns, w2 by rows; the only
   // collective is the allreduce after the second product
-  Tensor xs = on_cpu(x).shard(two).realize(), w1s = on_cpu(w1).shard(two, 1).realize(), w2s = on_cpu(w2).shard(two, 0).realize();
+  Tensor xs = on_cpu(x).shard(two).realize(), w1s = on_cpu(w1).shard(two, 1).realize(),
+         w2s = on_cpu(w2).shard(two, 0).realize();
   Tensor h = xs.matmul(w1s);
   Tensor y = h.matmul(w2s);
   Matrix hm{3, 6, {}};
@@ -174,7 +176,8 @@ TEST(Shard, MatmulColumnAndRowParallel) {
   const size_t before = copies(), peer_before = tg::schedule_stats().peer_copies;
   y.realize();
   EXPECT_EQ(copies() - before, 2u) << "one allreduce of 2 devices: each copies the other's partial";
-  EXPECT_EQ(tg::schedule_stats().peer_copies - peer_before, 2u) << "CPU:0 and CPU:1 copy through the plugin's allocator_copy_peer";
+  EXPECT_EQ(tg::schedule_stats().peer_copies - peer_before, 2u)
+      << "CPU:0 and CPU:1 copy through the plugin's allocator_copy_peer";
   expect_near(y.to_vector<float>(), matmul_ref(hm, w2), 1e-4);
 }
 
@@ -279,20 +282,26 @@ TEST(ShardErrors, EachRefusalSaysWhatAndWhere) {
   EXPECT_NE(message([&] { x.shard(devs("CPU", 2), 0); }).find("does not split into 2 equal parts"), std::string::npos);
   EXPECT_NE(message([&] { x.shard({"CPU:0", "cpu:0"}, 1); }).find("listed twice"), std::string::npos);
   EXPECT_NE(message([&] { x.shard(devs("CPU", 4), {2, 2}, {0}); }).find("needs as many axes"), std::string::npos);
-  EXPECT_NE(message([&] { x.shard(devs("CPU", 3), {2, 2}, {0, 1}); }).find("does not hold 3 devices"), std::string::npos);
+  EXPECT_NE(message([&] { x.shard(devs("CPU", 3), {2, 2}, {0, 1}); }).find("does not hold 3 devices"),
+            std::string::npos);
   EXPECT_NE(message([&] { x.shard(devs("CPU", 2), 2); }).find("out of range"), std::string::npos);
   EXPECT_NE(message([&] { x.shard({"CPU:0", "NOPE:1"}, 1); }).find("unknown device 'NOPE:1'"), std::string::npos);
   Tensor s = x.shard(devs("CPU", 2), 1);
-  EXPECT_NE(message([&] { s.pad({{0, 0}, {1, 0}}).realize(); }).find("PAD along axis 1, which is split over (CPU, CPU:1)"),
-            std::string::npos);
+  EXPECT_NE(
+      message([&] { s.pad({{0, 0}, {1, 0}}).realize(); }).find("PAD along axis 1, which is split over (CPU, CPU:1)"),
+      std::string::npos);
   EXPECT_NE(message([&] { s.reshape({20}).realize(); }).find("merges or splits axis 1"), std::string::npos);
-  EXPECT_NE(message([&] { Tensor::empty({2}, tg::dtypes::float32, "CPU:0,CPU:1"); }).find("make it on one and shard() it"),
-            std::string::npos);
+  EXPECT_NE(
+      message([&] { Tensor::empty({2}, tg::dtypes::float32, "CPU:0,CPU:1"); }).find("make it on one and shard() it"),
+      std::string::npos);
   // a Jit captured on inputs sharded one way refuses them sharded another way
-  tg::Jit jit([](const std::vector<Tensor>& in, const std::vector<tg::BoundVariable>&) { return std::vector<Tensor>{in[0] * 2}; });
+  tg::Jit jit([](const std::vector<Tensor>& in, const std::vector<tg::BoundVariable>&) {
+    return std::vector<Tensor>{in[0] * 2};
+  });
   for (int i = 0; i < 3; ++i) jit({x.shard(devs("CPU", 2), 1)});
   EXPECT_NE(message([&] { jit({x.shard(devs("CPU", 2))}); })
-                .find("input 0 is (5, 4) float32 on (CPU, CPU:1), replicated, captured as (5, 4) float32 on (CPU, CPU:1) split along axis 1"),
+                .find("input 0 is (5, 4) float32 on (CPU, CPU:1), replicated, captured as (5, 4) float32 on (CPU, "
+                      "CPU:1) split along axis 1"),
             std::string::npos)
       << message([&] { jit({x.shard(devs("CPU", 2))}); });
   EXPECT_NE(message([&] { s + x; }).find("different devices"), std::string::npos);
@@ -319,7 +328,8 @@ TEST(ShardJit, ShardedInputsAndOutputsReplayWithNewData) {
     }
     Matrix hm{3, 6, {}};
     std::vector<double> h = matmul_ref(x, w1);
-    for (size_t i = 0; i < h.size(); ++i) h[i] = std::max(0.0, h[i] + b.at(0, static_cast<int64_t>(i % 6))), hm.f.push_back(static_cast<float>(h[i]));
+    for (size_t i = 0; i < h.size(); ++i)
+      h[i] = std::max(0.0, h[i] + b.at(0, static_cast<int64_t>(i % 6))), hm.f.push_back(static_cast<float>(h[i]));
     EXPECT_EQ(out[1].device(), "CPU,CPU:1");
     expect_near(out[1].to_vector<float>(), h, 1e-5);
     expect_near(out[0].to_vector<float>(), matmul_ref(hm, w2), 1e-4);
@@ -328,7 +338,9 @@ TEST(ShardJit, ShardedInputsAndOutputsReplayWithNewData) {
 
 // A copy of an input to another device, replayed, copies that call's input (not the captured call's).
 TEST(ShardJit, ACopyOfAnInputCopiesTheNewInput) {
-  tg::Jit moved([](const std::vector<Tensor>& in, const std::vector<tg::BoundVariable>&) { return std::vector<Tensor>{in[0].to("CPU:1") * 2}; });
+  tg::Jit moved([](const std::vector<Tensor>& in, const std::vector<tg::BoundVariable>&) {
+    return std::vector<Tensor>{in[0].to("CPU:1") * 2};
+  });
   for (int call = 0; call < 4; ++call) {
     const float v = static_cast<float>(call + 1);
     std::vector<Tensor> out = moved({Tensor::from_vector(std::vector<float>{v, -v}, {2}, "CPU:0")});

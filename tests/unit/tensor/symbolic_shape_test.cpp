@@ -12,10 +12,10 @@
 #include <numeric>
 #include <random>
 
+#include "../random_floats.hpp"
 #include "tg/jit.hpp"
 #include "tg/profile.hpp"
 #include "tg/tensor.hpp"
-#include "../random_floats.hpp"
 
 namespace tg {
 namespace {
@@ -31,8 +31,10 @@ void for_values_one_compile(const std::vector<int64_t>& values, const std::funct
   for (size_t i = 0; i < values.size(); ++i) {
     SCOPED_TRACE("value " + std::to_string(values[i]));
     f(values[i]);
-    if (i == 0) built = programs_built();
-    else EXPECT_EQ(programs_built(), built) << "value " << values[i] << " built a new program";
+    if (i == 0)
+      built = programs_built();
+    else
+      EXPECT_EQ(programs_built(), built) << "value " << values[i] << " built a new program";
   }
 }
 
@@ -112,15 +114,18 @@ TEST(SymbolicShape, TwoVariablesInOneTensor) {
     ASSERT_EQ(regroup.size(), static_cast<size_t>(a * b));
     ASSERT_EQ(rows.size(), static_cast<size_t>(a));
     ASSERT_EQ(tr.size(), static_cast<size_t>(a * b));
-    for (int64_t i = 0; i < a * b; ++i) EXPECT_EQ(regroup[i], host[(i / b) * 10 + i % b]) << a << "x" << b << " i=" << i;
+    for (int64_t i = 0; i < a * b; ++i)
+      EXPECT_EQ(regroup[i], host[(i / b) * 10 + i % b]) << a << "x" << b << " i=" << i;
     for (int64_t r = 0; r < a; ++r) {
       float want = 0;
       for (int64_t c = 0; c < b; ++c) want += host[r * 10 + c];
       EXPECT_EQ(rows[r], want) << a << "x" << b << " r=" << r;
       for (int64_t c = 0; c < b; ++c) EXPECT_EQ(tr[c * a + r], host[r * 10 + c]) << a << "x" << b;
     }
-    if (k == 0) built = programs_built();
-    else EXPECT_EQ(programs_built(), built) << a << "x" << b << " built a new program";
+    if (k == 0)
+      built = programs_built();
+    else
+      EXPECT_EQ(programs_built(), built) << a << "x" << b << " built a new program";
   }
 }
 
@@ -172,11 +177,15 @@ TEST(SymbolicShape, ReductionsOverASymbolicAxis) {
       total += s;
       EXPECT_NEAR(sum[c], s, 1e-5) << "c=" << c;
       EXPECT_EQ(mx[c], static_cast<float>(m)) << "c=" << c;
-      if (v == 0) EXPECT_TRUE(std::isnan(mean[c])) << "0/0 is NaN, got " << mean[c];
-      else EXPECT_NEAR(mean[c], s / v, 1e-6) << "c=" << c;
+      if (v == 0)
+        EXPECT_TRUE(std::isnan(mean[c])) << "0/0 is NaN, got " << mean[c];
+      else
+        EXPECT_NEAR(mean[c], s / v, 1e-6) << "c=" << c;
     }
-    if (v == 0) EXPECT_TRUE(std::isnan(all_mean[0]));
-    else EXPECT_NEAR(all_mean[0], total / (3 * v), 1e-6);
+    if (v == 0)
+      EXPECT_TRUE(std::isnan(all_mean[0]));
+    else
+      EXPECT_NEAR(all_mean[0], total / (3 * v), 1e-6);
     for (int64_t r = 0; r < v; ++r) EXPECT_NEAR(rows[r], h[r * 3] + h[r * 3 + 1] + h[r * 3 + 2], 1e-6) << "r=" << r;
   });
 }
@@ -194,7 +203,8 @@ TEST(SymbolicShape, SoftmaxOverASymbolicLastAxis) {
       double m = -INFINITY, s = 0;
       for (int64_t c = 0; c < v; ++c) m = std::max<double>(m, h[r * 32 + c]);
       for (int64_t c = 0; c < v; ++c) s += std::exp(h[r * 32 + c] - m);
-      for (int64_t c = 0; c < v; ++c) EXPECT_NEAR(got[r * v + c], std::exp(h[r * 32 + c] - m) / s, 2e-6) << r << "," << c;
+      for (int64_t c = 0; c < v; ++c)
+        EXPECT_NEAR(got[r * v + c], std::exp(h[r * 32 + c] - m) / s, 2e-6) << r << "," << c;
     }
   });
 }
@@ -213,10 +223,12 @@ TEST(SymbolicShape, ReshapeBetweenVTimes4AndV4) {
     EXPECT_TRUE(inferred.dims()[0].same_as(b)) << inferred.dims()[0].str();
     std::vector<float> sums = m.sum({1}).to_vector<float>();
     ASSERT_EQ(sums.size(), static_cast<size_t>(v));
-    for (int64_t r = 0; r < v; ++r) EXPECT_EQ(sums[r], host[4 * r] + host[4 * r + 1] + host[4 * r + 2] + host[4 * r + 3]);
+    for (int64_t r = 0; r < v; ++r)
+      EXPECT_EQ(sums[r], host[4 * r] + host[4 * r + 1] + host[4 * r + 2] + host[4 * r + 3]);
     // (v, 4) -> (v*4,) and unit dims added and removed around the symbolic one
     std::vector<float> back = (mat.shrink(0, 0, b).reshape({b * 4}) + 0.5).to_vector<float>();
-    std::vector<float> unit = (mat.shrink(0, 0, b).unsqueeze(0).unsqueeze(2) * 2.0).squeeze(2).reshape({b, 1, 4}).to_vector<float>();
+    std::vector<float> unit =
+        (mat.shrink(0, 0, b).unsqueeze(0).unsqueeze(2) * 2.0).squeeze(2).reshape({b, 1, 4}).to_vector<float>();
     ASSERT_EQ(back.size(), static_cast<size_t>(4 * v));
     ASSERT_EQ(unit.size(), static_cast<size_t>(4 * v));
     for (int64_t i = 0; i < 4 * v; ++i) EXPECT_EQ(back[i], host[i] + 0.5f) << i;
@@ -329,7 +341,8 @@ struct Attention {
     return {p.matmul(values), p};
   }
   // host reference for the first L cache rows
-  void check(int64_t L, const std::vector<float>& hq_, const std::vector<float>& out, const std::vector<float>& probs) const {
+  void check(int64_t L, const std::vector<float>& hq_, const std::vector<float>& out,
+             const std::vector<float>& probs) const {
     ASSERT_EQ(out.size(), static_cast<size_t>(H * D));
     ASSERT_EQ(probs.size(), static_cast<size_t>(H * L));
     for (int h = 0; h < H; ++h) {
@@ -341,7 +354,8 @@ struct Attention {
         m = std::max(m, s[t]);
       }
       for (int64_t t = 0; t < L; ++t) sum += std::exp(s[t] - m);
-      for (int64_t t = 0; t < L; ++t) EXPECT_NEAR(probs[h * L + t], std::exp(s[t] - m) / sum, 1e-5) << "L=" << L << " h=" << h << " t=" << t;
+      for (int64_t t = 0; t < L; ++t)
+        EXPECT_NEAR(probs[h * L + t], std::exp(s[t] - m) / sum, 1e-5) << "L=" << L << " h=" << h << " t=" << t;
       for (int d = 0; d < D; ++d) {
         double want = 0;
         for (int64_t t = 0; t < L; ++t) want += std::exp(s[t] - m) / sum * hv[(h * T + t) * D + d];
@@ -411,7 +425,9 @@ TEST(SymbolicShape, JitTakesASymbolicInput) {
   // the input's length must come with the call: the kernels would keep the captured one
   Tensor input = x.shrink(0, 0, n.bind(7)).contiguous().realize();
   EXPECT_THAT(error_of([&] { f({input}, {n.bind(6)}); }), HasSubstr("input 0 is (n, 2) = (7, 2) float32"));
-  Jit g([](const std::vector<Tensor>& in, const std::vector<BoundVariable>&) { return std::vector<Tensor>{in[0].sum({0})}; });
+  Jit g([](const std::vector<Tensor>& in, const std::vector<BoundVariable>&) {
+    return std::vector<Tensor>{in[0].sum({0})};
+  });
   auto input_of = [&](int64_t v) { return x.shrink(0, 0, n.bind(v)).contiguous().realize(); };
   g({input_of(2)});
   g({input_of(3)});  // captured with n = 3 in its kernels
@@ -425,10 +441,14 @@ TEST(SymbolicShapeErrors, DimsThatMayDifferDoNotBroadcast) {
   EXPECT_THAT(error_of([&] { (x.shrink(0, 0, v.bind(3)) + x.shrink(0, 0, w.bind(3))).realize(); }),
               HasSubstr("dims v and w are not provably equal"));
   // v is 5 now, but not for every binding
-  EXPECT_THAT(error_of([&] { (x.shrink(0, 0, v.bind(5)) + Tensor::zeros({5, 2})).realize(); }), HasSubstr("(v, 2) and (5, 2)"));
-  EXPECT_THAT(error_of([&] { (x.shrink(0, 0, v.bind(2)) + x.shrink(0, 0, v.bind(3))).realize(); }), HasSubstr("cannot be broadcast"));
+  EXPECT_THAT(error_of([&] { (x.shrink(0, 0, v.bind(5)) + Tensor::zeros({5, 2})).realize(); }),
+              HasSubstr("(v, 2) and (5, 2)"));
+  EXPECT_THAT(error_of([&] { (x.shrink(0, 0, v.bind(2)) + x.shrink(0, 0, v.bind(3))).realize(); }),
+              HasSubstr("cannot be broadcast"));
   EXPECT_THAT(error_of([&] { x.shrink(0, 0, v.bind(3)).expand({w.bind(3), 2}); }), HasSubstr("cannot expand (v, 2)"));
-  EXPECT_THAT(error_of([&] { Tensor::ones({1, 8}).shrink(1, 0, v.bind(2)).matmul(Tensor::ones({8, 3}).shrink(0, 0, w.bind(2))); }),
+  EXPECT_THAT(error_of([&] {
+                Tensor::ones({1, 8}).shrink(1, 0, v.bind(2)).matmul(Tensor::ones({8, 3}).shrink(0, 0, w.bind(2)));
+              }),
               HasSubstr("do not align (v != w)"));
 }
 

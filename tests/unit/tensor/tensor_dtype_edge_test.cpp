@@ -52,10 +52,21 @@ TEST(IntegerEdges, WrapAround) {
       {"int16 wrap", dt::int16, {32767, -32768}, {1, -1}, add, dt::int16, {-32768, 32767}},
       {"uint16 wrap", dt::uint16, {0, 65535}, {1, 2}, sub, dt::uint16, {65535, 65533}},
       {"int32 add", dt::int32, {2147483647, -2147483648.0L}, {1, -1}, add, dt::int32, {-2147483648.0L, 2147483647}},
-      {"int32 mul", dt::int32, {65536, 46341, 100000}, {65536, 46341, 100000}, mul, dt::int32, {0, -2147479015, 1410065408}},
+      {"int32 mul",
+       dt::int32,
+       {65536, 46341, 100000},
+       {65536, 46341, 100000},
+       mul,
+       dt::int32,
+       {0, -2147479015, 1410065408}},
       {"uint32 mul", dt::uint32, {65536, 4294967295.0L}, {65536, 2}, mul, dt::uint32, {0, 4294967294.0L}},
       {"int64 add", dt::int64, {i64max, i64min}, {1, -1}, add, dt::int64, {i64min, i64max}},
-      {"int64 mul", dt::int64, {4294967296.0L, 3037000500.0L}, {4294967296.0L, 3037000500.0L}, mul, dt::int64,
+      {"int64 mul",
+       dt::int64,
+       {4294967296.0L, 3037000500.0L},
+       {4294967296.0L, 3037000500.0L},
+       mul,
+       dt::int64,
        {0, -9223372036709301616.0L}},
       {"uint64 sub", dt::uint64, {0, 5}, {1, 7}, sub, dt::uint64, {u64max, u64max - 1}},
   });
@@ -82,7 +93,13 @@ TEST(IntegerEdges, DivisionByZeroAndIntMinByMinusOne) {
       {"INT_MIN idiv -1", dt::int64, {-9223372036854775808.0L}, {-1}, idiv, dt::int64, {-9223372036854775808.0L}},
       {"INT_MIN mod -1", dt::int32, {-2147483648.0L, 7}, {-1, -1}, mod, dt::int32, {0, 0}},
       {"INT_MIN mod -1", dt::int64, {-9223372036854775808.0L}, {-1}, mod, dt::int64, {0}},
-      {"unsigned big", dt::uint32, {4294967295.0L, 4294967295.0L}, {4294967295.0L, 2}, idiv, dt::uint32, {1, 2147483647}},
+      {"unsigned big",
+       dt::uint32,
+       {4294967295.0L, 4294967295.0L},
+       {4294967295.0L, 2},
+       idiv,
+       dt::uint32,
+       {1, 2147483647}},
       {"unsigned mod", dt::uint64, {18446744073709551615.0L}, {10}, mod, dt::uint64, {5}},
   });
   // every integer dtype: x idiv 0 = 0 and x mod 0 = 0
@@ -97,7 +114,13 @@ TEST(IntegerEdges, DivisionByZeroAndIntMinByMinusOne) {
 
 TEST(FloatEdges, DivisionByZero) {
   for (DType d : {dt::float16, dt::bfloat16, dt::float32, dt::float64}) {
-    run({{"x / 0", d, {1, -1, 0, 1, kInf, kNaN}, {0, 0, 0, -0.0L, 0, 0}, fdiv, d, {kInf, -kInf, kNaN, -kInf, kInf, kNaN}}});
+    run({{"x / 0",
+          d,
+          {1, -1, 0, 1, kInf, kNaN},
+          {0, 0, 0, -0.0L, 0, 0},
+          fdiv,
+          d,
+          {kInf, -kInf, kNaN, -kInf, kInf, kNaN}}});
     EXPECT_TRUE(check(make({2, -3}, {2}, d).reciprocal() * 0.0, {2}, d, {0, -0.0L}));
     EXPECT_TRUE(check(make({0, -0.0L}, {2}, d).reciprocal(), {2}, d, {kInf, -kInf})) << d.name();
   }
@@ -130,17 +153,62 @@ TEST(FloatEdges, NaNAndInfPropagate) {
   const std::vector<BinCase> bin = {
       {"nan + 1", dt::float32, {kNaN, kInf, kInf}, {1, -kInf, kInf}, add, dt::float32, {kNaN, kNaN, kInf}},
       {"inf * 0", dt::float32, {kInf, kNaN}, {0, 0}, mul, dt::float32, {kNaN, kNaN}},
-      {"maximum", dt::float32, {kNaN, 1, kNaN, -kInf}, {1, kNaN, kNaN, 3}, [](auto& a, auto& b) { return a.maximum(b); },
-       dt::float32, {kNaN, kNaN, kNaN, 3}},
-      {"minimum", dt::float32, {kNaN, 1, kInf}, {1, kNaN, 3}, [](auto& a, auto& b) { return a.minimum(b); }, dt::float32,
+      {"maximum",
+       dt::float32,
+       {kNaN, 1, kNaN, -kInf},
+       {1, kNaN, kNaN, 3},
+       [](auto& a, auto& b) { return a.maximum(b); },
+       dt::float32,
+       {kNaN, kNaN, kNaN, 3}},
+      {"minimum",
+       dt::float32,
+       {kNaN, 1, kInf},
+       {1, kNaN, 3},
+       [](auto& a, auto& b) { return a.minimum(b); },
+       dt::float32,
        {kNaN, kNaN, 3}},
-      {"lt", dt::float32, {kNaN, 1, kNaN, -kInf}, {1, kNaN, kNaN, kInf}, [](auto& a, auto& b) { return a.lt(b); }, dt::bool_,
+      {"lt",
+       dt::float32,
+       {kNaN, 1, kNaN, -kInf},
+       {1, kNaN, kNaN, kInf},
+       [](auto& a, auto& b) { return a.lt(b); },
+       dt::bool_,
        {0, 0, 0, 1}},
-      {"le", dt::float32, {kNaN, 1, kNaN}, {1, kNaN, kNaN}, [](auto& a, auto& b) { return a.le(b); }, dt::bool_, {0, 0, 0}},
-      {"gt", dt::float32, {kNaN, 1, kNaN}, {1, kNaN, kNaN}, [](auto& a, auto& b) { return a.gt(b); }, dt::bool_, {0, 0, 0}},
-      {"ge", dt::float32, {kNaN, 1, kNaN}, {1, kNaN, kNaN}, [](auto& a, auto& b) { return a.ge(b); }, dt::bool_, {0, 0, 0}},
-      {"eq", dt::float32, {kNaN, kInf, 0}, {kNaN, kInf, -0.0L}, [](auto& a, auto& b) { return a.eq(b); }, dt::bool_, {0, 1, 1}},
-      {"ne", dt::float32, {kNaN, kInf, 0}, {kNaN, kInf, -0.0L}, [](auto& a, auto& b) { return a.ne(b); }, dt::bool_, {1, 0, 0}},
+      {"le",
+       dt::float32,
+       {kNaN, 1, kNaN},
+       {1, kNaN, kNaN},
+       [](auto& a, auto& b) { return a.le(b); },
+       dt::bool_,
+       {0, 0, 0}},
+      {"gt",
+       dt::float32,
+       {kNaN, 1, kNaN},
+       {1, kNaN, kNaN},
+       [](auto& a, auto& b) { return a.gt(b); },
+       dt::bool_,
+       {0, 0, 0}},
+      {"ge",
+       dt::float32,
+       {kNaN, 1, kNaN},
+       {1, kNaN, kNaN},
+       [](auto& a, auto& b) { return a.ge(b); },
+       dt::bool_,
+       {0, 0, 0}},
+      {"eq",
+       dt::float32,
+       {kNaN, kInf, 0},
+       {kNaN, kInf, -0.0L},
+       [](auto& a, auto& b) { return a.eq(b); },
+       dt::bool_,
+       {0, 1, 1}},
+      {"ne",
+       dt::float32,
+       {kNaN, kInf, 0},
+       {kNaN, kInf, -0.0L},
+       [](auto& a, auto& b) { return a.ne(b); },
+       dt::bool_,
+       {1, 0, 0}},
   };
   for (DType d : {dt::float32, dt::float64, dt::float16, dt::bfloat16}) {
     for (auto& c : un) {
@@ -168,7 +236,8 @@ TEST(FloatEdges, SignedZeros) {
   EXPECT_EQ(bits32(-t), (std::vector<uint32_t>{0x00000000u, 0x80000000u, 0x40000000u})) << "neg";
   EXPECT_EQ(bits16(t.cast(dt::float16).abs()), (std::vector<uint16_t>{0x0000, 0x0000, 0x4000})) << "float16 abs";
   EXPECT_EQ(bits16(t.cast(dt::float16)), (std::vector<uint16_t>{0x8000, 0x0000, 0xC000})) << "float16 cast keeps -0.0";
-  EXPECT_EQ(bits16(t.cast(dt::bfloat16)), (std::vector<uint16_t>{0x8000, 0x0000, 0xC000})) << "bfloat16 cast keeps -0.0";
+  EXPECT_EQ(bits16(t.cast(dt::bfloat16)), (std::vector<uint16_t>{0x8000, 0x0000, 0xC000}))
+      << "bfloat16 cast keeps -0.0";
 }
 
 struct Bits16Case {
@@ -218,7 +287,9 @@ const std::vector<Bits16Case> kToBf16 = {
     {0x3FFF8000, 0x4000, "rounding carries into the exponent"},
 };
 
-bool is_nan16(uint16_t h, bool half) { return half ? (h & 0x7C00) == 0x7C00 && (h & 0x3FF) : (h & 0x7F80) == 0x7F80 && (h & 0x7F); }
+bool is_nan16(uint16_t h, bool half) {
+  return half ? (h & 0x7C00) == 0x7C00 && (h & 0x3FF) : (h & 0x7F80) == 0x7F80 && (h & 0x7F);
+}
 
 TEST(FloatEdges, HostHelpersRoundToNearestEven) {
   for (auto& c : kToHalf) EXPECT_EQ(tg::float_to_half(std::bit_cast<float>(c.f32)), c.want) << c.why;
@@ -238,8 +309,8 @@ void check_bits_cast(const std::vector<Bits16Case>& cases, DType to) {
   std::vector<uint16_t> got = bits16(Tensor::from_vector(in, {static_cast<int64_t>(in.size())}).cast(to));
   ASSERT_EQ(got.size(), in.size());
   for (size_t i = 0; i < cases.size(); ++i)
-    EXPECT_EQ(got[i], cases[i].want) << to.name() << ": " << cases[i].why << " (0x" << std::hex << cases[i].f32 << " got 0x"
-                                     << got[i] << ", expected 0x" << cases[i].want << ")";
+    EXPECT_EQ(got[i], cases[i].want) << to.name() << ": " << cases[i].why << " (0x" << std::hex << cases[i].f32
+                                     << " got 0x" << got[i] << ", expected 0x" << cases[i].want << ")";
   EXPECT_TRUE(is_nan16(got.back(), to == dt::float16)) << "NaN -> 0x" << std::hex << got.back();
 }
 
@@ -253,7 +324,8 @@ TEST(FloatEdges, CastFloat64ToHalfRoundsOnce) {
   Tensor t = Tensor::from_vector<double>(in, {4}, dt::float64);
   EXPECT_EQ(bits16(t.cast(dt::float16)), (std::vector<uint16_t>{0x3C01, 0x3C00, 0x7BFF, 0x0001}));
   std::vector<double> inb = {1.0 + 0x1p-8 + 0x1p-40, 1.0 + 0x1p-8};
-  EXPECT_EQ(bits16(Tensor::from_vector<double>(inb, {2}, dt::float64).cast(dt::bfloat16)), (std::vector<uint16_t>{0x3F81, 0x3F80}));
+  EXPECT_EQ(bits16(Tensor::from_vector<double>(inb, {2}, dt::float64).cast(dt::bfloat16)),
+            (std::vector<uint16_t>{0x3F81, 0x3F80}));
 }
 
 TEST(FloatEdges, EveryHalfAndBFloat16PatternWidensExactly) {
@@ -266,7 +338,8 @@ TEST(FloatEdges, EveryHalfAndBFloat16PatternWidensExactly) {
       float want = d == dt::float16 ? tg::half_to_float(all[i]) : tg::bfloat16_to_float(all[i]);
       bool ok = std::isnan(want) ? std::isnan(std::bit_cast<float>(got[i])) : got[i] == std::bit_cast<uint32_t>(want);
       if (!ok && bad++ < 5)
-        ADD_FAILURE() << d.name() << " 0x" << std::hex << i << " -> 0x" << got[i] << ", expected 0x" << std::bit_cast<uint32_t>(want);
+        ADD_FAILURE() << d.name() << " 0x" << std::hex << i << " -> 0x" << got[i] << ", expected 0x"
+                      << std::bit_cast<uint32_t>(want);
     }
     EXPECT_EQ(bad, 0u) << d.name();
   }
@@ -293,9 +366,15 @@ TEST(FloatEdges, RandomFloat32PatternsNarrowLikeTheHostHelpers) {
 }
 
 TEST(CastEdges, FloatToIntTruncatesTowardZero) {
-  struct Case { DType from, to; Vals in, exp; };
+  struct Case {
+    DType from, to;
+    Vals in, exp;
+  };
   const std::vector<Case> cases = {
-      {dt::float32, dt::int32, {2.9, -2.9, -0.5, 0.5, -0.0L, 1e9, -2147483520.0L}, {2, -2, 0, 0, 0, 1000000000, -2147483520.0L}},
+      {dt::float32,
+       dt::int32,
+       {2.9, -2.9, -0.5, 0.5, -0.0L, 1e9, -2147483520.0L},
+       {2, -2, 0, 0, 0, 1000000000, -2147483520.0L}},
       {dt::float32, dt::int8, {127.9, -128.9, 5.5, -5.5}, {127, -128, 5, -5}},
       {dt::float32, dt::uint8, {255.9, 0.9, 128.5}, {255, 0, 128}},
       {dt::float32, dt::uint32, {4294967040.0L, 3.99}, {4294967040.0L, 3}},

@@ -72,7 +72,7 @@ struct BinOp {
   std::function<LD(LD, LD, DType)> ref;  // d: operand dtype
   bool (*applies)(DType);
   DType (*out)(DType);
-  double lo, hi, lo2, hi2;  // float ranges of the two operands
+  double lo, hi, lo2, hi2;      // float ranges of the two operands
   double ilo, ihi, ilo2, ihi2;  // integer ranges (clamped to the dtype)
   Tols tol;
   bool lowp_separate = false;  // composite op: checked on float16/bfloat16 by UnaryLowPrecision below
@@ -83,18 +83,23 @@ const double kBig = 1e30;  // integer ranges clamp to the dtype: full range
 const std::vector<BinOp>& bin_ops() {
   static const std::vector<BinOp> ops = {
       {"add", [](auto& a, auto& b) { return a + b; },
-       [](LD a, LD b, DType d) { return d.is_bool() ? LD(a || b) : d.is_float() ? a + b : iadd(a, b, d); }, any, same,
+       [](LD a, LD b, DType d) { return d.is_bool()    ? LD(a || b)
+                                        : d.is_float() ? a + b
+                                                       : iadd(a, b, d); }, any, same,
        -100, 100, -100, 100, -kBig, kBig, -kBig, kBig, kExact},
       {"sub", [](auto& a, auto& b) { return a - b; },
        [](LD a, LD b, DType d) { return d.is_float() ? a - b : isub(a, b, d); }, not_bool, same, -100, 100, -100, 100,
        -kBig, kBig, -kBig, kBig, kExact},
       {"mul", [](auto& a, auto& b) { return a * b; },
-       [](LD a, LD b, DType d) { return d.is_bool() ? LD(a && b) : d.is_float() ? a * b : imul(a, b, d); }, any, same,
+       [](LD a, LD b, DType d) { return d.is_bool()    ? LD(a && b)
+                                        : d.is_float() ? a * b
+                                                       : imul(a, b, d); }, any, same,
        -100, 100, -100, 100, -kBig, kBig, -kBig, kBig, kExact},
       {"div", [](auto& a, auto& b) { return a / b; },
        [](LD a, LD b, DType d) { return as_float_operand(a, d) / as_float_operand(b, d); }, not_bool, floaty, -100, 100,
        0.5, 100, -1000, 1000, -1000, 1000, kExact},
-      {"idiv", [](auto& a, auto& b) { return a.idiv(b); }, idiv_ref, ints, same, 0, 0, 0, 0, -kBig, kBig, -20, 20, kExact},
+      {"idiv", [](auto& a, auto& b) { return a.idiv(b); }, idiv_ref, ints, same, 0, 0, 0, 0, -kBig, kBig, -20, 20,
+       kExact},
       {"mod", [](auto& a, auto& b) { return a.mod(b); }, mod_ref, ints, same, 0, 0, 0, 0, -kBig, kBig, -20, 20, kExact},
       {"minimum", [](auto& a, auto& b) { return a.minimum(b); }, [](LD a, LD b, DType) { return std::min(a, b); }, any,
        same, -100, 100, -100, 100, -kBig, kBig, -kBig, kBig, kExact},
@@ -102,19 +107,31 @@ const std::vector<BinOp>& bin_ops() {
        same, -100, 100, -100, 100, -kBig, kBig, -kBig, kBig, kExact},
       {"lt", [](auto& a, auto& b) { return a.lt(b); }, [](LD a, LD b, DType) { return LD(a < b); }, any, to_bool, -3, 3,
        -3, 3, -3, 3, -3, 3, kExact},
-      {"le", [](auto& a, auto& b) { return a.le(b); }, [](LD a, LD b, DType) { return LD(a <= b); }, any, to_bool, -3, 3,
-       -3, 3, -3, 3, -3, 3, kExact},
+      {"le", [](auto& a, auto& b) { return a.le(b); }, [](LD a, LD b, DType) { return LD(a <= b); }, any, to_bool, -3,
+       3, -3, 3, -3, 3, -3, 3, kExact},
       {"gt", [](auto& a, auto& b) { return a.gt(b); }, [](LD a, LD b, DType) { return LD(a > b); }, any, to_bool, -3, 3,
        -3, 3, -3, 3, -3, 3, kExact},
-      {"ge", [](auto& a, auto& b) { return a.ge(b); }, [](LD a, LD b, DType) { return LD(a >= b); }, any, to_bool, -3, 3,
-       -3, 3, -3, 3, -3, 3, kExact},
-      {"eq", [](auto& a, auto& b) { return a.eq(b); }, [](LD a, LD b, DType) { return LD(a == b); }, any, to_bool, -3, 3,
-       -3, 3, -3, 3, -3, 3, kExact},
-      {"ne", [](auto& a, auto& b) { return a.ne(b); }, [](LD a, LD b, DType) { return LD(a != b); }, any, to_bool, -3, 3,
-       -3, 3, -3, 3, -3, 3, kExact},
-      {"pow", [](auto& a, auto& b) { return a.pow(b); },
-       [](LD a, LD b, DType d) { return d.is_float() ? std::pow(a, b) : ipow(a, b); }, not_bool, same, 0.1, 10, -3, 3,
-       -5, 5, 0, 3, {{4, 1e-5, 0}, {8, 1e-12, 0}, {2, 4e-3, 0}, {2, 3e-2, 0}}, true},
+      {"ge", [](auto& a, auto& b) { return a.ge(b); }, [](LD a, LD b, DType) { return LD(a >= b); }, any, to_bool, -3,
+       3, -3, 3, -3, 3, -3, 3, kExact},
+      {"eq", [](auto& a, auto& b) { return a.eq(b); }, [](LD a, LD b, DType) { return LD(a == b); }, any, to_bool, -3,
+       3, -3, 3, -3, 3, -3, 3, kExact},
+      {"ne", [](auto& a, auto& b) { return a.ne(b); }, [](LD a, LD b, DType) { return LD(a != b); }, any, to_bool, -3,
+       3, -3, 3, -3, 3, -3, 3, kExact},
+      {"pow",
+       [](auto& a, auto& b) { return a.pow(b); },
+       [](LD a, LD b, DType d) { return d.is_float() ? std::pow(a, b) : ipow(a, b); },
+       not_bool,
+       same,
+       0.1,
+       10,
+       -3,
+       3,
+       -5,
+       5,
+       0,
+       3,
+       {{4, 1e-5, 0}, {8, 1e-12, 0}, {2, 4e-3, 0}, {2, 3e-2, 0}},
+       true},
   };
   return ops;
 }
@@ -124,7 +141,8 @@ const std::vector<const char*> kCompareOps = {"lt", "le", "gt", "ge", "eq", "ne"
 
 class BinaryOpTest : public ::testing::TestWithParam<size_t> {};
 
-void run_binary(const BinOp& op, DType d, const Shape& sa, const Shape& sb, std::mt19937& rng, bool full_range_ints = false) {
+void run_binary(const BinOp& op, DType d, const Shape& sa, const Shape& sb, std::mt19937& rng,
+                bool full_range_ints = false) {
   SCOPED_TRACE(std::string(op.name) + " " + d.name() + " " + tg::shape_str(sa) + " with " + tg::shape_str(sb));
   Vals a = random_vals(d, numel_of(sa), rng, d.is_float() ? op.lo : op.ilo, d.is_float() ? op.hi : op.ihi);
   Vals b = random_vals(d, numel_of(sb), rng, d.is_float() ? op.lo2 : op.ilo2, d.is_float() ? op.hi2 : op.ihi2);
@@ -157,9 +175,10 @@ TEST_P(BinaryOpTest, OddShapesAndBroadcasting) {
   std::mt19937 rng(kSeed + 100 + static_cast<uint32_t>(GetParam()));
   SCOPED_TRACE(seed_trace(kSeed + 100 + static_cast<uint32_t>(GetParam())));
   const std::vector<std::pair<Shape, Shape>> shapes = {
-      {{1}, {1}},       {{7}, {7}},       {{33}, {33}},     {{1000}, {1000}}, {{0}, {0}},    {{}, {}},
-      {{2, 3, 4}, {2, 3, 4}}, {{3, 1}, {1, 4}}, {{5}, {2, 5}},  {{}, {2, 3}},    {{2, 3}, {}}, {{2, 1, 3}, {4, 1}},
-      {{1}, {0}},       {{0, 3}, {1, 3}},
+      {{1}, {1}},    {{7}, {7}},       {{33}, {33}},           {{1000}, {1000}},
+      {{0}, {0}},    {{}, {}},         {{2, 3, 4}, {2, 3, 4}}, {{3, 1}, {1, 4}},
+      {{5}, {2, 5}}, {{}, {2, 3}},     {{2, 3}, {}},           {{2, 1, 3}, {4, 1}},
+      {{1}, {0}},    {{0, 3}, {1, 3}},
   };
   for (DType d : {dt::float32, dt::int32})
     if (op.applies(d))
@@ -169,8 +188,8 @@ TEST_P(BinaryOpTest, OddShapesAndBroadcasting) {
 TEST(BinaryOps, ComparisonsOnFullIntegerRange) {
   SCOPED_TRACE(seed_trace(kSeed + 200));
   for (const BinOp& op : bin_ops()) {
-    if (std::find_if(kCompareOps.begin(), kCompareOps.end(), [&](const char* n) { return std::string(n) == op.name; }) ==
-        kCompareOps.end())
+    if (std::find_if(kCompareOps.begin(), kCompareOps.end(),
+                     [&](const char* n) { return std::string(n) == op.name; }) == kCompareOps.end())
       continue;
     std::mt19937 rng(kSeed + 200);
     for (DType d : all_dtypes())
@@ -183,14 +202,17 @@ TEST(BinaryOps, IntegerArithmeticOnFullRangeWraps) {
   SCOPED_TRACE(seed_trace(kSeed + 300));
   for (const BinOp& op : bin_ops()) {
     std::string n = op.name;
-    if (n != "add" && n != "sub" && n != "mul" && n != "minimum" && n != "maximum" && n != "idiv" && n != "mod") continue;
+    if (n != "add" && n != "sub" && n != "mul" && n != "minimum" && n != "maximum" && n != "idiv" && n != "mod")
+      continue;
     for (DType d : all_dtypes())
       if (d.is_int()) run_binary(op, d, {97}, {97}, rng, true);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, BinaryOpTest, ::testing::Range<size_t>(0, bin_ops().size()),
-                         [](const ::testing::TestParamInfo<size_t>& i) { return std::string(bin_ops()[i.param].name); });
+                         [](const ::testing::TestParamInfo<size_t>& i) {
+                           return std::string(bin_ops()[i.param].name);
+                         });
 
 // ---- unary --------------------------------------------------------------------------------------------------------
 struct UnOp {
@@ -209,35 +231,37 @@ LD sigmoid_ref(LD x) { return 1 / (1 + std::exp(-x)); }
 const std::vector<UnOp>& un_ops() {
   static const std::vector<UnOp> ops = {
       {"neg", [](auto& a) { return a.neg(); },
-       [](LD x, DType d) { return d.is_bool() ? LD(x == 0) : d.is_float() ? -x : wrap_bits(d, uint64_t{0} - to_bits64(x)); },
+       [](LD x, DType d) {
+         return d.is_bool() ? LD(x == 0) : d.is_float() ? -x : wrap_bits(d, uint64_t{0} - to_bits64(x));
+       },
        any, same, -100, 100, -kBig, kBig, kExact},
-      {"logical_not", [](auto& a) { return a.logical_not(); }, [](LD x, DType) { return LD(x == 0); }, any, to_bool, -2, 2,
-       -2, 2, kExact},
+      {"logical_not", [](auto& a) { return a.logical_not(); }, [](LD x, DType) { return LD(x == 0); }, any, to_bool, -2,
+       2, -2, 2, kExact},
       {"abs", [](auto& a) { return a.abs(); },
-       [](LD x, DType d) { return d.is_float() || x >= 0 ? std::fabs(x) : wrap_bits(d, uint64_t{0} - to_bits64(x)); }, any,
-       same, -100, 100, -kBig, kBig, kExact},
+       [](LD x, DType d) { return d.is_float() || x >= 0 ? std::fabs(x) : wrap_bits(d, uint64_t{0} - to_bits64(x)); },
+       any, same, -100, 100, -kBig, kBig, kExact},
       {"relu", [](auto& a) { return a.relu(); }, [](LD x, DType) { return x > 0 ? x : 0; }, not_bool, same, -100, 100,
        -kBig, kBig, kExact},
-      {"exp", [](auto& a) { return a.exp(); }, [](LD x, DType d) { return std::exp(as_float_operand(x, d)); }, any, floaty,
-       -10, 10, -10, 10, kTrans, true},
+      {"exp", [](auto& a) { return a.exp(); }, [](LD x, DType d) { return std::exp(as_float_operand(x, d)); }, any,
+       floaty, -10, 10, -10, 10, kTrans, true},
       {"exp2", [](auto& a) { return a.exp2(); }, [](LD x, DType d) { return std::exp2(as_float_operand(x, d)); }, any,
        floaty, -14, 14, -14, 14, kTrans},
       {"log", [](auto& a) { return a.log(); }, [](LD x, DType d) { return std::log(as_float_operand(x, d)); }, not_bool,
        floaty, 0.01, 100, 1, 100, kTrans},
-      {"log2", [](auto& a) { return a.log2(); }, [](LD x, DType d) { return std::log2(as_float_operand(x, d)); }, not_bool,
-       floaty, 0.01, 100, 1, 100, kTrans},
-      {"sin", [](auto& a) { return a.sin(); }, [](LD x, DType d) { return std::sin(as_float_operand(x, d)); }, any, floaty,
-       -10, 10, -10, 10, kTrans},
-      {"cos", [](auto& a) { return a.cos(); }, [](LD x, DType d) { return std::cos(as_float_operand(x, d)); }, any, floaty,
-       -10, 10, -10, 10, kTrans, true},
+      {"log2", [](auto& a) { return a.log2(); }, [](LD x, DType d) { return std::log2(as_float_operand(x, d)); },
+       not_bool, floaty, 0.01, 100, 1, 100, kTrans},
+      {"sin", [](auto& a) { return a.sin(); }, [](LD x, DType d) { return std::sin(as_float_operand(x, d)); }, any,
+       floaty, -10, 10, -10, 10, kTrans},
+      {"cos", [](auto& a) { return a.cos(); }, [](LD x, DType d) { return std::cos(as_float_operand(x, d)); }, any,
+       floaty, -10, 10, -10, 10, kTrans, true},
       {"sqrt", [](auto& a) { return a.sqrt(); }, [](LD x, DType d) { return std::sqrt(as_float_operand(x, d)); }, any,
        floaty, 0, 100, 0, 100, kOneUlp},
       {"rsqrt", [](auto& a) { return a.rsqrt(); }, [](LD x, DType d) { return 1 / std::sqrt(as_float_operand(x, d)); },
        not_bool, floaty, 0.01, 100, 1, 100, kTrans},
       {"reciprocal", [](auto& a) { return a.reciprocal(); }, [](LD x, DType d) { return 1 / as_float_operand(x, d); },
        not_bool, floaty, -100, 100, -100, 100, kOneUlp},
-      {"sigmoid", [](auto& a) { return a.sigmoid(); }, [](LD x, DType d) { return sigmoid_ref(as_float_operand(x, d)); },
-       any, floaty, -8, 8, -8, 8, kTrans},
+      {"sigmoid", [](auto& a) { return a.sigmoid(); },
+       [](LD x, DType d) { return sigmoid_ref(as_float_operand(x, d)); }, any, floaty, -8, 8, -8, 8, kTrans},
       {"tanh", [](auto& a) { return a.tanh(); }, [](LD x, DType d) { return std::tanh(as_float_operand(x, d)); }, any,
        floaty, -8, 8, -8, 8, kTrans},
       {"gelu", [](auto& a) { return a.gelu(); },
@@ -247,8 +271,8 @@ const std::vector<UnOp>& un_ops() {
        },
        any, floaty, -6, 6, -6, 6, kTrans},
       {"silu", [](auto& a) { return a.silu(); },
-       [](LD x, DType d) { return as_float_operand(x, d) * sigmoid_ref(as_float_operand(x, d)); }, any, floaty, -8, 8, -8, 8,
-       kTrans},
+       [](LD x, DType d) { return as_float_operand(x, d) * sigmoid_ref(as_float_operand(x, d)); }, any, floaty, -8, 8,
+       -8, 8, kTrans},
   };
   return ops;
 }
@@ -333,13 +357,16 @@ TEST(UnaryAccuracy, CosAndTanhWithinAFewUlpAcrossTheirRange) {
   EXPECT_EQ(Tensor::from_vector(std::vector<float>{1e-6f}, {1}).tanh().item<float>(), 1e-6f);
 }
 
-// ---- where -----------------------------------------------------------------------------------------------------------
+// ---- where
+// -----------------------------------------------------------------------------------------------------------
 TEST(Where, AllDtypesAndBroadcasting) {
   std::mt19937 rng(kSeed + 600);
   SCOPED_TRACE(seed_trace(kSeed + 600));
-  const std::vector<std::array<Shape, 3>> shapes = {
-      {Shape{4, 9}, Shape{4, 9}, Shape{4, 9}}, {Shape{3, 1}, Shape{1, 4}, Shape{}}, {Shape{5}, Shape{2, 5}, Shape{2, 1}},
-      {Shape{0}, Shape{1}, Shape{0}},          {Shape{}, Shape{7}, Shape{7}}};
+  const std::vector<std::array<Shape, 3>> shapes = {{Shape{4, 9}, Shape{4, 9}, Shape{4, 9}},
+                                                    {Shape{3, 1}, Shape{1, 4}, Shape{}},
+                                                    {Shape{5}, Shape{2, 5}, Shape{2, 1}},
+                                                    {Shape{0}, Shape{1}, Shape{0}},
+                                                    {Shape{}, Shape{7}, Shape{7}}};
   for (DType d : all_dtypes())
     for (DType cd : {dt::bool_, dt::int32, dt::float32})  // non-bool conditions count as true when nonzero
       for (auto& s : shapes) {
@@ -357,13 +384,18 @@ TEST(Where, AllDtypesAndBroadcasting) {
       }
 }
 
-// ---- dtype promotion of mixed operands -------------------------------------------------------------------------------
+// ---- dtype promotion of mixed operands
+// -------------------------------------------------------------------------------
 TEST(Promotion, MixedDtypesFollowTheLattice) {
-  struct Case { DType a, b, out; };
+  struct Case {
+    DType a, b, out;
+  };
   const std::vector<Case> cases = {
-      {dt::int8, dt::uint8, dt::int16},     {dt::uint8, dt::int32, dt::int32},   {dt::int16, dt::uint16, dt::int32},
-      {dt::uint32, dt::int32, dt::int64},   {dt::bool_, dt::int8, dt::int8},     {dt::int32, dt::float16, dt::float16},
-      {dt::float16, dt::bfloat16, dt::float32}, {dt::float32, dt::float64, dt::float64}, {dt::uint64, dt::float32, dt::float32},
+      {dt::int8, dt::uint8, dt::int16},         {dt::uint8, dt::int32, dt::int32},
+      {dt::int16, dt::uint16, dt::int32},       {dt::uint32, dt::int32, dt::int64},
+      {dt::bool_, dt::int8, dt::int8},          {dt::int32, dt::float16, dt::float16},
+      {dt::float16, dt::bfloat16, dt::float32}, {dt::float32, dt::float64, dt::float64},
+      {dt::uint64, dt::float32, dt::float32},
   };
   std::mt19937 rng(kSeed + 700);
   SCOPED_TRACE(seed_trace(kSeed + 700));
@@ -377,7 +409,8 @@ TEST(Promotion, MixedDtypesFollowTheLattice) {
   }
 }
 
-// ---- scalar overloads ------------------------------------------------------------------------------------------------
+// ---- scalar overloads
+// ------------------------------------------------------------------------------------------------
 TEST(ScalarOverloads, MatchTensorOps) {
   struct Case {
     const char* name;
@@ -400,7 +433,8 @@ TEST(ScalarOverloads, MatchTensorOps) {
     for (auto& c : cases) {
       SCOPED_TRACE(std::string(c.name) + " " + d.name());
       Vals exp(a.size());
-      for (size_t i = 0; i < a.size(); ++i) exp[i] = round_to(d, d.is_int() ? wrap_bits(d, to_bits64(c.ref(a[i]))) : c.ref(a[i]));
+      for (size_t i = 0; i < a.size(); ++i)
+        exp[i] = round_to(d, d.is_int() ? wrap_bits(d, to_bits64(c.ref(a[i]))) : c.ref(a[i]));
       EXPECT_TRUE(check(c.fn(make(a, {23}, d)), {23}, d, exp));
     }
     // true division by a scalar: ints give float32
@@ -448,8 +482,9 @@ TEST(ScalarOverloads, PowWithScalarExponent) {
   EXPECT_TRUE(std::isnan(nanres[0])) << "(-2)^0.5 = " << fmt(nanres[0]);
 }
 
-// ---- casts -------------------------------------------------------------------------------------------------------------
-// Values representable in both dtypes (plus fractions when casting float -> int, which truncate toward zero).
+// ---- casts
+// ------------------------------------------------------------------------------------------------------------- Values
+// representable in both dtypes (plus fractions when casting float -> int, which truncate toward zero).
 TEST(Cast, EveryDtypePairOnRepresentableValues) {
   std::mt19937 rng(kSeed + 1000);
   SCOPED_TRACE(seed_trace(kSeed + 1000));
@@ -461,7 +496,8 @@ TEST(Cast, EveryDtypePairOnRepresentableValues) {
       if (src.is_float() && dst.is_bool())
         for (size_t i = 0; i < a.size(); i += 4) a[i] = 0;
       Vals exp(a.size());
-      for (size_t i = 0; i < a.size(); ++i) exp[i] = dst.is_bool() ? LD(a[i] != 0) : round_to(dst, dst.is_float() ? a[i] : std::trunc(a[i]));
+      for (size_t i = 0; i < a.size(); ++i)
+        exp[i] = dst.is_bool() ? LD(a[i] != 0) : round_to(dst, dst.is_float() ? a[i] : std::trunc(a[i]));
       Tol tol = src == dt::float64 && dst.itemsize() == 2 && dst.is_float() ? Tol{1, 0, 0} : Tol{};
       EXPECT_TRUE(check(make(a, {41}, src).cast(dst), {41}, dst, exp, tol));
     }
@@ -498,14 +534,15 @@ TEST(Cast, FullRangeIntegersToFloatsRoundToNearest) {
     }
 }
 
-// ---- bitcast -----------------------------------------------------------------------------------------------------------
+// ---- bitcast
+// -----------------------------------------------------------------------------------------------------------
 TEST(Bitcast, ReinterpretsBytes) {
   std::mt19937 rng(kSeed + 1300);
   SCOPED_TRACE(seed_trace(kSeed + 1300));
   const std::vector<std::pair<DType, DType>> pairs = {
-      {dt::float32, dt::int32},   {dt::int32, dt::float32},  {dt::float32, dt::uint32}, {dt::uint32, dt::int32},
-      {dt::float16, dt::int16},   {dt::uint16, dt::float16}, {dt::float16, dt::bfloat16}, {dt::bfloat16, dt::uint16},
-      {dt::float64, dt::int64},   {dt::uint64, dt::float64}, {dt::int64, dt::uint64},   {dt::int8, dt::uint8},
+      {dt::float32, dt::int32}, {dt::int32, dt::float32},  {dt::float32, dt::uint32},   {dt::uint32, dt::int32},
+      {dt::float16, dt::int16}, {dt::uint16, dt::float16}, {dt::float16, dt::bfloat16}, {dt::bfloat16, dt::uint16},
+      {dt::float64, dt::int64}, {dt::uint64, dt::float64}, {dt::int64, dt::uint64},     {dt::int8, dt::uint8},
       {dt::uint8, dt::int8}};
   for (auto [src, dst] : pairs) {
     for (const Shape& s : std::vector<Shape>{{37}, {3, 5}, {0}}) {
@@ -526,7 +563,8 @@ TEST(Bitcast, ReinterpretsBytes) {
     }
   }
   // a computed value bitcast: 1.0f is 0x3f800000
-  EXPECT_TRUE(check((make({0.5, 2}, {2}, dt::float32) * 2.0).bitcast(dt::int32), {2}, dt::int32, {0x3f800000, 0x40800000}));
+  EXPECT_TRUE(
+      check((make({0.5, 2}, {2}, dt::float32) * 2.0).bitcast(dt::int32), {2}, dt::int32, {0x3f800000, 0x40800000}));
 }
 
 }  // namespace

@@ -80,11 +80,14 @@ TEST(Errors, BadAxesNameTheAxisAndShape) {
 
 TEST(Errors, MovementArgumentsAreValidated) {
   run({
-      {"reshape (2, 3) -> (4, 2)", [] { (void)f32({2, 3}).reshape({4, 2}); }, AllOf(HasSubstr("(2, 3)"), HasSubstr("(4, 2)"))},
+      {"reshape (2, 3) -> (4, 2)", [] { (void)f32({2, 3}).reshape({4, 2}); },
+       AllOf(HasSubstr("(2, 3)"), HasSubstr("(4, 2)"))},
       {"reshape two -1", [] { (void)f32({2, 3}).reshape({-1, -1}); }, HasSubstr("(-1, -1)")},
-      {"reshape -1 not dividing", [] { (void)f32({2, 3}).reshape({4, -1}); }, AllOf(HasSubstr("(2, 3)"), HasSubstr("(4, -1)"))},
+      {"reshape -1 not dividing", [] { (void)f32({2, 3}).reshape({4, -1}); },
+       AllOf(HasSubstr("(2, 3)"), HasSubstr("(4, -1)"))},
       {"reshape negative", [] { (void)f32({2, 3}).reshape({-2, -3}); }, HasSubstr("(-2, -3)")},
-      {"shrink end past dim", [] { (void)f32({2, 3}).shrink({{0, 2}, {1, 4}}); }, AllOf(HasSubstr("(2, 3)"), HasSubstr("[1, 4)"))},
+      {"shrink end past dim", [] { (void)f32({2, 3}).shrink({{0, 2}, {1, 4}}); },
+       AllOf(HasSubstr("(2, 3)"), HasSubstr("[1, 4)"))},
       {"shrink start > end", [] { (void)f32({2, 3}).shrink({{1, 0}, {0, 3}}); }, HasSubstr("(2, 3)")},
       {"shrink negative", [] { (void)f32({2, 3}).shrink({{-1, 1}, {0, 3}}); }, HasSubstr("(2, 3)")},
       {"shrink rank", [] { (void)f32({2, 3}).shrink({{0, 1}}); }, HasSubstr("(2, 3)")},
@@ -94,11 +97,15 @@ TEST(Errors, MovementArgumentsAreValidated) {
       {"permute wrong length", [] { (void)f32({2, 3}).permute({0}); }, HasSubstr("(2, 3)")},
       {"permute bad axis", [] { (void)f32({2, 3}).permute({0, 2}); }, HasSubstr("(2, 3)")},
       {"flip repeated axis", [] { (void)f32({2, 3}).flip({1, -1}); }, HasSubstr("repeat")},
-      {"cat shapes", [] { (void)Tensor::cat({f32({2, 3}), f32({2, 4})}, 0); }, AllOf(HasSubstr("(2, 3)"), HasSubstr("(2, 4)"))},
-      {"cat rank", [] { (void)Tensor::cat({f32({2, 3}), f32({3})}, 0); }, AllOf(HasSubstr("(2, 3)"), HasSubstr("(3,)"))},
+      {"cat shapes", [] { (void)Tensor::cat({f32({2, 3}), f32({2, 4})}, 0); },
+       AllOf(HasSubstr("(2, 3)"), HasSubstr("(2, 4)"))},
+      {"cat rank", [] { (void)Tensor::cat({f32({2, 3}), f32({3})}, 0); },
+       AllOf(HasSubstr("(2, 3)"), HasSubstr("(3,)"))},
       {"cat of none", [] { (void)Tensor::cat({}, 0); }, HasSubstr("cat")},
-      {"stack shapes", [] { (void)Tensor::stack({f32({2, 3}), f32({3, 2})}); }, AllOf(HasSubstr("(2, 3)"), HasSubstr("(3, 2)"))},
-      {"gather rank", [] { (void)f32({2, 3}).gather(0, Tensor::zeros({2}, dt::int32)); }, AllOf(HasSubstr("(2,)"), HasSubstr("(2, 3)"))},
+      {"stack shapes", [] { (void)Tensor::stack({f32({2, 3}), f32({3, 2})}); },
+       AllOf(HasSubstr("(2, 3)"), HasSubstr("(3, 2)"))},
+      {"gather rank", [] { (void)f32({2, 3}).gather(0, Tensor::zeros({2}, dt::int32)); },
+       AllOf(HasSubstr("(2,)"), HasSubstr("(2, 3)"))},
       {"gather float index", [] { (void)f32({2, 3}).gather(0, f32({2, 3})); }, HasSubstr("float32")},
       {"gather index too big", [] { (void)f32({2, 3}).gather(0, Tensor::zeros({2, 4}, dt::int32)); },
        AllOf(HasSubstr("(2, 4)"), HasSubstr("(2, 3)"))},
@@ -107,9 +114,11 @@ TEST(Errors, MovementArgumentsAreValidated) {
 
 TEST(Errors, MatmulNamesTheMisalignedShapes) {
   run({
-      {"(2, 3) @ (4, 5)", [] { (void)f32({2, 3}).matmul(f32({4, 5})); }, AllOf(HasSubstr("(2, 3)"), HasSubstr("(4, 5)"))},
+      {"(2, 3) @ (4, 5)", [] { (void)f32({2, 3}).matmul(f32({4, 5})); },
+       AllOf(HasSubstr("(2, 3)"), HasSubstr("(4, 5)"))},
       {"(3,) @ (4,)", [] { (void)f32({3}).matmul(f32({4})); }, AllOf(HasSubstr("3"), HasSubstr("4"))},
-      {"(2, 3, 4) @ (5, 6)", [] { (void)f32({2, 3, 4}).matmul(f32({5, 6})); }, AllOf(HasSubstr("(2, 3, 4)"), HasSubstr("(5, 6)"))},
+      {"(2, 3, 4) @ (5, 6)", [] { (void)f32({2, 3, 4}).matmul(f32({5, 6})); },
+       AllOf(HasSubstr("(2, 3, 4)"), HasSubstr("(5, 6)"))},
       {"batch mismatch", [] { (void)f32({2, 3, 4}).matmul(f32({3, 4, 5})); }, HasSubstr("cannot be broadcast")},
       {"scalar", [] { (void)f32({}).matmul(f32({3})); }, HasSubstr("()")},
   });
@@ -117,20 +126,30 @@ TEST(Errors, MatmulNamesTheMisalignedShapes) {
 
 TEST(Errors, DtypeAndHostDataMismatches) {
   run({
-      {"bitcast float32 -> int16", [] { (void)f32({2}).bitcast(dt::int16); }, AllOf(HasSubstr("float32"), HasSubstr("int16"))},
+      {"bitcast float32 -> int16", [] { (void)f32({2}).bitcast(dt::int16); },
+       AllOf(HasSubstr("float32"), HasSubstr("int16"))},
       {"bitcast int8 -> float16", [] { (void)Tensor::zeros({2}, dt::int8).bitcast(dt::float16); },
        AllOf(HasSubstr("int8"), HasSubstr("float16"))},
-      {"from_vector 5 for (2, 3)", [] { (void)Tensor::from_vector(std::vector<float>(5), {2, 3}); }, HasSubstr("(2, 3)")},
-      {"from_vector 7 for (2, 3)", [] { (void)Tensor::from_vector<int32_t>(std::vector<int32_t>(7), {2, 3}, dt::int32); },
+      {"from_vector 5 for (2, 3)", [] { (void)Tensor::from_vector(std::vector<float>(5), {2, 3}); },
        HasSubstr("(2, 3)")},
-      {"from_vector wrong element size", [] { (void)Tensor::from_vector<int16_t>(std::vector<int16_t>(6), {2, 3}, dt::int32); },
+      {"from_vector 7 for (2, 3)",
+       [] { (void)Tensor::from_vector<int32_t>(std::vector<int32_t>(7), {2, 3}, dt::int32); }, HasSubstr("(2, 3)")},
+      {"from_vector wrong element size",
+       [] { (void)Tensor::from_vector<int16_t>(std::vector<int16_t>(6), {2, 3}, dt::int32); },
        AllOf(HasSubstr("(2, 3)"), HasSubstr("int32"))},
       {"item of (2, 3)", [] { (void)f32({2, 3}).item<float>(); }, HasSubstr("(2, 3)")},
       {"item of (0,)", [] { (void)f32({0}).item<float>(); }, HasSubstr("(0,)")},
-      {"to_vector<double> of float32", [] { (void)f32({2, 3}).to_vector<double>(); }, AllOf(HasSubstr("float32"), HasSubstr("8"))},
-      {"to_vector<float> of float16", [] { (void)Tensor::zeros({2}, dt::float16).to_vector<float>(); }, HasSubstr("float16")},
+      {"to_vector<double> of float32", [] { (void)f32({2, 3}).to_vector<double>(); },
+       AllOf(HasSubstr("float32"), HasSubstr("8"))},
+      {"to_vector<float> of float16", [] { (void)Tensor::zeros({2}, dt::float16).to_vector<float>(); },
+       HasSubstr("float16")},
       {"item<int64_t> of int8", [] { (void)Tensor::zeros({}, dt::int8).item<int64_t>(); }, HasSubstr("int8")},
-      {"copy_out wrong size", [] { std::vector<char> b(3); f32({2}).copy_out(b.data(), 3); }, HasSubstr("3")},
+      {"copy_out wrong size",
+       [] {
+         std::vector<char> b(3);
+         f32({2}).copy_out(b.data(), 3);
+       },
+       HasSubstr("3")},
       {"mod of floats", [] { (void)f32({2}).mod(f32({2})); }, HasSubstr("float32")},
   });
 }
@@ -150,7 +169,8 @@ TEST(Errors, CreationArgumentsAreValidated) {
 //   (2, 3, 4) @ (3, 4, 5) says "shapes (2, 3, 1, 4) and (3, 1, 5, 4) cannot be broadcast" (internal shapes).
 TEST(Errors, MessagesNameTheCallersShapes) {
   run({
-      {"permute repeated axis", [] { (void)f32({2, 3, 4}).permute({0, 0, 1}); }, AllOf(HasSubstr("repeat"), HasSubstr("(2, 3, 4)"))},
+      {"permute repeated axis", [] { (void)f32({2, 3, 4}).permute({0, 0, 1}); },
+       AllOf(HasSubstr("repeat"), HasSubstr("(2, 3, 4)"))},
       {"matmul batch mismatch", [] { (void)f32({2, 3, 4}).matmul(f32({3, 4, 5})); },
        AllOf(HasSubstr("(2, 3, 4)"), HasSubstr("(3, 4, 5)"))},
   });

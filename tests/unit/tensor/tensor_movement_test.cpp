@@ -142,9 +142,13 @@ TEST(Movement, SliceIsPythonLike) {
     for (int64_t i = s; i < e; ++i) r.push_back(static_cast<LD>(i));
     return r;
   };
-  struct Case { int64_t s, e; Vals exp; };
-  const std::vector<Case> cases = {{2, 5, rng(2, 5)},   {-3, 10, rng(7, 10)}, {-3, -1, rng(7, 9)}, {0, 100, rng(0, 10)},
-                                   {-100, 3, rng(0, 3)}, {5, 2, {}},           {10, 12, {}},        {-1, 10, {9}}};
+  struct Case {
+    int64_t s, e;
+    Vals exp;
+  };
+  const std::vector<Case> cases = {{2, 5, rng(2, 5)},    {-3, 10, rng(7, 10)}, {-3, -1, rng(7, 9)},
+                                   {0, 100, rng(0, 10)}, {-100, 3, rng(0, 3)}, {5, 2, {}},
+                                   {10, 12, {}},         {-1, 10, {9}}};
   for (auto& c : cases)
     EXPECT_TRUE(check(t.slice(0, c.s, c.e), {static_cast<int64_t>(c.exp.size())}, dt::int32, c.exp))
         << "slice(" << c.s << ", " << c.e << ")";
@@ -185,7 +189,8 @@ TEST(Movement, CatAndStack) {
     EXPECT_TRUE(check(Tensor::stack({T(a, d), T(q, d)}, 1), {2, 2, 3}, d, s1)) << "stack 1";
   }
   // mixed dtypes promote
-  EXPECT_TRUE(check(Tensor::cat({make({1, 2}, {2}, dt::int8), make({0.5}, {1}, dt::float32)}), {3}, dt::float32, {1, 2, 0.5}));
+  EXPECT_TRUE(
+      check(Tensor::cat({make({1, 2}, {2}, dt::int8), make({0.5}, {1}, dt::float32)}), {3}, dt::float32, {1, 2, 0.5}));
 }
 
 // cat/gather copy values: NaN, infinities and the sign of -0.0 survive (as in torch/numpy).
@@ -246,7 +251,8 @@ TEST(Views, FeedElementwiseAndReductions) {
     H sl = h_shrink(a, {{1, 3}, {2, 7}}), fl = h_flip(sl, {0, 1});
     Vals e2(10);
     for (size_t i = 0; i < 10; ++i) e2[i] = sl.v[i] * fl.v[i];
-    EXPECT_TRUE(check(T(a, d).slice(0, 1, 3).slice(1, 2, 7) * T(a, d).slice(0, 1, 3).slice(1, 2, 7).flip({0, 1}), {2, 5}, d, e2))
+    EXPECT_TRUE(check(T(a, d).slice(0, 1, 3).slice(1, 2, 7) * T(a, d).slice(0, 1, 3).slice(1, 2, 7).flip({0, 1}),
+                      {2, 5}, d, e2))
         << "sliced * flipped";
     H pd = h_pad(at, {{1, 1}, {0, 2}});
     auto rs = [&](const H& h, int64_t axis) {
@@ -262,7 +268,8 @@ TEST(Views, FeedElementwiseAndReductions) {
     };
     H r0 = rs(pd, 0), r1 = rs(pd, 1);
     Tol tol = d.is_float() ? Tol{4, 1e-5, 1e-5} : Tol{};
-    EXPECT_TRUE(check(T(a, d).transpose().pad({{1, 1}, {0, 2}}).sum({0}), r0.s, d, r0.v, tol)) << "sum of padded transpose";
+    EXPECT_TRUE(check(T(a, d).transpose().pad({{1, 1}, {0, 2}}).sum({0}), r0.s, d, r0.v, tol))
+        << "sum of padded transpose";
     EXPECT_TRUE(check(T(a, d).transpose().pad({{1, 1}, {0, 2}}).sum({1}), r1.s, d, r1.v, tol)) << "sum axis 1";
     H c = h_rand(d, {1, 5}, rng), cf = h_flip(c, {1});
     H ce = h_expand(cf, {3, 5});
@@ -277,7 +284,8 @@ TEST(Views, FeedElementwiseAndReductions) {
   EXPECT_TRUE(check(T(x, dt::float32).pad({{1, 1}}).exp(), {5}, dt::float32, e, {4, 1e-6, 0}));
 }
 
-// ---- matmul ----------------------------------------------------------------------------------------------------------
+// ---- matmul
+// ----------------------------------------------------------------------------------------------------------
 H matmul_ref(const H& a0, const H& b0) {
   H a = a0, b = b0;
   if (a.s.size() == 1) a.s.insert(a.s.begin(), 1);
@@ -310,9 +318,9 @@ TEST(Matmul, ShapesAndBroadcasting) {
   std::mt19937 rng(kSeed + 6);
   SCOPED_TRACE(seed_trace(kSeed + 6));
   const std::vector<std::pair<Shape, Shape>> cases = {
-      {{3, 4}, {4, 5}},       {{1, 7}, {7, 33}},     {{33, 7}, {7, 1}},    {{1, 1}, {1, 1}},     {{7}, {7, 3}},
-      {{4, 7}, {7}},          {{9}, {9}},            {{2, 3, 4}, {4, 5}},  {{4, 5}, {2, 5, 3}},  {{2, 1, 3, 4}, {5, 4, 2}},
-      {{1, 7, 33}, {33, 2}},  {{3, 0}, {0, 4}},      {{0, 3}, {3, 2}},     {{3}, {2, 3, 4}},     {{17, 65}, {65, 19}}};
+      {{3, 4}, {4, 5}},      {{1, 7}, {7, 33}}, {{33, 7}, {7, 1}},   {{1, 1}, {1, 1}},    {{7}, {7, 3}},
+      {{4, 7}, {7}},         {{9}, {9}},        {{2, 3, 4}, {4, 5}}, {{4, 5}, {2, 5, 3}}, {{2, 1, 3, 4}, {5, 4, 2}},
+      {{1, 7, 33}, {33, 2}}, {{3, 0}, {0, 4}},  {{0, 3}, {3, 2}},    {{3}, {2, 3, 4}},    {{17, 65}, {65, 19}}};
   for (DType d : {dt::float32, dt::int32, dt::float64})
     for (auto& [sa, sb] : cases) {
       SCOPED_TRACE(std::string(d.name()) + " " + tg::shape_str(sa) + " @ " + tg::shape_str(sb));

@@ -67,8 +67,8 @@ Tol sum_tol(DType d) {
 }
 
 const std::vector<std::pair<std::vector<int64_t>, const char*>> kAxes = {
-    {{}, "all"},     {{0}, "0"},         {{1}, "1"},      {{2}, "2"},          {{-1}, "-1"},
-    {{-3}, "-3"},    {{0, 2}, "0,2"},    {{2, 0}, "2,0"}, {{-1, -2}, "-1,-2"}, {{0, 1, 2}, "0,1,2"}};
+    {{}, "all"},  {{0}, "0"},      {{1}, "1"},      {{2}, "2"},          {{-1}, "-1"},
+    {{-3}, "-3"}, {{0, 2}, "0,2"}, {{2, 0}, "2,0"}, {{-1, -2}, "-1,-2"}, {{0, 1, 2}, "0,1,2"}};
 
 enum class R { Sum, Max, Min, Mean };
 
@@ -88,8 +88,9 @@ void run_reduce(R r, DType d, const Shape& s, const std::vector<int64_t>& axes, 
   switch (r) {
     case R::Sum: {
       od = sum_dtype(d);
-      ref = reduce_ref(x, s, axes, keepdim,
-                       [od](LD a, LD v) { return od.is_float() ? a + v : wrap_bits(od, to_bits64(a) + to_bits64(v)); }, 0);
+      ref = reduce_ref(
+          x, s, axes, keepdim,
+          [od](LD a, LD v) { return od.is_float() ? a + v : wrap_bits(od, to_bits64(a) + to_bits64(v)); }, 0);
       got = t.sum(axes, keepdim);
       tol = sum_tol(od);
       break;
@@ -140,10 +141,13 @@ TEST_P(ReduceTest, OddShapes) {
   uint32_t seed = kSeed + 10 + static_cast<uint32_t>(r);
   std::mt19937 rng(seed);
   SCOPED_TRACE(seed_trace(seed));
-  struct Case { Shape s; std::vector<int64_t> axes; };
-  const std::vector<Case> cases = {{{1}, {}},         {{7}, {0}},         {{1000}, {}},      {{33, 7}, {0}},
-                                   {{33, 7}, {1}},    {{1, 7, 33}, {-1}}, {{1, 7, 33}, {0, 2}}, {{5, 1, 3}, {1}},
-                                   {{}, {}},          {{2, 3, 4, 5}, {1, 3}}};
+  struct Case {
+    Shape s;
+    std::vector<int64_t> axes;
+  };
+  const std::vector<Case> cases = {
+      {{1}, {}},          {{7}, {0}},           {{1000}, {}},     {{33, 7}, {0}}, {{33, 7}, {1}},
+      {{1, 7, 33}, {-1}}, {{1, 7, 33}, {0, 2}}, {{5, 1, 3}, {1}}, {{}, {}},       {{2, 3, 4, 5}, {1, 3}}};
   for (DType d : {dt::float32, dt::int32, dt::float16})
     for (auto& c : cases)
       for (bool keepdim : {false, true}) {
@@ -219,7 +223,8 @@ TEST(Argmax, FirstMaximalIndexOnEveryAxis) {
   std::mt19937 rng(kSeed + 30);
   SCOPED_TRACE(seed_trace(kSeed + 30));
   const Shape s{4, 6, 5};
-  for (DType d : {dt::float32, dt::float16, dt::bfloat16, dt::float64, dt::int32, dt::int8, dt::uint8, dt::int64, dt::uint64}) {
+  for (DType d :
+       {dt::float32, dt::float16, dt::bfloat16, dt::float64, dt::int32, dt::int8, dt::uint8, dt::int64, dt::uint64}) {
     Vals x = random_vals(d, numel_of(s), rng, 0, 3);  // few distinct values: many ties
     if (d.is_float())
       for (auto& v : x) v = std::round(v);
@@ -285,7 +290,10 @@ Ref softmax_ref(const Vals& x, const Shape& s, int64_t axis, bool log) {
 TEST(Softmax, MatchesLoopsOnAxesAndDtypes) {
   std::mt19937 rng(kSeed + 40);
   SCOPED_TRACE(seed_trace(kSeed + 40));
-  struct Case { Shape s; int64_t axis; };
+  struct Case {
+    Shape s;
+    int64_t axis;
+  };
   const std::vector<Case> cases = {{{4, 7}, -1}, {{4, 7}, 0}, {{2, 3, 5}, 1}, {{1, 33}, -1}, {{1000}, 0}, {{3, 1}, 1}};
   for (DType d : {dt::float32, dt::float64, dt::float16, dt::bfloat16, dt::int32})
     for (auto& c : cases)
@@ -296,7 +304,7 @@ TEST(Softmax, MatchesLoopsOnAxesAndDtypes) {
         DType od = d.is_float() ? d : dt::float32;
         Ref r = softmax_ref(x, c.s, c.axis, log);
         for (auto& v : r.v) v = round_to(od, v);
-        Tol tol = od == dt::float64 ? Tol{8, 1e-12, 1e-13}
+        Tol tol = od == dt::float64   ? Tol{8, 1e-12, 1e-13}
                   : od == dt::float32 ? Tol{8, 1e-5, 1e-6}
                   : od == dt::float16 ? Tol{2, 8e-3, 1e-3}
                                       : Tol{2, 4e-2, 8e-3};
@@ -307,11 +315,11 @@ TEST(Softmax, MatchesLoopsOnAxesAndDtypes) {
 
 TEST(Softmax, LargeInputsAreStableAndRowsSumToOne) {
   Tensor t = make({1000, 1001, 1002, -1000, -1001, -1002}, {2, 3}, dt::float32);
-  Vals e = {0.09003057317038046, 0.24472847105479767, 0.6652409557748219, 0.6652409557748219, 0.24472847105479767,
-            0.09003057317038046};
+  Vals e = {0.09003057317038046, 0.24472847105479767, 0.6652409557748219,
+            0.6652409557748219,  0.24472847105479767, 0.09003057317038046};
   EXPECT_TRUE(check(t.softmax(), {2, 3}, dt::float32, e, {8, 1e-5, 0}));
-  Vals le = {-2.4076059644443806, -1.4076059644443806, -0.4076059644443806, -0.4076059644443806, -1.4076059644443806,
-             -2.4076059644443806};
+  Vals le = {-2.4076059644443806, -1.4076059644443806, -0.4076059644443806,
+             -0.4076059644443806, -1.4076059644443806, -2.4076059644443806};
   EXPECT_TRUE(check(t.log_softmax(), {2, 3}, dt::float32, le, {8, 1e-5, 0}));
   std::mt19937 rng(kSeed + 50);
   Vals x = random_vals(dt::float32, 5 * 101, rng, -30, 30);
@@ -326,7 +334,8 @@ TEST(Softmax, NaNAndInfRows) {
   for (int i = 3; i < 6; ++i) EXPECT_TRUE(std::isnan(s[i])) << "softmax[" << i << "] = " << fmt(s[i]);
   EXPECT_TRUE(check(Vals(s.begin() + 6, s.end()), Vals(3, 1.0L / 3), dt::float32, {2, 0, 0}));
   Vals ls = read(t.log_softmax(1));
-  EXPECT_TRUE(check(Vals(ls.begin(), ls.begin() + 3), {-std::log(2.0L), -kInf, -std::log(2.0L)}, dt::float32, {2, 0, 0}));
+  EXPECT_TRUE(
+      check(Vals(ls.begin(), ls.begin() + 3), {-std::log(2.0L), -kInf, -std::log(2.0L)}, dt::float32, {2, 0, 0}));
   for (int i = 3; i < 6; ++i) EXPECT_TRUE(std::isnan(ls[i])) << "log_softmax[" << i << "] = " << fmt(ls[i]);
 }
 

@@ -94,7 +94,9 @@ inline Vals read(Tensor t) {
 }
 
 // ---- reference rounding: what a value becomes when stored as d ------------------------------------------------
-inline uint64_t to_bits64(LD x) { return x < 0 ? static_cast<uint64_t>(static_cast<int64_t>(x)) : static_cast<uint64_t>(x); }
+inline uint64_t to_bits64(LD x) {
+  return x < 0 ? static_cast<uint64_t>(static_cast<int64_t>(x)) : static_cast<uint64_t>(x);
+}
 
 // Two's complement wrap of a 64-bit pattern into d's width and signedness.
 inline LD wrap_bits(DType d, uint64_t u) {
@@ -118,8 +120,8 @@ inline LD round_to(DType d, LD x) {
 
 // ---- comparison ----------------------------------------------------------------------------------------------
 struct Tol {
-  int ulps = 0;       // distance in units of the last place of the result dtype
-  double rtol = 0;    // or |got - expected| <= atol + rtol * |expected|
+  int ulps = 0;     // distance in units of the last place of the result dtype
+  double rtol = 0;  // or |got - expected| <= atol + rtol * |expected|
   double atol = 0;
 };
 
@@ -173,9 +175,11 @@ inline ::testing::AssertionResult check(const Vals& got, const Vals& exp, DType 
 }
 // Realizes t, checks its dtype and shape, then its values.
 inline ::testing::AssertionResult check(Tensor t, const Shape& shape, DType d, const Vals& exp, Tol tol = {}) {
-  if (!(t.dtype() == d)) return ::testing::AssertionFailure() << "dtype " << t.dtype().name() << ", expected " << d.name();
+  if (!(t.dtype() == d))
+    return ::testing::AssertionFailure() << "dtype " << t.dtype().name() << ", expected " << d.name();
   if (t.shape() != shape)
-    return ::testing::AssertionFailure() << "shape " << tg::shape_str(t.shape()) << ", expected " << tg::shape_str(shape);
+    return ::testing::AssertionFailure() << "shape " << tg::shape_str(t.shape()) << ", expected "
+                                         << tg::shape_str(shape);
   return check(read(t), exp, d, tol);
 }
 

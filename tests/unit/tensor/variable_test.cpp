@@ -51,7 +51,8 @@ TEST(Variable, PadAtAVariableOffsetPlacesARow) {
   for (int64_t p : {0, 4, 9}) {
     std::vector<float> got = row.pad(0, pos.bind(p), 10).to_vector<float>();
     for (int r = 0; r < 10; ++r)
-      for (int c = 0; c < 3; ++c) EXPECT_EQ(got[r * 3 + c], r == p ? static_cast<float>(c + 1) : 0.0f) << "p=" << p << " r=" << r;
+      for (int c = 0; c < 3; ++c)
+        EXPECT_EQ(got[r * 3 + c], r == p ? static_cast<float>(c + 1) : 0.0f) << "p=" << p << " r=" << r;
   }
 }
 

@@ -5,15 +5,9 @@ namespace tg::llm {
 
 const std::vector<Architecture>& architectures() {
   static const std::vector<Architecture> all = {
-      {"llama", build_llama},
-      {"qwen2", build_qwen2},
-      {"qwen3", build_qwen3},
-      {"gemma3", build_gemma3},
-      {"qwen35", build_qwen35},
-      {"qwen35moe", build_qwen35moe},
-      {"qwen3moe", build_qwen3moe},
-      {"olmoe", build_olmoe},
-      {"deepseek2", build_deepseek2},
+      {"llama", build_llama},       {"qwen2", build_qwen2},   {"qwen3", build_qwen3},
+      {"gemma3", build_gemma3},     {"qwen35", build_qwen35}, {"qwen35moe", build_qwen35moe},
+      {"qwen3moe", build_qwen3moe}, {"olmoe", build_olmoe},   {"deepseek2", build_deepseek2},
   };
   return all;
 }

@@ -21,18 +21,22 @@ MlaShape read_mla_shape(ModelBuilder& b) {
   const ModelConfig& c = b.config();
   if (!f.find(b.key("attention.key_length_mla")) || !f.find(b.key("attention.value_length_mla")))
     throw Error("tg-llm: " + f.path() + ": a deepseek2 file without " + b.key("attention.key_length_mla") +
-                " (converted before MLA, with attn_kv_b) is not supported: convert it again with a current convert_hf_to_gguf.py");
+                " (converted before MLA, with attn_kv_b) is not supported: convert it again with a current "
+                "convert_hf_to_gguf.py");
   MlaShape s;
   s.q_lora = f.get_int(b.key("attention.q_lora_rank"), 0);
   s.kv_lora = f.get_int(b.key("attention.kv_lora_rank"));
   s.rope = c.rope_dims;
   s.nope = f.get_int(b.key("attention.key_length_mla")) - s.rope;
   s.v = f.get_int(b.key("attention.value_length_mla"));
-  if (s.q_lora < 0 || s.kv_lora <= 0 || s.nope <= 0 || s.v <= 0 || c.head_dim != s.kv_lora + s.rope || c.value_dim != s.kv_lora)
-    throw Error("tg-llm: " + f.path() + ": implausible latent attention (kv_lora_rank " + std::to_string(s.kv_lora) + ", q_lora_rank " +
-                std::to_string(s.q_lora) + ", per head " + std::to_string(s.nope) + " + " + std::to_string(s.rope) + " query and " +
-                std::to_string(s.v) + " value dims, cache rows " + std::to_string(c.head_dim) + " / " + std::to_string(c.value_dim) + ")");
-  if (c.rope_scaling.type != RopeScaling::Type::none || f.get_float(b.key("rope.scaling.yarn_log_multiplier"), 0.0) != 0.0)
+  if (s.q_lora < 0 || s.kv_lora <= 0 || s.nope <= 0 || s.v <= 0 || c.head_dim != s.kv_lora + s.rope ||
+      c.value_dim != s.kv_lora)
+    throw Error("tg-llm: " + f.path() + ": implausible latent attention (kv_lora_rank " + std::to_string(s.kv_lora) +
+                ", q_lora_rank " + std::to_string(s.q_lora) + ", per head " + std::to_string(s.nope) + " + " +
+                std::to_string(s.rope) + " query and " + std::to_string(s.v) + " value dims, cache rows " +
+                std::to_string(c.head_dim) + " / " + std::to_string(c.value_dim) + ")");
+  if (c.rope_scaling.type != RopeScaling::Type::none ||
+      f.get_float(b.key("rope.scaling.yarn_log_multiplier"), 0.0) != 0.0)
     throw Error("tg-llm: " + f.path() + ": deepseek2 with RoPE scaling (YaRN's attention mscale) is not supported yet");
   s.scale = 1.0 / std::sqrt(static_cast<double>(s.nope + s.rope));
   return s;
@@ -45,12 +49,15 @@ Decoder build_deepseek2(ModelBuilder& b) {
   const MlaShape mla = read_mla_shape(b);
   const int64_t dense = f.get_int(b.key("leading_dense_block_count"), 0);
   if (f.get_int(b.key("expert_group_count"), 0) > 1)
-    throw Error("tg-llm: " + f.path() + ": group-limited expert routing (" + b.key("expert_group_count") + " > 1) is not supported yet");
+    throw Error("tg-llm: " + f.path() + ": group-limited expert routing (" + b.key("expert_group_count") +
+                " > 1) is not supported yet");
   // llama.cpp's gates: 1 softmax, 2 sigmoid; without the key, softmax
   const int64_t gating = f.get_int(b.key("expert_gating_func"), 1);
   if (gating != 1 && gating != 2)
-    throw Error("tg-llm: " + f.path() + ": " + b.key("expert_gating_func") + " " + std::to_string(gating) + " is not 1 (softmax) or 2 (sigmoid)");
-  const RoutingSpec routing{.gate = gating == 2 ? RoutingSpec::Gate::sigmoid : RoutingSpec::Gate::softmax, .normalize = false};
+    throw Error("tg-llm: " + f.path() + ": " + b.key("expert_gating_func") + " " + std::to_string(gating) +
+                " is not 1 (softmax) or 2 (sigmoid)");
+  const RoutingSpec routing{.gate = gating == 2 ? RoutingSpec::Gate::sigmoid : RoutingSpec::Gate::softmax,
+                            .normalize = false};
   std::optional<MoeShape> moe;
   if (dense < b.config().n_layers) {
     moe = read_moe_shape(b, routing, dense);
@@ -64,7 +71,8 @@ Decoder build_deepseek2(ModelBuilder& b) {
       ffn = std::make_unique<GatedFfn>(b, il, Activation::silu);
     else
       ffn = std::make_unique<MoeFfn>(b, il, *moe);
-    d.layers.push_back(std::make_unique<TransformerLayer>(b, il, std::make_unique<MlaAttention>(b, il, mla), std::move(ffn), TransformerLayer::Spec{}));
+    d.layers.push_back(std::make_unique<TransformerLayer>(b, il, std::make_unique<MlaAttention>(b, il, mla),
+                                                          std::move(ffn), TransformerLayer::Spec{}));
   }
   return d;
 }

@@ -9,7 +9,8 @@ namespace tg::llm {
 
 Decoder build_olmoe(ModelBuilder& b) {
   const MoeShape moe = read_moe_shape(b, {.gate = RoutingSpec::Gate::softmax, .normalize = false});
-  Decoder d = transformer_stack(b, {.neox = true, .qk_norm_whole = true}, [&](int64_t il) { return std::make_unique<MoeFfn>(b, il, moe); });
+  Decoder d = transformer_stack(b, {.neox = true, .qk_norm_whole = true},
+                                [&](int64_t il) { return std::make_unique<MoeFfn>(b, il, moe); });
   d.prefill_chunk = kMoePrefillChunk;
   return d;
 }

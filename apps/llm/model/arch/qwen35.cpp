@@ -25,11 +25,13 @@ void check_rope_sections(ModelBuilder& b) {
   for (int64_t s : sec) total += s;
   const int64_t pairs = b.config().rope_dims / 2;
   if (sec.size() < 3 && pairs > 0)  // llama.cpp fills the missing sections with zeros: pairs left unrotated
-    throw Error("tg-llm: " + b.file().path() + ": " + key + " has " + std::to_string(sec.size()) + " sections, not the 3 or 4 of text RoPE");
+    throw Error("tg-llm: " + b.file().path() + ": " + key + " has " + std::to_string(sec.size()) +
+                " sections, not the 3 or 4 of text RoPE");
   for (int64_t i = 0; i < pairs && total > 0; ++i) {
     const int64_t s = i % total;
     if (!((s % 3 == 0 && s < 3 * sec[0]) || (s % 3 == 1 && s < 3 * sec[1]) || (s % 3 == 2 && s < 3 * sec[2])))
-      throw Error("tg-llm: " + b.file().path() + ": " + key + " leaves RoPE pair " + std::to_string(i) + " outside the text sections: not supported");
+      throw Error("tg-llm: " + b.file().path() + ": " + key + " leaves RoPE pair " + std::to_string(i) +
+                  " outside the text sections: not supported");
   }
 }
 
@@ -40,18 +42,20 @@ Decoder qwen35_stack(ModelBuilder& b, const std::function<std::unique_ptr<FeedFo
   const GGUFFile& f = b.file();
   c.n_layers -= f.get_int(b.key("nextn_predict_layers"), 0);
   if (f.find(b.key("attention.recurrent_layers")))
-    throw Error("tg-llm: " + f.path() + ": " + b.key("attention.recurrent_layers") + " (an explicit layer pattern) is not supported");
+    throw Error("tg-llm: " + f.path() + ": " + b.key("attention.recurrent_layers") +
+                " (an explicit layer pattern) is not supported");
   const int64_t interval = f.get_int(b.key("full_attention_interval"), 4);
   const DeltaNetShape shape{.conv_kernel = f.get_int(b.key("ssm.conv_kernel")),
                             .head_dim = f.get_int(b.key("ssm.state_size")),
                             .key_heads = f.get_int(b.key("ssm.group_count")),
                             .value_heads = f.get_int(b.key("ssm.time_step_rank"))};
-  if (c.n_layers <= 0 || interval <= 0 || shape.conv_kernel < 2 || shape.conv_kernel > 64 || shape.head_dim <= 0 || shape.key_heads <= 0 ||
-      shape.value_heads <= 0 || shape.value_heads % shape.key_heads != 0 ||
+  if (c.n_layers <= 0 || interval <= 0 || shape.conv_kernel < 2 || shape.conv_kernel > 64 || shape.head_dim <= 0 ||
+      shape.key_heads <= 0 || shape.value_heads <= 0 || shape.value_heads % shape.key_heads != 0 ||
       f.get_int(b.key("ssm.inner_size"), shape.value_heads * shape.head_dim) != shape.value_heads * shape.head_dim)
-    throw Error("tg-llm: " + f.path() + ": implausible gated delta net hyper-parameters (conv kernel " + std::to_string(shape.conv_kernel) +
-                ", state size " + std::to_string(shape.head_dim) + ", key/value heads " + std::to_string(shape.key_heads) + "/" +
-                std::to_string(shape.value_heads) + ", full attention every " + std::to_string(interval) + " layers)");
+    throw Error("tg-llm: " + f.path() + ": implausible gated delta net hyper-parameters (conv kernel " +
+                std::to_string(shape.conv_kernel) + ", state size " + std::to_string(shape.head_dim) +
+                ", key/value heads " + std::to_string(shape.key_heads) + "/" + std::to_string(shape.value_heads) +
+                ", full attention every " + std::to_string(interval) + " layers)");
   check_rope_sections(b);
   Decoder d;
   d.recurrent = true;

@@ -8,7 +8,8 @@ namespace tg::llm {
 
 Decoder build_qwen3moe(ModelBuilder& b) {
   const MoeShape moe = read_moe_shape(b, {.gate = RoutingSpec::Gate::softmax, .normalize = true});
-  Decoder d = transformer_stack(b, {.neox = true, .qk_norm = true}, [&](int64_t il) { return std::make_unique<MoeFfn>(b, il, moe); });
+  Decoder d = transformer_stack(b, {.neox = true, .qk_norm = true},
+                                [&](int64_t il) { return std::make_unique<MoeFfn>(b, il, moe); });
   d.prefill_chunk = kMoePrefillChunk;
   return d;
 }

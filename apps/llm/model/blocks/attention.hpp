@@ -1,6 +1,6 @@
 // Multi-head attention with grouped KV heads over the sequence state's KV cache, and the variants the families
-// use: QKV biases (qwen2), QK-norm per head (qwen3, gemma3) or over all heads (olmoe), NEOX or pair RoPE on all or part of each head (with scaling),
-// and sliding windows (gemma3's local layers).
+// use: QKV biases (qwen2), QK-norm per head (qwen3, gemma3) or over all heads (olmoe), NEOX or pair RoPE on all or part
+// of each head (with scaling), and sliding windows (gemma3's local layers).
 #pragma once
 
 #include <cstdint>
@@ -23,9 +23,9 @@ struct AttentionSpec {
   bool qkv_bias = false;  // attn_{q,k,v}.bias added to the projections where the file has them (optional, as llama.cpp)
   bool qk_norm = false;   // RMS-norm of q and k per head (attn_q_norm / attn_k_norm), before RoPE
   bool qk_norm_whole = false;  // the same over all heads' q (k) at once (olmoe)
-  double rope_base = 0;   // 0: the file's rope.freq_base
-  bool rope_scaled = true;  // the file's RoPE scaling applies (gemma3's sliding-window layers: not)
-  int64_t window = 0;     // sliding window (keys within `window` positions of the query), 0: none
+  double rope_base = 0;        // 0: the file's rope.freq_base
+  bool rope_scaled = true;     // the file's RoPE scaling applies (gemma3's sliding-window layers: not)
+  int64_t window = 0;          // sliding window (keys within `window` positions of the query), 0: none
   bool output_gate = false;  // attn_q emits each head's query and then its gate; the output is x sigmoid(gate) (qwen35)
 };
 
@@ -34,7 +34,8 @@ struct AttentionSpec {
 Dim key_span(const SequenceState& state, int64_t T, const BoundVariable& pos, int64_t key_len);
 // softmax over the keys of scores (A, B, T, len) of T queries at pos, the causal mask (and a sliding window of
 // `window` positions, 0: none) applied from absolute positions; realized.
-Tensor causal_softmax(const SequenceState& state, const Tensor& scores, int64_t T, const BoundVariable& pos, const Dim& len, int64_t window = 0);
+Tensor causal_softmax(const SequenceState& state, const Tensor& scores, int64_t T, const BoundVariable& pos,
+                      const Dim& len, int64_t window = 0);
 
 // A rank's query heads [q0, q1) and KV heads [k0, k1) of a tensor-parallel model: whole KV groups where there
 // are at least as many KV heads as ranks, else each KV head on world / KV ranks, each with a share of its group's
@@ -62,7 +63,7 @@ class Attention final : public Mixer {
   TensorParallel tp_;
   AttentionSpec spec_;
   int64_t heads_, kv_heads_;  // of the whole model
-  int64_t H_, KV_, hd_;        // this rank's
+  int64_t H_, KV_, hd_;       // this rank's
   double scale_, eps_;
   int64_t max_score_bytes_;
   std::shared_ptr<const RopeTable> rope_;

@@ -29,7 +29,8 @@ class GatedFfn final : public FeedForward {
   Tensor operator()(const Tensor& h, const Pass& p) const override;
 
  private:
-  GatedFfn(ModelBuilder& b, int64_t layer, Activation act, const std::string& suffix, int64_t d_ff, std::pair<int64_t, int64_t> cols);
+  GatedFfn(ModelBuilder& b, int64_t layer, Activation act, const std::string& suffix, int64_t d_ff,
+           std::pair<int64_t, int64_t> cols);
   Activation act_;
   QuantMatrix gate_, up_, down_;
 };

@@ -19,35 +19,44 @@ struct GatedDeltaNet::Share {
   IndexRanges keys, values, channels;  // heads, and the conv's channels (rows of attn_qkv: q, k, then v)
 
   Share(const ModelBuilder& b, const DeltaNetShape& s) : local(s) {
-    const auto [k0, k1] = b.tp().share(s.key_heads, 1, b.file().path() + ": the gated delta net's " + std::to_string(s.key_heads) + " key heads");
+    const auto [k0, k1] = b.tp().share(
+        s.key_heads, 1, b.file().path() + ": the gated delta net's " + std::to_string(s.key_heads) + " key heads");
     keys = {{k0, k1}};
-    for (int64_t t = 0; t < s.value_heads / s.key_heads; ++t) values.emplace_back(t * s.key_heads + k0, t * s.key_heads + k1);
+    for (int64_t t = 0; t < s.value_heads / s.key_heads; ++t)
+      values.emplace_back(t * s.key_heads + k0, t * s.key_heads + k1);
     local.key_heads = k1 - k0;
     local.value_heads = count(values);
     const int64_t dk = s.head_dim, kd = s.key_heads * dk;
-    for (const IndexRanges& part : {scaled(keys, dk), scaled(keys, dk, kd), scaled(values, dk, 2 * kd)}) channels.insert(channels.end(), part.begin(), part.end());
+    for (const IndexRanges& part : {scaled(keys, dk), scaled(keys, dk, kd), scaled(values, dk, 2 * kd)})
+      channels.insert(channels.end(), part.begin(), part.end());
     channels = merged(channels);
   }
 };
 
-GatedDeltaNet::GatedDeltaNet(ModelBuilder& b, int64_t layer, const DeltaNetShape& shape) : GatedDeltaNet(b, layer, shape, Share(b, shape)) {}
+GatedDeltaNet::GatedDeltaNet(ModelBuilder& b, int64_t layer, const DeltaNetShape& shape)
+    : GatedDeltaNet(b, layer, shape, Share(b, shape)) {}
 
 GatedDeltaNet::GatedDeltaNet(ModelBuilder& b, int64_t layer, const DeltaNetShape& whole, const Share& part)
     : s_(part.local),
       eps_(b.config().norm_eps),
       rows_per_slot_(b.state().rows_per_slot()),
       state_(&b.state()),
-      qkv_(b.matrix_rows(ModelBuilder::blk(layer, "attn_qkv.weight"), conv_width(whole), b.config().d_model, part.channels)),
-      z_(b.matrix_rows(ModelBuilder::blk(layer, "attn_gate.weight"), whole.value_heads * whole.head_dim, b.config().d_model,
-                       scaled(part.values, whole.head_dim))),
-      alpha_(b.matrix_rows(ModelBuilder::blk(layer, "ssm_alpha.weight"), whole.value_heads, b.config().d_model, part.values)),
-      beta_(b.matrix_rows(ModelBuilder::blk(layer, "ssm_beta.weight"), whole.value_heads, b.config().d_model, part.values)),
-      out_(b.matrix_cols(ModelBuilder::blk(layer, "ssm_out.weight"), b.config().d_model, whole.value_heads * whole.head_dim,
-                         scaled(part.values, whole.head_dim))),
-      conv_w_(b.vector(ModelBuilder::blk(layer, "ssm_conv1d.weight"), conv_width(whole) * whole.conv_kernel, scaled(part.channels, whole.conv_kernel))
+      qkv_(b.matrix_rows(ModelBuilder::blk(layer, "attn_qkv.weight"), conv_width(whole), b.config().d_model,
+                         part.channels)),
+      z_(b.matrix_rows(ModelBuilder::blk(layer, "attn_gate.weight"), whole.value_heads * whole.head_dim,
+                       b.config().d_model, scaled(part.values, whole.head_dim))),
+      alpha_(b.matrix_rows(ModelBuilder::blk(layer, "ssm_alpha.weight"), whole.value_heads, b.config().d_model,
+                           part.values)),
+      beta_(b.matrix_rows(ModelBuilder::blk(layer, "ssm_beta.weight"), whole.value_heads, b.config().d_model,
+                          part.values)),
+      out_(b.matrix_cols(ModelBuilder::blk(layer, "ssm_out.weight"), b.config().d_model,
+                         whole.value_heads * whole.head_dim, scaled(part.values, whole.head_dim))),
+      conv_w_(b.vector(ModelBuilder::blk(layer, "ssm_conv1d.weight"), conv_width(whole) * whole.conv_kernel,
+                       scaled(part.channels, whole.conv_kernel))
                   .reshape({conv_width(s_), whole.conv_kernel})),
       dt_bias_(b.vector(ModelBuilder::blk(layer, "ssm_dt.bias"), whole.value_heads, part.values)),
-      a_(b.vector(ModelBuilder::blk(layer, "ssm_a"), whole.value_heads, part.values)),  // -exp(A_log), no .weight suffix
+      a_(b.vector(ModelBuilder::blk(layer, "ssm_a"), whole.value_heads,
+                  part.values)),  // -exp(A_log), no .weight suffix
       norm_(b.vector(ModelBuilder::blk(layer, "ssm_norm.weight"), whole.head_dim)),
       conv_state_(b.state().add_recurrent_state(whole.conv_kernel - 1, conv_width(s_))),
       delta_state_(b.state().add_recurrent_state(s_.value_heads * s_.head_dim, s_.head_dim)) {}

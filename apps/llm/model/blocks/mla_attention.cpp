@@ -12,7 +12,10 @@ std::string blk(int64_t layer, const char* name) { return ModelBuilder::blk(laye
 }  // namespace
 
 MlaAttention::MlaAttention(ModelBuilder& b, int64_t layer, const MlaShape& s)
-    : MlaAttention(b, layer, s, b.tp().share(b.config().n_heads, 1, b.file().path() + ": " + std::to_string(b.config().n_heads) + " latent-attention heads")) {}
+    : MlaAttention(
+          b, layer, s,
+          b.tp().share(b.config().n_heads, 1,
+                       b.file().path() + ": " + std::to_string(b.config().n_heads) + " latent-attention heads")) {}
 
 MlaAttention::MlaAttention(ModelBuilder& b, int64_t layer, const MlaShape& s, std::pair<int64_t, int64_t> heads)
     : s_(s),
@@ -21,9 +24,12 @@ MlaAttention::MlaAttention(ModelBuilder& b, int64_t layer, const MlaShape& s, st
       rope_(b.rope(b.config().rope_base)),
       state_(&b.state()),
       kv_a_(b.matrix(blk(layer, "attn_kv_a_mqa.weight"), s.kv_lora + s.rope, b.config().d_model)),
-      k_b_(b.matrix_rows(blk(layer, "attn_k_b.weight"), b.config().n_heads * s.kv_lora, s.nope, heads.first * s.kv_lora, heads.second * s.kv_lora)),
-      v_b_(b.matrix_rows(blk(layer, "attn_v_b.weight"), b.config().n_heads * s.v, s.kv_lora, heads.first * s.v, heads.second * s.v)),
-      o_(b.matrix_cols(blk(layer, "attn_output.weight"), b.config().d_model, b.config().n_heads * s.v, heads.first * s.v, heads.second * s.v)),
+      k_b_(b.matrix_rows(blk(layer, "attn_k_b.weight"), b.config().n_heads * s.kv_lora, s.nope, heads.first * s.kv_lora,
+                         heads.second * s.kv_lora)),
+      v_b_(b.matrix_rows(blk(layer, "attn_v_b.weight"), b.config().n_heads * s.v, s.kv_lora, heads.first * s.v,
+                         heads.second * s.v)),
+      o_(b.matrix_cols(blk(layer, "attn_output.weight"), b.config().d_model, b.config().n_heads * s.v,
+                       heads.first * s.v, heads.second * s.v)),
       kv_a_norm_(b.vector(blk(layer, "attn_kv_a_norm.weight"), s.kv_lora)),
       cache_(&b.state().add_kv_cache(s.kv_lora + s.rope)) {
   const int64_t per_head = s.nope + s.rope, q_width = b.config().n_heads * per_head;
@@ -43,12 +49,14 @@ Tensor MlaAttention::forward(const Tensor& h, const Pass& p) {
   Tensor q = q_ ? qmatmul(*q_, in) : qmatmul(*q_b_, rms_norm(qmatmul(*q_a_, in), *q_a_norm_, eps_));
   q = q.reshape({T, H, N + R});
   Tensor kv = qmatmul(kv_a_, in);
-  Tensor c = rms_norm(kv.shrink({{0, T}, {0, C}}), kv_a_norm_, eps_), k_pe = kv.shrink({{0, T}, {C, C + R}}).reshape({T, 1, R});
+  Tensor c = rms_norm(kv.shrink({{0, T}, {0, C}}), kv_a_norm_, eps_),
+         k_pe = kv.shrink({{0, T}, {C, C + R}}).reshape({T, 1, R});
   // every head's query absorbed into the latent space: head h's product by k_b[h], as stacked experts by head id
   std::vector<int32_t> heads(static_cast<size_t>(T * H));
   for (size_t i = 0; i < heads.size(); ++i) heads[i] = static_cast<int32_t>(i % static_cast<size_t>(H));
   const Tensor by_head = Tensor::from_vector(heads, {T, H}, dtypes::int32, h.device());
-  Tensor q_lat = qmatmul_experts(k_b_, H, q.shrink({{0, T}, {0, H}, {0, N}}).reshape({T * H, N}).contiguous(), by_head).reshape({T, H, C});
+  Tensor q_lat = qmatmul_experts(k_b_, H, q.shrink({{0, T}, {0, H}, {0, N}}).reshape({T * H, N}).contiguous(), by_head)
+                     .reshape({T, H, C});
   Tensor q_pe = q.shrink({{0, T}, {0, H}, {N, N + R}});
   auto one = [&](int64_t t0, int64_t n, const SeqPos& at) {
     auto rows = [&](const Tensor& x) { return x.shrink(0, Dim(t0), Dim(n)); };
@@ -71,7 +79,7 @@ Tensor MlaAttention::attend(const Tensor& q, const Tensor& rows, int64_t T, cons
   const int64_t H = H_, C = s_.kv_lora, W = C + s_.rope;
   cache_->write(rows, at);
   const Dim len = key_span(*state_, T, at.pos, key_len);
-  Tensor keys = cache_->read(at, len);                                         // (W, L): one row for every head
+  Tensor keys = cache_->read(at, len);                           // (W, L): one row for every head
   Tensor vals = keys.shrink(0, Dim(0), Dim(C)).permute({1, 0});  // (L, C): the latent part
   if (T > 1) vals = vals.contiguous();
   Tensor qh = q.permute({1, 0, 2}).reshape({H * T, W});  // head-major: (H * T, W)

@@ -22,10 +22,10 @@
 namespace tg::llm {
 
 struct MlaShape {
-  int64_t q_lora = 0;  // attention.q_lora_rank: q through attn_q_a, its norm and attn_q_b; 0: attn_q
-  int64_t kv_lora = 0;  // attention.kv_lora_rank
+  int64_t q_lora = 0;                 // attention.q_lora_rank: q through attn_q_a, its norm and attn_q_b; 0: attn_q
+  int64_t kv_lora = 0;                // attention.kv_lora_rank
   int64_t nope = 0, rope = 0, v = 0;  // per head: the query's non-rotated and rotated parts, the value width
-  double scale = 0;  // the scores' scale
+  double scale = 0;                   // the scores' scale
 };
 
 class MlaAttention final : public Mixer {

@@ -21,10 +21,12 @@ MoeShape read_moe_shape(ModelBuilder& b, const RoutingSpec& routing, int64_t fir
   s.routing.normalize = f.get_bool(b.key("expert_weights_norm"), routing.normalize);
   s.routing.scale = f.get_float(b.key("expert_weights_scale"), routing.scale);
   if (s.routing.scale == 0) s.routing.scale = 1;  // llama.cpp: 0 is "not set"
-  if (s.experts < 1 || s.experts > 4096 || s.routing.k < 1 || s.routing.k > s.experts || s.d_ff < 1 || s.shared_d_ff < 0)
-    throw Error("tg-llm: " + f.path() + ": implausible mixture of experts (" + std::to_string(s.routing.k) + " of " + std::to_string(s.experts) +
-                " experts of width " + std::to_string(s.d_ff) + ")");
-  if (!std::isfinite(s.routing.scale)) throw Error("tg-llm: " + f.path() + ": " + b.key("expert_weights_scale") + " is not a finite number");
+  if (s.experts < 1 || s.experts > 4096 || s.routing.k < 1 || s.routing.k > s.experts || s.d_ff < 1 ||
+      s.shared_d_ff < 0)
+    throw Error("tg-llm: " + f.path() + ": implausible mixture of experts (" + std::to_string(s.routing.k) + " of " +
+                std::to_string(s.experts) + " experts of width " + std::to_string(s.d_ff) + ")");
+  if (!std::isfinite(s.routing.scale))
+    throw Error("tg-llm: " + f.path() + ": " + b.key("expert_weights_scale") + " is not a finite number");
   return s;
 }
 
@@ -39,9 +41,11 @@ Tensor rows_of(const Tensor& x, const std::vector<int32_t>& idx) {
   auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
   // 16 values a statement where d allows (vector loads and stores)
   const int64_t V = d % 16 == 0 ? 16 : 1;
-  KExpr i = k.range(n, Axis::GLOBAL), cb = k.range(d / V, Axis::LOOP), cv = k.range(V, Axis::UPCAST), c = cb * c64(V) + cv;
+  KExpr i = k.range(n, Axis::GLOBAL), cb = k.range(d / V, Axis::LOOP), cv = k.range(V, Axis::UPCAST),
+        c = cb * c64(V) + cv;
   KExpr row = k.load(k.buffer(2, dtypes::int32), i).cast(dtypes::int64), ok = (c64(-1) < row) && (row < c64(N));
-  KExpr v = KExpr::where(ok, k.load(k.buffer(1, dtypes::float32), KExpr::where(ok, row, c64(0)) * c64(d) + c), k.constant(0, dtypes::float32));
+  KExpr v = KExpr::where(ok, k.load(k.buffer(1, dtypes::float32), KExpr::where(ok, row, c64(0)) * c64(d) + c),
+                         k.constant(0, dtypes::float32));
   k.run(k.loop({k.store(k.buffer(0, dtypes::float32), i * c64(d) + c, v)}, {cb, cv}));
   k.parallel();
   return k({{{n, d}, dtypes::float32}}, {x.contiguous(), Tensor::from_vector(idx, {n}, dtypes::int32, x.device())})[0];
@@ -59,7 +63,8 @@ int64_t padded_tokens(int64_t n) {
 }  // namespace
 
 MoeFfn::MoeFfn(ModelBuilder& b, int64_t layer, const MoeShape& shape)
-    : MoeFfn(b, layer, shape, b.tp().share(shape.experts, 1, b.file().path() + ": " + std::to_string(shape.experts) + " experts")) {}
+    : MoeFfn(b, layer, shape,
+             b.tp().share(shape.experts, 1, b.file().path() + ": " + std::to_string(shape.experts) + " experts")) {}
 
 MoeFfn::MoeFfn(ModelBuilder& b, int64_t layer, const MoeShape& shape, std::pair<int64_t, int64_t> experts)
     : shape_(shape),
@@ -67,19 +72,23 @@ MoeFfn::MoeFfn(ModelBuilder& b, int64_t layer, const MoeShape& shape, std::pair<
       local_(experts.second - experts.first),
       router_(b.matrix(blk(layer, "ffn_gate_inp.weight"), shape.experts, b.config().d_model)),
       // a decode step reads k of the E experts' rows
-      gate_(b.matrix_rows(blk(layer, "ffn_gate_exps.weight"), shape.experts * shape.d_ff, b.config().d_model, experts.first * shape.d_ff,
-                          experts.second * shape.d_ff, static_cast<double>(shape.routing.k) / static_cast<double>(shape.experts))),
-      up_(b.matrix_rows(blk(layer, "ffn_up_exps.weight"), shape.experts * shape.d_ff, b.config().d_model, experts.first * shape.d_ff,
-                        experts.second * shape.d_ff, static_cast<double>(shape.routing.k) / static_cast<double>(shape.experts))),
-      down_(b.matrix_rows(blk(layer, "ffn_down_exps.weight"), shape.experts * b.config().d_model, shape.d_ff, experts.first * b.config().d_model,
-                          experts.second * b.config().d_model, static_cast<double>(shape.routing.k) / static_cast<double>(shape.experts))),
+      gate_(b.matrix_rows(blk(layer, "ffn_gate_exps.weight"), shape.experts * shape.d_ff, b.config().d_model,
+                          experts.first * shape.d_ff, experts.second * shape.d_ff,
+                          static_cast<double>(shape.routing.k) / static_cast<double>(shape.experts))),
+      up_(b.matrix_rows(blk(layer, "ffn_up_exps.weight"), shape.experts * shape.d_ff, b.config().d_model,
+                        experts.first * shape.d_ff, experts.second * shape.d_ff,
+                        static_cast<double>(shape.routing.k) / static_cast<double>(shape.experts))),
+      down_(b.matrix_rows(blk(layer, "ffn_down_exps.weight"), shape.experts * b.config().d_model, shape.d_ff,
+                          experts.first * b.config().d_model, experts.second * b.config().d_model,
+                          static_cast<double>(shape.routing.k) / static_cast<double>(shape.experts))),
       gate_each_(b.expert_views(blk(layer, "ffn_gate_exps.weight"), shape.experts, experts)),
       up_each_(b.expert_views(blk(layer, "ffn_up_exps.weight"), shape.experts, experts)),
       down_each_(b.expert_views(blk(layer, "ffn_down_exps.weight"), shape.experts, experts)) {
   selection_bias_ = b.optional_vector(blk(layer, "exp_probs_b.bias"), shape.experts);
   if (shape.shared_d_ff > 0) {
     shared_ = std::make_unique<GatedFfn>(b, layer, Activation::silu, "_shexp", shape.shared_d_ff);
-    if (b.has(blk(layer, "ffn_gate_inp_shexp.weight"))) shared_gate_ = b.matrix(blk(layer, "ffn_gate_inp_shexp.weight"), 1, b.config().d_model);
+    if (b.has(blk(layer, "ffn_gate_inp_shexp.weight")))
+      shared_gate_ = b.matrix(blk(layer, "ffn_gate_inp_shexp.weight"), 1, b.config().d_model);
   }
 }
 
@@ -116,7 +125,8 @@ Tensor MoeFfn::grouped(const Tensor& h, const Routes& routes) const {
   const std::vector<int32_t> ids = Tensor(routes.ids).to_vector<int32_t>();
   std::vector<std::vector<int32_t>> pairs(static_cast<size_t>(local_));
   for (int32_t p = 0; p < static_cast<int32_t>(ids.size()); ++p)
-    if (ids[static_cast<size_t>(p)] >= 0 && ids[static_cast<size_t>(p)] < local_) pairs[static_cast<size_t>(ids[static_cast<size_t>(p)])].push_back(p);
+    if (ids[static_cast<size_t>(p)] >= 0 && ids[static_cast<size_t>(p)] < local_)
+      pairs[static_cast<size_t>(ids[static_cast<size_t>(p)])].push_back(p);
   // each expert's tokens through its matrices; its outputs stacked in order, and where each pair's row landed
   std::vector<Tensor> outputs;
   std::vector<int32_t> row_of_pair(ids.size(), -1);  // -1: a padding pick, a zero row

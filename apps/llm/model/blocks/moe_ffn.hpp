@@ -18,9 +18,9 @@
 namespace tg::llm {
 
 struct MoeShape {
-  int64_t experts = 0;  // expert_count
-  int64_t d_ff = 0;     // each expert's width (expert_feed_forward_length)
-  RoutingSpec routing;  // k = expert_used_count
+  int64_t experts = 0;      // expert_count
+  int64_t d_ff = 0;         // each expert's width (expert_feed_forward_length)
+  RoutingSpec routing;      // k = expert_used_count
   int64_t shared_d_ff = 0;  // the shared expert's width (expert_shared_feed_forward_length); 0: none
 };
 
@@ -58,7 +58,7 @@ class MoeFfn final : public FeedForward {
   int64_t first_, local_;  // this rank's experts: [first_, first_ + local_)
   QuantMatrix router_, gate_, up_, down_;
   std::vector<QuantMatrix> gate_each_, up_each_, down_each_;  // per expert (host devices)
-  std::optional<Tensor> selection_bias_;  // exp_probs_b
+  std::optional<Tensor> selection_bias_;                      // exp_probs_b
   std::unique_ptr<GatedFfn> shared_;
   std::optional<QuantMatrix> shared_gate_;  // ffn_gate_inp_shexp: (1, d_model)
 };

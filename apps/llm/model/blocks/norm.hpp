@@ -5,6 +5,8 @@
 
 namespace tg::llm {
 
-inline Tensor rms_norm(const Tensor& x, const Tensor& w, double eps) { return x * ((x * x).mean({-1}, true) + eps).rsqrt() * w; }
+inline Tensor rms_norm(const Tensor& x, const Tensor& w, double eps) {
+  return x * ((x * x).mean({-1}, true) + eps).rsqrt() * w;
+}
 
 }  // namespace tg::llm

@@ -25,12 +25,13 @@ SeqSlot seq_slot(CustomKernel& k, const KExpr& seqs, const KExpr& s, int64_t row
 Tensor causal_conv(const Tensor& x, const Tensor& w, const Tensor& state, const Tensor& seqs, int64_t rows_per_slot) {
   const int64_t B = seqs.shape()[0], C = x.shape()[1], K = w.shape()[1], Tq = x.shape()[0] / B;
   if (w.shape()[0] != C || state.shape()[1] != C || Tq * B != x.shape()[0] || K < 2)
-    throw std::invalid_argument("tg-llm: causal_conv of " + std::to_string(x.shape()[0]) + "x" + std::to_string(C) + " by " +
-                                std::to_string(w.shape()[0]) + "x" + std::to_string(K));
+    throw std::invalid_argument("tg-llm: causal_conv of " + std::to_string(x.shape()[0]) + "x" + std::to_string(C) +
+                                " by " + std::to_string(w.shape()[0]) + "x" + std::to_string(K));
   const DType f32 = dtypes::float32;
   CustomKernel k("ssm_conv");
   const DType sdt = state.dtype();  // float32 or float16, computed in float32
-  KExpr out = k.buffer(0, f32), xb = k.buffer(1, f32), wb = k.buffer(2, f32), st = k.buffer(3, sdt), sq = k.buffer(4, dtypes::int32);
+  KExpr out = k.buffer(0, f32), xb = k.buffer(1, f32), wb = k.buffer(2, f32), st = k.buffer(3, sdt),
+        sq = k.buffer(4, dtypes::int32);
   KExpr s = k.range(B, Axis::GLOBAL), ch = k.range(C, Axis::GLOBAL);
   const SeqSlot at = seq_slot(k, sq, s, rows_per_slot);
   // input row tau of the sequence (tau < 0: row K-1+tau of the state), as two exclusive gated loads
@@ -60,18 +61,19 @@ Tensor causal_conv(const Tensor& x, const Tensor& w, const Tensor& state, const 
   return k({{{B * Tq, C}, f32}}, {x.contiguous(), w.contiguous(), state, seqs})[0];
 }
 
-Tensor gated_delta(const Tensor& q, const Tensor& kk, const Tensor& v, const Tensor& alpha, const Tensor& beta, const Tensor& state,
-                   const Tensor& seqs, int64_t rows_per_slot) {
-  const int64_t B = seqs.shape()[0], T = q.shape()[0], nk = q.shape()[1], dk = q.shape()[2], nv = v.shape()[1], dv = v.shape()[2];
+Tensor gated_delta(const Tensor& q, const Tensor& kk, const Tensor& v, const Tensor& alpha, const Tensor& beta,
+                   const Tensor& state, const Tensor& seqs, int64_t rows_per_slot) {
+  const int64_t B = seqs.shape()[0], T = q.shape()[0], nk = q.shape()[1], dk = q.shape()[2], nv = v.shape()[1],
+                dv = v.shape()[2];
   const int64_t Tq = T / B;
-  if (kk.shape() != q.shape() || v.shape()[0] != T || alpha.shape() != Shape{T, nv} || beta.shape() != Shape{T, nv} || nv % nk != 0 ||
-      Tq * B != T || state.shape()[1] != dk)
-    throw std::invalid_argument("tg-llm: gated_delta shapes (q " + std::to_string(T) + "x" + std::to_string(nk) + "x" + std::to_string(dk) + ", v heads " +
-                                std::to_string(nv) + ")");
+  if (kk.shape() != q.shape() || v.shape()[0] != T || alpha.shape() != Shape{T, nv} || beta.shape() != Shape{T, nv} ||
+      nv % nk != 0 || Tq * B != T || state.shape()[1] != dk)
+    throw std::invalid_argument("tg-llm: gated_delta shapes (q " + std::to_string(T) + "x" + std::to_string(nk) + "x" +
+                                std::to_string(dk) + ", v heads " + std::to_string(nv) + ")");
   const DType f32 = dtypes::float32;
   CustomKernel k("gated_delta");
-  KExpr out = k.buffer(0, f32), qb = k.buffer(1, f32), kb = k.buffer(2, f32), vb = k.buffer(3, f32), ab = k.buffer(4, f32),
-        bb = k.buffer(5, f32), st = k.buffer(6, state.dtype()), sq = k.buffer(7, dtypes::int32);
+  KExpr out = k.buffer(0, f32), qb = k.buffer(1, f32), kb = k.buffer(2, f32), vb = k.buffer(3, f32),
+        ab = k.buffer(4, f32), bb = k.buffer(5, f32), st = k.buffer(6, state.dtype()), sq = k.buffer(7, dtypes::int32);
   KExpr s = k.range(B, Axis::GLOBAL), j = k.range(nv, Axis::GLOBAL), i = k.range(dv, Axis::GLOBAL);
   const SeqSlot at = seq_slot(k, sq, s, rows_per_slot);
   KExpr srow = ((at.slot * nv + j) * dv + i) * dk, g = j % k.constant(static_cast<double>(nk), j.dtype());
@@ -82,11 +84,13 @@ Tensor gated_delta(const Tensor& q, const Tensor& kk, const Tensor& v, const Ten
   auto key = [&](const KExpr& c) { return k.load(kb, (tok * nk + g) * dk + c); };
   auto query = [&](const KExpr& c) { return k.load(qb, (tok * nk + g) * dk + c); };
   KExpr c1 = k.range(dk, Axis::REDUCE), c2 = k.range(dk, Axis::REDUCE), c3 = k.range(dk, Axis::REDUCE);
-  KExpr sk = k.reduce(k.load(r, c1) * key(c1), Reduce::SUM, {c1}), sqv = k.reduce(k.load(r, c2) * query(c2), Reduce::SUM, {c2});
+  KExpr sk = k.reduce(k.load(r, c1) * key(c1), Reduce::SUM, {c1}),
+        sqv = k.reduce(k.load(r, c2) * query(c2), Reduce::SUM, {c2});
   KExpr kq = k.reduce(key(c3) * query(c3), Reduce::SUM, {c3});
   // a padding token (t >= valid) leaves the state as it is: no decay (a = 1), no write (b = 0)
   KExpr real = t < at.valid;
-  KExpr a = KExpr::where(real, k.load(ab, tok * nv + j), k.constant(1, f32)), b = KExpr::where(real, k.load(bb, tok * nv + j), k.constant(0, f32));
+  KExpr a = KExpr::where(real, k.load(ab, tok * nv + j), k.constant(1, f32)),
+        b = KExpr::where(real, k.load(bb, tok * nv + j), k.constant(0, f32));
   // with S' = a S + delta k^T: S' k = a S k + delta |k|^2 is not needed; delta = b (v - a S k), o = a S q + delta (k.q)
   KExpr delta = b * (k.load(vb, (tok * nv + j) * dv + i) - a * sk);
   KExpr o = k.store(out, (tok * nv + j) * dv + i, a * sqv + delta * kq);
@@ -97,7 +101,8 @@ Tensor gated_delta(const Tensor& q, const Tensor& kk, const Tensor& v, const Ten
   KExpr c5 = k.range(dk, Axis::LOOP);
   k.run(k.loop({k.store(st, srow + c5, k.load(k.after(row, {step}), c5).cast(state.dtype()))}, {c5}));
   k.parallel();
-  return k({{{T, nv, dv}, f32}}, {q.contiguous(), kk.contiguous(), v.contiguous(), alpha.contiguous(), beta.contiguous(), state, seqs})[0];
+  return k({{{T, nv, dv}, f32}},
+           {q.contiguous(), kk.contiguous(), v.contiguous(), alpha.contiguous(), beta.contiguous(), state, seqs})[0];
 }
 
 }  // namespace tg::llm

@@ -14,16 +14,19 @@ struct YarnRange {
 };
 YarnRange yarn_range(int64_t dims, const RopeScaling& s, double base) {
   auto dim = [&](double rotations) {
-    return static_cast<double>(dims) * std::log(static_cast<double>(s.original_context) / (rotations * 2 * M_PI)) / (2 * std::log(base));
+    return static_cast<double>(dims) * std::log(static_cast<double>(s.original_context) / (rotations * 2 * M_PI)) /
+           (2 * std::log(base));
   };
-  return {std::max(0.0, std::floor(dim(s.beta_fast))), std::min(static_cast<double>(dims - 1), std::ceil(dim(s.beta_slow)))};
+  return {std::max(0.0, std::floor(dim(s.beta_fast))),
+          std::min(static_cast<double>(dims - 1), std::ceil(dim(s.beta_slow)))};
 }
 
 struct Angles {
   std::vector<float> cos, sin;  // (positions, dims / 2)
 };
 
-Angles angles(double base, int64_t dims, const RopeScaling& scaling, const std::vector<float>& freq_factors, int64_t positions) {
+Angles angles(double base, int64_t dims, const RopeScaling& scaling, const std::vector<float>& freq_factors,
+              int64_t positions) {
   const int64_t half = dims / 2;
   const bool yarn = scaling.type == RopeScaling::Type::yarn;
   const double freq_scale = scaling.type == RopeScaling::Type::none ? 1.0 : 1.0 / scaling.factor;
@@ -36,7 +39,8 @@ Angles angles(double base, int64_t dims, const RopeScaling& scaling, const std::
     const double factor = freq_factors.empty() ? 1.0 : static_cast<double>(freq_factors[static_cast<size_t>(i)]);
     // YaRN: dimensions below the range extrapolate (keep their angle), above it interpolate (angle * freq_scale)
     double mix = 0;
-    if (yarn) mix = 1.0 - std::clamp((static_cast<double>(i) - range.low) / std::max(0.001, range.high - range.low), 0.0, 1.0);
+    if (yarn)
+      mix = 1.0 - std::clamp((static_cast<double>(i) - range.low) / std::max(0.001, range.high - range.low), 0.0, 1.0);
     for (int64_t p = 0; p < positions; ++p) {
       const double extrap = static_cast<double>(p) * inv_freq / factor;
       const double a = yarn ? extrap * freq_scale * (1 - mix) + extrap * mix : extrap * freq_scale;
@@ -49,8 +53,8 @@ Angles angles(double base, int64_t dims, const RopeScaling& scaling, const std::
 
 }  // namespace
 
-RopeTable::RopeTable(double base, int64_t dims, const RopeScaling& scaling, const std::vector<float>& freq_factors, int64_t positions,
-                     const std::string& device)
+RopeTable::RopeTable(double base, int64_t dims, const RopeScaling& scaling, const std::vector<float>& freq_factors,
+                     int64_t positions, const std::string& device)
     : dims_(dims), cos_(Tensor::zeros({1}, dtypes::float32, device)), sin_(cos_) {
   const Angles a = angles(base, dims, scaling, freq_factors, positions);
   cos_ = Tensor::from_vector(a.cos, {positions, dims / 2}, device);

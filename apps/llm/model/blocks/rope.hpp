@@ -15,8 +15,8 @@ class RopeTable {
  public:
   // Angles p * base^(-2i/dims) / freq_factors[i] for p < positions and i < dims / 2 (freq_factors empty: all 1),
   // then scaled as `scaling` says.
-  RopeTable(double base, int64_t dims, const RopeScaling& scaling, const std::vector<float>& freq_factors, int64_t positions,
-            const std::string& device);
+  RopeTable(double base, int64_t dims, const RopeScaling& scaling, const std::vector<float>& freq_factors,
+            int64_t positions, const std::string& device);
 
   // x: (T, heads, hd) rotated by the angles of positions [pos, pos + T) on its first `dims` values of each head,
   // as NEOX (halves) or ggml's normal mode (adjacent pairs); the rest of each head passes through.

@@ -26,7 +26,9 @@ CustomKernel top_k_kernel(int64_t T, int64_t E, int64_t K, bool normalize, doubl
   // the picks so far: score and index per slot, and the picked weights
   KExpr picked = k.reg(f32, K), picked_id = k.reg(i32, K), picked_w = k.reg(f32, K);
   KExpr z = k.range(K, Axis::LOOP);
-  KExpr init = k.loop({k.store(picked, z, k.constant(0, f32)), k.store(picked_id, z, k.constant(0, i32)), k.store(picked_w, z, k.constant(0, f32))}, {z});
+  KExpr init = k.loop({k.store(picked, z, k.constant(0, f32)), k.store(picked_id, z, k.constant(0, i32)),
+                       k.store(picked_w, z, k.constant(0, f32))},
+                      {z});
   k.run(init);
   KExpr s = k.range(K, Axis::LOOP), first = s == c64(0), prev = KExpr::where(first, c64(0), s - c64(1));
   const double inf = std::numeric_limits<double>::infinity();
@@ -36,16 +38,21 @@ CustomKernel top_k_kernel(int64_t T, int64_t E, int64_t K, bool normalize, doubl
   KExpr e1 = k.range(E, Axis::REDUCE), v1 = k.load(score, t * c64(E) + e1);
   KExpr best = k.reduce(KExpr::where(pickable(v1, e1), v1, k.constant(-inf, f32)), Reduce::MAX, {e1});
   KExpr e2 = k.range(E, Axis::REDUCE), v2 = k.load(score, t * c64(E) + e2);
-  KExpr id = k.reduce(KExpr::where(pickable(v2, e2) && v2 == best, e2.cast(i32), k.constant(static_cast<double>(E), i32)), Reduce::MIN, {e2});
+  KExpr id =
+      k.reduce(KExpr::where(pickable(v2, e2) && v2 == best, e2.cast(i32), k.constant(static_cast<double>(E), i32)),
+               Reduce::MIN, {e2});
   KExpr found = id < k.constant(static_cast<double>(E), i32);
   KExpr w = k.load(weight, t * c64(E) + id.cast(i64), found);  // 0 where nothing was pickable
-  KExpr pick = k.loop({k.store(picked, s, best), k.store(picked_id, s, id), k.store(picked_w, s, w), k.store(ids, t * c64(K) + s, id)}, {s});
+  KExpr pick = k.loop(
+      {k.store(picked, s, best), k.store(picked_id, s, id), k.store(picked_w, s, w), k.store(ids, t * c64(K) + s, id)},
+      {s});
   k.run(pick);
   KExpr ws = k.after(picked_w, {pick});
   KExpr factor = k.constant(scale, f32);
   if (normalize) {
     KExpr r = k.range(K, Axis::REDUCE), total = k.reduce(k.load(ws, r), Reduce::SUM, {r});
-    factor = factor / KExpr::max(total, k.constant(6.103515625e-5, f32));  // llama.cpp's clamp: a sum of tiny weights stays finite
+    factor = factor / KExpr::max(total, k.constant(6.103515625e-5,
+                                                   f32));  // llama.cpp's clamp: a sum of tiny weights stays finite
   }
   KExpr o = k.range(K, Axis::LOOP);
   k.run(k.loop({k.store(out_w, t * c64(K) + o, k.load(ws, o) * factor)}, {o}));
@@ -65,14 +72,16 @@ const CustomKernel& cached_top_k(int64_t T, int64_t E, int64_t K, bool normalize
 }  // namespace
 
 Routes top_k_experts(const Tensor& score, const Tensor& weight, const RoutingSpec& spec) {
-  if (score.ndim() != 2 || weight.shape() != score.shape() || score.dtype() != dtypes::float32 || weight.dtype() != dtypes::float32)
-    throw std::invalid_argument("tg-llm: expert routing takes (T, experts) float32 scores and weights, got " + shape_str(score.shape()) + " and " +
-                                shape_str(weight.shape()));
+  if (score.ndim() != 2 || weight.shape() != score.shape() || score.dtype() != dtypes::float32 ||
+      weight.dtype() != dtypes::float32)
+    throw std::invalid_argument("tg-llm: expert routing takes (T, experts) float32 scores and weights, got " +
+                                shape_str(score.shape()) + " and " + shape_str(weight.shape()));
   const int64_t T = score.shape()[0], E = score.shape()[1];
   if (spec.k < 1 || spec.k > E)
     throw std::invalid_argument("tg-llm: " + std::to_string(spec.k) + " experts per token out of " + std::to_string(E));
   const CustomKernel& k = cached_top_k(T, E, spec.k, spec.normalize, spec.scale);
-  auto out = k({{{T, spec.k}, dtypes::int32}, {{T, spec.k}, dtypes::float32}}, {score.contiguous(), weight.contiguous()});
+  auto out =
+      k({{{T, spec.k}, dtypes::int32}, {{T, spec.k}, dtypes::float32}}, {score.contiguous(), weight.contiguous()});
   return {out[0], out[1]};
 }
 

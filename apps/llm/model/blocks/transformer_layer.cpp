@@ -11,7 +11,8 @@ std::string blk(int64_t layer, const char* name) { return ModelBuilder::blk(laye
 TransformerLayer::TransformerLayer(ModelBuilder& b, int64_t layer, std::unique_ptr<Mixer> mixer, const Spec& spec)
     : TransformerLayer(b, layer, std::move(mixer), std::make_unique<GatedFfn>(b, layer, spec.ffn), spec) {}
 
-TransformerLayer::TransformerLayer(ModelBuilder& b, int64_t layer, std::unique_ptr<Mixer> mixer, std::unique_ptr<FeedForward> ffn, const Spec& spec)
+TransformerLayer::TransformerLayer(ModelBuilder& b, int64_t layer, std::unique_ptr<Mixer> mixer,
+                                   std::unique_ptr<FeedForward> ffn, const Spec& spec)
     : eps_(b.config().norm_eps),
       tp_(b.tp()),
       attn_norm_(b.vector(blk(layer, "attn_norm"), b.config().d_model)),
@@ -40,10 +41,12 @@ Decoder transformer_stack(ModelBuilder& b, const AttentionSpec& attention, const
   return d;
 }
 
-Decoder transformer_stack(ModelBuilder& b, const AttentionSpec& attention, const std::function<std::unique_ptr<FeedForward>(int64_t layer)>& ffn) {
+Decoder transformer_stack(ModelBuilder& b, const AttentionSpec& attention,
+                          const std::function<std::unique_ptr<FeedForward>(int64_t layer)>& ffn) {
   Decoder d;
   for (int64_t il = 0; il < b.config().n_layers; ++il)
-    d.layers.push_back(std::make_unique<TransformerLayer>(b, il, std::make_unique<Attention>(b, il, attention), ffn(il), TransformerLayer::Spec{}));
+    d.layers.push_back(std::make_unique<TransformerLayer>(b, il, std::make_unique<Attention>(b, il, attention), ffn(il),
+                                                          TransformerLayer::Spec{}));
   return d;
 }
 

@@ -158,12 +158,12 @@ static_assert(TG_KIR_PARAM == 0 && TG_KIR_CONST == 1 && TG_KIR_SPECIAL == 2 && T
               TG_KIR_DEFINE_LOCAL == 4 && TG_KIR_RANGE == 5 && TG_KIR_ENDRANGE == 6 && TG_KIR_IF == 7 &&
               TG_KIR_ENDIF == 8 && TG_KIR_BARRIER == 9 && TG_KIR_LOAD == 10 && TG_KIR_STORE == 11 &&
               TG_KIR_VECTORIZE == 12 && TG_KIR_GEP == 13 && TG_KIR_NEG == 14 && TG_KIR_EXP2 == 15 &&
-              TG_KIR_LOG2 == 16 && TG_KIR_SIN == 17 && TG_KIR_SQRT == 18 && TG_KIR_RECIP == 19 &&
-              TG_KIR_TRUNC == 20 && TG_KIR_CAST == 21 && TG_KIR_BITCAST == 22 && TG_KIR_ADD == 23 &&
-              TG_KIR_SUB == 24 && TG_KIR_MUL == 25 && TG_KIR_IDIV == 26 && TG_KIR_MOD == 27 && TG_KIR_FDIV == 28 &&
-              TG_KIR_MAX == 29 && TG_KIR_CMPLT == 30 && TG_KIR_CMPNE == 31 && TG_KIR_CMPEQ == 32 &&
-              TG_KIR_AND == 33 && TG_KIR_OR == 34 && TG_KIR_XOR == 35 && TG_KIR_SHL == 36 && TG_KIR_SHR == 37 &&
-              TG_KIR_WHERE == 38 && TG_KIR_MULACC == 39 && TG_KIR_CUSTOM == 40 && TG_KIR_CUSTOMI == 41 &&
-              TG_KIR_FMA == 42 && TG_KIR_WMMA == 43 && TG_KIR_DOT4 == 44 && TG_KIR_LUT16 == 45 && TG_KIR_TILE_MMA == 46 && TG_KIR_OP_COUNT == 47);
+              TG_KIR_LOG2 == 16 && TG_KIR_SIN == 17 && TG_KIR_SQRT == 18 && TG_KIR_RECIP == 19 && TG_KIR_TRUNC == 20 &&
+              TG_KIR_CAST == 21 && TG_KIR_BITCAST == 22 && TG_KIR_ADD == 23 && TG_KIR_SUB == 24 && TG_KIR_MUL == 25 &&
+              TG_KIR_IDIV == 26 && TG_KIR_MOD == 27 && TG_KIR_FDIV == 28 && TG_KIR_MAX == 29 && TG_KIR_CMPLT == 30 &&
+              TG_KIR_CMPNE == 31 && TG_KIR_CMPEQ == 32 && TG_KIR_AND == 33 && TG_KIR_OR == 34 && TG_KIR_XOR == 35 &&
+              TG_KIR_SHL == 36 && TG_KIR_SHR == 37 && TG_KIR_WHERE == 38 && TG_KIR_MULACC == 39 &&
+              TG_KIR_CUSTOM == 40 && TG_KIR_CUSTOMI == 41 && TG_KIR_FMA == 42 && TG_KIR_WMMA == 43 &&
+              TG_KIR_DOT4 == 44 && TG_KIR_LUT16 == 45 && TG_KIR_TILE_MMA == 46 && TG_KIR_OP_COUNT == 47);
 static_assert(TG_SPECIAL_GLOBAL == 0 && TG_SPECIAL_GROUP == 1 && TG_SPECIAL_LOCAL == 2);
 static_assert(TG_PARAM_BUFFER == 0 && TG_PARAM_VAR == 1 && TG_PARAM_IMAGE == 2);

@@ -122,9 +122,9 @@ class C11Renderer : public CRenderer {
   std::string renderer_name() override { return "C11 preset"; }
 
   std::string scalar_type(uint32_t dtype) override {
-    static const char* const names[TG_DTYPE_COUNT] = {"bool",     "int8_t",   "int16_t",  "int32_t", "int64_t",
-                                                      "uint8_t",  "uint16_t", "uint32_t", "uint64_t", "tg_half",
-                                                      "tg_bf16",  "float",    "double"};
+    static const char* const names[TG_DTYPE_COUNT] = {"bool",    "int8_t",   "int16_t",  "int32_t",  "int64_t",
+                                                      "uint8_t", "uint16_t", "uint32_t", "uint64_t", "tg_half",
+                                                      "tg_bf16", "float",    "double"};
     return names[dtype];
   }
   std::string vector_type(uint32_t dtype, uint32_t vcount) override {
@@ -133,10 +133,12 @@ class C11Renderer : public CRenderer {
   }
 
   std::string preamble() override {
-    std::string out = cat("/* tg kernel ", kernel().name, ": ISO C11 from tg::sdk::C11Renderer, free of undefined "
-                          "behaviour; compile with -std=c11 -ffp-contract=off, never -ffast-math */\n",
-                          includes(), "#pragma STDC FP_CONTRACT OFF\n",
-                          "typedef uint16_t tg_half; /* float16 bits */\ntypedef uint16_t tg_bf16; /* bfloat16 bits */\n");
+    std::string out =
+        cat("/* tg kernel ", kernel().name,
+            ": ISO C11 from tg::sdk::C11Renderer, free of undefined "
+            "behaviour; compile with -std=c11 -ffp-contract=off, never -ffast-math */\n",
+            includes(), "#pragma STDC FP_CONTRACT OFF\n",
+            "typedef uint16_t tg_half; /* float16 bits */\ntypedef uint16_t tg_bf16; /* bfloat16 bits */\n");
     for (const std::string& helper : helpers_) out += helper;
     return out;
   }
@@ -158,9 +160,10 @@ class C11Renderer : public CRenderer {
         line(cat(t, " ", name, "; memcpy(&", name, ", args + ", offsets[p], ", sizeof ", name, ");"));
         continue;
       }
-      use_helper("arg_pointer", "static inline void* tg_arg_pointer(const unsigned char* args, size_t offset) {\n"
-                                "  uint64_t address; memcpy(&address, args + offset, sizeof address);\n"
-                                "  return (void*)(uintptr_t)address;\n}\n");
+      use_helper("arg_pointer",
+                 "static inline void* tg_arg_pointer(const unsigned char* args, size_t offset) {\n"
+                 "  uint64_t address; memcpy(&address, args + offset, sizeof address);\n"
+                 "  return (void*)(uintptr_t)address;\n}\n");
       line(cat(param.writable ? "" : "const ", t, "* ", name, " = tg_arg_pointer(args, ", offsets[p], ");"));
     }
     const bool has_work_items =
@@ -172,20 +175,23 @@ class C11Renderer : public CRenderer {
   // Global dim 0 is a loop over this call's range that encloses the rest of the body.
   void emit_special(uint32_t i, uint32_t kind, uint32_t dim) override {
     if (kind != TG_SPECIAL_GLOBAL || dim != 0)
-      throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": the C preset has only global dim 0 (inst ", i, ")"));
+      throw Error(TG_ERR_UNSUPPORTED,
+                  cat("kernel ", kernel().name, ": the C preset has only global dim 0 (inst ", i, ")"));
     if (gidx_loop_open_) return;  // a repeated SPECIAL names the same loop variable
     if (open_blocks() != 0)
-      throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": work-item id inside a loop or if (inst ", i, ")"));
+      throw Error(TG_ERR_UNSUPPORTED,
+                  cat("kernel ", kernel().name, ": work-item id inside a loop or if (inst ", i, ")"));
     open_block("for (int64_t gidx0 = gidx0_start; gidx0 < gidx0_end; ++gidx0)", i, true);
     gidx_loop_open_ = true;
   }
 
   bool is_reserved_name(const std::string& name) override {
-    if (CRenderer::is_reserved_name(name) || name == "args" || name == "gidx0_start" || name == "gidx0_end") return true;
+    if (CRenderer::is_reserved_name(name) || name == "args" || name == "gidx0_start" || name == "gidx0_end")
+      return true;
     for (uint32_t d = 0; d < TG_DTYPE_COUNT; ++d)
       if (name == scalar_type(d)) return true;
-    static const char* const libc[] = {"memcpy", "sqrtf", "sqrt", "truncf", "trunc", "fmaf", "fma", "exp2f", "exp2",
-                                       "log2f", "log2", "sinf", "sin", "INFINITY", "NAN", "NULL"};
+    static const char* const libc[] = {"memcpy", "sqrtf", "sqrt", "truncf", "trunc", "fmaf",     "fma", "exp2f",
+                                       "exp2",   "log2f", "log2", "sinf",   "sin",   "INFINITY", "NAN", "NULL"};
     return std::find(std::begin(libc), std::end(libc), name) != std::end(libc);
   }
 
@@ -202,13 +208,16 @@ class C11Renderer : public CRenderer {
     if (to == TG_DTYPE_BOOL) return cat("((", x, ") != 0)");
     if (is_small_float(to)) {
       use_small_float_helpers();
-      return cat("((", scalar_type(to), ")tg_round_small_float((double)(", x, "), ", to == TG_DTYPE_FLOAT16 ? "5, 10" : "8, 7", "))");
+      return cat("((", scalar_type(to), ")tg_round_small_float((double)(", x, "), ",
+                 to == TG_DTYPE_FLOAT16 ? "5, 10" : "8, 7", "))");
     }
     if (is_float(from) && !is_float(to)) {  // truncation, in range; KIR leaves the rest undefined, C must not
       const std::string name = dtype_name(to);
       const uint32_t bits = 8 * tg_dtype_size(to);
       // the doubles that truncate into range: above -2^(n-1) - 1 (exact up to 32 bits; from -2^63 on for 64)
-      const std::string above = !is_signed_int(to) ? "x > -1.0" : bits == 64 ? "x >= -0x1p63" : cat("x > -0x1p", bits - 1, " - 1.0");
+      const std::string above = !is_signed_int(to) ? "x > -1.0"
+                                : bits == 64       ? "x >= -0x1p63"
+                                                   : cat("x > -0x1p", bits - 1, " - 1.0");
       const std::string below = cat("x < 0x1p", is_signed_int(to) ? bits - 1 : bits);
       use_helper("f2i_" + name, cat("static inline ", scalar_type(to), " tg_f2i_", name, "(double x) { return ", above,
                                     " && ", below, " ? (", scalar_type(to), ")x : 0; }\n"));
@@ -283,19 +292,20 @@ class C11Renderer : public CRenderer {
       case TG_KIR_SHR: {
         if (!is_signed) return wrapped(cat("(", u, "){0} >> ((", u, "){1} & ", mask, "u)"));
         const std::string s = mask == 63 ? "int64_t" : "int32_t";  // the signed value, widened exactly
-        return wrapped(cat("(", s, "){0} < 0 ? ~(~(", s, "){0} >> ((", u, "){1} & ", mask, "u)) : (", s, "){0} >> ((", u,
-                           "){1} & ", mask, "u)"));
+        return wrapped(cat("(", s, "){0} < 0 ? ~(~(", s, "){0} >> ((", u, "){1} & ", mask, "u)) : (", s, "){0} >> ((",
+                           u, "){1} & ", mask, "u)"));
       }
       case TG_KIR_IDIV:
       case TG_KIR_MOD: {
         const std::string neg = cat("(", t, ")(0u - (", u, ")a)");
         use_helper("div_" + name,
-                   is_signed ? cat("static inline ", t, " tg_idiv_", name, "(", t, " a, ", t, " b) { return b == 0 ? 0 : b == -1 ? ",
-                                   neg, " : (", t, ")(a / b); }\nstatic inline ", t, " tg_mod_", name, "(", t, " a, ", t,
+                   is_signed ? cat("static inline ", t, " tg_idiv_", name, "(", t, " a, ", t,
+                                   " b) { return b == 0 ? 0 : b == -1 ? ", neg, " : (", t,
+                                   ")(a / b); }\nstatic inline ", t, " tg_mod_", name, "(", t, " a, ", t,
                                    " b) { return b == 0 || b == -1 ? 0 : (", t, ")(a % b); }\n")
-                             : cat("static inline ", t, " tg_idiv_", name, "(", t, " a, ", t, " b) { return b == 0 ? 0 : (",
-                                   t, ")(a / b); }\nstatic inline ", t, " tg_mod_", name, "(", t, " a, ", t,
-                                   " b) { return b == 0 ? 0 : (", t, ")(a % b); }\n"));
+                             : cat("static inline ", t, " tg_idiv_", name, "(", t, " a, ", t,
+                                   " b) { return b == 0 ? 0 : (", t, ")(a / b); }\nstatic inline ", t, " tg_mod_", name,
+                                   "(", t, " a, ", t, " b) { return b == 0 ? 0 : (", t, ")(a % b); }\n"));
         return cat(op == TG_KIR_IDIV ? "tg_idiv_" : "tg_mod_", name, "({0},{1})");
       }
       case TG_KIR_MAX: return "({0}>{1}?{0}:{1})";

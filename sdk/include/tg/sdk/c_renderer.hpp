@@ -1,5 +1,6 @@
 // tg::sdk::CRenderer: the C-style source renderer base every source-emitting plugin shares. It checks a
-// tg_kir_kernel with verify_kir.hpp's rules, walks it and emits C-like text, asking virtual hooks for everything a backend spells its own way.
+// tg_kir_kernel with verify_kir.hpp's rules, walks it and emits C-like text, asking virtual hooks for everything a
+// backend spells its own way.
 //
 // Shape of the output: preamble(), then signature() + " {", the prologue, one line per KIR instruction (each value
 // becomes a named local such as `alu12`; CONSTs are inlined; RANGE/IF open a block that ENDRANGE/ENDIF close),
@@ -207,11 +208,13 @@ class CRenderer {
   virtual std::string gep(const std::string& x, uint32_t lane) { return cat(x, "[", lane, "]"); }
   // D = A * B + C on tensor core arg.i (ABI 1.2): the renderers whose caps list tensor cores override this.
   virtual std::string wmma(uint32_t i, const std::vector<std::string>& /*abc*/) {
-    throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel_->name, ": inst ", i, ": WMMA on a renderer without tensor cores"));
+    throw Error(TG_ERR_UNSUPPORTED,
+                cat("kernel ", kernel_->name, ": inst ", i, ": WMMA on a renderer without tensor cores"));
   }
   // C = or += A . B on the matrix unit (ABI 1.6), a statement: the renderers that claim TILE_MMA override this.
   virtual std::string tile_mma(uint32_t i, const std::vector<std::string>& /*operands*/) {
-    throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel_->name, ": inst ", i, ": TILE_MMA on a renderer without a matrix unit"));
+    throw Error(TG_ERR_UNSUPPORTED,
+                cat("kernel ", kernel_->name, ": inst ", i, ": TILE_MMA on a renderer without a matrix unit"));
   }
   virtual std::string zero(uint32_t dtype, uint32_t vcount) {
     const std::string scalar = constant(dtype, tg_kir_arg{.i = 0});
@@ -234,12 +237,13 @@ class CRenderer {
   // A packed LOAD (ABI 1.3) of `dtype` x a.vcount at byte a.index of the uint8 memory a.ptr, any alignment: the
   // renderers whose caps.packed_loads is set override it.
   virtual std::string packed_load(const Access& a, uint32_t dtype) {
-    throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel_->name, ": a packed load of ", dtype_name(dtype), " from ", a.ptr,
-                                        "; this renderer takes none (caps.packed_loads is 0)"));
+    throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel_->name, ": a packed load of ", dtype_name(dtype), " from ",
+                                        a.ptr, "; this renderer takes none (caps.packed_loads is 0)"));
   }
   // A LOAD from a TG_PARAM_IMAGE parameter (ABI 1.2): the renderers whose caps.image_max_width is set override it.
   virtual std::string image_load(const Access& a) {
-    throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel_->name, ": ", a.ptr, " is an image; this renderer reads none"));
+    throw Error(TG_ERR_UNSUPPORTED,
+                cat("kernel ", kernel_->name, ": ", a.ptr, " is an image; this renderer reads none"));
   }
   // The statement a STORE is (without its gate): default `lvalue = value;`.
   virtual std::string store_statement(const Access& a, const std::string& value) {
@@ -353,9 +357,13 @@ class CRenderer {
     if (is_int(in.dtype) && tg_dtype_size(in.dtype) >= 4) {
       switch (in.op) {
         case TG_KIR_CONST: m = low_bit(static_cast<uint64_t>(in.arg.i)); break;
-        case TG_KIR_MUL: m = std::min(kMax, known_multiple(src(i, 0), depth + 1) * known_multiple(src(i, 1), depth + 1)); break;
+        case TG_KIR_MUL:
+          m = std::min(kMax, known_multiple(src(i, 0), depth + 1) * known_multiple(src(i, 1), depth + 1));
+          break;
         case TG_KIR_ADD:
-        case TG_KIR_SUB: m = std::min(known_multiple(src(i, 0), depth + 1), known_multiple(src(i, 1), depth + 1)); break;
+        case TG_KIR_SUB:
+          m = std::min(known_multiple(src(i, 0), depth + 1), known_multiple(src(i, 1), depth + 1));
+          break;
         case TG_KIR_SHL: {
           const tg_kir_inst& by = operand_inst(i, 1);
           if (by.op == TG_KIR_CONST && by.arg.i >= 0 && by.arg.i <= 16)
@@ -363,7 +371,8 @@ class CRenderer {
           break;
         }
         case TG_KIR_CAST:
-          if (is_int(operand_inst(i, 0).dtype) && tg_dtype_size(operand_inst(i, 0).dtype) >= 4) m = known_multiple(src(i, 0), depth + 1);
+          if (is_int(operand_inst(i, 0).dtype) && tg_dtype_size(operand_inst(i, 0).dtype) >= 4)
+            m = known_multiple(src(i, 0), depth + 1);
           break;
         default: break;
       }
@@ -373,10 +382,12 @@ class CRenderer {
 
   // The tensor core that WMMA instruction i names (its arg indexes `units`, `count` of them), checked: throws
   // TG_ERR_INVALID_ARGUMENT for an index out of range (`where` says whose units: " on gfx1100", or "").
-  const tg_tensor_core& wmma_unit(uint32_t i, const tg_tensor_core* units, size_t count, const std::string& where) const {
+  const tg_tensor_core& wmma_unit(uint32_t i, const tg_tensor_core* units, size_t count,
+                                  const std::string& where) const {
     const int64_t unit = inst(i).arg.i;
     if (unit < 0 || static_cast<uint64_t>(unit) >= count)
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel_->name, ": inst ", i, ": no tensor core ", unit, where));
+      throw Error(TG_ERR_INVALID_ARGUMENT,
+                  cat("kernel ", kernel_->name, ": inst ", i, ": no tensor core ", unit, where));
     return units[unit];
   }
   // Checks WMMA instruction i's fragments for `tc`: A and B hold `na` and `nb` lanes of its input dtype, C and the
@@ -386,9 +397,9 @@ class CRenderer {
     const tg_kir_inst &in = inst(i), &a = operand_inst(i, 0), &b = operand_inst(i, 1), &c = operand_inst(i, 2);
     if (a.dtype != tc.dtype_in || a.vcount != na || b.dtype != tc.dtype_in || b.vcount != nb ||
         c.dtype != TG_DTYPE_FLOAT32 || c.vcount != nc || in.dtype != TG_DTYPE_FLOAT32 || in.vcount != nc)
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel_->name, ": inst ", i, ": ", unit, " takes ",
-                                               dtype_name(tc.dtype_in), " x ", na, ", x ", nb, " and float32 x ", nc,
-                                               " fragments"));
+      throw Error(TG_ERR_INVALID_ARGUMENT,
+                  cat("kernel ", kernel_->name, ": inst ", i, ": ", unit, " takes ", dtype_name(tc.dtype_in), " x ", na,
+                      ", x ", nb, " and float32 x ", nc, " fragments"));
   }
 
   Error invalid(uint32_t i, const std::string& what) const {
@@ -431,8 +442,8 @@ class CRenderer {
     for (uint32_t q = 0; q < p; ++q)
       if (param_names_[q] == s) return false;
     const size_t digits = s.find_last_not_of("0123456789") + 1;  // generated locals are <prefix><digits>
-    static const char* const generated[] = {"alu",  "val",   "cast", "vec", "lane", "acc", "cust",
-                                            "temp", "ridx", "param", "gidx", "grp", "lidx"};
+    static const char* const generated[] = {"alu",  "val",  "cast",  "vec",  "lane", "acc", "cust",
+                                            "temp", "ridx", "param", "gidx", "grp",  "lidx"};
     if (digits == s.size()) return true;
     for (const char* prefix : generated)
       if (s.compare(0, digits, prefix) == 0) return false;
@@ -447,7 +458,8 @@ class CRenderer {
     multiple_.assign(k.ninsts, 0);
     loop_.assign(k.ninsts, 0);  // operands come before their users: one pass
     for (uint32_t i = 0; i < k.ninsts; ++i) {
-      if (k.insts[i].op == TG_KIR_RANGE) loop_[i] = i + 1;
+      if (k.insts[i].op == TG_KIR_RANGE)
+        loop_[i] = i + 1;
       else
         for (uint32_t j = 0; j < k.insts[i].nsrc; ++j) loop_[i] = std::max(loop_[i], loop_[src(i, j)]);
     }
@@ -533,8 +545,14 @@ class CRenderer {
         const tg_kir_inst& ptr = operand_inst(i, 0);
         const tg_kir_inst& elem = is_store ? operand_inst(i, 2) : in;
         const bool image = ptr.op == TG_KIR_PARAM && kernel_->params[ptr.arg.i].kind == TG_PARAM_IMAGE;
-        Access a{operand(i, 0, true), operand(i, 1), ptr.dtype, elem.vcount, ptr.vcount, ptr.addrspace,
-                 known_multiple(src(i, 1)), image ? kernel_->params[ptr.arg.i].reserved : 0u};
+        Access a{operand(i, 0, true),
+                 operand(i, 1),
+                 ptr.dtype,
+                 elem.vcount,
+                 ptr.vcount,
+                 ptr.addrspace,
+                 known_multiple(src(i, 1)),
+                 image ? kernel_->params[ptr.arg.i].reserved : 0u};
         if (!image && hoists_invariant_offsets()) split_index(src(i, 1), a);
         // a packed load (ABI 1.3): a wider value read at a byte index of uint8 memory
         const bool packed = !is_store && !image && elem.dtype != ptr.dtype;  // check_kir: only from uint8 memory

@@ -32,7 +32,8 @@ class ClangVectorRenderer : public CRenderer {
   // lanes) for every dtype but bool (scalar), global dim 0 only, packed loads. A subclass adjusts ops and threads.
   static tg_renderer_caps preset_caps(uint32_t lanes) {
     tg_renderer_caps caps = C11Renderer::preset_caps();
-    for (uint32_t d = 0; d < TG_DTYPE_COUNT; ++d) caps.vector_widths[d] = d == TG_DTYPE_BOOL ? 1u << 1 : (1u << 1) | lanes;
+    for (uint32_t d = 0; d < TG_DTYPE_COUNT; ++d)
+      caps.vector_widths[d] = d == TG_DTYPE_BOOL ? 1u << 1 : (1u << 1) | lanes;
     return caps;
   }
 
@@ -141,8 +142,8 @@ class ClangVectorRenderer : public CRenderer {
   // The one work-item id, global dim 0, is a loop over this call's range that encloses the rest of the body.
   void emit_special(uint32_t i, uint32_t kind, uint32_t dim) override {
     if (kind != TG_SPECIAL_GLOBAL || dim != 0)
-      throw Error(TG_ERR_UNSUPPORTED,
-                  cat("kernel ", kernel().name, ": the ", renderer_name(), " renderer has only global dim 0 (inst ", i, ")"));
+      throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": the ", renderer_name(),
+                                          " renderer has only global dim 0 (inst ", i, ")"));
     if (gidx_loop_open_) return;  // a repeated SPECIAL names the same loop variable
     if (open_blocks() != 0)
       throw Error(TG_ERR_UNSUPPORTED,

@@ -39,7 +39,8 @@ inline constexpr std::string_view kAlloc = "allocator_alloc", kFree = "allocator
                                   kCopyOut = "allocator_copy_out", kCopyPeer = "allocator_copy_peer";
 
 template <class Hooks>
-concept CopiesPeer = requires(typename Hooks::Device& d) { Hooks::copy_peer(d, uint64_t{}, d, uint64_t{}, uint64_t{}); };
+concept CopiesPeer =
+    requires(typename Hooks::Device& d) { Hooks::copy_peer(d, uint64_t{}, d, uint64_t{}, uint64_t{}); };
 
 }  // namespace device_allocator_detail
 
@@ -91,8 +92,9 @@ struct DeviceAllocatorSlots {
     });
   }
 
-  static tg_status_t copy_peer(tg_device dst_device, const tg_buffer_desc* dst, uint64_t dst_offset, tg_device src_device,
-                               const tg_buffer_desc* src, uint64_t src_offset, uint64_t size) noexcept
+  static tg_status_t copy_peer(tg_device dst_device, const tg_buffer_desc* dst, uint64_t dst_offset,
+                               tg_device src_device, const tg_buffer_desc* src, uint64_t src_offset,
+                               uint64_t size) noexcept
     requires device_allocator_detail::CopiesPeer<Hooks>
   {
     return guard(where<device_allocator_detail::kCopyPeer>, [&] {

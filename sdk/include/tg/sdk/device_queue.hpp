@@ -142,8 +142,8 @@ class DeviceQueue {
                             std::chrono::nanoseconds(std::min<uint64_t>(timeout_ns, uint64_t{INT64_MAX} / 2));
       while (!backend_.done(it->second)) {
         if (std::chrono::steady_clock::now() >= deadline)
-          throw Error(TG_ERR_UNAVAILABLE,
-                      cat("timed out after ", timeout_ns, " ns waiting for signal value ", value, " (it is ", signal_, ")"));
+          throw Error(TG_ERR_UNAVAILABLE, cat("timed out after ", timeout_ns, " ns waiting for signal value ", value,
+                                              " (it is ", signal_, ")"));
         std::this_thread::sleep_for(std::chrono::microseconds(20));
       }
     }
@@ -267,14 +267,16 @@ void DeviceQueueSlots<Queue, Backend>::destroy(Queue* queue) noexcept {
 }
 
 template <class Queue, class Backend>
-tg_status_t DeviceQueueSlots<Queue, Backend>::exec(Queue* queue, tg_program program, const void* args,
-                                                   size_t args_size, const tg_launch_dims* dims) noexcept {
+tg_status_t DeviceQueueSlots<Queue, Backend>::exec(Queue* queue, tg_program program, const void* args, size_t args_size,
+                                                   const tg_launch_dims* dims) noexcept {
   return guard(slot_where<Backend::plugin, device_queue_detail::kExec>, [&] {
     require(queue, "queue");
     require(dims, "dims");
     typename Backend::Program prog = [&] {
-      if constexpr (requires { Backend::program_of(program); }) return Backend::program_of(program);
-      else return typename Backend::Program([](auto* handle) { return require(handle, "program")->program; }(program));
+      if constexpr (requires { Backend::program_of(program); })
+        return Backend::program_of(program);
+      else
+        return typename Backend::Program([](auto* handle) { return require(handle, "program")->program; }(program));
     }();
     if (args_size != prog->args_size)
       throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", prog->kernel_name, " takes ", prog->args_size,

@@ -72,8 +72,9 @@ class GpuCRenderer : public CRenderer {
     const uint64_t m = exp ? man | (1ULL << 52) : man;
     const int shift = 52 - mbits + (e <= 0 ? 1 - e : 0);
     if (shift > 54) return sign;
-    uint32_t q = e <= 0 ? static_cast<uint32_t>(m >> shift)
-                        : (static_cast<uint32_t>(e) << mbits) | static_cast<uint32_t>((m >> shift) & ((1u << mbits) - 1u));
+    uint32_t q = e <= 0
+                     ? static_cast<uint32_t>(m >> shift)
+                     : (static_cast<uint32_t>(e) << mbits) | static_cast<uint32_t>((m >> shift) & ((1u << mbits) - 1u));
     const uint64_t rem = m & ((1ULL << shift) - 1ULL), half_ulp = 1ULL << (shift - 1);
     if (rem > half_ulp || (rem == half_ulp && (q & 1u))) q += 1u;
     return sign | q;
@@ -83,8 +84,8 @@ class GpuCRenderer : public CRenderer {
   static const char* axis(uint32_t dim) { return dim == 0 ? "x" : dim == 1 ? "y" : "z"; }
 
   // ---- hooks: the vendor's spellings -------------------------------------------------------------------------
-  virtual std::string kernel_qualifier() = 0;  // before `void name(...)`: `extern "C" __global__`
-  virtual std::string helper_qualifier() = 0;  // before a helper function: `__device__ static inline`
+  virtual std::string kernel_qualifier() = 0;        // before `void name(...)`: `extern "C" __global__`
+  virtual std::string helper_qualifier() = 0;        // before a helper function: `__device__ static inline`
   virtual std::string group_id(uint32_t dim) = 0;    // an unsigned expression: blockIdx.x
   virtual std::string local_id(uint32_t dim) = 0;    // threadIdx.x
   virtual std::string group_size(uint32_t dim) = 0;  // blockDim.x
@@ -99,10 +100,19 @@ class GpuCRenderer : public CRenderer {
   virtual std::string renderer_label() { return "this renderer"; }
 
   std::string scalar_type(uint32_t dtype) override {
-    static const char* const names[TG_DTYPE_COUNT] = {
-        "bool",         "signed char",        "short",          "int",            "long long", "unsigned char",
-        "unsigned short", "unsigned int",     "unsigned long long", "unsigned short", "unsigned short", "float",
-        "double"};
+    static const char* const names[TG_DTYPE_COUNT] = {"bool",
+                                                      "signed char",
+                                                      "short",
+                                                      "int",
+                                                      "long long",
+                                                      "unsigned char",
+                                                      "unsigned short",
+                                                      "unsigned int",
+                                                      "unsigned long long",
+                                                      "unsigned short",
+                                                      "unsigned short",
+                                                      "float",
+                                                      "double"};
     return names[dtype];
   }
 
@@ -185,7 +195,8 @@ class GpuCRenderer : public CRenderer {
              local_id(dim), ");"));
     if (inst(i).nsrc == 1 && !has_barrier()) {
       if (open_blocks() != 0)
-        throw Error(TG_ERR_UNSUPPORTED, cat("kernel ", kernel().name, ": work-item id inside a loop or if (inst ", i, ")"));
+        throw Error(TG_ERR_UNSUPPORTED,
+                    cat("kernel ", kernel().name, ": work-item id inside a loop or if (inst ", i, ")"));
       line(cat("if (", name(i), " >= ", name(src(i, 0)), ") return;"));
     }
   }
@@ -198,13 +209,13 @@ class GpuCRenderer : public CRenderer {
 
   bool is_reserved_name(const std::string& name) override {
     static const char* const words[] = {
-        "new",       "delete",  "class",    "template", "this",      "namespace", "operator",     "private",
-        "public",    "protected", "virtual", "friend",  "typename",  "using",     "try",          "catch",
-        "throw",     "explicit", "mutable", "export",   "asm",       "and",       "or",           "not",
-        "xor",       "bitand",  "bitor",    "compl",    "nullptr",   "constexpr", "decltype",     "alignas",
-        "alignof",   "noexcept", "static_assert", "thread_local", "wchar_t", "char16_t", "char32_t", "threadIdx",
-        "blockIdx",  "blockDim", "gridDim", "warpSize", "max",       "min",       "sqrt",         "sqrtf",
-        "trunc",     "truncf",  "and_eq",   "or_eq",    "xor_eq",    "not_eq",    "concept",      "requires"};
+        "new",      "delete",    "class",         "template",     "this",     "namespace", "operator", "private",
+        "public",   "protected", "virtual",       "friend",       "typename", "using",     "try",      "catch",
+        "throw",    "explicit",  "mutable",       "export",       "asm",      "and",       "or",       "not",
+        "xor",      "bitand",    "bitor",         "compl",        "nullptr",  "constexpr", "decltype", "alignas",
+        "alignof",  "noexcept",  "static_assert", "thread_local", "wchar_t",  "char16_t",  "char32_t", "threadIdx",
+        "blockIdx", "blockDim",  "gridDim",       "warpSize",     "max",      "min",       "sqrt",     "sqrtf",
+        "trunc",    "truncf",    "and_eq",        "or_eq",        "xor_eq",   "not_eq",    "concept",  "requires"};
     if (CRenderer::is_reserved_name(name)) return true;
     for (const char* word : words)
       if (name == word) return true;
@@ -283,7 +294,8 @@ class GpuCRenderer : public CRenderer {
     return cat("((", scalar_type(to), ")(", wide, "))");
   }
   std::string bitcast(uint32_t to, uint32_t vcount, uint32_t from, const std::string& x) override {
-    use_helper("bitcast", cat("template <class T, class F> ", helper_qualifier(), " T tg_bitcast(F x) {\n"
+    use_helper("bitcast", cat("template <class T, class F> ", helper_qualifier(),
+                              " T tg_bitcast(F x) {\n"
                               "  union { F f; T t; } u;\n  u.f = x;\n  return u.t;\n}\n"));
     return cat("tg_bitcast<", type(to, vcount), ", ", type(from, vcount), ">(", x, ")");
   }
@@ -318,7 +330,8 @@ class GpuCRenderer : public CRenderer {
   std::string small_float_helpers() {
     const std::string q = helper_qualifier();
     return cat(q, R"( unsigned int tg_round_small(double d, int ebits, int mbits) {
-  unsigned long long b = (unsigned long long))", f64_bits("d"), R"(, man = b & 0xfffffffffffffULL;
+  unsigned long long b = (unsigned long long))",
+               f64_bits("d"), R"(, man = b & 0xfffffffffffffULL;
   unsigned int sign = (unsigned int)(b >> 63) << (ebits + mbits), emax = (1u << ebits) - 1u;
   int exp = (int)((b >> 52) & 0x7ff), e = exp - 1023 + (1 << (ebits - 1)) - 1;
   if (exp == 0x7ff)
@@ -333,12 +346,16 @@ class GpuCRenderer : public CRenderer {
   if (rem > half_ulp || (rem == half_ulp && (q & 1u))) q += 1u;
   return sign | q;
 }
-)", q, R"( float tg_half_to_float(unsigned short h) {
+)",
+               q, R"( float tg_half_to_float(unsigned short h) {
   unsigned int b = h, sign = (b & 0x8000u) << 16, exp = (b >> 10) & 0x1fu, man = b & 0x3ffu;
   if (exp == 0) return (sign ? -1.0f : 1.0f) * ((float)man * 5.9604644775390625e-08f);
-  return )", f32_from_bits("sign | (exp == 0x1fu ? 0x7f800000u : (exp + 112u) << 23) | (man << 13)"), R"(;
+  return )",
+               f32_from_bits("sign | (exp == 0x1fu ? 0x7f800000u : (exp + 112u) << 23) | (man << 13)"), R"(;
 }
-)", q, " float tg_bf16_to_float(unsigned short h) { return ", f32_from_bits("(unsigned int)h << 16"), "; }\n");
+)",
+               q, " float tg_bf16_to_float(unsigned short h) { return ", f32_from_bits("(unsigned int)h << 16"),
+               "; }\n");
   }
 
   std::string division_helpers(const std::string& t, const std::string& name, bool is_signed) {

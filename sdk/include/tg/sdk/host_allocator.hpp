@@ -1,6 +1,7 @@
 // tg::sdk::HostAllocatorSlots: the allocator_* slots of a device whose buffers are host memory (a buffer's
 // device address is a host pointer): 64-byte aligned allocations, refused above the device's memory size, copies
-// bounds-checked, and (ABI 1.7) peer copies between two of the plugin's devices as one memcpy. The plugin supplies a hooks struct:
+// bounds-checked, and (ABI 1.7) peer copies between two of the plugin's devices as one memcpy. The plugin supplies a
+// hooks struct:
 //
 //   struct AllocatorHooks {
 //     using Device = my::Device;                                 // has `memory_bytes` (0: no limit known)
@@ -98,14 +99,16 @@ struct HostAllocatorSlots {
     });
   }
 
-  static tg_status_t copy_peer(tg_device dst_device, const tg_buffer_desc* dst, uint64_t dst_offset, tg_device src_device,
-                               const tg_buffer_desc* src, uint64_t src_offset, uint64_t size) noexcept {
+  static tg_status_t copy_peer(tg_device dst_device, const tg_buffer_desc* dst, uint64_t dst_offset,
+                               tg_device src_device, const tg_buffer_desc* src, uint64_t src_offset,
+                               uint64_t size) noexcept {
     return guard(slot_where<Hooks::plugin, host_allocator_detail::kCopyPeer>, [&] {
       Hooks::device_of(dst_device), Hooks::device_of(src_device);
       check_range(*require(dst, "dst"), dst_offset, size, "copy_peer");
       check_range(*require(src, "src"), src_offset, size, "copy_peer");
       if (size == 0) return;
-      std::memmove(reinterpret_cast<char*>(dst->addr) + dst_offset, reinterpret_cast<const char*>(src->addr) + src_offset, size);
+      std::memmove(reinterpret_cast<char*>(dst->addr) + dst_offset,
+                   reinterpret_cast<const char*>(src->addr) + src_offset, size);
     });
   }
 };

@@ -64,8 +64,8 @@ class HostQueue {
     if (dims.global[1] > 1 || dims.global[2] > 1 || dims.local[0] > 1 || dims.local[1] > 1 || dims.local[2] > 1)
       throw Error(TG_ERR_INVALID_ARGUMENT,
                   cat("kernel ", program->kernel_name, ": ", Hooks::device_label,
-                      " runs one global dim and no local dims, got global [", dims.global[0], ",", dims.global[1],
-                      ",", dims.global[2], "] local [", dims.local[0], ",", dims.local[1], ",", dims.local[2], "]"));
+                      " runs one global dim and no local dims, got global [", dims.global[0], ",", dims.global[1], ",",
+                      dims.global[2], "] local [", dims.local[0], ",", dims.local[1], ",", dims.local[2], "]"));
     const auto* bytes = static_cast<const unsigned char*>(args);
     ExecCommand command{std::move(program), std::vector<unsigned char>(bytes, bytes + args_size), dims.global[0]};
     std::lock_guard lock(mutex_);
@@ -201,10 +201,10 @@ class HostQueue {
   std::mutex submit_mutex_;  // one submit at a time, so commands run in the order they were recorded
   std::mutex mutex_;         // guards everything below
   std::condition_variable signal_changed_;
-  std::vector<Command> recorded_;  // not yet submitted
-  uint64_t signal_ = 0;            // the queue's signal value
-  uint64_t recorded_max_ = 0;      // highest value a recorded signal command will set
-  uint64_t running_max_ = 0;       // highest value a submit now running will set
+  std::vector<Command> recorded_;     // not yet submitted
+  uint64_t signal_ = 0;               // the queue's signal value
+  uint64_t recorded_max_ = 0;         // highest value a recorded signal command will set
+  uint64_t running_max_ = 0;          // highest value a submit now running will set
   std::vector<uint64_t> timestamps_;  // ns per slot
 };
 
@@ -255,9 +255,8 @@ struct HostQueueSlots {
 
   static tg_status_t copy(Queue* queue, const tg_buffer_desc* dst, uint64_t dst_offset, const tg_buffer_desc* src,
                           uint64_t src_offset, uint64_t size) noexcept {
-    return guard(where<host_queue_detail::kCopy>, [&] {
-      require(queue, "queue")->record_copy(dst, dst_offset, src, src_offset, size);
-    });
+    return guard(where<host_queue_detail::kCopy>,
+                 [&] { require(queue, "queue")->record_copy(dst, dst_offset, src, src_offset, size); });
   }
 
   static tg_status_t signal(Queue* queue, uint64_t value) noexcept {

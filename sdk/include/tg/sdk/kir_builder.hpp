@@ -107,7 +107,7 @@ class Kir {
   std::vector<tg_kir_inst> insts_;
   std::vector<int32_t> pool_;
   std::vector<tg_kir_param> params_;
-  std::deque<std::string> names_;  // stable storage for params_[].name
+  std::deque<std::string> names_;     // stable storage for params_[].name
   std::deque<std::string> snippets_;  // and for strings_
   std::vector<const char*> strings_;
   std::string name_;
@@ -120,17 +120,25 @@ inline std::string dump_kir(const tg_kir_kernel& k, uint32_t max_lines = 80) {
                         " parameters):\n");
   for (uint32_t p = 0; p < k.nparams; ++p) {
     const tg_kir_param& param = k.params[p];
-    out += cat("  param ", p, ": ", param.kind == TG_PARAM_BUFFER ? "buffer " : param.kind == TG_PARAM_IMAGE ? "image " : "var ",
+    out += cat("  param ", p, ": ",
+               param.kind == TG_PARAM_BUFFER  ? "buffer "
+               : param.kind == TG_PARAM_IMAGE ? "image "
+                                              : "var ",
                dtype_name(param.dtype), param.kind != TG_PARAM_VAR ? "*" : "",
-               param.kind == TG_PARAM_IMAGE ? cat(" (", param.reserved, " texels wide)") : "", " ", param.name ? param.name : "",
-               param.writable ? " (writable)" : "", "\n");
+               param.kind == TG_PARAM_IMAGE ? cat(" (", param.reserved, " texels wide)") : "", " ",
+               param.name ? param.name : "", param.writable ? " (writable)" : "", "\n");
   }
   for (uint32_t i = 0; i < k.ninsts && i < max_lines; ++i) {
     const tg_kir_inst& in = k.insts[i];
-    std::string line = cat("  ", i < 10 ? "  " : i < 100 ? " " : "", i, ": ", op_name(in.op), " ",
-                           dtype_name(in.dtype), in.vcount > 1 ? cat("x", +in.vcount) : "");
+    std::string line =
+        cat("  ",
+            i < 10    ? "  "
+            : i < 100 ? " "
+                      : "",
+            i, ": ", op_name(in.op), " ", dtype_name(in.dtype), in.vcount > 1 ? cat("x", +in.vcount) : "");
     if (in.op == TG_KIR_PARAM || in.op == TG_KIR_DEFINE_REG || in.op == TG_KIR_DEFINE_LOCAL) line += "*";
-    for (uint32_t j = 0; j < in.nsrc && in.src_start + j < k.nsrc_pool; ++j) line += cat(" %", k.src_pool[in.src_start + j]);
+    for (uint32_t j = 0; j < in.nsrc && in.src_start + j < k.nsrc_pool; ++j)
+      line += cat(" %", k.src_pool[in.src_start + j]);
     if (in.op == TG_KIR_CONST) {
       line += is_float(in.dtype) ? cat(" ", in.arg.f) : cat(" ", in.arg.i);
     } else if (in.op == TG_KIR_SPECIAL) {

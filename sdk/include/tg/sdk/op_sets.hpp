@@ -16,8 +16,9 @@ inline constexpr uint64_t kIntegerOps =
     op_bit(TG_KIR_AND) | op_bit(TG_KIR_OR) | op_bit(TG_KIR_XOR) | op_bit(TG_KIR_SHL) | op_bit(TG_KIR_SHR) |
     op_bit(TG_KIR_WHERE) | op_bit(TG_KIR_MULACC) | op_bit(TG_KIR_CAST) | op_bit(TG_KIR_BITCAST);
 
-inline constexpr uint64_t kBoolOps = op_bit(TG_KIR_AND) | op_bit(TG_KIR_OR) | op_bit(TG_KIR_XOR) | op_bit(TG_KIR_CMPNE) |
-                                     op_bit(TG_KIR_CMPEQ) | op_bit(TG_KIR_CMPLT) | op_bit(TG_KIR_WHERE) | op_bit(TG_KIR_CAST);
+inline constexpr uint64_t kBoolOps = op_bit(TG_KIR_AND) | op_bit(TG_KIR_OR) | op_bit(TG_KIR_XOR) |
+                                     op_bit(TG_KIR_CMPNE) | op_bit(TG_KIR_CMPEQ) | op_bit(TG_KIR_CMPLT) |
+                                     op_bit(TG_KIR_WHERE) | op_bit(TG_KIR_CAST);
 
 // The float ops every IEEE target computes exactly. EXP2/LOG2/SIN are left out on purpose: the core's polynomials
 // have measured ulp bounds that are the same on every device, and they vectorize where libm calls do not. FMA

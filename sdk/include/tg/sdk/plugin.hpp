@@ -22,11 +22,11 @@ inline const tg_plugin_api* negotiate_abi(const tg_plugin_api& api, uint32_t cor
   if (core_major != 0 && core_major == api.abi_major && core_minor >= oldest_core_minor) return &api;
   if (out_status != nullptr) {
     try {
-      *out_status = make_status(
-          TG_ERR_ABI, cat("plugin ", api.plugin_name, " speaks tg plugin ABI ", api.abi_major, ".", api.abi_minor,
-                          " and serves cores ", api.abi_major, ".", oldest_core_minor, " to ", api.abi_major,
-                          ".x, but the core speaks ", core_major, ".", core_minor,
-                          core_major == 0 ? " (version 0 is never valid: a zeroed call?)" : ""));
+      *out_status =
+          make_status(TG_ERR_ABI, cat("plugin ", api.plugin_name, " speaks tg plugin ABI ", api.abi_major, ".",
+                                      api.abi_minor, " and serves cores ", api.abi_major, ".", oldest_core_minor,
+                                      " to ", api.abi_major, ".x, but the core speaks ", core_major, ".", core_minor,
+                                      core_major == 0 ? " (version 0 is never valid: a zeroed call?)" : ""));
     } catch (...) {
       *out_status = out_of_memory_status();
     }

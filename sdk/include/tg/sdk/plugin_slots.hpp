@@ -104,7 +104,9 @@ inline constexpr std::string_view kDeviceCount = "device_count", kDeviceOpen = "
                                   kProgramDestroy = "program_destroy";
 
 template <class Hooks>
-concept HasCount = requires { { Hooks::count() } -> std::convertible_to<uint32_t>; };
+concept HasCount = requires {
+  { Hooks::count() } -> std::convertible_to<uint32_t>;
+};
 
 }  // namespace plugin_slots_detail
 

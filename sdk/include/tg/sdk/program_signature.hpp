@@ -27,8 +27,8 @@ class Signature {
     require(kernel_name, "kernel_name");
     if (nparams != 0) require(params, "params");
     if (nparams > max_params)
-      throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel_name, " has ", nparams, " parameters; at most ",
-                                               max_params, " are supported"));
+      throw Error(TG_ERR_INVALID_ARGUMENT,
+                  cat("kernel ", kernel_name, " has ", nparams, " parameters; at most ", max_params, " are supported"));
     for (uint32_t p = 0; p < nparams; ++p) {
       const tg_kir_param& param = params[p];
       if (param.kind > TG_PARAM_IMAGE || param.dtype >= TG_DTYPE_COUNT)
@@ -54,8 +54,9 @@ class Signature {
   void refuse_images(const char* kernel_name, const std::string& device) const {
     for (uint32_t p = 0; p < size(); ++p)
       if (params_[p].kind == TG_PARAM_IMAGE)
-        throw Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", kernel_name, ": parameter ", p, " has kind ", params_[p].kind,
-                                                 " (an image view); ", device, " binds buffers and variables"));
+        throw Error(TG_ERR_INVALID_ARGUMENT,
+                    cat("kernel ", kernel_name, ": parameter ", p, " has kind ", params_[p].kind, " (an image view); ",
+                        device, " binds buffers and variables"));
   }
   uint32_t size() const { return static_cast<uint32_t>(params_.size()); }
 

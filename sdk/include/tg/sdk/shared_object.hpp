@@ -55,7 +55,11 @@ class SharedObject {
  public:
   // Throws TG_ERR_INVALID_ARGUMENT when the blob is not an ELF file or the loader refuses it (its message).
   SharedObject(const void* blob, size_t size, const std::string& file_prefix, const std::string& kernel_name) {
-    if (blob == nullptr || size < 4 || std::memcmp(blob, "\x7f" "ELF", 4) != 0)
+    if (blob == nullptr || size < 4 ||
+        std::memcmp(blob,
+                    "\x7f"
+                    "ELF",
+                    4) != 0)
       throw Error(TG_ERR_INVALID_ARGUMENT, cat("the blob for kernel ", kernel_name, " is not a shared object"));
     const std::string path = write_private_file(blob, size, file_prefix, kernel_name + ".so");
     handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -26,7 +26,8 @@ inline constexpr uint8_t kMmaM16N8K16C[16] = {TG_TC_LANE(2), TG_TC_LANE(3), TG_T
 // The m16n8k16 unit with the given input dtype: 32 work-items, float32 accumulators.
 inline tg_tensor_core mma_m16n8k16(uint32_t dtype_in) {
   tg_tensor_core tc{sizeof(tg_tensor_core), 16, 8, 16, dtype_in, TG_DTYPE_FLOAT32, 32, {}, {}, {}};
-  for (int i = 0; i < 16; ++i) tc.a_map[i] = kMmaM16N8K16A[i], tc.b_map[i] = kMmaM16N8K16B[i], tc.c_map[i] = kMmaM16N8K16C[i];
+  for (int i = 0; i < 16; ++i)
+    tc.a_map[i] = kMmaM16N8K16A[i], tc.b_map[i] = kMmaM16N8K16B[i], tc.c_map[i] = kMmaM16N8K16C[i];
   return tc;
 }
 
@@ -57,9 +58,11 @@ inline uint32_t tc_lanes(const uint8_t* map, int bits) {
 
 // (row, col) of the element that lane `elem` of work-item `lane`'s fragment holds, for a matrix with 2^row_bits
 // rows and 2^col_bits columns.
-inline std::pair<uint32_t, uint32_t> tc_coord(const uint8_t* map, int row_bits, int col_bits, uint32_t lane, uint32_t elem) {
+inline std::pair<uint32_t, uint32_t> tc_coord(const uint8_t* map, int row_bits, int col_bits, uint32_t lane,
+                                              uint32_t elem) {
   uint32_t coord = 0;
-  for (int i = 0; i < row_bits + col_bits; ++i) coord |= ((map[i] >= 32 ? elem >> (map[i] - 32) : lane >> map[i]) & 1u) << i;
+  for (int i = 0; i < row_bits + col_bits; ++i)
+    coord |= ((map[i] >= 32 ? elem >> (map[i] - 32) : lane >> map[i]) & 1u) << i;
   return {coord & ((1u << row_bits) - 1u), coord >> row_bits};
 }
 

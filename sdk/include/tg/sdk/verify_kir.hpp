@@ -19,8 +19,8 @@ namespace kir_rules {
 inline bool is_int_dtype(uint32_t d) { return d >= TG_DTYPE_INT8 && d <= TG_DTYPE_UINT64; }
 inline bool is_comparison(uint32_t op) { return op == TG_KIR_CMPLT || op == TG_KIR_CMPNE || op == TG_KIR_CMPEQ; }
 inline bool has_value(uint32_t op) {
-  return op != TG_KIR_ENDRANGE && op != TG_KIR_IF && op != TG_KIR_ENDIF && op != TG_KIR_BARRIER &&
-         op != TG_KIR_STORE && op != TG_KIR_CUSTOM && op != TG_KIR_TILE_MMA;
+  return op != TG_KIR_ENDRANGE && op != TG_KIR_IF && op != TG_KIR_ENDIF && op != TG_KIR_BARRIER && op != TG_KIR_STORE &&
+         op != TG_KIR_CUSTOM && op != TG_KIR_TILE_MMA;
 }
 // ALU ops: operands share one dtype and the result's lanes (comparisons give bool, WHERE's condition is bool).
 inline bool is_alu(uint32_t op) {
@@ -38,7 +38,8 @@ class Verifier {
     scope_of_.assign(k_.ninsts, 0);
     closed_.assign(1, false);
     for (uint32_t i = 0; i < k_.ninsts; ++i) check_inst(i);
-    if (!blocks_.empty()) throw invalid(blocks_.back().inst, cat(op_name(inst(blocks_.back().inst).op), " is never closed"));
+    if (!blocks_.empty())
+      throw invalid(blocks_.back().inst, cat(op_name(inst(blocks_.back().inst).op), " is never closed"));
   }
 
  private:
@@ -54,7 +55,8 @@ class Verifier {
   uint32_t src(uint32_t i, uint32_t j) const { return static_cast<uint32_t>(k_.src_pool[inst(i).src_start + j]); }
   const tg_kir_inst& operand_inst(uint32_t i, uint32_t j) const { return inst(src(i, j)); }
   Error invalid(uint32_t i, const std::string& what) const {
-    return Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", k_.name, ": inst ", i, " (", op_name(inst(i).op), "): ", what));
+    return Error(TG_ERR_INVALID_ARGUMENT,
+                 cat("kernel ", k_.name, ": inst ", i, " (", op_name(inst(i).op), "): ", what));
   }
   Error invalid_kernel(const std::string& what) const {
     return Error(TG_ERR_INVALID_ARGUMENT, cat("kernel ", k_.name, ": ", what));
@@ -102,7 +104,8 @@ class Verifier {
     if (in.nsrc < lo || in.nsrc > hi) throw invalid(i, cat(+in.nsrc, " operands, expected ", lo, "..", hi));
     for (uint32_t j = 0; j < in.nsrc; ++j) {
       const int32_t s = k_.src_pool[in.src_start + j];
-      if (s < 0 || static_cast<uint32_t>(s) >= i) throw invalid(i, cat("operand ", j, " is inst ", s, ", not an earlier one"));
+      if (s < 0 || static_cast<uint32_t>(s) >= i)
+        throw invalid(i, cat("operand ", j, " is inst ", s, ", not an earlier one"));
     }
   }
 
@@ -123,7 +126,8 @@ class Verifier {
     scope_of_[i] = blocks_.empty() ? 0 : blocks_.back().scope;
     switch (static_cast<tg_kir_op>(in.op)) {
       case TG_KIR_PARAM:
-        if (in.arg.i < 0 || static_cast<uint64_t>(in.arg.i) >= k_.nparams) throw invalid(i, cat("no parameter ", in.arg.i));
+        if (in.arg.i < 0 || static_cast<uint64_t>(in.arg.i) >= k_.nparams)
+          throw invalid(i, cat("no parameter ", in.arg.i));
         if (k_.params[in.arg.i].dtype != in.dtype) throw invalid(i, "dtype differs from the parameter's");
         return;
       case TG_KIR_CONST:
@@ -157,7 +161,8 @@ class Verifier {
       case TG_KIR_VECTORIZE:
         for (uint32_t j = 0; j < in.nsrc; ++j) {
           const tg_kir_inst& lane = operand(i, j);
-          if (lane.dtype != in.dtype || lane.vcount != 1) throw invalid(i, cat("lane ", j, " is not a ", dtype_name(in.dtype), " scalar"));
+          if (lane.dtype != in.dtype || lane.vcount != 1)
+            throw invalid(i, cat("lane ", j, " is not a ", dtype_name(in.dtype), " scalar"));
         }
         return;
       case TG_KIR_GEP: {
@@ -171,21 +176,24 @@ class Verifier {
         return;
       case TG_KIR_BITCAST: {
         const tg_kir_inst& from = operand(i, 0);
-        if (tg_dtype_size(from.dtype) * from.vcount != tg_dtype_size(in.dtype) * in.vcount) throw invalid(i, "sizes differ");
+        if (tg_dtype_size(from.dtype) * from.vcount != tg_dtype_size(in.dtype) * in.vcount)
+          throw invalid(i, "sizes differ");
         return;
       }
       case TG_KIR_CUSTOM:
       case TG_KIR_CUSTOMI:
-        if (!TG_ABI_HAS(&k_, tg_kir_kernel, nstrings) || in.arg.i < 0 || static_cast<uint64_t>(in.arg.i) >= k_.nstrings ||
-            k_.strings == nullptr || k_.strings[in.arg.i] == nullptr)
+        if (!TG_ABI_HAS(&k_, tg_kir_kernel, nstrings) || in.arg.i < 0 ||
+            static_cast<uint64_t>(in.arg.i) >= k_.nstrings || k_.strings == nullptr || k_.strings[in.arg.i] == nullptr)
           throw invalid(i, cat("no snippet ", in.arg.i, " in the kernel's strings"));
         for (uint32_t j = 0; j < in.nsrc; ++j) any_operand(i, j);
         return;
       case TG_KIR_WMMA:
         for (uint32_t j = 0; j < in.nsrc; ++j) operand(i, j);
         return;
-      case TG_KIR_TILE_MMA: return check_tile_mma(i);
-      TG_SDK_KIR_ALU_CASES: return check_alu(i);
+      case TG_KIR_TILE_MMA:
+        return check_tile_mma(i);
+      TG_SDK_KIR_ALU_CASES:
+        return check_alu(i);
       case TG_KIR_OP_COUNT: break;
     }
     throw invalid(i, "unknown op");
@@ -199,8 +207,10 @@ class Verifier {
     for (uint32_t j = 0; j < in.nsrc; ++j) {
       const tg_kir_inst& s = operand(i, j);
       const bool is_cond = in.op == TG_KIR_WHERE && j == 0;
-      if (is_cond ? s.dtype != TG_DTYPE_BOOL : s.dtype != src_dtype) throw invalid(i, cat("operand ", j, " is ", dtype_name(s.dtype)));
-      if (s.vcount != in.vcount && !(is_cond && s.vcount == 1)) throw invalid(i, cat("operand ", j, " has ", +s.vcount, " lanes"));
+      if (is_cond ? s.dtype != TG_DTYPE_BOOL : s.dtype != src_dtype)
+        throw invalid(i, cat("operand ", j, " is ", dtype_name(s.dtype)));
+      if (s.vcount != in.vcount && !(is_cond && s.vcount == 1))
+        throw invalid(i, cat("operand ", j, " has ", +s.vcount, " lanes"));
     }
     if ((is_comparison(in.op) ? uint32_t{TG_DTYPE_BOOL} : src_dtype) != in.dtype)
       throw invalid(i, cat("result dtype ", dtype_name(in.dtype)));
@@ -220,11 +230,14 @@ class Verifier {
       const bool pointer = j % 3 == 0 && j < 9;
       const tg_kir_inst& s = operand(i, j, pointer);
       if (pointer && (s.dtype != (j == 0 ? in.dtype : ab) || s.vcount != 1))
-        throw invalid(i, cat("operand ", j, " points to ", dtype_name(s.dtype), ", not ", dtype_name(j == 0 ? in.dtype : ab)));
-      if (!pointer && (!is_int_dtype(s.dtype) || s.vcount != 1)) throw invalid(i, cat("operand ", j, " is not a scalar integer"));
+        throw invalid(
+            i, cat("operand ", j, " points to ", dtype_name(s.dtype), ", not ", dtype_name(j == 0 ? in.dtype : ab)));
+      if (!pointer && (!is_int_dtype(s.dtype) || s.vcount != 1))
+        throw invalid(i, cat("operand ", j, " is not a scalar integer"));
     }
     const tg_kir_inst& c = operand_inst(i, 0);
-    if (c.op == TG_KIR_PARAM && !k_.params[c.arg.i].writable) throw invalid(i, cat("C is read-only parameter ", c.arg.i));
+    if (c.op == TG_KIR_PARAM && !k_.params[c.arg.i].writable)
+      throw invalid(i, cat("C is read-only parameter ", c.arg.i));
   }
 
   // LOAD/STORE: `vcount` lanes at element `index` of a pointer whose elements have the pointer's lanes; either

@@ -98,7 +98,8 @@ std::string check_code_object(const std::vector<unsigned char>& blob, const tg_k
   if (co.machine != amdgpu::kEmAmdgpu) out += tg::sdk::cat("e_machine ", co.machine, " is not EM_AMDGPU; ");
   if (co.os_abi != amdgpu::kOsAbiAmdgpuHsa) out += tg::sdk::cat("OS/ABI ", +co.os_abi, " is not AMDGPU_HSA; ");
   if ((co.flags & amdgpu::kEfAmdgpuMachMask) != t.mach)
-    out += tg::sdk::cat("e_flags mach 0x", std::hex, (co.flags & amdgpu::kEfAmdgpuMachMask), std::dec, " is not ", t.arch, "'s; ");
+    out += tg::sdk::cat("e_flags mach 0x", std::hex, (co.flags & amdgpu::kEfAmdgpuMachMask), std::dec, " is not ",
+                        t.arch, "'s; ");
   const amdgpu::KernelDescriptor& kd = *co.descriptor;
   if (kd.kernarg_size != expected_kernarg_size(kernel))
     out += tg::sdk::cat("kernarg_size ", kd.kernarg_size, " != the aligned sum of the parameters ",
@@ -151,8 +152,9 @@ TEST(AmdCompile, EveryKernelCompilesForGfx1100AndGfx942) {
         shared_memory |= text.find("address_space(3)") != std::string::npos &&
                          text.find("__builtin_amdgcn_s_barrier()") != std::string::npos;
         grid_3d |= text.find("__builtin_amdgcn_workgroup_id_z()") != std::string::npos;
-        for (const char* builtin : {"__builtin_amdgcn_wmma_f32_16x16x16_f16_w32(", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w32(",
-                                    "__builtin_amdgcn_mfma_f32_16x16x16f16(", "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k("})
+        for (const char* builtin :
+             {"__builtin_amdgcn_wmma_f32_16x16x16_f16_w32(", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w32(",
+              "__builtin_amdgcn_mfma_f32_16x16x16f16(", "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k("})
           if (text.find(builtin) != std::string::npos) {
             ++tensor_core_kernels[builtin];
             const bool wmma = std::string(builtin).find("wmma") != std::string::npos;
@@ -161,7 +163,8 @@ TEST(AmdCompile, EveryKernelCompilesForGfx1100AndGfx942) {
         wide_access |= text.find("(*((tg_vec<float,4>*)(data1+") != std::string::npos;
         if (std::string(program.name) == "shifted vectors") {
           EXPECT_EQ(text.find("(*((tg_vec<float,4>*)(data1+"), std::string::npos)
-              << "a load at 4i+1 must not be one 16-byte access\n" << text;
+              << "a load at 4i+1 must not be one 16-byte access\n"
+              << text;
           lane_access |= text.find("{{(float)(data1[(") != std::string::npos;
         }
         void* blob = nullptr;
@@ -169,7 +172,8 @@ TEST(AmdCompile, EveryKernelCompilesForGfx1100AndGfx942) {
         const std::string compiled = take(api->compiler_compile(t.compiler, source, kernel.name, &blob, &size));
         EXPECT_EQ(compiled, "") << t.arch << "\n" << source;
         if (blob == nullptr) continue;
-        const std::vector<unsigned char> bytes(static_cast<unsigned char*>(blob), static_cast<unsigned char*>(blob) + size);
+        const std::vector<unsigned char> bytes(static_cast<unsigned char*>(blob),
+                                               static_cast<unsigned char*>(blob) + size);
         api->blob_free(blob);
         EXPECT_EQ(check_code_object(bytes, kernel, t, lds_slack), "") << t.arch << " kernel " << kernel.name << "\n"
                                                                       << source;
@@ -211,7 +215,8 @@ TEST(AmdCompile, KernargSegmentIsTheAlignedSumOfMixedParameters) {
   const uint32_t dtypes[] = {TG_DTYPE_FLOAT32, TG_DTYPE_INT8, TG_DTYPE_INT64, TG_DTYPE_INT16, TG_DTYPE_INT32};
   std::vector<tg_kir_param> params;
   for (int p = 0; p < 5; ++p)
-    params.push_back({p == 0 ? uint32_t{TG_PARAM_BUFFER} : uint32_t{TG_PARAM_VAR}, dtypes[p], p == 0 ? 1u : 0u, 0, names[p]});
+    params.push_back(
+        {p == 0 ? uint32_t{TG_PARAM_BUFFER} : uint32_t{TG_PARAM_VAR}, dtypes[p], p == 0 ? 1u : 0u, 0, names[p]});
   std::vector<tg_kir_inst> insts;
   std::vector<int32_t> pool;
   const auto add = [&](uint16_t op, uint8_t dtype, std::vector<int32_t> srcs, int64_t arg) {
@@ -231,8 +236,18 @@ TEST(AmdCompile, KernargSegmentIsTheAlignedSumOfMixedParameters) {
   }
   const int32_t value = add(TG_KIR_CAST, TG_DTYPE_FLOAT32, {sum}, 0);
   add(TG_KIR_STORE, TG_DTYPE_FLOAT32, {out, add(TG_KIR_CONST, TG_DTYPE_INT32, {}, 0), value}, 0);
-  const tg_kir_kernel kernel{sizeof(tg_kir_kernel), "mixed_args", insts.data(), static_cast<uint32_t>(insts.size()),
-                             static_cast<uint32_t>(pool.size()), pool.data(), params.data(), 5, 0, nullptr, 0, 0};
+  const tg_kir_kernel kernel{sizeof(tg_kir_kernel),
+                             "mixed_args",
+                             insts.data(),
+                             static_cast<uint32_t>(insts.size()),
+                             static_cast<uint32_t>(pool.size()),
+                             pool.data(),
+                             params.data(),
+                             5,
+                             0,
+                             nullptr,
+                             0,
+                             0};
   const char* source = nullptr;
   ASSERT_EQ(take(api->renderer_render(renderer, &kernel, &source)), "");
   void* blob = nullptr;
@@ -260,7 +275,8 @@ TEST(AmdCompile, BadInputIsOneClearError) {
   ASSERT_EQ(take(api->compiler_create(nullptr, &compiler)), "");
   void* blob = nullptr;
   size_t size = 0;
-  tg_status_t status = api->compiler_compile(compiler, "extern \"C\" void broken( { nonsense; }", "broken", &blob, &size);
+  tg_status_t status =
+      api->compiler_compile(compiler, "extern \"C\" void broken( { nonsense; }", "broken", &blob, &size);
   ASSERT_NE(status, nullptr);
   EXPECT_EQ(status->code, TG_ERR_COMPILE);
   const std::string message = take(status);
@@ -268,10 +284,11 @@ TEST(AmdCompile, BadInputIsOneClearError) {
   EXPECT_NE(message.find("broken.hip.cpp:1:"), std::string::npos) << message;
   EXPECT_NE(message.find("error:"), std::string::npos) << message;
   // a kernel that calls what no device library provides fails at the link, naming the symbol
-  status = api->compiler_compile(compiler,
-                                 "extern \"C\" float sinf(float);\n"
-                                 "extern \"C\" __attribute__((amdgpu_kernel)) void needs_libm(float* p) { p[0] = sinf(p[0]); }\n",
-                                 "needs_libm", &blob, &size);
+  status = api->compiler_compile(
+      compiler,
+      "extern \"C\" float sinf(float);\n"
+      "extern \"C\" __attribute__((amdgpu_kernel)) void needs_libm(float* p) { p[0] = sinf(p[0]); }\n",
+      "needs_libm", &blob, &size);
   ASSERT_NE(status, nullptr);
   EXPECT_EQ(status->code, TG_ERR_COMPILE);
   const std::string link_message = take(status);

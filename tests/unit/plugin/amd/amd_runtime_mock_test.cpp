@@ -91,11 +91,13 @@ TEST(AmdRuntimeMock, DeviceBuffersProgramsAndQueue) {
   ASSERT_EQ(take(a->compiler_compile(compiler, source, "mixed_args", &blob, &size)), "") << source;
   std::string error;
   const auto co = tg::test::amdgpu::read_code_object(
-      std::vector<unsigned char>(static_cast<unsigned char*>(blob), static_cast<unsigned char*>(blob) + size), "mixed_args", error);
+      std::vector<unsigned char>(static_cast<unsigned char*>(blob), static_cast<unsigned char*>(blob) + size),
+      "mixed_args", error);
   EXPECT_EQ(co.flags & tg::test::amdgpu::kEfAmdgpuMachMask, tg::test::amdgpu::kMachGfx942);
 
   tg_program program = nullptr;
-  const std::string wrong_name = take(a->program_create(dev, blob, size, "no_such_kernel", mk.kernel.params, mk.kernel.nparams, &program));
+  const std::string wrong_name =
+      take(a->program_create(dev, blob, size, "no_such_kernel", mk.kernel.params, mk.kernel.nparams, &program));
   EXPECT_NE(wrong_name.find("hipModuleGetFunction(no_such_kernel) failed"), std::string::npos) << wrong_name;
   ASSERT_EQ(take(a->program_create(dev, blob, size, "mixed_args", mk.kernel.params, mk.kernel.nparams, &program)), "");
   a->blob_free(blob);
@@ -110,7 +112,8 @@ TEST(AmdRuntimeMock, DeviceBuffersProgramsAndQueue) {
   char back[sizeof text] = {};
   ASSERT_EQ(take(a->allocator_copy_out(dev, back, &buf, 8, sizeof back)), "");
   EXPECT_STREQ(back, text);
-  EXPECT_NE(take(a->allocator_copy_in(dev, &buf, 60, text, 8)).find("past the end of a 64-byte buffer"), std::string::npos);
+  EXPECT_NE(take(a->allocator_copy_in(dev, &buf, 60, text, 8)).find("past the end of a 64-byte buffer"),
+            std::string::npos);
 
   // the launch: the blob as it is, a local-1 grid of 1000 blocked into 4 groups of 256
   unsigned char args[32] = {};
@@ -125,7 +128,8 @@ TEST(AmdRuntimeMock, DeviceBuffersProgramsAndQueue) {
   tg_hwqueue queue = nullptr;
   ASSERT_EQ(take(a->hwqueue_create(dev, &queue)), "");
   const tg_launch_dims dims{{1000, 1, 1}, {1, 1, 1}};
-  EXPECT_NE(take(a->hwqueue_exec(queue, program, args, 8, &dims)).find("takes 32 bytes of arguments, got 8"), std::string::npos);
+  EXPECT_NE(take(a->hwqueue_exec(queue, program, args, 8, &dims)).find("takes 32 bytes of arguments, got 8"),
+            std::string::npos);
   ASSERT_EQ(take(a->hwqueue_exec(queue, program, args, sizeof args, &dims)), "");
   uint64_t slot = 0;
   ASSERT_EQ(take(a->hwqueue_timestamp(queue, &slot)), "");
@@ -142,7 +146,8 @@ TEST(AmdRuntimeMock, DeviceBuffersProgramsAndQueue) {
   EXPECT_EQ(l.block[0], 256u);
   EXPECT_EQ(l.args, std::vector<unsigned char>(args, args + sizeof args));
   const tg_launch_dims too_big{{1, 1, 1}, {32, 32, 2}};
-  EXPECT_NE(take(a->hwqueue_exec(queue, program, args, sizeof args, &too_big)).find("exceed the 1024 work-items"), std::string::npos);
+  EXPECT_NE(take(a->hwqueue_exec(queue, program, args, sizeof args, &too_big)).find("exceed the 1024 work-items"),
+            std::string::npos);
   ASSERT_EQ(take(a->device_synchronize(dev)), "");
 
   a->hwqueue_destroy(queue);

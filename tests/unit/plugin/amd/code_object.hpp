@@ -11,20 +11,20 @@
 
 namespace tg::test::amdgpu {
 
-constexpr uint16_t kEmAmdgpu = 224;         // e_machine
-constexpr uint8_t kOsAbiAmdgpuHsa = 64;     // e_ident[EI_OSABI]
+constexpr uint16_t kEmAmdgpu = 224;           // e_machine
+constexpr uint8_t kOsAbiAmdgpuHsa = 64;       // e_ident[EI_OSABI]
 constexpr uint32_t kEfAmdgpuMachMask = 0xff;  // e_flags: EF_AMDGPU_MACH
 constexpr uint32_t kMachGfx942 = 0x04c, kMachGfx1100 = 0x041;
 constexpr uint16_t kEnableWavefrontSize32 = 1u << 10;  // kernel_code_properties bit 10
 
 // The kernel descriptor (AMDGPUUsage, "Kernel Descriptor for GFX6-GFX12"), the fields the tests read.
 struct KernelDescriptor {
-  uint32_t group_segment_fixed_size;    // @0: LDS bytes
-  uint32_t private_segment_fixed_size;  // @4: scratch bytes per work-item
-  uint32_t kernarg_size;                // @8
-  int64_t kernel_code_entry_byte_offset;  // @16
+  uint32_t group_segment_fixed_size;              // @0: LDS bytes
+  uint32_t private_segment_fixed_size;            // @4: scratch bytes per work-item
+  uint32_t kernarg_size;                          // @8
+  int64_t kernel_code_entry_byte_offset;          // @16
   uint32_t compute_pgm_rsrc1, compute_pgm_rsrc2;  // @48, @52
-  uint16_t kernel_code_properties;      // @56
+  uint16_t kernel_code_properties;                // @56
 };
 
 struct CodeObject {
@@ -45,11 +45,17 @@ T read(const std::vector<unsigned char>& b, uint64_t at) {
 }  // namespace detail
 
 // Parses `bytes`; `error` says what is malformed ("" when nothing is). The descriptor is the one of `kernel`.
-inline CodeObject read_code_object(const std::vector<unsigned char>& bytes, const std::string& kernel, std::string& error) {
+inline CodeObject read_code_object(const std::vector<unsigned char>& bytes, const std::string& kernel,
+                                   std::string& error) {
   using detail::read;
   CodeObject out;
   error.clear();
-  if (bytes.size() < 64 || std::memcmp(bytes.data(), "\x7f" "ELF", 4) != 0 || bytes[4] != 2 /* ELFCLASS64 */) {
+  if (bytes.size() < 64 ||
+      std::memcmp(bytes.data(),
+                  "\x7f"
+                  "ELF",
+                  4) != 0 ||
+      bytes[4] != 2 /* ELFCLASS64 */) {
     error = "not an ELF-64 file";
     return out;
   }

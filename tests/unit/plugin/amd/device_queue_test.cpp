@@ -72,7 +72,8 @@ TEST(DeviceQueue, IssuesRecordedCommandsInOrderAtSubmit) {
   q.signal(1);
   EXPECT_EQ(log.issued.size(), 1u) << "nothing reaches the stream before submit";
   q.submit();
-  EXPECT_EQ(log.issued, (std::vector<std::string>{"event (timing)", "exec k1 args 12 grid 4 block 256", "copy 100+8<-200+0 56", "event"}));
+  EXPECT_EQ(log.issued, (std::vector<std::string>{"event (timing)", "exec k1 args 12 grid 4 block 256",
+                                                  "copy 100+8<-200+0 56", "event"}));
   q.submit();  // an empty submit issues nothing
   EXPECT_EQ(log.issued.size(), 4u);
 }
@@ -86,8 +87,9 @@ TEST(DeviceQueue, SignalsOnlyGrowAndWaitsEnd) {
   EXPECT_NE(error_of([&] { q.wait(5, 0); }).find("the command that raises it is not submitted"), std::string::npos);
   EXPECT_NE(error_of([&] { q.wait(6, 0); }).find("no recorded command raises it that far"), std::string::npos);
   q.submit();
-  EXPECT_NE(error_of([&] { q.wait(5, 1000); }).find("timed out after 1000 ns waiting for signal value 5"), std::string::npos);
-  *log.events[1] = true;  // the first signal's event completes
+  EXPECT_NE(error_of([&] { q.wait(5, 1000); }).find("timed out after 1000 ns waiting for signal value 5"),
+            std::string::npos);
+  *log.events[1] = true;                           // the first signal's event completes
   EXPECT_EQ(error_of([&] { q.wait(3, 0); }), "");  // a lower value is reached by the first signal at or above it
   EXPECT_EQ(error_of([&] { q.wait(5, 0); }), "");  // already there
   EXPECT_NE(error_of([&] { q.signal(2); }).find("below 5"), std::string::npos);

@@ -55,7 +55,9 @@ MOCK int hipDeviceGetName(char* name, int len, int d) {
   std::strncpy(name, "AMD Mock GPU", static_cast<size_t>(len));
   return 0;
 }
-MOCK int hipDeviceGetAttribute(int* v, int attr, int) { return attr == 63 ? (*v = 48, 0) : attr == 87 ? (*v = 64, 0) : 1; }
+MOCK int hipDeviceGetAttribute(int* v, int attr, int) {
+  return attr == 63 ? (*v = 48, 0) : attr == 87 ? (*v = 64, 0) : 1;
+}
 MOCK int hipDeviceTotalMem(size_t* bytes, int) { return *bytes = size_t{1} << 30, 0; }
 MOCK int hipGetDevicePropertiesR0600(void* props, int) {  // hipDeviceProp_tR0600: gcnArchName at byte 1160
   std::memset(props, 0, 1472);
@@ -70,7 +72,12 @@ MOCK int hipMemcpyDtoDAsync(void* dst, void* src, size_t n, void*) { return std:
 MOCK int hipMemcpyPeer(void* dst, int, const void* src, int, size_t n) { return std::memmove(dst, src, n), 0; }
 MOCK int hipModuleLoadData(Module** out, const void* image) {
   const auto* p = static_cast<const unsigned char*>(image);
-  if (std::memcmp(p, "\x7f" "ELF", 4) != 0 || p[18] != 224 /* EM_AMDGPU */) return 200;  // hipErrorInvalidImage
+  if (std::memcmp(p,
+                  "\x7f"
+                  "ELF",
+                  4) != 0 ||
+      p[18] != 224 /* EM_AMDGPU */)
+    return 200;  // hipErrorInvalidImage
   *out = new Module{std::vector<unsigned char>(p, p + elf_size(p))};
   return 0;
 }
@@ -80,18 +87,21 @@ MOCK int hipModuleGetFunction(Function** out, Module* m, const char* name) {
   const auto* begin = m->image.data();
   const auto* end = begin + m->image.size();
   if (std::search(begin, end, kd.begin(), kd.end()) == end) return 500;  // hipErrorNotFound
-  *out = new Function{name};  // (leaked with the module: a test's handful)
+  *out = new Function{name};                                             // (leaked with the module: a test's handful)
   return 0;
 }
-MOCK int hipModuleLaunchKernel(Function* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                               unsigned, void*, void** params, void** extra) {
+MOCK int hipModuleLaunchKernel(Function* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                               unsigned bz, unsigned, void*, void** params, void** extra) {
   if (params != nullptr || extra == nullptr) return 1;
   const unsigned char* buffer = nullptr;
   size_t size = 0;
   for (int i = 0; extra[i] != reinterpret_cast<void*>(3); i += 2) {
-    if (extra[i] == reinterpret_cast<void*>(1)) buffer = static_cast<const unsigned char*>(extra[i + 1]);
-    else if (extra[i] == reinterpret_cast<void*>(2)) size = *static_cast<size_t*>(extra[i + 1]);
-    else return 1;
+    if (extra[i] == reinterpret_cast<void*>(1))
+      buffer = static_cast<const unsigned char*>(extra[i + 1]);
+    else if (extra[i] == reinterpret_cast<void*>(2))
+      size = *static_cast<size_t*>(extra[i + 1]);
+    else
+      return 1;
   }
   if (buffer == nullptr) return 1;
   std::lock_guard lock(g_mutex);
@@ -112,7 +122,9 @@ MOCK int hipEventRecord(Event* e, void*) {
 }
 MOCK int hipEventQuery(Event*) { return 0; }
 MOCK int hipEventSynchronize(Event*) { return 0; }
-MOCK int hipEventElapsedTime(float* ms, Event* from, Event* to) { return *ms = static_cast<float>(to->ms - from->ms), 0; }
+MOCK int hipEventElapsedTime(float* ms, Event* from, Event* to) {
+  return *ms = static_cast<float>(to->ms - from->ms), 0;
+}
 MOCK const char* hipGetErrorName(int) { return "hipErrorMock"; }
 
 // For the test: how many launches there were, and launch i.

@@ -129,7 +129,6 @@ TEST_F(DspPlugin, TypedScalarArgumentsInt64Float16Int8) {
   EXPECT_EQ(read<float>(bf), wantf);
 }
 
-
 uint64_t bits_of(double d) {
   uint64_t b;
   std::memcpy(&b, &d, 8);
@@ -140,11 +139,13 @@ uint64_t bits_of(double d) {
 // __hexagon_divdi3/moddi3: compared bit for bit with the host's IEEE results, over edge cases (subnormals,
 // infinities, NaN, signed zeros, exact ties) and random values (seed printed).
 TEST_F(DspPlugin, RuntimeLibcallsMatchTheHostBitForBit) {
-  std::vector<double> a = {1.0,      -1.0,      3.0, 0.0, -0.0, 1e308, 4.9e-324, 2.2250738585072009e-308,
-                           INFINITY, -INFINITY, NAN, 10.0, 7.0, 1.0 / 3.0, 2.0, 1e-310, 123456789.0, 0.1, 5e-324,
-                           1.7976931348623157e308};
-  std::vector<double> b = {3.0, 7.0, -0.0, 0.0, 5.0, 1e-10, 2.0, 0.5, 2.0, INFINITY, 1.0, 4.0, 0.1, 3.0, 1e308, 3.0,
-                           -987.0, 0.3, 0.5, 0.5};
+  std::vector<double> a = {1.0,         -1.0,      3.0,      0.0,
+                           -0.0,        1e308,     4.9e-324, 2.2250738585072009e-308,
+                           INFINITY,    -INFINITY, NAN,      10.0,
+                           7.0,         1.0 / 3.0, 2.0,      1e-310,
+                           123456789.0, 0.1,       5e-324,   1.7976931348623157e308};
+  std::vector<double> b = {3.0, 7.0, -0.0, 0.0, 5.0,   1e-10, 2.0,    0.5, 2.0, INFINITY,
+                           1.0, 4.0, 0.1,  3.0, 1e308, 3.0,   -987.0, 0.3, 0.5, 0.5};
   const unsigned seed = std::random_device{}();
   std::cout << "seed " << seed << "\n";
   std::mt19937_64 rng(seed);
@@ -193,14 +194,20 @@ TEST_F(DspPlugin, RuntimeLibcallsMatchTheHostBitForBit) {
   for (uint32_t i = 0; i < n; ++i) {
     const double want_q = a[i] / b[i], want_s = std::sqrt(a[i]);
     const float want_sf = std::sqrt(static_cast<float>(a[i]));
-    if (std::isnan(want_q)) EXPECT_TRUE(std::isnan(got_q[i])) << a[i] << " / " << b[i];
-    else EXPECT_EQ(bits_of(got_q[i]), bits_of(want_q))
-        << std::hexfloat << a[i] << " / " << b[i] << " gave " << got_q[i] << ", expected " << want_q;
-    if (std::isnan(want_s)) EXPECT_TRUE(std::isnan(got_s[i])) << "sqrt " << a[i];
-    else EXPECT_EQ(bits_of(got_s[i]), bits_of(want_s))
-        << std::hexfloat << "sqrt " << a[i] << " gave " << got_s[i] << ", expected " << want_s;
-    if (std::isnan(want_sf)) EXPECT_TRUE(std::isnan(got_sf[i])) << "sqrtf " << a[i];
-    else EXPECT_EQ(got_sf[i], want_sf) << std::hexfloat << "sqrtf " << static_cast<float>(a[i]);
+    if (std::isnan(want_q))
+      EXPECT_TRUE(std::isnan(got_q[i])) << a[i] << " / " << b[i];
+    else
+      EXPECT_EQ(bits_of(got_q[i]), bits_of(want_q))
+          << std::hexfloat << a[i] << " / " << b[i] << " gave " << got_q[i] << ", expected " << want_q;
+    if (std::isnan(want_s))
+      EXPECT_TRUE(std::isnan(got_s[i])) << "sqrt " << a[i];
+    else
+      EXPECT_EQ(bits_of(got_s[i]), bits_of(want_s))
+          << std::hexfloat << "sqrt " << a[i] << " gave " << got_s[i] << ", expected " << want_s;
+    if (std::isnan(want_sf))
+      EXPECT_TRUE(std::isnan(got_sf[i])) << "sqrtf " << a[i];
+    else
+      EXPECT_EQ(got_sf[i], want_sf) << std::hexfloat << "sqrtf " << static_cast<float>(a[i]);
     const int64_t want_qi = ia[i] == INT64_MIN && ib[i] == -1 ? INT64_MIN : ia[i] / ib[i];
     EXPECT_EQ(got_qi[i], want_qi) << ia[i] << " / " << ib[i];
     EXPECT_EQ(got_ri[i], ib[i] == -1 ? 0 : ia[i] % ib[i]) << ia[i] << " % " << ib[i];

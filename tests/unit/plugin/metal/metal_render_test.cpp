@@ -20,10 +20,10 @@
 #include <dlfcn.h>
 
 #include <chrono>
-#include <optional>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -65,7 +65,8 @@ class RemoveMslWorkDir : public ::testing::Environment {
     if (::testing::UnitTest::GetInstance()->Passed() && contains(dir, "/tg_msl_")) std::filesystem::remove_all(dir);
   }
 };
-[[maybe_unused]] ::testing::Environment* const kRemoveMslWorkDir = ::testing::AddGlobalTestEnvironment(new RemoveMslWorkDir);
+[[maybe_unused]] ::testing::Environment* const kRemoveMslWorkDir =
+    ::testing::AddGlobalTestEnvironment(new RemoveMslWorkDir);
 
 class MetalRender : public ::testing::Test {
  protected:
@@ -130,16 +131,20 @@ TEST_F(MetalRender, EveryKernelPassesTheMslSyntaxCheck) {
         continue;
       }
       ASSERT_EQ(error, "") << kir.dump();
-      EXPECT_TRUE(contains(text, "#include <metal_stdlib>") && contains(text, std::string("kernel void ") + kernel.name + "("))
+      EXPECT_TRUE(contains(text, "#include <metal_stdlib>") &&
+                  contains(text, std::string("kernel void ") + kernel.name + "("))
           << text;
-      threadgroup_memory |= contains(text, "threadgroup __attribute__((aligned(16))) float temp") && contains(text, "threadgroup_barrier(mem_flags::mem_threadgroup);");
+      threadgroup_memory |= contains(text, "threadgroup __attribute__((aligned(16))) float temp") &&
+                            contains(text, "threadgroup_barrier(mem_flags::mem_threadgroup);");
       grid_3d |= contains(text, "(gid.z)") || contains(text, "(tid.z)");
       wmma_half |= contains(text, "tg_wmma_half(");
       wmma_bfloat |= contains(text, "tg_wmma_bfloat(");
       wmma_float |= contains(text, "tg_wmma_float(");
       wide_loads |= contains(text, "*((device const float4*)(data1+");
       if (std::string(program.name) == "shifted vectors") {
-        EXPECT_FALSE(contains(text, "*((device const float4*)(data1+")) << "a load at 4i+1 must not be one 16-byte access\n" << text;
+        EXPECT_FALSE(contains(text, "*((device const float4*)(data1+"))
+            << "a load at 4i+1 must not be one 16-byte access\n"
+            << text;
         lane_loads |= contains(text, "float4(data1[(");
       }
       sources.push_back(text);
@@ -171,10 +176,12 @@ TEST_F(MetalRender, EveryKernelPassesTheMslSyntaxCheck) {
 
 // The check must be able to fail: each snippet has one mistake, and a control without it passes.
 TEST(MslSyntaxCheck, RejectsWrongMsl) {
-  const std::string head = "#include <metal_stdlib>\nusing namespace metal;\n"
-                           "kernel void k(device float* data0 [[buffer(0)]], uint3 gid [[threadgroup_position_in_grid]]) {\n";
+  const std::string head =
+      "#include <metal_stdlib>\nusing namespace metal;\n"
+      "kernel void k(device float* data0 [[buffer(0)]], uint3 gid [[threadgroup_position_in_grid]]) {\n";
   const CheckResult control = tg::test::msl_syntax_check(
-      head + "  float4 v = float4(data0[0], 1.0f, 2.0f, 3.0f);\n  data0[gid.x] = v[1] + float(half(v[2]));\n}\n", "control");
+      head + "  float4 v = float4(data0[0], 1.0f, 2.0f, 3.0f);\n  data0[gid.x] = v[1] + float(half(v[2]));\n}\n",
+      "control");
   EXPECT_TRUE(control.ok) << control.diagnostics;
   const struct {
     const char* what;
@@ -202,11 +209,14 @@ TEST(MslSyntaxCheck, RejectsWrongMsl) {
 // Hand-built kernels: KIR's semantics as MSL spells them, and the check passing on the result.
 TEST_F(MetalRender, SpellsKirSemantics) {
   tg::sdk::Kir kir;
-  const int out = kir.buffer(TG_DTYPE_FLOAT32, true), in = kir.buffer(TG_DTYPE_FLOAT32), n = kir.var(TG_DTYPE_INT64, "n");
+  const int out = kir.buffer(TG_DTYPE_FLOAT32, true), in = kir.buffer(TG_DTYPE_FLOAT32),
+            n = kir.var(TG_DTYPE_INT64, "n");
   const int gid = kir.global_id(64);
-  const int x = kir.load(TG_DTYPE_FLOAT32, in, gid), y = kir.op(TG_KIR_MAX, TG_DTYPE_FLOAT32, {x, kir.constant_f(TG_DTYPE_FLOAT32, 0.5)});
+  const int x = kir.load(TG_DTYPE_FLOAT32, in, gid),
+            y = kir.op(TG_KIR_MAX, TG_DTYPE_FLOAT32, {x, kir.constant_f(TG_DTYPE_FLOAT32, 0.5)});
   const int a = kir.op(TG_KIR_CAST, TG_DTYPE_INT32, {x});
-  const int q = kir.op(TG_KIR_IDIV, TG_DTYPE_INT32, {a, kir.i32(-3)}), r = kir.op(TG_KIR_MOD, TG_DTYPE_INT32, {a, kir.i32(7)});
+  const int q = kir.op(TG_KIR_IDIV, TG_DTYPE_INT32, {a, kir.i32(-3)}),
+            r = kir.op(TG_KIR_MOD, TG_DTYPE_INT32, {a, kir.i32(7)});
   const int s = kir.op(TG_KIR_SHR, TG_DTYPE_INT32, {kir.op(TG_KIR_ADD, TG_DTYPE_INT32, {q, r}), kir.i32(2)});
   const int wide = kir.op(TG_KIR_MUL, TG_DTYPE_INT64, {kir.op(TG_KIR_CAST, TG_DTYPE_INT64, {s}), n});
   const int sum = kir.op(TG_KIR_ADD, TG_DTYPE_FLOAT32, {y, kir.op(TG_KIR_CAST, TG_DTYPE_FLOAT32, {wide})});
@@ -216,8 +226,9 @@ TEST_F(MetalRender, SpellsKirSemantics) {
   const int lanes = kir.op(TG_KIR_VECTORIZE, TG_DTYPE_INT32, {q, r}, 2);
   const int wrapped = kir.op(TG_KIR_MUL, TG_DTYPE_INT32, {lanes, lanes}, 2);
   const int back = kir.op(TG_KIR_GEP, TG_DTYPE_INT32, {wrapped}, 1, 1);
-  kir.store(out, gid, kir.op(TG_KIR_ADD, TG_DTYPE_FLOAT32, {kir.op(TG_KIR_CAST, TG_DTYPE_FLOAT32, {bits}),
-                                                            kir.op(TG_KIR_CAST, TG_DTYPE_FLOAT32, {back})}));
+  kir.store(out, gid,
+            kir.op(TG_KIR_ADD, TG_DTYPE_FLOAT32,
+                   {kir.op(TG_KIR_CAST, TG_DTYPE_FLOAT32, {bits}), kir.op(TG_KIR_CAST, TG_DTYPE_FLOAT32, {back})}));
   const tg_kir_kernel kernel = kir.kernel("semantics");
   std::string error;
   const std::string text = render(kernel, error);
@@ -245,7 +256,8 @@ TEST_F(MetalRender, RefusesFloat64) {
   std::string error;
   render(kir.kernel("doubles"), error);
   EXPECT_TRUE(contains(error, "metal renderer_render") && contains(error, "kernel doubles") &&
-              contains(error, "Metal has no double")) << error;
+              contains(error, "Metal has no double"))
+      << error;
 }
 
 // Apple's simdgroup_matrix layout (8x8, 32 threads, thread_elements()[0..1]), written as Apple's quadrants: lane l
@@ -277,13 +289,16 @@ TEST_F(MetalRender, TensorCoreMapsMatchTheSimdgroupLayout) {
       ASSERT_EQ(tg::sdk::tc_lanes(map, 6), 2u);
       for (uint32_t lane = 0; lane < 32; ++lane)
         for (uint32_t e = 0; e < 2; ++e)
-          EXPECT_EQ(tg::sdk::tc_coord(map, 3, 3, lane, e), simdgroup_element(lane, e)) << "lane " << lane << " elem " << e;
+          EXPECT_EQ(tg::sdk::tc_coord(map, 3, 3, lane, e), simdgroup_element(lane, e))
+              << "lane " << lane << " elem " << e;
     }
     std::mt19937 rng(1234 + t);
     std::uniform_int_distribution<int> value(-8, 8);
     float a[8][8], b[8][8], c[8][8];
     for (int i = 0; i < 8; ++i)
-      for (int j = 0; j < 8; ++j) a[i][j] = static_cast<float>(value(rng)), b[i][j] = static_cast<float>(value(rng)), c[i][j] = static_cast<float>(value(rng));
+      for (int j = 0; j < 8; ++j)
+        a[i][j] = static_cast<float>(value(rng)), b[i][j] = static_cast<float>(value(rng)),
+        c[i][j] = static_cast<float>(value(rng));
     float fa[32][2], fb[32][2], fc[32][2];  // each thread's fragments, gathered by the maps (as the core does)
     for (uint32_t lane = 0; lane < 32; ++lane)
       for (uint32_t e = 0; e < 2; ++e) {
@@ -300,7 +315,8 @@ TEST_F(MetalRender, TensorCoreMapsMatchTheSimdgroupLayout) {
       }
     for (uint32_t lane = 0; lane < 32; ++lane)
       for (uint32_t e = 0; e < 2; ++e) {
-        auto [r, col] = simdgroup_element(lane, e);  // the thread's D elements, as simdgroup_multiply_accumulate leaves them
+        auto [r, col] =
+            simdgroup_element(lane, e);  // the thread's D elements, as simdgroup_multiply_accumulate leaves them
         float d = mc[r][col];
         for (int k = 0; k < 8; ++k) d += ma[r][k] * mb[k][col];
         auto [dr, dc] = tg::sdk::tc_coord(tc.c_map, 3, 3, lane, e);  // where the core stores it
@@ -323,8 +339,9 @@ TEST_F(MetalRender, SlotsThatNeedTheRuntimeSayWhy) {
   tg_device device = nullptr;
   const std::string open = take(api_->device_open(0, &device), &code);
   EXPECT_EQ(code, TG_ERR_UNAVAILABLE);
-  EXPECT_TRUE(contains(open, "metal device_open: no METAL device 0: no Objective-C runtime: /usr/lib/libobjc.A.dylib: ") &&
-              contains(open, "(Metal exists only on macOS)"))
+  EXPECT_TRUE(
+      contains(open, "metal device_open: no METAL device 0: no Objective-C runtime: /usr/lib/libobjc.A.dylib: ") &&
+      contains(open, "(Metal exists only on macOS)"))
       << open;
   EXPECT_EQ(open.find('\n'), std::string::npos) << open;
   tg_compiler compiler = nullptr;

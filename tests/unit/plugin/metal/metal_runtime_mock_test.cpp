@@ -113,8 +113,9 @@ TEST(MetalRuntimeMock, DeviceBuffersProgramsAndQueue) {
   void* no_blob = nullptr;
   const std::string error = take(a->compiler_compile(compiler, broken.c_str(), "mixed_args", &no_blob, &size), &code);
   EXPECT_EQ(code, TG_ERR_COMPILE);
-  EXPECT_TRUE(contains(error, "metal compiler_compile: Metal cannot compile kernel mixed_args:\n"
-                              "program_source:3:5: error: use of undeclared identifier 'MOCK_COMPILE_ERROR'"))
+  EXPECT_TRUE(contains(error,
+                       "metal compiler_compile: Metal cannot compile kernel mixed_args:\n"
+                       "program_source:3:5: error: use of undeclared identifier 'MOCK_COMPILE_ERROR'"))
       << error;
   tg_compiler deviceless = nullptr;
   ASSERT_EQ(take(a->compiler_create(nullptr, &deviceless)), "") << "the system default device compiles";
@@ -123,10 +124,12 @@ TEST(MetalRuntimeMock, DeviceBuffersProgramsAndQueue) {
   // programs: the kernel by name, images refused
   tg_program program = nullptr;
   size = source.size();
-  EXPECT_TRUE(contains(take(a->program_create(dev, blob, size, "no_such", mk.kernel.params, mk.kernel.nparams, &program), &code),
-                       "the Metal library has no kernel no_such"));
+  EXPECT_TRUE(contains(
+      take(a->program_create(dev, blob, size, "no_such", mk.kernel.params, mk.kernel.nparams, &program), &code),
+      "the Metal library has no kernel no_such"));
   const tg_kir_param image{TG_PARAM_IMAGE, TG_DTYPE_FLOAT32, 0, 4, "img"};
-  EXPECT_TRUE(contains(take(a->program_create(dev, blob, size, "k", &image, 1, &program)), "kernel k: parameter 0 has kind"));
+  EXPECT_TRUE(
+      contains(take(a->program_create(dev, blob, size, "k", &image, 1, &program)), "kernel k: parameter 0 has kind"));
   ASSERT_EQ(take(a->program_create(dev, blob, size, "mixed_args", mk.kernel.params, mk.kernel.nparams, &program)), "");
   mock<void (*)(uint64_t)>("mock_metal_set_max_threads")(64);
   tg_program small = nullptr;
@@ -159,10 +162,12 @@ TEST(MetalRuntimeMock, DeviceBuffersProgramsAndQueue) {
   EXPECT_EQ(log(), "") << "nothing reaches Metal before submit";
   ASSERT_EQ(take(a->hwqueue_submit(queue)), "");
   ASSERT_EQ(take(a->hwqueue_wait(queue, 7, 0)), "");
-  const std::string bind = "setComputePipelineState:mixed_args\nsetBuffer:" + std::to_string(buf.addr) +
-                           " offset:0 atIndex:0\nsetBytes:7f length:1 atIndex:1\n"
-                           "setBytes:0000000000010000 length:8 atIndex:2\nsetBuffer:" + std::to_string(other.addr) +
-                           " offset:0 atIndex:3\nsetBytes:fdff length:2 atIndex:4\nsetBytes:40e20100 length:4 atIndex:5\n";
+  const std::string bind =
+      "setComputePipelineState:mixed_args\nsetBuffer:" + std::to_string(buf.addr) +
+      " offset:0 atIndex:0\nsetBytes:7f length:1 atIndex:1\n"
+      "setBytes:0000000000010000 length:8 atIndex:2\nsetBuffer:" +
+      std::to_string(other.addr) +
+      " offset:0 atIndex:3\nsetBytes:fdff length:2 atIndex:4\nsetBytes:40e20100 length:4 atIndex:5\n";
   EXPECT_EQ(log(), "commandBuffer\ncomputeCommandEncoder\n" + bind + "dispatch:4,1,1 threads:256,1,1\n" + bind +
                        "dispatch:3,2,1 threads:16,4,1\nendEncoding\nblitCommandEncoder\ncopy:14\nendEncoding\ncommit\n"
                        "waitUntilCompleted\n")
@@ -191,7 +196,8 @@ TEST(MetalRuntimeMock, DeviceBuffersProgramsAndQueue) {
   const tg_launch_dims wide{{1, 1, 1}, {16, 8, 1}};
   const std::string limit = take(a->hwqueue_exec(queue, small, args, sizeof args, &wide), &code);
   EXPECT_EQ(code, TG_ERR_INVALID_ARGUMENT);
-  EXPECT_TRUE(contains(limit, "kernel mixed_args: work-groups of 16x8x1 are 128 threads; its pipeline takes at most 64"))
+  EXPECT_TRUE(
+      contains(limit, "kernel mixed_args: work-groups of 16x8x1 are 128 threads; its pipeline takes at most 64"))
       << limit;
   ASSERT_EQ(take(a->hwqueue_exec(queue, small, args, sizeof args, &one_d)), "");
   ASSERT_EQ(take(a->hwqueue_signal(queue, 9)), "");
@@ -207,8 +213,9 @@ TEST(MetalRuntimeMock, DeviceBuffersProgramsAndQueue) {
   ASSERT_EQ(take(a->hwqueue_submit(queue)), "");
   const std::string failure = take(a->hwqueue_wait(queue, 10, 1000000000), &code);
   EXPECT_EQ(code, TG_ERR_OUT_OF_MEMORY) << failure;
-  EXPECT_TRUE(contains(failure, "metal hwqueue_wait: a Metal command buffer failed (MTLCommandBufferError 7): "
-                                "Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)"))
+  EXPECT_TRUE(contains(failure,
+                       "metal hwqueue_wait: a Metal command buffer failed (MTLCommandBufferError 7): "
+                       "Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)"))
       << failure;
 
   a->hwqueue_destroy(queue);
@@ -236,13 +243,15 @@ TEST(MetalRuntimeMissing, ZeroDevicesAndTheReason) {
   tg_device dev = nullptr;
   const std::string open = take(a->device_open(0, &dev), &code);
   EXPECT_EQ(code, TG_ERR_UNAVAILABLE);
-  EXPECT_TRUE(contains(open, "metal device_open: no METAL device 0: no Metal framework: /nonexistent/Metal.framework/Metal: "))
+  EXPECT_TRUE(
+      contains(open, "metal device_open: no METAL device 0: no Metal framework: /nonexistent/Metal.framework/Metal: "))
       << open;
   EXPECT_EQ(open.find('\n'), std::string::npos) << open;
   tg_compiler compiler = nullptr;
   const std::string compile = take(a->compiler_create(nullptr, &compiler), &code);
   EXPECT_EQ(code, TG_ERR_UNAVAILABLE);
-  EXPECT_TRUE(contains(compile, "metal compiler_create: no Metal framework: /nonexistent/Metal.framework/Metal")) << compile;
+  EXPECT_TRUE(contains(compile, "metal compiler_create: no Metal framework: /nonexistent/Metal.framework/Metal"))
+      << compile;
 }
 
 }  // namespace

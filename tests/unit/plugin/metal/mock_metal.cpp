@@ -37,14 +37,14 @@ struct Obj {
 };
 
 std::recursive_mutex g_mutex;
-std::set<std::string> g_selectors;   // interned: a SEL is a pointer to its name
+std::set<std::string> g_selectors;  // interned: a SEL is a pointer to its name
 std::vector<std::string> g_log;
-std::vector<Obj*> g_pool;            // autoreleased, not yet drained
+std::vector<Obj*> g_pool;  // autoreleased, not yet drained
 std::set<Obj*> g_live;
 int g_autorelease_without_pool = 0;
 int g_pool_depth = 0;
 uint64_t g_max_threads = 1024;
-int64_t g_fail_code = 0;             // the next commit fails with this MTLCommandBufferError (0: none)
+int64_t g_fail_code = 0;  // the next commit fails with this MTLCommandBufferError (0: none)
 std::string g_fail_text;
 double g_clock = 100.0;
 Obj g_nsstring_class{"class:NSString"}, g_options_class{"class:MTLCompileOptions"};
@@ -118,9 +118,12 @@ Ret dispatch(Obj* self, const std::string& sel, va_list ap) {
       const Obj* options = va_arg(ap, Obj*);
       Obj** error = va_arg(ap, Obj**);
       std::string why;
-      if (options == nullptr || options->number != ((3u << 16) | 1u)) why = "mock: MSL 3.1 was not asked for";
-      else if (options->fast_math) why = "mock: fast math is on";
-      else if (source->text.find("#include <metal_stdlib>") == std::string::npos) why = "mock: no <metal_stdlib>";
+      if (options == nullptr || options->number != ((3u << 16) | 1u))
+        why = "mock: MSL 3.1 was not asked for";
+      else if (options->fast_math)
+        why = "mock: fast math is on";
+      else if (source->text.find("#include <metal_stdlib>") == std::string::npos)
+        why = "mock: no <metal_stdlib>";
       else if (source->text.find_first_of("@`$") != std::string::npos)  // in no MSL token
         why = "program_source: error: stray character in program";
       else if (source->text.find("MOCK_COMPILE_ERROR") != std::string::npos)
@@ -179,7 +182,8 @@ Ret dispatch(Obj* self, const std::string& sel, va_list ap) {
   }
   if (k == "compute" || k == "blit") {
     if (sel == "endEncoding") return log("endEncoding"), ret(nullptr);
-    if (sel == "setComputePipelineState:") return log("setComputePipelineState:" + va_arg(ap, Obj*)->text), ret(nullptr);
+    if (sel == "setComputePipelineState:")
+      return log("setComputePipelineState:" + va_arg(ap, Obj*)->text), ret(nullptr);
     if (sel == "setBuffer:offset:atIndex:") {
       const Obj* b = va_arg(ap, Obj*);
       const uint64_t offset = va_arg(ap, uint64_t), index = va_arg(ap, uint64_t);
@@ -195,8 +199,8 @@ Ret dispatch(Obj* self, const std::string& sel, va_list ap) {
     if (sel == "dispatchThreadgroups:threadsPerThreadgroup:") {
       const MTLSize grid = va_arg(ap, MTLSize), block = va_arg(ap, MTLSize);
       log("dispatch:" + std::to_string(grid.width) + "," + std::to_string(grid.height) + "," +
-          std::to_string(grid.depth) + " threads:" + std::to_string(block.width) + "," +
-          std::to_string(block.height) + "," + std::to_string(block.depth));
+          std::to_string(grid.depth) + " threads:" + std::to_string(block.width) + "," + std::to_string(block.height) +
+          "," + std::to_string(block.depth));
       return ret(nullptr);
     }
     if (sel == "copyFromBuffer:sourceOffset:toBuffer:destinationOffset:size:") {

@@ -19,7 +19,8 @@ std::vector<std::string> listed_examples() {
   std::vector<std::string> names;
   std::istringstream lines(r.diagnostics);
   for (std::string line; std::getline(lines, line);)
-    if (line.rfind("  ", 0) == 0 && line.find(':') != std::string::npos) names.push_back(line.substr(2, line.find(':') - 2));
+    if (line.rfind("  ", 0) == 0 && line.find(':') != std::string::npos)
+      names.push_back(line.substr(2, line.find(':') - 2));
   return names;
 }
 
@@ -39,7 +40,8 @@ TEST(TgRenderMetal, EveryExampleRendersCheckedMsl) {
   ASSERT_GE(examples.size(), 5u) << "tg render listed no examples";
   for (const std::string& example : examples) {
     SCOPED_TRACE(example);
-    const CheckResult r = tg::test::run_command("env -u DEV " + tg::test::quoted(TG_EXE_PATH) + " render --dev METAL " + example);
+    const CheckResult r =
+        tg::test::run_command("env -u DEV " + tg::test::quoted(TG_EXE_PATH) + " render --dev METAL " + example);
     ASSERT_TRUE(r.ok) << r.diagnostics;
     const std::vector<std::string> kernels = kernels_of(r.diagnostics);
     ASSERT_FALSE(kernels.empty()) << r.diagnostics;
@@ -57,14 +59,16 @@ TEST(TgRenderMetal, EveryExampleRendersCheckedMsl) {
 
 // The matmul example on a device-less METAL renderer goes through simdgroup matrices.
 TEST(TgRenderMetal, MatmulUsesSimdgroupMatrices) {
-  const CheckResult r = tg::test::run_command("env -u DEV " + tg::test::quoted(TG_EXE_PATH) + " render --dev METAL matmul");
+  const CheckResult r =
+      tg::test::run_command("env -u DEV " + tg::test::quoted(TG_EXE_PATH) + " render --dev METAL matmul");
   ASSERT_TRUE(r.ok) << r.diagnostics;
   EXPECT_NE(r.diagnostics.find("simdgroup_multiply_accumulate"), std::string::npos) << r.diagnostics;
 }
 
 // A device no plugin provides is still one clear error.
 TEST(TgRenderMetal, UnknownDeviceIsOneError) {
-  const CheckResult r = tg::test::run_command("env -u DEV " + tg::test::quoted(TG_EXE_PATH) + " render --dev NOSUCHDEV matmul");
+  const CheckResult r =
+      tg::test::run_command("env -u DEV " + tg::test::quoted(TG_EXE_PATH) + " render --dev NOSUCHDEV matmul");
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.diagnostics.find("NOSUCHDEV"), std::string::npos) << r.diagnostics;
 }
@@ -72,7 +76,8 @@ TEST(TgRenderMetal, UnknownDeviceIsOneError) {
 #ifdef TG_HAS_NV_PLUGIN
 // The same path renders CUDA C++ for NV where no GPU (or no driver) is present.
 TEST(TgRenderNv, RendersWithoutAGpu) {
-  const CheckResult r = tg::test::run_command("env -u DEV " + tg::test::quoted(TG_EXE_PATH) + " render --dev NV matmul");
+  const CheckResult r =
+      tg::test::run_command("env -u DEV " + tg::test::quoted(TG_EXE_PATH) + " render --dev NV matmul");
   ASSERT_TRUE(r.ok) << r.diagnostics;
   EXPECT_NE(r.diagnostics.find("extern \"C\" __global__ void"), std::string::npos) << r.diagnostics;
 }

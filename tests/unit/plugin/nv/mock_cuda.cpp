@@ -34,7 +34,7 @@ struct Launch {
 
 std::mutex g_mutex;
 std::vector<Launch> g_launches;
-std::vector<std::string> g_calls;  // the stream and event calls, in order
+std::vector<std::string> g_calls;       // the stream and event calls, in order
 size_t g_nparams = 0, g_arg_bytes = 0;  // the launched kernel's parameters, and the bytes they span
 double g_clock_ms = 0;
 void* g_context = nullptr;
@@ -99,7 +99,12 @@ MOCK int cuMemcpyPeer(CUdeviceptr dst, void* dst_ctx, CUdeviceptr src, void* src
 MOCK int cuModuleLoadData(Module** out, const void* image) {
   if (g_context == nullptr) return 201;  // CUDA_ERROR_INVALID_CONTEXT
   const auto* p = static_cast<const unsigned char*>(image);
-  if (std::memcmp(p, "\x7f" "ELF", 4) != 0 || p[18] != 190 /* EM_CUDA */) return 200;  // CUDA_ERROR_INVALID_IMAGE
+  if (std::memcmp(p,
+                  "\x7f"
+                  "ELF",
+                  4) != 0 ||
+      p[18] != 190 /* EM_CUDA */)
+    return 200;  // CUDA_ERROR_INVALID_IMAGE
   *out = new Module{std::vector<unsigned char>(p, p + elf_size(p))};
   return 0;
 }

@@ -90,18 +90,22 @@ TEST(NvRuntimeMock, DeviceBuffersProgramsAndQueue) {
   char back[sizeof text] = {};
   ASSERT_EQ(take(a->allocator_copy_out(dev, back, &buf, 8, sizeof back)), "");
   EXPECT_STREQ(back, text);
-  EXPECT_NE(take(a->allocator_copy_in(dev, &buf, 60, text, 8)).find("nv allocator_copy_in: copy_in: offset 60 + size 8 is past the end of a 64-byte buffer"),
+  EXPECT_NE(take(a->allocator_copy_in(dev, &buf, 60, text, 8))
+                .find("nv allocator_copy_in: copy_in: offset 60 + size 8 is past the end of a 64-byte buffer"),
             std::string::npos);
   EXPECT_NE(take(a->allocator_alloc(dev, uint64_t{1} << 31, &buf)).find("cannot allocate"), std::string::npos);
 
   // program_create: the signature is checked by the SDK's slot, images are refused, a non-CUBIN is the driver's error
   tg_program program = nullptr;
   const tg_kir_param image{TG_PARAM_IMAGE, TG_DTYPE_FLOAT32, 0, 4, "img"};
-  EXPECT_NE(take(a->program_create(dev, "x", 1, "k", &image, 1, &program)).find("nv program_create: kernel k: parameter 0 has kind"),
+  EXPECT_NE(take(a->program_create(dev, "x", 1, "k", &image, 1, &program))
+                .find("nv program_create: kernel k: parameter 0 has kind"),
             std::string::npos);
   const std::string not_cubin = take(a->program_create(dev, "garbage!", 8, "x", nullptr, 0, &program));
-  EXPECT_NE(not_cubin.find("cuModuleLoadData(x) failed: CUDA_ERROR_INVALID_IMAGE (200)"), std::string::npos) << not_cubin;
-  EXPECT_NE(take(a->program_create(dev, "x", 0, "x", nullptr, 0, &program)).find("empty blob for kernel x"), std::string::npos);
+  EXPECT_NE(not_cubin.find("cuModuleLoadData(x) failed: CUDA_ERROR_INVALID_IMAGE (200)"), std::string::npos)
+      << not_cubin;
+  EXPECT_NE(take(a->program_create(dev, "x", 0, "x", nullptr, 0, &program)).find("empty blob for kernel x"),
+            std::string::npos);
 
   // a real CUBIN for the device's arch, when NVRTC is here
   tg_renderer renderer = nullptr;
@@ -116,7 +120,8 @@ TEST(NvRuntimeMock, DeviceBuffersProgramsAndQueue) {
   void* blob = nullptr;
   size_t size = 0;
   ASSERT_EQ(take(a->compiler_compile(compiler, source, "mixed_args", &blob, &size)), "") << source;
-  const std::string wrong_name = take(a->program_create(dev, blob, size, "no_such_kernel", mk.kernel.params, mk.kernel.nparams, &program));
+  const std::string wrong_name =
+      take(a->program_create(dev, blob, size, "no_such_kernel", mk.kernel.params, mk.kernel.nparams, &program));
   EXPECT_NE(wrong_name.find("cuModuleGetFunction(no_such_kernel) failed: CUDA_ERROR_NOT_FOUND"), std::string::npos)
       << wrong_name;
   ASSERT_EQ(take(a->program_create(dev, blob, size, "mixed_args", mk.kernel.params, mk.kernel.nparams, &program)), "");
@@ -138,7 +143,8 @@ TEST(NvRuntimeMock, DeviceBuffersProgramsAndQueue) {
   EXPECT_NE(calls().find("cuStreamCreate(1) cuEventCreate(0) cuEventRecord"), std::string::npos)
       << "a non-blocking stream, then the timing origin: " << calls();
   const tg_launch_dims dims{{1000, 1, 1}, {1, 1, 1}};
-  EXPECT_NE(take(a->hwqueue_exec(queue, program, args, 8, &dims)).find("kernel mixed_args takes 32 bytes of arguments, got 8"),
+  EXPECT_NE(take(a->hwqueue_exec(queue, program, args, 8, &dims))
+                .find("kernel mixed_args takes 32 bytes of arguments, got 8"),
             std::string::npos);
   ASSERT_EQ(take(a->hwqueue_exec(queue, program, args, sizeof args, &dims)), "");
   const tg_launch_dims two_d{{3, 2, 1}, {16, 4, 1}};
@@ -149,7 +155,8 @@ TEST(NvRuntimeMock, DeviceBuffersProgramsAndQueue) {
   uint64_t slot = 0;
   ASSERT_EQ(take(a->hwqueue_timestamp(queue, &slot)), "");
   ASSERT_EQ(take(a->hwqueue_signal(queue, 7)), "");
-  EXPECT_NE(take(a->hwqueue_signal(queue, 6)).find("signal value 6 is below 7, and signals only grow"), std::string::npos);
+  EXPECT_NE(take(a->hwqueue_signal(queue, 6)).find("signal value 6 is below 7, and signals only grow"),
+            std::string::npos);
   EXPECT_NE(take(a->hwqueue_wait(queue, 7, 0)).find("the command that raises it is not submitted"), std::string::npos);
   EXPECT_EQ(mock<size_t (*)()>("mock_cuda_launch_count")(), 0u) << "nothing runs before submit";
   ASSERT_EQ(take(a->hwqueue_submit(queue)), "");
@@ -194,8 +201,9 @@ TEST(NvRuntimeMock, DeviceBuffersProgramsAndQueue) {
       << "launched as asked when the core sets the local size";
 
   const tg_launch_dims too_big{{1, 1, 1}, {32, 32, 2}};
-  EXPECT_NE(take(a->hwqueue_exec(queue, program, args, sizeof args, &too_big)).find("exceed CUDA's 1024 threads per block"),
-            std::string::npos);
+  EXPECT_NE(
+      take(a->hwqueue_exec(queue, program, args, sizeof args, &too_big)).find("exceed CUDA's 1024 threads per block"),
+      std::string::npos);
   const tg_launch_dims deep{{1, 1, 1}, {1, 1, 65}};
   EXPECT_NE(take(a->hwqueue_exec(queue, program, args, sizeof args, &deep)).find("(64 in z)"), std::string::npos);
 
