@@ -22,7 +22,7 @@
 //     fall back (search.cpp, executor.cpp); tests/unit/codegen/opt_test.cpp checks its wording;
 //   emit.cpp Emitter::emit_uncached ("internal: variable v is not a kernel parameter", "internal: range used outside
 //   its loop", "cannot lower OP", "renderer cannot compute OP on D": every op has a decomposition or is claimed by
-//   every renderer), lanes.hpp kir_op ("no KIR op for OP"), lower_gpu.cpp stage_tile ("internal: a R x C tile does
+//   every renderer), lanes.hpp kir_op ("no KIR op for OP"), gpu/plan_parts.cpp stage_tile ("internal: a R x C tile does
 //   not split over N work-items"), verify.cpp verify_lowered ("lowering produced malformed KIR (a bug in tg)"),
 //   transcendental.cpp Ctx (only scalar float32/float64 reach it).
 #include <memory>

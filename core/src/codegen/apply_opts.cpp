@@ -6,8 +6,8 @@
 #include <map>
 
 #include "codegen/emitter.hpp"
+#include "codegen/gpu/plans.hpp"
 #include "codegen/heuristic.hpp"
-#include "codegen/lower_gpu.hpp"
 #include "codegen/plan.hpp"
 #include "codegen/stage_panel.hpp"
 

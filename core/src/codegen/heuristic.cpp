@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "codegen/lower_gpu.hpp"
+#include "codegen/gpu/plans.hpp"
 #include "codegen/plan.hpp"
 #include "codegen/stage_panel.hpp"
 

@@ -7,7 +7,7 @@
 
 #include "codegen/emitter.hpp"
 #include "codegen/expand.hpp"
-#include "codegen/lower_gpu.hpp"
+#include "codegen/gpu/plans.hpp"
 #include "codegen/plan.hpp"
 #include "codegen/reduce_lowering.hpp"
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "codegen/gpu/plans.hpp"
 #include "codegen/lower.hpp"
-#include "codegen/lower_gpu.hpp"
 #include "codegen/opt.hpp"
 #include "codegen/stage_panel.hpp"
 

@@ -1,7 +1,7 @@
 // Two steps of the host-CPU register-tile plan (lower.cpp) that let a matmul run as one kernel on any shape:
 // PADTO of the tile's vector or row loop (whole tiles, the extra vectors or rows gated off) and the staging of the
-// panel every row tile shares in a private array: the host's analogue of a GPU tile in local memory (lower_gpu.cpp
-// stage_tile). Which kernels take them, heuristic.cpp decides (padded_loop, stages_pay).
+// panel every row tile shares in a private array: the host's analogue of a GPU tile in local memory
+// (gpu/tiled_matmul.cpp stage_tile). Which kernels take them, heuristic.cpp decides (padded_loop, stages_pay).
 #pragma once
 
 #include <optional>

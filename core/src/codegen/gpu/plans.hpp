@@ -1,7 +1,8 @@
 // Planning kernels for work-group devices (GPUs: caps.has_local without host threads): which loops go on the grid,
 // which reductions a work-group shares through local memory (GROUP), and how a matmul is tiled through local memory
 // (LOCAL) or tensor cores (TC). Each plan rewrites the kernel graph into work-groups (WorkGroupPlan) for the
-// linearizer.
+// linearizer. One file per plan: grid.cpp, grouped_reduce.cpp, tiled_matmul.cpp, tensor_core_matmul.cpp; the
+// pieces they share in plan_parts.hpp.
 #pragma once
 
 #include <optional>
@@ -43,11 +44,11 @@ struct GpuTile {
   int group = 0;
 };
 
-// A matmul on the renderer's tensor cores (TC; lower_gpu.cpp has the plan). nullopt when it does not apply.
+// A matmul on the renderer's tensor cores (TC; gpu/tensor_core_matmul.cpp). nullopt when it does not apply.
 std::optional<WorkGroupPlan> plan_tc_matmul(const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
                                             const tg_renderer_caps& caps, GpuTile tile);
 
-// A matmul tiled through local memory (LOCAL; lower_gpu.cpp has the plan). nullopt when it does not apply.
+// A matmul tiled through local memory (LOCAL; gpu/tiled_matmul.cpp). nullopt when it does not apply.
 std::optional<WorkGroupPlan> plan_tiled_matmul(const UOpPtr& sink, const std::vector<UOpPtr>& ranges,
                                                const tg_renderer_caps& caps, GpuTile tile);
 
