@@ -15,11 +15,12 @@ if ((${#files[@]} == 0)); then  # not a git checkout (a source tarball): every s
   mapfile -t files < <(find apps bench core plugins sdk tests \( -name '*.c' -o -name '*.h' -o -name '*.cpp' -o -name '*.hpp' \) -type f | sort)
 fi
 if [ "${1:-}" = "--fix" ]; then
-  printf '%s\0' "${files[@]}" | xargs -0 -n 64 "$clang_format" -i
+  for f in "${files[@]}"; do [ -f "$f" ] && printf '%s\0' "$f"; done | xargs -0 -r -n 64 "$clang_format" -i
   exit 0
 fi
 bad=0
 for f in "${files[@]}"; do
+  [ -f "$f" ] || continue  # deleted in the working tree, not yet in the index
   if ! out=$("$clang_format" "$f" | diff -u "$f" - 2>&1); then
     echo "$f is not formatted (scripts/check_format.sh --fix):"
     echo "$out" | sed -n '3,14p'
