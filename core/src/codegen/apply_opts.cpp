@@ -4,6 +4,7 @@
 // through (build_planned).
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "codegen/emitter.hpp"
 #include "codegen/gpu/plans.hpp"
@@ -296,8 +297,9 @@ std::string run_gpu_plan(Plan& p, OptOp plan, GpuTile tile) {
   if (plan == OptOp::LOCAL) planned = plan_tiled_matmul(p.sink, p.ranges, p.caps, tile);
   if (plan == OptOp::GROUP) planned = plan_grouped(p.sink, p.ranges, p.caps, tile.group);
   if (!planned) return std::string(opt_name(plan)) + " does not fit the kernel's shape or the device";
-  p.kir = linearize_work_groups(p.kir, *planned, p.caps, p.var_params);
-  p.done = true;
+  p.form = Plan::Form::work_groups;
+  p.rewrite_sink(std::exchange(planned->sink, nullptr));
+  p.work_groups = std::move(planned);
   return "";
 }
 

@@ -310,6 +310,7 @@ UOpPtr Vectorizer::statement(const UOpPtr& st) {
 }
 
 void expand(Plan& p) {
+  if (p.form != Plan::Form::planned) return p.rewrite_sink(expand_upcast_stores(p.sink, p.caps));
   if (p.lanes.size() <= 1) return;
   std::vector<UOpPtr> stmts;
   for (const auto& row : p.rows)
@@ -328,10 +329,18 @@ void expand(Plan& p) {
   p.rewrite_sink(UOp::make(Op::SINK, dtypes::bool_, std::move(stmts)));
 }
 
+// A written kernel's reductions unroll before its UPCAST stores become vector stores (which leave the reductions
+// that read an UPCAST range to the lanes); a planned kernel's after its lanes are one graph (UNROLL's loop lanes
+// then join the output vector's).
+void unroll_written_reduces(Plan& p) {
+  if (p.form == Plan::Form::planned) return;
+  p.rewrite_sink(rewrite(p.sink, pm_unroll_reduces(p.caps, nullptr), {.name = "unroll_reduces"}));
+}
+
 void unroll_reduces(Plan& p) {
   // (a planned kernel's reduce ranges are never UNROLL/UPCAST ranges: without UNROLL actions no rule applies, and a
   // rewrite would still walk the whole graph)
-  if (p.unrolls.empty()) return;
+  if (p.form != Plan::Form::planned || p.unrolls.empty()) return;
   p.rewrite_sink(rewrite(p.sink, pm_unroll_reduces(p.caps, &p.unrolls), {.name = "unroll_reduces"}));
 }
 

@@ -133,7 +133,7 @@ bool host_threads(const tg_renderer_caps& caps) {
 // 0.8 / 2.1 us on one. A symbolic loop counts as large.
 std::optional<Opt> thread_opt(const Plan& p) {
   constexpr int64_t kThreadWork = int64_t{32} << 10;
-  if (!host_threads(p.caps) || p.gpu_plan || p.done || !p.kernel.parallel) return std::nullopt;
+  if (!host_threads(p.caps) || p.gpu_plan || p.form != Plan::Form::planned || !p.kernel.parallel) return std::nullopt;
   int64_t work = 1;
   for (const UOp* n : toposort(std::vector<UOpPtr>{p.kernel.sink}))
     if (n->op == Op::RANGE)

@@ -1,5 +1,5 @@
 // The lowering steps before the actions (pipeline.cpp runs them; plan.hpp declares them): the parameters, the
-// kernel spec, index simplification, decompositions by caps, and hand-written kernels as written.
+// kernel spec, index simplification, decompositions by caps, and hand-written kernels taken as written.
 #include "codegen/plan.hpp"
 
 #include <algorithm>
@@ -59,10 +59,14 @@ void simplify_indices(Plan& p) {
 // reduction's combine step, packed loads from bytes).
 void decompose(Plan& p) { p.rewrite_sink(rewrite(p.sink, pm_decompositions_for(p.caps), {.name = "decompose"})); }
 
-void lower_as_written(Plan& p) {
+void take_as_written(Plan& p) {
   if (!p.kernel.custom) return;
-  p.kir = linearize_as_written(p.kir, p.kernel, p.sink, p.caps, p.var_params);
-  p.done = true;
+  if (p.kernel.local_ranges.empty()) {
+    p.form = Plan::Form::as_written;
+    return;
+  }
+  p.form = Plan::Form::work_groups;
+  p.work_groups = WorkGroupPlan{nullptr, p.kernel.out_ranges, p.kernel.local_ranges};
 }
 
 }  // namespace tg::codegen

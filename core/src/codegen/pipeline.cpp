@@ -1,4 +1,4 @@
-// lower_kernel: a kernel graph -> KIR for one renderer, as a list of named steps (plan.hpp says what each does;
+// lower_kernel: a kernel graph -> KIR for one renderer, as a table of named steps (plan.hpp says what each does;
 // lower.cpp, apply_opts.cpp, expand.cpp, reduce_lowering.cpp, linearize.cpp and read_through_images.cpp have them).
 // DEBUG=5 prints the plan after each step ("(unchanged)" where a step had nothing to do); TG_TIME_PASSES=1 prints each
 // step's time per kernel, and the sums when the process exits.
@@ -16,19 +16,18 @@ namespace tg::codegen {
 namespace {
 
 using Step = void (*)(Plan&);
-// Planning stops at the first step that lowers the whole kernel; finishing steps run on whatever was lowered.
-constexpr std::pair<const char*, Step> kPlanning[] = {
+// Every kernel goes through every step, in this order; the plan's form (plan.hpp) says what a step does to it.
+constexpr std::pair<const char*, Step> kSteps[] = {
     {"check_spec", check_spec},              // the kernel graph against its spec (debug builds, TG_CHECK_IR)
     {"simplify_indices", simplify_indices},  // symbolic rules over the index arithmetic
     {"decompose", decompose},                // ops the renderer lacks, by its caps
-    {"lower_as_written", lower_as_written},  // a hand-written kernel keeps its loops
-    {"apply_opts", apply_opts},              // the actions (opt.hpp): output vector, register tile, GPU plans
-    {"expand", expand},                      // lanes and tile entries -> vector ops (the vectorize rules)
-    {"unroll_reduces", unroll_reduces},      // UNROLL: a reduction's loop lanes in one vector accumulator
-    {"lower_reduces", lower_reduces},        // REDUCE -> one accumulator: DEFINE_REG, STORE, END, AFTER; FMA by caps
-    {"linearize", linearize},                // instructions
-};
-constexpr std::pair<const char*, Step> kFinishing[] = {
+    {"take_as_written", take_as_written},    // a hand-written kernel keeps its loops (work-groups: LOCAL ranges)
+    {"apply_opts", apply_opts},  // the actions (opt.hpp): output vector, register tile, or a GPU plan's work-groups
+    {"unroll_written_reduces", unroll_written_reduces},  // written forms: REDUCEs over UNROLL/UPCAST ranges
+    {"expand", expand},                  // lanes and tile entries (written: UPCAST stores) -> vector ops
+    {"unroll_reduces", unroll_reduces},  // planned: UNROLL, a reduction's loop lanes in one vector accumulator
+    {"lower_reduces", lower_reduces},    // REDUCE -> one accumulator: DEFINE_REG, STORE, END, AFTER; FMA by caps
+    {"linearize", linearize},            // instructions
     {"read_through_images", read_through_images},  // IMAGE=1 parameters
 };
 
@@ -64,13 +63,22 @@ PassTotals& pass_totals() {
 }  // namespace
 
 std::string Plan::str() const {
-  if (done || !kir.insts.empty()) return kir.dump();
+  if (!kir.insts.empty()) return kir.dump();
   std::ostringstream os;
-  os << "  loops:";
   auto loop = [](const ir::UOpPtr& r) {
     return " " + r->str() +
            (r->src[0]->op == ir::Op::CONST ? "(" + std::to_string(r->src[0]->arg_int()) + ")" : "(var)");
   };
+  if (form != Form::planned) {  // the written forms and GPU plans: their ranges and the whole graph
+    os << (form == Form::work_groups ? "  work-groups:" : "  as written:");
+    for (const auto& r : form == Form::work_groups ? work_groups->groups : kernel.out_ranges) os << loop(r);
+    if (form == Form::work_groups) os << " | work-items:";
+    if (form == Form::work_groups)
+      for (const auto& r : work_groups->items) os << loop(r);
+    os << " | opts " << codegen::str(applied) << "\n  " << sink->str(12) << "\n";
+    return os.str();
+  }
+  os << "  loops:";
   for (const auto& r : ranges) os << loop(r);
   if (!reduce_axes.empty()) os << " | reduce loops:";
   for (const auto& r : reduce_axes) os << loop(r);
@@ -98,11 +106,7 @@ KirProgram lower_kernel(const sched::Kernel& kernel, const tg_renderer_caps& cap
     if (after != before) std::fprintf(stderr, "%s", after.c_str());
     before = std::move(after);
   };
-  for (const auto& [name, step] : kPlanning) {
-    run(name, step);
-    if (p.done) break;
-  }
-  for (const auto& [name, step] : kFinishing) run(name, step);
+  for (const auto& [name, step] : kSteps) run(name, step);
   if (time) {
     double total = 0;
     std::fprintf(stderr, "TG_TIME_PASSES %s:", kernel.name.c_str());

@@ -1,7 +1,8 @@
 // What the lowering steps hand each other (pipeline.cpp runs them in order; lower.cpp, apply_opts.cpp, expand.cpp,
-// reduce_lowering.cpp, linearize.cpp and read_through_images.cpp have them): a kernel's graph, the loops still to open,
-// the lanes of its output vector and the entries of its register tile (until expand makes them one graph), and the KIR
-// the linearizer writes. Each step reads and updates one Plan.
+// reduce_lowering.cpp, linearize.cpp and read_through_images.cpp have them): a kernel's graph, its form, the loops
+// still to open, the lanes of its output vector and the entries of its register tile (until expand makes them one
+// graph), and the KIR the linearizer writes. Each step reads and updates one Plan; every kernel goes through every
+// step, and the form says what a step does to it.
 #pragma once
 
 #include <map>
@@ -18,6 +19,11 @@
 namespace tg::codegen {
 
 struct Plan {
+  // What the kernel is once planned, which says what the steps after the actions do with it: loops the linearizer
+  // opens with the actions' lanes and tiles (planned); work-groups, a GPU plan's or a hand-written kernel's with LOCAL
+  // ranges (work_groups); a hand-written kernel's loops as written (as_written).
+  enum class Form { planned, work_groups, as_written };
+
   const sched::Kernel& kernel;
   const tg_renderer_caps& caps;
   const LowerOpts& opts;
@@ -44,7 +50,11 @@ struct Plan {
   std::vector<std::pair<int, int>> gpu_upcasts;  // (axis, amount) of its tile
   std::optional<Opt> thread;                     // THREAD, resolved to `grid` once the tile is built
   ir::UOpPtr grid;                               // host CPUs: the loop spread over the device's threads
-  bool done = false;                             // a step lowered the whole kernel (as written, or a GPU plan)
+  Form form = Form::planned;
+  std::optional<WorkGroupPlan>
+      work_groups;            // Form::work_groups: the group and item ranges, the flops (the graph: sink)
+  ir::UOpPtr before_reduces;  // the written forms: the graph lower_reduces took, whose register arrays are declared
+                              // up front (its accumulators are declared where their reductions run)
 
   std::string str() const;  // for DEBUG=5: loops, lanes, tile, panel, and the first tile entry's graph
   // A step rewrote the whole graph (before the actions, or after expand made it one): the one lane and tile entry.
@@ -58,27 +68,21 @@ struct Plan {
 // The parameters (buffers, then variables) and the kernel's graph.
 Plan start_plan(const sched::Kernel& kernel, const tg_renderer_caps& caps, const LowerOpts& opts);
 
-void check_spec(Plan& p);           // the kernel spec (ir/spec.hpp), where the switches ask
-void simplify_indices(Plan& p);     // symbolic rules; the output loops that are left
-void decompose(Plan& p);            // ops the renderer's caps leave out, as ops it has (decompositions.hpp)
-void lower_as_written(Plan& p);     // a hand-written kernel: its loops and statements as they are (done)
-void apply_opts(Plan& p);           // the actions given, or the heuristic's (heuristic.cpp): lanes, tiles, GPU plans
-void expand(Plan& p);               // the lanes and tile entries -> one graph of vector ops (expand.hpp)
-void unroll_reduces(Plan& p);       // UNROLL: reductions keep lanes of their loop in one vector (expand.hpp)
-void lower_reduces(Plan& p);        // REDUCEs -> accumulators in registers, FMA by caps (reduce_lowering.hpp)
-void linearize(Plan& p);            // the instructions (the Emitter): grid, loops, panel copy, reductions, stores
+void check_spec(Plan& p);              // the kernel spec (ir/spec.hpp), where the switches ask
+void simplify_indices(Plan& p);        // symbolic rules; the output loops that are left
+void decompose(Plan& p);               // ops the renderer's caps leave out, as ops it has (decompositions.hpp)
+void take_as_written(Plan& p);         // a hand-written kernel keeps its loops (work-groups where it has LOCAL ranges)
+void apply_opts(Plan& p);              // the actions given, or the heuristic's (heuristic.cpp): lanes, tiles, GPU plans
+void unroll_written_reduces(Plan& p);  // the written forms: REDUCEs over UNROLL/UPCAST ranges, the widest that fits
+void expand(Plan& p);          // lanes and tile entries (written forms: UPCAST stores) -> vector ops (expand.hpp)
+void unroll_reduces(Plan& p);  // planned: UNROLL, reductions keep lanes of their loop in one vector (expand.hpp)
+void lower_reduces(Plan& p);   // REDUCEs -> accumulators in registers, FMA by caps (reduce_lowering.hpp)
+void linearize(Plan& p);       // the instructions (the Emitter): grid or work-groups, loops, panel copy, statements
 void read_through_images(Plan& p);  // IMAGE: read-only float32 buffers as image2d views
-
-// The linearizer (linearize.cpp) for a kernel of work-groups (a GPU plan's, or a hand-written one with LOCAL
-// ranges), and for a hand-written kernel's loops as written.
-KirProgram linearize_work_groups(KirProgram& k, const WorkGroupPlan& w, const tg_renderer_caps& caps,
-                                 std::map<std::string, int64_t> var_params);
-KirProgram linearize_as_written(KirProgram& k, const sched::Kernel& kernel, const ir::UOpPtr& sink,
-                                const tg_renderer_caps& caps, std::map<std::string, int64_t> var_params);
 
 // What apply_opts is made of (apply_opts.cpp), for the heuristic and the search: one action applied and recorded
 // in `applied` ("" when it applied; else why not, the plan unchanged), the tile or GPU plan the actions asked for
-// built, and a GPU plan run directly (done where it fits).
+// built, and a GPU plan made directly (the kernel's work-groups, where it fits).
 std::string apply_opt(Plan& p, const Opt& o);
 std::string build_planned(Plan& p);  // and THREAD's grid (build_thread)
 std::string build_thread(Plan& p);

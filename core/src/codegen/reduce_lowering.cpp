@@ -125,6 +125,9 @@ UOpPtr lower_reduces(const UOpPtr& sink, const tg_renderer_caps& caps) {
   return rewrite(s, one, {.name = "lower_reduces", .top_down = true});
 }
 
-void lower_reduces(Plan& p) { p.rewrite_sink(lower_reduces(p.sink, p.caps)); }
+void lower_reduces(Plan& p) {
+  if (p.form != Plan::Form::planned) p.before_reduces = p.sink;
+  p.rewrite_sink(lower_reduces(p.sink, p.caps));
+}
 
 }  // namespace tg::codegen

@@ -17,6 +17,7 @@
 #include <tg/sdk/tensor_cores.hpp>
 
 #include <cstdlib>
+#include "tg/custom_kernel.hpp"
 #include "tg/device.hpp"
 #include "tg/tensor.hpp"
 
@@ -44,6 +45,48 @@ int specials(const KirProgram& k, uint32_t kind) {
   return static_cast<int>(std::count_if(k.insts.begin(), k.insts.end(), [&](const tg_kir_inst& in) {
     return in.op == TG_KIR_SPECIAL && in.arg.i / 4 == kind;
   }));
+}
+
+// Every kind of kernel goes through the same named steps (pipeline.cpp): a GPU plan (GROUP) and a hand-written
+// kernel with a reduction and a LOCAL range show each step under DEBUG=5, and the steps that lower their graph
+// change it there, not inside apply_opts or the linearizer; TG_TIME_PASSES times every step for them.
+TEST(GpuLowering, GpuPlansAndHandWrittenKernelsGoThroughEveryStep) {
+  auto log_of = [](const sched::Kernel& kernel) {
+    testing::internal::CaptureStderr();
+    lower_kernel(kernel, gpu_caps(), LowerOpts{.switches = {.debug = 5, .time_passes = true}});
+    return testing::internal::GetCapturedStderr();
+  };
+  const Tensor x = Tensor::ones({2, 5000});
+  const auto planned = sched::create_schedule({x.sum({1}).node()}, x.device()).items;
+  ASSERT_EQ(planned.size(), 1u);
+  // a hand-written kernel with a LOCAL range, as Tensor::custom_kernel schedules one (which runs it at once)
+  CustomKernel k("written_sum");
+  const KExpr g = k.range(4, Axis::GLOBAL), l = k.range(32, Axis::LOCAL), r = k.range(64, Axis::REDUCE);
+  const KExpr in = k.buffer(1, dtypes::float32);
+  const KExpr store =
+      k.store(k.buffer(0, dtypes::float32), g * 32 + l, k.reduce(k.load(in, (g * 32 + l) * 64 + r), Reduce::SUM, {r}));
+  sched::ScheduleItem custom;
+  custom.slots = {0, 1};
+  custom.kernel.sink = ir::UOp::make(ir::Op::SINK, dtypes::bool_, {store.node});
+  custom.kernel.out_ranges = {g.node}, custom.kernel.local_ranges = {l.node};
+  custom.kernel.name = "written_sum", custom.kernel.custom = true;
+  sched::describe_params(custom, {{sched::BufferSlot::Kind::INPUT, dtypes::float32, 128, "CPU"},
+                                  {sched::BufferSlot::Kind::INPUT, dtypes::float32, 128 * 64, "CPU"}});
+  for (const sched::ScheduleItem& item : {planned[0], custom}) {
+    const std::string name = item.kernel.name, log = log_of(item.kernel);
+    SCOPED_TRACE(name + "\n" + log);
+    // the step that makes the work-groups: the GPU plan's actions, or the hand-written kernel taken as written
+    const std::string makes = item.kernel.custom ? "take_as_written" : "apply_opts";
+    EXPECT_NE(log.find("after " + makes + ":\n  work-groups:"), std::string::npos);
+    EXPECT_NE(log.find("after lower_reduces:\n  work-groups:"), std::string::npos) << "the reductions, as a step";
+    EXPECT_NE(log.find("after linearize:"), std::string::npos);
+    const size_t at = log.find("TG_TIME_PASSES " + name + ":");
+    ASSERT_NE(at, std::string::npos);
+    const std::string times = log.substr(at, log.find('\n', at) - at);
+    for (const char* step : {"check_spec", "take_as_written", "apply_opts", "unroll_written_reduces", "expand",
+                             "unroll_reduces", "lower_reduces", "linearize", "read_through_images"})
+      EXPECT_NE(times.find(" " + std::string(step) + " "), std::string::npos) << step;
+  }
 }
 
 TEST(GpuLowering, LongReductionIsSharedByAWorkGroup) {
