@@ -18,9 +18,12 @@ if [ "${1:-}" = "--fix" ]; then
   for f in "${files[@]}"; do [ -f "$f" ] && printf '%s\0' "$f"; done | xargs -0 -r -n 64 "$clang_format" -i
   exit 0
 fi
+present=()
+for f in "${files[@]}"; do [ -f "$f" ] && present+=("$f"); done
+# one clang-format process for the whole tree; only when it finds something, a diff per file that differs
+"$clang_format" --dry-run --Werror "${present[@]}" >/dev/null 2>&1 && exit 0
 bad=0
-for f in "${files[@]}"; do
-  [ -f "$f" ] || continue  # deleted in the working tree, not yet in the index
+for f in "${present[@]}"; do
   if ! out=$("$clang_format" "$f" | diff -u "$f" - 2>&1); then
     echo "$f is not formatted (scripts/check_format.sh --fix):"
     echo "$out" | sed -n '3,14p'
