@@ -15,10 +15,8 @@ fi
 # source; a clean machine's QCOM suites spend most of their time in PoCL's compiler (tensor_elementwise_test_qcom
 # 13 min from empty caches).
 export POCL_WORK_GROUP_SPECIALIZATION=${POCL_WORK_GROUP_SPECIALIZATION:-0}
-# --repeat until-pass:2: a test that fails is run once more and must pass then; ctest prints both runs. It is there
-# for one known flake: PoCL's teardown segfaults at process exit, rarely and only under load, after every QCOM test
-# of the process passed (custom_kernel_test_qcom, jit_test_qcom); a real failure fails twice.
-(cd build && ctest --output-on-failure -j "$(nproc)" --repeat until-pass:2 "$@")
+# A test that fails once fails the run: no retries.
+(cd build && ctest --output-on-failure -j "$(nproc)" "$@")
 if [ "${CI:-}" = "true" ] || [ "${TG_SANITIZE_TESTS:-0}" = "1" ]; then
   TG_BUILD_DIR=build-asan TG_BUILD_TYPE=Debug scripts/build.sh -DTG_SANITIZE=ON
   # the slow suites, and the compile-every-kernel runs of AMD and DSP (clang and qemu subprocesses, already run
