@@ -29,30 +29,22 @@ constexpr uint8_t E(int b) { return TG_TC_ELEM(b); }
 // 16 k) -- lanes 16-31 hold the same A and B as lanes 0-15, which lane bit 4 appearing in neither map says -- and
 // C/D[2e + l / 16][l % 16] for e = 0..7.
 tg_tensor_core rdna3_wmma(uint32_t dtype_in) {
-  return tg_tensor_core{sizeof(tg_tensor_core),
-                        16,
-                        16,
-                        16,
-                        dtype_in,
-                        TG_DTYPE_FLOAT32,
-                        32,
+  // clang-format off: the shape, then one bit map a row
+  return tg_tensor_core{sizeof(tg_tensor_core), 16, 16, 16, dtype_in, TG_DTYPE_FLOAT32, 32,
                         {L(0), L(1), L(2), L(3), E(0), E(1), E(2), E(3)},
                         {E(0), E(1), E(2), E(3), L(0), L(1), L(2), L(3)},
                         {L(4), E(0), E(1), E(2), L(0), L(1), L(2), L(3)}};
+  // clang-format on
 }
 // CDNA3 v_mfma_f32_16x16x16_f16 / _bf16 (the _1k form), wave64: A[l % 16][4 (l / 16) + e], B[4 (l / 16) + e][l % 16],
 // C/D[4 (l / 16) + e][l % 16] for e = 0..3.
 tg_tensor_core cdna3_mfma(uint32_t dtype_in) {
-  return tg_tensor_core{sizeof(tg_tensor_core),
-                        16,
-                        16,
-                        16,
-                        dtype_in,
-                        TG_DTYPE_FLOAT32,
-                        64,
+  // clang-format off: the shape, then one bit map a row
+  return tg_tensor_core{sizeof(tg_tensor_core), 16, 16, 16, dtype_in, TG_DTYPE_FLOAT32, 64,
                         {L(0), L(1), L(2), L(3), E(0), E(1), L(4), L(5)},
                         {E(0), E(1), L(4), L(5), L(0), L(1), L(2), L(3)},
                         {E(0), E(1), L(4), L(5), L(0), L(1), L(2), L(3)}};
+  // clang-format on
 }
 const tg_tensor_core kRdna3[] = {rdna3_wmma(TG_DTYPE_FLOAT16), rdna3_wmma(TG_DTYPE_BFLOAT16)};
 const tg_tensor_core kCdna3[] = {cdna3_mfma(TG_DTYPE_FLOAT16), cdna3_mfma(TG_DTYPE_BFLOAT16)};
