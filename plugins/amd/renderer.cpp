@@ -95,6 +95,10 @@ class HipRenderer final : public sdk::GpuCRenderer {
   std::string f32_from_bits(const std::string& u32) override {
     return cat("__builtin_bit_cast(float, (unsigned int)(", u32, "))");
   }
+  std::string f32_bits(const std::string& f32) override {
+    return cat("__builtin_bit_cast(unsigned int, (float)(", f32, "))");
+  }
+  std::string renderer_name() override { return "AMD"; }
   std::string f64_from_bits(const std::string& u64) override {
     return cat("__builtin_bit_cast(double, (unsigned long long)(", u64, "))");
   }
@@ -109,7 +113,7 @@ class HipRenderer final : public sdk::GpuCRenderer {
     if (op == TG_KIR_FMA) return f32 ? "__builtin_fmaf({0},{1},{2})" : "__builtin_fma({0},{1},{2})";
     return nullptr;
   }
-  std::string vendor_comment() override {
+  std::string source_header() override {
     return cat("/* tg AMD kernel ", kernel().name, ": HIP-flavoured C++ for clang's AMDGPU backend (", arch_,
                "), no headers */\n");
   }

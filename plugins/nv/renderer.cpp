@@ -47,6 +47,7 @@ class CudaRenderer final : public sdk::GpuCRenderer {
   std::string local_id(uint32_t dim) override { return cat("threadIdx.", axis(dim)); }
   std::string group_size(uint32_t dim) override { return cat("blockDim.", axis(dim)); }
   std::string f32_from_bits(const std::string& u32) override { return cat("__uint_as_float(", u32, ")"); }
+  std::string f32_bits(const std::string& f32) override { return cat("__float_as_uint(", f32, ")"); }
   std::string f64_from_bits(const std::string& u64) override { return cat("__longlong_as_double(", u64, ")"); }
   std::string f64_bits(const std::string& f64) override { return cat("__double_as_longlong(", f64, ")"); }
   // CUDA's math functions are correctly rounded here (NVRTC's defaults: -prec-sqrt=true, no -use_fast_math).
@@ -56,10 +57,10 @@ class CudaRenderer final : public sdk::GpuCRenderer {
     if (op == TG_KIR_FMA) return f32 ? "__fmaf_rn({0},{1},{2})" : "__fma_rn({0},{1},{2})";
     return nullptr;
   }
-  std::string vendor_comment() override {
+  std::string source_header() override {
     return cat("/* tg NV kernel ", kernel().name, ": CUDA C++ for NVRTC, no headers */\n");
   }
-  std::string renderer_label() override { return "the NV renderer"; }
+  std::string renderer_name() override { return "NV"; }
   bool casts_lanes(uint32_t dtype) override { return tg_dtype_size(dtype) < 4; }
 
   std::string barrier() override { return "__syncthreads();"; }

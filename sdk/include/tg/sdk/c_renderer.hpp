@@ -49,14 +49,16 @@ inline std::string fill(std::string_view tmpl, const std::vector<std::string>& a
 
 // `static inline T tg_idiv_NAME(T a, T b)` and `tg_mod_NAME` for an integer type T: dividing by zero gives 0 and
 // MIN / -1 wraps (MIN % -1 is 0), where C and OpenCL C leave both undefined (and a CPU would trap). The core guards
-// zero divisors, but a launch must never crash.
-inline std::string guarded_division_helpers(const std::string& t, const std::string& name, bool is_signed) {
+// zero divisors, but a launch must never crash. `qualifier` and `u64` (the 64-bit unsigned type) are the language's.
+inline std::string guarded_division_helpers(const std::string& t, const std::string& name, bool is_signed,
+                                            const std::string& qualifier = "static inline",
+                                            const std::string& u64 = "unsigned long long") {
   if (!is_signed)
-    return cat("static inline ", t, " tg_idiv_", name, "(", t, " a, ", t, " b) { return b == 0 ? 0 : a / b; }\n",
-               "static inline ", t, " tg_mod_", name, "(", t, " a, ", t, " b) { return b == 0 ? 0 : a % b; }\n");
-  return cat("static inline ", t, " tg_idiv_", name, "(", t, " a, ", t,
-             " b) { return b == 0 ? 0 : b == -1 ? -a : a / b; }\n", "static inline ", t, " tg_mod_", name, "(", t,
-             " a, ", t, " b) { return b == 0 || b == -1 ? 0 : a % b; }\n");
+    return cat(qualifier, " ", t, " tg_idiv_", name, "(", t, " a, ", t, " b) { return b == 0 ? 0 : a / b; }\n",
+               qualifier, " ", t, " tg_mod_", name, "(", t, " a, ", t, " b) { return b == 0 ? 0 : a % b; }\n");
+  return cat(qualifier, " ", t, " tg_idiv_", name, "(", t, " a, ", t, " b) { return b == 0 ? 0 : b == -1 ? (", t, ")((",
+             u64, ")0 - (", u64, ")a) : a / b; }\n", qualifier, " ", t, " tg_mod_", name, "(", t, " a, ", t,
+             " b) { return b == 0 || b == -1 ? 0 : a % b; }\n");
 }
 
 class CRenderer {

@@ -6,6 +6,7 @@
 // The plugin is loaded from TG_METAL_PLUGIN_PATH (compiled in; the environment variable overrides it), the way the
 // core loads plugins. Tensors live on the CPU device, which only provides their buffers to the lowering.
 #include "../compile_test_programs.hpp"
+#include "../plugin_api.hpp"
 #include "codegen/lower.hpp"
 #include "msl_check.hpp"
 #include "schedule/schedule.hpp"
@@ -28,33 +29,14 @@
 #include <string>
 #include <vector>
 
+const char* tg::test::plugin_path() { return tg::test::path_from_env("TG_METAL_PLUGIN_PATH", TG_METAL_PLUGIN_PATH); }
+
 namespace {
+
+using tg::test::take_message;
 
 using tg::Tensor;
 using tg::test::CheckResult;
-
-const tg_plugin_api* metal_api() {
-  static const tg_plugin_api* api = [] {
-    const char* env = std::getenv("TG_METAL_PLUGIN_PATH");
-    const char* path = env != nullptr && *env != '\0' ? env : TG_METAL_PLUGIN_PATH;
-    void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) return static_cast<const tg_plugin_api*>(nullptr);
-    auto get = reinterpret_cast<tg_plugin_get_api_fn>(dlsym(handle, TG_ABI_ENTRY_POINT));
-    tg_status_t status = nullptr;
-    return get ? get(TG_ABI_VERSION_MAJOR, TG_ABI_VERSION_MINOR, &status) : nullptr;
-  }();
-  return api;
-}
-
-// A status's message (freed), or "" for success; `code` gets its code.
-std::string take(tg_status_t status, int32_t* code = nullptr) {
-  if (code != nullptr) *code = status ? status->code : TG_OK;
-  if (status == nullptr) return "";
-  std::string out = status->message ? status->message : "(no message)";
-  if (out.empty()) out = "(empty message)";
-  metal_api()->status_free(status);
-  return out;
-}
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -71,11 +53,11 @@ class RemoveMslWorkDir : public ::testing::Environment {
 class MetalRender : public ::testing::Test {
  protected:
   void SetUp() override {
-    api_ = metal_api();
+    api_ = tg::test::api();
     ASSERT_NE(api_, nullptr) << "cannot load the METAL plugin: " << dlerror();
-    ASSERT_EQ(take(api_->renderer_create(nullptr, "MSL", &renderer_)), "");
+    ASSERT_EQ(take_message(api_->renderer_create(nullptr, "MSL", &renderer_)), "");
     caps_.struct_size = sizeof(caps_);
-    ASSERT_EQ(take(api_->renderer_get_caps(renderer_, &caps_)), "");
+    ASSERT_EQ(take_message(api_->renderer_get_caps(renderer_, &caps_)), "");
   }
   void TearDown() override {
     if (renderer_ != nullptr) api_->renderer_destroy(renderer_);
@@ -83,7 +65,7 @@ class MetalRender : public ::testing::Test {
   // The source, or "" with the status's message in `error`.
   std::string render(const tg_kir_kernel& kernel, std::string& error) {
     const char* source = nullptr;
-    error = take(api_->renderer_render(renderer_, &kernel, &source));
+    error = take_message(api_->renderer_render(renderer_, &kernel, &source));
     return error.empty() && source != nullptr ? source : "";
   }
 
@@ -136,15 +118,14 @@ TEST_F(MetalRender, EveryKernelPassesTheMslSyntaxCheck) {
           << text;
       threadgroup_memory |= contains(text, "threadgroup __attribute__((aligned(16))) float temp") &&
                             contains(text, "threadgroup_barrier(mem_flags::mem_threadgroup);");
-      grid_3d |= contains(text, "(gid.z)") || contains(text, "(tid.z)");
+      grid_3d |= contains(text, ")gid.z;") || contains(text, ")tid.z;");
       wmma_half |= contains(text, "tg_wmma_half(");
       wmma_bfloat |= contains(text, "tg_wmma_bfloat(");
       wmma_float |= contains(text, "tg_wmma_float(");
-      wide_loads |= contains(text, "*((device const float4*)(data1+");
+      wide_loads |= contains(text, "*((device float4*)(data1+");
       if (std::string(program.name) == "shifted vectors") {
-        EXPECT_FALSE(contains(text, "*((device const float4*)(data1+"))
-            << "a load at 4i+1 must not be one 16-byte access\n"
-            << text;
+        EXPECT_FALSE(contains(text, "*((device float4*)(data1+")) << "a load at 4i+1 must not be one 16-byte access\n"
+                                                                  << text;
         lane_loads |= contains(text, "float4(data1[(");
       }
       sources.push_back(text);
@@ -234,14 +215,14 @@ TEST_F(MetalRender, SpellsKirSemantics) {
   const std::string text = render(kernel, error);
   ASSERT_EQ(error, "");
   EXPECT_TRUE(contains(text, "constant long& n [[buffer(2)]]")) << text;
-  EXPECT_TRUE(contains(text, "int(tid.x)")) << text;
-  EXPECT_TRUE(contains(text, "tg_max_float(")) << "MAX must propagate NaN\n" << text;
-  EXPECT_TRUE(contains(text, "tg_max_half(")) << text;
+  EXPECT_TRUE(contains(text, "(int)tid.x")) << text;
+  EXPECT_TRUE(contains(text, "tg_max_float32(")) << "MAX must propagate NaN\n" << text;
+  EXPECT_TRUE(contains(text, "tg_max_float16(")) << text;
   EXPECT_TRUE(contains(text, "tg_idiv_int32(") && contains(text, "tg_mod_int32(")) << text;
-  EXPECT_TRUE(contains(text, "int(uint(")) << "signed ADD must wrap\n" << text;
+  EXPECT_TRUE(contains(text, "((int)((uint)")) << "signed ADD must wrap\n" << text;
   EXPECT_TRUE(contains(text, "as_type<int2>(as_type<uint2>(")) << "so must a signed vector MUL\n" << text;
   EXPECT_TRUE(contains(text, "precise::sqrt(")) << text;
-  EXPECT_TRUE(contains(text, "half(0.0999755859f)")) << "0.1 rounded to the nearest half\n" << text;
+  EXPECT_TRUE(contains(text, "as_type<half>(((ushort)11878))")) << "0.1 rounded to the nearest half\n" << text;
   EXPECT_TRUE(contains(text, "as_type<ushort>(")) << text;
   const CheckResult check = tg::test::msl_syntax_check(text, "semantics");
   EXPECT_TRUE(check.ok) << check.diagnostics << "\n" << text;
@@ -333,11 +314,11 @@ TEST_F(MetalRender, TensorCoreMapsMatchTheSimdgroupLayout) {
 TEST_F(MetalRender, SlotsThatNeedTheRuntimeSayWhy) {
   EXPECT_STREQ(api_->device_name, "METAL");
   uint32_t count = 99;
-  ASSERT_EQ(take(api_->device_count(&count)), "");
+  ASSERT_EQ(take_message(api_->device_count(&count)), "");
   if (count != 0) GTEST_SKIP() << "this machine has Metal";
   int32_t code = 0;
   tg_device device = nullptr;
-  const std::string open = take(api_->device_open(0, &device), &code);
+  const std::string open = take_message(api_->device_open(0, &device), &code);
   EXPECT_EQ(code, TG_ERR_UNAVAILABLE);
   EXPECT_TRUE(
       contains(open, "metal device_open: no METAL device 0: no Objective-C runtime: /usr/lib/libobjc.A.dylib: ") &&
@@ -345,18 +326,18 @@ TEST_F(MetalRender, SlotsThatNeedTheRuntimeSayWhy) {
       << open;
   EXPECT_EQ(open.find('\n'), std::string::npos) << open;
   tg_compiler compiler = nullptr;
-  const std::string compile = take(api_->compiler_create(nullptr, &compiler), &code);
+  const std::string compile = take_message(api_->compiler_create(nullptr, &compiler), &code);
   EXPECT_EQ(code, TG_ERR_UNAVAILABLE);
   EXPECT_TRUE(contains(compile, "metal compiler_create: no Objective-C runtime")) << compile;
   tg_buffer_desc buffer{};
-  const std::string alloc = take(api_->allocator_alloc(nullptr, 64, &buffer), &code);
+  const std::string alloc = take_message(api_->allocator_alloc(nullptr, 64, &buffer), &code);
   EXPECT_EQ(code, TG_ERR_INVALID_ARGUMENT);
   EXPECT_TRUE(contains(alloc, "metal allocator_alloc")) << alloc;
   tg_hwqueue queue = nullptr;
-  EXPECT_TRUE(contains(take(api_->hwqueue_create(nullptr, &queue), &code), "metal hwqueue_create"));
+  EXPECT_TRUE(contains(take_message(api_->hwqueue_create(nullptr, &queue), &code), "metal hwqueue_create"));
   EXPECT_EQ(code, TG_ERR_INVALID_ARGUMENT);
   tg_renderer other = nullptr;
-  const std::string target = take(api_->renderer_create(nullptr, "CUDA", &other), &code);
+  const std::string target = take_message(api_->renderer_create(nullptr, "CUDA", &other), &code);
   EXPECT_EQ(code, TG_ERR_UNSUPPORTED);
   EXPECT_TRUE(contains(target, "no renderer 'CUDA' on METAL")) << target;
 }
