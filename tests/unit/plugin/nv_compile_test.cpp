@@ -7,6 +7,7 @@
 // core loads plugins. Tensors live on the CPU device, which only provides their buffers' dtypes to the lowering.
 #include "codegen/lower.hpp"
 #include "compile_test_programs.hpp"
+#include "plugin_api.hpp"
 #include "schedule/schedule.hpp"
 #include "tg/tensor.hpp"
 #include "tg/variable.hpp"
@@ -23,33 +24,15 @@
 #include <string>
 #include <vector>
 
+const char* tg::test::plugin_path() { return tg::test::path_from_env("TG_NV_PLUGIN_PATH", TG_NV_PLUGIN_PATH); }
+
 namespace {
+
+using tg::test::take_message;
 
 using tg::DType;
 using tg::Tensor;
 namespace dt = tg::dtypes;
-
-const tg_plugin_api* nv_api() {
-  static const tg_plugin_api* api = [] {
-    const char* env = std::getenv("TG_NV_PLUGIN_PATH");
-    const char* path = env != nullptr && *env != '\0' ? env : TG_NV_PLUGIN_PATH;
-    void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) return static_cast<const tg_plugin_api*>(nullptr);
-    auto get = reinterpret_cast<tg_plugin_get_api_fn>(dlsym(handle, TG_ABI_ENTRY_POINT));
-    tg_status_t status = nullptr;
-    return get ? get(TG_ABI_VERSION_MAJOR, TG_ABI_VERSION_MINOR, &status) : nullptr;
-  }();
-  return api;
-}
-
-// A status's message (freed), or "" for success.
-std::string take(tg_status_t status) {
-  if (status == nullptr) return "";
-  std::string out = status->message ? status->message : "(no message)";
-  if (out.empty()) out = "(empty message)";
-  nv_api()->status_free(status);
-  return out;
-}
 
 using Program = tg::test::Program;
 
@@ -57,18 +40,18 @@ using Program = tg::test::Program;
 TEST(NvCompile, EveryKernelCompilesForSm80AndSm90) {
   setenv("DEV", "CPU", 1);        // tensors only need a device for their buffers
   setenv("NV_ARCH", "sm_90", 1);  // the device-less renderer's arch: tensor cores are claimed from sm_80 on
-  const tg_plugin_api* api = nv_api();
-  ASSERT_NE(api, nullptr) << "cannot load the NV plugin: " << dlerror();
+  const tg_plugin_api* api = tg::test::api();
+  ASSERT_NE(api, nullptr);
   tg_renderer renderer = nullptr;
-  ASSERT_EQ(take(api->renderer_create(nullptr, "CUDA", &renderer)), "");
+  ASSERT_EQ(take_message(api->renderer_create(nullptr, "CUDA", &renderer)), "");
   tg_renderer_caps caps{};
   caps.struct_size = sizeof(caps);
-  ASSERT_EQ(take(api->renderer_get_caps(renderer, &caps)), "");
+  ASSERT_EQ(take_message(api->renderer_get_caps(renderer, &caps)), "");
   std::vector<tg_compiler> compilers;
   for (const char* arch : {"sm_80", "sm_90"}) {
     setenv("NV_ARCH", arch, 1);
     tg_compiler compiler = nullptr;
-    const std::string made = take(api->compiler_create(nullptr, &compiler));
+    const std::string made = take_message(api->compiler_create(nullptr, &compiler));
     if (made.find("cannot load NVRTC") != std::string::npos) GTEST_SKIP() << made;
     ASSERT_EQ(made, "") << arch;
     compilers.push_back(compiler);
@@ -85,7 +68,7 @@ TEST(NvCompile, EveryKernelCompilesForSm80AndSm90) {
       const tg::codegen::KirProgram kir = tg::codegen::lower_kernel(item.kernel, caps);
       const tg_kir_kernel kernel = kir.view();
       const char* source = nullptr;
-      const std::string rendered = take(api->renderer_render(renderer, &kernel, &source));
+      const std::string rendered = take_message(api->renderer_render(renderer, &kernel, &source));
       ASSERT_EQ(rendered, "") << kir.dump();
       const std::string text = source;
       shared_memory |=
@@ -102,7 +85,8 @@ TEST(NvCompile, EveryKernelCompilesForSm80AndSm90) {
       for (size_t c = 0; c < compilers.size(); ++c) {
         void* blob = nullptr;
         size_t size = 0;
-        const std::string compiled = take(api->compiler_compile(compilers[c], source, kernel.name, &blob, &size));
+        const std::string compiled =
+            take_message(api->compiler_compile(compilers[c], source, kernel.name, &blob, &size));
         EXPECT_EQ(compiled, "") << (c == 0 ? "sm_80" : "sm_90") << "\n" << source;
         EXPECT_GT(size, 0u);
         if (blob != nullptr) api->blob_free(blob);
@@ -123,14 +107,14 @@ TEST(NvCompile, EveryKernelCompilesForSm80AndSm90) {
 
 // Without a GPU the plugin still loads, and says there are no devices; device_open says why.
 TEST(NvCompile, LoadsWithoutAGpuAndCountsDevices) {
-  const tg_plugin_api* api = nv_api();
+  const tg_plugin_api* api = tg::test::api();
   ASSERT_NE(api, nullptr);
   EXPECT_STREQ(api->device_name, "NV");
   uint32_t count = 99;
-  ASSERT_EQ(take(api->device_count(&count)), "");
+  ASSERT_EQ(take_message(api->device_count(&count)), "");
   if (count > 0) GTEST_SKIP() << count << " NV device(s) present";
   tg_device device = nullptr;
-  const std::string why = take(api->device_open(0, &device));
+  const std::string why = take_message(api->device_open(0, &device));
   EXPECT_NE(why.find("nv device_open"), std::string::npos) << why;
   std::cout << "no NV device: " << why << "\n";
 }

@@ -1,6 +1,8 @@
-// tg::test::PluginTest: a GoogleTest fixture that loads a plugin file with dlopen (as the core does), opens its
-// device 0 with a renderer, compiler and queue, and runs hand-built KIR kernels on it; plus Status and ASSERT_OK.
+// tg::test::PluginTest: a GoogleTest fixture that opens device 0 of the test's plugin (plugin_api.hpp) with a
+// renderer, compiler and queue, and runs hand-built KIR kernels on it.
 #pragma once
+
+#include "plugin_api.hpp"
 
 #include <tg/sdk/kir_builder.hpp>
 
@@ -20,45 +22,6 @@ namespace tg::test {
 
 using sdk::Kir;   // KIR kernels built by hand (tg/sdk/kir_builder.hpp)
 using sdk::pack;  // their packed argument blob
-
-// Each test binary tests one plugin and defines where its file is.
-const char* plugin_path();
-
-// The plugin's entry point. It is loaded once and never unloaded: its threads and JIT outlive any one test.
-inline tg_plugin_get_api_fn entry_point() {
-  static void* handle = dlopen(plugin_path(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) throw std::runtime_error(std::string("cannot load the plugin: ") + dlerror());
-  return reinterpret_cast<tg_plugin_get_api_fn>(dlsym(handle, TG_ABI_ENTRY_POINT));
-}
-
-// The plugin's table, for the ABI version this test was built against.
-inline const tg_plugin_api* api() {
-  static const tg_plugin_api* table = [] {
-    tg_status_t status = nullptr;
-    const tg_plugin_api* t = entry_point()(TG_ABI_VERSION_MAJOR, TG_ABI_VERSION_MINOR, &status);
-    if (t == nullptr) throw std::runtime_error(std::string("tg_plugin_get_api failed: ") + status->message);
-    return t;
-  }();
-  return table;
-}
-
-// A status's code and message, taken (and freed).
-struct Status {
-  int code = TG_OK;
-  std::string message;
-};
-inline Status take(tg_status_t status) {
-  if (status == nullptr) return {};
-  Status out{status->code, status->message};
-  api()->status_free(status);
-  return out;
-}
-
-#define ASSERT_OK(expr)                                       \
-  do {                                                        \
-    const Status s_ = take(expr);                             \
-    ASSERT_EQ(s_.code, TG_OK) << #expr << ": " << s_.message; \
-  } while (0)
 
 // Device 0 of the plugin with a renderer, compiler and queue shared by a suite's tests, and helpers that run
 // hand-built kernels on it. Programs and buffers a test makes are released after it.

@@ -6,6 +6,7 @@
 // alignment: the seed's fix), the LDS size covers the kernel's DEFINE_LOCALs, and the wave size is the arch's.
 // No GPU and no ROCm are needed: the renderer and compiler are made with a NULL device (the compiler then targets
 // AMD_ARCH).
+#include "../plugin_api.hpp"
 #include "code_object.hpp"
 #include "codegen/lower.hpp"
 #include "compile_test_programs.hpp"
@@ -26,32 +27,14 @@
 #include <string>
 #include <vector>
 
+const char* tg::test::plugin_path() { return tg::test::path_from_env("TG_AMD_PLUGIN_PATH", TG_AMD_PLUGIN_PATH); }
+
 namespace {
+
+using tg::test::take_message;
 
 using tg::Tensor;
 namespace amdgpu = tg::test::amdgpu;
-
-const tg_plugin_api* amd_api() {
-  static const tg_plugin_api* api = [] {
-    const char* env = std::getenv("TG_AMD_PLUGIN_PATH");
-    const char* path = env != nullptr && *env != '\0' ? env : TG_AMD_PLUGIN_PATH;
-    void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) return static_cast<const tg_plugin_api*>(nullptr);
-    auto get = reinterpret_cast<tg_plugin_get_api_fn>(dlsym(handle, TG_ABI_ENTRY_POINT));
-    tg_status_t status = nullptr;
-    return get ? get(TG_ABI_VERSION_MAJOR, TG_ABI_VERSION_MINOR, &status) : nullptr;
-  }();
-  return api;
-}
-
-// A status's message (freed), or "" for success.
-std::string take(tg_status_t status) {
-  if (status == nullptr) return "";
-  std::string out = status->message ? status->message : "(no message)";
-  if (out.empty()) out = "(empty message)";
-  amd_api()->status_free(status);
-  return out;
-}
 
 // The kernarg segment the seed's fix gives a kernel: each parameter rounded up to its own size (buffers are 8-byte
 // addresses, variables 1, 2, 4 or 8 bytes), in signature order. Computed here from the KIR, not with the ABI helper.
@@ -122,15 +105,15 @@ std::string check_code_object(const std::vector<unsigned char>& blob, const tg_k
 // One render + one compile per kernel and arch; every failure is reported with its source and diagnostics.
 TEST(AmdCompile, EveryKernelCompilesForGfx1100AndGfx942) {
   setenv("DEV", "CPU", 1);  // tensors only need a device for their buffers
-  const tg_plugin_api* api = amd_api();
-  ASSERT_NE(api, nullptr) << "cannot load the AMD plugin: " << dlerror();
+  const tg_plugin_api* api = tg::test::api();
+  ASSERT_NE(api, nullptr);
   std::vector<Target> targets = {{"gfx1100", amdgpu::kMachGfx1100, true}, {"gfx942", amdgpu::kMachGfx942, false}};
   for (Target& t : targets) {
     setenv("AMD_ARCH", t.arch, 1);  // what the device-less renderer and compiler target
-    ASSERT_EQ(take(api->renderer_create(nullptr, "HIP", &t.renderer)), "") << t.arch;
+    ASSERT_EQ(take_message(api->renderer_create(nullptr, "HIP", &t.renderer)), "") << t.arch;
     t.caps.struct_size = sizeof(t.caps);
-    ASSERT_EQ(take(api->renderer_get_caps(t.renderer, &t.caps)), "") << t.arch;
-    ASSERT_EQ(take(api->compiler_create(nullptr, &t.compiler)), "") << t.arch;
+    ASSERT_EQ(take_message(api->renderer_get_caps(t.renderer, &t.caps)), "") << t.arch;
+    ASSERT_EQ(take_message(api->compiler_create(nullptr, &t.compiler)), "") << t.arch;
   }
   int kernels = 0;
   bool shared_memory = false, grid_3d = false, wide_access = false, lane_access = false;
@@ -147,7 +130,7 @@ TEST(AmdCompile, EveryKernelCompilesForGfx1100AndGfx942) {
         const tg::codegen::KirProgram kir = tg::codegen::lower_kernel(item.kernel, t.caps);
         const tg_kir_kernel kernel = kir.view();
         const char* source = nullptr;
-        ASSERT_EQ(take(api->renderer_render(t.renderer, &kernel, &source)), "") << t.arch << "\n" << kir.dump();
+        ASSERT_EQ(take_message(api->renderer_render(t.renderer, &kernel, &source)), "") << t.arch << "\n" << kir.dump();
         const std::string text = source;
         shared_memory |= text.find("address_space(3)") != std::string::npos &&
                          text.find("__builtin_amdgcn_s_barrier()") != std::string::npos;
@@ -169,7 +152,7 @@ TEST(AmdCompile, EveryKernelCompilesForGfx1100AndGfx942) {
         }
         void* blob = nullptr;
         size_t size = 0;
-        const std::string compiled = take(api->compiler_compile(t.compiler, source, kernel.name, &blob, &size));
+        const std::string compiled = take_message(api->compiler_compile(t.compiler, source, kernel.name, &blob, &size));
         EXPECT_EQ(compiled, "") << t.arch << "\n" << source;
         if (blob == nullptr) continue;
         const std::vector<unsigned char> bytes(static_cast<unsigned char*>(blob),
@@ -203,13 +186,13 @@ TEST(AmdCompile, EveryKernelCompilesForGfx1100AndGfx942) {
 // The kernarg layout with variables of every size: each at its natural alignment, the segment their aligned sum
 // (by hand: the buffer @0, int8 @8, int64 @16, int16 @24, int32 @28 -> 32 bytes).
 TEST(AmdCompile, KernargSegmentIsTheAlignedSumOfMixedParameters) {
-  const tg_plugin_api* api = amd_api();
+  const tg_plugin_api* api = tg::test::api();
   ASSERT_NE(api, nullptr);
   setenv("AMD_ARCH", "gfx942", 1);
   tg_renderer renderer = nullptr;
   tg_compiler compiler = nullptr;
-  ASSERT_EQ(take(api->renderer_create(nullptr, nullptr, &renderer)), "");
-  ASSERT_EQ(take(api->compiler_create(nullptr, &compiler)), "");
+  ASSERT_EQ(take_message(api->renderer_create(nullptr, nullptr, &renderer)), "");
+  ASSERT_EQ(take_message(api->compiler_create(nullptr, &compiler)), "");
   // out[0] = (float)(a + b + c + d), a int8, b int64, c int16, d int32
   const char* names[] = {"data0", "a", "b", "c", "d"};
   const uint32_t dtypes[] = {TG_DTYPE_FLOAT32, TG_DTYPE_INT8, TG_DTYPE_INT64, TG_DTYPE_INT16, TG_DTYPE_INT32};
@@ -249,10 +232,10 @@ TEST(AmdCompile, KernargSegmentIsTheAlignedSumOfMixedParameters) {
                              0,
                              0};
   const char* source = nullptr;
-  ASSERT_EQ(take(api->renderer_render(renderer, &kernel, &source)), "");
+  ASSERT_EQ(take_message(api->renderer_render(renderer, &kernel, &source)), "");
   void* blob = nullptr;
   size_t size = 0;
-  ASSERT_EQ(take(api->compiler_compile(compiler, source, kernel.name, &blob, &size)), "") << source;
+  ASSERT_EQ(take_message(api->compiler_compile(compiler, source, kernel.name, &blob, &size)), "") << source;
   const std::vector<unsigned char> bytes(static_cast<unsigned char*>(blob), static_cast<unsigned char*>(blob) + size);
   api->blob_free(blob);
   std::string error;
@@ -268,18 +251,18 @@ TEST(AmdCompile, KernargSegmentIsTheAlignedSumOfMixedParameters) {
 // A broken source is a compile error that carries clang's diagnostics (file, line, what); a bad arch is refused with
 // a message naming it; an unknown renderer target names the ones there are.
 TEST(AmdCompile, BadInputIsOneClearError) {
-  const tg_plugin_api* api = amd_api();
+  const tg_plugin_api* api = tg::test::api();
   ASSERT_NE(api, nullptr);
   setenv("AMD_ARCH", "gfx1100", 1);
   tg_compiler compiler = nullptr;
-  ASSERT_EQ(take(api->compiler_create(nullptr, &compiler)), "");
+  ASSERT_EQ(take_message(api->compiler_create(nullptr, &compiler)), "");
   void* blob = nullptr;
   size_t size = 0;
   tg_status_t status =
       api->compiler_compile(compiler, "extern \"C\" void broken( { nonsense; }", "broken", &blob, &size);
   ASSERT_NE(status, nullptr);
   EXPECT_EQ(status->code, TG_ERR_COMPILE);
-  const std::string message = take(status);
+  const std::string message = take_message(status);
   EXPECT_NE(message.find("clang cannot compile kernel broken for gfx1100"), std::string::npos) << message;
   EXPECT_NE(message.find("broken.hip.cpp:1:"), std::string::npos) << message;
   EXPECT_NE(message.find("error:"), std::string::npos) << message;
@@ -291,33 +274,33 @@ TEST(AmdCompile, BadInputIsOneClearError) {
       "needs_libm", &blob, &size);
   ASSERT_NE(status, nullptr);
   EXPECT_EQ(status->code, TG_ERR_COMPILE);
-  const std::string link_message = take(status);
+  const std::string link_message = take_message(status);
   EXPECT_NE(link_message.find("sinf"), std::string::npos) << link_message;
   api->compiler_destroy(compiler);
 
   setenv("AMD_ARCH", "sm_90", 1);
-  const std::string bad_arch = take(api->compiler_create(nullptr, &compiler));
+  const std::string bad_arch = take_message(api->compiler_create(nullptr, &compiler));
   EXPECT_NE(bad_arch.find("AMD_ARCH=sm_90 is not an AMDGPU arch"), std::string::npos) << bad_arch;
   setenv("AMD_ARCH", "gfx1100", 1);
   tg_renderer renderer = nullptr;
-  const std::string bad_target = take(api->renderer_create(nullptr, "CUDA", &renderer));
+  const std::string bad_target = take_message(api->renderer_create(nullptr, "CUDA", &renderer));
   EXPECT_NE(bad_target.find("no renderer 'CUDA' on AMD; it has HIP, LLVM"), std::string::npos) << bad_target;
   for (const char* target : {"HIP", "LLVM", "llvm", "HIP:gfx942"}) {
-    ASSERT_EQ(take(api->renderer_create(nullptr, target, &renderer)), "") << target;
+    ASSERT_EQ(take_message(api->renderer_create(nullptr, target, &renderer)), "") << target;
     api->renderer_destroy(renderer);
   }
 }
 
 // Without ROCm or a GPU the plugin still loads and says there are no devices; device_open says why in one line.
 TEST(AmdCompile, LoadsWithoutAGpuAndCountsDevices) {
-  const tg_plugin_api* api = amd_api();
+  const tg_plugin_api* api = tg::test::api();
   ASSERT_NE(api, nullptr);
   EXPECT_STREQ(api->device_name, "AMD");
   uint32_t count = 99;
-  ASSERT_EQ(take(api->device_count(&count)), "");
+  ASSERT_EQ(take_message(api->device_count(&count)), "");
   if (count > 0) GTEST_SKIP() << count << " AMD device(s) present";
   tg_device device = nullptr;
-  const std::string why = take(api->device_open(0, &device));
+  const std::string why = take_message(api->device_open(0, &device));
   EXPECT_NE(why.find("amd device_open"), std::string::npos) << why;
   EXPECT_EQ(why.find('\n'), std::string::npos) << "one line: " << why;
   std::cout << "no AMD device: " << why << "\n";

@@ -3,6 +3,7 @@
 // plugin hands HIP: the device's arch without its features, the packed argument blob passed through
 // HIP_LAUNCH_PARAM_BUFFER_POINTER byte for byte, the grid the plugin blocks a local-1 launch into, a code object
 // compiled for the device's arch, and the queue's signal and timestamp contract. Kernel results need a real GPU.
+#include "../plugin_api.hpp"
 #include "code_object.hpp"
 
 #include <tg/plugin_abi.h>
@@ -18,24 +19,12 @@
 #include <string>
 #include <vector>
 
+const char* tg::test::plugin_path() { return TG_AMD_PLUGIN_PATH; }
+
 namespace {
 
-const tg_plugin_api* api() {
-  static const tg_plugin_api* table = [] {
-    void* handle = dlopen(TG_AMD_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-    auto get = handle ? reinterpret_cast<tg_plugin_get_api_fn>(dlsym(handle, TG_ABI_ENTRY_POINT)) : nullptr;
-    tg_status_t status = nullptr;
-    return get ? get(TG_ABI_VERSION_MAJOR, TG_ABI_VERSION_MINOR, &status) : nullptr;
-  }();
-  return table;
-}
-
-std::string take(tg_status_t status) {
-  if (status == nullptr) return "";
-  std::string out = status->message ? status->message : "(no message)";
-  api()->status_free(status);
-  return out;
-}
+using tg::test::api;
+using tg::test::take_message;
 
 // The mock's record of launch i.
 struct Launch {
@@ -60,13 +49,13 @@ TEST(AmdRuntimeMock, DeviceBuffersProgramsAndQueue) {
   const tg_plugin_api* a = api();
   ASSERT_NE(a, nullptr) << dlerror();
   uint32_t count = 0;
-  ASSERT_EQ(take(a->device_count(&count)), "");
+  ASSERT_EQ(take_message(a->device_count(&count)), "");
   ASSERT_EQ(count, 1u) << "AMD_HIP_LIBRARY should name the mock";
   tg_device dev = nullptr;
-  ASSERT_EQ(take(a->device_open(0, &dev)), "");
+  ASSERT_EQ(take_message(a->device_open(0, &dev)), "");
   tg_device_info info{};
   info.struct_size = sizeof(info);
-  ASSERT_EQ(take(a->device_get_info(dev, &info)), "");
+  ASSERT_EQ(take_message(a->device_get_info(dev, &info)), "");
   EXPECT_STREQ(info.name, "AMD");
   EXPECT_STREQ(info.arch, "gfx942") << "the gcnArchName without its target features";
   EXPECT_STREQ(info.description, "AMD Mock GPU, 48 CUs, gfx942");
@@ -75,20 +64,20 @@ TEST(AmdRuntimeMock, DeviceBuffersProgramsAndQueue) {
 
   // the device's arch decides the caps (MFMA on gfx942) and the code object's target
   tg_renderer renderer = nullptr;
-  ASSERT_EQ(take(a->renderer_create(dev, nullptr, &renderer)), "");
+  ASSERT_EQ(take_message(a->renderer_create(dev, nullptr, &renderer)), "");
   tg_renderer_caps caps{};
   caps.struct_size = sizeof(caps);
-  ASSERT_EQ(take(a->renderer_get_caps(renderer, &caps)), "");
+  ASSERT_EQ(take_message(a->renderer_get_caps(renderer, &caps)), "");
   EXPECT_EQ(caps.ntensor_cores, 2u);
   EXPECT_EQ(caps.tensor_cores[0].threads, 64u);
   tg_compiler compiler = nullptr;
-  ASSERT_EQ(take(a->compiler_create(dev, &compiler)), "");
+  ASSERT_EQ(take_message(a->compiler_create(dev, &compiler)), "");
   MixedKernel mk;
   const char* source = nullptr;
-  ASSERT_EQ(take(a->renderer_render(renderer, &mk.kernel, &source)), "");
+  ASSERT_EQ(take_message(a->renderer_render(renderer, &mk.kernel, &source)), "");
   void* blob = nullptr;
   size_t size = 0;
-  ASSERT_EQ(take(a->compiler_compile(compiler, source, "mixed_args", &blob, &size)), "") << source;
+  ASSERT_EQ(take_message(a->compiler_compile(compiler, source, "mixed_args", &blob, &size)), "") << source;
   std::string error;
   const auto co = tg::test::amdgpu::read_code_object(
       std::vector<unsigned char>(static_cast<unsigned char*>(blob), static_cast<unsigned char*>(blob) + size),
@@ -97,22 +86,24 @@ TEST(AmdRuntimeMock, DeviceBuffersProgramsAndQueue) {
 
   tg_program program = nullptr;
   const std::string wrong_name =
-      take(a->program_create(dev, blob, size, "no_such_kernel", mk.kernel.params, mk.kernel.nparams, &program));
+      take_message(a->program_create(dev, blob, size, "no_such_kernel", mk.kernel.params, mk.kernel.nparams, &program));
   EXPECT_NE(wrong_name.find("hipModuleGetFunction(no_such_kernel) failed"), std::string::npos) << wrong_name;
-  ASSERT_EQ(take(a->program_create(dev, blob, size, "mixed_args", mk.kernel.params, mk.kernel.nparams, &program)), "");
+  ASSERT_EQ(
+      take_message(a->program_create(dev, blob, size, "mixed_args", mk.kernel.params, mk.kernel.nparams, &program)),
+      "");
   a->blob_free(blob);
-  const std::string not_elf = take(a->program_create(dev, "garbage!", 8, "x", nullptr, 0, &program));
+  const std::string not_elf = take_message(a->program_create(dev, "garbage!", 8, "x", nullptr, 0, &program));
   EXPECT_NE(not_elf.find("is not an AMDGPU code object"), std::string::npos) << not_elf;
 
   // memory round trip
   tg_buffer_desc buf{};
-  ASSERT_EQ(take(a->allocator_alloc(dev, 64, &buf)), "");
+  ASSERT_EQ(take_message(a->allocator_alloc(dev, 64, &buf)), "");
   const char text[] = "tg amd mock";
-  ASSERT_EQ(take(a->allocator_copy_in(dev, &buf, 8, text, sizeof text)), "");
+  ASSERT_EQ(take_message(a->allocator_copy_in(dev, &buf, 8, text, sizeof text)), "");
   char back[sizeof text] = {};
-  ASSERT_EQ(take(a->allocator_copy_out(dev, back, &buf, 8, sizeof back)), "");
+  ASSERT_EQ(take_message(a->allocator_copy_out(dev, back, &buf, 8, sizeof back)), "");
   EXPECT_STREQ(back, text);
-  EXPECT_NE(take(a->allocator_copy_in(dev, &buf, 60, text, 8)).find("past the end of a 64-byte buffer"),
+  EXPECT_NE(take_message(a->allocator_copy_in(dev, &buf, 60, text, 8)).find("past the end of a 64-byte buffer"),
             std::string::npos);
 
   // the launch: the blob as it is, a local-1 grid of 1000 blocked into 4 groups of 256
@@ -126,19 +117,19 @@ TEST(AmdRuntimeMock, DeviceBuffersProgramsAndQueue) {
   const int32_t d = 123456;
   std::memcpy(args + 28, &d, 4);
   tg_hwqueue queue = nullptr;
-  ASSERT_EQ(take(a->hwqueue_create(dev, &queue)), "");
+  ASSERT_EQ(take_message(a->hwqueue_create(dev, &queue)), "");
   const tg_launch_dims dims{{1000, 1, 1}, {1, 1, 1}};
-  EXPECT_NE(take(a->hwqueue_exec(queue, program, args, 8, &dims)).find("takes 32 bytes of arguments, got 8"),
+  EXPECT_NE(take_message(a->hwqueue_exec(queue, program, args, 8, &dims)).find("takes 32 bytes of arguments, got 8"),
             std::string::npos);
-  ASSERT_EQ(take(a->hwqueue_exec(queue, program, args, sizeof args, &dims)), "");
+  ASSERT_EQ(take_message(a->hwqueue_exec(queue, program, args, sizeof args, &dims)), "");
   uint64_t slot = 0;
-  ASSERT_EQ(take(a->hwqueue_timestamp(queue, &slot)), "");
-  ASSERT_EQ(take(a->hwqueue_signal(queue, 7)), "");
-  EXPECT_NE(take(a->hwqueue_signal(queue, 6)).find("signals only grow"), std::string::npos);
-  ASSERT_EQ(take(a->hwqueue_submit(queue)), "");
-  ASSERT_EQ(take(a->hwqueue_wait(queue, 7, 0)), "");
+  ASSERT_EQ(take_message(a->hwqueue_timestamp(queue, &slot)), "");
+  ASSERT_EQ(take_message(a->hwqueue_signal(queue, 7)), "");
+  EXPECT_NE(take_message(a->hwqueue_signal(queue, 6)).find("signals only grow"), std::string::npos);
+  ASSERT_EQ(take_message(a->hwqueue_submit(queue)), "");
+  ASSERT_EQ(take_message(a->hwqueue_wait(queue, 7, 0)), "");
   uint64_t ns = 0;
-  ASSERT_EQ(take(a->hwqueue_read_timestamp(queue, slot, &ns)), "");
+  ASSERT_EQ(take_message(a->hwqueue_read_timestamp(queue, slot, &ns)), "");
   EXPECT_EQ(ns, 1000000u) << "the mock's clock ticks 1 ms per recorded event: origin, then the timestamp";
   const Launch l = launch(0);
   EXPECT_EQ(l.name, "mixed_args");
@@ -146,9 +137,10 @@ TEST(AmdRuntimeMock, DeviceBuffersProgramsAndQueue) {
   EXPECT_EQ(l.block[0], 256u);
   EXPECT_EQ(l.args, std::vector<unsigned char>(args, args + sizeof args));
   const tg_launch_dims too_big{{1, 1, 1}, {32, 32, 2}};
-  EXPECT_NE(take(a->hwqueue_exec(queue, program, args, sizeof args, &too_big)).find("exceed the 1024 work-items"),
-            std::string::npos);
-  ASSERT_EQ(take(a->device_synchronize(dev)), "");
+  EXPECT_NE(
+      take_message(a->hwqueue_exec(queue, program, args, sizeof args, &too_big)).find("exceed the 1024 work-items"),
+      std::string::npos);
+  ASSERT_EQ(take_message(a->device_synchronize(dev)), "");
 
   a->hwqueue_destroy(queue);
   a->program_destroy(program);

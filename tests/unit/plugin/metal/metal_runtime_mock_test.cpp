@@ -7,6 +7,7 @@
 // submit, a failed command buffer's error as the wait's TG_ERR_*, nil buffers as TG_ERR_OUT_OF_MEMORY, and that
 // nothing leaks. MetalRuntimeMissing runs with no framework: zero devices, and the reason. Results need a real Mac.
 #include <tg/plugin_abi.h>
+#include "../plugin_api.hpp"
 
 #include "../mixed_args_kernel.hpp"
 
@@ -19,25 +20,13 @@
 #include <string>
 #include <vector>
 
+const char* tg::test::plugin_path() { return TG_METAL_PLUGIN_PATH; }
+
 namespace {
 
-const tg_plugin_api* api() {
-  static const tg_plugin_api* table = [] {
-    void* handle = dlopen(TG_METAL_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-    auto get = handle ? reinterpret_cast<tg_plugin_get_api_fn>(dlsym(handle, TG_ABI_ENTRY_POINT)) : nullptr;
-    tg_status_t status = nullptr;
-    return get ? get(TG_ABI_VERSION_MAJOR, TG_ABI_VERSION_MINOR, &status) : nullptr;
-  }();
-  return table;
-}
+using tg::test::api;
+using tg::test::take_message;
 
-std::string take(tg_status_t status, int32_t* code = nullptr) {
-  if (code) *code = status ? status->code : 0;
-  if (status == nullptr) return "";
-  std::string out = status->message ? status->message : "(no message)";
-  api()->status_free(status);
-  return out;
-}
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 template <class Fn>
@@ -59,87 +48,92 @@ TEST(MetalRuntimeMock, DeviceBuffersProgramsAndQueue) {
   const tg_plugin_api* a = api();
   ASSERT_NE(a, nullptr) << dlerror();
   uint32_t n = 0;
-  ASSERT_EQ(take(a->device_count(&n)), "");
+  ASSERT_EQ(take_message(a->device_count(&n)), "");
   ASSERT_EQ(n, 1u) << "TG_METAL_OBJC_LIB / TG_METAL_FRAMEWORK should name the mock";
   ASSERT_NE(mock<void*>("mock_metal_log"), nullptr) << "the plugin loaded another library";
   tg_device dev = nullptr;
-  ASSERT_EQ(take(a->device_open(0, &dev)), "");
+  ASSERT_EQ(take_message(a->device_open(0, &dev)), "");
   tg_device_info info{};
   info.struct_size = sizeof(info);
-  ASSERT_EQ(take(a->device_get_info(dev, &info)), "");
+  ASSERT_EQ(take_message(a->device_get_info(dev, &info)), "");
   EXPECT_STREQ(info.name, "METAL");
   EXPECT_STREQ(info.description, "Apple Mock GPU, Metal (MSL 3.1)");
   EXPECT_EQ(info.memory_bytes, uint64_t{8} << 30) << "recommendedMaxWorkingSetSize";
   EXPECT_EQ(info.is_host, 0u);
   int32_t code = 0;
   tg_device none = nullptr;
-  EXPECT_TRUE(contains(take(a->device_open(1, &none), &code), "no METAL device 1; there is one, METAL:0"));
+  EXPECT_TRUE(contains(take_message(a->device_open(1, &none), &code), "no METAL device 1; there is one, METAL:0"));
   EXPECT_EQ(code, TG_ERR_INVALID_ARGUMENT);
 
   // buffers: shared storage, copied through `contents`; nil from Metal and past maxBufferLength are out of memory
   tg_buffer_desc buf{}, other{};
   clear_log();
-  ASSERT_EQ(take(a->allocator_alloc(dev, 64, &buf)), "");
-  ASSERT_EQ(take(a->allocator_alloc(dev, 64, &other)), "");
+  ASSERT_EQ(take_message(a->allocator_alloc(dev, 64, &buf)), "");
+  ASSERT_EQ(take_message(a->allocator_alloc(dev, 64, &other)), "");
   EXPECT_EQ(log(), "newBufferWithLength:64 options:0\nnewBufferWithLength:64 options:0\n");
   const char text[] = "tg metal mock";
-  ASSERT_EQ(take(a->allocator_copy_in(dev, &buf, 8, text, sizeof text)), "");
+  ASSERT_EQ(take_message(a->allocator_copy_in(dev, &buf, 8, text, sizeof text)), "");
   char back[sizeof text] = {};
-  ASSERT_EQ(take(a->allocator_copy_out(dev, back, &buf, 8, sizeof back)), "");
+  ASSERT_EQ(take_message(a->allocator_copy_out(dev, back, &buf, 8, sizeof back)), "");
   EXPECT_STREQ(back, text);
-  EXPECT_TRUE(contains(take(a->allocator_copy_in(dev, &buf, 60, text, 8), &code),
+  EXPECT_TRUE(contains(take_message(a->allocator_copy_in(dev, &buf, 60, text, 8), &code),
                        "metal allocator_copy_in: copy_in: offset 60 + size 8 is past the end of a 64-byte buffer"));
   tg_buffer_desc failed{};
-  const std::string nil = take(a->allocator_alloc(dev, uint64_t{3} << 29, &failed), &code);
+  const std::string nil = take_message(a->allocator_alloc(dev, uint64_t{3} << 29, &failed), &code);
   EXPECT_EQ(code, TG_ERR_OUT_OF_MEMORY) << nil;
   EXPECT_TRUE(contains(nil, "cannot allocate 1610612736 bytes: newBufferWithLength:options: returned nil")) << nil;
-  EXPECT_TRUE(contains(take(a->allocator_alloc(dev, uint64_t{3} << 30, &failed), &code), "at most 2147483648 bytes"));
+  EXPECT_TRUE(
+      contains(take_message(a->allocator_alloc(dev, uint64_t{3} << 30, &failed), &code), "at most 2147483648 bytes"));
   EXPECT_EQ(code, TG_ERR_OUT_OF_MEMORY);
 
   // compile: the blob is the source, checked by Metal; Metal's diagnostic reaches the error
   tg_renderer renderer = nullptr;
-  ASSERT_EQ(take(a->renderer_create(dev, nullptr, &renderer)), "");
+  ASSERT_EQ(take_message(a->renderer_create(dev, nullptr, &renderer)), "");
   tg_compiler compiler = nullptr;
-  ASSERT_EQ(take(a->compiler_create(dev, &compiler)), "");
+  ASSERT_EQ(take_message(a->compiler_create(dev, &compiler)), "");
   MixedKernel mk(/*buffer_among_scalars=*/true);
   const char* rendered = nullptr;
-  ASSERT_EQ(take(a->renderer_render(renderer, &mk.kernel, &rendered)), "");
+  ASSERT_EQ(take_message(a->renderer_render(renderer, &mk.kernel, &rendered)), "");
   const std::string source = rendered;
   void* blob = nullptr;
   size_t size = 0;
-  ASSERT_EQ(take(a->compiler_compile(compiler, source.c_str(), "mixed_args", &blob, &size)), "") << source;
+  ASSERT_EQ(take_message(a->compiler_compile(compiler, source.c_str(), "mixed_args", &blob, &size)), "") << source;
   EXPECT_EQ(std::string(static_cast<const char*>(blob), size), source);
   const std::string broken = source + "\nMOCK_COMPILE_ERROR\n";
   void* no_blob = nullptr;
-  const std::string error = take(a->compiler_compile(compiler, broken.c_str(), "mixed_args", &no_blob, &size), &code);
+  const std::string error =
+      take_message(a->compiler_compile(compiler, broken.c_str(), "mixed_args", &no_blob, &size), &code);
   EXPECT_EQ(code, TG_ERR_COMPILE);
   EXPECT_TRUE(contains(error,
                        "metal compiler_compile: Metal cannot compile kernel mixed_args:\n"
                        "program_source:3:5: error: use of undeclared identifier 'MOCK_COMPILE_ERROR'"))
       << error;
   tg_compiler deviceless = nullptr;
-  ASSERT_EQ(take(a->compiler_create(nullptr, &deviceless)), "") << "the system default device compiles";
+  ASSERT_EQ(take_message(a->compiler_create(nullptr, &deviceless)), "") << "the system default device compiles";
   a->compiler_destroy(deviceless);
 
   // programs: the kernel by name, images refused
   tg_program program = nullptr;
   size = source.size();
   EXPECT_TRUE(contains(
-      take(a->program_create(dev, blob, size, "no_such", mk.kernel.params, mk.kernel.nparams, &program), &code),
+      take_message(a->program_create(dev, blob, size, "no_such", mk.kernel.params, mk.kernel.nparams, &program), &code),
       "the Metal library has no kernel no_such"));
   const tg_kir_param image{TG_PARAM_IMAGE, TG_DTYPE_FLOAT32, 0, 4, "img"};
-  EXPECT_TRUE(
-      contains(take(a->program_create(dev, blob, size, "k", &image, 1, &program)), "kernel k: parameter 0 has kind"));
-  ASSERT_EQ(take(a->program_create(dev, blob, size, "mixed_args", mk.kernel.params, mk.kernel.nparams, &program)), "");
+  EXPECT_TRUE(contains(take_message(a->program_create(dev, blob, size, "k", &image, 1, &program)),
+                       "kernel k: parameter 0 has kind"));
+  ASSERT_EQ(
+      take_message(a->program_create(dev, blob, size, "mixed_args", mk.kernel.params, mk.kernel.nparams, &program)),
+      "");
   mock<void (*)(uint64_t)>("mock_metal_set_max_threads")(64);
   tg_program small = nullptr;
-  ASSERT_EQ(take(a->program_create(dev, blob, size, "mixed_args", mk.kernel.params, mk.kernel.nparams, &small)), "");
+  ASSERT_EQ(take_message(a->program_create(dev, blob, size, "mixed_args", mk.kernel.params, mk.kernel.nparams, &small)),
+            "");
   a->blob_free(blob);
 
   // the queue: the origin is one empty committed command buffer
   clear_log();
   tg_hwqueue queue = nullptr;
-  ASSERT_EQ(take(a->hwqueue_create(dev, &queue)), "");
+  ASSERT_EQ(take_message(a->hwqueue_create(dev, &queue)), "");
   EXPECT_EQ(log(), "newCommandQueue\ncommandBuffer\ncommit\n");
   unsigned char args[40] = {};
   std::memcpy(args, &buf.addr, 8);
@@ -151,17 +145,18 @@ TEST(MetalRuntimeMock, DeviceBuffersProgramsAndQueue) {
   std::memcpy(args + 32, &c, 2);
   const int32_t d = 123456;
   std::memcpy(args + 36, &d, 4);
-  EXPECT_TRUE(contains(take(a->hwqueue_exec(queue, program, args, 32, nullptr)), "dims"));
+  EXPECT_TRUE(contains(take_message(a->hwqueue_exec(queue, program, args, 32, nullptr)), "dims"));
   const tg_launch_dims one_d{{1000, 1, 1}, {1, 1, 1}}, two_d{{3, 2, 1}, {16, 4, 1}};
-  EXPECT_TRUE(contains(take(a->hwqueue_exec(queue, program, args, 32, &one_d)), "takes 40 bytes of arguments, got 32"));
+  EXPECT_TRUE(
+      contains(take_message(a->hwqueue_exec(queue, program, args, 32, &one_d)), "takes 40 bytes of arguments, got 32"));
   clear_log();
-  ASSERT_EQ(take(a->hwqueue_exec(queue, program, args, sizeof args, &one_d)), "");
-  ASSERT_EQ(take(a->hwqueue_exec(queue, program, args, sizeof args, &two_d)), "");
-  ASSERT_EQ(take(a->hwqueue_copy(queue, &other, 0, &buf, 8, sizeof text)), "");
-  ASSERT_EQ(take(a->hwqueue_signal(queue, 7)), "");
+  ASSERT_EQ(take_message(a->hwqueue_exec(queue, program, args, sizeof args, &one_d)), "");
+  ASSERT_EQ(take_message(a->hwqueue_exec(queue, program, args, sizeof args, &two_d)), "");
+  ASSERT_EQ(take_message(a->hwqueue_copy(queue, &other, 0, &buf, 8, sizeof text)), "");
+  ASSERT_EQ(take_message(a->hwqueue_signal(queue, 7)), "");
   EXPECT_EQ(log(), "") << "nothing reaches Metal before submit";
-  ASSERT_EQ(take(a->hwqueue_submit(queue)), "");
-  ASSERT_EQ(take(a->hwqueue_wait(queue, 7, 0)), "");
+  ASSERT_EQ(take_message(a->hwqueue_submit(queue)), "");
+  ASSERT_EQ(take_message(a->hwqueue_wait(queue, 7, 0)), "");
   const std::string bind =
       "setComputePipelineState:mixed_args\nsetBuffer:" + std::to_string(buf.addr) +
       " offset:0 atIndex:0\nsetBytes:7f length:1 atIndex:1\n"
@@ -173,45 +168,45 @@ TEST(MetalRuntimeMock, DeviceBuffersProgramsAndQueue) {
                        "waitUntilCompleted\n")
       << "one command buffer: both launches with each argument at its [[buffer(i)]], the copy, one commit";
   char copied[sizeof text] = {};
-  ASSERT_EQ(take(a->allocator_copy_out(dev, copied, &other, 0, sizeof copied)), "");
+  ASSERT_EQ(take_message(a->allocator_copy_out(dev, copied, &other, 0, sizeof copied)), "");
   EXPECT_STREQ(copied, text);
 
   // a time stamp ends its command buffer: its GPUEndTime is the stamp (the mock's clock: 1 ms per commit)
   clear_log();
   uint64_t slot = 0;
-  ASSERT_EQ(take(a->hwqueue_exec(queue, program, args, sizeof args, &two_d)), "");
-  ASSERT_EQ(take(a->hwqueue_timestamp(queue, &slot)), "");
-  ASSERT_EQ(take(a->hwqueue_exec(queue, program, args, sizeof args, &two_d)), "");
-  ASSERT_EQ(take(a->hwqueue_signal(queue, 8)), "");
-  ASSERT_EQ(take(a->hwqueue_submit(queue)), "");
-  ASSERT_EQ(take(a->hwqueue_wait(queue, 8, 1000000000)), "");
+  ASSERT_EQ(take_message(a->hwqueue_exec(queue, program, args, sizeof args, &two_d)), "");
+  ASSERT_EQ(take_message(a->hwqueue_timestamp(queue, &slot)), "");
+  ASSERT_EQ(take_message(a->hwqueue_exec(queue, program, args, sizeof args, &two_d)), "");
+  ASSERT_EQ(take_message(a->hwqueue_signal(queue, 8)), "");
+  ASSERT_EQ(take_message(a->hwqueue_submit(queue)), "");
+  ASSERT_EQ(take_message(a->hwqueue_wait(queue, 8, 1000000000)), "");
   EXPECT_EQ(count(log(), "commandBuffer"), 2u) << log();
   EXPECT_EQ(count(log(), "commit"), 2u) << log();
   uint64_t ns = 0;
-  ASSERT_EQ(take(a->hwqueue_read_timestamp(queue, slot, &ns)), "");
+  ASSERT_EQ(take_message(a->hwqueue_read_timestamp(queue, slot, &ns)), "");
   EXPECT_NEAR(static_cast<double>(ns), 2e6, 10) << "origin, the first submit, then the stamp's command buffer";
 
   // the pipeline's maxTotalThreadsPerThreadgroup bounds work-groups, and the group of a local-1 launch
   clear_log();
   const tg_launch_dims wide{{1, 1, 1}, {16, 8, 1}};
-  const std::string limit = take(a->hwqueue_exec(queue, small, args, sizeof args, &wide), &code);
+  const std::string limit = take_message(a->hwqueue_exec(queue, small, args, sizeof args, &wide), &code);
   EXPECT_EQ(code, TG_ERR_INVALID_ARGUMENT);
   EXPECT_TRUE(
       contains(limit, "kernel mixed_args: work-groups of 16x8x1 are 128 threads; its pipeline takes at most 64"))
       << limit;
-  ASSERT_EQ(take(a->hwqueue_exec(queue, small, args, sizeof args, &one_d)), "");
-  ASSERT_EQ(take(a->hwqueue_signal(queue, 9)), "");
-  ASSERT_EQ(take(a->hwqueue_submit(queue)), "");
-  ASSERT_EQ(take(a->hwqueue_wait(queue, 9, 0)), "");
+  ASSERT_EQ(take_message(a->hwqueue_exec(queue, small, args, sizeof args, &one_d)), "");
+  ASSERT_EQ(take_message(a->hwqueue_signal(queue, 9)), "");
+  ASSERT_EQ(take_message(a->hwqueue_submit(queue)), "");
+  ASSERT_EQ(take_message(a->hwqueue_wait(queue, 9, 0)), "");
   EXPECT_TRUE(contains(log(), "dispatch:16,1,1 threads:64,1,1\n")) << log();
 
   // a command buffer Metal fails: its error is the wait's
   mock<void (*)(int64_t, const char*)>("mock_metal_fail_next_commit")(
       7, "Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)");
-  ASSERT_EQ(take(a->hwqueue_exec(queue, program, args, sizeof args, &two_d)), "");
-  ASSERT_EQ(take(a->hwqueue_signal(queue, 10)), "");
-  ASSERT_EQ(take(a->hwqueue_submit(queue)), "");
-  const std::string failure = take(a->hwqueue_wait(queue, 10, 1000000000), &code);
+  ASSERT_EQ(take_message(a->hwqueue_exec(queue, program, args, sizeof args, &two_d)), "");
+  ASSERT_EQ(take_message(a->hwqueue_signal(queue, 10)), "");
+  ASSERT_EQ(take_message(a->hwqueue_submit(queue)), "");
+  const std::string failure = take_message(a->hwqueue_wait(queue, 10, 1000000000), &code);
   EXPECT_EQ(code, TG_ERR_OUT_OF_MEMORY) << failure;
   EXPECT_TRUE(contains(failure,
                        "metal hwqueue_wait: a Metal command buffer failed (MTLCommandBufferError 7): "
@@ -237,18 +232,18 @@ TEST(MetalRuntimeMissing, ZeroDevicesAndTheReason) {
   const tg_plugin_api* a = api();
   ASSERT_NE(a, nullptr) << dlerror();
   uint32_t n = 99;
-  ASSERT_EQ(take(a->device_count(&n)), "");
+  ASSERT_EQ(take_message(a->device_count(&n)), "");
   EXPECT_EQ(n, 0u);
   int32_t code = 0;
   tg_device dev = nullptr;
-  const std::string open = take(a->device_open(0, &dev), &code);
+  const std::string open = take_message(a->device_open(0, &dev), &code);
   EXPECT_EQ(code, TG_ERR_UNAVAILABLE);
   EXPECT_TRUE(
       contains(open, "metal device_open: no METAL device 0: no Metal framework: /nonexistent/Metal.framework/Metal: "))
       << open;
   EXPECT_EQ(open.find('\n'), std::string::npos) << open;
   tg_compiler compiler = nullptr;
-  const std::string compile = take(a->compiler_create(nullptr, &compiler), &code);
+  const std::string compile = take_message(a->compiler_create(nullptr, &compiler), &code);
   EXPECT_EQ(code, TG_ERR_UNAVAILABLE);
   EXPECT_TRUE(contains(compile, "metal compiler_create: no Metal framework: /nonexistent/Metal.framework/Metal"))
       << compile;
