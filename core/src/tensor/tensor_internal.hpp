@@ -2,7 +2,12 @@
 // math ops, and running a schedule for roots.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "ir/ops.hpp"
 #include "ir/sym_shape.hpp"
@@ -10,6 +15,26 @@
 #include "tg/tensor.hpp"
 
 namespace tg {
+
+// The front end's argument checks and dim conversions (tensor.cpp, tensor_movement.cpp).
+namespace detail {
+inline int64_t prod(const Shape& s) { return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>()); }
+[[noreturn]] inline void bad(const std::string& msg) { throw std::invalid_argument("tg: " + msg); }
+inline ir::Dims dims_of(const Tensor& t) { return ir::dims_of(*t.node()); }
+inline ir::Dims to_ir(const std::vector<Dim>& ds) {
+  ir::Dims out;
+  for (const auto& d : ds) out.push_back(d.node());
+  return out;
+}
+inline std::vector<Dim> to_api(const ir::Dims& ds) { return std::vector<Dim>(ds.begin(), ds.end()); }
+inline Shape values(const ir::Dims& ds) { return ir::shape_args(ds).first; }
+// `axis` (negative: from the end) checked against a rank-`ndim` shape.
+inline int64_t norm_axis(int64_t axis, int64_t ndim, const Shape& shape) {
+  const int64_t a = axis < 0 ? axis + ndim : axis;
+  if (a < 0 || a >= ndim) bad("axis " + std::to_string(axis) + " is out of range for shape " + shape_str(shape));
+  return a;
+}
+}  // namespace detail
 
 // A tensor node with these dims (symbolic ones kept in sym_shape, their bound values in shape).
 ir::UOpPtr mk(ir::Op op, DType dtype, std::vector<ir::UOpPtr> src, ir::Arg arg, const ir::Dims& dims);
