@@ -22,8 +22,17 @@ case "$target" in
   jinja) sources=(apps/llm/fuzz/fuzz_jinja.cpp apps/llm/chat/chat_template.cpp apps/llm/jinja/*.cpp) ;;
   *) echo "fuzz.sh: unknown target $target (gguf, openai, jinja)" >&2; exit 2 ;;
 esac
-clang++-19 -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -Iapps/llm -Icore/include "${sources[@]}" -o "$out/fuzz_$target" $([ "$target" = jinja ] && echo -licuuc)
+# one object a source, through ccache when there is one (a rerun, or CI with a kept cache, compiles nothing)
+flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iapps/llm -Icore/include)
+cache=$(command -v ccache || true)
+objects=()
+for src in "${sources[@]}"; do
+  obj="$out/obj/${src//\//_}.o"
+  mkdir -p "$out/obj"
+  ${cache:+"$cache"} clang++-19 "${flags[@]}" -c "$src" -o "$obj"
+  objects+=("$obj")
+done
+clang++-19 "${flags[@]}" "${objects[@]}" -o "$out/fuzz_$target" $([ "$target" = jinja ] && echo -licuuc)
 if [ "$target" = gguf ]; then
 python3 - "$out/corpus" <<'PY'
 import sys, numpy as np
