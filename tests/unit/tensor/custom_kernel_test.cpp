@@ -208,45 +208,48 @@ TEST(CustomKernel, FmaRoundsOnceOrTwice) {
 // KExpr::dot4 and CustomKernel::load_packed against their definitions computed here byte by byte: vpdpbusd and
 // unaligned vector loads on the CPU, the interpreter's own DOT4 and packed loads, and the core's decompositions
 // (byte loads, shifts, multiplies) on a renderer that takes neither (QCOM on PoCL, where present).
+// Vectors of 4, 8 and 16 lanes: each width has its own instruction sequence on an AVX2 host without VNNI.
 TEST(CustomKernel, Dot4AndPackedLoadsMatchTheirDefinition) {
-  const int64_t groups = 37, lanes = 8, n = groups * lanes;
   const uint32_t seed = std::random_device{}();
-  std::mt19937 rng(seed);
-  std::vector<uint8_t> bytes(n * 8 + 16);
-  for (auto& b : bytes) b = static_cast<uint8_t>(rng());
-  for (int64_t j = 0; j < 4; ++j) bytes[1 + j] = 255, bytes[n * 4 + 3 + j] = 128;  // extremes: 255 x -128
-  std::vector<int32_t> acc(n);
-  for (auto& a : acc) a = static_cast<int32_t>(rng() % 2000001) - 1000000;
-  const auto word = [&](int64_t at) {
-    uint32_t w = 0;
-    for (int64_t b = 0; b < 4; ++b) w |= uint32_t{bytes[at + b]} << (8 * b);
-    return w;
-  };
-  CustomKernel k("dot4_packed");
-  KExpr g = k.range(groups, Axis::GLOBAL), l = k.range(lanes, Axis::UPCAST);
-  KExpr e = g * lanes + l, buf = k.buffer(2, dtypes::uint8);  // outputs are buffers 0 and 1
-  // u words at odd byte offsets (1 + 4e), s words at 3 + 4n + 4e: no access is 4-byte aligned
-  KExpr u = k.load_packed(buf, e * 4 + 1, dtypes::int32), sv = k.load_packed(buf, e * 4 + (n * 4 + 3), dtypes::int32);
-  KExpr d = KExpr::dot4(k.load(k.buffer(3, dtypes::int32), e), u, sv);
-  KExpr h = k.load_packed(buf, e * 2 + 5, dtypes::uint16).cast(dtypes::int32);  // a 2-byte packed load
-  k.run(k.loop({k.store(k.buffer(0, dtypes::int32), e, d), k.store(k.buffer(1, dtypes::int32), e, h)}, {l}));
-  EXPECT_THROW(KExpr::dot4(u, u, h.cast(dtypes::int64)), std::invalid_argument);
-  EXPECT_THROW(k.load_packed(k.buffer(3, dtypes::int32), e, dtypes::int32), std::invalid_argument);  // not bytes
-  std::vector<std::string> devs{"CPU", "INTERP"};
-  for (const std::string& dev : available_devices())
-    if (dev.rfind("QCOM", 0) == 0) devs.push_back(dev);
-  for (const std::string& dev : devs) {
-    Tensor tb = Tensor::from_vector(bytes, {static_cast<int64_t>(bytes.size())}, dtypes::uint8, dev);
-    Tensor ta = Tensor::from_vector(acc, {n}, dtypes::int32, dev);
-    auto out = k({{{n}, dtypes::int32}, {{n}, dtypes::int32}}, {tb, ta});
-    auto got = out[0].to_vector<int32_t>(), half = out[1].to_vector<int32_t>();
-    for (int64_t i = 0; i < n; ++i) {
-      const uint32_t a = word(1 + 4 * i), b = word(n * 4 + 3 + 4 * i);
-      int64_t want = acc[i];
-      for (int q = 0; q < 4; ++q)
-        want += int64_t{static_cast<uint8_t>(a >> (8 * q))} * static_cast<int8_t>(b >> (8 * q));
-      ASSERT_EQ(got[i], want) << dev << " element " << i << " seed " << seed;
-      ASSERT_EQ(half[i], bytes[i * 2 + 5] | bytes[i * 2 + 6] << 8) << dev << " element " << i << " seed " << seed;
+  for (const int64_t lanes : {4, 8, 16}) {
+    const int64_t groups = 37, n = groups * lanes;
+    std::mt19937 rng(seed);
+    std::vector<uint8_t> bytes(n * 8 + 16);
+    for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+    for (int64_t j = 0; j < 4; ++j) bytes[1 + j] = 255, bytes[n * 4 + 3 + j] = 128;  // extremes: 255 x -128
+    std::vector<int32_t> acc(n);
+    for (auto& a : acc) a = static_cast<int32_t>(rng() % 2000001) - 1000000;
+    const auto word = [&](int64_t at) {
+      uint32_t w = 0;
+      for (int64_t b = 0; b < 4; ++b) w |= uint32_t{bytes[at + b]} << (8 * b);
+      return w;
+    };
+    CustomKernel k("dot4_packed");
+    KExpr g = k.range(groups, Axis::GLOBAL), l = k.range(lanes, Axis::UPCAST);
+    KExpr e = g * lanes + l, buf = k.buffer(2, dtypes::uint8);  // outputs are buffers 0 and 1
+    // u words at odd byte offsets (1 + 4e), s words at 3 + 4n + 4e: no access is 4-byte aligned
+    KExpr u = k.load_packed(buf, e * 4 + 1, dtypes::int32), sv = k.load_packed(buf, e * 4 + (n * 4 + 3), dtypes::int32);
+    KExpr d = KExpr::dot4(k.load(k.buffer(3, dtypes::int32), e), u, sv);
+    KExpr h = k.load_packed(buf, e * 2 + 5, dtypes::uint16).cast(dtypes::int32);  // a 2-byte packed load
+    k.run(k.loop({k.store(k.buffer(0, dtypes::int32), e, d), k.store(k.buffer(1, dtypes::int32), e, h)}, {l}));
+    EXPECT_THROW(KExpr::dot4(u, u, h.cast(dtypes::int64)), std::invalid_argument);
+    EXPECT_THROW(k.load_packed(k.buffer(3, dtypes::int32), e, dtypes::int32), std::invalid_argument);  // not bytes
+    std::vector<std::string> devs{"CPU", "INTERP"};
+    for (const std::string& dev : available_devices())
+      if (dev.rfind("QCOM", 0) == 0) devs.push_back(dev);
+    for (const std::string& dev : devs) {
+      Tensor tb = Tensor::from_vector(bytes, {static_cast<int64_t>(bytes.size())}, dtypes::uint8, dev);
+      Tensor ta = Tensor::from_vector(acc, {n}, dtypes::int32, dev);
+      auto out = k({{{n}, dtypes::int32}, {{n}, dtypes::int32}}, {tb, ta});
+      auto got = out[0].to_vector<int32_t>(), half = out[1].to_vector<int32_t>();
+      for (int64_t i = 0; i < n; ++i) {
+        const uint32_t a = word(1 + 4 * i), b = word(n * 4 + 3 + 4 * i);
+        int64_t want = acc[i];
+        for (int q = 0; q < 4; ++q)
+          want += int64_t{static_cast<uint8_t>(a >> (8 * q))} * static_cast<int8_t>(b >> (8 * q));
+        ASSERT_EQ(got[i], want) << dev << " element " << i << " seed " << seed;
+        ASSERT_EQ(half[i], bytes[i * 2 + 5] | bytes[i * 2 + 6] << 8) << dev << " element " << i << " seed " << seed;
+      }
     }
   }
 }
