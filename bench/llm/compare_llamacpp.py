@@ -2,10 +2,10 @@
 """tg-llm --benchmark next to llama.cpp (PyPI llama-cpp-python) on the same GGUF, CPU, same thread count, in one
 run; prints one JSON object with both sides and the ratios (tg / llama.cpp; >1 means tg is faster).
 
-The peer lives in a venv outside the repo, built with AVX-512/VNNI (see README "Benchmarks"):
-  python3 -m venv ~/.venvs/llamacpp && CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX512=ON -DGGML_AVX512_VBMI=ON \
-    -DGGML_AVX512_VNNI=ON -DGGML_AVX512_BF16=ON -DGGML_AVX_VNNI=ON -DGGML_AMX_INT8=OFF" \
-    ~/.venvs/llamacpp/bin/pip install llama-cpp-python
+The peer lives in a venv outside the repo, built for this host's ISA (see README "Benchmarks"); --no-cache-dir, or
+pip hands back a wheel built for another host:
+  python3 -m venv ~/.venvs/llamacpp && CMAKE_ARGS="-DGGML_NATIVE=ON -DGGML_AMX_INT8=OFF" \
+    ~/.venvs/llamacpp/bin/pip install --no-cache-dir llama-cpp-python==0.3.36
 usage: compare_llamacpp.py MODEL.gguf [--tg build/bin/tg-llm] [--peer-python ~/.venvs/llamacpp/bin/python]
        [--prompt-tokens 512] [--decode-tokens 64] [--depths 0,512] [--threads 2] [--runs 3]
 """
