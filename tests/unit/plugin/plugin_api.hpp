@@ -57,11 +57,10 @@ inline Status take(tg_status_t status) {
 // A status's message, taken (and freed): "" for success (and "(empty message)" for a failure without one); `code`
 // gets its code.
 inline std::string take_message(tg_status_t status, int32_t* code = nullptr) {
-  if (code != nullptr) *code = status ? status->code : TG_OK;
-  if (status == nullptr) return "";
-  std::string out = status->message ? status->message : "";
-  api()->status_free(status);
-  return out.empty() ? "(empty message)" : out;
+  const bool failed = status != nullptr;
+  const Status s = take(status);
+  if (code != nullptr) *code = s.code;
+  return !failed ? "" : s.message.empty() ? "(empty message)" : s.message;
 }
 
 #define ASSERT_OK(expr)                                       \
