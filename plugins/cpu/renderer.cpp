@@ -31,7 +31,7 @@ bool host_has_vnni() {
   static const bool has = __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
   return has;
 }
-// Without VNNI, AVX2's vpmaddwd still makes 4, 8 or 16 lanes of DOT4 a few instructions (kDot4x8Helper) where the
+// Without VNNI, AVX2's vpmaddwd still makes 4, 8 or 16 lanes of DOT4 a few instructions (kDot4Avx2Helpers) where the
 // core's decomposition took 4 shifts, masks and 32-bit multiplies per byte lane: Qwen2.5-Coder-0.5B Q4_K_M's prefill
 // of 512 tokens on a 2-core AVX2 EPYC went from 37 to 61 tok/s (the 16-lane tiled products had been lane by lane).
 bool host_has_avx2() {
@@ -117,40 +117,39 @@ const char* const kDot4Helper =
 // DOT4 on 4, 8 or 16 lanes with AVX2 and no VNNI: the bytes widened to 16 bits (a's zero-, b's sign-extended: every
 // product fits), vpmaddwd's exact sums of adjacent products in 32 bits, then adjacent pairs of those added (the even
 // and odd lanes). 16 bytes (4 lanes) are one vpmaddwd; 8 lanes two, 16 lanes four. Sums wrap, as vpdpbusd's.
-const char* const kDot4x8Helper =
-    "typedef unsigned char tg_u8x16 __attribute__((ext_vector_type(16)));\n"
-    "typedef signed char tg_s8x16 __attribute__((ext_vector_type(16)));\n"
-    "typedef short tg_s16x16 __attribute__((ext_vector_type(16)));\n"
-    "typedef int tg_i32x8 __attribute__((ext_vector_type(8)));\n"
-    "typedef int tg_i32x4 __attribute__((ext_vector_type(4)));\n"
-    "typedef unsigned int tg_u32x8 __attribute__((ext_vector_type(8)));\n"
-    "typedef unsigned int tg_u32x4 __attribute__((ext_vector_type(4)));\n"
-    "static inline tg_i32x8 tg_pair_sums(tg_u8x16 a, tg_s8x16 b) {\n"
-    "  return __builtin_ia32_pmaddwd256(__builtin_convertvector(a, tg_s16x16), __builtin_convertvector(b, "
-    "tg_s16x16));\n"
-    "}\n"
-    "static inline tg_i32x4 tg_dot4x4(tg_i32x4 acc, tg_i32x4 a, tg_i32x4 b) {\n"
-    "  tg_i32x8 p = tg_pair_sums((tg_u8x16)a, (tg_s8x16)b);\n"
-    "  return (tg_i32x4)((tg_u32x4)acc + (tg_u32x4)__builtin_shufflevector(p, p, 0, 2, 4, 6) +\n"
-    "                    (tg_u32x4)__builtin_shufflevector(p, p, 1, 3, 5, 7));\n"
-    "}\n"
-    "static inline tg_i32x8 tg_dot4x8(tg_i32x8 acc, tg_i32x8 a, tg_i32x8 b) {\n"
-    "  tg_i32x4 a0 = __builtin_shufflevector(a, a, 0, 1, 2, 3), a1 = __builtin_shufflevector(a, a, 4, 5, 6, 7);\n"
-    "  tg_i32x4 b0 = __builtin_shufflevector(b, b, 0, 1, 2, 3), b1 = __builtin_shufflevector(b, b, 4, 5, 6, 7);\n"
-    "  tg_i32x8 lo = tg_pair_sums((tg_u8x16)a0, (tg_s8x16)b0), hi = tg_pair_sums((tg_u8x16)a1, (tg_s8x16)b1);\n"
-    "  return (tg_i32x8)((tg_u32x8)acc + (tg_u32x8)__builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14) +\n"
-    "                    (tg_u32x8)__builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15));\n"
-    "}\n"
-    "typedef int tg_i32x16 __attribute__((ext_vector_type(16)));\n"
-    "static inline tg_i32x16 tg_dot4x16(tg_i32x16 acc, tg_i32x16 a, tg_i32x16 b) {\n"
-    "  tg_i32x8 lo = tg_dot4x8(__builtin_shufflevector(acc, acc, 0, 1, 2, 3, 4, 5, 6, 7),\n"
-    "                          __builtin_shufflevector(a, a, 0, 1, 2, 3, 4, 5, 6, 7),\n"
-    "                          __builtin_shufflevector(b, b, 0, 1, 2, 3, 4, 5, 6, 7));\n"
-    "  tg_i32x8 hi = tg_dot4x8(__builtin_shufflevector(acc, acc, 8, 9, 10, 11, 12, 13, 14, 15),\n"
-    "                          __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15),\n"
-    "                          __builtin_shufflevector(b, b, 8, 9, 10, 11, 12, 13, 14, 15));\n"
-    "  return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);\n"
-    "}\n";
+const char* const kDot4Avx2Helpers = R"(typedef unsigned char tg_u8x16 __attribute__((ext_vector_type(16)));
+typedef signed char tg_s8x16 __attribute__((ext_vector_type(16)));
+typedef short tg_s16x16 __attribute__((ext_vector_type(16)));
+typedef int tg_i32x8 __attribute__((ext_vector_type(8)));
+typedef int tg_i32x4 __attribute__((ext_vector_type(4)));
+typedef unsigned int tg_u32x8 __attribute__((ext_vector_type(8)));
+typedef unsigned int tg_u32x4 __attribute__((ext_vector_type(4)));
+static inline tg_i32x8 tg_pair_sums(tg_u8x16 a, tg_s8x16 b) {
+  return __builtin_ia32_pmaddwd256(__builtin_convertvector(a, tg_s16x16), __builtin_convertvector(b, tg_s16x16));
+}
+static inline tg_i32x4 tg_dot4x4(tg_i32x4 acc, tg_i32x4 a, tg_i32x4 b) {
+  tg_i32x8 p = tg_pair_sums((tg_u8x16)a, (tg_s8x16)b);
+  return (tg_i32x4)((tg_u32x4)acc + (tg_u32x4)__builtin_shufflevector(p, p, 0, 2, 4, 6) +
+                    (tg_u32x4)__builtin_shufflevector(p, p, 1, 3, 5, 7));
+}
+static inline tg_i32x8 tg_dot4x8(tg_i32x8 acc, tg_i32x8 a, tg_i32x8 b) {
+  tg_i32x4 a0 = __builtin_shufflevector(a, a, 0, 1, 2, 3), a1 = __builtin_shufflevector(a, a, 4, 5, 6, 7);
+  tg_i32x4 b0 = __builtin_shufflevector(b, b, 0, 1, 2, 3), b1 = __builtin_shufflevector(b, b, 4, 5, 6, 7);
+  tg_i32x8 lo = tg_pair_sums((tg_u8x16)a0, (tg_s8x16)b0), hi = tg_pair_sums((tg_u8x16)a1, (tg_s8x16)b1);
+  return (tg_i32x8)((tg_u32x8)acc + (tg_u32x8)__builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14) +
+                    (tg_u32x8)__builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15));
+}
+typedef int tg_i32x16 __attribute__((ext_vector_type(16)));
+static inline tg_i32x16 tg_dot4x16(tg_i32x16 acc, tg_i32x16 a, tg_i32x16 b) {
+  tg_i32x8 lo = tg_dot4x8(__builtin_shufflevector(acc, acc, 0, 1, 2, 3, 4, 5, 6, 7),
+                          __builtin_shufflevector(a, a, 0, 1, 2, 3, 4, 5, 6, 7),
+                          __builtin_shufflevector(b, b, 0, 1, 2, 3, 4, 5, 6, 7));
+  tg_i32x8 hi = tg_dot4x8(__builtin_shufflevector(acc, acc, 8, 9, 10, 11, 12, 13, 14, 15),
+                          __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15),
+                          __builtin_shufflevector(b, b, 8, 9, 10, 11, 12, 13, 14, 15));
+  return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+)";
 // LUT16 for scalars and the lane counts pshufb does not cover: the definition, byte by byte.
 const char* const kLut16Helper =
     "static inline int32_t tg_lut16(int32_t idx, int32_t t0, int32_t t1, int32_t t2, int32_t t3) {\n"
@@ -237,7 +236,7 @@ class CpuRenderer final : public sdk::ClangVectorRenderer {
       return cat("((", type(in.dtype, in.vcount), ")__builtin_ia32_vpdpbusd", 32 * in.vcount, "(", srcs[0], ",",
                  srcs[1], ",", srcs[2], "))");
     if (in.op == TG_KIR_DOT4 && host_has_avx2() && (in.vcount == 4 || in.vcount == 8 || in.vcount == 16)) {
-      use_helper("dot4x8", kDot4x8Helper);
+      use_helper("dot4_avx2", kDot4Avx2Helpers);
       const int lanes = static_cast<int>(in.vcount);
       const std::string v = cat("tg_i32x", lanes);
       return cat("((", type(in.dtype, in.vcount), ")tg_dot4x", lanes, "((", v, ")(", srcs[0], "),(", v, ")(", srcs[1],
