@@ -29,6 +29,11 @@ usage: gen_synthetic_model.py OUT.gguf --arch {llama,qwen2,qwen3,gemma3} --wtype
                its qwen2 and qwen3 graphs assert n_rot == head_dim).
   --rope-base B  rope.freq_base (default llama 500000, qwen2 / qwen3 / gemma3 1000000).
   --context-length N  context_length (default 128; yarn: factor * original context).
+  --yarn-mscale-all-dim M  deepseek2 with yarn: rope.scaling.yarn_log_multiplier 0.1 M, as convert_hf_to_gguf.py
+               writes DeepSeek's mscale_all_dim (cos and sin then keep attn_factor; the scores take
+               (1 + 0.1 M ln factor)^2).
+  --expert-groups G:USED  deepseek2: expert_group_count G and expert_group_used_count USED (DeepSeek-V3's
+               group-limited routing).
   Outputs: OUT.gguf, and unless skipped OUT.gguf.logits.f64 and OUT.gguf.greedy.i32 (see reference_forward.py).
 
 Types the gguf package cannot quantize (K-quants, IQ4) are encoded here by small quantizers of our own: their
@@ -277,9 +282,11 @@ def add_deepseek2_layer(add, mat, norm, rng, p, il, D, d, H, q_lora):
     add(p + "ffn_down_shexp.weight", mat(d, fe))
 
 
-def write_model(path, arch, wtype, seed, vocab, untied, arch_name, rope=None, q_lora=0, set_ints=(), drop_keys=()):
+def write_model(path, arch, wtype, seed, vocab, untied, arch_name, rope=None, q_lora=0, set_ints=(), drop_keys=(),
+                groups=None):
     """rope: None (plain RoPE), or a dict of scaling ("none", "llama3", "linear", "yarn"), factor, orig_ctx,
-    attn_factor, dims, base, context_length (None: the default)."""
+    attn_factor, dims, base, context_length (None: the default), mscale_all_dim (deepseek2's yarn).
+    groups: None, or (expert_group_count, expert_group_used_count) for deepseek2."""
     rope = dict(rope or {})
     D = dims(arch, wtype)
     d, ff, H, KV, hd, L = D["d"], D["ff"], D["heads"], D["kv"], D["hd"], D["layers"]
@@ -337,6 +344,11 @@ def write_model(path, arch, wtype, seed, vocab, untied, arch_name, rope=None, q_
         w.add_rope_scaling_orig_ctx_len(orig_ctx)
         if rope.get("attn_factor") is not None:
             w.add_rope_scaling_attn_factors(float(rope["attn_factor"]))
+        if rope.get("mscale_all_dim") is not None:  # as convert_hf_to_gguf.py writes DeepSeek's: 0.1 * mscale_all_dim
+            w.add_rope_scaling_yarn_log_mul(0.1 * float(rope["mscale_all_dim"]))
+    if groups is not None:
+        w.add_expert_group_count(groups[0])
+        w.add_expert_group_used_count(groups[1])
     if arch == "gemma3":
         w.add_sliding_window(D["window"])
     if "experts" in D:
@@ -430,6 +442,10 @@ def main():
     ap.add_argument("--rope-dims", type=int, default=None, help="rope.dimension_count (default head_dim)")
     ap.add_argument("--rope-base", type=float, default=None, help="rope.freq_base (default per architecture)")
     ap.add_argument("--context-length", type=int, default=None, help=f"default {CONTEXT_LENGTH}; yarn: factor * original")
+    ap.add_argument("--yarn-mscale-all-dim", type=float, default=None,
+                    help="deepseek2 with --rope-scaling yarn: DeepSeek's mscale_all_dim (written as yarn_log_multiplier)")
+    ap.add_argument("--expert-groups", default=None, metavar="G:USED",
+                    help="deepseek2: group-limited routing, G groups of experts, the picks from the USED best")
     a = ap.parse_args()
     if a.vocab < 259:
         raise SystemExit("--vocab must hold the 3 specials and 256 byte tokens (>= 259)")
@@ -439,15 +455,23 @@ def main():
         raise SystemExit("--rope-scaling: gemma3's scaling is not modelled by the reference")
     if a.rope_attn_factor is not None and a.rope_scaling != "yarn":
         raise SystemExit("--rope-attn-factor goes with --rope-scaling yarn")
+    if a.yarn_mscale_all_dim is not None and (a.rope_scaling != "yarn" or a.arch != "deepseek2"):
+        raise SystemExit("--yarn-mscale-all-dim goes with --arch deepseek2 --rope-scaling yarn")
+    if a.rope_scaling == "linear" and a.arch == "deepseek2":
+        raise SystemExit("--rope-scaling linear: deepseek2 runs none or yarn")
+    groups = tuple(int(v) for v in a.expert_groups.split(":")) if a.expert_groups else None
+    if groups is not None and a.arch != "deepseek2":
+        raise SystemExit("--expert-groups goes with --arch deepseek2")
     if a.rope_dims is not None and a.arch != "gemma3":
         raise SystemExit("--rope-dims: llama.cpp runs partial RoPE for gemma3 only (llama refuses it, qwen2 / qwen3 assert)")
     if a.rope_dims is not None and (a.rope_dims <= 0 or a.rope_dims % 2 or a.rope_dims > dims(a.arch, a.wtype)["hd"]):
         raise SystemExit(f"--rope-dims must be even and at most head_dim ({dims(a.arch, a.wtype)['hd']})")
     rope = dict(scaling=a.rope_scaling, factor=a.rope_factor, orig_ctx=a.rope_orig_ctx, attn_factor=a.rope_attn_factor,
-                dims=a.rope_dims, base=a.rope_base, context_length=a.context_length)
+                dims=a.rope_dims, base=a.rope_base, context_length=a.context_length,
+                mscale_all_dim=a.yarn_mscale_all_dim)
     set_ints = [(kv.split("=")[0], int(kv.split("=")[1])) for kv in a.set_int]
     write_model(a.out, a.arch, a.wtype, a.seed, a.vocab, a.untied, a.arch_name or a.arch, rope, q_lora=a.q_lora_rank, set_ints=set_ints,
-                drop_keys=a.drop_key)
+                drop_keys=a.drop_key, groups=groups)
     if set_ints or a.drop_key:
         print(f"wrote {a.out} (keys changed: no reference)")
         return

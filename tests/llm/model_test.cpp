@@ -64,7 +64,7 @@ struct Case {
   const char* wtype;
   bool untied;                        // writes output.weight; otherwise the output projection is token_embd
   const char* kv = "f32";             // the KV cache type (LoadOptions::kv)
-  const char* rope_scaling = "none";  // the generator's --rope-scaling (llama): none, llama3, linear, yarn
+  const char* rope_scaling = "none";  // the generator's --rope-scaling: none, llama3, linear, yarn
   const char* ssm = "f32";            // recurrent state type (LoadOptions::ssm)
   bool flash = false;                 // attention never materializes scores (LoadOptions::max_score_bytes 0)
   const char* extra = "";             // more generator flags (deepseek2's --q-lora-rank)
@@ -272,7 +272,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"olmoe", "Q4_K", false, "f32", "none", "f32", false, "", 105}, Case{"qwen35moe", "F32", false},
         Case{"qwen35moe", "Q8_0", true, "f32", "none", "f32", false, "", 105}, Case{"deepseek2", "F32", false},
         Case{"deepseek2", "Q8_0", true, "f32", "none", "f32", false, "", 105}, Case{"deepseek2", "F16", false},
-        Case{"deepseek2", "F32", false, "f32", "none", "f32", false, "--q-lora-rank 64"}),
+        Case{"deepseek2", "F32", false, "f32", "none", "f32", false, "--q-lora-rank 64"},
+        Case{"deepseek2", "F32", false, "f32", "yarn", "f32", false,
+             "--yarn-mscale-all-dim 0.707 --expert-groups 4:2"}),
     [](const auto& info) { return info.param.name(); });
 
 // Prompts of 32 to 40 tokens: their products take the prefill kernels of long prompts (for the integer formats on
@@ -331,7 +333,8 @@ INSTANTIATE_TEST_SUITE_P(
                       // then (0.104 of the logits' scale once in 9 runs), and a flipped expert is an O(1)
                       // change (the int8 expert kernels: quant_test's Formats.ExpertProducts*)
                       Case{"qwen3moe", "F32", false}, Case{"olmoe", "F32", false}, Case{"qwen35moe", "F32", false},
-                      Case{"deepseek2", "F32", false}),
+                      Case{"deepseek2", "F32", false},
+                      Case{"deepseek2", "F32", false, "f32", "yarn", "f32", false, "--expert-groups 4:2"}),
     [](const auto& info) { return info.param.name(); });
 
 // Several sequences in one KV cache (LoadOptions::slots) decoded together: batch rows in another order than the
@@ -744,7 +747,7 @@ TEST(ModelErrors, MixtureOfExpertsFilesItCannotRunAreNamed) {
   for (const Bad& bad :
        {Bad{"qwen3moe", "--set-int qwen3moe.expert_used_count=9", "implausible mixture of experts (9 of 8 experts"},
         Bad{"deepseek2", "--drop-key deepseek2.attention.key_length_mla", "converted before MLA"},
-        Bad{"deepseek2", "--set-int deepseek2.expert_group_count=4", "group-limited expert routing"},
+        Bad{"deepseek2", "--set-int deepseek2.expert_group_count=3", "do not fit 8 experts with 2 a token"},
         Bad{"deepseek2", "--set-int deepseek2.expert_gating_func=3", "is not 1 (softmax) or 2 (sigmoid)"},
         Bad{"deepseek2", "--set-int deepseek2.attention.kv_lora_rank=48", "implausible latent attention"}}) {
     SCOPED_TRACE(bad.flags);

@@ -42,12 +42,13 @@ Reference numpy_routing(const std::vector<float>& logits, int64_t T, int64_t E, 
   std::string cmd = std::string(TG_PYTHON) + " " + TG_LLM_TEST_DIR + "/reference_routing.py " + stem + ".logits.f32 " +
                     std::to_string(T) + " " + std::to_string(E) + " " + std::to_string(spec.k) + " " +
                     (spec.gate == RoutingSpec::Gate::softmax ? "softmax" : "sigmoid") + " " +
-                    (spec.normalize ? "1" : "0") + " " + std::to_string(spec.scale);
+                    (spec.normalize ? "1" : "0") + " " + std::to_string(spec.scale) + " " + stem;
   if (!bias.empty()) {
     write_raw(stem + ".bias.f32", bias);
-    cmd += " " + stem + ".bias.f32";
+    cmd += " --bias " + stem + ".bias.f32";
   }
-  cmd += " " + stem;
+  if (spec.groups > 1)
+    cmd += " --groups " + std::to_string(spec.groups) + " --groups-used " + std::to_string(spec.groups_used);
   if (std::system(cmd.c_str()) != 0) ADD_FAILURE() << "the reference failed (needs python3 with numpy): " << cmd;
   Reference r{read_raw<int32_t>(stem + ".ids.i32"), read_raw<double>(stem + ".weights.f64")};
   for (const char* s : {".logits.f32", ".bias.f32", ".ids.i32", ".weights.f64"}) std::filesystem::remove(stem + s);
@@ -106,6 +107,35 @@ TEST(Routing, SigmoidWithSelectionBiasMatchesNumpy) {
   expect_routes(route(Tensor::from_vector(logits, {T, E}), spec, b), numpy_routing(logits, T, E, spec, bias), T, 6);
 }
 
+// DeepSeek-V3's group limit: 256 experts in 8 groups, 4 of them open, 8 picks, sigmoid with a selection bias.
+// Planted: the best single expert in a group that loses on its top-2 sum, groups tied with each other (the lower
+// groups win), and two equal leaders of a group (both count).
+TEST(Routing, GroupLimitedMatchesNumpy) {
+  const int64_t T = 12, E = 256, G = 8;
+  std::mt19937 rng(test_seed("expert groups"));
+  std::normal_distribution<float> nd;
+  std::vector<float> logits(static_cast<size_t>(T * E)), bias(static_cast<size_t>(E));
+  for (auto& v : logits) v = nd(rng);
+  for (auto& v : bias) v = 0.1f * nd(rng);
+  auto at = [&](int64_t t, int64_t e) -> float& { return logits[static_cast<size_t>(t * E + e)]; };
+  for (int64_t t = 0; t < 3; ++t) {  // one expert far ahead in group 7; groups 1..6 carry two good ones each
+    at(t, 7 * 32 + 5) = 9.0f;
+    for (int64_t g = 1; g < 7; ++g) at(t, g * 32 + 3) = at(t, g * 32 + 20) = 4.0f;
+  }
+  for (int64_t t = 3; t < 6; ++t)  // every group tied on its top two: groups 0..3 open
+    for (int64_t g = 0; g < G; ++g) at(t, g * 32 + (g + t) % 32) = at(t, g * 32 + (g + 2 * t + 1) % 32) = 6.0f;
+  for (int64_t t = 6; t < 9; ++t)  // within a group: two equal leaders count twice
+    at(t, 2 * 32 + 11) = at(t, 2 * 32 + 12) = 5.0f;
+  for (bool biased : {false, true}) {
+    SCOPED_TRACE(biased ? "with a selection bias" : "no bias");
+    const RoutingSpec spec{
+        .gate = RoutingSpec::Gate::sigmoid, .k = 8, .normalize = true, .scale = 2.5, .groups = G, .groups_used = 4};
+    const std::vector<float> used = biased ? bias : std::vector<float>(bias.size(), 0.0f);
+    expect_routes(route(Tensor::from_vector(logits, {T, E}), spec, Tensor::from_vector(used, {E})),
+                  numpy_routing(logits, T, E, spec, used), T, 8);
+  }
+}
+
 // A NaN score is never picked; a row with fewer pickable scores than slots pads with expert E and weight 0.
 TEST(Routing, NanScoresAreNeverPicked) {
   const int64_t E = 8, K = 3;
@@ -133,6 +163,8 @@ TEST(Routing, BadShapesAreOneClearError) {
   EXPECT_NE(
       message([&] { top_k_experts(s, Tensor::zeros({2, 3}, dtypes::float32), {.k = 1}); }).find("(T, experts) float32"),
       std::string::npos);
+  EXPECT_EQ(message([&] { route(s, {.k = 3, .groups = 2, .groups_used = 1}); }),
+            "tg-llm: 3 experts per token from 1 of 2 groups of 4 experts");
 }
 
 // Q8_0 blocks built by hand: a float16 scale (a power of two: exact), then 32 signed bytes; value = d * q.

@@ -153,7 +153,8 @@ def load(path):
         n_rot = int(k("rope.dimension_count"))
         cfg.update(kv_lora=int(k("attention.kv_lora_rank")), q_lora=int(k("attention.q_lora_rank", 0)), rope_dims=n_rot,
                    nope=int(k("attention.key_length_mla")) - n_rot, v_dim=int(k("attention.value_length_mla")),
-                   dense=int(k("leading_dense_block_count", 0)))
+                   dense=int(k("leading_dense_block_count", 0)),
+                   groups=int(k("expert_group_count", 1)) or 1, groups_used=int(k("expert_group_used_count", 1)))
     weights, cfg["int8_inputs"] = {}, set()
     for t in r.tensors:
         if t.tensor_type in INT8_ACTIVATION_TYPES:
@@ -168,6 +169,8 @@ def load(path):
     cfg["n_rot"] = None if n_rot == cfg["head_dim"] or arch == "deepseek2" else n_rot
     cfg["freq_factors"] = weights.pop("rope_freqs.weight", None)
     cfg["rope_scaling"] = rope_scaling_from_gguf(k, cfg["n_ctx_train"])
+    if arch == "deepseek2" and cfg["rope_scaling"] is not None:
+        cfg["rope_scaling"], cfg["score_mscale"] = deepseek_yarn(cfg["rope_scaling"], k)
     # what llama.cpp would do differently that this reference does not model (or refuses): refuse rather than be wrong
     if not (0 < n_rot <= cfg["head_dim"] and n_rot % 2 == 0):
         raise ValueError(f"reference_forward: rope.dimension_count {n_rot} with head_dim {cfg['head_dim']}")
@@ -249,6 +252,26 @@ def is_local(cfg, il):
     return cfg["arch"] == "gemma3" and cfg["sliding_window"] > 0 and il % 6 != 5
 
 
+def deepseek_yarn(s, get):
+    """DeepSeek's YaRN (modeling_deepseek.py: DeepseekV2YarnRotaryEmbedding and the softmax_scale of its attention),
+    with the magnitude llama.cpp gives it: -> (the rope's RopeScaling, the scores' extra factor).
+    yarn_get_mscale(f, m) = 1 + 0.1 m ln f (1 for f <= 1). The file holds 0.1 * mscale_all_dim as
+    rope.scaling.yarn_log_multiplier (convert_hf_to_gguf.py), and mscale = mscale_all_dim: cos and sin are scaled by
+    A * yarn_get_mscale(f, mscale) / yarn_get_mscale(f, mscale_all_dim) = A (A = rope.scaling.attn_factor, 1 if
+    absent), the scores by (A * yarn_get_mscale(f, mscale_all_dim))^2 besides 1 / sqrt(head dims). Without the key:
+    the plain yarn magnitude A * yarn_get_mscale(f, 1) on cos and sin, and its square on the scores."""
+    if s.ext_factor == 0.0:
+        raise ValueError("reference_forward: deepseek2 with linear RoPE scaling is not modelled")
+    f = 1.0 / s.freq_scale
+    m_all = float(get("rope.scaling.yarn_log_multiplier", 0.0)) / 0.1
+    A = float(get("rope.scaling.attn_factor", 1.0))
+    gm = lambda m: 1.0 if f <= 1.0 else 1.0 + 0.1 * m * float(np.log(f))
+    magnitude = A * (gm(m_all) / gm(m_all) if m_all != 0.0 else gm(1.0))
+    # rope() multiplies cos and sin by attn_factor * (1 + 0.1 ln f) for yarn
+    scaling = s._replace(attn_factor=magnitude / (1.0 + 0.1 * float(np.log(f))))
+    return scaling, (magnitude * (1.0 + 0.1 * m_all * float(np.log(f)))) ** 2
+
+
 def top_k(p, k):
     """The k best of p, best first; equal values: the lower index first."""
     return np.lexsort((np.arange(len(p)), -p))[:k]
@@ -265,6 +288,14 @@ def moe_ffn(cfg, W, il, h, mm):
         probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
         probs /= probs.sum(axis=-1, keepdims=True)
     score = probs + W.get(f"blk.{il}.exp_probs_b.bias", 0.0)
+    G = cfg.get("groups", 1)
+    if G > 1:  # DeepSeek-V3's group limit: a group's score is the sum of its two best; the others' experts barred
+        per = score.shape[-1] // G
+        group_score = np.sort(score.reshape(-1, G, per), axis=-1)[..., -2:].sum(axis=-1)
+        for t in range(score.shape[0]):
+            keep = np.zeros(G, dtype=bool)
+            keep[top_k(group_score[t], cfg["groups_used"])] = True
+            score[t, ~np.repeat(keep, per)] = -np.inf
     names = [f"blk.{il}.ffn_{n}_exps.weight" for n in ("gate", "up", "down")]
     gate, up, down = (W[n] for n in names)
     # each expert product's input rounded as the weight format's product takes it (mm's rule)
@@ -308,7 +339,7 @@ def mla_attention(cfg, W, il, h, pos, mm, rope_kw):
     out = np.empty((T, H, V))
     for hh in range(H):
         q_lat = np.stack([k_b[hh] @ rnd(q[t, hh, :N], "attn_k_b") for t in range(T)])  # (T, C)
-        s = (q_lat @ c.T + q_pe[:, hh, :] @ k_pe.T) / np.sqrt(N + R)
+        s = (q_lat @ c.T + q_pe[:, hh, :] @ k_pe.T) * cfg.get("score_mscale", 1.0) / np.sqrt(N + R)
         s = np.where(causal, s, -np.inf)
         s = np.exp(s - s.max(axis=-1, keepdims=True))
         lat = (s / s.sum(axis=-1, keepdims=True)) @ c  # (T, C)

@@ -34,6 +34,17 @@ RopeScaling read_rope_scaling(const GGUFFile& f, const std::string& p) {
 
 }  // namespace
 
+double yarn_get_mscale(double factor, double mscale) {
+  return factor <= 1 ? 1.0 : 1.0 + 0.1 * mscale * std::log(factor);
+}
+
+double RopeScaling::magnitude() const {
+  if (type != Type::yarn) return attn_factor;
+  const double m = mscale_all_dim != 0 ? yarn_get_mscale(factor, mscale) / yarn_get_mscale(factor, mscale_all_dim)
+                                       : yarn_get_mscale(factor, 1);
+  return attn_factor * m;
+}
+
 ModelConfig read_common_config(const GGUFFile& f) {
   ModelConfig c;
   c.arch = f.get_string("general.architecture");

@@ -18,7 +18,17 @@ struct RopeScaling {
   int64_t original_context = 0;          // rope.scaling.original_context_length (YaRN's n_ctx_orig)
   double attn_factor = 1;                // rope.scaling.attn_factor: scales cos and sin
   double beta_fast = 32, beta_slow = 1;  // YaRN's correction range (llama.cpp's defaults)
+  // YaRN's magnitude terms (Hugging Face's rope_scaling mscale and mscale_all_dim; DeepSeek's): cos and sin are
+  // scaled by get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim), or get_mscale(factor, 1) where
+  // mscale_all_dim is 0 (not given), with get_mscale(f, m) = 1 + 0.1 m ln f (1 for f <= 1)
+  double mscale = 1, mscale_all_dim = 0;
+
+  // what cos and sin are multiplied by
+  double magnitude() const;
 };
+
+// YaRN's get_mscale: the attention magnitude for a context stretched `factor` times
+double yarn_get_mscale(double factor, double mscale);
 
 struct ModelConfig {
   std::string arch;  // general.architecture

@@ -30,8 +30,8 @@ Angles angles(double base, int64_t dims, const RopeScaling& scaling, const std::
   const int64_t half = dims / 2;
   const bool yarn = scaling.type == RopeScaling::Type::yarn;
   const double freq_scale = scaling.type == RopeScaling::Type::none ? 1.0 : 1.0 / scaling.factor;
-  // cos and sin (so each score by its square) scaled by attn_factor, and for YaRN by 1 + 0.1 ln(1 / freq_scale)
-  const double mscale = scaling.attn_factor * (yarn ? 1.0 + 0.1 * std::log(1.0 / freq_scale) : 1.0);
+  // cos and sin (so each score by its square) scaled by attn_factor, and for YaRN by its magnitude term
+  const double mscale = scaling.magnitude();
   const YarnRange range = yarn ? yarn_range(dims, scaling, base) : YarnRange{0, 0};
   std::vector<float> c(static_cast<size_t>(positions * half)), s(c.size());
   for (int64_t i = 0; i < half; ++i) {

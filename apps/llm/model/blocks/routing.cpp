@@ -69,6 +69,28 @@ const CustomKernel& cached_top_k(int64_t T, int64_t E, int64_t K, bool normalize
   return *slot;
 }
 
+// DeepSeek-V3's group limit: the selection scores (T, E) with the experts outside the spec.groups_used best of
+// spec.groups groups set to -inf. A group's score is the sum of its two best (a tie at the top counts twice).
+Tensor limit_to_groups(const Tensor& score, const RoutingSpec& spec) {
+  const int64_t T = score.shape()[0], E = score.shape()[1], G = spec.groups, per = E / G;
+  const double inf = std::numeric_limits<double>::infinity();
+  const Tensor none = Tensor::full({1}, -inf, dtypes::float32, score.device());
+  const Tensor s = score.reshape({T, G, per});
+  const Tensor best = s.max({2}, true);
+  const Tensor ties = s.eq(best).cast(dtypes::int32).sum({2}, true);
+  const Tensor runner_up = Tensor::where(s.lt(best), s, none).max({2}, true);
+  const Tensor second = Tensor::where(ties.ge(Tensor::full({1}, 2, dtypes::int32, score.device())), best, runner_up);
+  const Tensor group_score = (best + second).reshape({T, G}).contiguous();
+  const Tensor picked = top_k_experts(group_score, group_score, {.k = spec.groups_used}).ids;  // (T, groups_used)
+  const Tensor group_of = Tensor::arange(0, static_cast<double>(E), 1, dtypes::int32, score.device())
+                              .idiv(Tensor::full({1}, static_cast<double>(per), dtypes::int32, score.device()));
+  const Tensor open = picked.reshape({T, 1, spec.groups_used})
+                          .eq(group_of.reshape({1, E, 1}))
+                          .cast(dtypes::int32)
+                          .max({2});  // (T, E): 1 where the expert's group was picked
+  return Tensor::where(open.cast(dtypes::bool_), score, none).contiguous();
+}
+
 }  // namespace
 
 Routes top_k_experts(const Tensor& score, const Tensor& weight, const RoutingSpec& spec) {
@@ -88,7 +110,17 @@ Routes top_k_experts(const Tensor& score, const Tensor& weight, const RoutingSpe
 Routes route(const Tensor& logits, const RoutingSpec& spec, const std::optional<Tensor>& bias) {
   Tensor w = spec.gate == RoutingSpec::Gate::softmax ? logits.softmax(-1) : logits.sigmoid();
   w = w.contiguous();  // read by the selection (twice a slot) and the weights: computed once
-  return top_k_experts(bias ? (w + bias->reshape({1, bias->shape()[0]})).contiguous() : w, w, spec);
+  Tensor select = bias ? (w + bias->reshape({1, bias->shape()[0]})).contiguous() : w;
+  if (spec.groups > 1) {
+    const int64_t E = logits.shape()[1];
+    if (E % spec.groups != 0 || E / spec.groups < 2 || spec.groups_used < 1 || spec.groups_used >= spec.groups ||
+        spec.k > spec.groups_used * (E / spec.groups))
+      throw std::invalid_argument("tg-llm: " + std::to_string(spec.k) + " experts per token from " +
+                                  std::to_string(spec.groups_used) + " of " + std::to_string(spec.groups) +
+                                  " groups of " + std::to_string(E) + " experts");
+    select = limit_to_groups(select, spec);
+  }
+  return top_k_experts(select, w, spec);
 }
 
 }  // namespace tg::llm

@@ -2,7 +2,9 @@
 // The gates (llama.cpp's build_moe_ffn, the seed's MoE): softmax over all experts (qwen3moe, qwen35moe, olmoe) or
 // sigmoid with a selection bias added (deepseek2's exp_probs_b: it changes which experts are picked, not their
 // weights); the picked weights optionally renormalized to sum 1 (the sum clamped below at 2^-14, as llama.cpp),
-// then scaled.
+// then scaled. Group-limited routing (DeepSeek-V3's, llama.cpp's n_expert_groups): the experts fall in equal groups
+// of consecutive indices, each group scored by the sum of its two best selection scores, and only the experts of
+// the best groups can be picked.
 #pragma once
 
 #include <cstdint>
@@ -14,9 +16,11 @@ namespace tg::llm {
 
 struct RoutingSpec {
   enum class Gate { softmax, sigmoid } gate = Gate::softmax;
-  int64_t k = 1;           // experts per token (expert_used_count)
-  bool normalize = false;  // the k weights divided by their sum (expert_weights_norm; qwen3moe's norm_topk_prob)
-  double scale = 1.0;      // then multiplied by this (expert_weights_scale; deepseek2's routed_scaling_factor)
+  int64_t k = 1;            // experts per token (expert_used_count)
+  bool normalize = false;   // the k weights divided by their sum (expert_weights_norm; qwen3moe's norm_topk_prob)
+  double scale = 1.0;       // then multiplied by this (expert_weights_scale; deepseek2's routed_scaling_factor)
+  int64_t groups = 1;       // expert_group_count: > 1 limits the picks to the best groups
+  int64_t groups_used = 1;  // expert_group_used_count: how many groups (ties: the lower group)
 };
 
 struct Routes {
@@ -30,8 +34,8 @@ struct Routes {
 // renormalized and scaled as `spec` says.
 Routes top_k_experts(const Tensor& score, const Tensor& weight, const RoutingSpec& spec);
 
-// The gate of `spec` over router logits (T, E), then top_k_experts. `bias` (E,): added to the scores that select
-// (not to the weights).
+// The gate of `spec` over router logits (T, E), then (with spec.groups > 1) the experts outside the best groups
+// barred, then top_k_experts. `bias` (E,): added to the scores that select (not to the weights).
 Routes route(const Tensor& logits, const RoutingSpec& spec, const std::optional<Tensor>& bias = std::nullopt);
 
 }  // namespace tg::llm
