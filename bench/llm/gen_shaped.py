@@ -15,6 +15,11 @@ configs:
                 vocab 151936
   qwen3.6-35b-a3b  qwen35moe: 40 layers as qwen35 (every 4th gated attention, 16 / 2 heads of 256; delta nets 16
                 key and 32 value heads of 128), 256 experts of 512, 8 a token, a shared expert of 512, vocab 248320
+  glm-4.7-flash deepseek2: 47 layers, d_model 2048, latent attention (20 heads, q_lora 768, kv_lora 512, 192 + 64
+                query dims and 256 value dims a head, rope base 1e6), the first layer a dense FFN of 10240, then 64
+                experts of 1536, 4 a token, sigmoid routing with a selection bias, scale 1.8, renormalized, and one
+                shared expert; vocab 154880. The heads' attn_k_b (192 wide) is Q8_0 whatever --wtype (a K-quant's
+                256-block does not fit), as llama.cpp's quantize falls back
 All but olmoe tie the output head to the embedding. --layers cuts the stack (the per-layer figures scale to the full model).
 The routers (ffn_gate_inp) are float32 N(0, 1/d_model): every expert is picked about equally often.
 
@@ -47,6 +52,9 @@ SHAPES = {
                           experts=128, used=8, ff_exp=768),
     "qwen3.6-35b-a3b": dict(arch="qwen35moe", d=2048, ff=512, layers=40, heads=16, kv=2, hd=256, vocab=248320, base=1e7, ctx=262144,
                             n_rot=64, interval=4, nk=16, nv=32, dk=128, conv=4, experts=256, used=8, ff_exp=512, ff_shared=512),
+    "glm-4.7-flash": dict(arch="deepseek2", d=2048, ff=10240, layers=47, heads=20, kv=1, hd=576, vocab=154880, base=1e6,
+                          ctx=202752, n_rot=64, q_lora=768, kv_lora=512, nope=192, v=256, dense=1, experts=64, used=4,
+                          ff_exp=1536, shared=1, scale=1.8),
 }
 HYBRID = ("qwen35", "qwen35moe")
 
@@ -96,7 +104,6 @@ def main():
     S = SHAPES[a.shape]
     D, FF, L, H, KV, HD, V = S["d"], S["ff"], a.layers or S["layers"], S["heads"], S["kv"], S["hd"], S["vocab"]
     rng = np.random.default_rng(a.seed)
-    qt = Q[a.wtype]
     w = gguf.GGUFWriter(a.out, S["arch"])
     w.add_name(f"{a.shape}-shaped random {a.wtype} seed {a.seed}")
     w.add_context_length(S["ctx"])
@@ -106,7 +113,7 @@ def main():
     w.add_head_count(H)
     w.add_head_count_kv(KV)
     w.add_key_length(HD)
-    w.add_value_length(HD)
+    w.add_value_length(S.get("kv_lora", HD))  # deepseek2: the latent cache rows, [c | k_pe] and c
     w.add_layer_norm_rms_eps(1e-6 if S["arch"] != "llama" else 1e-5)
     w.add_rope_freq_base(S["base"])
     w.add_rope_dimension_count(S.get("n_rot", HD))
@@ -117,6 +124,17 @@ def main():
             w.add_expert_feed_forward_length(S["ff_exp"])
         if "ff_shared" in S:
             w.add_expert_shared_feed_forward_length(S["ff_shared"])
+    if S["arch"] == "deepseek2":
+        A = S["arch"]
+        w.add_uint32(f"{A}.attention.key_length_mla", S["nope"] + S["n_rot"])
+        w.add_uint32(f"{A}.attention.value_length_mla", S["v"])
+        w.add_uint32(f"{A}.attention.kv_lora_rank", S["kv_lora"])
+        w.add_uint32(f"{A}.attention.q_lora_rank", S["q_lora"])
+        w.add_uint32(f"{A}.leading_dense_block_count", S["dense"])
+        w.add_uint32(f"{A}.expert_shared_count", S["shared"])
+        w.add_uint32(f"{A}.expert_gating_func", 2)  # sigmoid
+        w.add_bool(f"{A}.expert_weights_norm", True)
+        w.add_float32(f"{A}.expert_weights_scale", S["scale"])
     if S["arch"] in HYBRID:
         w.add_rope_dimension_sections([11, 11, 10, 0])
         w.add_ssm_conv_kernel(S["conv"])
@@ -144,13 +162,13 @@ def main():
         w.add_tensor_info(name, shape, np.dtype(dtype), nbytes, raw_dtype=raw_dtype)
         makers.append(make)
 
-    block, block_bytes = gguf.GGML_QUANT_SIZES[qt]
-
-    def mat(name, rows, cols, experts=0):
+    def mat(name, rows, cols, experts=0, wtype=None):
+        wt = wtype or a.wtype
+        block, block_bytes = gguf.GGML_QUANT_SIZES[Q[wt]]
         n = max(experts, 1)
         shape = (n, rows, cols // block * block_bytes) if experts else (rows, cols // block * block_bytes)
-        add(name, shape, np.uint8, qt, n * rows * cols // block * block_bytes,
-            lambda: np.stack([blocks(rng, rows, cols, a.wtype) for _ in range(n)]) if experts else blocks(rng, rows, cols, a.wtype))
+        add(name, shape, np.uint8, Q[wt], n * rows * cols // block * block_bytes,
+            lambda: np.stack([blocks(rng, rows, cols, wt) for _ in range(n)]) if experts else blocks(rng, rows, cols, wt))
 
     def vec(name, make):
         v = make()
@@ -166,7 +184,17 @@ def main():
     for il in range(L):
         p = f"blk.{il}."
         vec(p + "attn_norm.weight", ones(D))
-        if S["arch"] in HYBRID and (il + 1) % S["interval"] != 0:  # a gated delta net
+        if S["arch"] == "deepseek2":  # latent attention, as llama.cpp's MLA loader reads it
+            ql, kl, R, N = S["q_lora"], S["kv_lora"], S["n_rot"], S["nope"]
+            mat(p + "attn_q_a.weight", ql, D)
+            vec(p + "attn_q_a_norm.weight", ones(ql))
+            mat(p + "attn_q_b.weight", H * (N + R), ql)
+            mat(p + "attn_kv_a_mqa.weight", kl + R, D)
+            vec(p + "attn_kv_a_norm.weight", ones(kl))
+            mat(p + "attn_k_b.weight", kl, N, H, wtype="Q8_0")
+            mat(p + "attn_v_b.weight", S["v"], kl, H)
+            mat(p + "attn_output.weight", D, H * S["v"])
+        elif S["arch"] in HYBRID and (il + 1) % S["interval"] != 0:  # a gated delta net
             nk, nv, dk, K = S["nk"], S["nv"], S["dk"], S["conv"]
             conv_dim = (2 * nk + nv) * dk
             mat(p + "attn_qkv.weight", conv_dim, D)
@@ -188,7 +216,7 @@ def main():
                 vec(p + "attn_q_norm.weight", ones(H * HD if S["arch"] == "olmoe" else HD))
                 vec(p + "attn_k_norm.weight", ones(KV * HD if S["arch"] == "olmoe" else HD))
         vec(p + ("post_attention_norm.weight" if S["arch"] in HYBRID else "ffn_norm.weight"), ones(D))
-        if "experts" in S:
+        if "experts" in S and il >= S.get("dense", 0):
             E, FE = S["experts"], S.get("ff_exp", FF)
             vec(p + "ffn_gate_inp.weight", lambda: (rng.standard_normal((E, D)) / np.sqrt(D)).astype(np.float32))
             mat(p + "ffn_gate_exps.weight", FE, D, E)
@@ -197,6 +225,12 @@ def main():
             if "ff_shared" in S:
                 FS = S["ff_shared"]
                 vec(p + "ffn_gate_inp_shexp.weight", lambda: (rng.standard_normal(D) / np.sqrt(D)).astype(np.float32))
+                mat(p + "ffn_gate_shexp.weight", FS, D)
+                mat(p + "ffn_up_shexp.weight", FS, D)
+                mat(p + "ffn_down_shexp.weight", D, FS)
+            if S["arch"] == "deepseek2":
+                vec(p + "exp_probs_b.bias", lambda: np.zeros(E, dtype=np.float32))
+                FS = S["shared"] * FE
                 mat(p + "ffn_gate_shexp.weight", FS, D)
                 mat(p + "ffn_up_shexp.weight", FS, D)
                 mat(p + "ffn_down_shexp.weight", D, FS)
