@@ -23,6 +23,8 @@ foreach(candidate "${CMAKE_CURRENT_LIST_DIR}/../include/tg/plugin_abi.h"
     string(REGEX REPLACE ".*MINOR ([0-9]+)u.*" "\\1" _tg_abi_minor "${_tg_abi_lines}")
     set(TG_SDK_ABI_MAJOR "${_tg_abi_major}" CACHE INTERNAL "tg plugin ABI major of the SDK headers")
     set(TG_SDK_ABI_MINOR "${_tg_abi_minor}" CACHE INTERNAL "tg plugin ABI minor of the SDK headers")
+    # a new version in the header reconfigures (the manifests and the tests' expectations are written from it)
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${candidate}")
     break()
   endif()
 endforeach()

@@ -79,21 +79,31 @@ const ByteForm kQ8_0Bytes{[](const GroupReader& r, const KExpr&, const KExpr& j)
                           },  // q + 128
                           [](const GroupReader& r, const KExpr&, const KExpr&) { return d_scale(r); },
                           128,
+                          0,
+                          255,
                           false,
                           false,
                           [](const GroupReader& r, const KExpr&, const KExpr& j) { return q8_word(r, j); }};
 const ByteForm kQ4_0Bytes{[](const GroupReader& r, const KExpr&, const KExpr& j) { return nibble_word(r, r.c(2), j); },
-                          [](const GroupReader& r, const KExpr&, const KExpr&) { return d_scale(r); }, 8};
+                          [](const GroupReader& r, const KExpr&, const KExpr&) { return d_scale(r); }, 8, 0, 15};
 const ByteForm kQ4_1Bytes{[](const GroupReader& r, const KExpr&, const KExpr& j) { return nibble_word(r, r.c(4), j); },
-                          [](const GroupReader& r, const KExpr&, const KExpr&) { return min_scale(r); }, 0, true};
+                          [](const GroupReader& r, const KExpr&, const KExpr&) { return min_scale(r); },
+                          0,
+                          0,
+                          15,
+                          true};
 // Q5_0 / Q5_1: the fifth bit of element e is bit e of the 32-bit qh
 KExpr q5_word(const GroupReader& r, int64_t qh, int64_t qs, const KExpr& j) {
   return nibble_word(r, r.c(qs), j) | spread_bits(r.packed(qh) >> (j * r.c(4)).cast(dtypes::int32));
 }
 const ByteForm kQ5_0Bytes{[](const GroupReader& r, const KExpr&, const KExpr& j) { return q5_word(r, 2, 6, j); },
-                          [](const GroupReader& r, const KExpr&, const KExpr&) { return d_scale(r); }, 16};
+                          [](const GroupReader& r, const KExpr&, const KExpr&) { return d_scale(r); }, 16, 0, 31};
 const ByteForm kQ5_1Bytes{[](const GroupReader& r, const KExpr&, const KExpr& j) { return q5_word(r, 4, 8, j); },
-                          [](const GroupReader& r, const KExpr&, const KExpr&) { return min_scale(r); }, 0, true};
+                          [](const GroupReader& r, const KExpr&, const KExpr&) { return min_scale(r); },
+                          0,
+                          0,
+                          31,
+                          true};
 // Q4_K / Q5_K: sub-blocks 2g and 2g + 1 are the low and high nibbles of the 32 bytes of group g
 KExpr k_nibbles(const GroupReader& r, int64_t qs, const KExpr& sub, const KExpr& j) {
   KExpr w = r.packed(r.c(qs) + (sub / r.c(2)) * r.c(32) + j * r.c(4));
@@ -101,13 +111,21 @@ KExpr k_nibbles(const GroupReader& r, int64_t qs, const KExpr& sub, const KExpr&
 }
 const ByteForm kQ4_KBytes{
     [](const GroupReader& r, const KExpr& sub, const KExpr& j) { return k_nibbles(r, 16, sub, j); },
-    [](const GroupReader& r, const KExpr& sub, const KExpr&) { return k_scales(r, sub); }, 0, true};
-const ByteForm kQ5_KBytes{
-    [](const GroupReader& r, const KExpr& sub, const KExpr& j) {
-      KExpr hb = (r.packed(r.c(16) + j * r.c(4)) >> sub.cast(dtypes::int32)) & 0x01010101;  // bit sub of qh[l]
-      return k_nibbles(r, 48, sub, j) | (hb << 4);
-    },
-    [](const GroupReader& r, const KExpr& sub, const KExpr&) { return k_scales(r, sub); }, 0, true};
+    [](const GroupReader& r, const KExpr& sub, const KExpr&) { return k_scales(r, sub); },
+    0,
+    0,
+    15,
+    true};
+const ByteForm kQ5_KBytes{[](const GroupReader& r, const KExpr& sub, const KExpr& j) {
+                            KExpr hb = (r.packed(r.c(16) + j * r.c(4)) >> sub.cast(dtypes::int32)) &
+                                       0x01010101;  // bit sub of qh[l]
+                            return k_nibbles(r, 48, sub, j) | (hb << 4);
+                          },
+                          [](const GroupReader& r, const KExpr& sub, const KExpr&) { return k_scales(r, sub); },
+                          0,
+                          0,
+                          31,
+                          true};
 // Q6_K: sub-block s is quarter s % 4 of half s / 4 (as in the decoder below); its halves have scales of their own
 const ByteForm kQ6_KBytes{
     [](const GroupReader& r, const KExpr& sub, const KExpr& j) {
@@ -120,7 +138,11 @@ const ByteForm kQ6_KBytes{
       return std::pair{r.half(208) * f32(r.sbyte(r.c(192) + half + (sub / r.c(4)) * r.c(8) + (sub % r.c(4)) * r.c(2))),
                        KExpr()};
     },
-    32, false, true};
+    32,
+    0,
+    63,
+    false,
+    true};
 
 // Q2_K / Q3_K / TQ2_0: 2-bit fields; sub-block s (32 elements) is bit pair s % 4 of the 32 bytes of half s / 4, at
 // byte offset `qs`: word j holds elements 4j .. 4j + 3 of it
@@ -140,8 +162,12 @@ std::pair<KExpr, KExpr> q2k_scales(const GroupReader& r, const KExpr& s16) {
 }
 const ByteForm kQ2_KBytes{
     [](const GroupReader& r, const KExpr& sub, const KExpr& j) { return crumb_word(r, 16, sub, j); },
-    [](const GroupReader& r, const KExpr& sub, const KExpr& half) { return q2k_scales(r, sub * r.c(2) + half); }, 0,
-    true, true};
+    [](const GroupReader& r, const KExpr& sub, const KExpr& half) { return q2k_scales(r, sub * r.c(2) + half); },
+    0,
+    0,
+    3,
+    true,
+    true};
 // Q3_K: 16 6-bit scales (minus 32) in 12 bytes at 96: the low 4 bits in the nibbles of bytes 0-7 (scales 8-15 the
 // high nibbles), the high 2 bits of scale s in bits 2 (s / 4) of byte 8 + s % 4
 KExpr q3k_scale(const GroupReader& r, const KExpr& s16) {
@@ -158,11 +184,15 @@ const ByteForm kQ3_KBytes{[](const GroupReader& r, const KExpr& sub, const KExpr
                           [](const GroupReader& r, const KExpr& sub, const KExpr& half) {
                             return std::pair{r.half(108) * f32(q3k_scale(r, sub * r.c(2) + half)), KExpr()};
                           },
-                          4, false, true};
+                          4,
+                          0,
+                          7,
+                          false,
+                          true};
 // TQ2_0: ternary, a 2-bit field q per element (value q - 1), d at 64
 const ByteForm kTQ2_0Bytes{
     [](const GroupReader& r, const KExpr& sub, const KExpr& j) { return crumb_word(r, 0, sub, j); },
-    [](const GroupReader& r, const KExpr&, const KExpr&) { return std::pair{r.half(64), KExpr()}; }, 1};
+    [](const GroupReader& r, const KExpr&, const KExpr&) { return std::pair{r.half(64), KExpr()}; }, 1, 0, 3};
 // TQ1_0: ternary, 5 elements a byte in base 3 (the byte x 3^n, modulo 256, times 3, over 256 is digit n), 48 bytes:
 // elements 0-159 are digits e / 32 of bytes e % 32, 160-239 digits e' / 16 of bytes 32 + e' % 16 (e' = e - 160);
 // then 4 digits of each of the 4 bytes at 48 (e'' / 4 of byte e'' % 4); d at 52
@@ -207,7 +237,7 @@ const ByteForm kMXFP4ByteForm{
     [](const GroupReader& r, const KExpr&, const KExpr& j) {
       return KExpr::lut16(nibble_word(r, r.c(1), j), kMXFP4Bytes);
     },
-    [](const GroupReader& r, const KExpr&, const KExpr&) { return std::pair{e8m0_half(r), KExpr()}; }, 128};
+    [](const GroupReader& r, const KExpr&, const KExpr&) { return std::pair{e8m0_half(r), KExpr()}; }, 128, 116, 140};
 
 // IQ4_NL / IQ4_XS as bytes: each nibble picks its codebook value + 128 (unsigned) in one byte table lookup of the
 // nibble word (KExpr::lut16: pshufb on x86), the zero point 128 subtracted as Q8_0's
@@ -216,13 +246,13 @@ KExpr iq4_word(const GroupReader& r, const KExpr& off, const KExpr& j) {
   return KExpr::lut16(nibble_word(r, off, j), kIQ4Bytes);
 }
 const ByteForm kIQ4_NLBytes{[](const GroupReader& r, const KExpr&, const KExpr& j) { return iq4_word(r, r.c(2), j); },
-                            [](const GroupReader& r, const KExpr&, const KExpr&) { return d_scale(r); }, 128};
+                            [](const GroupReader& r, const KExpr&, const KExpr&) { return d_scale(r); }, 128, 1, 241};
 const ByteForm kIQ4_XSBytes{
     [](const GroupReader& r, const KExpr& sub, const KExpr& j) { return iq4_word(r, r.c(8) + sub * r.c(16), j); },
     [](const GroupReader& r, const KExpr& sub, const KExpr&) {
       return std::pair{r.half(0) * f32(iq4xs_scale(r, sub)), KExpr()};
     },
-    128};
+    128, 1, 241};
 
 // ---- the IQ formats: indices into a grid of lattice points (8 or 4 values an entry), with signs and scales ----
 

@@ -43,7 +43,10 @@ using Decoder = std::function<KExpr(const GroupReader& r, const KExpr& e)>;
 struct ByteForm {
   std::function<KExpr(const GroupReader& r, const KExpr& sub, const KExpr& j)> word;
   std::function<std::pair<KExpr, KExpr>(const GroupReader& r, const KExpr& sub, const KExpr& half)> scale;
-  int64_t offset = 0;         // a fixed zero point (Q8_0: 128, Q4_0: 8), subtracted in integers
+  int64_t offset = 0;  // a fixed zero point (Q8_0: 128, Q4_0: 8), subtracted in integers
+  // the bytes `word` yields lie in [word_min, word_max]: bounds that let the int8 products promise narrow byte dot
+  // products (KExpr::dot4's `narrow`, x86's vpmaddubsw where there is no VNNI)
+  int64_t word_min = 0, word_max = 255;
   bool has_min = false;       // m is used (Q4_1, Q5_1, Q4_K, Q5_K)
   bool split_halves = false;  // the halves have scales of their own (Q6_K's 16-element scales)
   // Where the weights are stored as plain signed bytes (Q8_0): word j as stored, w = a * s. The tiled product then

@@ -1,6 +1,8 @@
 // The int8 product: activations quantized per 32 values, weights read as unsigned bytes, DOT4 inner products.
 #include "quant/quant_int8.hpp"
 
+#include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 
@@ -106,6 +108,14 @@ namespace {
 // times for 512 tokens).
 bool decoded_once(const ByteForm& bf) { return !bf.signed_word && !bf.split_halves; }
 
+// Whether the format's byte dot products keep each pair of byte products within int16 (KExpr::dot4's narrow
+// promise): as the unsigned operand against the signed activation, its words (and the offset's word) at most 127;
+// decoded once to signed bytes (word - offset) against the biased activation (at most 255), within +-64.
+bool narrow_unsigned(const ByteForm& bf) { return bf.word_max <= 127 && bf.offset <= 127; }
+bool narrow_signed(const ByteForm& bf) {
+  return decoded_once(bf) && std::max(std::abs(bf.word_min - bf.offset), std::abs(bf.word_max - bf.offset)) <= 64;
+}
+
 // What the signed product reads of w besides its packed bytes, made in one pass over them: -128 x the sum of each
 // 32-value block's signed weights, (rows, cols / 32) int32 (what the biased activation's + 128 adds to the block's
 // dot product, so a chain that starts there sums the true product); and where the format is decoded once, the
@@ -141,7 +151,7 @@ SignedWeights signed_weights(const QuantMatrix& w, const Format& f) {
       if (bf.has_min) k.run(k.store(k.buffer(3, dtypes::float32), b, min));
     }
     KExpr js = k.range(8, Axis::REDUCE);
-    KExpr sum = k.reduce(KExpr::dot4(i32(k, 0), i32(k, 0x01010101), signed_word(js)), Reduce::SUM, {js});
+    KExpr sum = k.reduce(KExpr::dot4(i32(k, 0), i32(k, 0x01010101), signed_word(js), true), Reduce::SUM, {js});
     k.run(k.store(k.buffer(0, dtypes::int32), b, sum * i32(k, -128)));
     k.parallel();
     return k;
@@ -221,9 +231,9 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
         KExpr prev = chained;
         chained = over_tile(dots, [&](const KExpr& i, const KExpr& l) {
           KExpr before = k.load(k.after(dots, {prev}), i * G + l), x = k.load(xq, (blk * 8 + j) * G + l);
-          if (dense) return KExpr::dot4(before, x, k.load(words, ((ro * R + i) * nb32 + p) * 8 + j));
+          if (dense) return KExpr::dot4(before, x, k.load(words, ((ro * R + i) * nb32 + p) * 8 + j), narrow_signed(bf));
           return signed_w ? KExpr::dot4(before, x, bf.signed_word(reader(i), sub, c64(j)))
-                          : KExpr::dot4(before, bf.word(reader(i), sub, c64(j)), x);
+                          : KExpr::dot4(before, bf.word(reader(i), sub, c64(j)), x, narrow_unsigned(bf));
         });
         body.push_back(chained);
       }
@@ -389,8 +399,8 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
   };
   KExpr blk = token(u) * nb32 + p * P;  // the activation's 32-block of the first sub-block
   KExpr x = k.load(xq, blk * 8 + jj);
-  KExpr dot = KExpr::dot4(zero, bf.word(reader(jj / c64(8)), sub_of(jj / c64(8)), j), x);
-  if (bf.offset) dot = dot - KExpr::dot4(zero, i32(k, bf.offset * 0x01010101), x);
+  KExpr dot = KExpr::dot4(zero, bf.word(reader(jj / c64(8)), sub_of(jj / c64(8)), j), x, narrow_unsigned(bf));
+  if (bf.offset) dot = dot - KExpr::dot4(zero, i32(k, bf.offset * 0x01010101), x, narrow_unsigned(bf));
   auto scale = [&](int64_t q, int64_t h) {
     return k.load(k.after(scales, {per_step[0]}), ((pi * c64(P) + c64(q)) * c64(U) + u) * c64(H) + c64(h));
   };

@@ -68,8 +68,11 @@ class KExpr {
   // a * b + c for floats: rounded once where the renderer has a fused multiply-add, else a product and a sum
   static KExpr fma(const KExpr& a, const KExpr& b, const KExpr& c);
   // acc + the sum over bytes i = 0..3 of (byte i of u, unsigned) * (byte i of s, signed), all int32, wrapping:
-  // one instruction where the renderer has a byte dot product (x86 VNNI, dp4a), else shifts and multiplies
-  static KExpr dot4(const KExpr& acc, const KExpr& u, const KExpr& s);
+  // one instruction where the renderer has a byte dot product (x86 VNNI, dp4a), else shifts and multiplies.
+  // `narrow`: the caller promises that each pair of byte products (bytes 0 and 1, bytes 2 and 3) sums within
+  // int16 (every byte of u <= 127, or every byte of s within +-64, suffices), which lets x86 without VNNI sum the
+  // pairs with saturation (vpmaddubsw, two instructions for 8 lanes); values outside the promise give wrong sums
+  static KExpr dot4(const KExpr& acc, const KExpr& u, const KExpr& s, bool narrow = false);
   // byte i of the result = table[(byte i of idx) & 15], idx int32: one instruction where the renderer has a byte
   // table lookup (x86 pshufb), else shifts, masks and selects
   static KExpr lut16(const KExpr& idx, const std::array<uint8_t, 16>& table);

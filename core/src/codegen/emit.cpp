@@ -159,7 +159,9 @@ int32_t Emitter::emit_uncached(const UOpPtr& u) {
   std::vector<int32_t> src;
   for (const auto& s : u->src) src.push_back(emit(s));
   flops_ += mult_ * u->dtype.count * (u->op == Op::FMA ? 2 : 1);
-  return k_.add(kir_op(u->op), dt(u->dtype), u->dtype.count, std::move(src));  // (a vector op: pm_vectorize_for's)
+  // DOT4 carries its narrow promise (TG_KIR_DOT4_NARROW) to the renderer
+  const tg_kir_arg arg{.i = u->op == Op::DOT4 && std::holds_alternative<int64_t>(u->arg) ? u->arg_int() : 0};
+  return k_.add(kir_op(u->op), dt(u->dtype), u->dtype.count, std::move(src), arg);  // (a vector op: pm_vectorize_for's)
 }
 
 std::optional<std::string> Emitter::custom_code_in(const std::string& variants) const {

@@ -89,11 +89,12 @@ KExpr KExpr::fma(const KExpr& a, const KExpr& b, const KExpr& c) {
   return KExpr(alu(Op::FMA, need(a, "fma operand"), need(b, "fma operand"), need(c, "fma operand")));
 }
 
-KExpr KExpr::dot4(const KExpr& acc, const KExpr& u, const KExpr& s) {
+KExpr KExpr::dot4(const KExpr& acc, const KExpr& u, const KExpr& s, bool narrow) {
   if (acc.dtype() != dtypes::int32 || u.dtype() != dtypes::int32 || s.dtype() != dtypes::int32)
     bad("dot4 needs three int32 operands, got " + acc.dtype().name() + ", " + u.dtype().name() + " and " +
         s.dtype().name());
-  return KExpr(alu(Op::DOT4, acc.node, u.node, s.node));
+  if (!narrow) return KExpr(alu(Op::DOT4, acc.node, u.node, s.node));
+  return KExpr(UOp::make(Op::DOT4, acc.node->dtype, {acc.node, u.node, s.node}, int64_t{TG_KIR_DOT4_NARROW}));
 }
 
 KExpr KExpr::lut16(const KExpr& idx, const std::array<uint8_t, 16>& table) {

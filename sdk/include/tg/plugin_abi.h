@@ -1,4 +1,4 @@
-/* tg plugin ABI v1.7: the plain C contract between the tg core and a device plugin.
+/* tg plugin ABI v1.8: the plain C contract between the tg core and a device plugin.
  *
  * Ownership, once: what a *_create call returns belongs to the caller, who releases it with the matching
  * *_destroy slot; what an accessor returns is borrowed and lives as long as the object it came from; a callee
@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define TG_ABI_VERSION_MAJOR 1u
-#define TG_ABI_VERSION_MINOR 7u
+#define TG_ABI_VERSION_MINOR 8u
 #define TG_ABI_OLDEST_MINOR 0u /* the oldest plugin minor this core still loads */
 #define TG_ABI_ENTRY_POINT "tg_plugin_get_api"
 
@@ -144,7 +144,11 @@ typedef enum tg_kir_op {
   TG_KIR_WMMA = 43,
   /* ABI 1.3: a 4-way byte dot product on int32 lanes, all three operands int32: src[0] + the sum over bytes
    * i = 0..3 of (byte i of src[1], unsigned) * (byte i of src[2], signed), wrapping (x86 VNNI's vpdpbusd, PTX's
-   * dp4a.u32.s32). The core builds it from shifts, masks and multiplies for renderers that do not take it. */
+   * dp4a.u32.s32). The core builds it from shifts, masks and multiplies for renderers that do not take it.
+   * ABI 1.8: arg.i is 0 or TG_KIR_DOT4_NARROW, a promise that each pair of byte products (bytes 0 and 1, bytes 2
+   * and 3) sums within int16 (every unsigned byte <= 127, or every signed one within +-64, suffices), so that the
+   * pair sums may saturate (x86's vpmaddubsw then vpmaddwd by ones, where there is no vpdpbusd); a renderer may
+   * ignore it (exact sums are always right). */
   TG_KIR_DOT4 = 44,
   /* ABI 1.4: a 16-entry byte table lookup on int32 lanes, all five operands int32: byte i of the result is entry
    * (byte i of src[0]) & 15 of the table, whose entry j is byte j % 4 of src[1 + j / 4] (x86's pshufb with the
@@ -168,6 +172,8 @@ typedef enum tg_kir_op {
   TG_KIR_TILE_MMA = 46,
   TG_KIR_OP_COUNT = 47,
 } tg_kir_op;
+
+#define TG_KIR_DOT4_NARROW 1 /* DOT4's arg.i: its pairs of byte products fit int16 (ABI 1.8) */
 
 typedef enum tg_special_kind {
   TG_SPECIAL_GLOBAL = 0, /* global work-item id along dim */

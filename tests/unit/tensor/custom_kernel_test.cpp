@@ -254,6 +254,53 @@ TEST(CustomKernel, Dot4AndPackedLoadsMatchTheirDefinition) {
   }
 }
 
+// KExpr::dot4 with its narrow promise (each pair of byte products within int16) against the definition, at the
+// promise's edges: u bytes up to 127 against any s (127 x -128 twice: -32512), and any u against s within +-64
+// (255 x 64 twice: 32640). On an AVX2 host without VNNI the CPU sums pairs with saturation (vpmaddubsw); elsewhere
+// the promise changes nothing. 4, 8 and 16 lanes.
+TEST(CustomKernel, NarrowDot4WithinItsPromiseMatchesItsDefinition) {
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  for (const int64_t lanes : {4, 8, 16})
+    for (const bool small_u : {true, false}) {
+      SCOPED_TRACE(std::to_string(lanes) + (small_u ? " lanes, u <= 127" : " lanes, |s| <= 64"));
+      const int64_t n = 23 * lanes;
+      std::vector<int32_t> u(n), s(n), acc(n);
+      for (int64_t i = 0; i < n; ++i) {
+        uint32_t wu = 0, ws = 0;
+        for (int b = 0; b < 4; ++b) {
+          const uint32_t ub = small_u ? rng() % 128 : rng() % 256;
+          const int32_t sb = small_u ? static_cast<int32_t>(rng() % 256) - 128 : static_cast<int32_t>(rng() % 129) - 64;
+          wu |= ub << (8 * b), ws |= (static_cast<uint32_t>(sb) & 255u) << (8 * b);
+        }
+        if (i % 7 == 0) wu = small_u ? 0x7f7f7f7fu : 0xffffffffu, ws = small_u ? 0x80808080u : 0x40404040u;
+        if (i % 7 == 1) wu = small_u ? 0x7f7f7f7fu : 0xffffffffu, ws = small_u ? 0x7f7f7f7fu : 0xc0c0c0c0u;
+        u[i] = static_cast<int32_t>(wu), s[i] = static_cast<int32_t>(ws);
+        acc[i] = static_cast<int32_t>(rng() % 2000001) - 1000000;
+      }
+      CustomKernel k("dot4_narrow");
+      KExpr g = k.range(n / lanes, Axis::GLOBAL), l = k.range(lanes, Axis::UPCAST), e = g * lanes + l;
+      auto in = [&](int slot) { return k.load(k.buffer(slot, dtypes::int32), e); };
+      k.run(k.loop({k.store(k.buffer(0, dtypes::int32), e, KExpr::dot4(in(1), in(2), in(3), true))}, {l}));
+      std::vector<std::string> devs{"CPU", "INTERP"};
+      for (const std::string& dev : available_devices())
+        if (dev.rfind("QCOM", 0) == 0) devs.push_back(dev);
+      for (const std::string& dev : devs) {
+        auto got = k({{{n}, dtypes::int32}}, {Tensor::from_vector(acc, {n}, dtypes::int32, dev),
+                                              Tensor::from_vector(u, {n}, dtypes::int32, dev),
+                                              Tensor::from_vector(s, {n}, dtypes::int32, dev)})[0]
+                       .to_vector<int32_t>();
+        for (int64_t i = 0; i < n; ++i) {
+          int64_t want = acc[i];
+          for (int q = 0; q < 4; ++q)
+            want += int64_t{static_cast<uint8_t>(static_cast<uint32_t>(u[i]) >> (8 * q))} *
+                    static_cast<int8_t>(static_cast<uint32_t>(s[i]) >> (8 * q));
+          ASSERT_EQ(got[i], want) << dev << " element " << i << " seed " << seed;
+        }
+      }
+    }
+}
+
 // KExpr::lut16 against its definition computed here: pshufb on 4, 8 and 16 lanes and the helper on one lane on the
 // CPU, the interpreter's LUT16, the core's selects on a renderer without it (QCOM on PoCL, where present). Index
 // bytes have random high nibbles (ignored by definition).
