@@ -219,6 +219,18 @@ Tensor Tensor::squeeze(int64_t axis) const {
 
 Tensor Tensor::cat(const std::vector<Tensor>& ts, int64_t axis) {
   if (ts.empty()) bad("cat of no tensors");
+  // one kernel reads every piece as a buffer of its own, and renderers take a bounded number (caps.max_params, 256
+  // on the CPU): many pieces are joined in groups first, each group stored by a kernel of its own (a MoE prefill
+  // chunk's outputs of 256 experts were 257 buffers)
+  constexpr size_t kPiecesPerKernel = 64;
+  if (ts.size() > kPiecesPerKernel) {
+    std::vector<Tensor> groups;
+    for (size_t i = 0; i < ts.size(); i += kPiecesPerKernel) {
+      const auto end = ts.begin() + static_cast<std::ptrdiff_t>(std::min(ts.size(), i + kPiecesPerKernel));
+      groups.push_back(cat(std::vector<Tensor>(ts.begin() + static_cast<std::ptrdiff_t>(i), end), axis).contiguous());
+    }
+    return cat(groups, axis);
+  }
   const Tensor& t0 = ts[0];
   int64_t a = norm_axis(axis, t0.ndim(), t0.shape());
   DType d = t0.dtype();

@@ -195,6 +195,22 @@ TEST(Movement, CatAndStack) {
 
 // cat/gather copy values: NaN, infinities and the sign of -0.0 survive (as in torch/numpy).
 // Regression: both used to turn -0.0 into +0.0 (zero-padded pieces / masked rows summed in float).
+// More pieces than a kernel may take buffers (the CPU's 256): 300 rows of their own, each its index and its
+// index + 0.5, joined in groups first; every row lands where it belongs.
+TEST(Movement, CatOfMorePiecesThanAKernelHasBuffers) {
+  std::vector<Tensor> rows;
+  for (int i = 0; i < 300; ++i) {
+    const float v = static_cast<float>(i);
+    rows.push_back(Tensor::from_vector(std::vector<float>{v, v + 0.5f}, {1, 2}));
+  }
+  const auto got = Tensor::cat(rows, 0).to_vector<float>();
+  ASSERT_EQ(got.size(), 600u);
+  for (int i = 0; i < 300; ++i) {
+    EXPECT_EQ(got[static_cast<size_t>(2 * i)], static_cast<float>(i)) << "row " << i;
+    EXPECT_EQ(got[static_cast<size_t>(2 * i + 1)], static_cast<float>(i) + 0.5f) << "row " << i;
+  }
+}
+
 TEST(Movement, CatAndGatherCopySpecialValuesBitExact) {
   const float inf = INFINITY;
   std::vector<float> a = {-0.0f, inf, -inf}, b = {NAN, -0.0f, 1.5f};
