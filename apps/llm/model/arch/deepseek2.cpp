@@ -61,9 +61,7 @@ void read_expert_groups(ModelBuilder& b, MoeShape& moe) {
   RoutingSpec& r = moe.routing;
   r.groups = std::max<int64_t>(1, f.get_int(b.key("expert_group_count"), 1));
   r.groups_used = f.get_int(b.key("expert_group_used_count"), r.groups);
-  if (r.groups == 1) return;
-  if (moe.experts % r.groups != 0 || moe.experts / r.groups < 2 || r.groups_used < 1 || r.groups_used >= r.groups ||
-      r.k > r.groups_used * (moe.experts / r.groups))
+  if (!groups_fit(r, moe.experts))
     throw Error("tg-llm: " + f.path() + ": " + b.key("expert_group_count") + " " + std::to_string(r.groups) + " / " +
                 b.key("expert_group_used_count") + " " + std::to_string(r.groups_used) + " do not fit " +
                 std::to_string(moe.experts) + " experts with " + std::to_string(r.k) + " a token");

@@ -93,6 +93,12 @@ Tensor limit_to_groups(const Tensor& score, const RoutingSpec& spec) {
 
 }  // namespace
 
+bool groups_fit(const RoutingSpec& spec, int64_t experts) {
+  if (spec.groups <= 1) return true;
+  return experts % spec.groups == 0 && experts / spec.groups >= 2 && spec.groups_used >= 1 &&
+         spec.groups_used < spec.groups && spec.k <= spec.groups_used * (experts / spec.groups);
+}
+
 Routes top_k_experts(const Tensor& score, const Tensor& weight, const RoutingSpec& spec) {
   if (score.ndim() != 2 || weight.shape() != score.shape() || score.dtype() != dtypes::float32 ||
       weight.dtype() != dtypes::float32)
@@ -113,8 +119,7 @@ Routes route(const Tensor& logits, const RoutingSpec& spec, const std::optional<
   Tensor select = bias ? (w + bias->reshape({1, bias->shape()[0]})).contiguous() : w;
   if (spec.groups > 1) {
     const int64_t E = logits.shape()[1];
-    if (E % spec.groups != 0 || E / spec.groups < 2 || spec.groups_used < 1 || spec.groups_used >= spec.groups ||
-        spec.k > spec.groups_used * (E / spec.groups))
+    if (!groups_fit(spec, E))
       throw std::invalid_argument("tg-llm: " + std::to_string(spec.k) + " experts per token from " +
                                   std::to_string(spec.groups_used) + " of " + std::to_string(spec.groups) +
                                   " groups of " + std::to_string(E) + " experts");

@@ -28,6 +28,10 @@ struct Routes {
   Tensor weights;  // (T, k) float32
 };
 
+// Whether spec's group limit fits E experts: equal groups of 2 or more, some but not all of them open, and k
+// picks within the open groups' experts (always true without groups).
+bool groups_fit(const RoutingSpec& spec, int64_t experts);
+
 // The top-k of `score` (T, E) per row, best first; ties go to the lower expert index (on every device: a plain
 // order, not a sort's). A NaN score is never picked; a row with fewer than k pickable scores pads with expert E
 // (out of range: the expert products give it zero rows) and weight 0. weights[t, s] = weight[t, ids[t, s]],
