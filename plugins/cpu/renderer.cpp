@@ -114,48 +114,50 @@ const char* const kDot4Helper =
     "  for (int i = 0; i < 32; i += 8) sum += (unsigned int)((int)((ua >> i) & 255u) * (int)(signed char)(ub >> i));\n"
     "  return (int32_t)sum;\n"
     "}\n";
-// DOT4 on 4, 8 or 16 lanes with AVX2 and no VNNI: the bytes widened to 16 bits (a's zero-, b's sign-extended: every
-// product fits), vpmaddwd's exact sums of adjacent products in 32 bits, then adjacent pairs of those added (the even
-// and odd lanes). 16 bytes (4 lanes) are one vpmaddwd; 8 lanes two, 16 lanes four. Sums wrap, as vpdpbusd's.
-const char* const kDot4Avx2Helpers = R"(typedef unsigned char tg_u8x16 __attribute__((ext_vector_type(16)));
-typedef signed char tg_s8x16 __attribute__((ext_vector_type(16)));
-typedef short tg_s16x16 __attribute__((ext_vector_type(16)));
-typedef int tg_i32x8 __attribute__((ext_vector_type(8)));
+// DOT4 on 4, 8 or 16 lanes with AVX2 and no VNNI, exact for every byte: the unsigned bytes split as u = l + 128 h (l
+// = u & 127, h = u >> 7), so that both halves meet vpmaddubsw's int16 pair sums without saturating (|2 x 127 x -128|
+// and |2 x 1 x -128| fit), and vpmaddwd adds adjacent pairs into the 32-bit lanes, by 1 for l's and by 128 for h's:
+// 8 instructions per 32 bytes, no lane crossing. Widening both operands to 16 bits and vpmaddwd took ~14 (the
+// zero- and sign-extensions, then the even and odd lanes gathered across 128-bit halves). Sums wrap, as vpdpbusd's.
+const char* const kDot4Avx2Helpers = R"(typedef char tg_x8x16 __attribute__((vector_size(16)));
+typedef char tg_x8x32 __attribute__((vector_size(32)));
+typedef short tg_x16x8 __attribute__((vector_size(16)));
+typedef short tg_x16x16 __attribute__((vector_size(32)));
+typedef unsigned short tg_xu16x8 __attribute__((vector_size(16)));
+typedef unsigned short tg_xu16x16 __attribute__((vector_size(32)));
 typedef int tg_i32x4 __attribute__((ext_vector_type(4)));
-typedef unsigned int tg_u32x8 __attribute__((ext_vector_type(8)));
+typedef int tg_i32x8 __attribute__((ext_vector_type(8)));
+typedef int tg_i32x16 __attribute__((ext_vector_type(16)));
 typedef unsigned int tg_u32x4 __attribute__((ext_vector_type(4)));
-static inline tg_i32x8 tg_pair_sums(tg_u8x16 a, tg_s8x16 b) {
-  return __builtin_ia32_pmaddwd256(__builtin_convertvector(a, tg_s16x16), __builtin_convertvector(b, tg_s16x16));
-}
+typedef unsigned int tg_u32x8 __attribute__((ext_vector_type(8)));
 static inline tg_i32x4 tg_dot4x4(tg_i32x4 acc, tg_i32x4 a, tg_i32x4 b) {
-  tg_i32x8 p = tg_pair_sums((tg_u8x16)a, (tg_s8x16)b);
-  return (tg_i32x4)((tg_u32x4)acc + (tg_u32x4)__builtin_shufflevector(p, p, 0, 2, 4, 6) +
-                    (tg_u32x4)__builtin_shufflevector(p, p, 1, 3, 5, 7));
+  const tg_x16x8 one = {1, 1, 1, 1, 1, 1, 1, 1}, top = {128, 128, 128, 128, 128, 128, 128, 128};
+  const tg_xu16x8 u = (tg_xu16x8)a;
+  tg_x16x8 lo = __builtin_ia32_pmaddubsw128((tg_x8x16)(u & 0x7f7f), (tg_x8x16)b);
+  tg_x16x8 hi = __builtin_ia32_pmaddubsw128((tg_x8x16)((u >> 7) & 0x0101), (tg_x8x16)b);
+  return (tg_i32x4)((tg_u32x4)acc + (tg_u32x4)__builtin_ia32_pmaddwd128(lo, one) +
+                    (tg_u32x4)__builtin_ia32_pmaddwd128(hi, top));
 }
 static inline tg_i32x8 tg_dot4x8(tg_i32x8 acc, tg_i32x8 a, tg_i32x8 b) {
-  tg_i32x4 a0 = __builtin_shufflevector(a, a, 0, 1, 2, 3), a1 = __builtin_shufflevector(a, a, 4, 5, 6, 7);
-  tg_i32x4 b0 = __builtin_shufflevector(b, b, 0, 1, 2, 3), b1 = __builtin_shufflevector(b, b, 4, 5, 6, 7);
-  tg_i32x8 lo = tg_pair_sums((tg_u8x16)a0, (tg_s8x16)b0), hi = tg_pair_sums((tg_u8x16)a1, (tg_s8x16)b1);
-  return (tg_i32x8)((tg_u32x8)acc + (tg_u32x8)__builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14) +
-                    (tg_u32x8)__builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15));
+  const tg_x16x16 one = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  const tg_x16x16 top = {128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128};
+  const tg_xu16x16 u = (tg_xu16x16)a;
+  tg_x16x16 lo = __builtin_ia32_pmaddubsw256((tg_x8x32)(u & 0x7f7f), (tg_x8x32)b);
+  tg_x16x16 hi = __builtin_ia32_pmaddubsw256((tg_x8x32)((u >> 7) & 0x0101), (tg_x8x32)b);
+  return (tg_i32x8)((tg_u32x8)acc + (tg_u32x8)__builtin_ia32_pmaddwd256(lo, one) +
+                    (tg_u32x8)__builtin_ia32_pmaddwd256(hi, top));
 }
-typedef int tg_i32x16 __attribute__((ext_vector_type(16)));
 static inline tg_i32x16 tg_dot4x16(tg_i32x16 acc, tg_i32x16 a, tg_i32x16 b) {
-  tg_i32x8 lo = tg_dot4x8(__builtin_shufflevector(acc, acc, 0, 1, 2, 3, 4, 5, 6, 7),
-                          __builtin_shufflevector(a, a, 0, 1, 2, 3, 4, 5, 6, 7),
-                          __builtin_shufflevector(b, b, 0, 1, 2, 3, 4, 5, 6, 7));
-  tg_i32x8 hi = tg_dot4x8(__builtin_shufflevector(acc, acc, 8, 9, 10, 11, 12, 13, 14, 15),
-                          __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15),
-                          __builtin_shufflevector(b, b, 8, 9, 10, 11, 12, 13, 14, 15));
+  tg_i32x8 lo = tg_dot4x8(acc.lo, a.lo, b.lo), hi = tg_dot4x8(acc.hi, a.hi, b.hi);
   return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 }
 )";
 // DOT4 under its narrow promise (TG_KIR_DOT4_NARROW: each pair of byte products fits int16) on 4, 8 or 16 lanes with
 // AVX2 and no VNNI: vpmaddubsw's sums of adjacent u8 x s8 products in 16 bits (saturating, which the promise rules
 // out), then vpmaddwd by ones adds adjacent pairs into the 32-bit lanes: two instructions per 32 bytes, where the
-// exact helpers above take about ten. Qwen2.5-Coder-0.5B's products on one AVX2 EPYC core (bench_quant, CPU_COUNT=1),
-// GMAC/s at 512 tokens and at one: Q5_0 4864 x 896 18-23 -> 52-54 and 5-7 -> 12-13; Q4_K 896 x 4864 20-23 -> 31-48
-// and 9-10 -> 17; Q6_K 16-20 -> 44 and 8 -> 13-14.
+// exact helpers above take eight (about fourteen before the split). Qwen2.5-Coder-0.5B's products on one AVX2 EPYC core
+// (bench_quant, CPU_COUNT=1), GMAC/s at 512 tokens and at one: Q5_0 4864 x 896 18-23 -> 52-54 and 5-7 -> 12-13; Q4_K
+// 896 x 4864 20-23 -> 31-48 and 9-10 -> 17; Q6_K 16-20 -> 44 and 8 -> 13-14.
 const char* const kDot4NarrowAvx2Helpers = R"(typedef char tg_n8x16 __attribute__((vector_size(16)));
 typedef char tg_n8x32 __attribute__((vector_size(32)));
 typedef short tg_n16x8 __attribute__((vector_size(16)));
