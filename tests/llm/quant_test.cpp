@@ -316,6 +316,51 @@ TEST_P(Formats, ExpertProductsMatchFloat64Loops) {
   }
 }
 
+// The prefill form (qmatmul_grouped): runs of kExpertRunTokens rows, each by its expert's rows; 4 runs take the
+// words as unsigned bytes in the loop, 24 (128 tokens an expert) decode the weights to signed bytes first.
+TEST_P(Formats, GroupedExpertProductsMatchFloat64Loops) {
+  GGMLType t = GetParam();
+  Fixture f = load(type_name(t));
+  GGUFTensor g = as_tensor(t, f.raw, kRows, kCols);
+  g.ne = {kCols, 1, kRows};  // (E, rows, cols) = (3, 1, 512)
+  const QuantMatrix m = upload_matrix(g, nullptr);
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd;
+  for (const int64_t runs : {4, 24}) {
+    const int64_t T = runs * kExpertRunTokens;
+    std::vector<int32_t> ids(static_cast<size_t>(runs));
+    for (auto& e : ids) e = static_cast<int32_t>(rng() % kRows);
+    std::vector<float> x(static_cast<size_t>(T * kCols));
+    for (auto& v : x) v = nd(rng);
+    ProductInput in{Tensor::from_vector(x, {T, kCols}), nullptr};
+    const Tensor id_tensor = Tensor::from_vector(ids, {runs}, dtypes::int32);
+    if (!has_int8_product(m)) {
+      EXPECT_THROW(qmatmul_grouped(m, kRows, in, id_tensor), std::invalid_argument) << type_name(t);
+      return;
+    }
+    const auto y = qmatmul_grouped(m, kRows, in, id_tensor).to_vector<float>();
+    ASSERT_EQ(y.size(), static_cast<size_t>(T));
+    const std::vector<double> xv = q8_rounded(x);
+    for (int64_t tt = 0; tt < T; ++tt) {
+      const int32_t e = ids[static_cast<size_t>(tt / kExpertRunTokens)];
+      double ref = 0, mag = 0;
+      for (int64_t c = 0; c < kCols; ++c) {
+        const double term = static_cast<double>(f.want[e * kCols + c]) * xv[static_cast<size_t>(tt * kCols + c)];
+        ref += term;
+        mag += std::fabs(term);
+      }
+      EXPECT_NEAR(y[static_cast<size_t>(tt)], ref, 1e-5 * mag + 1e-6)
+          << type_name(t) << " " << runs << " runs, token " << tt << " seed " << seed;
+    }
+  }
+  // runs that do not tile the rows, or ids of another shape: one clear error
+  ProductInput odd{Tensor::zeros({kExpertRunTokens + 1, kCols}), nullptr};
+  EXPECT_THROW(qmatmul_grouped(m, kRows, odd, Tensor::zeros({1}, dtypes::int32)), std::invalid_argument);
+  ProductInput even{Tensor::zeros({kExpertRunTokens * 2, kCols}), nullptr};
+  EXPECT_THROW(qmatmul_grouped(m, kRows, even, Tensor::zeros({3}, dtypes::int32)), std::invalid_argument);
+}
+
 TEST_P(Formats, ArgmaxPicksTheFirstLargestRow) {
   GGMLType t = GetParam();
   Fixture f = load(type_name(t));

@@ -61,6 +61,15 @@ Tensor qmatmul_experts(const QuantMatrix& w, int64_t experts, const Tensor& x, c
 // sum into the product (each token's k rows read as one long row).
 Tensor qmatmul_experts_summed(const QuantMatrix& w, int64_t experts, ProductInput& in, const Tensor& ids,
                               const Tensor& weights);
+// The prefill form of the experts' products (llama.cpp's mul_mat_id): x (T, cols) holds its rows grouped by expert,
+// each run of kExpertRunTokens rows one expert's tokens (padded with any rows), ids (T / kExpertRunTokens,) int32 the
+// runs' experts -> (T, rows / experts); each run multiplies its expert's rows only, all the experts in one kernel, so
+// each expert's weights are read once per run of its tokens. An id outside [0, experts) reads expert 0 (a run of
+// padding gives what it gives). The integer formats (has_int8_product) on devices without a matrix unit for them
+// (grouped_product_runs); the others throw.
+inline constexpr int64_t kExpertRunTokens = 16;
+bool grouped_product_runs(const QuantMatrix& w);
+Tensor qmatmul_grouped(const QuantMatrix& w, int64_t experts, ProductInput& in, const Tensor& ids);
 // Rows of W for token ids (T,) int32 -> (T, cols) float32 (ids outside [0, rows) give zero rows).
 Tensor qembedding(const QuantMatrix& w, const Tensor& ids);
 // All of W as float32 (rows, cols): tests and small tensors only. dequantize_rows: rows [row0, row0 + n).

@@ -6,6 +6,7 @@
 #include "quant/quant.hpp"
 #include "quant/quant_int8.hpp"
 #include "quant/quant_kernels.hpp"
+#include "quant/quant_matrix_unit.hpp"
 
 namespace tg::llm {
 
@@ -99,6 +100,21 @@ Tensor qmatmul_experts(const QuantMatrix& w, int64_t experts, ProductInput& in, 
       cached({KernelKind::expert_product, w.type, w.rows, w.cols, P, (experts * 1024 + K) * 2 + shared},
              [&] { return expert_kernel(w, f, experts, P, K, shared); });
   return k({{{P, w.rows / experts}, dtypes::float32}}, {w.words, x.contiguous(), ids.contiguous()})[0];
+}
+
+bool grouped_product_runs(const QuantMatrix& w) {
+  return has_int8_product(w) && !takes_matrix_unit(w, kMatrixUnitTokens);
+}
+
+Tensor qmatmul_grouped(const QuantMatrix& w, int64_t experts, ProductInput& in, const Tensor& ids) {
+  if (!has_int8_product(w))
+    throw std::invalid_argument("tg-llm: " + type_name(w.type) +
+                                " has no grouped expert product (an integer format has)");
+  if (in.x.ndim() != 2 || in.x.shape()[1] != w.cols || in.x.dtype() != dtypes::float32)
+    throw std::invalid_argument("tg-llm: a grouped expert product of " + std::to_string(w.cols) +
+                                " columns needs float32 (T, " + std::to_string(w.cols) + ") activations, got " +
+                                in.x.dtype().name() + " " + shape_str(in.x.shape()));
+  return int8_matmul_grouped(w, experts, in, ids.contiguous());
 }
 
 }  // namespace tg::llm

@@ -113,12 +113,20 @@ bool decoded_once(const ByteForm& bf) { return !bf.signed_word && !bf.split_halv
 constexpr int64_t kDecodedTokens = 128;
 
 // Whether the format's byte dot products keep each pair of byte products within int16 (KExpr::dot4's narrow
-// promise): as the unsigned operand against the signed activation, its words (and the offset's word) at most 127;
+// promise): as the unsigned operand against the signed activation, its words at most 127 (neither product puts
+// the offset through a DOT4: the tiled one starts its chains at -offset x the activation's sums, row_products adds
+// it with the minimum terms);
 // decoded once to signed bytes (word - offset) against the biased activation (at most 255), within +-64.
-bool narrow_unsigned(const ByteForm& bf) { return bf.word_max <= 127 && bf.offset <= 127; }
+bool narrow_unsigned(const ByteForm& bf) { return bf.word_max <= 127; }
 bool narrow_signed(const ByteForm& bf) {
   return decoded_once(bf) && std::max(std::abs(bf.word_min - bf.offset), std::abs(bf.word_max - bf.offset)) <= 64;
 }
+
+// Whether row_products adds, per sub-block (or half) and token, a term m x the activation block's d x sum of q: m the
+// format's minimum, and -offset x its scale for a fixed zero point. For the zero point it replaces a DOT4 of the
+// offset's bytes by the activation's in every lane (Qwen2.5-Coder-0.5B's decode on 2 AVX2 cores: Q5_0's and Q8_0's
+// products had run one for each of their words' DOT4s).
+bool has_minimum_term(const ByteForm& bf) { return bf.has_min || bf.offset != 0; }
 
 // What the signed product reads of w besides its packed bytes, made in one pass over them: -128 x the sum of each
 // 32-value block's signed weights, (rows, cols / 32) int32 (what the biased activation's + 128 adds to the block's
@@ -185,20 +193,43 @@ SignedWeights signed_weights(const QuantMatrix& w, const Format& f) {
 // 16: 75-106). Signed words take R = 4 (8 chains of 5-cycle vpdpbusd in flight; Q8_0 2048 x 2048, 512 tokens, AVX-512
 // Xeon: 0.33 of the VNNI peak decoded with R = 2, 0.39 decoded with R = 4, 0.52 from memory with R = 4, in a C model of
 // this kernel).
-Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a) {
+// With `grouped` (GroupedExperts: w stacks E experts' matrices) token group tg multiplies expert ids[tg]'s rows only.
+Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a,
+                  const GroupedExperts* grouped = nullptr) {
   const ByteForm& bf = *f.bytes;
   const bool dense = decoded_once(bf) && a.biased, signed_w = dense || static_cast<bool>(bf.signed_word);
   if (signed_w && ((bf.has_min && !dense) || bf.split_halves || !a.biased || !a.sums))
     throw std::logic_error("tg-llm: signed weight words take one scale per 32 values and a biased activation");
-  const int64_t G = a.group, T = a.scale.shape()[0] * G, rows = w.rows, rw = w.row_words(), nb32 = w.cols / 32,
-                subs = f.group_elems / 32;
+  const int64_t E = grouped ? grouped->experts : 1, G = a.group, T = a.scale.shape()[0] * G, rows = w.rows / E,
+                rw = w.row_words(), nb32 = w.cols / 32, subs = f.group_elems / 32;
   int64_t R = signed_w ? 4 : 2;
   while (rows % R) R /= 2;
-  const CustomKernel& k = cached({KernelKind::int8_tiled, w.type, rows, w.cols, T}, [&] {
-    CustomKernel k(std::string("qgemm_") + type_traits(w.type).name);
+  // the inputs, in buffer order from 1 (0 is the output): the weights' words (or signed words), the activation's
+  // words and scales, then its sums (unsigned words) or the weights' block sums (signed), a decoded format's scales
+  // and minimums and the activation's sums, and the experts of the token groups last
+  std::vector<Tensor> inputs;
+  if (!signed_w) {
+    inputs = {w.words, a.words, a.scale, *a.sums};
+  } else {
+    const SignedWeights sw = signed_weights(w, f);
+    inputs = {dense ? *sw.words : w.words, a.words, a.scale, sw.sums};
+    if (dense) inputs.push_back(*sw.scales);
+    if (dense && bf.has_min) inputs.insert(inputs.end(), {*sw.mins, *a.sums});
+  }
+  if (grouped) inputs.push_back(grouped->ids);
+  const int ids_buffer = static_cast<int>(inputs.size());
+  const CustomKernel& k = cached({KernelKind::int8_tiled, w.type, w.rows, w.cols, T, grouped ? E * 1024 + G : 0}, [&] {
+    CustomKernel k(std::string(grouped ? "qgemm_id_" : "qgemm_") + type_traits(w.type).name);
     auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
     // token groups outermost: a group's activation (G x cols bytes) stays in L1 while the rows stream past it
     KExpr tg = k.range(T / G, Axis::GLOBAL), ro = k.range(rows / R, Axis::GLOBAL);
+    // the first row of the group's expert (an id outside [0, E) reads expert 0: never past the weights)
+    KExpr first_row = c64(0);
+    if (grouped) {
+      KExpr id = k.load(k.buffer(ids_buffer, dtypes::int32), tg).cast(dtypes::int64);
+      first_row = KExpr::where((c64(-1) < id) && (id < c64(E)), id, c64(0)) * c64(rows);
+    }
+    auto row = [&](const KExpr& i) { return first_row + ro * R + i; };
     // sums: the activation's half-block sums of q, or the weights' block sums (signed words)
     // words: the packed weights, or (dense) their signed words; dense also reads its scales (buffer 5)
     KExpr words = k.buffer(1, dense ? dtypes::int32 : dtypes::uint8), xq = k.buffer(2, dtypes::int32),
@@ -207,9 +238,7 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
     KExpr init = k.loop({k.store(acc, z, f32c(k, 0))}, {z});
     k.run(init);
     KExpr p = k.range(nb32, Axis::LOOP), blk = tg * nb32 + p, sub = p % c64(subs);
-    auto reader = [&](const KExpr& i) {
-      return GroupReader{k, words, (ro * R + i) * rw + (p / c64(subs)) * f.group_bytes};
-    };
+    auto reader = [&](const KExpr& i) { return GroupReader{k, words, row(i) * rw + (p / c64(subs)) * f.group_bytes}; };
     // the activation's half-block sums of q: buffer 4 where the weights are unsigned, 7 after a decoded format's mins
     auto qsum = [&](int64_t h, const KExpr& l) {
       return k.load(dense ? k.buffer(7, dtypes::int32) : sums, (blk * 2 + h) * G + l);
@@ -227,7 +256,7 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
       // same value (Q2_K: no zero point) are one store once the tile's ranges are unrolled, and the second half
       // would go on from the first's dots
       KExpr chained = over_tile(h ? k.after(dots, {summed}) : dots, [&](const KExpr& i, const KExpr& l) {
-        if (signed_w) return k.load(sums, (ro * R + i) * nb32 + p);
+        if (signed_w) return k.load(sums, row(i) * nb32 + p);
         KExpr s = halves == 2 ? qsum(h, l) : qsum(0, l) + qsum(1, l);
         return bf.offset ? s * i32(k, -bf.offset) : i32(k, 0);
       });
@@ -236,7 +265,7 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
         KExpr prev = chained;
         chained = over_tile(dots, [&](const KExpr& i, const KExpr& l) {
           KExpr before = k.load(k.after(dots, {prev}), i * G + l), x = k.load(xq, (blk * 8 + j) * G + l);
-          if (dense) return KExpr::dot4(before, x, k.load(words, ((ro * R + i) * nb32 + p) * 8 + j), narrow_signed(bf));
+          if (dense) return KExpr::dot4(before, x, k.load(words, (row(i) * nb32 + p) * 8 + j), narrow_signed(bf));
           return signed_w ? KExpr::dot4(before, x, bf.signed_word(reader(i), sub, c64(j)))
                           : KExpr::dot4(before, bf.word(reader(i), sub, c64(j)), x, narrow_unsigned(bf));
         });
@@ -245,7 +274,7 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
       KExpr before = summed;
       summed = over_tile(acc, [&](const KExpr& i, const KExpr& l) {
         KExpr dx = k.load(xd, blk * G + l);
-        const KExpr at = (ro * R + i) * nb32 + p;
+        const KExpr at = row(i) * nb32 + p;
         auto [scale, min] = !dense ? bf.scale(reader(i), sub, c64(h))
                                    : std::pair{k.load(k.buffer(5, dtypes::float32), at),
                                                bf.has_min ? k.load(k.buffer(6, dtypes::float32), at) : KExpr()};
@@ -265,12 +294,7 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
     k.parallel();
     return k;
   });
-  if (!signed_w) return k({{{T, rows}, dtypes::float32}}, {w.words, a.words, a.scale, *a.sums})[0];
-  const SignedWeights sw = signed_weights(w, f);
-  if (dense && bf.has_min)
-    return k({{{T, rows}, dtypes::float32}}, {*sw.words, a.words, a.scale, sw.sums, *sw.scales, *sw.mins, *a.sums})[0];
-  if (dense) return k({{{T, rows}, dtypes::float32}}, {*sw.words, a.words, a.scale, sw.sums, *sw.scales})[0];
-  return k({{{T, rows}, dtypes::float32}}, {w.words, a.words, a.scale, sw.sums})[0];
+  return k({{{T, rows}, dtypes::float32}}, inputs)[0];
 }
 
 }  // namespace
@@ -290,12 +314,11 @@ Tensor padded(const Tensor& x, int64_t Tp) { return Tp == x.shape()[0] ? x : x.p
 // Per row and token: 8 int32 lanes per 32-value sub-block (word j of it each) take one DOT4, and one float FMA adds
 // them times the weight scale x the activation scale; two sub-blocks go together where their count is even (16
 // lanes, one 512-bit vpdpbusd: on Gemma 3 270M the Q8_0 output head 12.0 -> 8.7 ms a token, the Q5_0 products
-// 5.4 -> 4.2 ms). A fixed zero point is subtracted in integers (offset x the activation's bytes: one more DOT4 by a
-// word of offset bytes); a minimum is added once per sub-block (below). The U tokens share each decoded word. With
-// `argmax` (greedy decoding's output head) a work item runs a block of rows one after another and keeps, per token, the
-// best value and its row: outputs (Tp, blocks) float32 and int32. `routed` (U = 1): the stacked experts' product of
-// qmatmul_experts, one "token" per (token, slot) pair reading its expert's rows (the ids an input after the
-// activation's); an id out of range gives a zero row.
+// 5.4 -> 4.2 ms). A minimum and a fixed zero point are added once per sub-block (has_minimum_term, below). The U tokens
+// share each decoded word. With `argmax` (greedy decoding's output head) a work item runs a block of rows one after
+// another and keeps, per token, the best value and its row: outputs (Tp, blocks) float32 and int32. `routed` (U = 1):
+// the stacked experts' product of qmatmul_experts, one "token" per (token, slot) pair reading its expert's rows (the
+// ids an input after the activation's); an id out of range gives a zero row.
 CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int64_t U, bool argmax,
                           const Routed* routed = nullptr) {
   const ByteForm& bf = *f.bytes;
@@ -319,15 +342,21 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
         xd = k.buffer(in0 + 2, dtypes::float32);
   // what a minimum multiplies: the activation's block sums (d x the sum of q), or with a minimum per half-block
   // (Q2_K) its half-block sums of q
-  const bool half_mins = bf.has_min && bf.split_halves;
+  const bool minimum = has_minimum_term(bf), half_mins = minimum && bf.split_halves;
   const std::optional<KExpr> xs =
-      bf.has_min ? std::optional(k.buffer(in0 + 3, half_mins ? dtypes::int32 : dtypes::float32)) : std::nullopt;
+      minimum ? std::optional(k.buffer(in0 + 3, half_mins ? dtypes::int32 : dtypes::float32)) : std::nullopt;
+  auto minimum_of = [&](const GroupReader& rs, const KExpr& sub, const KExpr& h) {
+    auto [scale, min] = bf.scale(rs, sub, h);
+    if (!bf.offset) return min;
+    KExpr zero_point = scale * f32c(k, -static_cast<double>(bf.offset));
+    return bf.has_min ? min + zero_point : zero_point;
+  };
   auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
   // the weight row output row r reads, and the activation row of token u of group tg; summed, the slot sl's
   KExpr wr = r, routed_ok, sl, weight;
   std::function<KExpr(const KExpr&)> token = [&](const KExpr& u) { return tg * U + u; };
   if (routed) {
-    const int ids = in0 + (bf.has_min ? 4 : 3);
+    const int ids = in0 + (minimum ? 4 : 3);
     if (summed) sl = k.range(routed->k, Axis::LOOP);
     KExpr pair = summed ? tg * c64(routed->k) + sl : tg;
     KExpr id = k.load(k.buffer(ids, dtypes::int32), pair).cast(dtypes::int64);
@@ -361,7 +390,7 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
   // Qwen2.5-Coder-0.5B's Q4_K 32 -> 50, Q6_K 40 -> 43, Q8_0 and Q5_0 as before.
   const int64_t S = pairs * P, H = bf.split_halves ? 2 : 1;
   KExpr scales = k.reg(dtypes::float32, S * U * H), mins, min_init;
-  if (bf.has_min) {
+  if (minimum) {
     mins = k.reg(dtypes::float32, S * U);
     KExpr zm = k.range(S * U, Axis::LOOP);
     min_init = k.loop({k.store(mins, zm, f32c(k, 0))}, {zm});
@@ -383,18 +412,18 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
     per_step.push_back(
         k.loop({k.store(scales, at, bf.scale(rs, sub, sh % c64(H)).first * weighted(k.load(xd, xb)))}, {us, sh}));
   }
-  if (bf.has_min) {
+  if (minimum) {
     KExpr us = k.range(U, Axis::UPCAST), s = k.range(S, Axis::UPCAST), slot = s * c64(U) + us;
     auto [rs, sub, xb] = sub_block(s, us);
     KExpr before = k.load(k.after(mins, {min_init}), slot), next;
     if (half_mins) {
       auto half_term = [&](int64_t h, const KExpr& acc) {
         KExpr x = weighted(k.load(xd, xb)) * k.load(*xs, xb * c64(2) + c64(h)).cast(dtypes::float32);
-        return KExpr::fma(bf.scale(rs, sub, c64(h)).second, x, acc);
+        return KExpr::fma(minimum_of(rs, sub, c64(h)), x, acc);
       };
       next = half_term(1, half_term(0, before));
     } else {
-      next = KExpr::fma(bf.scale(rs, sub, c64(0)).second, weighted(k.load(*xs, xb)), before);
+      next = KExpr::fma(minimum_of(rs, sub, c64(0)), weighted(k.load(*xs, xb)), before);
     }
     per_step.push_back(k.loop({k.store(mins, slot, next)}, {us, s}));
   }
@@ -405,7 +434,6 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
   KExpr blk = token(u) * nb32 + p * P;  // the activation's 32-block of the first sub-block
   KExpr x = k.load(xq, blk * 8 + jj);
   KExpr dot = KExpr::dot4(zero, bf.word(reader(jj / c64(8)), sub_of(jj / c64(8)), j), x, narrow_unsigned(bf));
-  if (bf.offset) dot = dot - KExpr::dot4(zero, i32(k, bf.offset * 0x01010101), x, narrow_unsigned(bf));
   auto scale = [&](int64_t q, int64_t h) {
     return k.load(k.after(scales, {per_step[0]}), ((pi * c64(P) + c64(q)) * c64(U) + u) * c64(H) + c64(h));
   };
@@ -445,7 +473,7 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
   // token uo's product: the folded lanes plus its minimum terms
   auto total = [&](const KExpr& uo) {
     KExpr v = k.load(folded, uo * L);
-    for (int64_t i = 0; bf.has_min && i < S; ++i) v = v + k.load(k.after(mins, {step}), c64(i) * c64(U) + uo);
+    for (int64_t i = 0; minimum && i < S; ++i) v = v + k.load(k.after(mins, {step}), c64(i) * c64(U) + uo);
     return v;
   };
   if (!argmax) {
@@ -482,8 +510,9 @@ const Int8Activation& ungrouped(ProductInput& in, int64_t Tp) {
 }
 
 // row_products' inputs: the weights, the activation's words and scales, and its block sums where w has a minimum
+// term
 std::vector<Tensor> row_inputs(const QuantMatrix& w, const Format& f, const Int8Activation& a) {
-  if (f.bytes->has_min) return {w.words, a.words, a.scale, f.bytes->split_halves ? *a.sums : *a.block_sums};
+  if (has_minimum_term(*f.bytes)) return {w.words, a.words, a.scale, f.bytes->split_halves ? *a.sums : *a.block_sums};
   return {w.words, a.words, a.scale};
 }
 
@@ -507,6 +536,25 @@ Tensor int8_matmul(const QuantMatrix& w, ProductInput& in) {
   const Int8Activation& a = ungrouped(in, Tp);
   Tensor y = k({{{Tp, rows}, dtypes::float32}}, row_inputs(w, f, a))[0];
   return Tp == T ? y : y.shrink({{0, T}, {0, rows}});
+}
+
+Tensor int8_matmul_grouped(const QuantMatrix& w, int64_t experts, ProductInput& in, const Tensor& ids) {
+  const Format& f = format_of(w);
+  const int64_t T = in.x.shape()[0], G = kExpertRunTokens;
+  if (!f.bytes || in.x.shape()[1] != w.cols || experts < 1 || w.rows % experts || T % G || ids.ndim() != 1 ||
+      ids.shape()[0] != T / G || ids.dtype() != dtypes::int32)
+    throw std::invalid_argument("tg-llm: a grouped expert product of " + type_name(w.type) +
+                                " needs (T, cols) rows in runs of " + std::to_string(G) + " and (T / " +
+                                std::to_string(G) + ",) int32 expert ids, got " + shape_str(in.x.shape()) + " and " +
+                                ids.dtype().name() + " " + shape_str(ids.shape()));
+  // the weights decoded to signed bytes once per product only where an expert's runs (on average) reach the tokens
+  // that pay for the pass over every expert's weights
+  const bool biased =
+      (decoded_once(*f.bytes) && T / experts >= kDecodedTokens) || static_cast<bool>(f.bytes->signed_word);
+  if (!in.int8 || in.int8->group != G || in.int8->biased != biased)
+    in.int8 = std::make_shared<Int8Activation>(quantize_int8(in.x, G, biased));
+  const GroupedExperts grouped{experts, ids};
+  return int8_tiled(w, f, *in.int8, &grouped);
 }
 
 Tensor int8_matmul_experts(const QuantMatrix& w, const Routed& routed, ProductInput& in, const Tensor& ids) {

@@ -62,6 +62,12 @@ Tensor int8_matmul_experts(const QuantMatrix& w, const Routed& routed, ProductIn
 // (expert ids[t, s]'s rows . x[t * k + s]).
 Tensor int8_matmul_experts_summed(const QuantMatrix& w, int64_t experts, ProductInput& in, const Tensor& ids,
                                   const Tensor& weights);
+// qmatmul_grouped on byte dot products: the tiled product, each token group reading its expert's rows.
+struct GroupedExperts {
+  int64_t experts;
+  Tensor ids;  // (T / G,) int32
+};
+Tensor int8_matmul_grouped(const QuantMatrix& w, int64_t experts, ProductInput& in, const Tensor& ids);
 // argmax over the rows of x W^T, (T,) int32, the first row on ties; NaN is never chosen. Below kTileTokens tokens
 // of an integer format the logits are never stored: each block of rows keeps its best (the seed's q6_argmax);
 // otherwise the product's argmax.

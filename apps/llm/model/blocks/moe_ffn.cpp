@@ -127,25 +127,47 @@ Tensor MoeFfn::grouped(const Tensor& h, const Routes& routes) const {
   for (int32_t p = 0; p < static_cast<int32_t>(ids.size()); ++p)
     if (ids[static_cast<size_t>(p)] >= 0 && ids[static_cast<size_t>(p)] < local_)
       pairs[static_cast<size_t>(ids[static_cast<size_t>(p)])].push_back(p);
-  // each expert's tokens through its matrices; its outputs stacked in order, and where each pair's row landed
-  std::vector<Tensor> outputs;
-  std::vector<int32_t> row_of_pair(ids.size(), -1);  // -1: a padding pick, a zero row
-  int32_t at = 0;
+  // one kernel a product for all the experts (qmatmul_grouped) where the formats have it, else each expert's own
+  const bool one_kernel = grouped_product_runs(gate_) && grouped_product_runs(up_) && grouped_product_runs(down_);
+  // each expert's tokens in a run of rows of their own, padded (zero rows) to what its products take; where each
+  // pair's row landed
+  std::vector<int32_t> tokens, row_of_pair(ids.size(), -1), run_experts;  // -1: a padding pick, a zero row
+  std::vector<std::pair<size_t, int64_t>> runs;                           // (expert, padded rows), in row order
   for (size_t e = 0; e < pairs.size(); ++e) {
     if (pairs[e].empty()) continue;
-    const int64_t n = static_cast<int64_t>(pairs[e].size()), np = padded_tokens(n);
-    std::vector<int32_t> tokens(static_cast<size_t>(np), -1);  // the padding rows: zeros
-    for (int64_t i = 0; i < n; ++i) {
-      tokens[static_cast<size_t>(i)] = pairs[e][static_cast<size_t>(i)] / static_cast<int32_t>(K);
-      row_of_pair[static_cast<size_t>(pairs[e][static_cast<size_t>(i)])] = at + static_cast<int32_t>(i);
+    const int64_t n = static_cast<int64_t>(pairs[e].size());
+    const int64_t np = one_kernel ? (n + kExpertRunTokens - 1) / kExpertRunTokens * kExpertRunTokens : padded_tokens(n);
+    for (int64_t i = 0; i < np; ++i) {
+      tokens.push_back(i < n ? pairs[e][static_cast<size_t>(i)] / static_cast<int32_t>(K) : -1);
+      if (i < n)
+        row_of_pair[static_cast<size_t>(pairs[e][static_cast<size_t>(i)])] = static_cast<int32_t>(tokens.size() - 1);
     }
-    ProductInput in{rows_of(h, tokens), nullptr};
-    Tensor g = qmatmul(gate_each_[e], in), u = qmatmul(up_each_[e], in);
-    outputs.push_back(qmatmul(down_each_[e], (g.silu() * u).contiguous()).realize());
-    at += static_cast<int32_t>(np);
+    if (one_kernel)
+      run_experts.insert(run_experts.end(), static_cast<size_t>(np / kExpertRunTokens), static_cast<int32_t>(e));
+    runs.push_back({e, np});
   }
-  if (outputs.empty()) return Tensor::zeros({T, d}, dtypes::float32, h.device());
-  Tensor y = rows_of(outputs.size() == 1 ? outputs[0] : Tensor::cat(outputs, 0), row_of_pair);
+  if (runs.empty()) return Tensor::zeros({T, d}, dtypes::float32, h.device());
+  const Tensor x = rows_of(h, tokens);
+  auto products = [&]() -> Tensor {
+    if (one_kernel) {
+      const int64_t n = static_cast<int64_t>(run_experts.size());
+      const Tensor experts = Tensor::from_vector(run_experts, {n}, dtypes::int32, h.device());
+      ProductInput in{x, nullptr};
+      Tensor g = qmatmul_grouped(gate_, local_, in, experts), u = qmatmul_grouped(up_, local_, in, experts);
+      ProductInput act{(g.silu() * u).contiguous(), nullptr};
+      return qmatmul_grouped(down_, local_, act, experts);
+    }
+    std::vector<Tensor> outputs;
+    int64_t at = 0;
+    for (const auto& [e, np] : runs) {
+      ProductInput in{x.shrink({{at, at + np}, {0, x.shape()[1]}}), nullptr};
+      Tensor g = qmatmul(gate_each_[e], in), u = qmatmul(up_each_[e], in);
+      outputs.push_back(qmatmul(down_each_[e], (g.silu() * u).contiguous()).realize());
+      at += np;
+    }
+    return outputs.size() == 1 ? outputs[0] : Tensor::cat(outputs, 0);
+  };
+  const Tensor y = rows_of(products(), row_of_pair);
   return (y.reshape({T, K, d}) * routes.weights.reshape({T, K, 1})).sum({1});
 }
 

@@ -33,9 +33,10 @@ MoeShape read_moe_shape(ModelBuilder& b, const RoutingSpec& routing, int64_t fir
 // Two ways to run the experts, the same sums:
 // - routed (decode, and any pass a Jit replays): every (token, slot) pair's product reads its expert's rows, the
 //   ids staying on the device (qmatmul_experts);
-// - grouped (prefill chunks of kGroupedTokens tokens or more, on host devices): the ids are read on the host, each
-//   expert's tokens gathered and run through its own matrices (the tiled products), so each expert's weights are
-//   read once per chunk instead of once per pair (llama.cpp's mul_mat_id).
+// - grouped (prefill chunks of kGroupedTokens tokens or more, on host devices): the ids are read on the host and the
+//   tokens gathered into runs by expert, so each expert's weights are read once per run of its tokens instead of once
+//   per pair (llama.cpp's mul_mat_id): one kernel a product for every expert (qmatmul_grouped) where the formats
+//   have it, else each expert's own products (the float formats, and the matrix unit's).
 // The prefill chunk of the architectures with experts (Decoder::prefill_chunk): with 256 tokens a Qwen3-30B-A3B
 // expert sees 16 of them, which pay its weights' conversion to the matrix unit's tiles alone.
 inline constexpr int64_t kMoePrefillChunk = 512;
