@@ -69,25 +69,33 @@ UOpPtr packed_from_bytes(const tg_renderer_caps& caps, const std::vector<UOpPtr>
   return UOp::make(Op::VECTORIZE, u0->dtype.vec(static_cast<int>(lanes.size())), std::move(bytes));
 }
 
-// Lanes whose two halves are each alike (an int8 weight word: lanes 0-3 a load's low nibbles, lanes 4-7 the same
-// load's high ones; or two runs of consecutive loads): one vector per half, taken apart into the lanes again
-// (the renderer joins two vectors of w/2 into one of w). Loads must be one vector access per half (or one value).
-UOpPtr two_halves(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lanes, const Sources& sources) {
+// Lanes made of equal runs, each alike (an int8 weight word: lanes 0-3 a load's low nibbles, lanes 4-7 the same
+// load's high ones, and 8 more lanes so for the next block where two go together; or runs of consecutive loads): one
+// vector per run, taken apart into the lanes again (the renderer joins them). The fewest runs that are each alike:
+// two halves, or more runs of 4 lanes or more (the Q5_0 decode product's 16 lanes are 4 runs; as 2 halves, not alike,
+// they were 16 scalar loads). Loads must be one vector access per run (or one value).
+UOpPtr equal_runs(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lanes, const Sources& sources) {
   const int w = static_cast<int>(lanes.size());
   const DType d = lanes[0]->dtype;
-  if (w < 4 || w % 2 || d.is_bool() || !vector_ok(caps, d, w) || !vector_ok(caps, d, w / 2)) return nullptr;
-  const std::vector<UOpPtr> lo(lanes.begin(), lanes.begin() + w / 2), hi(lanes.begin() + w / 2, lanes.end());
-  if (!isomorphic(lo) || !isomorphic(hi) || lo[0]->op == Op::RANGE || hi[0]->op == Op::RANGE) return nullptr;
-  for (const auto* half : {&lo, &hi})
-    if ((*half)[0]->op == Op::LOAD && (*half)[0].get() != half->back().get() &&
-        !consecutive_index(src_lanes(*half, 1), lane_stride(*(*half)[0])))
-      return nullptr;
-  std::vector<UOpPtr> out;
-  for (const auto* half : {&lo, &hi}) {
-    const UOpPtr v = made_of(sources, UOp::make(Op::VECTORIZE, d.vec(w / 2), *half));
-    for (int l = 0; l < w / 2; ++l) out.push_back(UOp::make(Op::GEP, d, {v}, int64_t{l}));
+  if (w < 4 || d.is_bool() || !vector_ok(caps, d, w)) return nullptr;
+  auto alike = [&](const std::vector<UOpPtr>& run) {
+    if (!isomorphic(run) || run[0]->op == Op::RANGE) return false;
+    return run[0]->op != Op::LOAD || run[0].get() == run.back().get() ||
+           consecutive_index(src_lanes(run, 1), lane_stride(*run[0]));
+  };
+  for (int k = 2; k == 2 || w / k >= 4; k *= 2) {
+    if (w % k || !vector_ok(caps, d, w / k)) continue;
+    std::vector<std::vector<UOpPtr>> runs;
+    for (int r = 0; r < k; ++r) runs.emplace_back(lanes.begin() + r * (w / k), lanes.begin() + (r + 1) * (w / k));
+    if (!std::all_of(runs.begin(), runs.end(), alike)) continue;
+    std::vector<UOpPtr> out;
+    for (const auto& run : runs) {
+      const UOpPtr v = made_of(sources, UOp::make(Op::VECTORIZE, d.vec(w / k), run));
+      for (int l = 0; l < w / k; ++l) out.push_back(UOp::make(Op::GEP, d, {v}, int64_t{l}));
+    }
+    return UOp::make(Op::VECTORIZE, d.vec(w), std::move(out));
   }
-  return UOp::make(Op::VECTORIZE, d.vec(w), std::move(out));
+  return nullptr;
 }
 
 UOpPtr vector_alu(const tg_renderer_caps& caps, const std::vector<UOpPtr>& lanes) {
@@ -147,7 +155,7 @@ ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps, std::function<
     return [op](const UOp& u) { return !u.src.empty() && u.src[0]->op == op && vector_lanes(u.src); };
   };
   auto alu_lanes = [](const UOp& u) { return !u.src.empty() && is_alu(u.src[0]->op) && vector_lanes(u.src); };
-  // (two isomorphic halves: lanes that are not alike as a whole, or loads that are not one access)
+  // (equal runs each alike: lanes that are not alike as a whole, or loads that are not one access)
   auto halves = [](const UOp& u) {
     const size_t n = distinct_values(u.src);
     return n * 4 > u.src.size() && (!isomorphic(u.src) || u.src[0]->op == Op::LOAD);
@@ -160,7 +168,7 @@ ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps, std::function<
           {ops({Op::VECTORIZE}).where(lanes_of(Op::LOAD)),
            [caps](const Match&, const UOpPtr& u) { return packed_from_bytes(caps, u->src); }, "packed_from_bytes"},
           {ops({Op::VECTORIZE}).where(halves),
-           [caps, sources](const Match&, const UOpPtr& u) { return two_halves(caps, u->src, sources); }, "two_halves"},
+           [caps, sources](const Match&, const UOpPtr& u) { return equal_runs(caps, u->src, sources); }, "equal_runs"},
           {ops({Op::VECTORIZE}).where(alu_lanes),
            [caps](const Match&, const UOpPtr& u) { return vector_alu(caps, u->src); }, "vector_alu"},
           {ops({Op::VECTORIZE}).where(alu_lanes),
@@ -290,7 +298,7 @@ UOpPtr Vectorizer::operator()(const UOpPtr& u) {
   UOpPtr out = u;
   if (UOpPtr r = pm_.rewrite(u)) {
     if (r->op == Op::VECTORIZE) {
-      out = (*this)(r);  // other lanes (per lane, two halves, bytes): the rules on them in turn
+      out = (*this)(r);  // other lanes (per lane, equal runs, bytes): the rules on them in turn
     } else {
       std::vector<UOpPtr> src;  // one vector op: the VECTORIZEs it made of its sources
       for (const auto& s : r->src) src.push_back((*this)(s));

@@ -36,7 +36,7 @@ ir::UOpPtr expand_upcast_stores(const ir::UOpPtr& sink, const tg_renderer_caps& 
 // accumulator). ALU lanes the renderer takes only per lane: the op per lane on lanes of its sources' VECTORIZEs (GEP),
 // which the rules take in turn. Lanes of few distinct values (a quarter of w or fewer) stay scalars: each is computed
 // once.
-// `sources`: applied to the VECTORIZEs of an op's sources that per_lane and two_halves take apart (the Vectorizer
+// `sources`: applied to the VECTORIZEs of an op's sources that per_lane and equal_runs take apart (the Vectorizer
 // passes itself, so those are vectorized before their lanes are built, not rebuilt after); none: left as they are.
 ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps,
                                     std::function<ir::UOpPtr(const ir::UOpPtr&)> sources = {});
@@ -50,7 +50,7 @@ ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps,
 ir::PatternMatcher pm_unroll_reduces(const tg_renderer_caps& caps, const std::map<const ir::UOp*, int>* unrolls);
 
 // pm_vectorize_for's rules to their fixpoint on a VECTORIZE: a vector op with the VECTORIZEs it made of its sources
-// vectorized in turn; other lanes (per lane, two halves, bytes) through the rules again (per_lane and two_halves
+// vectorized in turn; other lanes (per lane, equal runs, bytes) through the rules again (per_lane and equal_runs
 // vectorize the sources they take apart through this one). Only VECTORIZEs are visited (the lanes' own graphs hold
 // none: a whole-graph rewrite would walk every lane's graph for each VECTORIZE the linearizer makes). Each VECTORIZE is
 // done once.

@@ -1,5 +1,5 @@
 // Lanes at emission (emitter.hpp): a VECTORIZE's lanes through the vectorize rules (expand.hpp: vector ops, ops per
-// lane, two halves, packed loads from bytes), and what the rules leave to the instructions: one value in every lane
+// lane, equal runs, packed loads from bytes), and what the rules leave to the instructions: one value in every lane
 // (a broadcast), a few values repeated or unlike lanes (gathered), an op per lane (bools kept as scalars).
 #include <algorithm>
 
@@ -48,7 +48,7 @@ Emitter::Lanes Emitter::emit_lanes_uncached(const std::vector<UOpPtr>& lanes) {
     return v->op == Op::VECTORIZE ? emit_lanes(v->src) : Lanes{emit(v), w};
   }
   if (u0->op == Op::RANGE) return gather_lanes(lanes);
-  // the vectorize rules (expand.hpp): one vector op, or other lanes (per lane, two halves, bytes) to emit instead.
+  // the vectorize rules (expand.hpp): one vector op, or other lanes (per lane, equal runs, bytes) to emit instead.
   // (Rewritten to their fixpoint, the nodes are the ones the expand step made of the same lanes: none is emitted
   // twice.)
   const UOpPtr all = UOp::make(Op::VECTORIZE, d.vec(w), lanes);

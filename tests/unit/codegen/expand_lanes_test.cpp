@@ -1,10 +1,10 @@
 // Lanes -> vectors (codegen/expand_lanes.cpp), on the Emitter directly: lane graphs as an upcast axis makes them,
 // against the instructions they must become (derived by hand from each case's indices): consecutive loads are one
-// vector load, strided ones a gather, two consecutive halves two half-width loads joined, one value shared by every
-// lane a scalar, isomorphic ALU lanes one vector op, consecutive stores one vector store (vector_store, expand.hpp),
-// strided ones a store per lane of the vector values; lanes of a width the renderer does not take stay scalars.
-// VectorizeRules.*: the rules themselves (expand.hpp), graph in, graph out: vector loads, ALU ops and REDUCEs, ops
-// per lane on lanes of vectorized sources, two half vectors, packed loads whole or from bytes.
+// vector load, strided ones a gather, two consecutive halves two half-width loads joined (four runs four), one value
+// shared by every lane a scalar, isomorphic ALU lanes one vector op, consecutive stores one vector store (vector_store,
+// expand.hpp), strided ones a store per lane of the vector values; lanes of a width the renderer does not take stay
+// scalars. VectorizeRules.*: the rules themselves (expand.hpp), graph in, graph out: vector loads, ALU ops and REDUCEs,
+// ops per lane on lanes of vectorized sources, two half vectors, packed loads whole or from bytes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -68,6 +68,16 @@ TEST(ExpandLanes, TwoConsecutiveHalvesAreTwoHalfLoads) {
   EXPECT_EQ(l.count(TG_KIR_LOAD, 2), 2);
   EXPECT_EQ(l.count(TG_KIR_LOAD, 1), 0);
   EXPECT_EQ(l.count(TG_KIR_VECTORIZE, 4), 1);
+}
+
+// 16 lanes in 4 runs of 4 consecutive loads (two nibble formats' blocks: each block's 4 words, then the same words
+// again, shifted): the halves are not one access each, the quarters are: four 4-lane loads joined, no scalar load.
+TEST(ExpandLanes, FourRunsOfConsecutiveLoadsAreFourQuarterLoads) {
+  Lowered l(1u << 2 | 1u << 4 | 1u << 8 | 1u << 16);
+  l.e.emit_lanes(loads(1, {0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23, 30, 31, 32, 33}));
+  EXPECT_EQ(l.count(TG_KIR_LOAD, 4), 4);
+  EXPECT_EQ(l.count(TG_KIR_LOAD, 1), 0);
+  EXPECT_EQ(l.count(TG_KIR_VECTORIZE, 16), 1);
 }
 
 TEST(ExpandLanes, OneValueInEveryLaneIsAScalar) {
