@@ -255,16 +255,19 @@ TEST_P(Formats, MatrixProductAndEmbeddingMatchFloat64Loops) {
     }
 }
 
-// Greedy decoding's head: the row qargmax picks holds the largest float64 product (to the products' rounding), and
-// of equal rows (the fixture's rows repeated) the first: the pick is always in the first copy.
+// The fixture's rows as experts of one row each: (E, rows, cols) = (3, 1, 512).
+QuantMatrix stacked_experts(GGMLType t, const Fixture& f) {
+  GGUFTensor g = as_tensor(t, f.raw, kRows, kCols);
+  g.ne = {kCols, 1, kRows};
+  return upload_matrix(g, nullptr);
+}
+
 // The stacked experts' product (qmatmul_experts): the fixture's rows as experts of one row each, each (token,
 // slot) pair by its own expert; the input shared by a token's slots or one per pair; an id out of range: zeros.
 TEST_P(Formats, ExpertProductsMatchFloat64Loops) {
   GGMLType t = GetParam();
   Fixture f = load(type_name(t));
-  GGUFTensor g = as_tensor(t, f.raw, kRows, kCols);
-  g.ne = {kCols, 1, kRows};  // (E, rows, cols) = (3, 1, 512)
-  const QuantMatrix m = upload_matrix(g, nullptr);
+  const QuantMatrix m = stacked_experts(t, f);
   const int64_t T = 5, K = 2;
   const std::vector<int32_t> ids = {0, 2, 1, -1, 2, 2, 3, 0, 1, 0};
   std::mt19937 rng(7);
@@ -321,9 +324,7 @@ TEST_P(Formats, ExpertProductsMatchFloat64Loops) {
 TEST_P(Formats, GroupedExpertProductsMatchFloat64Loops) {
   GGMLType t = GetParam();
   Fixture f = load(type_name(t));
-  GGUFTensor g = as_tensor(t, f.raw, kRows, kCols);
-  g.ne = {kCols, 1, kRows};  // (E, rows, cols) = (3, 1, 512)
-  const QuantMatrix m = upload_matrix(g, nullptr);
+  const QuantMatrix m = stacked_experts(t, f);
   const uint32_t seed = std::random_device{}();
   std::mt19937 rng(seed);
   std::normal_distribution<float> nd;
@@ -361,6 +362,8 @@ TEST_P(Formats, GroupedExpertProductsMatchFloat64Loops) {
   EXPECT_THROW(qmatmul_grouped(m, kRows, even, Tensor::zeros({3}, dtypes::int32)), std::invalid_argument);
 }
 
+// Greedy decoding's head: the row qargmax picks holds the largest float64 product (to the products' rounding), and
+// of equal rows (the fixture's rows repeated) the first: the pick is always in the first copy.
 TEST_P(Formats, ArgmaxPicksTheFirstLargestRow) {
   GGMLType t = GetParam();
   Fixture f = load(type_name(t));
