@@ -505,6 +505,15 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
 
 int64_t token_group(int64_t T) { return T >= 16 ? 16 : T >= 8 ? 8 : T >= 4 ? 4 : T >= 2 ? 2 : 1; }
 
+// The tiled product's activation of `in` (groups of G tokens, Tp rows), made once per ProductInput: biased where the
+// weights are the signed operand (stored signed, or decoded once where `tokens` a matrix pay for the pass).
+const Int8Activation& tiled_activation(ProductInput& in, const ByteForm& bf, int64_t G, int64_t Tp, int64_t tokens) {
+  const bool biased = (decoded_once(bf) && tokens >= kDecodedTokens) || static_cast<bool>(bf.signed_word);
+  if (!in.int8 || in.int8->group != G || in.int8->biased != biased)
+    in.int8 = std::make_shared<Int8Activation>(quantize_int8(padded(in.x, Tp), G, biased));
+  return *in.int8;
+}
+
 const Int8Activation& ungrouped(ProductInput& in, int64_t Tp) {
   if (!in.int8 || in.int8->group != 1) in.int8 = std::make_shared<Int8Activation>(quantize_int8(padded(in.x, Tp)));
   return *in.int8;
@@ -525,10 +534,7 @@ Tensor int8_matmul(const QuantMatrix& w, ProductInput& in) {
   const int64_t T = in.x.shape()[0], rows = w.rows;
   if (T >= kTileTokens) {
     const int64_t Tp = (T + kTileTokens - 1) / kTileTokens * kTileTokens;
-    const bool biased = (decoded_once(*f.bytes) && T >= kDecodedTokens) || static_cast<bool>(f.bytes->signed_word);
-    if (!in.int8 || in.int8->group != kTileTokens || in.int8->biased != biased)
-      in.int8 = std::make_shared<Int8Activation>(quantize_int8(padded(in.x, Tp), kTileTokens, biased));
-    Tensor y = int8_tiled(w, f, *in.int8);
+    Tensor y = int8_tiled(w, f, tiled_activation(in, *f.bytes, kTileTokens, Tp, T));
     return Tp == T ? y : y.shrink({{0, T}, {0, rows}});
   }
   const int64_t U = token_group(T), Tp = (T + U - 1) / U * U;
@@ -548,14 +554,9 @@ Tensor int8_matmul_grouped(const QuantMatrix& w, int64_t experts, ProductInput& 
                                 " needs (T, cols) rows in runs of " + std::to_string(G) + " and (T / " +
                                 std::to_string(G) + ",) int32 expert ids, got " + shape_str(in.x.shape()) + " and " +
                                 ids.dtype().name() + " " + shape_str(ids.shape()));
-  // the weights decoded to signed bytes once per product only where an expert's runs (on average) reach the tokens
-  // that pay for the pass over every expert's weights
-  const bool biased =
-      (decoded_once(*f.bytes) && T / experts >= kDecodedTokens) || static_cast<bool>(f.bytes->signed_word);
-  if (!in.int8 || in.int8->group != G || in.int8->biased != biased)
-    in.int8 = std::make_shared<Int8Activation>(quantize_int8(in.x, G, biased));
+  // the weights decoded once per product where an expert's runs (on average) pay for the pass over every expert's
   const GroupedExperts grouped{experts, ids};
-  return int8_tiled(w, f, *in.int8, &grouped);
+  return int8_tiled(w, f, tiled_activation(in, *f.bytes, G, T, T / experts), &grouped);
 }
 
 Tensor int8_matmul_experts(const QuantMatrix& w, const Routed& routed, ProductInput& in, const Tensor& ids) {

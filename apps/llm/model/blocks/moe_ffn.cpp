@@ -131,8 +131,8 @@ Tensor MoeFfn::grouped(const Tensor& h, const Routes& routes) const {
   const bool one_kernel = grouped_product_runs(gate_) && grouped_product_runs(up_) && grouped_product_runs(down_);
   // each expert's tokens in a run of rows of their own, padded (zero rows) to what its products take; where each
   // pair's row landed
-  std::vector<int32_t> tokens, row_of_pair(ids.size(), -1), run_experts;  // -1: a padding pick, a zero row
-  std::vector<std::pair<size_t, int64_t>> runs;                           // (expert, padded rows), in row order
+  std::vector<int32_t> tokens, row_of_pair(ids.size(), -1);  // -1: a padding pick, a zero row
+  std::vector<std::pair<size_t, int64_t>> runs;              // (expert, padded rows), in row order
   for (size_t e = 0; e < pairs.size(); ++e) {
     if (pairs[e].empty()) continue;
     const int64_t n = static_cast<int64_t>(pairs[e].size());
@@ -142,14 +142,15 @@ Tensor MoeFfn::grouped(const Tensor& h, const Routes& routes) const {
       if (i < n)
         row_of_pair[static_cast<size_t>(pairs[e][static_cast<size_t>(i)])] = static_cast<int32_t>(tokens.size() - 1);
     }
-    if (one_kernel)
-      run_experts.insert(run_experts.end(), static_cast<size_t>(np / kExpertRunTokens), static_cast<int32_t>(e));
     runs.push_back({e, np});
   }
   if (runs.empty()) return Tensor::zeros({T, d}, dtypes::float32, h.device());
   const Tensor x = rows_of(h, tokens);
   auto products = [&]() -> Tensor {
     if (one_kernel) {
+      std::vector<int32_t> run_experts;  // the expert of each run of kExpertRunTokens rows
+      for (const auto& [e, np] : runs)
+        run_experts.insert(run_experts.end(), static_cast<size_t>(np / kExpertRunTokens), static_cast<int32_t>(e));
       const int64_t n = static_cast<int64_t>(run_experts.size());
       const Tensor experts = Tensor::from_vector(run_experts, {n}, dtypes::int32, h.device());
       ProductInput in{x, nullptr};
