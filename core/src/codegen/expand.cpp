@@ -156,7 +156,7 @@ ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps, std::function<
   };
   auto alu_lanes = [](const UOp& u) { return !u.src.empty() && is_alu(u.src[0]->op) && vector_lanes(u.src); };
   // (equal runs each alike: lanes that are not alike as a whole, or loads that are not one access)
-  auto halves = [](const UOp& u) {
+  auto runs = [](const UOp& u) {
     const size_t n = distinct_values(u.src);
     return n * 4 > u.src.size() && (!isomorphic(u.src) || u.src[0]->op == Op::LOAD);
   };
@@ -167,7 +167,7 @@ ir::PatternMatcher pm_vectorize_for(const tg_renderer_caps& caps, std::function<
            [caps](const Match&, const UOpPtr& u) { return vector_load(caps, u->src); }, "vector_load"},
           {ops({Op::VECTORIZE}).where(lanes_of(Op::LOAD)),
            [caps](const Match&, const UOpPtr& u) { return packed_from_bytes(caps, u->src); }, "packed_from_bytes"},
-          {ops({Op::VECTORIZE}).where(halves),
+          {ops({Op::VECTORIZE}).where(runs),
            [caps, sources](const Match&, const UOpPtr& u) { return equal_runs(caps, u->src, sources); }, "equal_runs"},
           {ops({Op::VECTORIZE}).where(alu_lanes),
            [caps](const Match&, const UOpPtr& u) { return vector_alu(caps, u->src); }, "vector_alu"},
