@@ -3,8 +3,9 @@
 // a RoPE key shared by the heads, k_pe = rope(kv_a(h)[kv_lora:]); the cache holds [c | k_pe] (kv_lora + rope values
 // a token, one row for all heads: no per-head keys or values). Each head's query is absorbed into the latent space
 // (q_lat = k_b[h] . q_nope, per head), so a score is [q_lat | rope(q_pe)] . [c | k_pe]; the head's output is
-// v_b[h] . (softmax . c). The naive form would expand c into every head's keys and values (k_b[h]^T c, v_b[h] c) at
-// each position; the absorbed one reads kv_lora + rope values a cached token instead of heads x (key + value).
+// v_b[h] . (softmax . c). Decode keeps that form: it reads kv_lora + rope values a cached token instead of heads x
+// (key + value). A prefill chunk, whose queries outnumber what expanding costs, expands c into every head's keys and
+// values (k_b[h]^T c, v_b[h] c) and attends as plain multi-head attention (`expanded_is_cheaper` counts both).
 // Tensor-parallel, each rank takes a share of the heads (their rows of q, k_b and v_b, their columns of
 // attn_output); the compression (q_a, kv_a) and the latent cache are whole on every rank.
 #pragma once
@@ -35,9 +36,16 @@ class MlaAttention final : public Mixer {
 
  private:
   MlaAttention(ModelBuilder& b, int64_t layer, const MlaShape& s, std::pair<int64_t, int64_t> heads);
-  // q (T, H, kv_lora + rope): latent queries with their RoPE parts, and the rows (T, kv_lora + rope) to cache,
-  // T tokens of one sequence -> the heads' latent outputs (T, H, kv_lora)
-  Tensor attend(const Tensor& q, const Tensor& rows, int64_t T, const SeqPos& at, int64_t key_len);
+  // T queries' non-rotated parts (T, H, nope) -> their latent forms k_b[h] . q (T, H, kv_lora)
+  Tensor absorb(const Tensor& q_nope, int64_t T) const;
+  Tensor by_head(int64_t T) const;  // (T, H) head ids: the per-head products as stacked experts
+  // whether a chunk of T queries over L keys costs fewer multiply-adds expanded than absorbed
+  bool expanded_is_cheaper(int64_t T, int64_t L) const;
+  // T queries of one sequence, their rows already cached, over `len` keys -> the heads' outputs (T, H * v). Absorbed:
+  // latent queries q_lat (T, H, kv_lora) and rotated parts q_rot (T, H, rope) score the cached rows directly.
+  // Expanded (prefill chunks): the cached rows become every head's keys and values first.
+  Tensor attend_absorbed(const Tensor& q_lat, const Tensor& q_rot, int64_t T, const SeqPos& at, const Dim& len);
+  Tensor attend_expanded(const Tensor& q_nope, const Tensor& q_rot, int64_t T, const SeqPos& at, int64_t L);
 
   MlaShape s_;
   int64_t H_;  // this rank's heads
