@@ -4,22 +4,28 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <list>
 #include <map>
 #include <mutex>
 #include <new>
+#include <vector>
 
 namespace tg::cpu {
 
 using sdk::cat;
 using sdk::Error;
 
-// Large buffers are mapped pages of their own, returned to the system when freed, except for freed ones kept
-// (up to kCacheBytes) for reuse by size. Through malloc they stayed in its heap once freed (glibc raises its mmap
-// threshold after each such free): Gemma 3 270M's 256-token prefill left ~45 MB there, peak RSS 375 MB;
-// unmapping every one instead made the next layer fault its pages in again (prefill 320 -> 236 tok/s). Layers
-// repeat their sizes, so the cache keeps both: peak RSS 346 MB, prefill as fast (cache of 8 MB: 285 tok/s).
+// Large buffers are mapped pages of their own, returned to the system when freed, except for freed ones kept for
+// reuse by size. Through malloc they stayed in its heap once freed (glibc raises its mmap threshold after each such
+// free): Gemma 3 270M's 256-token prefill left ~45 MB there, peak RSS 375 MB; unmapping every one instead made the
+// next layer fault its pages in again (prefill 320 -> 236 tok/s). Layers repeat their sizes, so the cache keeps the
+// most recently freed buffers, up to twice as many bytes as were ever live at once (at least kCacheBytes). A fixed
+// 48 MB held too little of an MoE prefill's transients: GLM-4.7-Flash's shape (8 layers), 512 tokens, faulted in
+// 2.4 GB of zeroed pages a prefill (580K faults); now ~0, for peak RSS 2961 -> 3175 MB (Qwen2.5-0.5B: 655 MB, as
+// before). Once as many bytes as the peak, the cache still missed ~210K pages a prefill.
 constexpr size_t kMappedFrom = 256 << 10, kPage = 4096, kCacheBytes = 48 << 20;
 
 class MappedBuffers {
@@ -29,35 +35,70 @@ class MappedBuffers {
     return *instance;
   }
   static size_t length(uint64_t size) { return (static_cast<size_t>(size) + kPage - 1) / kPage * kPage; }
+
   void* take(size_t len) {
     {
       std::lock_guard lock(mu_);
-      if (auto it = free_.find(len); it != free_.end()) {
-        void* p = it->second;
-        free_.erase(it);
-        cached_ -= len;
-        return p;
+      // the smallest cached buffer that holds len with at most an eighth to spare: an MoE layer's gathered rows
+      // differ from layer to layer by a few runs of tokens
+      if (auto it = by_size_.lower_bound(len); it != by_size_.end() && it->first <= len + len / 8) {
+        const Cached c = *it->second;
+        recent_.erase(it->second), by_size_.erase(it);
+        cached_ -= c.len;
+        return handed(c.p, c.len);
       }
     }
     void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? nullptr : p;
+    if (p == MAP_FAILED) return nullptr;
+    std::lock_guard lock(mu_);
+    return handed(p, len);
   }
-  void give(void* p, size_t len) {
+
+  void give(void* p) {
+    std::vector<Cached> evicted;
     {
       std::lock_guard lock(mu_);
-      if (cached_ + len <= kCacheBytes) {
-        free_.emplace(len, p);
-        cached_ += len;
-        return;
+      auto it = lengths_.find(p);
+      if (it == lengths_.end()) return;  // not one of ours
+      const size_t len = it->second;
+      lengths_.erase(it);
+      live_ -= len;
+      recent_.push_back({p, len});
+      by_size_.emplace(len, std::prev(recent_.end()));
+      cached_ += len;
+      // the least recently freed go back to the system (unmapped outside the lock)
+      while (cached_ > std::max(2 * peak_, kCacheBytes)) {
+        const Cached& old = recent_.front();
+        for (auto [i, end] = by_size_.equal_range(old.len); i != end; ++i)
+          if (i->second == recent_.begin()) {
+            by_size_.erase(i);
+            break;
+          }
+        cached_ -= old.len;
+        evicted.push_back(old);
+        recent_.pop_front();
       }
     }
-    ::munmap(p, len);
+    for (const Cached& c : evicted) ::munmap(c.p, c.len);
   }
 
  private:
+  struct Cached {
+    void* p;
+    size_t len;
+  };
+  void* handed(void* p, size_t len) {  // (under mu_)
+    lengths_[p] = len;
+    live_ += len;
+    peak_ = std::max(peak_, live_);
+    return p;
+  }
+
   std::mutex mu_;
-  std::multimap<size_t, void*> free_;
-  size_t cached_ = 0;
+  std::list<Cached> recent_;                                    // freed buffers, least recently freed first
+  std::multimap<size_t, std::list<Cached>::iterator> by_size_;  // the same, by length
+  std::map<void*, size_t> lengths_;  // each buffer handed out: its mapping's length (a reused one may be longer)
+  size_t cached_ = 0, live_ = 0, peak_ = 0;
 };
 
 // kAlignment below is sdk::HostAllocatorSlots' (64 bytes, a cache line): small buffers are aligned as the SDK's are.
@@ -87,7 +128,7 @@ void AllocatorSlots::free(tg_device device, const tg_buffer_desc* buffer) noexce
   sdk::guard_void("cpu allocator_free", [&] {
     if (buffer == nullptr || buffer->handle == nullptr) return;
     if (buffer->size >= kMappedFrom)
-      MappedBuffers::get().give(buffer->handle, MappedBuffers::length(buffer->size));
+      MappedBuffers::get().give(buffer->handle);
     else
       ::operator delete(buffer->handle, std::align_val_t{kAlignment});
   });

@@ -483,6 +483,35 @@ TEST_F(CpuPlugin, AllocatorChecksBounds) {
   EXPECT_EQ(take(api()->allocator_alloc(device_, uint64_t{1} << 62, &huge)).code, TG_ERR_OUT_OF_MEMORY);
 }
 
+// Large buffers freed are kept for reuse: a request up to an eighth smaller takes the freed mapping (no fresh pages
+// to fault in), a much smaller one does not; a reused buffer is whole and freed at its mapping's full length.
+TEST_F(CpuPlugin, FreedLargeBuffersAreReusedBySize) {
+  auto fill = [&](const tg_buffer_desc& b, uint8_t v) {
+    std::vector<uint8_t> bytes(b.size, v);
+    ASSERT_OK(api()->allocator_copy_in(device_, &b, 0, bytes.data(), bytes.size()));
+    std::vector<uint8_t> back(b.size);
+    ASSERT_OK(api()->allocator_copy_out(device_, back.data(), &b, 0, back.size()));
+    EXPECT_EQ(back, bytes);
+  };
+  tg_buffer_desc a{}, b{}, c{}, d{};
+  ASSERT_OK(api()->allocator_alloc(device_, 8 << 20, &a));
+  fill(a, 1);
+  const uint64_t first = a.addr;
+  api()->allocator_free(device_, &a);
+  ASSERT_OK(api()->allocator_alloc(device_, (8 << 20) - (512 << 10), &b));  // 7.5 MB
+  EXPECT_EQ(b.addr, first);
+  fill(b, 2);
+  ASSERT_OK(api()->allocator_alloc(device_, 8 << 20, &c));  // while b holds the freed one: a mapping of its own
+  EXPECT_NE(c.addr, b.addr);
+  fill(c, 3);
+  api()->allocator_free(device_, &b);
+  ASSERT_OK(api()->allocator_alloc(device_, 1 << 20, &d));  // far smaller than the freed 8 MB: not that one
+  EXPECT_NE(d.addr, first);
+  fill(d, 4);
+  api()->allocator_free(device_, &c);
+  api()->allocator_free(device_, &d);
+}
+
 TEST_F(CpuPlugin, WrongAbiMajorIsRefusedNamingBothVersions) {
   tg_status_t status = nullptr;
   EXPECT_EQ(entry_point()(TG_ABI_VERSION_MAJOR + 1, 3, &status), nullptr);
