@@ -200,8 +200,10 @@ TEST_P(Formats, MatrixProductAndEmbeddingMatchFloat64Loops) {
   Fixture f = load(type_name(t));
   QuantMatrix m = upload_matrix(as_tensor(t, f.raw, kRows, kCols), nullptr);
   // the in-kernel decode (lanes along the block), the tiled int8 product (lanes along the tokens; padded), the
-  // float formats' panel GEMM
-  for (int64_t T : {int64_t{1}, int64_t{3}, int64_t{5}, int64_t{12}, kTileTokens, kTileTokens + 7, kPanelTokens + 3}) {
+  // float formats' panel GEMM. 120 then 128 tokens: both padded to 128, the tiled product on words as stored, then
+  // on weights decoded to signed bytes (from 128 tokens): two kernels, not one cached for both
+  for (int64_t T : {int64_t{1}, int64_t{3}, int64_t{5}, int64_t{12}, kTileTokens, kTileTokens + 7, int64_t{120},
+                    int64_t{128}, kPanelTokens + 3}) {
     std::vector<float> x(static_cast<size_t>(T * kCols));
     std::mt19937 rng(static_cast<uint32_t>(T));
     std::normal_distribution<float> nd;
@@ -320,7 +322,7 @@ TEST_P(Formats, ExpertProductsMatchFloat64Loops) {
 }
 
 // The prefill form (qmatmul_grouped): runs of kExpertRunTokens rows, each by its expert's rows; 4 runs take the
-// words as unsigned bytes in the loop, 24 (128 tokens an expert) decode the weights to signed bytes first.
+// words as unsigned bytes in the loop, 24 (128 tokens an expert; from 32) decode the weights to signed bytes first.
 TEST_P(Formats, GroupedExpertProductsMatchFloat64Loops) {
   GGMLType t = GetParam();
   Fixture f = load(type_name(t));

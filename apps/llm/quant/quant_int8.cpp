@@ -108,9 +108,14 @@ namespace {
 // times for 512 tokens).
 bool decoded_once(const ByteForm& bf) { return !bf.signed_word && !bf.split_halves; }
 // A tiled product decodes its weights to signed bytes (a pass over them) only where this many tokens share the pass:
-// below it the words go in as unsigned bytes. The MoE experts' products see ~32 tokens each: GLM-4.7-Flash-shaped
-// Q4_K cut to 8 layers, 512-token prefill on 2 AVX2 cores, 43 -> 55 tok/s (the decode passes had taken a third).
+// below it the words go in as unsigned bytes.
 constexpr int64_t kDecodedTokens = 128;
+// A grouped expert product decodes every expert's weights where an expert averages kDecodedExpertTokens: 512-token
+// prefill on 2 AVX2 cores, 8-layer shaped Q4_K files, GLM-4.7-Flash (32 tokens an expert) 83.6 and 73.6 -> 85.6
+// and 95.9 tok/s, Qwen3.6-35B-A3B (16 an expert) 77.3 and 85.2 -> 69.8 and 75.7 (two runs each, alternated). Products
+// an expert apiece, before the grouped one, had lost at 32 (GLM: 55 -> 43 tok/s): each expert's decode pass was a
+// kernel of its own.
+constexpr int64_t kDecodedExpertTokens = 32;
 
 // Whether the format's byte dot products keep each pair of byte products within int16 (KExpr::dot4's narrow
 // promise): as the unsigned operand against the signed activation, its words at most 127 (neither product puts
@@ -219,82 +224,90 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
   }
   if (grouped) inputs.push_back(grouped->ids);
   const int ids_buffer = static_cast<int>(inputs.size());
-  const CustomKernel& k = cached({KernelKind::int8_tiled, w.type, w.rows, w.cols, T, grouped ? E * 1024 + G : 0}, [&] {
-    CustomKernel k(std::string(grouped ? "qgemm_id_" : "qgemm_") + type_traits(w.type).name);
-    auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
-    // token groups outermost: a group's activation (G x cols bytes) stays in L1 while the rows stream past it
-    KExpr tg = k.range(T / G, Axis::GLOBAL), ro = k.range(rows / R, Axis::GLOBAL);
-    // the first row of the group's expert (an id outside [0, E) reads expert 0: never past the weights)
-    KExpr first_row = c64(0);
-    if (grouped) {
-      KExpr id = k.load(k.buffer(ids_buffer, dtypes::int32), tg).cast(dtypes::int64);
-      first_row = KExpr::where((c64(-1) < id) && (id < c64(E)), id, c64(0)) * c64(rows);
-    }
-    auto row = [&](const KExpr& i) { return first_row + ro * R + i; };
-    // sums: the activation's half-block sums of q, or the weights' block sums (signed words)
-    // words: the packed weights, or (dense) their signed words; dense also reads its scales (buffer 5)
-    KExpr words = k.buffer(1, dense ? dtypes::int32 : dtypes::uint8), xq = k.buffer(2, dtypes::int32),
-          xd = k.buffer(3, dtypes::float32), sums = k.buffer(4, dtypes::int32);
-    KExpr acc = k.reg(dtypes::float32, R * G), dots = k.reg(dtypes::int32, R * G), z = k.range(R * G, Axis::LOOP);
-    KExpr init = k.loop({k.store(acc, z, f32c(k, 0))}, {z});
-    k.run(init);
-    KExpr p = k.range(nb32, Axis::LOOP), blk = tg * nb32 + p, sub = p % c64(subs);
-    auto reader = [&](const KExpr& i) { return GroupReader{k, words, row(i) * rw + (p / c64(subs)) * f.group_bytes}; };
-    // the activation's half-block sums of q: buffer 4 where the weights are unsigned, 7 after a decoded format's mins
-    auto qsum = [&](int64_t h, const KExpr& l) {
-      return k.load(dense ? k.buffer(7, dtypes::int32) : sums, (blk * 2 + h) * G + l);
-    };
-    // one statement over the tile: the value fn(i, l) stored into slot i * G + l of a register array
-    auto over_tile = [&](const KExpr& reg, const std::function<KExpr(const KExpr& i, const KExpr& l)>& fn) {
-      KExpr i = k.range(R, Axis::UPCAST), l = k.range(G, Axis::UPCAST);
-      return k.loop({k.store(reg, i * G + l, fn(i, l))}, {i, l});
-    };
-    std::vector<KExpr> body;
-    KExpr summed = init;  // the statement after which acc holds this block's partial sums so far
-    const int64_t halves = bf.split_halves ? 2 : 1, per_half = 8 / halves;
-    for (int64_t h = 0; h < halves; ++h) {
-      // the chain restarts after the previous half's sums read it: without the AFTER, two halves starting at the
-      // same value (Q2_K: no zero point) are one store once the tile's ranges are unrolled, and the second half
-      // would go on from the first's dots
-      KExpr chained = over_tile(h ? k.after(dots, {summed}) : dots, [&](const KExpr& i, const KExpr& l) {
-        if (signed_w) return k.load(sums, row(i) * nb32 + p);
-        KExpr s = halves == 2 ? qsum(h, l) : qsum(0, l) + qsum(1, l);
-        return bf.offset ? s * i32(k, -bf.offset) : i32(k, 0);
+  // keyed by the weights' form too: a padded T holds token counts on both sides of kDecodedTokens
+  const CustomKernel& k = cached(
+      {KernelKind::int8_tiled, w.type, w.rows, w.cols, T,
+       (grouped ? E * 1024 + G : 0) * 2 + static_cast<int64_t>(dense)},
+      [&] {
+        CustomKernel k(std::string(grouped ? "qgemm_id_" : "qgemm_") + type_traits(w.type).name);
+        auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
+        // token groups outermost: a group's activation (G x cols bytes) stays in L1 while the rows stream past it
+        KExpr tg = k.range(T / G, Axis::GLOBAL), ro = k.range(rows / R, Axis::GLOBAL);
+        // the first row of the group's expert (an id outside [0, E) reads expert 0: never past the weights)
+        KExpr first_row = c64(0);
+        if (grouped) {
+          KExpr id = k.load(k.buffer(ids_buffer, dtypes::int32), tg).cast(dtypes::int64);
+          first_row = KExpr::where((c64(-1) < id) && (id < c64(E)), id, c64(0)) * c64(rows);
+        }
+        auto row = [&](const KExpr& i) { return first_row + ro * R + i; };
+        // sums: the activation's half-block sums of q, or the weights' block sums (signed words)
+        // words: the packed weights, or (dense) their signed words; dense also reads its scales (buffer 5)
+        KExpr words = k.buffer(1, dense ? dtypes::int32 : dtypes::uint8), xq = k.buffer(2, dtypes::int32),
+              xd = k.buffer(3, dtypes::float32), sums = k.buffer(4, dtypes::int32);
+        KExpr acc = k.reg(dtypes::float32, R * G), dots = k.reg(dtypes::int32, R * G), z = k.range(R * G, Axis::LOOP);
+        KExpr init = k.loop({k.store(acc, z, f32c(k, 0))}, {z});
+        k.run(init);
+        KExpr p = k.range(nb32, Axis::LOOP), blk = tg * nb32 + p, sub = p % c64(subs);
+        auto reader = [&](const KExpr& i) {
+          return GroupReader{k, words, row(i) * rw + (p / c64(subs)) * f.group_bytes};
+        };
+        // the activation's half-block sums of q: buffer 4 where the weights are unsigned, 7 after a decoded format's
+        // mins
+        auto qsum = [&](int64_t h, const KExpr& l) {
+          return k.load(dense ? k.buffer(7, dtypes::int32) : sums, (blk * 2 + h) * G + l);
+        };
+        // one statement over the tile: the value fn(i, l) stored into slot i * G + l of a register array
+        auto over_tile = [&](const KExpr& reg, const std::function<KExpr(const KExpr& i, const KExpr& l)>& fn) {
+          KExpr i = k.range(R, Axis::UPCAST), l = k.range(G, Axis::UPCAST);
+          return k.loop({k.store(reg, i * G + l, fn(i, l))}, {i, l});
+        };
+        std::vector<KExpr> body;
+        KExpr summed = init;  // the statement after which acc holds this block's partial sums so far
+        const int64_t halves = bf.split_halves ? 2 : 1, per_half = 8 / halves;
+        for (int64_t h = 0; h < halves; ++h) {
+          // the chain restarts after the previous half's sums read it: without the AFTER, two halves starting at the
+          // same value (Q2_K: no zero point) are one store once the tile's ranges are unrolled, and the second half
+          // would go on from the first's dots
+          KExpr chained = over_tile(h ? k.after(dots, {summed}) : dots, [&](const KExpr& i, const KExpr& l) {
+            if (signed_w) return k.load(sums, row(i) * nb32 + p);
+            KExpr s = halves == 2 ? qsum(h, l) : qsum(0, l) + qsum(1, l);
+            return bf.offset ? s * i32(k, -bf.offset) : i32(k, 0);
+          });
+          body.push_back(chained);
+          for (int64_t j = h * per_half; j < (h + 1) * per_half; ++j) {
+            KExpr prev = chained;
+            chained = over_tile(dots, [&](const KExpr& i, const KExpr& l) {
+              KExpr before = k.load(k.after(dots, {prev}), i * G + l), x = k.load(xq, (blk * 8 + j) * G + l);
+              if (dense) return KExpr::dot4(before, x, k.load(words, (row(i) * nb32 + p) * 8 + j), narrow_signed(bf));
+              return signed_w ? KExpr::dot4(before, x, bf.signed_word(reader(i), sub, c64(j)))
+                              : KExpr::dot4(before, bf.word(reader(i), sub, c64(j)), x, narrow_unsigned(bf));
+            });
+            body.push_back(chained);
+          }
+          KExpr before = summed;
+          summed = over_tile(acc, [&](const KExpr& i, const KExpr& l) {
+            KExpr dx = k.load(xd, blk * G + l);
+            const KExpr at = row(i) * nb32 + p;
+            auto [scale, min] = !dense ? bf.scale(reader(i), sub, c64(h))
+                                       : std::pair{k.load(k.buffer(5, dtypes::float32), at),
+                                                   bf.has_min ? k.load(k.buffer(6, dtypes::float32), at) : KExpr()};
+            KExpr cur = KExpr::fma(k.load(k.after(dots, {chained}), i * G + l).cast(dtypes::float32), scale * dx,
+                                   k.load(k.after(acc, {before}), i * G + l));
+            if (!bf.has_min) return cur;
+            KExpr q = halves == 2 ? qsum(h, l) : qsum(0, l) + qsum(1, l);  // the sum of q the minimum multiplies
+            return KExpr::fma(min, dx * q.cast(dtypes::float32), cur);
+          });
+          body.push_back(summed);
+        }
+        KExpr step = k.loop(body, {p});
+        k.run(step);
+        KExpr done = k.after(acc, {step}), io = k.range(R, Axis::UPCAST), lo = k.range(G, Axis::UPCAST);
+        k.run(k.loop(
+            {k.store(k.buffer(0, dtypes::float32), (tg * G + lo) * rows + ro * R + io, k.load(done, io * G + lo))},
+            {io, lo}));
+        k.parallel();
+        return k;
       });
-      body.push_back(chained);
-      for (int64_t j = h * per_half; j < (h + 1) * per_half; ++j) {
-        KExpr prev = chained;
-        chained = over_tile(dots, [&](const KExpr& i, const KExpr& l) {
-          KExpr before = k.load(k.after(dots, {prev}), i * G + l), x = k.load(xq, (blk * 8 + j) * G + l);
-          if (dense) return KExpr::dot4(before, x, k.load(words, (row(i) * nb32 + p) * 8 + j), narrow_signed(bf));
-          return signed_w ? KExpr::dot4(before, x, bf.signed_word(reader(i), sub, c64(j)))
-                          : KExpr::dot4(before, bf.word(reader(i), sub, c64(j)), x, narrow_unsigned(bf));
-        });
-        body.push_back(chained);
-      }
-      KExpr before = summed;
-      summed = over_tile(acc, [&](const KExpr& i, const KExpr& l) {
-        KExpr dx = k.load(xd, blk * G + l);
-        const KExpr at = row(i) * nb32 + p;
-        auto [scale, min] = !dense ? bf.scale(reader(i), sub, c64(h))
-                                   : std::pair{k.load(k.buffer(5, dtypes::float32), at),
-                                               bf.has_min ? k.load(k.buffer(6, dtypes::float32), at) : KExpr()};
-        KExpr cur = KExpr::fma(k.load(k.after(dots, {chained}), i * G + l).cast(dtypes::float32), scale * dx,
-                               k.load(k.after(acc, {before}), i * G + l));
-        if (!bf.has_min) return cur;
-        KExpr q = halves == 2 ? qsum(h, l) : qsum(0, l) + qsum(1, l);  // the sum of q the minimum multiplies
-        return KExpr::fma(min, dx * q.cast(dtypes::float32), cur);
-      });
-      body.push_back(summed);
-    }
-    KExpr step = k.loop(body, {p});
-    k.run(step);
-    KExpr done = k.after(acc, {step}), io = k.range(R, Axis::UPCAST), lo = k.range(G, Axis::UPCAST);
-    k.run(k.loop({k.store(k.buffer(0, dtypes::float32), (tg * G + lo) * rows + ro * R + io, k.load(done, io * G + lo))},
-                 {io, lo}));
-    k.parallel();
-    return k;
-  });
   return k({{{T, rows}, dtypes::float32}}, inputs)[0];
 }
 
@@ -506,9 +519,9 @@ CustomKernel row_products(const QuantMatrix& w, const Format& f, int64_t Tp, int
 int64_t token_group(int64_t T) { return T >= 16 ? 16 : T >= 8 ? 8 : T >= 4 ? 4 : T >= 2 ? 2 : 1; }
 
 // The tiled product's activation of `in` (groups of G tokens, Tp rows), made once per ProductInput: biased where the
-// weights are the signed operand (stored signed, or decoded once where `tokens` a matrix pay for the pass).
-const Int8Activation& tiled_activation(ProductInput& in, const ByteForm& bf, int64_t G, int64_t Tp, int64_t tokens) {
-  const bool biased = (decoded_once(bf) && tokens >= kDecodedTokens) || static_cast<bool>(bf.signed_word);
+// weights are the signed operand (stored signed, or decoded once where `decode`: enough tokens pay for the pass).
+const Int8Activation& tiled_activation(ProductInput& in, const ByteForm& bf, int64_t G, int64_t Tp, bool decode) {
+  const bool biased = (decoded_once(bf) && decode) || static_cast<bool>(bf.signed_word);
   if (!in.int8 || in.int8->group != G || in.int8->biased != biased)
     in.int8 = std::make_shared<Int8Activation>(quantize_int8(padded(in.x, Tp), G, biased));
   return *in.int8;
@@ -534,7 +547,7 @@ Tensor int8_matmul(const QuantMatrix& w, ProductInput& in) {
   const int64_t T = in.x.shape()[0], rows = w.rows;
   if (T >= kTileTokens) {
     const int64_t Tp = (T + kTileTokens - 1) / kTileTokens * kTileTokens;
-    Tensor y = int8_tiled(w, f, tiled_activation(in, *f.bytes, kTileTokens, Tp, T));
+    Tensor y = int8_tiled(w, f, tiled_activation(in, *f.bytes, kTileTokens, Tp, T >= kDecodedTokens));
     return Tp == T ? y : y.shrink({{0, T}, {0, rows}});
   }
   const int64_t U = token_group(T), Tp = (T + U - 1) / U * U;
@@ -556,7 +569,7 @@ Tensor int8_matmul_grouped(const QuantMatrix& w, int64_t experts, ProductInput& 
                                 ids.dtype().name() + " " + shape_str(ids.shape()));
   // the weights decoded once per product where an expert's runs (on average) pay for the pass over every expert's
   const GroupedExperts grouped{experts, ids};
-  return int8_tiled(w, f, tiled_activation(in, *f.bytes, G, T, T / experts), &grouped);
+  return int8_tiled(w, f, tiled_activation(in, *f.bytes, G, T, T / experts >= kDecodedExpertTokens), &grouped);
 }
 
 Tensor int8_matmul_experts(const QuantMatrix& w, const Routed& routed, ProductInput& in, const Tensor& ids) {
