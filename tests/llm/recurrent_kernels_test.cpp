@@ -42,9 +42,9 @@ void expect_near(const std::vector<float>& got, const std::vector<double>& want,
   EXPECT_LE(worst, tol) << what << ": max |error|";
 }
 
-TEST(RecurrentKernels, CausalConvCarriesItsStateAcrossChunksAndSlots) {
+void causal_conv_case(const int64_t C) {
   std::mt19937 rng(test_seed());
-  constexpr int64_t C = 6, K = 4, slots = 3, T = 9;
+  constexpr int64_t K = 4, slots = 3, T = 9;
   const std::vector<float> w = random_vector(rng, C * K), x = random_vector(rng, T * C),
                            other = random_vector(rng, 2 * C);
   // reference: the whole sequence at once, zero before position 0
@@ -94,6 +94,14 @@ TEST(RecurrentKernels, CausalConvCarriesItsStateAcrossChunksAndSlots) {
     }
   }
   expect_near(got, want, 1e-5, "slot 2, chunks 4+1+2 then 2 batched steps");
+}
+
+// 6 channels: one a work item; 32: lanes of 16 channels
+TEST(RecurrentKernels, CausalConvCarriesItsStateAcrossChunksAndSlots) {
+  for (const int64_t C : {6, 32}) {
+    SCOPED_TRACE("channels " + std::to_string(C));
+    causal_conv_case(C);
+  }
 }
 
 TEST(RecurrentKernels, GatedDeltaRuleMatchesThePerTokenLoop) {
