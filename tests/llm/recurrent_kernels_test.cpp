@@ -104,9 +104,9 @@ TEST(RecurrentKernels, CausalConvCarriesItsStateAcrossChunksAndSlots) {
   }
 }
 
-TEST(RecurrentKernels, GatedDeltaRuleMatchesThePerTokenLoop) {
+void gated_delta_case(const int64_t dk) {
   std::mt19937 rng(test_seed());
-  constexpr int64_t nk = 2, nv = 4, dk = 8, slots = 2, T = 7;
+  constexpr int64_t nk = 2, nv = 4, slots = 2, T = 7;
   // q and k L2-normalized as the layer feeds them; alpha in (0, 1), beta in (0, 1)
   auto unit_rows = [&](int64_t rows) {
     std::vector<float> v = random_vector(rng, rows * dk);
@@ -166,6 +166,14 @@ TEST(RecurrentKernels, GatedDeltaRuleMatchesThePerTokenLoop) {
     }
     expect_near(got, want, sdt == dtypes::float32 ? 1e-4 : 1e-2,
                 std::string("slot 1: 5 tokens, then 1, then 1, state ") + (sdt == dtypes::float32 ? "f32" : "f16"));
+  }
+}
+
+// head width 8: a state row a work item; 16: rows in lanes of 16
+TEST(RecurrentKernels, GatedDeltaRuleMatchesThePerTokenLoop) {
+  for (const int64_t dk : {8, 16}) {
+    SCOPED_TRACE("head width " + std::to_string(dk));
+    gated_delta_case(dk);
   }
 }
 
