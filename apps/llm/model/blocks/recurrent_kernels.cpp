@@ -93,10 +93,13 @@ Tensor gated_delta(const Tensor& q, const Tensor& kk, const Tensor& v, const Ten
   auto lane = [&] { return k.range(L, Axis::UPCAST); };  // one a loop
   auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), ib.dtype()); };
   auto row_of = [&](const KExpr& l) { return ib * c64(L) + l; };
-  auto srow = [&](const KExpr& l) { return ((at.slot * nv + j) * dv + row_of(l)) * dk; };
+  // the slot's state of head j is stored key-major, S^T (dk x dv): lane l of column c is element (c, ib L + l), so the
+  // L lanes load and store as one vector (row-major, each lane was a row dk values apart: a decode step's kernel ran
+  // at 6 GB/s of state)
+  auto state_at = [&](const KExpr& c, const KExpr& l) { return ((at.slot * nv + j) * dk + c) * dv + row_of(l); };
   KExpr g = j % c64(nk);
   KExpr S = k.reg(f32, dk * L), c0 = k.range(dk, Axis::LOOP), l0 = lane();
-  KExpr init = k.loop({k.store(S, c0 * c64(L) + l0, k.load(st, srow(l0) + c0, at.keep).cast(f32))}, {c0, l0});
+  KExpr init = k.loop({k.store(S, c0 * c64(L) + l0, k.load(st, state_at(c0, l0), at.keep).cast(f32))}, {c0, l0});
   k.run(init);
   KExpr t = k.range(Tq, Axis::LOOP), tok = s * Tq + t, r = k.after(S, {init});
   auto key = [&](const KExpr& c) { return k.load(kb, (tok * nk + g) * dk + c); };
@@ -126,8 +129,8 @@ Tensor gated_delta(const Tensor& q, const Tensor& kk, const Tensor& v, const Ten
   KExpr step = k.loop({zero, dots, outs, update}, {t});
   k.run(step);
   KExpr c5 = k.range(dk, Axis::LOOP), l5 = lane();
-  k.run(
-      k.loop({k.store(st, srow(l5) + c5, k.load(k.after(S, {step}), c5 * c64(L) + l5).cast(state.dtype()))}, {c5, l5}));
+  k.run(k.loop({k.store(st, state_at(c5, l5), k.load(k.after(S, {step}), c5 * c64(L) + l5).cast(state.dtype()))},
+               {c5, l5}));
   k.parallel();
   return k({{{T, nv, dv}, f32}},
            {q.contiguous(), kk.contiguous(), v.contiguous(), alpha.contiguous(), beta.contiguous(), state, seqs})[0];

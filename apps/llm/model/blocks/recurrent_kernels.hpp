@@ -19,8 +19,9 @@ Tensor causal_conv(const Tensor& x, const Tensor& w, const Tensor& state, const 
 
 // The gated delta rule, per value head j of nv (reading key head j mod nk) and per token in order, with S_j a
 // (dv x dk) matrix: S = alpha S; delta = beta (v - S k); S += delta k^T; o = S q. q, k (B * Tq, nk, dk), v
-// (B * Tq, nv, dv), alpha and beta (B * Tq, nv), all float32; state (slots * nv * dv, dk) float32 -> o
-// (B * Tq, nv, dv). Rows of S are independent: one thread per (sequence, head, row), the row in registers.
+// (B * Tq, nv, dv), alpha and beta (B * Tq, nv), all float32; state (slots * nv * dv, dk), each head's S stored
+// transposed (S^T, dk x dv) -> o (B * Tq, nv, dv). Rows of S are independent: one work item per (sequence, head,
+// block of 16 rows), the rows in lanes.
 Tensor gated_delta(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& alpha, const Tensor& beta,
                    const Tensor& state, const Tensor& seqs, int64_t rows_per_slot);
 
