@@ -110,11 +110,12 @@ bool decoded_once(const ByteForm& bf) { return !bf.signed_word && !bf.split_halv
 // A tiled product decodes its weights to signed bytes (a pass over them) only where this many tokens share the pass:
 // below it the words go in as unsigned bytes.
 constexpr int64_t kDecodedTokens = 128;
-// A grouped expert product decodes every expert's weights where an expert averages kDecodedExpertTokens: 512-token
-// prefill on 2 AVX2 cores, 8-layer shaped Q4_K files, GLM-4.7-Flash (32 tokens an expert) 83.6 and 73.6 -> 85.6
-// and 95.9 tok/s, Qwen3.6-35B-A3B (16 an expert) 77.3 and 85.2 -> 69.8 and 75.7 (two runs each, alternated). Products
-// an expert apiece, before the grouped one, had lost at 32 (GLM: 55 -> 43 tok/s): each expert's decode pass was a
-// kernel of its own.
+// A grouped expert product decodes every expert's weights where an expert averages kDecodedExpertTokens. 512-token
+// prefill on 2 AVX2 cores, 8-layer shaped Q4_K files, the expert products' kernel time (products + decode passes),
+// two runs each, alternated: GLM-4.7-Flash (32 tokens an expert) 3442-3684 ms as words -> 2743-3018 decoded (76.7,
+// 79.4 -> 96.3, 86.9 tok/s); Qwen3.6-35B-A3B (16 an expert) 3049-3217 -> 2816-3105, within the noise: its decode
+// passes (268 MB of bytes a product, ~40 ms each) take what the products gain. Products an expert apiece, before
+// the grouped one, had lost at 32 (GLM: 55 -> 43 tok/s): each expert's decode pass was a kernel of its own.
 constexpr int64_t kDecodedExpertTokens = 32;
 
 // Whether the format's byte dot products keep each pair of byte products within int16 (KExpr::dot4's narrow

@@ -129,12 +129,12 @@ Dim key_span(const SequenceState& state, int64_t T, const BoundVariable& pos, in
 }
 
 Tensor causal_softmax(const SequenceState& state, const Tensor& scores, int64_t T, const BoundVariable& pos,
-                      const Dim& len, int64_t window) {
+                      const Dim& len, int64_t window, int64_t first) {
   const std::string& device = state.device();
   // causal (and sliding-window) mask from absolute positions: query pos + t sees key j when j <= pos + t
-  Tensor qpos =
-      (Tensor::arange(0, static_cast<double>(T), 1, dtypes::int32, device) + Tensor::from_variable(pos, device))
-          .reshape({1, 1, T, 1});
+  Tensor qpos = (Tensor::arange(static_cast<double>(first), static_cast<double>(first + T), 1, dtypes::int32, device) +
+                 Tensor::from_variable(pos, device))
+                    .reshape({1, 1, T, 1});
   Tensor kpos = state.key_index().shrink(0, Dim(0), len).reshape({Dim(1), Dim(1), Dim(1), len});
   const double ninf = -std::numeric_limits<double>::infinity();
   Tensor neg = Tensor::full({1}, ninf, dtypes::float32, device).reshape({1, 1, 1, 1});

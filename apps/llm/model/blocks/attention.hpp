@@ -32,10 +32,10 @@ struct AttentionSpec {
 // The key length a pass of T tokens at `pos` attends over: a prefill chunk's static bucket (multiples of 128),
 // decode's key_len, or (key_len 0) the symbolic pos + T.
 Dim key_span(const SequenceState& state, int64_t T, const BoundVariable& pos, int64_t key_len);
-// softmax over the keys of scores (A, B, T, len) of T queries at pos, the causal mask (and a sliding window of
-// `window` positions, 0: none) applied from absolute positions; realized.
+// softmax over the keys of scores (A, B, T, len) of T queries at pos + first, the causal mask (and a sliding window
+// of `window` positions, 0: none) applied from absolute positions; realized.
 Tensor causal_softmax(const SequenceState& state, const Tensor& scores, int64_t T, const BoundVariable& pos,
-                      const Dim& len, int64_t window = 0);
+                      const Dim& len, int64_t window = 0, int64_t first = 0);
 
 // A rank's query heads [q0, q1) and KV heads [k0, k1) of a tensor-parallel model: whole KV groups where there
 // are at least as many KV heads as ranks, else each KV head on world / KV ranks, each with a share of its group's
