@@ -66,9 +66,9 @@ Tensor MlaAttention::forward(const Tensor& h, const Pass& p) {
     const Dim len = key_span(*state_, T, at.pos, p.key_len);
     if (len.is_static() && expanded_is_cheaper(T, len.value()))
       return qmatmul(o_, attend_expanded(q_nope, q_rot, T, at, len.value()));
-    return qmatmul(o_, attend_absorbed(absorb(q_nope, T), q_rot, T, at, len));
+    return qmatmul(o_, values(attend_absorbed(absorb(q_nope, T), q_rot, T, at, len), T));
   }
-  // a decode batch: each sequence attends over its own slot, in the latent space
+  // a decode batch: each sequence attends over its own slot, in the latent space; the values' product once
   Tensor q_lat = absorb(q_nope, T);
   std::vector<Tensor> outs;
   for (int64_t b = 0; b < T; ++b) {
@@ -76,7 +76,7 @@ Tensor MlaAttention::forward(const Tensor& h, const Pass& p) {
     Tensor q_rot = cached(b, 1, at);
     outs.push_back(attend_absorbed(q_lat.slice(0, b, b + 1), q_rot, 1, at, key_span(*state_, 1, at.pos, p.key_len)));
   }
-  return qmatmul(o_, Tensor::cat(outs, 0));
+  return qmatmul(o_, values(Tensor::cat(outs, 0), T));
 }
 
 bool MlaAttention::expanded_is_cheaper(int64_t T, int64_t L) const {
@@ -92,6 +92,12 @@ Tensor MlaAttention::absorb(const Tensor& q_nope, int64_t T) const {
   // every head's query absorbed into the latent space: head h's product by k_b[h], as stacked experts by head id
   const int64_t H = H_, N = s_.nope;
   return qmatmul_experts(k_b_, H, q_nope.reshape({T * H, N}).contiguous(), by_head(T)).reshape({T, H, s_.kv_lora});
+}
+
+Tensor MlaAttention::values(const Tensor& lat, int64_t T) const {
+  // each head's output v_b[h] . lat, as stacked experts by head id
+  const int64_t H = H_, C = s_.kv_lora;
+  return qmatmul_experts(v_b_, H, lat.reshape({T * H, C}).contiguous(), by_head(T)).reshape({T, H * s_.v});
 }
 
 Tensor MlaAttention::by_head(int64_t T) const {
@@ -139,9 +145,7 @@ Tensor MlaAttention::attend_absorbed(const Tensor& q_lat, const Tensor& q_rot, i
   if (T > 1) qh = qh.contiguous();
   Tensor scores = (qh.matmul(keys) * s_.scale).contiguous().reshape({Dim(1), Dim(H), Dim(T), len});
   Tensor p = causal_softmax(*state_, scores, T, at.pos, len).reshape({Dim(H * T), len});
-  Tensor lat = p.matmul(vals).contiguous().reshape({H, T, C}).permute({1, 0, 2});  // (T, H, C)
-  // each head's output v_b[h] . lat, as stacked experts by head id
-  return qmatmul_experts(v_b_, H, lat.reshape({T * H, C}).contiguous(), by_head(T)).reshape({T, H * s_.v});
+  return p.matmul(vals).contiguous().reshape({H, T, C}).permute({1, 0, 2});  // (T, H, C)
 }
 
 }  // namespace tg::llm

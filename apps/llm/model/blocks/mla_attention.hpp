@@ -38,12 +38,13 @@ class MlaAttention final : public Mixer {
   MlaAttention(ModelBuilder& b, int64_t layer, const MlaShape& s, std::pair<int64_t, int64_t> heads);
   // T queries' non-rotated parts (T, H, nope) -> their latent forms k_b[h] . q (T, H, kv_lora)
   Tensor absorb(const Tensor& q_nope, int64_t T) const;
-  Tensor by_head(int64_t T) const;  // (T, H) head ids: the per-head products as stacked experts
+  Tensor values(const Tensor& lat, int64_t T) const;  // latent outputs (T, H, kv_lora) -> v_b[h] . lat (T, H * v)
+  Tensor by_head(int64_t T) const;                    // (T, H) head ids: the per-head products as stacked experts
   // whether a chunk of T queries over L keys costs fewer multiply-adds expanded than absorbed
   bool expanded_is_cheaper(int64_t T, int64_t L) const;
-  // T queries of one sequence, their rows already cached, over `len` keys -> the heads' outputs (T, H * v). Absorbed:
-  // latent queries q_lat (T, H, kv_lora) and rotated parts q_rot (T, H, rope) score the cached rows directly.
-  // Expanded (prefill chunks): the cached rows become every head's keys and values first.
+  // T queries of one sequence, their rows already cached, over `len` keys. Absorbed: latent queries q_lat (T, H,
+  // kv_lora) and rotated parts q_rot (T, H, rope) score the cached rows directly -> latent outputs (T, H, kv_lora).
+  // Expanded (prefill chunks): the cached rows become every head's keys and values first -> (T, H * v).
   Tensor attend_absorbed(const Tensor& q_lat, const Tensor& q_rot, int64_t T, const SeqPos& at, const Dim& len);
   Tensor attend_expanded(const Tensor& q_nope, const Tensor& q_rot, int64_t T, const SeqPos& at, int64_t L);
 
