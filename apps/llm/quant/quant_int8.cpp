@@ -226,89 +226,88 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
   if (grouped) inputs.push_back(grouped->ids);
   const int ids_buffer = static_cast<int>(inputs.size());
   // keyed by the weights' form too: a padded T holds token counts on both sides of kDecodedTokens
-  const CustomKernel& k = cached(
-      {KernelKind::int8_tiled, w.type, w.rows, w.cols, T,
-       (grouped ? E * 1024 + G : 0) * 2 + static_cast<int64_t>(dense)},
-      [&] {
-        CustomKernel k(std::string(grouped ? "qgemm_id_" : "qgemm_") + type_traits(w.type).name);
-        auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
-        // token groups outermost: a group's activation (G x cols bytes) stays in L1 while the rows stream past it
-        KExpr tg = k.range(T / G, Axis::GLOBAL), ro = k.range(rows / R, Axis::GLOBAL);
-        // the first row of the group's expert (an id outside [0, E) reads expert 0: never past the weights)
-        KExpr first_row = c64(0);
-        if (grouped) {
-          KExpr id = k.load(k.buffer(ids_buffer, dtypes::int32), tg).cast(dtypes::int64);
-          first_row = KExpr::where((c64(-1) < id) && (id < c64(E)), id, c64(0)) * c64(rows);
-        }
-        auto row = [&](const KExpr& i) { return first_row + ro * R + i; };
-        // sums: the activation's half-block sums of q, or the weights' block sums (signed words)
-        // words: the packed weights, or (dense) their signed words; dense also reads its scales (buffer 5)
-        KExpr words = k.buffer(1, dense ? dtypes::int32 : dtypes::uint8), xq = k.buffer(2, dtypes::int32),
-              xd = k.buffer(3, dtypes::float32), sums = k.buffer(4, dtypes::int32);
-        KExpr acc = k.reg(dtypes::float32, R * G), dots = k.reg(dtypes::int32, R * G), z = k.range(R * G, Axis::LOOP);
-        KExpr init = k.loop({k.store(acc, z, f32c(k, 0))}, {z});
-        k.run(init);
-        KExpr p = k.range(nb32, Axis::LOOP), blk = tg * nb32 + p, sub = p % c64(subs);
-        auto reader = [&](const KExpr& i) {
-          return GroupReader{k, words, row(i) * rw + (p / c64(subs)) * f.group_bytes};
-        };
-        // the activation's half-block sums of q: buffer 4 where the weights are unsigned, 7 after a decoded format's
-        // mins
-        auto qsum = [&](int64_t h, const KExpr& l) {
-          return k.load(dense ? k.buffer(7, dtypes::int32) : sums, (blk * 2 + h) * G + l);
-        };
-        // one statement over the tile: the value fn(i, l) stored into slot i * G + l of a register array
-        auto over_tile = [&](const KExpr& reg, const std::function<KExpr(const KExpr& i, const KExpr& l)>& fn) {
-          KExpr i = k.range(R, Axis::UPCAST), l = k.range(G, Axis::UPCAST);
-          return k.loop({k.store(reg, i * G + l, fn(i, l))}, {i, l});
-        };
-        std::vector<KExpr> body;
-        KExpr summed = init;  // the statement after which acc holds this block's partial sums so far
-        const int64_t halves = bf.split_halves ? 2 : 1, per_half = 8 / halves;
-        for (int64_t h = 0; h < halves; ++h) {
-          // the chain restarts after the previous half's sums read it: without the AFTER, two halves starting at the
-          // same value (Q2_K: no zero point) are one store once the tile's ranges are unrolled, and the second half
-          // would go on from the first's dots
-          KExpr chained = over_tile(h ? k.after(dots, {summed}) : dots, [&](const KExpr& i, const KExpr& l) {
-            if (signed_w) return k.load(sums, row(i) * nb32 + p);
-            KExpr s = halves == 2 ? qsum(h, l) : qsum(0, l) + qsum(1, l);
-            return bf.offset ? s * i32(k, -bf.offset) : i32(k, 0);
-          });
-          body.push_back(chained);
-          for (int64_t j = h * per_half; j < (h + 1) * per_half; ++j) {
-            KExpr prev = chained;
-            chained = over_tile(dots, [&](const KExpr& i, const KExpr& l) {
-              KExpr before = k.load(k.after(dots, {prev}), i * G + l), x = k.load(xq, (blk * 8 + j) * G + l);
-              if (dense) return KExpr::dot4(before, x, k.load(words, (row(i) * nb32 + p) * 8 + j), narrow_signed(bf));
-              return signed_w ? KExpr::dot4(before, x, bf.signed_word(reader(i), sub, c64(j)))
-                              : KExpr::dot4(before, bf.word(reader(i), sub, c64(j)), x, narrow_unsigned(bf));
-            });
-            body.push_back(chained);
-          }
-          KExpr before = summed;
-          summed = over_tile(acc, [&](const KExpr& i, const KExpr& l) {
-            KExpr dx = k.load(xd, blk * G + l);
-            const KExpr at = row(i) * nb32 + p;
-            auto [scale, min] = !dense ? bf.scale(reader(i), sub, c64(h))
-                                       : std::pair{k.load(k.buffer(5, dtypes::float32), at),
-                                                   bf.has_min ? k.load(k.buffer(6, dtypes::float32), at) : KExpr()};
-            KExpr cur = KExpr::fma(k.load(k.after(dots, {chained}), i * G + l).cast(dtypes::float32), scale * dx,
-                                   k.load(k.after(acc, {before}), i * G + l));
-            if (!bf.has_min) return cur;
-            KExpr q = halves == 2 ? qsum(h, l) : qsum(0, l) + qsum(1, l);  // the sum of q the minimum multiplies
-            return KExpr::fma(min, dx * q.cast(dtypes::float32), cur);
-          });
-          body.push_back(summed);
-        }
-        KExpr step = k.loop(body, {p});
-        k.run(step);
-        KExpr done = k.after(acc, {step}), io = k.range(R, Axis::UPCAST), lo = k.range(G, Axis::UPCAST);
-        k.run(k.loop(
-            {k.store(k.buffer(0, dtypes::float32), (tg * G + lo) * rows + ro * R + io, k.load(done, io * G + lo))},
-            {io, lo}));
-        k.parallel();
-        return k;
+  const KernelKey key{KernelKind::int8_tiled,
+                      w.type,
+                      w.rows,
+                      w.cols,
+                      T,
+                      (grouped ? E * 1024 + G : 0) * 2 + static_cast<int64_t>(dense)};
+  const CustomKernel& k = cached(key, [&] {
+    CustomKernel k(std::string(grouped ? "qgemm_id_" : "qgemm_") + type_traits(w.type).name);
+    auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
+    // token groups outermost: a group's activation (G x cols bytes) stays in L1 while the rows stream past it
+    KExpr tg = k.range(T / G, Axis::GLOBAL), ro = k.range(rows / R, Axis::GLOBAL);
+    // the first row of the group's expert (an id outside [0, E) reads expert 0: never past the weights)
+    KExpr first_row = c64(0);
+    if (grouped) {
+      KExpr id = k.load(k.buffer(ids_buffer, dtypes::int32), tg).cast(dtypes::int64);
+      first_row = KExpr::where((c64(-1) < id) && (id < c64(E)), id, c64(0)) * c64(rows);
+    }
+    auto row = [&](const KExpr& i) { return first_row + ro * R + i; };
+    // sums: the activation's half-block sums of q, or the weights' block sums (signed words)
+    // words: the packed weights, or (dense) their signed words; dense also reads its scales (buffer 5)
+    KExpr words = k.buffer(1, dense ? dtypes::int32 : dtypes::uint8), xq = k.buffer(2, dtypes::int32),
+          xd = k.buffer(3, dtypes::float32), sums = k.buffer(4, dtypes::int32);
+    KExpr acc = k.reg(dtypes::float32, R * G), dots = k.reg(dtypes::int32, R * G), z = k.range(R * G, Axis::LOOP);
+    KExpr init = k.loop({k.store(acc, z, f32c(k, 0))}, {z});
+    k.run(init);
+    KExpr p = k.range(nb32, Axis::LOOP), blk = tg * nb32 + p, sub = p % c64(subs);
+    auto reader = [&](const KExpr& i) { return GroupReader{k, words, row(i) * rw + (p / c64(subs)) * f.group_bytes}; };
+    // the activation's half-block sums of q: buffer 4 where the weights are unsigned, 7 after a decoded format's mins
+    auto qsum = [&](int64_t h, const KExpr& l) {
+      return k.load(dense ? k.buffer(7, dtypes::int32) : sums, (blk * 2 + h) * G + l);
+    };
+    // one statement over the tile: the value fn(i, l) stored into slot i * G + l of a register array
+    auto over_tile = [&](const KExpr& reg, const std::function<KExpr(const KExpr& i, const KExpr& l)>& fn) {
+      KExpr i = k.range(R, Axis::UPCAST), l = k.range(G, Axis::UPCAST);
+      return k.loop({k.store(reg, i * G + l, fn(i, l))}, {i, l});
+    };
+    std::vector<KExpr> body;
+    KExpr summed = init;  // the statement after which acc holds this block's partial sums so far
+    const int64_t halves = bf.split_halves ? 2 : 1, per_half = 8 / halves;
+    for (int64_t h = 0; h < halves; ++h) {
+      // the chain restarts after the previous half's sums read it: without the AFTER, two halves starting at the
+      // same value (Q2_K: no zero point) are one store once the tile's ranges are unrolled, and the second half
+      // would go on from the first's dots
+      KExpr chained = over_tile(h ? k.after(dots, {summed}) : dots, [&](const KExpr& i, const KExpr& l) {
+        if (signed_w) return k.load(sums, row(i) * nb32 + p);
+        KExpr s = halves == 2 ? qsum(h, l) : qsum(0, l) + qsum(1, l);
+        return bf.offset ? s * i32(k, -bf.offset) : i32(k, 0);
       });
+      body.push_back(chained);
+      for (int64_t j = h * per_half; j < (h + 1) * per_half; ++j) {
+        KExpr prev = chained;
+        chained = over_tile(dots, [&](const KExpr& i, const KExpr& l) {
+          KExpr before = k.load(k.after(dots, {prev}), i * G + l), x = k.load(xq, (blk * 8 + j) * G + l);
+          if (dense) return KExpr::dot4(before, x, k.load(words, (row(i) * nb32 + p) * 8 + j), narrow_signed(bf));
+          return signed_w ? KExpr::dot4(before, x, bf.signed_word(reader(i), sub, c64(j)))
+                          : KExpr::dot4(before, bf.word(reader(i), sub, c64(j)), x, narrow_unsigned(bf));
+        });
+        body.push_back(chained);
+      }
+      KExpr before = summed;
+      summed = over_tile(acc, [&](const KExpr& i, const KExpr& l) {
+        KExpr dx = k.load(xd, blk * G + l);
+        const KExpr at = row(i) * nb32 + p;
+        auto [scale, min] = !dense ? bf.scale(reader(i), sub, c64(h))
+                                   : std::pair{k.load(k.buffer(5, dtypes::float32), at),
+                                               bf.has_min ? k.load(k.buffer(6, dtypes::float32), at) : KExpr()};
+        KExpr cur = KExpr::fma(k.load(k.after(dots, {chained}), i * G + l).cast(dtypes::float32), scale * dx,
+                               k.load(k.after(acc, {before}), i * G + l));
+        if (!bf.has_min) return cur;
+        KExpr q = halves == 2 ? qsum(h, l) : qsum(0, l) + qsum(1, l);  // the sum of q the minimum multiplies
+        return KExpr::fma(min, dx * q.cast(dtypes::float32), cur);
+      });
+      body.push_back(summed);
+    }
+    KExpr step = k.loop(body, {p});
+    k.run(step);
+    KExpr done = k.after(acc, {step}), io = k.range(R, Axis::UPCAST), lo = k.range(G, Axis::UPCAST);
+    k.run(k.loop({k.store(k.buffer(0, dtypes::float32), (tg * G + lo) * rows + ro * R + io, k.load(done, io * G + lo))},
+                 {io, lo}));
+    k.parallel();
+    return k;
+  });
   return k({{{T, rows}, dtypes::float32}}, inputs)[0];
 }
 
