@@ -226,12 +226,8 @@ Tensor int8_tiled(const QuantMatrix& w, const Format& f, const Int8Activation& a
   if (grouped) inputs.push_back(grouped->ids);
   const int ids_buffer = static_cast<int>(inputs.size());
   // keyed by the weights' form too: a padded T holds token counts on both sides of kDecodedTokens
-  const KernelKey key{KernelKind::int8_tiled,
-                      w.type,
-                      w.rows,
-                      w.cols,
-                      T,
-                      (grouped ? E * 1024 + G : 0) * 2 + static_cast<int64_t>(dense)};
+  const int64_t variant = (grouped ? E * 1024 + G : 0) * 2 + static_cast<int64_t>(dense);
+  const KernelKey key{KernelKind::int8_tiled, w.type, w.rows, w.cols, T, variant};
   const CustomKernel& k = cached(key, [&] {
     CustomKernel k(std::string(grouped ? "qgemm_id_" : "qgemm_") + type_traits(w.type).name);
     auto c64 = [&](int64_t v) { return k.constant(static_cast<double>(v), dtypes::int64); };
